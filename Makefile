@@ -1,0 +1,37 @@
+# Two commands: `make serve` runs the knowledge base, `make test` runs the tests.
+# Each installs what it needs into .venv first.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: serve test bench install install-test clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+
+# PyTorch first, pinned: that CPU build is the one the sentence-transformers extra needs.
+install-test: $(BIN)/python
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[st,test]'
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else echo "browser tests need Chromium: sudo apt-get install chromium"; fi; }
+
+serve: install
+	$(BIN)/kb ingest
+	$(BIN)/kb search "how do I resume training"
+	$(BIN)/kb serve
+
+test: install-test
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/bench_core.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

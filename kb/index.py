@@ -1,0 +1,177 @@
+"""The index directory: entries, their vectors and a manifest, written atomically.
+
+    $KB_DATA_DIR/index -> builds/<stamp>/     a symlink, swapped in one rename
+        meta.json       format version, model, dimension, entry count, sources hash, checksums
+        entries.jsonl   one entry per line
+        vectors.faiss   normalised passage vectors (inner product = cosine)
+        background.npy  vectors of general-domain sentences, to tell how high unrelated text scores
+
+A reader either sees the old build or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from .entries import Entry
+from .errors import IndexError_, IndexMissingError
+
+__all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", "read_meta"]
+
+FORMAT_VERSION = 1
+FILES = ("entries.jsonl", "vectors.faiss", "background.npy")
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    format_version: int
+    model: str
+    dim: int
+    entry_count: int
+    built_at: str  # ISO-8601, UTC
+    sources_hash: str
+    checksums: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def age_seconds(self) -> float:
+        return time.time() - datetime.fromisoformat(self.built_at).timestamp()
+
+
+@dataclass
+class Index:
+    """A loaded index: the entries in order and a FAISS index over their vectors."""
+
+    path: Path
+    meta: IndexMeta
+    entries: list[Entry]
+    vectors: faiss.Index
+    background: np.ndarray
+
+    def vector_matrix(self) -> np.ndarray:
+        return self.vectors.reconstruct_n(0, self.vectors.ntotal)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_index(
+    index_dir: Path,
+    entries: list[Entry],
+    vectors: np.ndarray,
+    background: np.ndarray,
+    model: str,
+    sources_hash: str,
+) -> IndexMeta:
+    """Write a new build beside the current one, then point `index_dir` at it in one rename."""
+    if len(entries) != len(vectors):
+        raise ValueError(f"{len(entries)} entries but {len(vectors)} vectors")
+    builds = index_dir.parent / "builds"
+    builds.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    build = builds / stamp
+    tmp = builds / f".{stamp}.partial"
+    tmp.mkdir()
+    try:
+        with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
+            for entry in entries:
+                f.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
+        flat = faiss.IndexFlatIP(vectors.shape[1])
+        flat.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        faiss.write_index(flat, str(tmp / "vectors.faiss"))
+        np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
+        meta = IndexMeta(
+            format_version=FORMAT_VERSION,
+            model=model,
+            dim=int(vectors.shape[1]),
+            entry_count=len(entries),
+            built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            sources_hash=sources_hash,
+            checksums={name: _sha256(tmp / name) for name in FILES},
+        )
+        (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
+        os.rename(tmp, build)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    link = index_dir.parent / f".index-{stamp}"
+    os.symlink(Path("builds") / stamp, link)
+    if index_dir.exists() and not index_dir.is_symlink():
+        raise IndexError_(index_dir, "exists and is not an index link; move it away first")
+    os.replace(link, index_dir)  # atomic: readers see the old build or the new one
+    _prune(builds, keep={build.name})
+    return meta
+
+
+def _prune(builds: Path, keep: set[str], keep_latest: int = 2) -> None:
+    """Remove old builds, keeping the newest few (a running server may still read one)."""
+    done = sorted(p for p in builds.iterdir() if not p.name.startswith("."))
+    for old in done[:-keep_latest]:
+        if old.name not in keep:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def read_meta(index_dir: Path) -> IndexMeta:
+    meta_path = index_dir / "meta.json"
+    if not index_dir.exists():
+        raise IndexMissingError(index_dir, "no index here yet; run `kb ingest`")
+    if not meta_path.exists():
+        raise IndexError_(index_dir, "meta.json is missing: not a kb index, or a truncated one")
+    try:
+        raw = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = IndexMeta(**raw)
+    except (ValueError, TypeError) as exc:
+        raise IndexError_(index_dir, f"meta.json is not a kb index manifest ({exc})") from None
+    if meta.format_version > FORMAT_VERSION:
+        raise IndexError_(
+            index_dir,
+            f"format version {meta.format_version} is newer than this kb reads ({FORMAT_VERSION}); upgrade kb",
+        )
+    return meta
+
+
+def read_index(index_dir: Path, model: str | None = None) -> Index:
+    """Load and verify an index; with `model`, refuse one built by another model."""
+    index_dir = Path(index_dir)
+    meta = read_meta(index_dir)
+    if model is not None and meta.model != model:
+        raise IndexError_(
+            index_dir,
+            f"built with model {meta.model!r} but KB_EMBED_MODEL is {model!r}; run `kb ingest` again",
+        )
+    for name in FILES:
+        path = index_dir / name
+        if not path.exists():
+            raise IndexError_(index_dir, f"{name} is missing")
+        if meta.checksums.get(name) != _sha256(path):
+            raise IndexError_(index_dir, f"{name} does not match its checksum in meta.json (corrupt)")
+    entries = []
+    with open(index_dir / "entries.jsonl", encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                entries.append(Entry.from_dict(json.loads(line)))
+            except (ValueError, TypeError) as exc:
+                raise IndexError_(index_dir, f"entries.jsonl line {number}: {exc}") from None
+    vectors = faiss.read_index(str(index_dir / "vectors.faiss"))
+    background = np.load(index_dir / "background.npy")
+    if vectors.ntotal != len(entries) or vectors.d != meta.dim or len(entries) != meta.entry_count:
+        raise IndexError_(
+            index_dir,
+            f"{len(entries)} entries, {vectors.ntotal} vectors of dimension {vectors.d}; "
+            f"meta.json says {meta.entry_count} of dimension {meta.dim}",
+        )
+    return Index(path=index_dir.resolve(), meta=meta, entries=entries, vectors=vectors, background=background)

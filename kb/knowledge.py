@@ -1,0 +1,99 @@
+"""The knowledge base a program holds open: the index, the embedder and the searcher, loaded once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from .embedding import open_embedder
+from .entries import Entry, Source
+from .errors import EntryNotFound, IndexError_
+from .glossary import load_glossary
+from .index import IndexMeta, read_index, read_meta
+from .search import Hit, Searcher, SearchResult
+from .settings import Settings
+
+__all__ = ["KnowledgeBase"]
+
+
+@dataclass
+class KnowledgeBase:
+    settings: Settings
+    meta: IndexMeta
+    path: Path
+    searcher: Searcher
+    sources: list[Source]
+    by_id: dict[str, Entry] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_id = {e.id: e for e in self.searcher.entries}
+
+    @classmethod
+    def open(cls, settings: Settings) -> "KnowledgeBase":
+        """Load the index at `settings.index_dir` and the embedder that built it."""
+        meta = read_meta(settings.index_dir)
+        embedder = open_embedder(settings.embed_model)
+        if meta.model != embedder.model:
+            raise IndexError_(
+                settings.index_dir,
+                f"built with model {meta.model!r} but KB_EMBED_MODEL gives {embedder.model!r}; "
+                "run `kb ingest` again",
+            )
+        index = read_index(settings.index_dir, model=embedder.model)
+        searcher = Searcher(
+            index.entries,
+            index.vector_matrix(),
+            embedder,
+            load_glossary(),
+            index.background,
+            max_query_chars=settings.max_query_chars,
+        )
+        sources = _sources_of(index.entries)
+        return cls(settings=settings, meta=index.meta, path=index.path, searcher=searcher, sources=sources)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self.searcher.entries
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        tags: Sequence[str] = (),
+        source: str | None = None,
+        lang: str | None = None,
+    ) -> SearchResult:
+        return self.searcher.search(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+
+    def get(self, entry_id: str) -> Entry:
+        try:
+            return self.by_id[entry_id]
+        except KeyError:
+            raise EntryNotFound(entry_id) from None
+
+    def related(self, entry_id: str, k: int = 3) -> list[Hit]:
+        """The entries nearest to this one (by their vectors), best first."""
+        entry = self.get(entry_id)
+        position = self.entries.index(entry)
+        vectors = self.searcher.vectors
+        scores = vectors @ vectors[position]
+        order = [int(i) for i in scores.argsort()[::-1] if int(i) != position][:k]
+        return [Hit(self.entries[i], round(float(scores[i]), 4), rank) for rank, i in enumerate(order, 1)]
+
+
+def _sources_of(entries: list[Entry]) -> list[Source]:
+    """The sources the entries came from, in first-seen order (from what the index stores)."""
+    seen: dict[str, Source] = {}
+    for e in entries:
+        if e.source not in seen:
+            seen[e.source] = Source(
+                name=e.source,
+                file="",
+                title=e.source_title,
+                framework=e.framework,
+                lang=e.lang,
+                version=e.source_version,
+                url=e.source_url,
+            )
+    return list(seen.values())

@@ -1,0 +1,101 @@
+"""Tokens for the lexical side: jieba words for Chinese, identifiers kept whole and in parts.
+
+`--max-tokens-per-gpu`, `max_tokens_per_gpu` and `self.node2pg[node_rank]` each give one
+whole token (dashes folded to underscores) plus their parts (`max`, `tokens`, `node2pg`,
+`node_rank`, `node`, `rank`), so an exact identifier matches strongly and a partial one
+still matches.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["normalize", "tokenize", "is_cjk", "has_cjk", "detect_lang"]
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# An identifier-like run: letters, digits and the joiners found in flags, paths and code.
+_RUN = re.compile(rf"[{_CJK}]+|[A-Za-z0-9_][A-Za-z0-9_.\-/\[\]:]*")
+_PART = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+")
+
+STOPWORDS = frozenset(
+    """
+    a an the is are was were be been being to of in on at for and or with without by from as
+    it its this that these those there here i me my we our you your he she they them their
+    do does did doing done how what why when where which who whom can could should would will
+    shall may might must not no yes if then than so too very just also only about into over
+    any some all each more most other such own same both few get got have has had having
+    please help want need know tell use using used way ways thing things one ones
+    的 了 是 在 和 与 或 吗 呢 吧 啊 呀 么 之 其 这 那 这个 那个 这些 那些 一个 一些 一下
+    怎么 怎么办 怎样 如何 什么 为什么 为何 哪些 哪个 是否 能否 可以 可能 能 会 要 想 需要
+    我 你 他 她 它 我们 你们 他们 请 请问 有 没有 没 也 都 就 还 又 被 把 对 等 及 以及
+    时 时候 中 里 上 下 后 前 进行 出现 使用 用 问题 方法 办法
+    """.split()
+)
+
+_jieba_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _jieba():
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    with _jieba_lock:
+        jieba.initialize()
+    return jieba
+
+
+def normalize(text: str) -> str:
+    """Full-width to half-width (NFKC) and lower case: what matching compares."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def is_cjk(char: str) -> bool:
+    return bool(re.match(rf"[{_CJK}]", char))
+
+
+def has_cjk(text: str) -> bool:
+    return bool(re.search(rf"[{_CJK}]", text))
+
+
+def detect_lang(text: str) -> str:
+    """`zh` when the text has Chinese words in it, else `en`.
+
+    Chinese questions are full of English identifiers and error text, so a couple of
+    Chinese characters decide it; English text rarely carries any.
+    """
+    return "zh" if len(re.findall(rf"[{_CJK}]", text)) >= 2 else "en"
+
+
+def _identifier_tokens(run: str) -> list[str]:
+    """`self.node2pg[node_rank]` -> the whole, its segments (`node_rank`), its words (`node`)."""
+    run = run.rstrip(".:-/").lstrip("-/.:")
+    if run.count("[") != run.count("]"):
+        run = run.strip("[]")
+    if not run:
+        return []
+    whole = re.sub(r"-+", "_", run.lower())
+    segments = [s for s in re.split(r"[^A-Za-z0-9_]+", run) if s.strip("_")]
+    words = [w.lower() for seg in segments for w in _PART.findall(seg)]
+    out = [whole] + [s.lower() for s in segments] + words
+    seen: set[str] = set()
+    return [t for t in out if not (t in seen or seen.add(t))]
+
+
+def tokenize(text: str, keep_stopwords: bool = False) -> list[str]:
+    """The lexical tokens of `text`, in order (repeats kept for term frequency)."""
+    text = unicodedata.normalize("NFKC", text)
+    tokens: list[str] = []
+    for match in _RUN.finditer(text):
+        run = match.group()
+        if is_cjk(run[0]):
+            tokens.extend(w for w in _jieba().cut_for_search(run) if w.strip())
+        else:
+            tokens.extend(_identifier_tokens(run))
+    if keep_stopwords:
+        return tokens
+    return [t for t in tokens if t not in STOPWORDS and not (len(t) == 1 and t.isascii())]

@@ -1,0 +1,104 @@
+"""The index directory: written atomically, read back whole, and refused when it is not right."""
+
+import json
+
+import numpy as np
+import pytest
+
+from kb.entries import Entry, entry_id
+from kb.errors import IndexError_, IndexMissingError
+from kb.index import FORMAT_VERSION, read_index, write_index
+
+
+def make_entries(n: int) -> list[Entry]:
+    return [
+        Entry(
+            id=entry_id("demo", f"question {i}"),
+            question=f"question {i}",
+            answer=f"answer {i}",
+            source="demo",
+            source_title="Demo FAQ",
+            source_version="1",
+            source_url="https://example.com/faq.md",
+            framework="Demo",
+            section="",
+            url="https://example.com/faq.md",
+            lang="en",
+            tags=("demo", "usage"),
+            line=i + 1,
+        )
+        for i in range(n)
+    ]
+
+
+def unit_vectors(n: int, dim: int = 8) -> np.ndarray:
+    v = np.random.default_rng(n).normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.fixture
+def index_dir(tmp_path):
+    path = tmp_path / "index"
+    write_index(path, make_entries(3), unit_vectors(3), unit_vectors(4), "demo-model", "abc")
+    return path
+
+
+def test_round_trip(index_dir):
+    index = read_index(index_dir, model="demo-model")
+    assert index.entries == make_entries(3)
+    assert np.allclose(index.vector_matrix(), unit_vectors(3))
+    assert index.background.shape == (4, 8)
+    assert (index.meta.format_version, index.meta.model, index.meta.dim, index.meta.entry_count) == (
+        FORMAT_VERSION, "demo-model", 8, 3,
+    )
+
+
+def test_rewrite_swaps_the_link_and_keeps_the_old_build_readable(index_dir):
+    old = read_index(index_dir)
+    old_path = old.path
+    write_index(index_dir, make_entries(5), unit_vectors(5), unit_vectors(4), "demo-model", "def")
+    assert read_index(index_dir).meta.entry_count == 5
+    assert index_dir.is_symlink()
+    assert read_index(old_path).meta.entry_count == 3  # a server still holding it can finish
+
+
+def test_missing_index_says_to_ingest(tmp_path):
+    with pytest.raises(IndexMissingError, match="run `kb ingest`"):
+        read_index(tmp_path / "nowhere")
+
+
+def test_foreign_directory_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(IndexError_, match="meta.json is missing"):
+        read_index(tmp_path)
+
+
+def test_other_model_is_refused(index_dir):
+    with pytest.raises(IndexError_, match="built with model 'demo-model' but KB_EMBED_MODEL is 'other'"):
+        read_index(index_dir, model="other")
+
+
+def test_newer_format_is_refused(index_dir):
+    meta_path = index_dir / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["format_version"] = FORMAT_VERSION + 1
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(IndexError_, match=f"format version {FORMAT_VERSION + 1} is newer"):
+        read_index(index_dir)
+
+
+@pytest.mark.parametrize("name", ["vectors.faiss", "entries.jsonl"])
+def test_corrupt_file_is_caught_by_its_checksum(index_dir, name):
+    path = index_dir / name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(IndexError_, match=f"{name} does not match its checksum"):
+        read_index(index_dir)
+
+
+def test_truncated_file_is_caught(index_dir):
+    path = index_dir / "vectors.faiss"
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(IndexError_, match="vectors.faiss does not match its checksum"):
+        read_index(index_dir)

@@ -1,0 +1,160 @@
+"""Written answers from an OpenAI-compatible chat-completions endpoint, grounded in retrieved entries.
+
+Off unless `KB_LLM_BASE_URL` and `KB_LLM_MODEL` are set. The model sees only the entries
+retrieval found, numbered, and is asked to cite them as [1], [2]; `link_citations` turns
+those numbers into links. Any failure, including running past `KB_LLM_TIMEOUT` seconds in
+total, raises `LLMError`, and the caller falls back to the extractive answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Callable, Iterator, Sequence
+
+import httpx
+
+from .errors import KBError
+from .search import Hit
+from .settings import Settings
+
+__all__ = ["LLM", "LLMError", "build_messages", "link_citations"]
+
+_LANG_NAMES = {"zh": "Simplified Chinese", "en": "English"}
+_MAX_HISTORY = 6  # earlier turns sent along, so a follow-up reads in context
+_MAX_ANSWER_CHARS = 4000  # per entry, to keep the prompt bounded
+
+SYSTEM_PROMPT = """\
+You answer questions from engineers who train large language models with RLHF frameworks \
+(ChatLearn, ROLL, slime, Megatron, DeepSpeed, sglang, vLLM).
+Use only the numbered FAQ entries in the user's message; do not add facts they do not contain.
+Cite every statement with the number of the entry it comes from, in square brackets: [1], [2].
+If the entries do not answer the question, say so in one sentence and point to the closest entry.
+Keep commands, flags, configuration keys and error messages exactly as written, in `code`.
+Be brief: a few sentences or a short list. Write in {language}."""
+
+
+class LLMError(KBError):
+    """The LLM endpoint failed, timed out, or gave no usable answer."""
+
+    def __init__(self, url: str, message: str):
+        self.url, self.message = url, message
+        super().__init__(f"LLM at {url}: {message}")
+
+
+def build_messages(
+    question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()
+) -> list[dict[str, str]]:
+    """The chat-completions `messages`: instructions, recent turns, then entries and question."""
+    language = _LANG_NAMES.get(lang, "English")
+    messages = [{"role": "system", "content": SYSTEM_PROMPT.format(language=language)}]
+    for turn in list(history)[-_MAX_HISTORY:]:
+        role, content = turn.get("role"), turn.get("content")
+        if role in ("user", "assistant") and isinstance(content, str) and content.strip():
+            messages.append({"role": role, "content": content})
+    blocks = []
+    for number, hit in enumerate(hits, 1):
+        e = hit.entry
+        blocks.append(
+            f"[{number}] Question: {e.question}\n"
+            f"Source: {e.source_title} ({e.source_version})\n"
+            f"Answer:\n{e.answer[:_MAX_ANSWER_CHARS]}"
+        )
+    entries = "\n\n".join(blocks) if blocks else "(no entries found)"
+    messages.append({"role": "user", "content": f"FAQ entries:\n\n{entries}\n\nQuestion: {question}"})
+    return messages
+
+
+_CITATION = re.compile(r"[\[【]\s*(\d+(?:\s*[,，、]\s*\d+)*)\s*[\]】](?!\()")
+
+
+def link_citations(text: str, hits: Sequence[Hit], href: Callable[[Hit], str]) -> str:
+    """Turn `[1]` (or `[1, 2]`, `【1】`) into Markdown links to the cited entries."""
+
+    def link(match: re.Match[str]) -> str:
+        numbers = [int(n) for n in re.findall(r"\d+", match.group(1))]
+        if not numbers or any(not 1 <= n <= len(hits) for n in numbers):
+            return match.group(0)
+        return "".join(f"[\\[{n}\\]]({href(hits[n - 1])})" for n in numbers)
+
+    return _CITATION.sub(link, text)
+
+
+class LLM:
+    """A client for one OpenAI-compatible endpoint (vLLM, sglang, Ollama, a hosted API)."""
+
+    def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None):
+        if not (settings.llm_base_url and settings.llm_model):
+            raise LLMError(settings.llm_base_url or "(unset)", "KB_LLM_BASE_URL and KB_LLM_MODEL are both needed")
+        self.model = settings.llm_model
+        self.timeout = settings.llm_timeout
+        self.url = settings.llm_base_url.rstrip("/") + "/chat/completions"
+        headers = {"Accept": "text/event-stream"}
+        if settings.llm_api_key:
+            headers["Authorization"] = f"Bearer {settings.llm_api_key}"
+        self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(self.timeout), transport=transport)
+
+    @staticmethod
+    def configured(settings: Settings) -> bool:
+        return bool(settings.llm_base_url and settings.llm_model)
+
+    def stream(
+        self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()
+    ) -> Iterator[str]:
+        """Yield the answer as it is written, in pieces; raises LLMError on any failure."""
+        payload = {
+            "model": self.model,
+            "messages": build_messages(question, hits, lang, history),
+            "stream": True,
+            "temperature": 0.2,
+        }
+        deadline = time.monotonic() + self.timeout
+        wrote = False
+        try:
+            with self._client.stream("POST", self.url, json=payload) as response:
+                if response.status_code != 200:
+                    body = response.read().decode("utf-8", "replace").strip()[:300]
+                    raise LLMError(self.url, f"HTTP {response.status_code}: {body or response.reason_phrase}")
+                for line in response.iter_lines():
+                    if time.monotonic() > deadline:
+                        raise LLMError(self.url, f"no complete answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
+                    piece = self._piece(line)
+                    if piece is None:
+                        break
+                    if piece:
+                        wrote = True
+                        yield piece
+        except httpx.TimeoutException:
+            raise LLMError(self.url, f"no answer within {self.timeout:g} s (KB_LLM_TIMEOUT)") from None
+        except httpx.HTTPError as exc:
+            raise LLMError(self.url, f"{type(exc).__name__}: {exc}") from None
+        if not wrote:
+            raise LLMError(self.url, "the answer was empty")
+
+    def answer(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> str:
+        """The whole answer at once (the streamed pieces joined)."""
+        return "".join(self.stream(question, hits, lang, history)).strip()
+
+    def _piece(self, line: str) -> str | None:
+        """Text from one server-sent-event line; None at `[DONE]`, "" for anything else."""
+        if not line.startswith("data:"):
+            return ""
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return None
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            raise LLMError(self.url, f"not JSON in the stream: {data[:100]!r}") from None
+        if isinstance(chunk, dict) and "error" in chunk:
+            raise LLMError(self.url, f"error in the stream: {str(chunk['error'])[:200]}")
+        try:
+            choice = chunk["choices"][0]
+        except (KeyError, IndexError, TypeError):
+            return ""
+        delta = choice.get("delta") or choice.get("message") or {}
+        return delta.get("content") or ""
+
+    def close(self) -> None:
+        self._client.close()

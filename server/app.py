@@ -1,0 +1,62 @@
+"""The FastAPI application: `create_app(settings)` wires the routers, pages and the error handler.
+
+Nothing is loaded at import time. The knowledge base (index and embedder) is opened once
+when the app starts, and kept on `app.state` with the settings, the chat and the templates.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import AsyncIterator
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from kb.knowledge import KnowledgeBase
+from kb.llm import LLM
+from kb.settings import Settings
+
+from .chat import Chat
+from .errors import install_error_handler
+from .routes import ROUTERS
+from .templating import STATIC_DIR, create_templates
+
+__all__ = ["create_app"]
+
+DESCRIPTION = """\
+Search the FAQs of RLHF frameworks (ChatLearn, ROLL, slime, Megatron, DeepSpeed, sglang, vLLM)
+and ask questions answered from them. Errors come back as
+`{"ok": false, "error": "...", "status": N}` with the same status code.
+"""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app for these settings (`None`: read `KB_*` from the environment at start-up)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        resolved = settings if settings is not None else Settings.from_env()
+        kb = KnowledgeBase.open(resolved)
+        llm = LLM(resolved) if LLM.configured(resolved) else None
+        app.state.settings = resolved
+        app.state.kb = kb
+        app.state.chat = Chat(kb, llm)
+        try:
+            yield
+        finally:
+            if llm is not None:
+                llm.close()
+
+    app = FastAPI(
+        title="RLHF Framework FAQ",
+        summary="Bilingual FAQ search and chat for RLHF training frameworks",
+        description=DESCRIPTION,
+        version="1.0",
+        lifespan=lifespan,
+    )
+    app.state.templates = create_templates()
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    for router in ROUTERS:
+        app.include_router(router)
+    install_error_handler(app)
+    return app

@@ -1,0 +1,104 @@
+"""One chat turn: fold a follow-up into the question, retrieve, answer extractively or with the LLM.
+
+The extractive answer is always composed; the LLM (when configured) writes a grounded
+answer only when retrieval is confident, and if it fails the extractive answer is returned
+with `mode="fallback"` so the page can say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from kb.answer import Answer, compose_answer, followup_query
+from kb.errors import QueryError
+from kb.knowledge import KnowledgeBase
+from kb.llm import LLM, LLMError, link_citations
+from kb.search import Hit
+from kb.text import detect_lang
+
+__all__ = ["ChatReply", "Chat", "SOURCES_PER_ANSWER"]
+
+SOURCES_PER_ANSWER = 4  # the best entry and up to three related ones
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    answer: str  # Markdown
+    answered: bool
+    mode: str  # "extractive", "llm" or "fallback"
+    sources: tuple[Hit, ...]
+    error: str = ""  # why the LLM was not used, for the log
+
+
+@dataclass(frozen=True)
+class _Turn:
+    message: str
+    lang: str
+    extractive: Answer
+
+
+@dataclass
+class Chat:
+    kb: KnowledgeBase
+    llm: LLM | None = None
+
+    def _retrieve(self, message: str, history: Sequence[dict[str, Any]], lang: str | None) -> _Turn:
+        message = message.strip()
+        if not message:
+            raise QueryError("message", "the message is empty")
+        limit = self.kb.settings.max_query_chars
+        if len(message) > limit:
+            raise QueryError("message", f"the message is {len(message)} characters; the limit is {limit}")
+        query = followup_query(message, list(history))[:limit]
+        result = self.kb.search(query, k=SOURCES_PER_ANSWER)
+        lang = lang or detect_lang(message)
+        return _Turn(message, lang, compose_answer(result, lang))
+
+    def _use_llm(self, turn: _Turn) -> bool:
+        return self.llm is not None and turn.extractive.answered and bool(turn.extractive.sources)
+
+    def reply(
+        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str]
+    ) -> ChatReply:
+        """The whole answer at once."""
+        turn = self._retrieve(message, history, lang)
+        answer = turn.extractive
+        if not self._use_llm(turn):
+            return ChatReply(answer.text, answer.answered, "extractive", answer.sources)
+        assert self.llm is not None
+        try:
+            text = self.llm.answer(turn.message, answer.sources, turn.lang, history)
+        except LLMError as exc:
+            return ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc))
+        return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources)
+
+    def stream(
+        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str]
+    ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
+        """Retrieve now (so bad input raises before any byte is sent), then a stream of events.
+
+        Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
+        After a fallback the "done" answer replaces whatever the deltas said.
+        """
+        turn = self._retrieve(message, history, lang)
+        answer = turn.extractive
+
+        def events() -> Iterator[tuple[str, Any]]:
+            if not self._use_llm(turn):
+                yield "delta", answer.text
+                yield "done", ChatReply(answer.text, answer.answered, "extractive", answer.sources)
+                return
+            assert self.llm is not None
+            pieces: list[str] = []
+            try:
+                for piece in self.llm.stream(turn.message, answer.sources, turn.lang, history):
+                    pieces.append(piece)
+                    yield "delta", piece
+            except LLMError as exc:
+                yield "done", ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc))
+                return
+            text = link_citations("".join(pieces).strip(), answer.sources, href)
+            yield "done", ChatReply(text, True, "llm", answer.sources)
+
+        return answer.sources, answer.answered, events()

@@ -1,0 +1,79 @@
+"""Interface language: the string table (strings.toml), and choosing zh or en for a request.
+
+The language comes from the `kb_lang` cookie when the reader chose one with the toggle,
+else from the best match in `Accept-Language`, else English.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LANGS", "DEFAULT_LANG", "COOKIE", "Translator", "strings", "negotiate", "choose_lang"]
+
+LANGS = ("zh", "en")
+DEFAULT_LANG = "en"
+COOKIE = "kb_lang"
+STRINGS_FILE = Path(__file__).with_name("strings.toml")
+
+
+@lru_cache(maxsize=1)
+def strings() -> dict[str, dict[str, Any]]:
+    """The string table: {key: {"zh": ..., "en": ...}}; every key must have both languages."""
+    with STRINGS_FILE.open("rb") as f:
+        table = tomllib.load(f)
+    for key, values in table.items():
+        missing = [lang for lang in LANGS if lang not in values]
+        if missing:
+            raise ValueError(f"{STRINGS_FILE}: {key!r} has no {', '.join(missing)} text")
+    return table
+
+
+@dataclass(frozen=True)
+class Translator:
+    """`t("key", n=3)` gives the string for `key` in this language, placeholders filled."""
+
+    lang: str
+
+    def __call__(self, key: str, **values: Any) -> str:
+        text = strings()[key][self.lang]
+        return text.format(**values) if values else text
+
+    def list(self, key: str) -> list[str]:
+        return list(strings()[key][self.lang])
+
+    @property
+    def other(self) -> str:
+        """The language the toggle switches to."""
+        return "en" if self.lang == "zh" else "zh"
+
+
+def negotiate(accept_language: str | None) -> str:
+    """The best of zh/en for an `Accept-Language` header, honouring q-values."""
+    best, best_q = DEFAULT_LANG, -1.0
+    for part in (accept_language or "").split(","):
+        tag, _, params = part.strip().partition(";")
+        primary = tag.strip().lower().split("-")[0]
+        if primary not in LANGS:
+            continue
+        q = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                q = float(params[2:])
+            except ValueError:
+                q = 0.0
+        # Equal q-values keep the order the header lists them in.
+        if q > best_q and q > 0:
+            best, best_q = primary, q
+    return best
+
+
+def choose_lang(cookie: str | None, accept_language: str | None) -> str:
+    """The cookie wins when it names a known language; otherwise the header decides."""
+    if cookie in LANGS:
+        return cookie  # type: ignore[return-value]
+    return negotiate(accept_language)

@@ -1,0 +1,85 @@
+"""`POST /api/chat`: answer a question from the FAQ, whole or streamed as server-sent events."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Iterator
+
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from kb.search import Hit
+
+from ..chat import ChatReply
+from ..deps import ChatDep, base_url
+from ..render import render_markdown
+from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
+
+__all__ = ["router", "chat_out"]
+
+log = logging.getLogger("kb.server")
+router = APIRouter(prefix="/api", tags=["chat"])
+
+_STREAM_DOC = (
+    "With `Accept: text/event-stream` the answer is streamed: `event: sources` "
+    "(`{\"answered\", \"sources\"}`), then `event: delta` (`{\"text\"}`) pieces as the answer is "
+    "written, then `event: done` with the same object the JSON response has. When the LLM "
+    "fails mid-answer, `done` carries the extractive answer (`mode: \"fallback\"`), which "
+    "replaces the pieces."
+)
+
+
+def chat_out(reply: ChatReply, root: str) -> ChatOut:
+    return ChatOut(
+        answer=reply.answer, answer_html=str(render_markdown(reply.answer)), answered=reply.answered,
+        mode=reply.mode, sources=[hit_out(h, root) for h in reply.sources],  # type: ignore[arg-type]
+    )
+
+
+def _event(name: str, data: Any) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _sse(sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, Any]], root: str) -> Iterator[str]:
+    yield _event("sources", {"answered": answered, "sources": [hit_out(h, root).model_dump() for h in sources]})
+    try:
+        for name, value in events:
+            if name == "delta":
+                yield _event("delta", {"text": value})
+            else:
+                if value.error:
+                    log.warning("LLM answer replaced by the extractive one: %s", value.error)
+                yield _event("done", chat_out(value, root).model_dump())
+    except Exception:  # the response has started; report in-band rather than cut the stream
+        log.exception("chat stream failed")
+        yield _event("error", {"ok": False, "error": "internal error", "status": 500})
+
+
+@router.post(
+    "/chat",
+    response_model=ChatOut,
+    description=_STREAM_DOC,
+    responses={200: {"content": {"text/event-stream": {}}}, 422: {"model": ErrorOut}},
+)
+async def chat(request: Request, body: ChatIn, chat: ChatDep) -> Any:
+    """Ask a question; get the best entry's answer with its sources."""
+    history = [turn.model_dump() for turn in body.history]
+    href = _permalinks(base_url(request))
+    root = base_url(request)
+    if "text/event-stream" in request.headers.get("accept", ""):
+        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, body.lang, href)
+        return StreamingResponse(
+            _sse(sources, answered, events, root),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    reply = await run_in_threadpool(chat.reply, body.message, history, body.lang, href)
+    if reply.error:
+        log.warning("LLM answer replaced by the extractive one: %s", reply.error)
+    return chat_out(reply, root)
+
+
+def _permalinks(root: str):  # type: ignore[no-untyped-def]
+    return lambda hit: f"{root}entries/{hit.entry.id}"

@@ -1,0 +1,31 @@
+"""`GET /api/search`: the best entries for a question, an error message or a flag."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
+from starlette.concurrency import run_in_threadpool
+
+from ..deps import KBDep, base_url
+from ..schemas import ErrorOut, SearchOut, hit_out
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api", tags=["search"])
+
+
+@router.get("/search", response_model=SearchOut, responses={422: {"model": ErrorOut}})
+async def search(
+    request: Request,
+    kb: KBDep,
+    q: Annotated[str, Query(description="the question, error message or flag (Chinese or English)")],
+    k: Annotated[int | None, Query(ge=1, le=50, description="how many entries (default KB_TOP_K)")] = None,
+    tag: Annotated[list[str], Query(description="only entries with this tag; repeat for all of several")] = [],
+    source: Annotated[str | None, Query(description="only entries from this source (e.g. `slime`)")] = None,
+    lang: Annotated[Literal["zh", "en"] | None, Query(description="only entries in this language")] = None,
+) -> SearchOut:
+    """Search the FAQ entries."""
+    result = await run_in_threadpool(kb.search, q, k, tag, source or None, lang)
+    root = base_url(request)
+    return SearchOut(query=result.query, answered=result.answered, hits=[hit_out(h, root) for h in result.hits])

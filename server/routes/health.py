@@ -1,0 +1,21 @@
+"""`GET /healthz`: is the index loaded, how many entries, which model, how old."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from ..deps import ChatDep, KBDep
+from ..schemas import HealthOut
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz", response_model=HealthOut)
+async def healthz(kb: KBDep, chat: ChatDep) -> HealthOut:
+    """Entry count, embedding model and index age."""
+    return HealthOut(
+        ok=True, entries=len(kb.entries), model=kb.meta.model, built_at=kb.meta.built_at,
+        index_age_seconds=round(kb.meta.age_seconds, 1), llm=chat.llm is not None,
+    )

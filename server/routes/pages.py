@@ -1,0 +1,129 @@
+"""The HTML pages: search, an entry, chat, and the language toggle. Each works without JavaScript."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.concurrency import run_in_threadpool
+
+from kb.errors import QueryError
+from kb.knowledge import KnowledgeBase
+from kb.search import Hit
+
+from ..deps import ChatDep, KBDep, LangDep, base_url
+from ..i18n import COOKIE, LANGS
+from ..schemas import ChatTurn
+from ..templating import page
+
+__all__ = ["router"]
+
+router = APIRouter(include_in_schema=False)
+
+PAGE_K = 10  # results on the server-rendered search page
+RELATED = 3
+MAX_FORM_BYTES = 200_000
+
+
+def _facets(kb: KnowledgeBase) -> dict[str, Any]:
+    """The filter choices: sources with entry counts, and tags by how often they occur."""
+    per_source = Counter(e.source for e in kb.entries)
+    per_tag = Counter(t for e in kb.entries for t in e.tags)
+    return {
+        "sources": [(s, per_source[s.name]) for s in kb.sources],
+        "tags": sorted(per_tag.items(), key=lambda item: (-item[1], item[0])),
+    }
+
+
+def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
+    """Every entry of a source and/or tag, in document order (a filter with no query)."""
+    if source and source not in {s.name for s in kb.sources}:
+        raise QueryError("source", f"unknown source {source!r}")
+    if tag and not any(tag in e.tags for e in kb.entries):
+        raise QueryError("tag", f"unknown tag {tag!r}")
+    chosen = [e for e in kb.entries if (not source or e.source == source) and (not tag or tag in e.tags)]
+    return [Hit(entry=e, score=0.0, rank=i) for i, e in enumerate(chosen, 1)]
+
+
+@router.get("/", response_class=HTMLResponse)
+async def home(request: Request, kb: KBDep) -> HTMLResponse:
+    """The search page."""
+    return page(request, "search.html", {"q": "", "source": "", "tag": "", "result": None, "hits": [], **_facets(kb)})
+
+
+@router.get("/search", response_class=HTMLResponse)
+async def search_page(request: Request, kb: KBDep, q: str = "", source: str = "", tag: str = "") -> HTMLResponse:
+    """Search results rendered on the server, so the search works as a plain form."""
+    result, hits = None, []
+    if q.strip():
+        result = await run_in_threadpool(kb.search, q, PAGE_K, [tag] if tag else [], source or None)
+        hits = list(result.hits)
+    elif source or tag:
+        hits = _browse(kb, source, tag)
+    context = {"q": q, "source": source, "tag": tag, "result": result, "hits": hits, **_facets(kb)}
+    return page(request, "search.html", context)
+
+
+@router.get("/entries/{entry_id}", response_class=HTMLResponse)
+async def entry_page(request: Request, kb: KBDep, entry_id: str) -> HTMLResponse:
+    """One entry: the full answer, its source, tags and related entries."""
+    entry = kb.get(entry_id)
+    related = kb.related(entry_id, RELATED)
+    return page(request, "entry.html", {"entry": entry, "related": related, "permalink": f"{base_url(request)}entries/{entry.id}"})
+
+
+@router.get("/chat", response_class=HTMLResponse)
+async def chat_page(request: Request, q: str = "") -> HTMLResponse:
+    """The chat page."""
+    return page(request, "chat.html", {"turns": [], "history_json": "[]", "draft": q})
+
+
+@router.post("/chat", response_class=HTMLResponse)
+async def chat_form(request: Request, chat: ChatDep, lang: LangDep) -> HTMLResponse:
+    """A chat turn posted as a plain form (the page without JavaScript)."""
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise QueryError("message", f"the form is {len(body)} bytes; the limit is {MAX_FORM_BYTES}")
+    form = parse_qs(body.decode("utf-8", "replace"))
+    message = form.get("message", [""])[0]
+    history = _history(form.get("history", ["[]"])[0])
+    root = base_url(request)
+    reply = await run_in_threadpool(chat.reply, message, history, lang, lambda h: f"{root}entries/{h.entry.id}")
+    turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
+    turns.append({"role": "user", "content": message})
+    turns.append({"role": "assistant", "content": reply.answer, "reply": reply})
+    new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
+    context = {"turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": ""}
+    return page(request, "chat.html", context)
+
+
+def _history(raw: str) -> list[dict[str, str]]:
+    """Earlier turns from the form's hidden field; anything malformed is dropped."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return []
+    turns = []
+    for item in data if isinstance(data, list) else []:
+        try:
+            turns.append(ChatTurn.model_validate(item).model_dump())
+        except ValueError:
+            continue
+    return turns[-20:]
+
+
+@router.get("/lang/{code}")
+async def set_language(code: str, next: str = "/") -> RedirectResponse:
+    """Remember the reader's language in a cookie and go back to the page they were on."""
+    if code not in LANGS:
+        raise QueryError("lang", f"unknown language {code!r}; expected one of {', '.join(LANGS)}")
+    # Only paths on this site: no scheme, no "//host" and no backslash tricks.
+    if not next.startswith("/") or next.startswith("//") or "\\" in next:
+        next = "/"
+    response = RedirectResponse(next, status_code=303)
+    response.set_cookie(COOKIE, code, max_age=365 * 24 * 3600, samesite="lax", httponly=False)
+    return response

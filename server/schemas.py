@@ -1,0 +1,122 @@
+"""The JSON shapes of the API (as in DESIGN.md), and how entries and hits become them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from kb.entries import Entry
+from kb.search import Hit
+
+from .render import render_markdown
+
+__all__ = [
+    "SourceOut", "HitOut", "SearchOut", "EntryOut", "ChatTurn", "ChatIn", "ChatOut",
+    "HealthOut", "ErrorOut", "hit_out", "entry_out",
+]
+
+
+class SourceOut(BaseModel):
+    name: str = Field(description="source id, as used by the `source` filter")
+    title: str
+    url: str = Field(description="pinned page of the FAQ document")
+    framework: str
+    version: str
+
+
+class HitOut(BaseModel):
+    id: str
+    question: str
+    answer: str = Field(description="Markdown")
+    answer_html: str = Field(description="the answer rendered to safe HTML")
+    score: float
+    source: SourceOut
+    url: str = Field(description="deep link into the original FAQ")
+    permalink: str = Field(description="this entry's page on this server")
+    section: str
+    tags: list[str]
+    lang: str
+    matched: list[str] = Field(description="query terms found in the entry, for highlighting")
+
+
+class SearchOut(BaseModel):
+    query: str
+    answered: bool = Field(description="whether the best hit is confident enough to answer with")
+    hits: list[HitOut]
+
+
+class EntryOut(BaseModel):
+    id: str
+    question: str
+    answer: str
+    answer_html: str
+    source: SourceOut
+    url: str
+    permalink: str
+    section: str
+    tags: list[str]
+    lang: str
+    related: list[HitOut]
+
+
+class ChatTurn(BaseModel):
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=20_000)
+
+
+class ChatIn(BaseModel):
+    message: str = Field(description="the question, in Chinese or English")
+    history: list[ChatTurn] = Field(default=[], max_length=50, description="earlier turns, oldest first")
+    lang: Literal["zh", "en"] | None = Field(default=None, description="answer language; default: the message's")
+
+
+class ChatOut(BaseModel):
+    answer: str = Field(description="Markdown")
+    answer_html: str
+    answered: bool
+    mode: Literal["extractive", "llm", "fallback"] = Field(
+        description="`llm`: written by the LLM; `fallback`: the LLM failed, this is the extractive answer"
+    )
+    sources: list[HitOut]
+
+
+class HealthOut(BaseModel):
+    ok: bool
+    entries: int
+    model: str
+    built_at: str
+    index_age_seconds: float
+    llm: bool
+
+
+class ErrorOut(BaseModel):
+    ok: Literal[False] = False
+    error: str
+    status: int
+
+
+def _source(entry: Entry) -> SourceOut:
+    return SourceOut(
+        name=entry.source, title=entry.source_title, url=entry.source_url,
+        framework=entry.framework, version=entry.source_version,
+    )
+
+
+def hit_out(hit: Hit, base_url: str) -> HitOut:
+    """`base_url` ends with "/"; the permalink is `{base_url}entries/{id}`."""
+    e = hit.entry
+    return HitOut(
+        id=e.id, question=e.question, answer=e.answer, answer_html=str(render_markdown(e.answer)),
+        score=hit.score, source=_source(e), url=e.url, permalink=f"{base_url}entries/{e.id}",
+        section=e.section, tags=list(e.tags), lang=e.lang, matched=list(hit.matched),
+    )
+
+
+def entry_out(entry: Entry, related: list[Hit], base_url: str) -> EntryOut:
+    return EntryOut(
+        id=entry.id, question=entry.question, answer=entry.answer,
+        answer_html=str(render_markdown(entry.answer)), source=_source(entry), url=entry.url,
+        permalink=f"{base_url}entries/{entry.id}", section=entry.section, tags=list(entry.tags),
+        lang=entry.lang, related=[hit_out(h, base_url) for h in related],
+    )

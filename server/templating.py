@@ -1,0 +1,89 @@
+"""Pages: the Jinja environment (templates/), cache-busted static URLs, and `page()` to render one."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from fastapi import Request
+from fastapi.responses import HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from kb.tags import label as tag_label
+
+from .i18n import COOKIE, Translator, choose_lang
+from .render import mark_terms, plain_text, render_markdown
+
+__all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "SECURITY_HEADERS"]
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+STATIC_DIR = TEMPLATES_DIR / "static"
+
+# Pages load scripts, styles and fonts from this server only; nothing inline, no CDN.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
+        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+    "Vary": "Accept-Language, Cookie",
+}
+
+
+def _static_versions() -> dict[str, str]:
+    """A short content hash per static file, appended as ?v= so browsers never run stale code."""
+    versions = {}
+    for path in STATIC_DIR.rglob("*"):
+        if path.is_file():
+            name = path.relative_to(STATIC_DIR).as_posix()
+            versions[name] = hashlib.sha1(path.read_bytes()).hexdigest()[:10]
+    return versions
+
+
+def create_templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    versions = _static_versions()
+    env.globals["static"] = lambda name: f"/static/{name}?v={versions.get(name, '0')}"
+    env.filters["markdown"] = render_markdown
+    env.filters["mark"] = mark_terms
+    env.filters["plain"] = plain_text
+    return Jinja2Templates(env=env)
+
+
+def request_lang(request: Request) -> str:
+    return choose_lang(request.cookies.get(COOKIE), request.headers.get("accept-language"))
+
+
+def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
+    """Render a template with the reader's language, its strings (`t`) and tag labels (`tag`)."""
+    lang = request_lang(request)
+    templates: Jinja2Templates = request.app.state.templates
+    t = Translator(lang)
+    full = {
+        "lang": lang,
+        "t": t,
+        "tag": partial(_tag, lang=lang),
+        "path": request.url.path,
+        "current_url": str(request.url.path) + (f"?{request.url.query}" if request.url.query else ""),
+        **context,
+    }
+    response = templates.TemplateResponse(request, name, full, status_code=status_code)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def _tag(tag_id: str, lang: str) -> str:
+    try:
+        return tag_label(tag_id, lang)
+    except KeyError:
+        return tag_id

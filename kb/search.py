@@ -13,6 +13,7 @@ from .entries import Entry
 from .errors import QueryError
 from .glossary import Glossary
 from .lexical import LexicalIndex, QueryTerms
+from .stacktrace import reduce_trace
 from .text import detect_lang, tokenize
 
 __all__ = ["Hit", "Signals", "SearchResult", "Searcher"]
@@ -109,11 +110,12 @@ class Searcher:
     ) -> SearchResult:
         query = self._check(query, tags, source)
         query_lang = detect_lang(query)
-        q = self.embedder.embed_query(query)
+        text = reduce_trace(query)  # a pasted stack trace, down to what identifies it
+        q = self.embedder.embed_query(text)
         cosine = self.vectors @ q
         background = float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0
 
-        terms = self.glossary.query_terms(query)
+        terms = self.glossary.query_terms(text)
         lexical, coverage, reach = self._lexical(terms)
         score = (cosine - background) + LEXICAL_WEIGHT * reach * lexical
 

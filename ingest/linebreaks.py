@@ -1,0 +1,72 @@
+"""Line structure for a document that has lost its newlines (headings, lists and
+fences all run together on one line), rebuilt so that a Markdown parser can read it.
+
+Only the breaks Markdown needs are put back: around fences, before headings, between
+a heading's question and its answer, and before list items. The splitting into
+entries is then done on the parser's tokens, as for any other document.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["has_lost_newlines", "restore_newlines"]
+
+# A fence written inline: "```bash code ```". The opening run follows whitespace and
+# is followed by an optional language and a space; "```name```" (inline code written
+# with three backticks) has no space inside and is left alone.
+_FENCE = re.compile(r"(?:^|(?<=\s))```([\w+#.-]*)\s(.*?)\s*```(?=\s|$)", re.S)
+_HEADING = re.compile(r"\s*(?<!\S)(?=#{1,6} \S)")
+# Where an inline heading's question ends and its answer begins: after a question
+# mark, or before a list marker, a link or a bullet.
+_QUESTION_END = re.compile(r"(?<=[?？])\s+|\s+(?=\d{1,3}[.)]\s|\[|[-+*]\s)")
+# A list item starts after the end of a sentence or a colon.
+_LIST_ITEM = re.compile(r"(?<=[。．.!！?？:：;；])\s+(?=(?:\d{1,3}[.)]|[-+*])\s)")
+# Inside code: a shell line continuation, a comment, or a new `name = value` statement.
+_CODE_BREAK = re.compile(r"(?<=\\)\s+|\s+(?=#\S)|\s+(?=[A-Za-z_][\w.]*\s*=[^=])")
+
+
+def has_lost_newlines(text: str) -> bool:
+    """True for a document on (almost) one line that still holds inline headings."""
+    body = text.strip()
+    return body.count("\n") <= 1 and len(re.findall(r"(?:^|\s)#{1,6} \S", body)) >= 2
+
+
+def _code(language: str, code: str) -> str:
+    lines = _CODE_BREAK.split(code.strip())
+    return "\n".join([f"```{language}", *lines, "```"])
+
+
+def _heading(line: str) -> list[str]:
+    # The first `#` run is the marker; the question stops where the answer starts.
+    marker, _, rest = line.partition(" ")
+    end = _QUESTION_END.search(rest)
+    if not end:
+        return [line]
+    return [f"{marker} {rest[: end.start()].strip()}", "", *_prose(rest[end.end() :])]
+
+
+def _prose(text: str) -> list[str]:
+    lines: list[str] = []
+    for block in _HEADING.split(text):
+        block = block.strip()
+        if not block:
+            continue
+        if re.match(r"#{1,6} ", block):
+            lines += ["", *_heading(block), ""]
+        else:
+            lines += [item.strip() for item in _LIST_ITEM.split(block)]
+    return lines
+
+
+def restore_newlines(text: str) -> str:
+    """The document with the line breaks its Markdown needs put back."""
+    lines: list[str] = []
+    pos = 0
+    for fence in _FENCE.finditer(text):
+        lines += _prose(text[pos : fence.start()])
+        lines += ["", _code(*fence.groups()), ""]
+        pos = fence.end()
+    lines += _prose(text[pos:])
+    restored = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", restored).strip() + "\n"

@@ -1,0 +1,281 @@
+"""The FAQ parser: one Markdown document in, its question-and-answer entries out.
+
+Two layouts are understood, chosen by the manifest's `entries` field:
+
+- "headings": each heading at the question level (the shallowest level below `#`
+  that is used) is a question; its answer runs to the next heading at that level or
+  above. Shallower headings are sections.
+- "list": each top-level list item whose first line is bold text alone
+  (`1. **question**`) is a question; its answer is the rest of the item, dedented,
+  plus any blocks that follow the list up to the next question or heading (bodies
+  written without indentation). Headings are sections.
+
+The splitting walks markdown-it tokens; `token.map` gives the source lines, so an
+answer is the document's own Markdown text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from kb.entries import Entry, Source, entry_id
+from kb.errors import SourceError
+
+from .anchors import github_anchor
+from .document import read_text
+from .linebreaks import has_lost_newlines, restore_newlines
+from .links import absolutize_links, drop_language_links
+
+__all__ = ["parse_source", "title_of", "guess_entries_style"]
+
+_md = MarkdownIt("commonmark")
+
+# Items such as "**Note**" are tips; they are titled by their section: "Note (Qlora)".
+_GENERIC_QUESTIONS = {"note", "notes", "tip", "tips", "注意", "注意事项", "备注", "提示", "说明"}
+_AFTER_QUESTION = re.compile(r"[\s:：。.!！?？]*")
+_LIST_MARKER = re.compile(r"( *)(\d{1,9}[.)]|[-+*])( *)")
+
+
+@dataclass(frozen=True)
+class _Heading:
+    level: int
+    text: str  # rendered text: markers dropped, code-span text kept
+    start: int  # 0-based first line
+    end: int  # 0-based line after the heading
+    anchor: str
+
+
+@dataclass(frozen=True)
+class _Question:
+    question: str
+    start: int  # 0-based line of the question
+    answer: str
+    section: _Heading | None
+
+
+def _plain(children: list[Token], keep_underscores: bool = False) -> str:
+    """Inline tokens as plain text. With `keep_underscores`, `__init__` stays `__init__`
+    rather than turning into bold "init": in a technical FAQ it is a name."""
+    out: list[str] = []
+    for child in children:
+        if child.type in ("text", "code_inline"):
+            out.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif child.type == "image":
+            out.append(_plain(child.children or [], keep_underscores))
+        elif keep_underscores and child.type.startswith(("em_", "strong_")):
+            out.append(child.markup if child.markup.startswith("_") else "")
+    return re.sub(r"\s+", " ", "".join(out)).strip()
+
+
+def _headings(tokens: list[Token]) -> list[_Heading]:
+    """Top-level headings in document order; every heading counts toward anchor repeats."""
+    seen: dict[str, int] = {}
+    found: list[_Heading] = []
+    for i, token in enumerate(tokens):
+        if token.type != "heading_open":
+            continue
+        text = _plain(tokens[i + 1].children or [])
+        anchor = github_anchor(text, seen)
+        if token.level == 0 and token.map:
+            found.append(_Heading(int(token.tag[1]), text, token.map[0], token.map[1], anchor))
+    return found
+
+
+def _title(headings: list[_Heading]) -> _Heading | None:
+    """The document title: a first `#` heading that is the only one at its level."""
+    if headings and headings[0].level == 1 and sum(h.level == 1 for h in headings) == 1:
+        return headings[0]
+    return None
+
+
+def _question_level(headings: list[_Heading]) -> int:
+    return min((h.level for h in headings if h.level > 1), default=1)
+
+
+def _section(headings: list[_Heading], line: int, below: int) -> _Heading | None:
+    """The nearest heading before `line` shallower than level `below`, not the title."""
+    title = _title(headings)
+    before = [h for h in headings if h.start < line and h.level < below and h is not title]
+    return before[-1] if before else None
+
+
+def _bold_question(tokens: list[Token], i: int) -> tuple[str, int, int] | None:
+    """For a top-level list item at `tokens[i]` whose first line is bold text alone:
+    (question, line of the question, number of lines the bold text spans)."""
+    if tokens[i].level != 1 or tokens[i + 1].type != "paragraph_open":
+        return None
+    paragraph, inline = tokens[i + 1], tokens[i + 2]
+    children = [c for c in inline.children or [] if not (c.type == "text" and not c.content)]
+    if not children or children[0].type != "strong_open" or not paragraph.map:
+        return None
+    depth = 0
+    for end, child in enumerate(children):
+        depth += {"strong_open": 1, "strong_close": -1}.get(child.type, 0)
+        if depth == 0:
+            break
+    inner, rest = children[1:end], children[end + 1 :]
+    for child in rest:  # nothing but punctuation may follow on the question's line
+        if child.type == "softbreak":
+            break
+        if child.type != "text" or not _AFTER_QUESTION.fullmatch(child.content):
+            return None
+    question = _plain(inner, keep_underscores=True)
+    spans = 1 + sum(c.type in ("softbreak", "hardbreak") for c in inner)
+    return (question, paragraph.map[0], spans) if question else None
+
+
+def _dedent(lines: list[str], first: str) -> list[str]:
+    """Lines of a list item without the item's content indentation."""
+    marker = _LIST_MARKER.match(first)
+    indent = 0
+    if marker:
+        gap = len(marker.group(3))
+        indent = len(marker.group(1)) + len(marker.group(2)) + (gap if 1 <= gap <= 4 else 1)
+    out = []
+    for line in lines:
+        line = line.expandtabs(4) if line.startswith("\t") else line
+        strip = min(indent, len(line) - len(line.lstrip(" ")))
+        out.append(line[strip:])
+    return out
+
+
+def _answer(lines: list[str], base_url: str) -> str:
+    text = "\n".join(line if line.strip() else "" for line in lines).strip("\n")
+    return absolutize_links(drop_language_links(text), base_url)
+
+
+def _by_headings(lines: list[str], headings: list[_Heading], base_url: str) -> list[_Question]:
+    level = _question_level(headings)
+    title = _title(headings)
+    limits = sorted({h.start for h in headings if h.level <= level} | {len(lines)})
+    found = []
+    for heading in headings:
+        if heading.level != level or heading is title or not heading.text:
+            continue
+        end = min(limit for limit in limits if limit > heading.start)
+        answer = _answer(lines[heading.end : end], base_url)
+        section = _section(headings, heading.start, level)
+        found.append(_Question(heading.text, heading.start, answer, section))
+    return found
+
+
+def _by_list(
+    tokens: list[Token], lines: list[str], headings: list[_Heading], base_url: str
+) -> list[_Question]:
+    items = []  # (question, line, spans, item end)
+    for i, token in enumerate(tokens):
+        if token.type == "list_item_open" and token.map:
+            bold = _bold_question(tokens, i)
+            if bold:
+                items.append((*bold, token.map[1]))
+    limits = sorted({h.start for h in headings} | {line for _, line, _, _ in items} | {len(lines)})
+    found = []
+    for question, start, spans, item_end in items:
+        end = min(limit for limit in limits if limit > start)
+        body = _dedent(lines[start + spans : item_end], lines[start]) + lines[item_end:end]
+        section = _section(headings, start, below=7)
+        found.append(_Question(question, start, _answer(body, base_url), section))
+    return found
+
+
+def _short(section: _Heading) -> str:
+    """A section title without its trailing remark: "FastChat (falsh attention)" -> "FastChat"."""
+    return re.sub(r"\s*[(（][^()（）]*[)）]$", "", section.text) or section.text
+
+
+def _titled(found: list[_Question]) -> list[_Question]:
+    """Tips ("Note") and questions repeated in several sections get their section's name."""
+    counts = Counter(q.question for q in found)
+    out = []
+    for q in found:
+        generic = q.question.rstrip(":：").strip().lower() in _GENERIC_QUESTIONS
+        if q.section and (generic or counts[q.question] > 1):
+            question = f"{q.question.rstrip(':：').strip()} ({_short(q.section)})"
+            q = _Question(question, q.start, q.answer, q.section)
+        out.append(q)
+    return out
+
+
+def _document(path: Path) -> tuple[str, bool]:
+    text = read_text(path)
+    if not text.strip():
+        raise SourceError(path, "file is empty")
+    if has_lost_newlines(text):
+        return restore_newlines(text), True
+    return text, False
+
+
+def title_of(text: str) -> str:
+    """The text of the document's first heading ("" when it has none)."""
+    headings = _headings(_md.parse(restore_newlines(text) if has_lost_newlines(text) else text))
+    return headings[0].text if headings else ""
+
+
+def guess_entries_style(text: str) -> str:
+    """"headings" when questions are headings, "list" when they are bold list items."""
+    text = restore_newlines(text) if has_lost_newlines(text) else text
+    tokens = _md.parse(text)
+    headings = _headings(tokens)
+    level, title = _question_level(headings), _title(headings)
+    questions = sum(h.level == level and h is not title for h in headings)
+    items = [i for i, token in enumerate(tokens) if token.type == "list_item_open"]
+    bold = sum(_bold_question(tokens, i) is not None for i in items)
+    if bold > questions or (questions < 2 and bold):
+        return "list"
+    return "headings"
+
+
+def parse_source(path: Path, source: Source) -> list[Entry]:
+    """The entries of one FAQ document, in document order."""
+    path = Path(path)
+    text, restored = _document(path)
+    lines = text.split("\n")
+    tokens = _md.parse(text)
+    headings = _headings(tokens)
+    if source.entries == "headings":
+        found = _by_headings(lines, headings, source.url)
+        expected = "'## question' headings"
+    else:
+        found = _by_list(tokens, lines, headings, source.url)
+        expected = "bold list items ('1. **question**')"
+    if not found:
+        raise SourceError(
+            path, f"no entries found: expected {expected} (entries = {source.entries!r})"
+        )
+    entries: list[Entry] = []
+    first_line: dict[str, int] = {}
+    for q in _titled(found):
+        line = 1 if restored else q.start + 1
+        if source.entries == "headings":
+            anchor = next(h.anchor for h in headings if h.start == q.start)
+        else:
+            anchor = q.section.anchor if q.section else ""
+        entry = Entry(
+            id=entry_id(source.name, q.question),
+            question=q.question,
+            answer=q.answer,
+            source=source.name,
+            source_title=source.title,
+            source_version=source.version,
+            source_url=source.url,
+            framework=source.framework,
+            section=q.section.text if q.section else "",
+            url=f"{source.url}#{anchor}" if source.url and anchor else source.url,
+            lang=source.lang,
+            line=line,
+        )
+        if entry.id in first_line:
+            earlier = first_line[entry.id]
+            message = f"question {q.question!r} repeats the one on line {earlier} (same id {entry.id})"
+            raise SourceError(path, message, line)
+        first_line[entry.id] = line
+        entries.append(entry)
+    return entries

@@ -1,0 +1,153 @@
+"""The sources manifest: the shipped one, a default one, and every way one can be wrong."""
+
+from pathlib import Path
+
+import pytest
+
+from ingest.manifest import detect_lang, load_manifest
+from ingest.sources import parse_sources
+from kb.entries import Source
+from kb.errors import SourceError
+from kb.settings import SHIPPED_SOURCES
+
+GOOD = """
+[[source]]
+name = "demo"
+file = "demo.md"
+title = "Demo FAQ"
+framework = "Demo"
+lang = "en"
+version = "1.0"
+url = "https://example.org/demo/faq.md"
+entries = "list"
+"""
+
+
+def test_shipped_manifest():
+    sources = load_manifest(SHIPPED_SOURCES)
+    assert [s.name for s in sources] == ["chatlearn-v1", "roll", "slime", "chatlearn", "training-env"]
+    assert sources[2] == Source(
+        name="slime",
+        file="slime.md",
+        title="slime Q&A",
+        framework="slime",
+        lang="zh",
+        version="2025-06-30",
+        url="https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/zh/qa.md",
+        live_url="https://github.com/THUDM/slime/blob/main/docs/zh/get_started/qa.md",
+        entries="list",
+    )
+
+
+def make(tmp_path: Path, manifest: str, files: tuple[str, ...] = ("demo.md",)) -> Path:
+    for name in files:
+        (tmp_path / name).write_text("1. **Q?**\n\n   A.\n", encoding="utf-8")
+    (tmp_path / "sources.toml").write_text(manifest, encoding="utf-8")
+    return tmp_path
+
+
+def test_good_manifest_with_optional_fields_left_out(tmp_path):
+    manifest = GOOD.replace('version = "1.0"\n', "").replace('entries = "list"\n', "")
+    assert load_manifest(make(tmp_path, manifest)) == [
+        Source("demo", "demo.md", "Demo FAQ", "Demo", "en", "", "https://example.org/demo/faq.md")
+    ]
+
+
+def error(tmp_path: Path, manifest: str, files: tuple[str, ...] = ("demo.md",)) -> SourceError:
+    with pytest.raises(SourceError) as caught:
+        load_manifest(make(tmp_path, manifest, files))
+    assert caught.value.path == tmp_path / "sources.toml"
+    return caught.value
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(SourceError, match="sources directory does not exist") as caught:
+        load_manifest(tmp_path / "nowhere")
+    assert caught.value.path == tmp_path / "nowhere"
+
+
+def test_directory_without_manifest_or_markdown(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"no sources\.toml and no \*\.md files"):
+        load_manifest(tmp_path)
+
+
+def test_toml_syntax_error_names_the_line(tmp_path):
+    found = error(tmp_path, GOOD.replace('title = "Demo FAQ"', "title = Demo FAQ"))
+    assert found.line == 5
+    assert "TOML syntax error" in str(found)
+
+
+def test_missing_required_field(tmp_path):
+    found = error(tmp_path, GOOD.replace('framework = "Demo"\n', ""))
+    assert found.message == "source 'demo': missing required field 'framework'"
+
+
+def test_unknown_entries_style(tmp_path):
+    found = error(tmp_path, GOOD.replace('entries = "list"', 'entries = "table"'))
+    assert found.message == "source 'demo': unknown entries style 'table' (expected 'headings' or 'list')"
+
+
+def test_unknown_field_and_bad_lang(tmp_path):
+    assert "unknown field 'entry'" in error(tmp_path, GOOD.replace("entries =", "entry =")).message
+    assert "unknown lang 'fr'" in error(tmp_path, GOOD.replace('lang = "en"', 'lang = "fr"')).message
+
+
+def test_field_of_the_wrong_type(tmp_path):
+    found = error(tmp_path, GOOD.replace('version = "1.0"', "version = 1.0"))
+    assert found.message == "source 'demo': field 'version' must be a string, got 1.0"
+
+
+def test_listed_file_that_does_not_exist(tmp_path):
+    found = error(tmp_path, GOOD, files=())
+    assert found.message == "source 'demo': file 'demo.md' does not exist"
+
+
+def test_duplicate_names(tmp_path):
+    found = error(tmp_path, GOOD + GOOD)
+    assert found.message == "duplicate source name 'demo'"
+
+
+def test_no_source_tables(tmp_path):
+    assert error(tmp_path, "# nothing here\n").message == "no [[source]] tables"
+
+
+def test_default_manifest_for_plain_markdown(tmp_path):
+    (tmp_path / "faq.md").write_text(
+        "# 我们的常见问题\n\n## 如何安装？\n\n运行 `pip install x`。\n\n## 为什么显存不足？\n\n调小 batch size。\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "notes.md").write_text(
+        "Some notes\n\n1. **How do I resume training?**\n\n   Pass `--load`.\n\n"
+        "2. **Why is it slow?**\n\n   See [the guide](guide.md).\n",
+        encoding="utf-8",
+    )
+    assert load_manifest(tmp_path) == [
+        Source("faq", "faq.md", "我们的常见问题", "faq", "zh", "", "", entries="headings"),
+        Source("notes", "notes.md", "notes", "notes", "en", "", "", entries="list"),
+    ]
+    entries = parse_sources(tmp_path)
+    assert [(e.source, e.question, e.url) for e in entries] == [
+        ("faq", "如何安装？", ""),
+        ("faq", "为什么显存不足？", ""),
+        ("notes", "How do I resume training?", ""),
+        ("notes", "Why is it slow?", ""),
+    ]
+    assert entries[-1].answer == "See [the guide](guide.md)."
+
+
+def test_default_manifest_reads_a_one_line_document_as_headings(tmp_path):
+    source = SHIPPED_SOURCES / "chatlearn.md"
+    (tmp_path / "chatlearn.md").write_bytes(source.read_bytes())
+    (found,) = load_manifest(tmp_path)
+    assert (found.title, found.lang, found.entries) == ("常见问题", "zh", "headings")
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [("如何加快 FSDP 的训练速度", "zh"), ("How to speed up FSDP training", "en"), ("", "en"),
+     ("checkpoint saving 显存", "zh"),  # 2 CJK of 19 letters: over 10%
+     ("A long English sentence about checkpoints and the 显存 limit", "en")],
+)
+def test_detect_lang(text, lang):
+    assert detect_lang(text) == lang

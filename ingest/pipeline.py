@@ -13,7 +13,7 @@ from kb.errors import IndexMissingError, KBError
 from kb.index import IndexMeta, read_meta, write_index
 from kb.settings import Settings
 
-from .markdown_faq import parse_sources
+from .sources import parse_sources
 
 __all__ = ["BuildReport", "build_index", "sources_hash", "index_is_stale", "BACKGROUND_PATH"]
 

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from kb.knowledge import KnowledgeBase
@@ -58,5 +59,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for router in ROUTERS:
         app.include_router(router)
+    _docstrings_as_summaries(app)
     install_error_handler(app)
     return app
+
+
+def _docstrings_as_summaries(app: FastAPI) -> None:
+    """Each route's one-line docstring is its OpenAPI summary (FastAPI would use the name)."""
+    for route in app.routes:
+        if isinstance(route, APIRoute) and route.endpoint.__doc__:
+            line = route.endpoint.__doc__.strip().splitlines()[0]
+            route.summary = route.summary or line
+            if route.description.strip() == route.endpoint.__doc__.strip():
+                route.description = ""

@@ -107,7 +107,8 @@ def highlight_code(code: str, info: str = "") -> str:
 # --- marking query terms ---------------------------------------------------------------
 
 def _terms_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
-    words = sorted({t.strip() for t in terms if t and t.strip()}, key=len, reverse=True)
+    # One-letter terms ("续", "a") would light up half the text; they are left unmarked.
+    words = sorted({t.strip() for t in terms if t and len(t.strip()) > 1}, key=len, reverse=True)
     if not words:
         return None
     return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)

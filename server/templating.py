@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from kb.tags import label as tag_label
+from kb.tags import tag_table
 
 from .i18n import COOKIE, Translator, choose_lang
 from .render import mark_terms, plain_text, render_markdown
@@ -72,7 +73,9 @@ def page(request: Request, name: str, context: dict[str, Any], status_code: int 
     full = {
         "lang": lang,
         "t": t,
-        "tag": partial(_tag, lang=lang),
+        "topic_label": partial(_tag, lang=lang),
+        "tag_labels": lambda ids: {i: _tag(i, lang) for i in ids},
+        "topic_ids": tag_table().tags,
         "path": request.url.path,
         "current_url": str(request.url.path) + (f"?{request.url.query}" if request.url.query else ""),
         **context,

@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
 from kb.search import Hit
+from kb.tags import tag_table
 
 from ..deps import ChatDep, KBDep, LangDep, base_url
 from ..i18n import COOKIE, LANGS
@@ -32,7 +33,8 @@ MAX_FORM_BYTES = 200_000
 def _facets(kb: KnowledgeBase) -> dict[str, Any]:
     """The filter choices: sources with entry counts, and tags by how often they occur."""
     per_source = Counter(e.source for e in kb.entries)
-    per_tag = Counter(t for e in kb.entries for t in e.tags)
+    topics = tag_table().tags
+    per_tag = Counter(t for e in kb.entries for t in e.tags if t in topics)
     return {
         "sources": [(s, per_source[s.name]) for s in kb.sources],
         "tags": sorted(per_tag.items(), key=lambda item: (-item[1], item[0])),

@@ -1,0 +1,129 @@
+/* Shared by every page: the interface strings, copy buttons, keyboard shortcuts, the language toggle.
+   Loaded in <head> without `defer` so the "js" class is set before the first paint. */
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  var stringsNode = document.getElementById("strings");
+  var strings = stringsNode ? JSON.parse(stringsNode.textContent) : {};
+
+  function format(key, values) {
+    var text = strings[key] || key;
+    Object.keys(values || {}).forEach(function (name) {
+      text = text.split("{" + name + "}").join(String(values[name]));
+    });
+    return text;
+  }
+
+  function escapeRegExp(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+
+  /* Wrap each of `terms` in <mark> inside `root`'s text, leaving code blocks alone. */
+  function markTerms(root, terms) {
+    var words = (terms || []).filter(function (t) { return t && t.trim().length > 1; });
+    if (!words.length) return;
+    words.sort(function (a, b) { return b.length - a.length; });
+    var pattern = new RegExp(words.map(escapeRegExp).join("|"), "gi");
+    var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+      acceptNode: function (node) {
+        return node.parentNode.closest("pre, mark") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+      }
+    });
+    var nodes = [];
+    while (walker.nextNode()) nodes.push(walker.currentNode);
+    nodes.forEach(function (node) {
+      var text = node.nodeValue;
+      pattern.lastIndex = 0;
+      if (!pattern.test(text)) return;
+      pattern.lastIndex = 0;
+      var fragment = document.createDocumentFragment();
+      var last = 0;
+      text.replace(pattern, function (match, offset) {
+        fragment.appendChild(document.createTextNode(text.slice(last, offset)));
+        var mark = document.createElement("mark");
+        mark.textContent = match;
+        fragment.appendChild(mark);
+        last = offset + match.length;
+        return match;
+      });
+      fragment.appendChild(document.createTextNode(text.slice(last)));
+      node.parentNode.replaceChild(fragment, node);
+    });
+  }
+
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text);
+    return new Promise(function (resolve, reject) {
+      var area = document.createElement("textarea");
+      area.value = text;
+      area.setAttribute("readonly", "");
+      area.style.position = "fixed";
+      area.style.opacity = "0";
+      document.body.appendChild(area);
+      area.select();
+      var ok = document.execCommand("copy");
+      document.body.removeChild(area);
+      ok ? resolve() : reject(new Error("copy failed"));
+    });
+  }
+
+  /* Reveal and wire the copy buttons of the code blocks under `root`. */
+  function enhance(root) {
+    root.querySelectorAll(".codeblock .copy").forEach(function (button) {
+      if (button.dataset.ready) return;
+      button.dataset.ready = "1";
+      button.hidden = false;
+      button.textContent = strings.copy || "Copy";
+      button.addEventListener("click", function (event) {
+        event.preventDefault();
+        event.stopPropagation();
+        var code = button.closest(".codeblock").querySelector("pre code");
+        copyText(code.textContent).then(function () {
+          button.textContent = strings.copied || "Copied";
+          button.classList.add("done");
+          setTimeout(function () {
+            button.textContent = strings.copy || "Copy";
+            button.classList.remove("done");
+          }, 1600);
+        });
+      });
+    });
+  }
+
+  function typing(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+
+  document.addEventListener("keydown", function (event) {
+    var slash = event.key === "/" && !event.ctrlKey && !event.metaKey && !event.altKey && !typing(event.target);
+    var ctrlK = (event.ctrlKey || event.metaKey) && (event.key === "k" || event.key === "K");
+    if (!slash && !ctrlK) return;
+    var box = document.getElementById("q");
+    event.preventDefault();
+    if (box) {
+      box.focus();
+      box.select();
+    } else {
+      window.location.href = "/";
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    enhance(document);
+    /* The toggle goes back to the page as it is now (live search changes the address). */
+    document.querySelectorAll("[data-lang-toggle]").forEach(function (link) {
+      link.addEventListener("click", function () {
+        var url = new URL(link.href, window.location.href);
+        url.searchParams.set("next", window.location.pathname + window.location.search);
+        link.href = url.pathname + url.search;
+      });
+    });
+    document.querySelectorAll("[data-copy-text]").forEach(function (node) {
+      node.title = strings.copy || "Copy";
+      node.addEventListener("click", function () { copyText(node.textContent.trim()); });
+    });
+  });
+
+  window.KB = { strings: strings, format: format, markTerms: markTerms, enhance: enhance };
+})();

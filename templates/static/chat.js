@@ -1,0 +1,208 @@
+/* The chat page: posts to /api/chat with `Accept: text/event-stream` and shows the answer as it
+   arrives; keeps the conversation so follow-ups ("what about sglang?") are read in context.
+   Without JavaScript the form posts to /chat and the server renders the conversation. */
+(function () {
+  "use strict";
+  var KB = window.KB;
+  var form = document.querySelector("[data-chat-form]");
+  if (!form) return;
+  var box = form.querySelector("textarea");
+  var send = form.querySelector("button[type=submit]");
+  var conversation = document.querySelector("[data-conversation]");
+  var examples = document.querySelector("[data-chat-examples]");
+  var historyField = form.querySelector("input[name=history]");
+  var lang = document.documentElement.dataset.lang;
+  var history = [];
+  try { history = JSON.parse(historyField.value) || []; } catch (e) { history = []; }
+  var busy = false;
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function scrollDown() {
+    window.scrollTo({ top: document.body.scrollHeight, behavior: "smooth" });
+  }
+
+  function relatedList(hits) {
+    var ul = el("ul", "related compact");
+    hits.forEach(function (hit) {
+      var li = el("li");
+      var a = el("a");
+      a.href = "/entries/" + encodeURIComponent(hit.id);
+      a.appendChild(el("span", "related-q", hit.question));
+      a.appendChild(el("span", "related-src", hit.source.framework + " · " + hit.source.version));
+      li.appendChild(a);
+      ul.appendChild(li);
+    });
+    return ul;
+  }
+
+  function sourceLink(hit) {
+    var a = el("a", "source");
+    a.href = hit.url;
+    a.rel = "noopener noreferrer";
+    a.title = hit.source.title;
+    a.appendChild(el("span", "source-fw", hit.source.framework));
+    a.appendChild(el("span", "source-ver", hit.source.version));
+    return a;
+  }
+
+  /* Fill a bot bubble with a finished reply (the same markup as templates/_reply.html). */
+  function showReply(bubble, reply) {
+    bubble.textContent = "";
+    if (!reply.answered) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
+    if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
+    var answer = el("div", "prose answer");
+    answer.innerHTML = reply.answer_html; /* rendered by the server with raw HTML disabled */
+    bubble.appendChild(answer);
+    var sources = reply.sources || [];
+    if (sources.length) {
+      if (reply.answered) {
+        var source = el("div", "reply-source");
+        source.appendChild(el("span", "label", KB.strings.chat_source));
+        var link = el("a", "", sources[0].question);
+        link.href = "/entries/" + encodeURIComponent(sources[0].id);
+        source.appendChild(link);
+        source.appendChild(sourceLink(sources[0]));
+        bubble.appendChild(source);
+        if (sources.length > 1) {
+          var related = el("div", "reply-related");
+          related.appendChild(el("span", "label", KB.strings.chat_related));
+          related.appendChild(relatedList(sources.slice(1, 4)));
+          bubble.appendChild(related);
+        }
+      } else {
+        var nearest = el("div", "reply-related");
+        nearest.appendChild(el("span", "label", KB.strings.chat_suggestions));
+        nearest.appendChild(relatedList(sources.slice(0, 4)));
+        bubble.appendChild(nearest);
+      }
+      bubble.appendChild(el("p", "reply-mode",
+        reply.mode === "llm" ? KB.strings.chat_mode_llm : KB.strings.chat_mode_extractive));
+    }
+    KB.enhance(bubble);
+  }
+
+  function showError(bubble, message) {
+    bubble.textContent = "";
+    bubble.appendChild(el("p", "notice warn", KB.format("chat_error", { error: message })));
+  }
+
+  /* Read a server-sent-event stream, calling onEvent(name, data) for each event. */
+  function readEvents(response, onEvent) {
+    var reader = response.body.getReader();
+    var decoder = new TextDecoder();
+    var buffer = "";
+    function pump() {
+      return reader.read().then(function (chunk) {
+        buffer += decoder.decode(chunk.value || new Uint8Array(), { stream: !chunk.done });
+        var parts = buffer.split("\n\n");
+        buffer = parts.pop();
+        parts.forEach(function (part) {
+          var name = "message";
+          var data = "";
+          part.split("\n").forEach(function (line) {
+            if (line.indexOf("event:") === 0) name = line.slice(6).trim();
+            else if (line.indexOf("data:") === 0) data += line.slice(5).trim();
+          });
+          if (data) onEvent(name, JSON.parse(data));
+        });
+        if (!chunk.done) return pump();
+      });
+    }
+    return pump();
+  }
+
+  function ask(message) {
+    if (busy || !message) return;
+    busy = true;
+    send.disabled = true;
+    if (examples) examples.hidden = true;
+    var userTurn = el("li", "turn user");
+    userTurn.appendChild(el("div", "bubble", message));
+    conversation.appendChild(userTurn);
+    var botTurn = el("li", "turn bot");
+    var bubble = el("div", "bubble");
+    var waiting = el("span", "thinking", KB.strings.chat_thinking);
+    bubble.appendChild(waiting);
+    botTurn.appendChild(bubble);
+    conversation.appendChild(botTurn);
+    scrollDown();
+
+    var streamed = null;
+    var finished = false;
+    fetch("/api/chat", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      body: JSON.stringify({ message: message, history: history, lang: lang })
+    }).then(function (response) {
+      if (!response.ok) {
+        return response.json().then(function (body) { throw new Error(body.error || response.statusText); });
+      }
+      return readEvents(response, function (name, data) {
+        if (name === "delta") {
+          if (!streamed) {
+            bubble.textContent = "";
+            streamed = el("div", "prose answer streaming");
+            bubble.appendChild(streamed);
+          }
+          streamed.textContent += data.text;
+        } else if (name === "done") {
+          finished = true;
+          showReply(bubble, data);
+          history.push({ role: "user", content: message });
+          history.push({ role: "assistant", content: data.answer });
+          historyField.value = JSON.stringify(history);
+        } else if (name === "error") {
+          throw new Error(data.error);
+        }
+      });
+    }).then(function () {
+      if (!finished) throw new Error("the answer stopped early");
+    }).catch(function (error) {
+      showError(bubble, error.message);
+    }).then(function () {
+      busy = false;
+      send.disabled = false;
+      box.focus();
+      scrollDown();
+    });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var message = box.value.trim();
+    if (!message) return;
+    box.value = "";
+    ask(message);
+  });
+
+  box.addEventListener("keydown", function (event) {
+    /* Enter sends; Shift+Enter is a new line; Enter while an input method is composing is not ours. */
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing && event.keyCode !== 229) {
+      event.preventDefault();
+      form.requestSubmit ? form.requestSubmit() : form.dispatchEvent(new Event("submit", { cancelable: true }));
+    }
+  });
+
+  document.querySelectorAll("[data-example]").forEach(function (button) {
+    button.addEventListener("click", function () { ask(button.value); });
+  });
+
+  var fresh = document.querySelector("[data-chat-new]");
+  if (fresh) {
+    fresh.addEventListener("click", function (event) {
+      event.preventDefault();
+      history = [];
+      historyField.value = "[]";
+      conversation.textContent = "";
+      if (examples) examples.hidden = false;
+      box.value = "";
+      box.focus();
+    });
+  }
+})();

@@ -1,0 +1,203 @@
+/* The search page: results while typing (debounced /api/search, no reload), filters, arrow keys.
+   Without JavaScript the same form submits to /search and the server renders the results. */
+(function () {
+  "use strict";
+  var KB = window.KB;
+  var form = document.querySelector("[data-search-form]");
+  if (!form) return;
+  var input = form.querySelector("#q");
+  var filters = Array.prototype.slice.call(form.querySelectorAll("[data-filter]"));
+  var list = document.querySelector("[data-results]");
+  var status = document.querySelector("[data-status]");
+  var empty = document.querySelector("[data-empty]");
+  var intro = document.querySelector("[data-intro]");
+  var hero = document.querySelector(".hero");
+  var labelsNode = document.getElementById("tag-labels");
+  var tagLabels = labelsNode ? JSON.parse(labelsNode.textContent) : {};
+  var DEBOUNCE_MS = 160;
+  var LIMIT = 8;
+  var timer = null;
+  var inflight = null;
+  var lastKey = null;
+
+  function params() {
+    var p = new URLSearchParams();
+    var q = input.value.trim();
+    if (q) p.set("q", q);
+    filters.forEach(function (select) { if (select.value) p.set(select.name, select.value); });
+    return p;
+  }
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function sourceLink(hit) {
+    var a = el("a", "source");
+    a.href = hit.url;
+    a.rel = "noopener noreferrer";
+    a.title = hit.source.title;
+    a.appendChild(el("span", "source-fw", hit.source.framework));
+    a.appendChild(el("span", "source-ver", hit.source.version));
+    var icon = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    icon.setAttribute("class", "ext");
+    icon.setAttribute("viewBox", "0 0 16 16");
+    icon.setAttribute("aria-hidden", "true");
+    var path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+    path.setAttribute("d", "M6 3h7v7M13 3 6.5 9.5M11 9.5V13H3V5h3.5");
+    path.setAttribute("fill", "none");
+    path.setAttribute("stroke", "currentColor");
+    path.setAttribute("stroke-width", "1.5");
+    path.setAttribute("stroke-linecap", "round");
+    path.setAttribute("stroke-linejoin", "round");
+    icon.appendChild(path);
+    a.appendChild(icon);
+    return a;
+  }
+
+  function chips(tags) {
+    var topics = tags.filter(function (t) { return tagLabels[t]; });
+    if (!topics.length) return null;
+    var ul = el("ul", "chips");
+    topics.forEach(function (t) {
+      var li = el("li");
+      var a = el("a", "chip", tagLabels[t]);
+      a.href = "/search?tag=" + encodeURIComponent(t);
+      li.appendChild(a);
+      ul.appendChild(li);
+    });
+    return ul;
+  }
+
+  function resultItem(hit) {
+    var li = el("li", "result");
+    li.id = "r-" + hit.id;
+    var link = el("a", "result-link");
+    link.href = "/entries/" + encodeURIComponent(hit.id);
+    var h3 = el("h3", "result-q", hit.question);
+    KB.markTerms(h3, hit.matched);
+    link.appendChild(h3);
+    li.appendChild(link);
+    var answer = el("div", "result-answer prose");
+    answer.innerHTML = hit.answer_html; /* rendered by the server with raw HTML disabled */
+    KB.markTerms(answer, hit.matched);
+    li.appendChild(answer);
+    var meta = el("div", "result-meta");
+    meta.appendChild(sourceLink(hit));
+    var tagList = chips(hit.tags);
+    if (tagList) meta.appendChild(tagList);
+    li.appendChild(meta);
+    return li;
+  }
+
+  function showIntro(show) {
+    if (intro) intro.hidden = !show;
+    if (hero) hero.classList.toggle("compact", !show);
+  }
+
+  function render(data) {
+    list.textContent = "";
+    data.hits.forEach(function (hit) { list.appendChild(resultItem(hit)); });
+    KB.enhance(list);
+    var text = KB.format("results_count", { n: data.hits.length });
+    if (data.hits.length && !data.answered) text += " · " + KB.strings.results_not_confident;
+    status.textContent = data.hits.length ? text : "";
+    empty.hidden = data.hits.length > 0;
+  }
+
+  function clear() {
+    if (inflight) inflight.abort();
+    list.textContent = "";
+    status.textContent = "";
+    empty.hidden = true;
+    showIntro(true);
+  }
+
+  function run() {
+    var p = params();
+    var key = p.toString();
+    if (key === lastKey) return;
+    lastKey = key;
+    if (!p.has("q")) {
+      if (p.toString()) {
+        form.submit(); /* a filter without words lists the entries; the server renders that */
+        return;
+      }
+      history.replaceState(null, "", "/");
+      clear();
+      return;
+    }
+    history.replaceState(null, "", "/search?" + key);
+    showIntro(false);
+    if (inflight) inflight.abort();
+    inflight = new AbortController();
+    var api = new URLSearchParams(p);
+    api.set("k", String(LIMIT));
+    status.textContent = KB.strings.results_searching;
+    fetch("/api/search?" + api.toString(), { signal: inflight.signal, headers: { Accept: "application/json" } })
+      .then(function (response) {
+        return response.json().then(function (body) {
+          if (!response.ok) throw new Error(body.error || response.statusText);
+          return body;
+        });
+      })
+      .then(render)
+      .catch(function (error) {
+        if (error.name === "AbortError") return;
+        list.textContent = "";
+        empty.hidden = true;
+        status.textContent = KB.format("results_error", { error: error.message });
+      });
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    timer = setTimeout(run, DEBOUNCE_MS);
+  }
+
+  function links() {
+    return Array.prototype.slice.call(list.querySelectorAll(".result-link"));
+  }
+
+  input.addEventListener("input", schedule);
+  filters.forEach(function (select) {
+    select.addEventListener("change", function () { clearTimeout(timer); run(); });
+  });
+  form.addEventListener("submit", function (event) {
+    if (!input.value.trim()) return; /* let the server handle a filter-only search */
+    event.preventDefault();
+    clearTimeout(timer);
+    lastKey = null;
+    run();
+  });
+
+  input.addEventListener("keydown", function (event) {
+    if (event.key === "ArrowDown") {
+      var first = links()[0];
+      if (first) { event.preventDefault(); first.focus(); }
+    } else if (event.key === "Escape") {
+      input.value = "";
+      clearTimeout(timer);
+      run();
+    }
+  });
+
+  list.addEventListener("keydown", function (event) {
+    if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+    var all = links();
+    var index = all.indexOf(document.activeElement);
+    if (index === -1) return;
+    event.preventDefault();
+    var next = index + (event.key === "ArrowDown" ? 1 : -1);
+    if (next < 0) input.focus();
+    else if (next < all.length) {
+      all[next].focus();
+      all[next].closest(".result").scrollIntoView({ block: "nearest" });
+    }
+  });
+
+  lastKey = params().toString();
+})();

@@ -1,0 +1,84 @@
+"""Shared fixtures: one index built from the shipped FAQs, the app on it, real servers on loopback."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+import uvicorn
+from fastapi.testclient import TestClient
+
+from kb.settings import Settings
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings with a fresh data directory holding an index of the shipped FAQs (built once)."""
+    from ingest import build_index
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("kb-data"))
+    build_index(settings)
+    return settings
+
+
+@pytest.fixture(scope="session")
+def client(settings: Settings) -> Iterator[TestClient]:
+    """The app in-process; entering the client runs the lifespan, which opens the index once."""
+    from server import create_app
+
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+class LoopbackServer:
+    """A real uvicorn serving an ASGI app on 127.0.0.1 at a free port, in a thread."""
+
+    def __init__(self, app: Any):
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "LoopbackServer":
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.servers[0].sockets[0].getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def serve() -> Iterator[Callable[[Any], LoopbackServer]]:
+    """`serve(app)` starts a real uvicorn on a loopback port; all are stopped at the end."""
+    started: list[LoopbackServer] = []
+
+    def start(app: Any) -> LoopbackServer:
+        server = LoopbackServer(app).__enter__()
+        started.append(server)
+        return server
+
+    yield start
+    for server in reversed(started):
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """Where screenshots go (gitignored)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

@@ -1,0 +1,194 @@
+"""The JSON API as DESIGN.md defines it: search, chat (whole and streamed), entries, health, errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import server
+
+HIT_KEYS = {"id", "question", "answer", "answer_html", "score", "source", "url", "permalink", "section", "tags", "lang", "matched"}
+SOURCE_KEYS = {"name", "title", "url", "framework", "version"}
+RESUME_ZH = "slime 如何续训？"
+RESUME_EN = "how do I resume training from a checkpoint in slime"
+
+
+def error_body(response: Any, status: int) -> str:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"ok", "error", "status"}
+    assert body["ok"] is False and body["status"] == status
+    return body["error"]
+
+
+def test_public_api() -> None:
+    assert server.__all__ == ["create_app"]
+
+
+@pytest.mark.parametrize("query", [RESUME_ZH, RESUME_EN])
+def test_search_finds_the_entry_in_both_languages(client: TestClient, query: str) -> None:
+    body = client.get("/api/search", params={"q": query}).json()
+    assert body["query"] == query and body["answered"] is True
+    first = body["hits"][0]
+    assert "续训" in first["question"] and first["source"]["name"] == "slime"
+
+
+def test_search_hit_shape(client: TestClient) -> None:
+    body = client.get("/api/search", params={"q": "max_tokens_per_gpu OOM", "k": 3}).json()
+    assert set(body) == {"query", "answered", "hits"}
+    assert len(body["hits"]) == 3
+    for rank, hit in enumerate(body["hits"]):
+        assert set(hit) == HIT_KEYS
+        assert set(hit["source"]) == SOURCE_KEYS
+        assert hit["permalink"] == f"http://testserver/entries/{hit['id']}"
+        assert hit["url"].startswith("https://") and hit["source"]["url"].startswith("https://")
+        assert "<script" not in hit["answer_html"]
+        assert hit["lang"] in ("zh", "en")
+        if rank:
+            assert hit["score"] <= body["hits"][rank - 1]["score"]
+    assert "max_tokens_per_gpu" in body["hits"][0]["matched"]
+
+
+def test_search_filters(client: TestClient) -> None:
+    by_source = client.get("/api/search", params={"q": "OOM", "source": "roll", "k": 10}).json()
+    assert by_source["hits"] and {h["source"]["name"] for h in by_source["hits"]} == {"roll"}
+    tag = by_source["hits"][0]["tags"][0]
+    by_tag = client.get("/api/search", params={"q": "OOM", "tag": tag, "k": 10}).json()
+    assert by_tag["hits"] and all(tag in h["tags"] for h in by_tag["hits"])
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"q": ""}, "q"),
+        ({"q": "   "}, "q"),
+        ({}, "q"),
+        ({"q": "x" * 100_000}, "q"),
+        ({"q": "oom", "k": 0}, "k"),
+        ({"q": "oom", "k": "many"}, "k"),
+        ({"q": "oom", "source": "nope"}, "source"),
+        ({"q": "oom", "tag": "nope"}, "tag"),
+        ({"q": "oom", "lang": "fr"}, "lang"),
+    ],
+)
+def test_search_rejects_bad_input_naming_the_field(client: TestClient, params: dict[str, Any], field: str) -> None:
+    message = error_body(client.get("/api/search", params=params), 422)
+    assert message.startswith(f"{field}: ")
+    assert len(message) < 500
+
+
+def test_search_returns_markup_in_a_query_as_data(client: TestClient) -> None:
+    query = '<script>alert(1)</script> [x](javascript:alert(1))'
+    response = client.get("/api/search", params={"q": query})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["query"] == query
+    assert "javascript:" not in "".join(h["answer_html"] for h in response.json()["hits"])
+
+
+def test_entry(client: TestClient) -> None:
+    first = client.get("/api/search", params={"q": RESUME_ZH}).json()["hits"][0]
+    body = client.get(f"/api/entries/{first['id']}").json()
+    assert body["id"] == first["id"] and body["question"] == first["question"]
+    assert body["answer"] == first["answer"] and body["answer_html"] == first["answer_html"]
+    assert len(body["related"]) == 3 and first["id"] not in {h["id"] for h in body["related"]}
+
+
+def test_unknown_entry_is_a_json_404(client: TestClient) -> None:
+    message = error_body(client.get("/api/entries/no-such-entry"), 404)
+    assert "no-such-entry" in message
+
+
+def test_unknown_api_path_and_wrong_method(client: TestClient) -> None:
+    error_body(client.get("/api/nothing-here"), 404)
+    error_body(client.get("/api/chat"), 405)
+
+
+def test_health(client: TestClient) -> None:
+    body = client.get("/healthz").json()
+    assert body["ok"] is True and body["entries"] >= 50
+    assert body["model"] and body["built_at"] and 0 <= body["index_age_seconds"] < 3600
+    assert body["llm"] is False
+
+
+def test_chat_answers_with_the_best_entry_and_its_sources(client: TestClient) -> None:
+    body = client.post("/api/chat", json={"message": RESUME_ZH}).json()
+    assert set(body) == {"answer", "answer_html", "answered", "mode", "sources"}
+    assert body["answered"] is True and body["mode"] == "extractive"
+    best = body["sources"][0]
+    assert "续训" in best["question"] and best["answer"].strip()[:20] in body["answer"]
+    assert 2 <= len(body["sources"]) <= 4
+    assert all(set(h) == HIT_KEYS for h in body["sources"])
+
+
+def test_chat_without_a_confident_answer_gives_suggestions(client: TestClient) -> None:
+    body = client.post("/api/chat", json={"message": "what is the best pizza in Naples?", "lang": "en"}).json()
+    assert body["answered"] is False
+    assert body["sources"], "the nearest entries come back as suggestions"
+
+
+def test_chat_follow_up_uses_the_history(client: TestClient) -> None:
+    first = client.post("/api/chat", json={"message": "slime 训练时 OOM 怎么办？"}).json()
+    history = [{"role": "user", "content": "slime 训练时 OOM 怎么办？"}, {"role": "assistant", "content": first["answer"]}]
+    alone = client.post("/api/chat", json={"message": "那 ROLL 呢？"}).json()
+    follow = client.post("/api/chat", json={"message": "那 ROLL 呢？", "history": history}).json()
+    assert follow["sources"][0]["source"]["name"] == "roll"
+    assert follow["answered"] is True
+    assert [h["id"] for h in follow["sources"]] != [h["id"] for h in alone["sources"]]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ("{not json", "body"),
+        ("[1, 2]", "body"),
+        ("{}", "message"),
+        ('{"message": 42}', "message"),
+        ('{"message": ""}', "message"),
+        ('{"message": "oom", "history": "yes"}', "history"),
+        ('{"message": "oom", "history": [{"role": "system", "content": "x"}]}', "history.0.role"),
+        ('{"message": "oom", "lang": "fr"}', "lang"),
+        (json.dumps({"message": "x" * 100_000}), "message"),
+    ],
+)
+def test_chat_rejects_malformed_input_naming_the_field(client: TestClient, body: str, field: str) -> None:
+    response = client.post("/api/chat", content=body, headers={"Content-Type": "application/json"})
+    assert error_body(response, 422).startswith(f"{field}: ")
+
+
+def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    events = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.split("\n"))
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def test_chat_streams_server_sent_events(client: TestClient) -> None:
+    whole = client.post("/api/chat", json={"message": RESUME_ZH}).json()
+    with client.stream("POST", "/api/chat", json={"message": RESUME_ZH}, headers={"Accept": "text/event-stream"}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = _events(response.read().decode())
+    names = [name for name, _ in events]
+    assert names[0] == "sources" and names[-1] == "done" and "delta" in names
+    assert "".join(data["text"] for name, data in events if name == "delta") == whole["answer"]
+    assert events[-1][1] == whole
+
+
+def test_streamed_chat_reports_bad_input_before_streaming(client: TestClient) -> None:
+    response = client.post("/api/chat", json={"message": " "}, headers={"Accept": "text/event-stream"})
+    assert error_body(response, 422).startswith("message: ")
+
+
+def test_openapi_documents_every_route_with_a_summary(client: TestClient) -> None:
+    assert client.get("/docs").status_code == 200
+    spec = client.get("/openapi.json").json()
+    for path, method in [("/api/search", "get"), ("/api/chat", "post"), ("/api/entries/{entry_id}", "get"), ("/healthz", "get")]:
+        operation = spec["paths"][path][method]
+        assert operation["summary"] and not operation["summary"].startswith(method.title())
+    assert "text/event-stream" in spec["paths"]["/api/chat"]["post"]["responses"]["200"]["content"]
+    assert not any(p.startswith(("/entries", "/search", "/chat", "/lang")) for p in spec["paths"])

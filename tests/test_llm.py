@@ -1,0 +1,239 @@
+"""LLM answers: the client, citations, streaming, and falling back to the extractive answer.
+
+No LLM can run here, so these tests start a small OpenAI-compatible chat-completions server
+on a 127.0.0.1 port (real uvicorn, real HTTP, real server-sent events). It stands in for a
+real endpoint such as vLLM, sglang or Ollama. The model name picks its behaviour: `good`
+streams an answer with citations, `broken` answers HTTP 500, `slow` waits before answering,
+`dribble` keeps sending past the deadline, `empty` sends nothing but `[DONE]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from typing import Any, Callable, Iterator
+
+import pytest
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.testclient import TestClient
+
+from kb.entries import Entry
+from kb.llm import LLM, LLMError, build_messages, link_citations
+from kb.search import Hit
+from kb.settings import Settings
+from server import create_app
+
+GOOD_PIECES = ["Set `--load` to the `--save` directory ", "and training resumes [1]. ", "See also [2]."]
+
+
+def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def completions(request: Request) -> Any:
+        body = await request.json()
+        requests.append({"body": body, "headers": dict(request.headers)})
+        model = body["model"]
+        if model == "broken":
+            return JSONResponse({"error": {"message": "CUDA out of memory"}}, status_code=500)
+
+        async def chunks() -> Any:
+            if model == "slow":
+                await asyncio.sleep(3)
+            pieces = GOOD_PIECES if model != "empty" else []
+            if model == "dribble":
+                pieces = ["word "] * 40
+            for piece in pieces:
+                delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                yield f"data: {json.dumps(delta)}\n\n"
+                await asyncio.sleep(0.1 if model == "dribble" else 0.01)
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(chunks(), media_type="text/event-stream")
+
+    return app
+
+
+@pytest.fixture(scope="module")
+def llm_server(serve: Callable[[Any], Any]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    requests: list[dict[str, Any]] = []
+    server = serve(fake_llm_app(requests))
+    yield f"{server.url}/v1", requests
+
+
+def _entry(n: int) -> Entry:
+    return Entry(
+        id=f"demo-{n}", question=f"Question {n}?", answer=f"Answer {n}.", source="demo", source_title="Demo FAQ",
+        source_version="v1", source_url="https://example.org/faq", framework="Demo", section="", url="https://example.org/faq#q",
+        lang="en", tags=("usage",),
+    )
+
+
+HITS = [Hit(_entry(1), 0.9, 1), Hit(_entry(2), 0.5, 2)]
+
+
+def _href(hit: Hit) -> str:
+    return f"/entries/{hit.entry.id}"
+
+
+def test_messages_number_the_entries_and_name_the_language() -> None:
+    messages = build_messages("how to resume?", HITS, "zh", [{"role": "user", "content": "earlier"}, {"role": "bogus", "content": "x"}])
+    assert messages[0]["role"] == "system" and "Simplified Chinese" in messages[0]["content"]
+    assert messages[1] == {"role": "user", "content": "earlier"}
+    assert "[1] Question: Question 1?" in messages[-1]["content"]
+    assert "[2] Question: Question 2?" in messages[-1]["content"]
+    assert messages[-1]["content"].endswith("Question: how to resume?")
+
+
+@pytest.mark.parametrize(
+    ("text", "linked"),
+    [
+        ("Do this [1].", "Do this [\\[1\\]](/entries/demo-1)."),
+        ("Both [1, 2]", "Both [\\[1\\]](/entries/demo-1)[\\[2\\]](/entries/demo-2)"),
+        ("中文【2】", "中文[\\[2\\]](/entries/demo-2)"),
+        ("No such entry [7].", "No such entry [7]."),
+        ("Already [1](https://x.org)", "Already [1](https://x.org)"),
+        ("list[0] stays", "list[0] stays"),
+    ],
+)
+def test_link_citations(text: str, linked: str) -> None:
+    assert link_citations(text, HITS, _href) == linked
+
+
+def test_client_streams_pieces_and_sends_the_key(llm_server: tuple[str, list[dict[str, Any]]]) -> None:
+    url, requests = llm_server
+    llm = LLM(Settings(llm_base_url=url, llm_model="good", llm_api_key="sekret", llm_timeout=5))
+    try:
+        pieces = list(llm.stream("how to resume?", HITS, "en"))
+    finally:
+        llm.close()
+    assert pieces == GOOD_PIECES
+    sent = requests[-1]
+    assert sent["headers"]["authorization"] == "Bearer sekret"
+    assert sent["body"]["stream"] is True and sent["body"]["model"] == "good"
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [("broken", "HTTP 500"), ("slow", "within 0.5 s"), ("dribble", "within 0.5 s"), ("empty", "empty")],
+)
+def test_client_raises_llm_error(llm_server: tuple[str, list[dict[str, Any]]], model: str, message: str) -> None:
+    url, _ = llm_server
+    llm = LLM(Settings(llm_base_url=url, llm_model=model, llm_timeout=0.5))
+    started = time.monotonic()
+    try:
+        with pytest.raises(LLMError, match=message):
+            llm.answer("q", HITS, "en")
+    finally:
+        llm.close()
+    assert time.monotonic() - started < 2.5
+
+
+def test_client_raises_llm_error_when_nothing_listens() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    llm = LLM(Settings(llm_base_url=f"http://127.0.0.1:{port}/v1", llm_model="good", llm_timeout=2))
+    try:
+        with pytest.raises(LLMError, match="ConnectError"):
+            llm.answer("q", HITS, "en")
+    finally:
+        llm.close()
+
+
+def test_llm_needs_both_url_and_model() -> None:
+    assert not LLM.configured(Settings(llm_base_url="http://127.0.0.1:1/v1"))
+    with pytest.raises(LLMError, match="KB_LLM_MODEL"):
+        LLM(Settings(llm_base_url="http://127.0.0.1:1/v1"))
+
+
+@pytest.fixture(scope="module")
+def llm_client(settings: Settings, llm_server: tuple[str, list[dict[str, Any]]]) -> Iterator[Callable[[str, float], TestClient]]:
+    """`make(model, timeout)`: the app answering with the stand-in LLM under that model name."""
+    clients: list[TestClient] = []
+
+    def make(model: str, timeout: float = 5) -> TestClient:
+        app = create_app(settings.with_(llm_base_url=llm_server[0], llm_model=model, llm_timeout=timeout))
+        client = TestClient(app).__enter__()
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+QUESTION = {"message": "slime 如何续训？", "lang": "zh"}
+
+
+def test_chat_answer_written_by_the_llm_cites_entries(llm_client: Callable[..., TestClient]) -> None:
+    client = llm_client("good")
+    body = client.post("/api/chat", json=QUESTION).json()
+    assert body["mode"] == "llm" and body["answered"] is True
+    first = body["sources"][0]
+    assert f"[\\[1\\]]({first['permalink']})" in body["answer"]
+    assert f'href="{first["permalink"]}"' in body["answer_html"]
+    assert client.get("/healthz").json()["llm"] is True
+
+
+def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    events = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.split("\n"))
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def test_chat_streams_the_llm_answer(llm_client: Callable[..., TestClient]) -> None:
+    client = llm_client("good")
+    with client.stream("POST", "/api/chat", json=QUESTION, headers={"Accept": "text/event-stream"}) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = _events(response.read().decode())
+    names = [name for name, _ in events]
+    assert names[0] == "sources" and names[-1] == "done"
+    assert [data["text"] for name, data in events if name == "delta"] == GOOD_PIECES
+    done = events[-1][1]
+    assert done["mode"] == "llm" and "[\\[1\\]]" in done["answer"]
+
+
+@pytest.mark.parametrize(("model", "timeout"), [("broken", 5.0), ("slow", 0.5)])
+def test_chat_falls_back_to_the_extractive_answer(
+    llm_client: Callable[..., TestClient], client: TestClient, model: str, timeout: float
+) -> None:
+    extractive = client.post("/api/chat", json=QUESTION).json()
+    assert extractive["mode"] == "extractive"
+    started = time.monotonic()
+    body = llm_client(model, timeout).post("/api/chat", json=QUESTION).json()
+    assert time.monotonic() - started < 2.5
+    assert body["mode"] == "fallback"
+    assert body["answer"] == extractive["answer"]
+    assert [s["id"] for s in body["sources"]] == [s["id"] for s in extractive["sources"]]
+
+
+def test_streamed_fallback_replaces_the_pieces(llm_client: Callable[..., TestClient]) -> None:
+    client = llm_client("dribble", 0.5)
+    with client.stream("POST", "/api/chat", json=QUESTION, headers={"Accept": "text/event-stream"}) as response:
+        events = _events(response.read().decode())
+    assert any(name == "delta" for name, _ in events)
+    done = events[-1]
+    assert done[0] == "done" and done[1]["mode"] == "fallback"
+
+
+def test_fallback_is_shown_on_the_page(llm_client: Callable[..., TestClient]) -> None:
+    client = llm_client("broken")
+    page = client.post("/chat", data={"message": "slime 如何续训？", "history": "[]"}, headers={"Accept-Language": "en"})
+    assert page.status_code == 200
+    assert "language model could not answer" in page.text
+
+
+def test_unconfident_questions_do_not_go_to_the_llm(
+    llm_client: Callable[..., TestClient], llm_server: tuple[str, list[dict[str, Any]]]
+) -> None:
+    client = llm_client("good")
+    before = len(llm_server[1])
+    body = client.post("/api/chat", json={"message": "what is the best pizza in Naples?"}).json()
+    assert body["answered"] is False and body["mode"] == "extractive"
+    assert len(llm_server[1]) == before

@@ -1,0 +1,183 @@
+"""The HTML pages in-process: search (as a plain form), entries, chat, errors, and Markdown rendering."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from server.render import highlight_code, is_safe_url, mark_terms, render_markdown
+
+EN = {"Accept-Language": "en-US,en;q=0.9"}
+ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
+
+
+def first_hit_id(client: TestClient, query: str) -> str:
+    return client.get("/api/search", params={"q": query}).json()["hits"][0]["id"]
+
+
+# --- rendering ---------------------------------------------------------------------------
+
+def test_markdown_escapes_raw_html_and_drops_unsafe_links() -> None:
+    html = str(render_markdown(
+        "<script>alert(1)</script> [a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) "
+        "[c](data:text/html,x) <javascript:alert(1)> [ok](https://example.org) [rel](/entries/x)"
+    ))
+    assert "<script" not in html and "&lt;script&gt;" in html
+    assert 'href="javascript' not in html.lower() and 'href="data:' not in html
+    assert '<a href="https://example.org" rel="noopener noreferrer">ok</a>' in html
+    assert '<a href="/entries/x">rel</a>' in html
+
+
+@pytest.mark.parametrize(
+    ("url", "safe"),
+    [("https://x.org", True), ("/a/b", True), ("#top", True), ("mailto:a@b.c", True),
+     ("javascript:alert(1)", False), (" java\tscript:alert(1)", False), ("vbscript:x", False), ("data:,x", False)],
+)
+def test_safe_urls(url: str, safe: bool) -> None:
+    assert is_safe_url(url) is safe
+
+
+def test_code_blocks_are_highlighted_with_a_copy_button() -> None:
+    html = str(render_markdown("```bash\n# resume\npython train.py --load /ckpt --tp 8\n```"))
+    assert '<button type="button" class="copy" hidden>' in html
+    assert '<span class="tok-comment"># resume</span>' in html
+    assert '<span class="tok-flag">--load</span>' in html
+    assert '<span class="tok-number">8</span>' in html
+
+
+def test_highlighter_escapes_everything() -> None:
+    html = highlight_code('echo "<b>" # <i>\n', "bash")
+    assert "<b>" not in html and "<i>" not in html and "&lt;b&gt;" in html
+
+
+def test_marks_wrap_terms_in_text_and_inline_code_not_in_markup() -> None:
+    assert str(mark_terms("OOM <b> oom", ["oom"])) == "<mark>OOM</mark> &lt;b&gt; <mark>oom</mark>"
+    html = str(render_markdown("Set `max_tokens_per_gpu` [link](https://x.org/oom)", ["max_tokens_per_gpu", "oom"]))
+    assert "<code><mark>max_tokens_per_gpu</mark></code>" in html
+    assert 'href="https://x.org/oom"' in html
+
+
+# --- the search page ---------------------------------------------------------------------
+
+def test_home_page(client: TestClient) -> None:
+    response = client.get("/", headers=EN)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert '<form class="search-form big" action="/search" method="get"' in response.text
+    assert "slime" in response.text  # the sources listed with their entry counts
+    for path in re.findall(r'(?:src|href)="(/static/[^"]+)"', response.text):
+        assert client.get(path).status_code == 200, path
+
+
+def test_search_page_renders_results_without_javascript(client: TestClient) -> None:
+    response = client.get("/search", params={"q": "max_tokens_per_gpu"}, headers=EN)
+    assert response.status_code == 200
+    results = re.findall(r'<li class="result" id="r-([^"]+)">', response.text)
+    assert results and results[0] == first_hit_id(client, "max_tokens_per_gpu")
+    assert "<mark>max_tokens_per_gpu</mark>" in response.text
+    assert 'class="source"' in response.text and 'class="chip"' in response.text
+
+
+def test_search_page_filters(client: TestClient) -> None:
+    browse = client.get("/search", params={"source": "slime"}, headers=EN)
+    ids = re.findall(r'<li class="result" id="r-([^"]+)">', browse.text)
+    assert ids and all(i.startswith("slime-") for i in ids)
+    filtered = client.get("/search", params={"q": "OOM", "source": "roll"}, headers=EN)
+    assert all(i.startswith("roll-") for i in re.findall(r'id="r-([^"]+)"', filtered.text))
+
+
+def test_empty_search_is_the_home_page(client: TestClient) -> None:
+    response = client.get("/search", params={"q": ""}, headers=EN)
+    assert response.status_code == 200 and 'class="result"' not in response.text
+
+
+@pytest.mark.parametrize("query", ['<script>alert("x")</script>', '"><img src=x onerror=alert(1)>', "javascript:alert(1)"])
+def test_queries_are_reflected_escaped(client: TestClient, query: str) -> None:
+    response = client.get("/search", params={"q": query}, headers=EN)
+    assert response.status_code == 200
+    if "<" in query:
+        assert query not in response.text
+    assert '<script>alert("x")' not in response.text
+    assert "<img src=x" not in response.text
+    assert 'href="javascript:' not in response.text
+
+
+def test_a_100_kb_query_is_refused_on_the_page(client: TestClient) -> None:
+    response = client.get("/search", params={"q": "<b>" + "x" * 100_000}, headers=EN)
+    assert response.status_code == 422
+    assert "That request could not be used" in response.text
+    assert "q: the query is" in response.text
+    assert len(response.text) < 30_000  # the query is not echoed back whole
+    assert "<b>xxx" not in response.text
+
+
+# --- entries -------------------------------------------------------------------------------
+
+def test_entry_page(client: TestClient) -> None:
+    entry = client.get(f"/api/entries/{first_hit_id(client, 'slime 如何续训')}").json()
+    response = client.get(f"/entries/{entry['id']}", headers=ZH)
+    assert response.status_code == 200
+    page = response.text
+    assert entry["question"] in page
+    assert entry["answer_html"] in page
+    assert f'href="{entry["url"]}"' in page
+    for related in entry["related"]:
+        assert f'href="/entries/{related["id"]}"' in page
+    assert "在原文中查看" in page
+
+
+def test_entry_with_code_has_copy_buttons(client: TestClient) -> None:
+    hit = client.get("/api/search", params={"q": "Megatron HF 模型转换 deepseek", "k": 10}).json()["hits"]
+    with_code = next(h for h in hit if "<pre>" in h["answer_html"])
+    page = client.get(f"/entries/{with_code['id']}").text
+    assert 'class="copy"' in page and "tok-" in page
+
+
+def test_unknown_entry_is_a_404_page(client: TestClient) -> None:
+    response = client.get("/entries/<script>nope", headers=EN)
+    assert response.status_code == 404
+    assert response.headers["content-type"].startswith("text/html")
+    assert "Not found" in response.text and "<script>nope" not in response.text
+    assert 'action="/search"' in response.text
+
+
+def test_unknown_page_is_a_404_page(client: TestClient) -> None:
+    response = client.get("/no/such/page", headers={**EN, "Accept": "text/html"})
+    assert response.status_code == 404 and "Not found" in response.text
+
+
+# --- chat ----------------------------------------------------------------------------------
+
+def test_chat_page(client: TestClient) -> None:
+    response = client.get("/chat", params={"q": "如何续训？"}, headers=ZH)
+    assert response.status_code == 200
+    assert '<form class="chat-form" action="/chat" method="post"' in response.text
+    assert ">如何续训？</textarea>" in response.text
+
+
+def test_chat_form_works_without_javascript_and_keeps_the_conversation(client: TestClient) -> None:
+    first = client.post("/chat", data={"message": "slime 训练时 OOM 怎么办？", "history": "[]"}, headers=EN)
+    assert first.status_code == 200
+    assert 'class="reply-source"' in first.text and 'class="source"' in first.text
+    history = re.search(r'name="history" value="([^"]*)"', first.text)
+    assert history
+    turns = json.loads(history.group(1).replace("&#34;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'"))
+    assert [t["role"] for t in turns] == ["user", "assistant"]
+    second = client.post("/chat", data={"message": "那 ROLL 呢？", "history": json.dumps(turns)}, headers=EN)
+    assert second.text.count('class="turn user"') == 2
+    assert second.text.count('class="turn bot"') == 2
+
+
+def test_chat_form_shows_no_confident_answer(client: TestClient) -> None:
+    response = client.post("/chat", data={"message": "what is the best pizza in Naples?"}, headers=EN)
+    assert "The FAQ has no confident answer to this." in response.text
+    assert "Nearest entries" in response.text
+
+
+def test_chat_form_rejects_an_empty_message(client: TestClient) -> None:
+    response = client.post("/chat", data={"message": "  "}, headers=EN)
+    assert response.status_code == 422 and "message: the message is empty" in response.text

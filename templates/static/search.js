@@ -59,7 +59,7 @@
   }
 
   function chips(tags) {
-    var topics = tags.filter(function (t) { return tagLabels[t]; });
+    var topics = tags.filter(function (t) { return tagLabels[t]; }).slice(0, 4);
     if (!topics.length) return null;
     var ul = el("ul", "chips");
     topics.forEach(function (t) {

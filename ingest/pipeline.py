@@ -10,6 +10,7 @@ from typing import Callable
 
 from kb.embedding import EmbeddingCache, embed_with_cache, open_embedder
 from kb.errors import IndexMissingError, KBError
+from kb.glossary import GLOSSARY_PATH, load_glossary
 from kb.index import IndexMeta, read_meta, write_index
 from kb.settings import Settings
 
@@ -31,10 +32,12 @@ class BuildReport:
 
 
 def sources_hash(sources_dir: Path) -> str:
-    """A hash of every file in the sources directory: changes when any source changes."""
+    """A hash of every source file, the glossary and the background: what the index is made of."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in Path(sources_dir).iterdir() if p.is_file()):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    files = sorted(p for p in Path(sources_dir).iterdir() if p.is_file())
+    for path in files + [GLOSSARY_PATH, BACKGROUND_PATH]:
+        if path.exists():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -54,8 +57,10 @@ def build_index(
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
     try:
         step = (lambda done, total: progress("embed", done, total)) if progress else None
-        vectors, embedded = embed_with_cache(embedder, [e.text for e in entries], cache, step)
-        background, _ = embed_with_cache(embedder, background_sentences(), cache)
+        # Embedded with the glossary's equivalents appended, as queries are (see kb/glossary.py).
+        glossary = load_glossary()
+        vectors, embedded = embed_with_cache(embedder, [glossary.gloss(e.text) for e in entries], cache, step)
+        background, _ = embed_with_cache(embedder, [glossary.gloss(s) for s in background_sentences()], cache)
     finally:
         cache.close()
     meta = write_index(settings.index_dir, entries, vectors, background, embedder.model, sources_hash(sources_dir))

@@ -1,4 +1,9 @@
-"""The bilingual glossary: Chinese and English words of the field that mean the same thing."""
+"""The bilingual glossary: Chinese and English words of the field that mean the same thing.
+
+It bridges the two languages on both sides of search: the lexical side matches a query
+word's equivalents, and the dense side embeds text "glossed" with the equivalents of its
+terms, so an English question lands nearer a Chinese answer.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +15,39 @@ from pathlib import Path
 
 from .errors import SourceError
 from .lexical import QueryTerms
-from .text import has_cjk, normalize, tokenize
+from .text import GLOSSARY_PATH, has_cjk, normalize, tokenize
 
-__all__ = ["Glossary", "GLOSSARY_PATH", "load_glossary"]
+__all__ = ["Term", "Glossary", "GLOSSARY_PATH", "load_glossary"]
 
-GLOSSARY_PATH = Path(__file__).parent / "data" / "glossary.toml"
 EXPANSION_WEIGHT = 0.6  # a translated word is weaker evidence than the word itself
 
 
 @dataclass(frozen=True)
+class Term:
+    zh: tuple[str, ...]
+    en: tuple[str, ...]
+
+    @property
+    def forms(self) -> tuple[str, ...]:
+        return self.zh + self.en
+
+
+def _occurs(form: str, text: str) -> bool:
+    if has_cjk(form):
+        return form in text
+    return re.search(rf"(?<![a-z0-9_]){re.escape(form)}(?![a-z0-9_])", text) is not None
+
+
+def _alternative_tokens(form: str) -> list[str]:
+    """A Chinese term stands as one word (jieba knows the glossary's terms); English by its words."""
+    if has_cjk(form) and " " not in form:
+        return [form]
+    return tokenize(form)
+
+
+@dataclass(frozen=True)
 class Glossary:
-    groups: tuple[tuple[str, ...], ...]  # each: equivalent surface forms, normalised
+    terms: tuple[Term, ...]
 
     @classmethod
     def from_file(cls, path: Path) -> "Glossary":
@@ -28,38 +55,47 @@ class Glossary:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise SourceError(path, f"cannot read the glossary: {exc}") from None
-        groups = []
-        for number, term in enumerate(data.get("term", []), 1):
-            forms = [normalize(w).strip() for w in term.get("zh", []) + term.get("en", [])]
-            forms = [f for f in forms if f]
-            if len(forms) < 2:
-                raise SourceError(path, f"[[term]] number {number} needs at least two words")
-            groups.append(tuple(forms))
-        return cls(tuple(groups))
+        terms = []
+        for number, raw in enumerate(data.get("term", []), 1):
+            zh = tuple(normalize(w).strip() for w in raw.get("zh", []) if w.strip())
+            en = tuple(normalize(w).strip() for w in raw.get("en", []) if w.strip())
+            if not zh or not en:
+                raise SourceError(path, f"[[term]] number {number} needs both zh and en words")
+            terms.append(Term(zh, en))
+        return cls(tuple(terms))
 
-    def _occurs(self, form: str, text: str) -> bool:
-        if has_cjk(form):
-            return form in text
-        return re.search(rf"(?<![a-z0-9_]){re.escape(form)}(?![a-z0-9_])", text) is not None
+    def _found(self, text: str) -> list[tuple[Term, list[str]]]:
+        text = normalize(text)
+        found = []
+        for term in self.terms:
+            present = [f for f in term.forms if _occurs(f, text)]
+            if present:
+                found.append((term, present))
+        return found
 
     def query_terms(self, query: str) -> QueryTerms:
         """The query's tokens, each a group with its glossary equivalents as weaker alternatives."""
-        text = normalize(query)
         tokens = list(dict.fromkeys(tokenize(query)))
         extra: dict[str, dict[str, float]] = {t: {} for t in tokens}
-        for forms in self.groups:
-            present = [f for f in forms if self._occurs(f, text)]
-            if not present:
-                continue
-            alternatives = [t for f in forms if f not in present for t in tokenize(f)]
+        for term, present in self._found(query):
+            alternatives = [t for f in term.forms if f not in present for t in _alternative_tokens(f)]
             for form in present:
                 for token in tokenize(form):
                     if token in extra:
                         for alt in alternatives:
                             if alt != token:
                                 extra[token].setdefault(alt, EXPANSION_WEIGHT)
-        groups = tuple(((t, 1.0),) + tuple(extra[t].items()) for t in tokens)
-        return QueryTerms(groups)
+        return QueryTerms(tuple(((t, 1.0),) + tuple(extra[t].items()) for t in tokens))
+
+    def gloss(self, text: str) -> str:
+        """The text followed by the other language's word for each glossary term in it."""
+        added = []
+        for term, present in self._found(text):
+            if not any(f in present for f in term.en):
+                added.append(term.en[0])
+            if not any(f in present for f in term.zh):
+                added.append(term.zh[0])
+        return f"{text}\n({', '.join(dict.fromkeys(added))})" if added else text
 
 
 @lru_cache(maxsize=4)

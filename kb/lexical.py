@@ -70,35 +70,40 @@ class FieldIndex:
 
 
 class LexicalIndex:
-    """BM25 per field plus coverage: the idf-weighted share of query groups an entry matches."""
+    """BM25 per field, and coverage: how much of a query's weight an entry contains.
+
+    Each query group weighs the idf of its own word (a word no entry has weighs most: the
+    corpus cannot match it). An entry earns a group's weight through the best term it
+    contains, in proportion to that term's idf and weight, so a common translation such as
+    "model" earns little of a rare word's weight.
+    """
 
     def __init__(self, questions: Sequence[Sequence[str]], answers: Sequence[Sequence[str]]):
         self.question = FieldIndex(questions)
         self.answer = FieldIndex(answers)
         self.both = FieldIndex([list(q) + list(a) for q, a in zip(questions, answers)])
         self.size = len(questions)
+        self._rare = math.log(1 + (self.size + 0.5) / 0.5)
 
-    def known(self, term: str) -> bool:
-        return term in self.both
+    def _idf(self, term: str) -> float:
+        return self.both.idf(term) if term in self.both else self._rare
 
-    def group_weight(self, group: tuple[tuple[str, float], ...]) -> float:
-        # An unknown word weighs what the rarest possible word would: the corpus can't match it.
-        rare = math.log(1 + (self.size + 0.5) / 0.5)
-        return max(self.both.idf(t) if self.known(t) else rare for t, _ in group)
-
-    def coverage(self, query: QueryTerms) -> tuple[np.ndarray, float]:
-        """(share of the query's weight each entry matches, share any entry could match)."""
-        matched = np.zeros(self.size, dtype=np.float32)
+    def coverage(self, query: QueryTerms, field: FieldIndex | None = None) -> tuple[np.ndarray, float]:
+        """(share of the query's weight each entry's field contains, share any entry contains)."""
+        field = field or self.both
+        earned = np.zeros(self.size, dtype=np.float32)
         total = reachable = 0.0
         for group in query.groups:
-            weight = self.group_weight(group)
+            weight = self._idf(group[0][0])
             total += weight
-            hit = np.zeros(self.size, dtype=bool)
+            best = np.zeros(self.size, dtype=np.float32)
             for term, term_weight in group:
-                hit[self.both.matches(term)] = True
-            if hit.any():
-                reachable += weight
-                matched += weight * hit
+                ids = field.matches(term)
+                if len(ids):
+                    credit = min(weight, term_weight * self._idf(term))
+                    best[ids] = np.maximum(best[ids], credit)
+            earned += best
+            reachable += float(best.max()) if self.size else 0.0
         if total == 0:
-            return matched, 0.0
-        return matched / total, reachable / total
+            return earned, 0.0
+        return earned / total, reachable / total

@@ -16,12 +16,20 @@ from .lexical import LexicalIndex, QueryTerms
 from .stacktrace import reduce_trace
 from .text import detect_lang, tokenize
 
-__all__ = ["Hit", "Signals", "SearchResult", "Searcher"]
+__all__ = ["Hit", "Signals", "SearchResult", "Searcher", "Weights"]
 
-# How the evidence is weighed (measured with `kb eval` on the development set).
-LEXICAL_WEIGHT = 0.12  # the lexical score's weight against calibrated cosine
-QUESTION_WEIGHT = 0.5  # matching the question counts this much more than the answer
-ANSWER_MARGIN = {"zh": 0.02, "en": 0.02}  # calibrated score needed to answer, per language
+
+@dataclass(frozen=True)
+class Weights:
+    """How the evidence is weighed (chosen with `kb eval`; see README, Retrieval quality)."""
+
+    bm25: float = 0.0  # BM25 relative to the best entry, scaled by how much of the query is matchable
+    question: float = 0.05  # share of the query found in the entry's question
+    coverage: float = 0.10  # share of the query found anywhere in the entry
+    answer_margin: tuple[tuple[str, float], ...] = (("zh", 0.02), ("en", 0.02))
+
+    def margin(self, lang: str) -> float:
+        return dict(self.answer_margin).get(lang, dict(self.answer_margin)["en"])
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,7 @@ class Signals:
     background: float  # what general-domain sentences score for this query
     lexical: float  # BM25, 0..1 relative to the best entry
     coverage: float  # share of the query's weight this entry contains
+    question: float  # share of the query's weight this entry's question contains
 
 
 @dataclass(frozen=True)
@@ -62,15 +71,18 @@ class Searcher:
         glossary: Glossary,
         background: np.ndarray,
         max_query_chars: int = 2000,
+        weights: Weights = Weights(),
     ):
+        self.weights = weights
         self.entries = list(entries)
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.embedder = embedder
         self.glossary = glossary
         self.background = np.ascontiguousarray(background, dtype=np.float32)
         self.max_query_chars = max_query_chars
+        # The framework's name belongs with the question: "slime OOM" asks about slime's OOM.
         self.lexical = LexicalIndex(
-            [tokenize(e.question) for e in self.entries],
+            [tokenize(f"{e.framework} {e.question}") for e in self.entries],
             [tokenize(f"{e.section}\n{e.answer}") for e in self.entries],
         )
         self._tags = {t for e in self.entries for t in e.tags}
@@ -111,13 +123,16 @@ class Searcher:
         query = self._check(query, tags, source)
         query_lang = detect_lang(query)
         text = reduce_trace(query)  # a pasted stack trace, down to what identifies it
-        q = self.embedder.embed_query(text)
+        q = self.embedder.embed_query(self.glossary.gloss(text))
         cosine = self.vectors @ q
         background = float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0
 
         terms = self.glossary.query_terms(text)
-        lexical, coverage, reach = self._lexical(terms)
-        score = (cosine - background) + LEXICAL_WEIGHT * reach * lexical
+        w = self.weights
+        bm25, reach = self._bm25(terms)
+        coverage, _ = self.lexical.coverage(terms)
+        question, _ = self.lexical.coverage(terms, self.lexical.question)
+        score = (cosine - background) + w.bm25 * reach * bm25 + w.question * question + w.coverage * coverage
 
         allowed = self._allowed(tags, source, lang)
         order = [i for i in np.argsort(-score, kind="stable") if allowed[i]][:k]
@@ -127,20 +142,21 @@ class Searcher:
                 score=round(float(score[i]), 4),
                 rank=rank,
                 matched=self._matched(terms, i),
-                signals=Signals(float(cosine[i]), background, float(lexical[i]), float(coverage[i])),
+                signals=Signals(
+                    float(cosine[i]), background, float(bm25[i]), float(coverage[i]), float(question[i])
+                ),
             )
             for rank, i in enumerate(order, 1)
         )
         answered = bool(hits) and self._confident(hits, query_lang)
         return SearchResult(query=query, answered=answered, hits=hits, lang=query_lang)
 
-    def _lexical(self, terms: QueryTerms) -> tuple[np.ndarray, np.ndarray, float]:
-        weights = terms.terms
-        both = self.lexical.both.score(weights) + QUESTION_WEIGHT * self.lexical.question.score(weights)
-        top = float(both.max()) if len(both) else 0.0
-        relative = both / top if top > 0 else both
-        coverage, reach = self.lexical.coverage(terms)
-        return relative, coverage, reach
+    def _bm25(self, terms: QueryTerms) -> tuple[np.ndarray, float]:
+        """BM25 relative to the best entry, and how much of the query the corpus can match."""
+        scores = self.lexical.both.score(terms.terms)
+        top = float(scores.max()) if len(scores) else 0.0
+        _, reach = self.lexical.coverage(terms)
+        return (scores / top if top > 0 else scores), reach
 
     def _matched(self, terms: QueryTerms, i: int) -> tuple[str, ...]:
         found = []
@@ -153,4 +169,4 @@ class Searcher:
     def _confident(self, hits: tuple[Hit, ...], lang: str) -> bool:
         best = hits[0]
         assert best.signals is not None
-        return best.score >= ANSWER_MARGIN.get(lang, ANSWER_MARGIN["en"])
+        return best.score >= self.weights.margin(lang)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import tomllib
 import unicodedata
 from functools import lru_cache
+from pathlib import Path
 
 __all__ = ["normalize", "tokenize", "is_cjk", "has_cjk", "detect_lang"]
 
@@ -37,15 +39,23 @@ STOPWORDS = frozenset(
 )
 
 _jieba_lock = threading.Lock()
+GLOSSARY_PATH = Path(__file__).parent / "data" / "glossary.toml"
 
 
 @lru_cache(maxsize=1)
 def _jieba():
+    """jieba, taught the field's Chinese terms from the glossary so it keeps them whole."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
     with _jieba_lock:
         jieba.initialize()
+        if GLOSSARY_PATH.exists():
+            with open(GLOSSARY_PATH, "rb") as f:
+                for term in tomllib.load(f).get("term", []):
+                    for word in term.get("zh", []):
+                        if " " not in word.strip():
+                            jieba.add_word(unicodedata.normalize("NFKC", word.strip()).lower())
     return jieba
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
@@ -58,17 +58,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.templates = create_templates()
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for router in ROUTERS:
+        _docstrings_as_summaries(router)
         app.include_router(router)
-    _docstrings_as_summaries(app)
     install_error_handler(app)
     return app
 
 
-def _docstrings_as_summaries(app: FastAPI) -> None:
+def _docstrings_as_summaries(router: APIRouter) -> None:
     """Each route's one-line docstring is its OpenAPI summary (FastAPI would use the name)."""
-    for route in app.routes:
+    for route in router.routes:
         if isinstance(route, APIRoute) and route.endpoint.__doc__:
-            line = route.endpoint.__doc__.strip().splitlines()[0]
-            route.summary = route.summary or line
-            if route.description.strip() == route.endpoint.__doc__.strip():
+            doc = route.endpoint.__doc__.strip()
+            route.summary = route.summary or doc.splitlines()[0]
+            if route.description.strip() == doc:
                 route.description = ""

@@ -1,6 +1,6 @@
 """The one exception handler: a kb error, an HTTP error or bad input becomes an HTML page or JSON.
 
-API paths (and clients that do not accept HTML) get `{"ok": false, "error": "...", "status": N}`;
+API paths (and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
 pages get the error page in the reader's language, with a search box.
 """
 
@@ -36,10 +36,12 @@ def _validation_message(exc: RequestValidationError) -> str:
     for error in exc.errors():
         loc = [str(p) for p in error.get("loc", ())]
         # ("body", "message") names the field "message"; ("query", "k") names "k".
-        field = ".".join(loc[1:]) if len(loc) > 1 and error.get("type") != "json_invalid" else ".".join(loc)
+        field = ".".join(loc[1:]) if len(loc) > 1 else ".".join(loc)
         message = error.get("msg", "invalid")
         if error.get("type") == "json_invalid":
-            message = f"the body is not valid JSON ({error.get('ctx', {}).get('error', 'parse error')})"
+            # loc is ("body", offset): the body as a whole is at fault.
+            field = "body"
+            message = f"not valid JSON ({error.get('ctx', {}).get('error', 'parse error')})"
         parts.append(f"{field or 'body'}: {message}")
     return "; ".join(parts) or "the request is not valid"
 
@@ -60,7 +62,8 @@ def _wants_json(request: Request) -> bool:
     path = request.url.path
     if path.startswith("/api/") or path == "/healthz":
         return True
-    return "text/html" not in request.headers.get("accept", "text/html")
+    accept = request.headers.get("accept", "")
+    return "application/json" in accept and "text/html" not in accept
 
 
 async def handle_error(request: Request, exc: Exception) -> Response:

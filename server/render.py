@@ -50,12 +50,12 @@ _RULES: dict[str, list[tuple[str, str]]] = {
         ("keyword", r"\b(?:def|class|return|import|from|as|if|elif|else|for|while|in|not|"
                     r"and|or|is|None|True|False|with|try|except|finally|raise|lambda|"
                     r"yield|pass|break|continue|async|await|global)\b"),
-        ("decorator", r"(?m)^\s*@[\w.]+"),
+        ("decorator", r"^\s*@[\w.]+"),
         ("number", _NUMBER),
     ],
     "yaml": [
         ("comment", r"(?:(?<=\s)|^)#[^\n]*"),
-        ("key", r"(?m)^[ \t-]*[\w.-]+(?=\s*:)"),
+        ("key", r"^[ \t-]*[\w.-]+(?=\s*:)"),
         ("string", _STRING),
         ("keyword", r"\b(?:true|false|null|yes|no|True|False)\b"),
         ("number", _NUMBER),

@@ -77,12 +77,18 @@ def page(request: Request, name: str, context: dict[str, Any], status_code: int 
         "tag_labels": lambda ids: {i: _tag(i, lang) for i in ids},
         "topic_ids": tag_table().tags,
         "path": request.url.path,
-        "current_url": str(request.url.path) + (f"?{request.url.query}" if request.url.query else ""),
+        "current_url": _here(request),
         **context,
     }
     response = templates.TemplateResponse(request, name, full, status_code=status_code)
     response.headers.update(SECURITY_HEADERS)
     return response
+
+
+def _here(request: Request) -> str:
+    """This page's path and query, for the language toggle to come back to (long queries dropped)."""
+    query = request.url.query
+    return request.url.path + (f"?{query}" if query and len(query) <= 2100 else "")
 
 
 def _tag(tag_id: str, lang: str) -> str:

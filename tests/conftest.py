@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -17,12 +18,22 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
 @pytest.fixture(scope="session")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """Settings with a fresh data directory holding an index of the shipped FAQs (built once)."""
+def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings with a fresh data directory holding an index of the shipped FAQs (built once).
+
+    The index is built from scratch every session; only the embedding cache (vectors by
+    content hash) is kept between sessions in pytest's cache directory, so a rerun does
+    not embed unchanged passages again.
+    """
     from ingest import build_index
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("kb-data"))
+    kept = request.config.cache.mkdir("kb-embedding-cache") if request.config.cache else None
+    if kept is not None:
+        shutil.copytree(kept, settings.cache_dir, dirs_exist_ok=True)
     build_index(settings)
+    if kept is not None:
+        shutil.copytree(settings.cache_dir, kept, dirs_exist_ok=True)
     return settings
 
 

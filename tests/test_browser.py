@@ -1,0 +1,236 @@
+"""A real browser against a real server: headless Chromium (Python playwright) and uvicorn on loopback.
+
+Types a Chinese and an English query into the search box and expects the right entry
+first, opens it with the keyboard, asks the chat and expects an answer with a source link.
+Screenshots of the search, entry and chat pages at desktop and phone widths (and one in
+dark mode) are saved to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from kb.settings import Settings
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+sync_api = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
+    pytest.skip(f"{CHROMIUM} is not installed", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def base_url(settings: Settings, serve: Callable[[Any], Any]) -> str:
+    from server import create_app
+
+    return serve(create_app(settings)).url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+class Page:
+    """A browser tab that records console errors, page errors and dialogs (none are expected)."""
+
+    def __init__(self, browser: Any, base_url: str, **context: Any):
+        self.context = browser.new_context(**context)
+        self.page = self.context.new_page()
+        self.base_url = base_url
+        self.problems: list[str] = []
+        self.page.on("console", lambda m: self.problems.append(f"console: {m.text}") if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("dialog", lambda d: (self.problems.append(f"dialog: {d.message}"), d.dismiss()))
+
+    def goto(self, path: str) -> Any:
+        return self.page.goto(self.base_url + path)
+
+    def screenshot(self, path: Path) -> None:
+        # From the top: a full-page capture of a scrolled page draws the sticky header mid-page.
+        self.page.evaluate("() => window.scrollTo(0, 0)")
+        self.page.wait_for_timeout(150)
+        self.page.screenshot(path=str(path), full_page=True)
+
+    def no_horizontal_scroll(self) -> None:
+        width, inner = self.page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert width <= inner, f"page is {width}px wide in a {inner}px window"
+
+    def close(self) -> None:
+        self.context.close()
+        assert self.problems == []
+
+
+@pytest.fixture
+def tab(browser: Any, base_url: str) -> Iterator[Callable[..., Page]]:
+    opened: list[Page] = []
+
+    def open_tab(**context: Any) -> Page:
+        opened.append(Page(browser, base_url, **context))
+        return opened[-1]
+
+    yield open_tab
+    for page in opened:
+        page.close()
+
+
+def expected_first(client: TestClient, query: str) -> dict[str, Any]:
+    return client.get("/api/search", params={"q": query, "k": 8}).json()["hits"][0]
+
+
+def type_query(page: Any, query: str) -> None:
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    page.keyboard.press("/")
+    box = page.locator("#q")
+    assert box.evaluate("node => node === document.activeElement")
+    box.press_sequentially(query, delay=15)
+    page.wait_for_url("**/search?q=*")
+    page.wait_for_function(
+        "q => document.querySelector('[data-status]').textContent.match(/\\d/) && "
+        "new URLSearchParams(location.search).get('q') === q", arg=query
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [("slime 如何续训", "续训"), ("sglang illegal memory access", "illegal memory access")],
+)
+def test_search_while_typing_then_open_with_the_keyboard(
+    tab: Callable[..., Page], client: TestClient, artifacts: Path, query: str, words: str
+) -> None:
+    want = expected_first(client, query)
+    assert words in want["question"]
+    t = tab(viewport=DESKTOP, locale="en-US")
+    page = t.page
+    t.goto("/")
+    type_query(page, query)
+    first = page.locator(".result").first
+    assert first.get_attribute("id") == f"r-{want['id']}"
+    assert first.locator("mark").count() > 0, "matched words are highlighted"
+    assert first.locator("a.source").get_attribute("href") == want["url"]
+    name = "en" if query.isascii() else "zh"
+    t.screenshot(artifacts / f"search-{name}-desktop.png")
+
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.closest('.result').id") == f"r-{want['id']}"
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/entries/{want['id']}")
+    assert page.locator("h1.entry-q").inner_text() == want["question"]
+    assert page.locator(".entry-side a.button.primary").get_attribute("href") == want["url"]
+    t.screenshot(artifacts / f"entry-{name}-desktop.png")
+
+
+def test_search_works_as_a_plain_form_without_javascript(browser: Any, base_url: str, client: TestClient) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(base_url + "/")
+    page.fill("#q", "max_tokens_per_gpu")
+    page.press("#q", "Enter")
+    page.wait_for_url("**/search?q=max_tokens_per_gpu*")
+    want = expected_first(client, "max_tokens_per_gpu")
+    assert page.locator(".result").first.get_attribute("id") == f"r-{want['id']}"
+    context.close()
+
+
+def test_filters_narrow_the_live_results(tab: Callable[..., Page]) -> None:
+    t = tab(viewport=DESKTOP)
+    page = t.page
+    t.goto("/")
+    type_query(page, "OOM")
+    page.select_option("select[name=source]", "roll")
+    page.wait_for_url("**source=roll*")
+    page.wait_for_function("() => document.querySelectorAll('.result').length > 0 && "
+                           "[...document.querySelectorAll('.result')].every(r => r.id.startsWith('r-roll-'))")
+
+
+def test_chat_answers_with_a_source_link_and_follow_up(tab: Callable[..., Page], artifacts: Path) -> None:
+    t = tab(viewport=DESKTOP, locale="zh-CN")
+    page = t.page
+    t.goto("/chat")
+    page.fill("#message", "slime 训练时 OOM 怎么办？")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".turn.bot .reply-source a.source")
+    source = page.locator(".turn.bot .reply-source a.source").first
+    assert source.get_attribute("href").startswith("https://")
+    assert page.locator(".turn.bot .reply-related li").count() >= 2
+    assert page.locator(".turn.bot .answer").first.inner_text().strip()
+
+    page.fill("#message", "那 ROLL 呢？")
+    page.press("#message", "Enter")
+    page.wait_for_function("() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')")
+    second = page.locator(".turn.bot").nth(1)
+    assert "ROLL" in second.locator(".reply-source .source-fw, .reply-related .related-src").first.inner_text()
+    t.screenshot(artifacts / "chat-desktop.png")
+
+
+def test_markup_in_a_query_is_never_executed(tab: Callable[..., Page]) -> None:
+    t = tab(viewport=DESKTOP)
+    page = t.page
+    t.goto("/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E%3Cimg%20src%3Dx%20onerror%3Dalert(2)%3E")
+    assert page.locator("#q").input_value() == "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    type_query(page, "<img src=x onerror=alert(3)> javascript:alert(4)")
+    page.wait_for_timeout(300)
+    assert page.locator("a[href^='javascript']").count() == 0
+    # t.close() (via the fixture) fails the test if any dialog opened or a script errored.
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_phone_width_screenshots(tab: Callable[..., Page], client: TestClient, artifacts: Path, scheme: str) -> None:
+    t = tab(viewport=PHONE, locale="zh-CN", color_scheme=scheme, is_mobile=True, has_touch=True)
+    page = t.page
+    t.goto("/")
+    t.no_horizontal_scroll()
+    query = "训练时 OOM 了，max_tokens_per_gpu 怎么设？"
+    type_query(page, query)
+    t.no_horizontal_scroll()
+    t.screenshot(artifacts / f"search-phone-{scheme}.png")
+
+    want = expected_first(client, query)
+    page.locator(".result-link").first.click()
+    page.wait_for_url(f"**/entries/{want['id']}")
+    t.no_horizontal_scroll()
+    t.screenshot(artifacts / f"entry-phone-{scheme}.png")
+
+    t.goto("/chat")
+    page.locator("[data-example]").first.click()
+    page.wait_for_selector(".turn.bot .reply-mode")
+    t.no_horizontal_scroll()
+    t.screenshot(artifacts / f"chat-phone-{scheme}.png")
+
+
+def test_language_toggle_is_remembered(tab: Callable[..., Page]) -> None:
+    t = tab(viewport=DESKTOP, locale="en-US")
+    page = t.page
+    t.goto("/chat")
+    assert page.locator("h1").inner_text() == "Ask the FAQ"
+    page.click("[data-lang-toggle]")
+    page.wait_for_url("**/chat")
+    assert page.locator("h1").inner_text() == "向 FAQ 提问"
+    t.goto("/")
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+
+
+def test_copy_button_copies_the_code(tab: Callable[..., Page], client: TestClient) -> None:
+    hits = client.get("/api/search", params={"q": "Megatron HF 模型转换 deepseek", "k": 10}).json()["hits"]
+    with_code = next(h for h in hits if "<pre>" in h["answer_html"])
+    t = tab(viewport=DESKTOP, permissions=["clipboard-read", "clipboard-write"])
+    page = t.page
+    t.goto(f"/entries/{with_code['id']}")
+    button = page.locator(".codeblock .copy").first
+    assert button.is_visible()
+    button.click()
+    page.wait_for_function("() => document.querySelector('.codeblock .copy').classList.contains('done')")
+    copied = page.evaluate("() => navigator.clipboard.readText()")
+    assert copied == page.locator(".codeblock pre code").first.inner_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import pytest
@@ -192,3 +193,22 @@ def test_openapi_documents_every_route_with_a_summary(client: TestClient) -> Non
         assert operation["summary"] and not operation["summary"].startswith(method.title())
     assert "text/event-stream" in spec["paths"]["/api/chat"]["post"]["responses"]["200"]["content"]
     assert not any(p.startswith(("/entries", "/search", "/chat", "/lang")) for p in spec["paths"])
+
+
+def test_a_100_kb_query_over_real_http(settings: Any, serve: Any) -> None:
+    """A real uvicorn on loopback; the test client cannot send URLs this long, a raw socket can."""
+    from server import create_app
+
+    live = serve(create_app(settings))
+    host, port = live.url.removeprefix("http://").split(":")
+    for path in (b"/api/search", b"/search"):
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(b"GET " + path + b"?q=" + b"x" * 100_000 + b" HTTP/1.1\r\nHost: kb\r\n"
+                         b"Accept: text/html\r\nConnection: close\r\n\r\n")
+            reply = b""
+            while chunk := sock.recv(65536):
+                reply += chunk
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 422"), head[:100]
+        assert b"the query is 100000 characters" in body
+        assert len(body) < 30_000

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -17,7 +17,7 @@ from ..deps import ChatDep, base_url
 from ..render import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
 
-__all__ = ["router", "chat_out"]
+__all__ = ["router", "chat_out", "permalinks"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/api", tags=["chat"])
@@ -29,6 +29,11 @@ _STREAM_DOC = (
     "fails mid-answer, `done` carries the extractive answer (`mode: \"fallback\"`), which "
     "replaces the pieces."
 )
+
+
+def permalinks(root: str) -> Callable[[Hit], str]:
+    """Where a citation links: the cited entry's page on this server."""
+    return lambda hit: f"{root}entries/{hit.entry.id}"
 
 
 def chat_out(reply: ChatReply, root: str) -> ChatOut:
@@ -66,8 +71,8 @@ def _sse(sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, A
 async def chat(request: Request, body: ChatIn, chat: ChatDep) -> Any:
     """Ask a question; get the best entry's answer with its sources."""
     history = [turn.model_dump() for turn in body.history]
-    href = _permalinks(base_url(request))
     root = base_url(request)
+    href = permalinks(root)
     if "text/event-stream" in request.headers.get("accept", ""):
         sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, body.lang, href)
         return StreamingResponse(
@@ -79,7 +84,3 @@ async def chat(request: Request, body: ChatIn, chat: ChatDep) -> Any:
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
     return chat_out(reply, root)
-
-
-def _permalinks(root: str):  # type: ignore[no-untyped-def]
-    return lambda hit: f"{root}entries/{hit.entry.id}"

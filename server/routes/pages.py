@@ -17,6 +17,7 @@ from kb.search import Hit
 from kb.tags import tag_table
 
 from ..deps import ChatDep, KBDep, LangDep, base_url
+from .api_chat import permalinks
 from ..i18n import COOKIE, LANGS
 from ..schemas import ChatTurn
 from ..templating import page
@@ -94,7 +95,7 @@ async def chat_form(request: Request, chat: ChatDep, lang: LangDep) -> HTMLRespo
     message = form.get("message", [""])[0]
     history = _history(form.get("history", ["[]"])[0])
     root = base_url(request)
-    reply = await run_in_threadpool(chat.reply, message, history, lang, lambda h: f"{root}entries/{h.entry.id}")
+    reply = await run_in_threadpool(chat.reply, message, history, lang, permalinks(root))
     turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
     turns.append({"role": "user", "content": message})
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})

@@ -32,10 +32,9 @@ class Term:
         return self.zh + self.en
 
 
-def _occurs(form: str, text: str) -> bool:
-    if has_cjk(form):
-        return form in text
-    return re.search(rf"(?<![a-z0-9_]){re.escape(form)}(?![a-z0-9_])", text) is not None
+def _subphrases(phrase: str) -> list[str]:
+    words = phrase.split()
+    return [" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)]
 
 
 def _alternative_tokens(form: str) -> list[str]:
@@ -45,9 +44,19 @@ def _alternative_tokens(form: str) -> list[str]:
     return tokenize(form)
 
 
-@dataclass(frozen=True)
 class Glossary:
-    terms: tuple[Term, ...]
+    """The terms, with a matcher built once: Chinese forms by substring, English by one regex."""
+
+    def __init__(self, terms: tuple[Term, ...]):
+        self.terms = terms
+        self._chinese: dict[str, list[int]] = {}
+        english: dict[str, list[int]] = {}
+        for number, term in enumerate(terms):
+            for form in term.forms:
+                (self._chinese if has_cjk(form) else english).setdefault(form, []).append(number)
+        self._english = english
+        alternation = "|".join(re.escape(f) for f in sorted(english, key=len, reverse=True))
+        self._english_re = re.compile(rf"(?<![a-z0-9_])(?:{alternation})(?![a-z0-9_])") if english else None
 
     @classmethod
     def from_file(cls, path: Path) -> "Glossary":
@@ -65,13 +74,20 @@ class Glossary:
         return cls(tuple(terms))
 
     def _found(self, text: str) -> list[tuple[Term, list[str]]]:
+        """Each term with a form in the text, and the forms present."""
         text = normalize(text)
-        found = []
-        for term in self.terms:
-            present = [f for f in term.forms if _occurs(f, text)]
-            if present:
-                found.append((term, present))
-        return found
+        present: dict[int, list[str]] = {}
+        for form, numbers in self._chinese.items():
+            if form in text:
+                for n in numbers:
+                    present.setdefault(n, []).append(form)
+        if self._english_re is not None:
+            # Overlapping forms ("gpu memory", "memory"): try each match's words as well.
+            for match in self._english_re.finditer(text):
+                for form in _subphrases(match.group()):
+                    for n in self._english.get(form, ()):
+                        present.setdefault(n, []).append(form)
+        return [(self.terms[n], list(dict.fromkeys(forms))) for n, forms in sorted(present.items())]
 
     def query_terms(self, query: str) -> QueryTerms:
         """The query's tokens, each a group with its glossary equivalents as weaker alternatives."""

@@ -53,6 +53,10 @@ class FieldIndex:
         df = len(self._postings[term][0]) if term in self._postings else 0
         return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
 
+    @property
+    def vocabulary(self) -> list[str]:
+        return list(self._postings)
+
     def __contains__(self, term: str) -> bool:
         return term in self._postings
 

@@ -13,10 +13,13 @@ from .entries import Entry
 from .errors import QueryError
 from .glossary import Glossary
 from .lexical import LexicalIndex, QueryTerms
+from .spelling import Spelling
 from .stacktrace import reduce_trace
 from .text import detect_lang, tokenize
 
 __all__ = ["Hit", "Signals", "SearchResult", "Searcher", "Weights"]
+
+SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ class Searcher:
             [tokenize(f"{e.framework} {e.question}") for e in self.entries],
             [tokenize(f"{e.section}\n{e.answer}") for e in self.entries],
         )
+        self.spelling = Spelling(self.lexical.both.vocabulary)
         self._tags = {t for e in self.entries for t in e.tags}
         self._sources = {e.source for e in self.entries}
 
@@ -127,7 +131,7 @@ class Searcher:
         cosine = self.vectors @ q
         background = float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0
 
-        terms = self.glossary.query_terms(text)
+        terms = self._respell(self.glossary.query_terms(text))
         w = self.weights
         bm25, reach = self._bm25(terms)
         coverage, _ = self.lexical.coverage(terms)
@@ -150,6 +154,14 @@ class Searcher:
         )
         answered = bool(hits) and self._confident(hits, query_lang)
         return SearchResult(query=query, answered=answered, hits=hits, lang=query_lang)
+
+    def _respell(self, terms: QueryTerms) -> QueryTerms:
+        """Give each query word the corpus lacks its near spellings as alternatives."""
+        groups = []
+        for group in terms.groups:
+            near = self.spelling.near(group[0][0])
+            groups.append(group + tuple((word, SPELLING_WEIGHT) for word in near))
+        return QueryTerms(tuple(groups))
 
     def _bm25(self, terms: QueryTerms) -> tuple[np.ndarray, float]:
         """BM25 relative to the best entry, and how much of the query the corpus can match."""

@@ -1,8 +1,17 @@
-"""Ingest: FAQ Markdown documents in, tagged question-and-answer entries out."""
+"""Ingest: FAQ Markdown documents in, tagged question-and-answer entries out, then the index."""
 
 from .manifest import load_manifest
 from .markdown_faq import parse_source
+from .pipeline import BuildReport, build_index, index_is_stale
 from .sources import parse_sources
 from .tags import tag_entry
 
-__all__ = ["load_manifest", "parse_source", "parse_sources", "tag_entry"]
+__all__ = [
+    "BuildReport",
+    "build_index",
+    "index_is_stale",
+    "load_manifest",
+    "parse_source",
+    "parse_sources",
+    "tag_entry",
+]

@@ -29,6 +29,7 @@ class Weights:
     bm25: float = 0.0  # BM25 relative to the best entry, scaled by how much of the query is matchable
     question: float = 0.05  # share of the query found in the entry's question
     coverage: float = 0.10  # share of the query found anywhere in the entry
+    framework: float = 0.05  # the query names the entry's framework ("slime OOM")
     answer_margin: tuple[tuple[str, float], ...] = (("zh", 0.02), ("en", 0.02))
 
     def margin(self, lang: str) -> float:
@@ -89,6 +90,7 @@ class Searcher:
             [tokenize(f"{e.section}\n{e.answer}") for e in self.entries],
         )
         self.spelling = Spelling(self.lexical.both.vocabulary)
+        self._frameworks = np.array([tokenize(e.framework)[0] if tokenize(e.framework) else "" for e in self.entries])
         self._tags = {t for e in self.entries for t in e.tags}
         self._sources = {e.source for e in self.entries}
 
@@ -136,7 +138,14 @@ class Searcher:
         bm25, reach = self._bm25(terms)
         coverage, _ = self.lexical.coverage(terms)
         question, _ = self.lexical.coverage(terms, self.lexical.question)
-        score = (cosine - background) + w.bm25 * reach * bm25 + w.question * question + w.coverage * coverage
+        named = np.isin(self._frameworks, [g[0][0] for g in terms.groups])
+        score = (
+            (cosine - background)
+            + w.bm25 * reach * bm25
+            + w.question * question
+            + w.coverage * coverage
+            + w.framework * named
+        )
 
         allowed = self._allowed(tags, source, lang)
         order = [i for i in np.argsort(-score, kind="stable") if allowed[i]][:k]

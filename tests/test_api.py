@@ -132,13 +132,15 @@ def test_chat_without_a_confident_answer_gives_suggestions(client: TestClient) -
 
 
 def test_chat_follow_up_uses_the_history(client: TestClient) -> None:
-    first = client.post("/api/chat", json={"message": "slime 训练时 OOM 怎么办？"}).json()
-    history = [{"role": "user", "content": "slime 训练时 OOM 怎么办？"}, {"role": "assistant", "content": first["answer"]}]
-    alone = client.post("/api/chat", json={"message": "那 ROLL 呢？"}).json()
-    follow = client.post("/api/chat", json={"message": "那 ROLL 呢？", "history": history}).json()
-    assert follow["sources"][0]["source"]["name"] == "roll"
+    question = "ROLL 里 Megatron 模型怎么转成 HF？"
+    first = client.post("/api/chat", json={"message": question}).json()
+    assert first["sources"][0]["source"]["name"] == "roll"
+    history = [{"role": "user", "content": question}, {"role": "assistant", "content": first["answer"]}]
+    alone = client.post("/api/chat", json={"message": "那 ChatLearn 呢？"}).json()
+    follow = client.post("/api/chat", json={"message": "那 ChatLearn 呢？", "history": history}).json()
     assert follow["answered"] is True
-    assert [h["id"] for h in follow["sources"]] != [h["id"] for h in alone["sources"]]
+    assert follow["sources"][0]["question"] == "Megatron和HF模型相互转换"
+    assert alone["sources"][0]["id"] != follow["sources"][0]["id"]
 
 
 @pytest.mark.parametrize(

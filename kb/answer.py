@@ -1,0 +1,108 @@
+"""Answers for the chat: the best entry's own answer with its source, or an honest "no
+confident answer" with the nearest entries; and follow-up questions read in context."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .search import Hit, SearchResult
+from .text import tokenize
+
+__all__ = ["Answer", "compose_answer", "followup_query", "RELATED"]
+
+RELATED = 3  # entries offered beside the answer
+
+_WORDS = {
+    "en": {
+        "source": "Source",
+        "related": "Related",
+        "none": "No confident answer in the FAQ. The nearest entries:",
+        "empty": "No confident answer in the FAQ, and no entry comes near.",
+    },
+    "zh": {
+        "source": "来源",
+        "related": "相关条目",
+        "none": "FAQ 中没有把握的答案。最接近的条目：",
+        "empty": "FAQ 中没有把握的答案，也没有相近的条目。",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str  # Markdown
+    answered: bool
+    sources: tuple[Hit, ...]  # the answering entry first when answered, then related ones
+
+
+def _link(hit: Hit) -> str:
+    e = hit.entry
+    label = e.question.replace("[", "\\[").replace("]", "\\]")
+    return f"[{label}]({e.url or e.source_url})"
+
+
+def compose_answer(result: SearchResult, lang: str) -> Answer:
+    """The extractive answer: the best entry's answer verbatim, its source, related entries."""
+    words = _WORDS.get(lang, _WORDS["en"])
+    hits = result.hits[: RELATED + 1]
+    if result.answered and hits:
+        best = hits[0].entry
+        lines = [best.answer.strip(), "", f"{words['source']}: [{best.source_title} · {best.source_version}]({best.url})"]
+        if len(hits) > 1:
+            lines += ["", f"{words['related']}:"] + [f"- {_link(h)}" for h in hits[1:]]
+        return Answer("\n".join(lines), True, tuple(hits))
+    if not hits:
+        return Answer(words["empty"], False, ())
+    lines = [words["none"], ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
+    return Answer("\n".join(lines), False, tuple(hits[:RELATED]))
+
+
+# A follow-up leans on the question before it: "what about for sglang?", "那 vLLM 呢？"
+_FOLLOWUP = re.compile(
+    r"^\s*(?:what about|how about|and (?:for|with|in|if)|and what|same for|what if|"
+    r"那|那么|那如果|如果是|换成|改成|还有|另外)|(?:呢|吗)\s*[?？]?\s*$",
+    re.IGNORECASE,
+)
+
+
+# Frameworks and tools a follow-up swaps in for the ones asked about before.
+FRAMEWORKS = (
+    "chatlearn", "roll", "slime", "megatron", "deepspeed", "fsdp", "sglang", "vllm",
+    "fastchat", "qlora", "lora", "ray", "transformers", "flash-attn",
+)
+
+
+def _frameworks_in(text: str) -> list[str]:
+    return [f for f in FRAMEWORKS if re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", text, re.IGNORECASE)]
+
+
+def _without(text: str, names: list[str]) -> str:
+    for name in names:
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", text, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def followup_query(message: str, history: Sequence[dict[str, Any]] | None) -> str:
+    """The text to search for: the message, joined to the previous question when it is a follow-up.
+
+    `history` is the conversation so far: [{"role": "user" | "assistant", "content": "..."}].
+    A follow-up that names another framework ("what about for sglang?") replaces the one
+    the previous question named.
+    """
+    previous = [
+        str(turn.get("content", "")).strip()
+        for turn in (history or [])
+        if isinstance(turn, dict) and turn.get("role") == "user" and str(turn.get("content", "")).strip()
+    ]
+    if not previous:
+        return message
+    short = len(tokenize(message)) <= 1
+    if not (_FOLLOWUP.search(message) or short):
+        return message
+    before = previous[-1]
+    named = _frameworks_in(message)
+    if named:
+        before = _without(before, [f for f in _frameworks_in(before) if f not in named])
+    return f"{before} {message}"

@@ -56,10 +56,15 @@
     bubble.textContent = "";
     if (!reply.answered) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
     if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
-    var answer = el("div", "prose answer");
-    answer.innerHTML = reply.answer_html; /* rendered by the server with raw HTML disabled */
-    bubble.appendChild(answer);
     var sources = reply.sources || [];
+    /* HTML rendered by the server with raw HTML disabled. The extractive `answer` text also
+       lists the source and related entries; here the cards below show those. */
+    var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
+    if (html) {
+      var answer = el("div", "prose answer");
+      answer.innerHTML = html;
+      bubble.appendChild(answer);
+    }
     if (sources.length) {
       if (reply.answered) {
         var source = el("div", "reply-source");

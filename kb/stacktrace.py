@@ -62,11 +62,13 @@ def reduce_trace(text: str) -> str:
     frames: list[str] = []
     other: list[str] = []
     after_frame = False  # the line after a frame is that frame's source code
+    failing_code = ""  # the innermost frame's code: the expression that raised
     for raw in text.splitlines():
         line = _strip_prefix(raw)
         if after_frame:
             after_frame = False
             if not _EXCEPTION.match(line):
+                failing_code = line
                 continue
         if not line or line.startswith("Traceback (most recent call last)") or set(line) <= set("^~ "):
             continue
@@ -84,6 +86,7 @@ def reduce_trace(text: str) -> str:
             other.append(_denoise(line))
     # The last exception is the one raised; earlier ones are its causes.
     signal = list(dict.fromkeys(reversed(exceptions))) + list(dict.fromkeys(other))[:3]
+    signal += [failing_code] if failing_code and not failing_code.startswith("raise") else []
     signal += list(dict.fromkeys(reversed(frames)))[:4]
     reduced = "\n".join(s for s in signal if s)
     return reduced or _denoise(text)

@@ -50,7 +50,8 @@ def _strip_prefix(line: str) -> str:
 def _denoise(text: str) -> str:
     for pattern, replacement in _NOISE:
         text = pattern.sub(replacement, text)
-    text = re.sub(r"[(\[]\s*[, ]*\s*[)\]]", "", text)  # what is left of torch.Size([50304, 4096])
+    for _ in range(2):  # what is left of torch.Size([50304, 4096])
+        text = re.sub(r"[(\[]\s*[, ]*\s*[)\]]", "", text)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -62,20 +63,22 @@ def reduce_trace(text: str) -> str:
     frames: list[str] = []
     other: list[str] = []
     after_frame = False  # the line after a frame is that frame's source code
-    failing_code = ""  # the innermost frame's code: the expression that raised
+    failing_code = ""  # the innermost framework frame's code: the expression that raised
+    in_framework = False
     for raw in text.splitlines():
         line = _strip_prefix(raw)
         if after_frame:
             after_frame = False
             if not _EXCEPTION.match(line):
-                failing_code = line
+                failing_code = line if in_framework else ""
                 continue
         if not line or line.startswith("Traceback (most recent call last)") or set(line) <= set("^~ "):
             continue
         frame = _FRAME.match(raw.strip()) or _FRAME.match(line)
         if frame:
             path = frame.group("path").replace("\\", "/").lower()
-            if any(f"/{name}/" in path or f"/{name}." in path for name in FRAMEWORKS):
+            in_framework = any(f"/{name}/" in path or f"/{name}." in path for name in FRAMEWORKS)
+            if in_framework:
                 frames.append(frame.group("func"))
             after_frame = True
             continue

@@ -63,7 +63,8 @@ class SentenceTransformerBackend:
         except Exception as exc:  # the library raises many kinds; report the model and why
             raise SettingsError("KB_EMBED_MODEL", model, f"a loadable model ({exc})") from None
         self.name = model
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
         # e5 models were trained with these prefixes; others ignore them harmlessly.
         self._prefixes = ("query: ", "passage: ") if "e5" in model.lower() else ("", "")
 

@@ -42,6 +42,17 @@ class Settings:
     llm_model: str = _setting("", "model name sent to that endpoint")
     llm_api_key: str = _setting("", "bearer token for that endpoint")
     llm_timeout: float = _setting(20.0, "seconds before falling back to the extractive answer")
+    allowed_origins: str = _setting(
+        "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
+    )
+    slack_signing_secret: str = _setting("", "the Slack app's signing secret; the Slack routes are off without it")
+    admin_token: str = _setting("", "bearer token for /insights and admin routes; they are off without it")
+    insights_slack_ids: bool = _setting(False, "record Slack team and channel ids with questions")
+    insights_retention_days: int = _setting(90, "questions and votes older than this are pruned")
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
 
     @property
     def index_dir(self) -> Path:

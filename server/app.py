@@ -18,8 +18,9 @@ from kb.llm import LLM
 from kb.settings import Settings
 
 from .chat import Chat
+from .cors import APICors
 from .errors import install_error_handler
-from .routes import ROUTERS
+from .routes import ROUTERS, slack
 from .templating import STATIC_DIR, create_templates
 
 __all__ = ["create_app"]
@@ -42,6 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.settings = resolved
         app.state.kb = kb
         app.state.chat = Chat(kb, llm)
+        slack.log_status(resolved)
         try:
             yield
         finally:
@@ -61,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _docstrings_as_summaries(router)
         app.include_router(router)
     install_error_handler(app)
+    app.add_middleware(APICors)
     return app
 
 

@@ -1,6 +1,6 @@
 """The one exception handler: a kb error, an HTTP error or bad input becomes an HTML page or JSON.
 
-API paths (and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
+API and Slack paths (and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
 pages get the error page in the reader's language, with a search box.
 """
 
@@ -60,7 +60,7 @@ def describe(exc: Exception) -> tuple[int, str]:
 
 def _wants_json(request: Request) -> bool:
     path = request.url.path
-    if path.startswith("/api/") or path == "/healthz":
+    if path.startswith(("/api/", "/slack/")) or path == "/healthz":
         return True
     accept = request.headers.get("accept", "")
     return "application/json" in accept and "text/html" not in accept

@@ -13,7 +13,7 @@ from .render import render_markdown
 
 __all__ = [
     "SourceOut", "HitOut", "SearchOut", "EntryOut", "ChatTurn", "ChatIn", "ChatOut",
-    "HealthOut", "ErrorOut", "hit_out", "entry_out",
+    "HealthOut", "WidgetConfigOut", "ErrorOut", "hit_out", "entry_out",
 ]
 
 
@@ -88,6 +88,11 @@ class HealthOut(BaseModel):
     built_at: str
     index_age_seconds: float
     llm: bool
+
+
+class WidgetConfigOut(BaseModel):
+    feedback: bool = Field(description="whether this server takes votes (POST /api/feedback), so the widget shows its buttons")
+    max_message_chars: int = Field(description="the longest question accepted, in characters")
 
 
 class ErrorOut(BaseModel):

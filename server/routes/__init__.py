@@ -1,7 +1,10 @@
-"""The routers, one per resource: search, chat, entries, health, and the pages."""
+"""The routers, one per resource: search, chat, entries, health, the pages, the widget and Slack."""
 
-from . import api_chat, api_entries, api_search, health, pages
+from . import api_chat, api_entries, api_search, health, pages, slack, widget
 
-__all__ = ["api_chat", "api_entries", "api_search", "health", "pages", "ROUTERS"]
+__all__ = ["api_chat", "api_entries", "api_search", "health", "pages", "slack", "widget", "ROUTERS"]
 
-ROUTERS = [api_search.router, api_chat.router, api_entries.router, health.router, pages.router]
+ROUTERS = [
+    api_search.router, api_chat.router, api_entries.router, health.router, pages.router,
+    widget.router, slack.router,
+]

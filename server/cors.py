@@ -1,0 +1,98 @@
+"""Cross-origin access to the JSON API: only pages on `KB_ALLOWED_ORIGINS` may read its answers.
+
+The chat widget runs on other sites and calls `/api/*` from there. An origin on the list
+gets `Access-Control-Allow-Origin` (and an answer to its preflight); any other origin gets
+no CORS headers, so the browser keeps the response from the page, and its preflight is
+refused with a JSON error naming the setting. `*` in the list allows every origin.
+Same-origin requests (the site's own pages) pass through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["APICors", "ALLOWED_METHODS", "ALLOWED_HEADERS", "PREFLIGHT_MAX_AGE"]
+
+log = logging.getLogger("kb.server")
+
+ALLOWED_METHODS = ("GET", "POST")
+ALLOWED_HEADERS = ("accept", "content-type", "accept-language")
+PREFLIGHT_MAX_AGE = 600  # seconds a browser may reuse a preflight answer
+
+
+class APICors:
+    """ASGI middleware: CORS for paths under `/api/`, with the origins read from the app's settings.
+
+    The origins come from `app.state.settings` at request time, because `create_app(None)`
+    reads the settings only when the app starts.
+    """
+
+    def __init__(self, app: ASGIApp, prefix: str = "/api/") -> None:
+        self.app = app
+        self.prefix = prefix
+        self._refused: set[str] = set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin is None:
+            await self.app(scope, receive, send)
+            return
+        allowed = self._allowed(scope, origin)
+        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+            await self._preflight(origin, allowed, headers, send)
+            return
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                response_headers = MutableHeaders(scope=message)
+                response_headers.add_vary_header("Origin")
+                if allowed:
+                    response_headers["Access-Control-Allow-Origin"] = origin
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
+
+    @staticmethod
+    def _allowed(scope: Scope, origin: str) -> bool:
+        state = getattr(scope.get("app"), "state", None)
+        settings = getattr(state, "settings", None)
+        origins = settings.origins if settings is not None else ()
+        return "*" in origins or origin.rstrip("/") in origins
+
+    async def _preflight(self, origin: str, allowed: bool, headers: Headers, send: Send) -> None:
+        method = headers["access-control-request-method"].upper()
+        asked = [h.strip().lower() for h in headers.get("access-control-request-headers", "").split(",") if h.strip()]
+        problem = ""
+        if not allowed:
+            problem = f"origin {origin!r} is not in KB_ALLOWED_ORIGINS"
+            if origin not in self._refused:
+                self._refused.add(origin)
+                log.warning("cross-origin API call refused: %s (add it to KB_ALLOWED_ORIGINS to allow it)", problem)
+        elif method not in ALLOWED_METHODS:
+            problem = f"method {method} is not allowed; use {' or '.join(ALLOWED_METHODS)}"
+        elif unknown := [h for h in asked if h not in ALLOWED_HEADERS]:
+            problem = f"request header {unknown[0]!r} is not allowed; allowed: {', '.join(ALLOWED_HEADERS)}"
+        response_headers = [(b"vary", b"Origin")]
+        if problem:
+            body = json.dumps({"ok": False, "error": problem, "status": 403}).encode()
+            response_headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 403, "headers": response_headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        response_headers += [
+            (b"access-control-allow-origin", origin.encode("latin-1")),
+            (b"access-control-allow-methods", ", ".join(ALLOWED_METHODS).encode()),
+            (b"access-control-allow-headers", ", ".join(ALLOWED_HEADERS).encode()),
+            (b"access-control-max-age", str(PREFLIGHT_MAX_AGE).encode()),
+            (b"content-length", b"0"),
+        ]
+        await send({"type": "http.response.start", "status": 204, "headers": response_headers})
+        await send({"type": "http.response.body", "body": b""})

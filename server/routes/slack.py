@@ -1,0 +1,133 @@
+"""`POST /slack/command` (the `/faq` slash command) and `POST /slack/interactive` (the buttons on its replies).
+
+Both are verified by `SlackFormDep` (the Slack signature over the raw body) and answer
+within Slack's 3-second limit: retrieval is enough for the reply itself; a written LLM
+answer, a shared answer and a thank-you go to the request's `response_url` afterwards,
+as background tasks that run once the response has been sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Sequence
+
+import httpx
+from fastapi import APIRouter, BackgroundTasks, HTTPException, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from kb.answer import compose_answer
+from kb.errors import EntryNotFound, QueryError
+from kb.llm import LLM, LLMError, link_citations
+from kb.search import Hit
+from kb.settings import Settings
+from kb.text import detect_lang
+
+from ..chat import SOURCES_PER_ANSWER
+from ..deps import ChatDep, KBDep, SlackFormDep, base_url
+from ..i18n import Translator
+from ..schemas import ErrorOut
+from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
+from ..slack.blocks import RELATED_SHOWN
+from .api_chat import permalinks
+
+__all__ = ["router", "log_status", "post_to_slack", "HELP_WORDS", "POST_TIMEOUT"]
+
+log = logging.getLogger("kb.server")
+router = APIRouter(prefix="/slack", tags=["slack"])
+
+HELP_WORDS = {"help", "-h", "--help", "?", "帮助", "用法"}
+POST_TIMEOUT = 10.0  # seconds for a post to Slack's response_url
+_ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"model": ErrorOut}}
+
+
+def log_status(settings: Settings) -> None:
+    """Say at start-up whether the Slack routes are on."""
+    if settings.slack_signing_secret:
+        log.info("Slack routes on: /slack/command and /slack/interactive")
+    else:
+        log.warning("Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404")
+
+
+def post_to_slack(response_url: str, message: dict[str, Any]) -> None:
+    """Post a message to a `response_url` as a new message (a failure is logged, not raised)."""
+    if not response_url:
+        log.warning("Slack request had no response_url; nothing posted")
+        return
+    try:
+        response = httpx.post(response_url, json={**message, "replace_original": False}, timeout=POST_TIMEOUT)
+    except httpx.HTTPError as exc:
+        log.warning("posting to Slack's response_url failed: %s: %s", type(exc).__name__, exc)
+        return
+    if response.status_code >= 400:
+        log.warning("Slack's response_url answered HTTP %s: %s", response.status_code, response.text[:200])
+
+
+def _write_answer(llm: LLM, question: str, hits: Sequence[Hit], lang: str, root: str, response_url: str) -> None:
+    """Background task: the LLM's answer from the entries already shown, posted to `response_url`."""
+    try:
+        text = llm.answer(question, hits, lang)
+    except LLMError as exc:
+        log.warning("Slack: no written answer, the entries stand: %s", exc)
+        post_to_slack(response_url, notice_message(Translator(lang)("slack_llm_failed")))
+        return
+    post_to_slack(response_url, written_message(link_citations(text, hits, permalinks(root)), hits, lang, root))
+
+
+@router.post("/command", response_class=JSONResponse, responses=_ERRORS)
+async def command(
+    request: Request, form: SlackFormDep, kb: KBDep, chat: ChatDep, background: BackgroundTasks
+) -> Any:
+    """Answer a `/faq` slash command from Slack (signed by Slack)."""
+    if form.get("ssl_check"):
+        return Response(status_code=200)
+    text = form.get("text", "").strip()
+    if not text:
+        return help_message()
+    lang = detect_lang(text)
+    if text.lower() in HELP_WORDS:
+        return help_message("zh" if text in ("帮助", "用法") else "en")
+    try:
+        result = await run_in_threadpool(kb.search, text, SOURCES_PER_ANSWER)
+    except QueryError as exc:
+        return notice_message(exc.message)
+    answer = compose_answer(result, lang)
+    root = base_url(request)
+    response_url = form.get("response_url", "")
+    pending = chat.llm is not None and answer.answered and bool(answer.sources) and bool(response_url)
+    if pending:
+        assert chat.llm is not None
+        background.add_task(_write_answer, chat.llm, text, answer.sources, lang, root, response_url)
+    return answer_message(answer.sources, answer.answered, lang, root, pending=pending)
+
+
+@router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
+async def interactive(request: Request, form: SlackFormDep, kb: KBDep, background: BackgroundTasks) -> Response:
+    """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
+    try:
+        payload = json.loads(form.get("payload", ""))
+    except json.JSONDecodeError:
+        raise HTTPException(400, "payload: not JSON (Slack sends interactions as a form field `payload`)") from None
+    if not isinstance(payload, dict) or payload.get("type") != "block_actions":
+        return Response(status_code=200)  # other interaction types are not ours
+    response_url = str(payload.get("response_url") or "")
+    user_id = str((payload.get("user") or {}).get("id") or "")
+    for action in (payload.get("actions") or [])[:1]:
+        action_id, entry_id = action.get("action_id"), str(action.get("value") or "")
+        t = Translator(actions_lang(str(action.get("block_id") or "")))
+        if action_id == "kb_share":
+            try:
+                entry = kb.get(entry_id)
+            except EntryNotFound:
+                background.add_task(post_to_slack, response_url, notice_message(t("slack_entry_gone")))
+                continue
+            related = kb.related(entry_id, RELATED_SHOWN)
+            message = shared_message(entry, related, t.lang, base_url(request), user_id)
+            background.add_task(post_to_slack, response_url, message)
+        elif action_id in ("kb_helpful", "kb_unhelpful"):
+            log.info("Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id)
+            background.add_task(post_to_slack, response_url, notice_message(t("slack_thanks")))
+        else:
+            log.info("Slack action %r is not one of ours; ignored", action_id)
+    return Response(status_code=200)

@@ -1,0 +1,92 @@
+"""The chat widget: `/widget.js` for other sites' pages, the `/api/widget-config` it reads, and `/widget-demo`."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute
+
+from ..deps import SettingsDep, base_url
+from ..schemas import WidgetConfigOut
+from ..templating import STATIC_DIR, page
+
+__all__ = ["router", "SCRIPT_MAX_AGE", "FEEDBACK_PATH"]
+
+router = APIRouter(tags=["widget"])
+
+SCRIPT_FILE = STATIC_DIR / "widget.js"
+SCRIPT_MAX_AGE = 3600  # seconds; host pages cannot version the URL, so keep it short and revalidate by ETag
+FEEDBACK_PATH = "/api/feedback"
+
+
+@dataclass(frozen=True)
+class _Script:
+    raw: bytes
+    gzipped: bytes
+    etag: str
+
+
+@lru_cache(maxsize=1)
+def _script() -> _Script:
+    """The widget script, read and compressed once (on the first request, not at import)."""
+    raw = SCRIPT_FILE.read_bytes()
+    return _Script(raw, gzip.compress(raw, 9, mtime=0), f'W/"{hashlib.sha1(raw).hexdigest()[:16]}"')
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    for part in accept_encoding.split(","):
+        name, _, params = part.strip().partition(";")
+        if name.strip().lower() in ("gzip", "*") and params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+            return True
+    return False
+
+
+@router.get("/widget.js", include_in_schema=False)
+async def widget_script(request: Request) -> Response:
+    """The chat widget script: one `<script src=".../widget.js" defer>` tag on any page."""
+    script = _script()
+    headers = {
+        "Cache-Control": f"public, max-age={SCRIPT_MAX_AGE}",
+        "ETag": script.etag,
+        "Vary": "Accept-Encoding",
+        "X-Content-Type-Options": "nosniff",
+        # Pages that isolate themselves (Cross-Origin-Embedder-Policy) may still load it.
+        "Cross-Origin-Resource-Policy": "cross-origin",
+    }
+    sent = [tag.strip() for tag in request.headers.get("if-none-match", "").split(",")]
+    if script.etag in sent or "*" in sent:
+        return Response(status_code=304, headers=headers)
+    body = script.raw
+    if _accepts_gzip(request.headers.get("accept-encoding", "")):
+        body, headers["Content-Encoding"] = script.gzipped, "gzip"
+    return Response(body, media_type="text/javascript; charset=utf-8", headers=headers)
+
+
+def _has_feedback(request: Request) -> bool:
+    return any(
+        isinstance(route, APIRoute) and route.path == FEEDBACK_PATH and "POST" in route.methods
+        for route in request.app.routes
+    )
+
+
+@router.get("/api/widget-config", response_model=WidgetConfigOut)
+async def widget_config(request: Request, response: Response, settings: SettingsDep) -> WidgetConfigOut:
+    """What the widget may offer on this server (feedback buttons, the longest question)."""
+    response.headers["Cache-Control"] = "no-cache"
+    return WidgetConfigOut(feedback=_has_feedback(request), max_message_chars=settings.max_query_chars)
+
+
+@router.get("/widget-demo", response_class=HTMLResponse, include_in_schema=False)
+async def widget_demo(request: Request) -> HTMLResponse:
+    """A page with the widget on it, and the line that embeds it."""
+    root = base_url(request)
+    return page(request, "widget_demo.html", {"root": root, "snippet": _snippet(root)})
+
+
+def _snippet(root: str) -> str:
+    return f'<script src="{root}widget.js" data-lang="auto" data-title="Training FAQ" defer></script>'

@@ -1,0 +1,164 @@
+"""The `/faq` replies as Block Kit messages: an answer, a written answer, a shared answer, help, a notice.
+
+Every message has a top-level `text` (Slack's notification and screen-reader fallback),
+at most 50 blocks, and section texts within Slack's 3,000-character limit; a long answer is
+cut with a link to its page on this server. The buttons carry stable action ids
+(`kb_share`, `kb_helpful`, `kb_unhelpful`) with the entry id as value, and the reply's
+language in the `block_id` of their actions block (`kb_actions:zh`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from kb.entries import Entry
+from kb.search import Hit
+
+from ..i18n import LANGS, Translator
+from .mrkdwn import escape, link, to_mrkdwn, trim
+
+__all__ = [
+    "answer_message", "written_message", "shared_message", "help_message", "notice_message",
+    "SECTION_LIMIT", "MAX_BLOCKS", "ACTIONS", "RELATED_SHOWN", "actions_lang",
+]
+
+SECTION_LIMIT = 3000  # characters in a section's text
+MAX_BLOCKS = 50
+FALLBACK_LIMIT = 500  # characters of the answer in the top-level `text`
+QUESTION_LIMIT = 280
+RELATED_SHOWN = 2
+ACTIONS = ("kb_share", "kb_helpful", "kb_unhelpful")
+_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+
+Message = dict[str, Any]
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _permalink(root: str, entry: Entry) -> str:
+    return f"{root}entries/{entry.id}"
+
+
+def _title(entry: Entry, root: str) -> dict[str, Any]:
+    return _section(f"*{link(_permalink(root, entry), _short(entry.question, QUESTION_LIMIT))}*")
+
+
+def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
+    text = to_mrkdwn(markdown) or "…"
+    return _section(trim(text, SECTION_LIMIT, link(more_url, t("read_more"))))
+
+
+def _source(entry: Entry, t: Translator) -> dict[str, Any]:
+    where = link(entry.url or entry.source_url, f"{entry.source_title} · {entry.source_version}")
+    colon = "：" if t.lang == "zh" else ": "
+    return _context(f"{escape(t('chat_source'))}{colon}{where}")
+
+
+def _entry_list(heading: str, hits: Sequence[Hit], root: str) -> dict[str, Any]:
+    lines = [f"*{escape(heading)}*"]
+    for hit in hits:
+        e = hit.entry
+        lines.append(f"• {link(_permalink(root, e), _short(e.question, QUESTION_LIMIT))} · {escape(e.framework)}")
+    return _section("\n".join(lines))
+
+
+def _buttons(entry: Entry, t: Translator) -> dict[str, Any]:
+    def button(action: str, label: str, style: str | None = None) -> dict[str, Any]:
+        element: dict[str, Any] = {
+            "type": "button", "action_id": action, "value": entry.id,
+            "text": {"type": "plain_text", "text": label, "emoji": True},
+        }
+        if style:
+            element["style"] = style
+        return element
+
+    return {
+        "type": "actions",
+        "block_id": f"kb_actions:{t.lang}",
+        "elements": [
+            button("kb_share", t("slack_share"), "primary"),
+            button("kb_helpful", t("slack_helpful")),
+            button("kb_unhelpful", t("slack_unhelpful")),
+        ],
+    }
+
+
+def actions_lang(block_id: str) -> str:
+    """The reply language a button's `block_id` carries (English when it names none)."""
+    lang = block_id.rpartition(":")[2]
+    return lang if lang in LANGS else "en"
+
+
+def _message(text: str, blocks: list[dict[str, Any]], response_type: str = "ephemeral") -> Message:
+    assert len(blocks) <= MAX_BLOCKS
+    return {"response_type": response_type, "text": text, "blocks": blocks}
+
+
+def answer_message(hits: Sequence[Hit], answered: bool, lang: str, root: str, pending: bool = False) -> Message:
+    """The reply to a question: the best entry's answer, its source, related entries and buttons.
+
+    Without a confident answer: a short notice and the nearest entries. `pending` adds a line
+    saying a written answer follows (when an LLM is configured).
+    """
+    t = Translator(lang)
+    if not answered or not hits:
+        blocks = [_section(escape(t("chat_no_answer")))]
+        if hits:
+            blocks.append(_entry_list(t("chat_suggestions"), hits[:3], root))
+        return _message(t("chat_no_answer"), blocks)
+    best = hits[0].entry
+    blocks = [_title(best, root), _answer(best.answer, _permalink(root, best), t), _source(best, t)]
+    if len(hits) > 1:
+        blocks.append(_entry_list(t("chat_related"), hits[1 : 1 + RELATED_SHOWN], root))
+    if pending:
+        blocks.append(_context(escape(t("slack_writing"))))
+    blocks.append(_buttons(best, t))
+    return _message(f"{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
+
+
+def written_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:
+    """The answer an LLM wrote from the entries (citations already linked), with the entries it cites."""
+    t = Translator(lang)
+    best = hits[0].entry
+    blocks = [
+        _answer(markdown, _permalink(root, best), t),
+        _context(escape(t("chat_mode_llm"))),
+        _entry_list(t("chat_source"), hits, root),
+        _buttons(best, t),
+    ]
+    return _message(_short(markdown, FALLBACK_LIMIT), blocks)
+
+
+def shared_message(entry: Entry, related: Sequence[Hit], lang: str, root: str, user_id: str) -> Message:
+    """An entry's answer posted to the whole channel, saying who shared it."""
+    t = Translator(lang)
+    who = f"<@{user_id}>" if _USER_ID.match(user_id) else escape(t("slack_someone"))
+    blocks = [_title(entry, root), _answer(entry.answer, _permalink(root, entry), t), _source(entry, t)]
+    if related:
+        blocks.append(_entry_list(t("chat_related"), related[:RELATED_SHOWN], root))
+    blocks.append(_context(t("slack_shared_by", user=who)))
+    return _message(f"{entry.question}\n{_short(entry.answer, FALLBACK_LIMIT)}", blocks, "in_channel")
+
+
+def help_message(lang: str | None = None) -> Message:
+    """How to use `/faq`; in both languages when the asker's language is not known."""
+    langs = [lang] if lang in LANGS else ["en", "zh"]
+    texts = [Translator(code)("slack_help") for code in langs]
+    return _message("\n\n".join(texts), [_section(escape(text)) for text in texts])
+
+
+def notice_message(text: str) -> Message:
+    """A short ephemeral reply (an error, a thank-you), `text` shown as written."""
+    return _message(text, [_section(escape(text))])

@@ -134,10 +134,7 @@ def trim(text: str, limit: int, more: str = "") -> str:
             break
     if cut.rfind("<") > cut.rfind(">"):
         cut = cut[: cut.rfind("<")]
-    amp = cut.rfind("&")
-    if amp != -1 and ";" not in cut[amp:]:
-        cut = cut[:amp]
-    cut = cut.rstrip()
+    cut = re.sub(r"&[a-z]{0,3}$", "", cut).rstrip()  # half an &amp; / &lt; / &gt;
     if cut.count("```") % 2:
         cut += "\n```\n"
     elif cut.replace("```", "").count("`") % 2:

@@ -1,0 +1,457 @@
+"""The Slack `/faq` command: signed requests, every rejection, Block Kit replies, and `response_url` posts.
+
+Requests are signed here the way Slack signs them (HMAC-SHA256 over `v0:{timestamp}:{body}`,
+computed in the test, not by the code under test). Slack's own servers cannot be reached
+from here, so a small HTTP server on a 127.0.0.1 port stands in for them: it receives what
+the app posts to a `response_url`, as hooks.slack.com would. The LLM is the stand-in
+OpenAI-compatible server of tests/test_llm.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import threading
+import time
+from typing import Any, Callable, Iterator
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from fastapi import FastAPI, Request
+from fastapi.testclient import TestClient
+from test_llm import fake_llm_app
+
+from kb.entries import Entry
+from kb.search import Hit
+from kb.settings import Settings
+from server import create_app
+from server.slack import answer_message, escape, help_message, sign, to_mrkdwn, trim, verify
+from server.slack.signature import SignatureError
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+RESUME_ZH = "slime 如何续训？"
+RESUME_EN = "how do I resume training in slime?"
+HELP_EN = help_message("en")["text"]
+HELP_ZH = help_message("zh")["text"]
+
+
+def slack_headers(body: bytes, timestamp: int | None = None, secret: str = SECRET) -> dict[str, str]:
+    """The headers Slack sends with `body`: the timestamp and `v0=` + HMAC-SHA256 of `v0:{ts}:{body}`."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), b"v0:" + ts.encode() + b":" + body, hashlib.sha256).hexdigest()
+    return {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": f"v0={digest}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+
+
+def command_body(text: str, response_url: str = "", **fields: str) -> bytes:
+    form = {
+        "token": "unused", "team_id": "T0001", "team_domain": "example", "channel_id": "C0001",
+        "channel_name": "training", "user_id": "U0001", "user_name": "ada", "command": "/faq",
+        "text": text, "response_url": response_url, "trigger_id": "1.2.3", **fields,
+    }
+    return urlencode(form).encode()
+
+
+def interaction_body(action_id: str, value: str, response_url: str, block_id: str = "kb_actions:en") -> bytes:
+    payload = {
+        "type": "block_actions", "user": {"id": "U0001", "username": "ada"},
+        "container": {"type": "message", "is_ephemeral": True}, "response_url": response_url,
+        "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
+                     "action_ts": "1.2"}],
+    }
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+def within_slack_limits(message: dict[str, Any]) -> None:
+    """Slack's Block Kit limits, as documented: a `text` fallback, 50 blocks, 3,000-character sections."""
+    assert isinstance(message["text"], str) and message["text"].strip()
+    assert message["response_type"] in ("ephemeral", "in_channel")
+    blocks = message["blocks"]
+    assert 1 <= len(blocks) <= 50
+    for block in blocks:
+        assert block["type"] in ("section", "context", "actions", "divider")
+        if block["type"] == "section":
+            assert block["text"]["type"] == "mrkdwn" and 0 < len(block["text"]["text"]) <= 3000
+        if block["type"] == "context":
+            assert 1 <= len(block["elements"]) <= 10
+            assert all(0 < len(e["text"]) <= 3000 for e in block["elements"])
+        if block["type"] == "actions":
+            assert len(block["block_id"]) <= 255 and len(block["elements"]) <= 25
+            for button in block["elements"]:
+                assert button["type"] == "button" and len(button["action_id"]) <= 255
+                assert len(button["text"]["text"]) <= 75 and len(button["value"]) <= 2000
+
+
+class SlackStandIn:
+    """Stands in for Slack's servers: records what is posted to `{url}/response/{name}`."""
+
+    def __init__(self, serve: Callable[[Any], Any]):
+        self.posts: list[tuple[str, dict[str, Any]]] = []
+        self.arrived = threading.Condition()
+        app = FastAPI()
+
+        @app.post("/response/{name}")
+        async def response_url(name: str, request: Request) -> dict[str, bool]:
+            body = await request.json()
+            with self.arrived:
+                self.posts.append((name, body))
+                self.arrived.notify_all()
+            return {"ok": True}
+
+        self.url = serve(app).url
+
+    def response_url(self, name: str) -> str:
+        return f"{self.url}/response/{name}"
+
+    def wait_for(self, name: str, timeout: float = 15) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self.arrived:
+            while True:
+                found = [body for n, body in self.posts if n == name]
+                if found:
+                    return found[0]
+                left = deadline - time.monotonic()
+                assert left > 0, f"nothing was posted to response_url {name!r} within {timeout} s"
+                self.arrived.wait(left)
+
+
+@pytest.fixture(scope="module")
+def slack(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings.with_(slack_signing_secret=SECRET))) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def stand_in(serve: Callable[[Any], Any]) -> SlackStandIn:
+    return SlackStandIn(serve)
+
+
+def post_command(client: Any, text: str, response_url: str = "") -> Any:
+    body = command_body(text, response_url)
+    return client.post("/slack/command", content=body, headers=slack_headers(body))
+
+
+def top_hits(client: TestClient, query: str) -> list[dict[str, Any]]:
+    return client.get("/api/search", params={"q": query, "k": 4}).json()["hits"]
+
+
+# --- signatures ------------------------------------------------------------------------
+
+def test_signature_matches_slacks_documented_example() -> None:
+    body = (
+        b"token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V"
+        b"&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text="
+        b"&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN"
+        b"&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+    )
+    expected = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+    assert sign(SECRET, "1531420618", body) == expected
+    verify(SECRET, "1531420618", expected, body, now=1531420618 + 299)
+    with pytest.raises(SignatureError, match="301 s from now; the limit is 300 s"):
+        verify(SECRET, "1531420618", expected, body, now=1531420618 + 301)
+
+
+def _tampered(body: bytes) -> dict[str, str]:
+    headers = slack_headers(body)
+    headers["X-Slack-Signature"] = headers["X-Slack-Signature"][:-1] + ("0" if headers["X-Slack-Signature"][-1] != "0" else "1")
+    return headers
+
+
+REJECTIONS: list[tuple[str, Callable[[bytes], dict[str, str]], str]] = [
+    ("no headers", lambda b: {"Content-Type": "application/x-www-form-urlencoded"}, "X-Slack-Request-Timestamp header is missing"),
+    ("no signature", lambda b: {k: v for k, v in slack_headers(b).items() if k != "X-Slack-Signature"}, "X-Slack-Signature header is missing"),
+    ("no timestamp", lambda b: {k: v for k, v in slack_headers(b).items() if k != "X-Slack-Request-Timestamp"}, "X-Slack-Request-Timestamp header is missing"),
+    ("one hex digit changed", _tampered, "X-Slack-Signature does not match the body"),
+    ("another secret", lambda b: slack_headers(b, secret="not-the-secret"), "X-Slack-Signature does not match the body"),
+    ("stale", lambda b: slack_headers(b, timestamp=int(time.time()) - 301), "the limit is 300 s"),
+    ("from the future", lambda b: slack_headers(b, timestamp=int(time.time()) + 400), "the limit is 300 s"),
+    ("timestamp not a number", lambda b: {**slack_headers(b), "X-Slack-Request-Timestamp": "yesterday"}, "'yesterday' is not a whole number"),
+    ("body changed after signing", slack_headers, "does not match the body"),
+]
+
+
+@pytest.mark.parametrize("path", ["/slack/command", "/slack/interactive"])
+@pytest.mark.parametrize(("case", "headers", "message"), REJECTIONS, ids=[r[0] for r in REJECTIONS])
+def test_unsigned_bad_or_stale_requests_get_401_and_are_logged(
+    slack: TestClient, caplog: pytest.LogCaptureFixture, path: str, case: str,
+    headers: Callable[[bytes], dict[str, str]], message: str,
+) -> None:
+    body = command_body(RESUME_EN)
+    sent = body.replace(b"resume", b"delete") if case == "body changed after signing" else body
+    with caplog.at_level(logging.WARNING, logger="kb.server"):
+        response = slack.post(path, content=sent, headers=headers(body))
+    assert response.status_code == 401
+    error = response.json()
+    assert error["ok"] is False and error["status"] == 401
+    assert error["error"].startswith("not a valid Slack request: ") and message in error["error"]
+    assert any("Slack request to " + path in r.getMessage() and message in r.getMessage() for r in caplog.records)
+
+
+def test_slack_routes_are_off_without_the_secret(settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="kb.server"):
+        with TestClient(create_app(settings.with_(slack_signing_secret=""))) as client:
+            body = command_body(RESUME_EN)
+            for path in ("/slack/command", "/slack/interactive"):
+                response = client.post(path, content=body, headers=slack_headers(body))
+                assert response.status_code == 404
+                assert response.json() == {
+                    "ok": False, "status": 404,
+                    "error": "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret",
+                }
+    assert "Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404" in caplog.messages
+
+
+# --- the command -----------------------------------------------------------------------
+
+def expected_answer(hits: list[dict[str, Any]], lang: str, pending: bool = False) -> dict[str, Any]:
+    """The reply Slack should get for these hits (written out by hand from the API's fields)."""
+    best = hits[0]
+    words = {
+        "zh": ("来源：", "相关条目", "分享到频道", "👍 有帮助", "👎 没帮助", "正在根据这些条目撰写回答，稍后发送……"),
+        "en": ("Source: ", "Related entries", "Share in channel", "👍 Helpful", "👎 Not helpful", "A written answer from these entries is on its way…"),
+    }[lang]
+    source = f"<{best['url']}|{escape(best['source']['title'])} · {best['source']['version']}>"
+    related = "\n".join(f"• <{h['permalink']}|{escape(h['question'])}> · {h['source']['framework']}" for h in hits[1:3])
+    buttons = [
+        {"type": "button", "action_id": "kb_share", "value": best["id"], "style": "primary",
+         "text": {"type": "plain_text", "text": words[2], "emoji": True}},
+        {"type": "button", "action_id": "kb_helpful", "value": best["id"],
+         "text": {"type": "plain_text", "text": words[3], "emoji": True}},
+        {"type": "button", "action_id": "kb_unhelpful", "value": best["id"],
+         "text": {"type": "plain_text", "text": words[4], "emoji": True}},
+    ]
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*<{best['permalink']}|{best['question']}>*"}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": to_mrkdwn(best["answer"])}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": f"{words[0]}{source}"}]},
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*{words[1]}*\n{related}"}},
+    ]
+    if pending:
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": words[5]}]})
+    blocks.append({"type": "actions", "block_id": f"kb_actions:{lang}", "elements": buttons})
+    return {"response_type": "ephemeral", "text": f"{best['question']}\n{' '.join(best['answer'].split())}", "blocks": blocks}
+
+
+@pytest.mark.parametrize(("question", "lang"), [(RESUME_ZH, "zh"), (RESUME_EN, "en")])
+def test_command_answers_in_the_response_body(slack: TestClient, question: str, lang: str) -> None:
+    hits = top_hits(slack, question)
+    assert "续训" in hits[0]["question"]
+    response = post_command(slack, question)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    message = response.json()
+    within_slack_limits(message)
+    assert message == expected_answer(hits, lang)
+
+
+def test_exact_reply_for_the_resume_question(slack: TestClient) -> None:
+    message = post_command(slack, RESUME_ZH).json()
+    assert message["blocks"][1] == {"type": "section", "text": {"type": "mrkdwn", "text": "直接将 `--load` 设置为 `--save` 的目录即可。"}}
+    assert message["blocks"][2]["elements"][0]["text"].startswith("来源：<https://github.com/THUDM/slime/blob/")
+    assert message["blocks"][2]["elements"][0]["text"].endswith("|slime Q&amp;A · 2025-06-30>")
+
+
+@pytest.mark.parametrize(
+    ("text", "help_text"),
+    [("", HELP_EN + "\n\n" + HELP_ZH), ("   ", HELP_EN + "\n\n" + HELP_ZH), ("help", HELP_EN), ("HELP", HELP_EN), ("帮助", HELP_ZH)],
+)
+def test_no_text_or_help_gives_usage(slack: TestClient, text: str, help_text: str) -> None:
+    message = post_command(slack, text).json()
+    within_slack_limits(message)
+    assert message["response_type"] == "ephemeral" and message["text"] == help_text
+    assert "`/faq how do I resume training?`" in help_text or "`/faq 如何续训？`" in help_text
+
+
+def test_unanswerable_question_gets_the_nearest_entries(slack: TestClient) -> None:
+    question = "<!channel> what is the best pizza in Naples? <@U999> & friends"
+    hits = top_hits(slack, question)
+    message = post_command(slack, question).json()
+    within_slack_limits(message)
+    nearest = "\n".join(f"• <{h['permalink']}|{escape(h['question'])}> · {h['source']['framework']}" for h in hits[:3])
+    assert message == {
+        "response_type": "ephemeral",
+        "text": "The FAQ has no confident answer to this.",
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": "The FAQ has no confident answer to this."}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*Nearest entries*\n{nearest}"}},
+        ],
+    }
+    # The asker's text is never echoed, so a pasted <!channel> or <@user> cannot ping anyone.
+    assert "<!" not in json.dumps(message) and "<@" not in json.dumps(message)
+
+
+def test_an_overlong_paste_is_refused_in_slack_with_the_limit(slack: TestClient, settings: Settings) -> None:
+    text = "RuntimeError: CUDA error\n" * 200
+    message = post_command(slack, text).json()
+    within_slack_limits(message)
+    limit = settings.max_query_chars
+    assert message["text"] == f"the query is {len(text.strip())} characters; the limit is {limit}"
+
+
+def test_ssl_check_is_acknowledged(slack: TestClient) -> None:
+    body = urlencode({"ssl_check": "1", "token": "x"}).encode()
+    response = slack.post("/slack/command", content=body, headers=slack_headers(body))
+    assert response.status_code == 200 and response.content == b""
+
+
+# --- Block Kit and mrkdwn --------------------------------------------------------------
+
+def _entry(answer: str) -> Entry:
+    return Entry(
+        id="demo-1", question="How long can an answer be?", answer=answer, source="demo", source_title="Demo FAQ",
+        source_version="v1", source_url="https://example.org/faq", framework="Demo", section="",
+        url="https://example.org/faq#long", lang="en",
+    )
+
+
+@pytest.mark.parametrize("answer", [
+    "word " * 2000,
+    "line of text\n" * 600,
+    "Intro.\n\n```bash\n" + "echo step && ls <dir>\n" * 400 + "```\n",
+    "See [the guide](https://example.org/guide?a=1&b=2) " * 200,
+])
+def test_a_long_answer_is_trimmed_to_3000_characters_with_a_read_more_link(answer: str) -> None:
+    hits = [Hit(_entry(answer), 0.9, 1)]
+    message = answer_message(hits, True, "en", "https://faq.example.com/")
+    within_slack_limits(message)
+    text = message["blocks"][1]["text"]["text"]
+    assert len(text) <= 3000
+    assert text.endswith("…\n<https://faq.example.com/entries/demo-1|Read the full answer>")
+    body = text[: -len("…\n<https://faq.example.com/entries/demo-1|Read the full answer>")]
+    assert body.count("```") % 2 == 0, "an open code block is closed"
+    assert body.count("<") == body.count(">"), "no link is cut in half"
+    assert len(message["text"]) <= 600
+
+
+def test_trim_leaves_short_text_alone_and_never_splits_an_entity() -> None:
+    assert trim("short", 3000, "<x|more>") == "short"
+    assert trim("x" * 28 + "&amp;" + "y" * 50, 40) == "x" * 28 + "…"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "mrkdwn"),
+    [
+        ("Use `--load <dir>` & retry", "Use `--load &lt;dir&gt;` &amp; retry"),
+        ("**bold** and *italic* and ~~gone~~", "*bold* and _italic_ and ~gone~"),
+        ("See [the docs](https://x.org/a?b=1&c=2).", "See <https://x.org/a?b=1&c=2|the docs>."),
+        ("[\\[1\\]](https://faq.example.com/entries/a)", "<https://faq.example.com/entries/a|[1]>"),
+        ("[a <b> & c](https://x.org/p|q)", "<https://x.org/p%7Cq|a &lt;b&gt; &amp; c>"),
+        ("[click](javascript:alert(1))", "click"),
+        ("## Heading **here**", "*Heading here*"),
+        ("- one\n  - two", "• one\n  • two"),
+        ("> quoted <tag>", "> quoted &lt;tag&gt;"),
+        ("```python\nif a < b and c > d:\n    [x](https://no)\n```", "```\nif a &lt; b and c &gt; d:\n    [x](https://no)\n```"),
+        ("<!channel> <@U123> <https://evil|ok>", "&lt;!channel&gt; &lt;@U123&gt; &lt;https://evil|ok&gt;"),
+        ("max_tokens_per_gpu 与 --max-tokens-per-gpu", "max_tokens_per_gpu 与 --max-tokens-per-gpu"),
+    ],
+)
+def test_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
+    assert to_mrkdwn(markdown) == mrkdwn
+
+
+def test_every_entry_fits_slacks_limits(slack: TestClient) -> None:
+    kb = slack.app.state.kb  # type: ignore[attr-defined]
+    for entry in kb.entries:
+        related = kb.related(entry.id, 2)
+        message = answer_message([Hit(entry, 1.0, 1), *related], True, entry.lang, "https://faq.example.com/")
+        within_slack_limits(message)
+
+
+# --- buttons: share in channel, helpful / not helpful ----------------------------------
+
+def test_share_reposts_the_answer_in_the_channel(slack: TestClient, stand_in: SlackStandIn) -> None:
+    best = top_hits(slack, RESUME_ZH)[0]
+    body = interaction_body("kb_share", best["id"], stand_in.response_url("share"), "kb_actions:zh")
+    response = slack.post("/slack/interactive", content=body, headers=slack_headers(body))
+    assert response.status_code == 200
+    posted = stand_in.wait_for("share")
+    within_slack_limits(posted)
+    assert posted["response_type"] == "in_channel" and posted["replace_original"] is False
+    assert posted["blocks"][0] == {"type": "section", "text": {"type": "mrkdwn", "text": f"*<{best['permalink']}|{best['question']}>*"}}
+    assert posted["blocks"][-1] == {"type": "context", "elements": [{"type": "mrkdwn", "text": "<@U0001> 通过 /faq 分享"}]}
+    assert not any(block["type"] == "actions" for block in posted["blocks"])
+
+
+@pytest.mark.parametrize(("action", "name"), [("kb_helpful", "up"), ("kb_unhelpful", "down")])
+def test_votes_are_logged_and_thanked(
+    slack: TestClient, stand_in: SlackStandIn, caplog: pytest.LogCaptureFixture, action: str, name: str
+) -> None:
+    body = interaction_body(action, "slime-b0ab398d", stand_in.response_url(name))
+    with caplog.at_level(logging.INFO, logger="kb.server"):
+        assert slack.post("/slack/interactive", content=body, headers=slack_headers(body)).status_code == 200
+    vote = "helpful" if action == "kb_helpful" else "not helpful"
+    assert f"Slack feedback: {vote} on entry slime-b0ab398d" in caplog.messages
+    assert stand_in.wait_for(name) == {
+        "response_type": "ephemeral", "replace_original": False, "text": "Thanks for the feedback.",
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Thanks for the feedback."}}],
+    }
+
+
+def test_sharing_an_entry_that_is_gone_says_so(slack: TestClient, stand_in: SlackStandIn) -> None:
+    body = interaction_body("kb_share", "nope-00000000", stand_in.response_url("gone"))
+    assert slack.post("/slack/interactive", content=body, headers=slack_headers(body)).status_code == 200
+    assert stand_in.wait_for("gone")["text"] == "That entry is no longer in the FAQ."
+
+
+def test_a_payload_that_is_not_json_is_a_400(slack: TestClient) -> None:
+    body = urlencode({"payload": "{not json"}).encode()
+    response = slack.post("/slack/interactive", content=body, headers=slack_headers(body))
+    assert response.status_code == 400
+    assert response.json()["error"] == "payload: not JSON (Slack sends interactions as a form field `payload`)"
+
+
+# --- with an LLM: the top entries at once, the written answer to response_url ---------
+
+@pytest.fixture(scope="module")
+def llm_slack(settings: Settings, serve: Callable[[Any], Any]) -> Callable[[str], str]:
+    """`url(model)`: a real server (uvicorn) with Slack on and the stand-in LLM answering as `model`."""
+    llm_url = serve(fake_llm_app([])).url + "/v1"
+    servers: dict[str, str] = {}
+
+    def url(model: str) -> str:
+        if model not in servers:
+            configured = settings.with_(slack_signing_secret=SECRET, llm_base_url=llm_url, llm_model=model, llm_timeout=10)
+            servers[model] = serve(create_app(configured)).url
+        return servers[model]
+
+    return url
+
+
+def test_with_an_llm_the_entries_come_at_once_and_the_written_answer_follows(
+    llm_slack: Callable[[str], str], stand_in: SlackStandIn, client: TestClient
+) -> None:
+    base = llm_slack("slow")  # the stand-in takes 3 s before its first word
+    hits = top_hits(client, RESUME_EN)
+    root = base + "/"
+    hits = [{**h, "permalink": h["permalink"].replace("http://testserver/", root)} for h in hits]
+    with httpx.Client(base_url=base) as http:
+        post_command(http, RESUME_EN)  # warm up
+        started = time.monotonic()
+        response = post_command(http, RESUME_EN, stand_in.response_url("written"))
+        elapsed = time.monotonic() - started
+    assert response.status_code == 200
+    assert elapsed < 1.0, f"acknowledged after {elapsed:.2f} s"
+    assert response.json() == expected_answer(hits, "en", pending=True)
+
+    written = stand_in.wait_for("written")
+    within_slack_limits(written)
+    first, second = hits[0]["permalink"], hits[1]["permalink"]
+    assert written["response_type"] == "ephemeral" and written["replace_original"] is False
+    assert written["blocks"][0] == {"type": "section", "text": {"type": "mrkdwn", "text": (
+        f"Set `--load` to the `--save` directory and training resumes <{first}|[1]>. See also <{second}|[2]>."
+    )}}
+    assert written["blocks"][1] == {"type": "context", "elements": [{"type": "mrkdwn", "text": "Written by a language model from the cited entries"}]}
+    assert written["blocks"][-1]["elements"][0]["value"] == hits[0]["id"]
+
+
+def test_when_the_llm_fails_slack_is_told_the_entries_stand(llm_slack: Callable[[str], str], stand_in: SlackStandIn) -> None:
+    with httpx.Client(base_url=llm_slack("broken")) as http:
+        response = post_command(http, RESUME_ZH, stand_in.response_url("broken"))
+    assert response.status_code == 200 and response.json()["blocks"][-2]["type"] == "context"
+    assert stand_in.wait_for("broken")["text"] == "语言模型这次没能写出回答；上面的 FAQ 条目就是答案。"

@@ -1,0 +1,191 @@
+"""The widget over HTTP: the script and its caching, its config, the demo page, and CORS by origin."""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any, Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from kb.settings import Settings
+from server import create_app
+from server.routes.widget import SCRIPT_FILE
+
+ALLOWED = "https://docs.example.com"
+OTHER = "https://evil.example.net"
+PREFLIGHT_HEADERS = {
+    "vary": "Origin",
+    "access-control-allow-origin": ALLOWED,
+    "access-control-allow-methods": "GET, POST",
+    "access-control-allow-headers": "accept, content-type, accept-language",
+    "access-control-max-age": "600",
+    "content-length": "0",
+}
+GZIP_BUDGET = 10_000  # bytes: the widget stays small
+
+
+@pytest.fixture(scope="module")
+def cors(settings: Settings) -> Iterator[TestClient]:
+    """The app with one allowed origin (plus a trailing slash and spaces, as people write them)."""
+    with TestClient(create_app(settings.with_(allowed_origins=f" {ALLOWED}/ , http://localhost:3000"))) as client:
+        yield client
+
+
+def preflight(client: TestClient, path: str, origin: str, method: str = "POST", headers: str = "content-type") -> Any:
+    return client.options(path, headers={
+        "Origin": origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": headers,
+    })
+
+
+# --- the script ------------------------------------------------------------------------
+
+def test_widget_script_is_served_as_javascript_with_caching_headers(client: TestClient) -> None:
+    response = client.get("/widget.js", headers={"Accept-Encoding": "identity"})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert response.headers["cache-control"] == "public, max-age=3600"
+    assert response.headers["etag"].startswith('W/"')
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["cross-origin-resource-policy"] == "cross-origin"
+    assert "Accept-Encoding" in response.headers["vary"]
+    assert "content-encoding" not in response.headers
+    assert response.content == SCRIPT_FILE.read_bytes()
+
+
+def test_widget_script_is_gzipped_when_asked_and_small(client: TestClient) -> None:
+    response = client.get("/widget.js", headers={"Accept-Encoding": "gzip, deflate"})
+    assert response.headers["content-encoding"] == "gzip"
+    assert int(response.headers["content-length"]) < GZIP_BUDGET
+    assert response.content == SCRIPT_FILE.read_bytes()  # httpx has decompressed it
+    assert len(gzip.compress(SCRIPT_FILE.read_bytes(), 9)) < GZIP_BUDGET
+
+
+def test_widget_script_revalidates_with_its_etag(client: TestClient) -> None:
+    etag = client.get("/widget.js").headers["etag"]
+    again = client.get("/widget.js", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["etag"] == etag and again.headers["cache-control"] == "public, max-age=3600"
+    assert client.get("/widget.js", headers={"If-None-Match": 'W/"other"'}).status_code == 200
+
+
+def test_widget_script_defines_one_global_and_uses_no_cdn() -> None:
+    source = SCRIPT_FILE.read_text(encoding="utf-8")
+    assert source.count("window.KBWidget =") == 1
+    assert "window." not in source.replace("window.KBWidget", "").replace("window.CSS", "").replace("window.CSSStyleSheet", "")
+    assert "//cdn" not in source and "import " not in source
+    assert ".innerHTML = html" in source and source.count("innerHTML") == 1, "only the server's rendered answer is HTML"
+
+
+def test_widget_config_says_feedback_is_off_until_the_endpoint_exists(client: TestClient, settings: Settings) -> None:
+    response = client.get("/api/widget-config")
+    assert response.json() == {"feedback": False, "max_message_chars": settings.max_query_chars}
+    assert response.headers["cache-control"] == "no-cache"
+
+    app = create_app(settings)
+
+    @app.post("/api/feedback")
+    async def feedback() -> dict[str, bool]:
+        return {"ok": True}
+
+    with TestClient(app) as with_feedback:
+        assert with_feedback.get("/api/widget-config").json()["feedback"] is True
+
+
+def test_demo_page_embeds_the_widget_and_shows_the_line(client: TestClient) -> None:
+    response = client.get("/widget-demo", headers={"Accept-Language": "en"})
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+    page = response.text
+    assert '<script src="/widget.js" data-lang="auto" data-title="RLHF Framework FAQ" defer></script>' in page
+    assert "http://testserver/widget.js" in page and "data-title" in page
+    assert "KB_ALLOWED_ORIGINS" in page
+    zh = client.get("/widget-demo", headers={"Accept-Language": "zh-CN"}).text
+    assert "嵌入式问答小部件" in zh
+
+
+# --- CORS ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/api/chat", "/api/search", "/api/widget-config"])
+def test_preflight_from_an_allowed_origin(cors: TestClient, path: str) -> None:
+    response = preflight(cors, path, ALLOWED)
+    assert response.status_code == 204
+    assert dict(response.headers) == PREFLIGHT_HEADERS
+
+
+@pytest.mark.parametrize("path", ["/api/chat", "/api/search"])
+def test_preflight_from_another_origin_is_refused_without_cors_headers(
+    cors: TestClient, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
+    response = preflight(cors, path, OTHER)
+    assert response.status_code == 403
+    assert not any(name.startswith("access-control-") for name in response.headers)
+    assert response.json() == {"ok": False, "status": 403, "error": f"origin '{OTHER}' is not in KB_ALLOWED_ORIGINS"}
+
+
+def test_a_refused_origin_is_logged_once(settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    with TestClient(create_app(settings.with_(allowed_origins=ALLOWED))) as client:
+        for _ in range(3):
+            preflight(client, "/api/chat", OTHER)
+    refused = [m for m in caplog.messages if "cross-origin API call refused" in m]
+    assert refused == [
+        f"cross-origin API call refused: origin '{OTHER}' is not in KB_ALLOWED_ORIGINS (add it to KB_ALLOWED_ORIGINS to allow it)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("method", "headers", "error"),
+    [
+        ("DELETE", "content-type", "method DELETE is not allowed; use GET or POST"),
+        ("POST", "content-type, x-api-key", "request header 'x-api-key' is not allowed; allowed: accept, content-type, accept-language"),
+    ],
+)
+def test_preflight_for_a_method_or_header_the_api_does_not_take(cors: TestClient, method: str, headers: str, error: str) -> None:
+    response = preflight(cors, "/api/chat", ALLOWED, method, headers)
+    assert response.status_code == 403 and response.json()["error"] == error
+    assert "access-control-allow-origin" not in response.headers
+
+
+def test_actual_requests_get_the_origin_back_only_when_allowed(cors: TestClient) -> None:
+    allowed = cors.get("/api/search", params={"q": "OOM"}, headers={"Origin": ALLOWED})
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == ALLOWED and allowed.headers["vary"] == "Origin"
+    other = cors.get("/api/search", params={"q": "OOM"}, headers={"Origin": OTHER})
+    assert "access-control-allow-origin" not in other.headers and other.headers["vary"] == "Origin"
+    local = cors.get("/api/widget-config", headers={"Origin": "http://localhost:3000"})
+    assert local.headers["access-control-allow-origin"] == "http://localhost:3000"
+    none = cors.get("/api/widget-config")
+    assert "access-control-allow-origin" not in none.headers
+
+
+def test_chat_json_and_stream_carry_the_header_for_an_allowed_origin(cors: TestClient) -> None:
+    body = {"message": "slime 如何续训？"}
+    answer = cors.post("/api/chat", json=body, headers={"Origin": ALLOWED})
+    assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == ALLOWED
+    with cors.stream("POST", "/api/chat", json=body, headers={"Origin": ALLOWED, "Accept": "text/event-stream"}) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        assert stream.headers["access-control-allow-origin"] == ALLOWED
+        assert "event: done" in stream.read().decode()
+
+
+def test_errors_carry_the_header_too_so_the_widget_can_read_them(cors: TestClient) -> None:
+    response = cors.post("/api/chat", json={"message": "  "}, headers={"Origin": ALLOWED})
+    assert response.status_code == 422 and response.headers["access-control-allow-origin"] == ALLOWED
+    assert response.json()["error"] == "message: the message is empty"
+
+
+def test_pages_and_slack_are_not_opened_to_other_origins(cors: TestClient) -> None:
+    for path in ("/", "/widget-demo", "/healthz"):
+        response = cors.get(path, headers={"Origin": ALLOWED})
+        assert "access-control-allow-origin" not in response.headers, path
+    assert preflight(cors, "/slack/command", ALLOWED).status_code != 204
+
+
+def test_no_origins_means_no_cross_origin_access(client: TestClient) -> None:
+    assert preflight(client, "/api/chat", ALLOWED).status_code == 403
+    assert "access-control-allow-origin" not in client.get("/api/widget-config", headers={"Origin": ALLOWED}).headers
+
+
+def test_a_star_allows_every_origin(settings: Settings) -> None:
+    with TestClient(create_app(settings.with_(allowed_origins="*"))) as client:
+        response = preflight(client, "/api/chat", OTHER)
+        assert response.status_code == 204 and response.headers["access-control-allow-origin"] == OTHER

@@ -64,7 +64,8 @@
     ".answer pre{background:var(--code);border:1px solid var(--bd);border-radius:8px;padding:8px 10px;overflow-x:auto;" +
     "font-size:12.5px;white-space:pre}.answer ul,.answer ol,.list{padding-left:20px}.answer img{max-width:100%}" +
     ".answer table{border-collapse:collapse;display:block;overflow-x:auto}.answer td,.answer th{border:1px solid var(--bd);padding:2px 6px}" +
-    "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"Liberation Mono\",monospace;font-size:.92em}" +
+    "code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"Liberation Mono\",monospace;font-size:.9em}" +
+    ".answer :not(pre)>code{background:var(--code);border:1px solid var(--bd);border-radius:4px;padding:0 .25em}" +
     "a{color:var(--link)}.meta{margin-top:10px;padding-top:8px;border-top:1px solid var(--bd);font-size:13px}" +
     ".meta+.meta{border-top:0;padding-top:0}.label{display:block;color:var(--mut);font-size:12px;font-weight:600}" +
     ".list{margin:2px 0 0}.list li+li{margin-top:2px}.fw{color:var(--mut)}.mode{margin:8px 0 0;font-size:12px;color:var(--mut)}" +

@@ -1,0 +1,310 @@
+"""The widget in a real browser, on a page from another origin: headless Chromium, two uvicorn servers.
+
+A small "host site" runs on its own loopback port (a real second origin) and embeds the
+widget with the one `<script>` tag, under a stylesheet and a fixed toolbar that would
+clash with a widget drawn in the page itself. The widget is opened, asked a question in
+English and in Chinese, answers with a source link, keeps the keyboard inside its panel,
+and closes on Esc. Screenshots at desktop and phone widths (light and dark) go to
+test-artifacts/. A second host, not in KB_ALLOWED_ORIGINS, gets a console error that says
+which setting to change.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+from test_browser import CHROMIUM, CHROMIUM_ARGS, DESKTOP, Page, sync_api
+
+from kb.settings import Settings
+
+PHONE = {"width": 375, "height": 740}
+EN_QUESTION = "how do I resume training in slime?"
+ZH_QUESTION = "slime 训练时 OOM 怎么办？"
+
+HOST_PAGE = """<!doctype html>
+<html lang="{lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Another project's docs</title>
+<link rel="icon" href="data:,">
+<script>window.__globalsBefore = Object.keys(window);</script>
+<style>
+  /* The host's own styles, which must not reach into the widget (nor the widget's into the page). */
+  * {{ font-family: Georgia, serif; line-height: 1.9; }}
+  body {{ margin: 0; background: #fbfaf7; color: #2b2b2b; }}
+  main {{ max-width: 720px; margin: 0 auto; padding: 32px 24px 120px; }}
+  h1 {{ font-size: 34px; margin: 0 0 12px; }}
+  p {{ font-size: 17px; }}
+  button {{ background: orange !important; border: 4px dashed red !important; border-radius: 0 !important; padding: 20px !important; }}
+  div {{ padding: 18px !important; }}
+  textarea {{ display: none !important; }}
+  a {{ color: #0a0 !important; }}
+  .toolbar {{ position: fixed; left: 0; right: 0; bottom: 0; height: 48px; z-index: 999999; background: #1f2937;
+             color: #fff; display: flex; align-items: center; padding: 0 20px !important; font-size: 14px; }}
+</style>
+</head>
+<body>
+<main>
+<h1>Trainer documentation</h1>
+<p>This page belongs to another site. It loads the FAQ widget from the FAQ server with one script tag,
+and its own stylesheet sets fonts, buttons, padding and a fixed toolbar that would all clash with a
+widget drawn in the page itself.</p>
+<p>Use the button in the corner to ask the FAQ a question about resuming training, memory errors or
+checkpoint conversion.</p>
+</main>
+<div class="toolbar">Host toolbar (z-index 999999)</div>
+<script src="{kb}/widget.js" {attributes} defer></script>
+</body>
+</html>
+"""
+
+
+class HostSite:
+    """A static site on its own port that embeds the widget from the FAQ server at `kb_url`."""
+
+    def __init__(self, serve: Callable[[Any], Any]):
+        self.kb_url = ""
+
+        async def page(request: Request) -> HTMLResponse:
+            attributes = 'data-lang="auto" data-title="Training FAQ"'
+            lang = request.query_params.get("lang", "en")
+            if request.url.path == "/left":
+                attributes = 'data-lang="zh" data-title="训练 FAQ" data-position="left" data-accent="#e11d48"'
+            return HTMLResponse(HOST_PAGE.format(kb=self.kb_url, attributes=attributes, lang=lang))
+
+        self.url = serve(Starlette(routes=[Route("/", page), Route("/left", page)])).url
+
+
+@pytest.fixture(scope="module")
+def sites(settings: Settings, serve: Callable[[Any], Any]) -> tuple[HostSite, HostSite, str]:
+    """(allowed host, blocked host, FAQ server URL): three loopback ports, three origins."""
+    from server import create_app
+
+    allowed, blocked = HostSite(serve), HostSite(serve)
+    kb_url = serve(create_app(settings.with_(allowed_origins=allowed.url))).url
+    allowed.kb_url = blocked.kb_url = kb_url
+    assert len({allowed.url, blocked.url, kb_url}) == 3
+    return allowed, blocked, kb_url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Callable[..., Page]]:
+    opened: list[Page] = []
+
+    def open_tab(base_url: str, **context: Any) -> Page:
+        opened.append(Page(browser, base_url, **context))
+        return opened[-1]
+
+    yield open_tab
+    for page in opened:
+        page.close()
+
+
+def load(t: Page, path: str = "/") -> Any:
+    t.goto(path)
+    page = t.page
+    page.wait_for_function("() => window.KBWidget && document.querySelector('kb-faq-widget')")
+    return page
+
+
+def shadow(page: Any, script: str) -> Any:
+    """Evaluate `script` with `root` bound to the widget's shadow root."""
+    return page.evaluate(f"() => {{ const root = document.querySelector('kb-faq-widget').shadowRoot; return ({script}); }}")
+
+
+def ask(page: Any, question: str) -> Any:
+    box = page.locator("#kbw-q")
+    box.fill(question)
+    box.press("Enter")
+    page.wait_for_selector(".msg.bot .meta a.source")
+    return page.locator(".msg.bot").last
+
+
+def expected_best(client: TestClient, question: str) -> dict[str, Any]:
+    body = client.post("/api/chat", json={"message": question}).json()
+    assert body["answered"] is True
+    return body["sources"][0]
+
+
+def test_widget_answers_on_another_origin_and_stays_out_of_the_page(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str], client: TestClient, artifacts: Path
+) -> None:
+    allowed, _, kb_url = sites
+    want = expected_best(client, EN_QUESTION)
+    t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
+    page = load(t)
+
+    new_globals = page.evaluate("() => Object.keys(window).filter(k => !window.__globalsBefore.includes(k) && k !== '__globalsBefore')")
+    assert new_globals == ["KBWidget"]
+    launcher = page.locator(".launcher")
+    assert launcher.get_attribute("aria-label") == "Ask the FAQ"
+    assert launcher.get_attribute("aria-expanded") == "false" and launcher.get_attribute("aria-haspopup") == "dialog"
+    # The host's `button { background: orange !important }` and `* { font-family: Georgia }` stay outside.
+    assert launcher.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(79, 70, 229)"
+    assert "Georgia" not in launcher.evaluate("b => getComputedStyle(b).fontFamily")
+
+    launcher.click()  # also proves the host's z-index 999999 toolbar does not cover it
+    panel = page.locator(".panel")
+    assert panel.is_visible() and panel.get_attribute("role") == "dialog" and panel.get_attribute("aria-modal") == "true"
+    assert launcher.get_attribute("aria-expanded") == "true"
+    assert page.locator("#kbw-title").inner_text() == "Training FAQ"
+    assert shadow(page, "root.activeElement && root.activeElement.id") == "kbw-q"
+    assert page.locator("#kbw-q").evaluate("t => getComputedStyle(t).display") != "none"
+
+    reply = ask(page, EN_QUESTION)
+    source = reply.locator(".meta a.source")
+    assert source.get_attribute("href") == want["url"] and want["url"].startswith("https://")
+    assert source.get_attribute("target") == "_blank"
+    assert reply.locator(".meta a.entry").get_attribute("href") == f"{kb_url}/entries/{want['id']}"
+    assert reply.locator(".answer").inner_text().strip()
+    assert reply.locator(".list li").count() >= 2, "related entries"
+    assert reply.locator(".votes").count() == 0, "no feedback buttons until the server takes feedback"
+    assert page.locator(".msg.user").inner_text() == EN_QUESTION
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(artifacts / "widget-desktop.png"))
+
+    # Tab and Shift+Tab go round the panel's controls and never leave it.
+    for key in ["Tab"] * 14 + ["Shift+Tab"] * 14:
+        page.keyboard.press(key)
+        assert shadow(page, "!!root.activeElement && root.getElementById('kbw-panel').contains(root.activeElement)"), key
+    page.keyboard.press("Escape")
+    assert not panel.is_visible()
+    assert launcher.get_attribute("aria-expanded") == "false"
+    assert shadow(page, "root.activeElement && root.activeElement.className") == "launcher"
+
+    # The keyboard opens it again, with the conversation kept.
+    page.keyboard.press("Enter")
+    assert panel.is_visible() and page.locator(".msg.bot").count() == 1
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_widget_fills_a_phone_screen_and_follows_the_colour_scheme(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str], client: TestClient, artifacts: Path, scheme: str
+) -> None:
+    allowed, _, _ = sites
+    want = expected_best(client, ZH_QUESTION)
+    t = tab(allowed.url, viewport=PHONE, locale="zh-CN", color_scheme=scheme, is_mobile=True, has_touch=True)
+    page = load(t, "/?lang=zh-CN")
+    launcher = page.locator(".launcher")
+    assert launcher.get_attribute("aria-label") == "向 FAQ 提问"
+    box = launcher.bounding_box()
+    assert box["x"] + box["width"] <= PHONE["width"] and box["y"] + box["height"] <= PHONE["height"]
+    launcher.tap()
+    panel = page.locator(".panel").bounding_box()
+    assert (panel["x"], panel["y"], panel["width"], panel["height"]) == (0, 0, PHONE["width"], PHONE["height"])
+    assert not launcher.is_visible(), "the full-screen panel has its own close button"
+    background = page.locator(".panel").evaluate("p => getComputedStyle(p).backgroundColor")
+    assert background == ("rgb(23, 26, 33)" if scheme == "dark" else "rgb(255, 255, 255)")
+
+    reply = ask(page, ZH_QUESTION)
+    assert reply.locator(".meta a.source").get_attribute("href") == want["url"]
+    assert reply.locator(".meta .label").first.inner_text() == "来源"
+    t.no_horizontal_scroll()
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(artifacts / f"widget-phone-{scheme}.png"))
+    page.locator(".close").tap()
+    assert launcher.is_visible()
+
+
+def test_data_attributes_set_language_position_and_accent(tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]) -> None:
+    allowed, _, _ = sites
+    t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
+    page = load(t, "/left")
+    launcher = page.locator(".launcher")
+    assert launcher.get_attribute("aria-label") == "向 FAQ 提问"  # data-lang="zh" wins over the page's English
+    assert launcher.bounding_box()["x"] < 40
+    assert launcher.evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(225, 29, 72)"
+    launcher.click()
+    assert page.locator("#kbw-title").inner_text() == "训练 FAQ"
+    assert page.locator(".panel").bounding_box()["x"] < 40
+
+
+def test_a_page_from_an_origin_not_allowed_gets_a_clear_console_error(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]
+) -> None:
+    _, blocked, kb_url = sites
+    t = tab(blocked.url, viewport=DESKTOP, locale="en-US")
+    messages: list[str] = []
+    t.page.on("console", lambda m: messages.append(m.text) if m.type == "error" else None)
+    page = load(t)
+    for _ in range(100):
+        if any(m.startswith("KBWidget:") for m in messages):
+            break
+        page.wait_for_timeout(50)
+    explained = [m for m in messages if m.startswith("KBWidget:")]
+    assert explained == [
+        f"KBWidget: the FAQ server {kb_url} does not allow calls from this page's origin ({blocked.url}). "
+        f"Add {blocked.url} to KB_ALLOWED_ORIGINS on the FAQ server (a comma-separated list of origins) and restart it."
+    ]
+    page.locator(".launcher").click()
+    assert page.locator(".blocked").inner_text() == "This site is not set up to use the FAQ server."
+    # The browser's own CORS report is expected here; nothing else may go wrong.
+    t.problems[:] = [p for p in t.problems if "KB_ALLOWED_ORIGINS" not in p and "CORS" not in p and "Failed to load resource" not in p]
+
+
+def test_feedback_buttons_appear_once_the_server_takes_feedback(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]
+) -> None:
+    """The server has no feedback endpoint yet, so the browser stands in for one (request routing)."""
+    allowed, _, kb_url = sites
+    t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
+    votes: list[dict[str, Any]] = []
+    cors = {"Access-Control-Allow-Origin": allowed.url}
+
+    def config(route: Any) -> None:
+        route.fulfill(json={"feedback": True, "max_message_chars": 2000}, headers=cors)
+
+    def feedback(route: Any) -> None:
+        if route.request.method == "OPTIONS":
+            route.fulfill(status=204, headers={**cors, "Access-Control-Allow-Headers": "content-type",
+                                               "Access-Control-Allow-Methods": "POST"})
+            return
+        votes.append(json.loads(route.request.post_data))
+        route.fulfill(json={"ok": True}, headers=cors)
+
+    t.page.route(f"{kb_url}/api/widget-config", config)
+    t.page.route(f"{kb_url}/api/feedback", feedback)
+    page = load(t)
+    page.locator(".launcher").click()
+    reply = ask(page, EN_QUESTION)
+    best_id = reply.locator(".meta a.entry").get_attribute("href").rsplit("/", 1)[1]
+    reply.locator(".votes button").first.click()
+    page.wait_for_function("() => document.querySelector('kb-faq-widget').shadowRoot.querySelector('.msg.bot .mode')")
+    assert reply.locator(".mode").last.inner_text() == "Thanks for the feedback."
+    page.wait_for_timeout(300)
+    assert votes == [{"message": EN_QUESTION, "entry_id": best_id, "helpful": True}]
+
+
+def test_demo_page_works_under_the_sites_strict_content_security_policy(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str], artifacts: Path
+) -> None:
+    """/widget-demo sends `style-src 'self'`: the widget's styles (constructed sheets) still apply."""
+    _, _, kb_url = sites
+    t = tab(kb_url, viewport=DESKTOP, locale="en-US")
+    response = t.goto("/widget-demo")
+    assert "style-src 'self'" in response.headers["content-security-policy"]
+    page = t.page
+    page.wait_for_function("() => window.KBWidget && document.querySelector('kb-faq-widget')")
+    launcher = page.locator(".launcher")
+    assert launcher.evaluate("b => getComputedStyle(b).position") == "fixed"
+    launcher.click()
+    ask(page, "How do I convert a Megatron checkpoint to Hugging Face?")
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(artifacts / "widget-demo.png"))

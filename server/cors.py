@@ -42,19 +42,17 @@ class APICors:
             return
         headers = Headers(scope=scope)
         origin = headers.get("origin")
-        if origin is None:
-            await self.app(scope, receive, send)
-            return
-        allowed = self._allowed(scope, origin)
-        if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
+        allowed = origin is not None and self._allowed(scope, origin)
+        if origin is not None and scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
             await self._preflight(origin, allowed, headers, send)
             return
 
         async def send_with_cors(message: Message) -> None:
             if message["type"] == "http.response.start":
+                # Every API response varies by Origin, so no cache hands one origin's answer to another.
                 response_headers = MutableHeaders(scope=message)
                 response_headers.add_vary_header("Origin")
-                if allowed:
+                if allowed and origin is not None:
                     response_headers["Access-Control-Allow-Origin"] = origin
             await send(message)
 

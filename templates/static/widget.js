@@ -351,7 +351,7 @@
         } else if (name === "done") {
           finished = true;
           showReply(bubble, body, message);
-          history.push({ role: "user", content: message }, { role: "assistant", content: body.answer });
+          history.push({ role: "user", content: message }, { role: "assistant", content: body.answer.slice(0, 4000) });
         } else if (name === "error") {
           throw new Error(body.error);
         }

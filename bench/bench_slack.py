@@ -135,7 +135,7 @@ def main() -> None:
     print(f"{'':28} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for name, samples in (("POST /slack/command", slack), ("GET /api/search (same q)", search)):
         print(f"{name:28} {statistics.median(samples):8.1f} {pct(samples, 90):8.1f} {pct(samples, 99):8.1f} {max(samples):8.1f}")
-    extra = statistics.median(a - b for a, b in zip(slack, search))
+    extra = statistics.median(a - b for a, b in zip(slack, search, strict=True))
     print(f"\nSlack's own share (signature, Block Kit) at p50: {extra:+.1f} ms per request;")
     print(f"the slowest reply used {max(slack) / SLACK_LIMIT_MS * 100:.1f}% of Slack's 3-second limit")
 

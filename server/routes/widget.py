@@ -69,7 +69,7 @@ async def widget_script(request: Request) -> Response:
 
 def _has_feedback(request: Request) -> bool:
     return any(
-        isinstance(route, APIRoute) and route.path == FEEDBACK_PATH and "POST" in route.methods
+        isinstance(route, APIRoute) and route.path == FEEDBACK_PATH and "POST" in (route.methods or ())
         for route in request.app.routes
     )
 

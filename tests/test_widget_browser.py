@@ -308,3 +308,20 @@ def test_demo_page_works_under_the_sites_strict_content_security_policy(
     ask(page, "How do I convert a Megatron checkpoint to Hugging Face?")
     page.wait_for_timeout(200)
     page.screenshot(path=str(artifacts / "widget-demo.png"))
+
+
+def test_markup_in_a_question_is_shown_as_text_never_run(tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]) -> None:
+    allowed, _, _ = sites
+    t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
+    page = load(t)
+    page.locator(".launcher").click()
+    question = "<img src=x onerror=alert(1)><script>alert(2)</script> pizza"
+    page.locator("#kbw-q").fill(question)
+    page.locator("#kbw-q").press("Enter")
+    page.wait_for_selector(".msg.bot .note")
+    assert page.locator(".msg.user").inner_text() == question
+    assert page.locator(".msg.bot .note").first.inner_text() == "The FAQ has no confident answer to this."
+    assert page.locator(".msg.bot .list li").count() >= 1, "the nearest entries"
+    assert shadow(page, "root.querySelectorAll('img, script').length") == 0
+    page.wait_for_timeout(300)
+    # The tab fixture fails the test if a dialog opened or a script errored.

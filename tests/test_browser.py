@@ -64,6 +64,12 @@ class Page:
         self.page.wait_for_timeout(150)
         self.page.screenshot(path=str(path), full_page=True)
 
+    def screenshot_bottom(self, path: Path) -> None:
+        # The chat keeps its box stuck to the bottom of the window: capture the window as seen.
+        self.page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+        self.page.wait_for_timeout(400)
+        self.page.screenshot(path=str(path))
+
     def no_horizontal_scroll(self) -> None:
         width, inner = self.page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
         assert width <= inner, f"page is {width}px wide in a {inner}px window"
@@ -172,7 +178,7 @@ def test_chat_answers_with_a_source_link_and_follow_up(tab: Callable[..., Page],
     page.wait_for_function("() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')")
     second = page.locator(".turn.bot").nth(1)
     assert "ROLL" in second.locator(".reply-source .source-fw, .reply-related .related-src").first.inner_text()
-    t.screenshot(artifacts / "chat-desktop.png")
+    t.screenshot_bottom(artifacts / "chat-desktop.png")
 
 
 def test_markup_in_a_query_is_never_executed(tab: Callable[..., Page]) -> None:
@@ -207,7 +213,7 @@ def test_phone_width_screenshots(tab: Callable[..., Page], client: TestClient, a
     page.locator("[data-example]").first.click()
     page.wait_for_selector(".turn.bot .reply-mode")
     t.no_horizontal_scroll()
-    t.screenshot(artifacts / f"chat-phone-{scheme}.png")
+    t.screenshot_bottom(artifacts / f"chat-phone-{scheme}.png")
 
 
 def test_language_toggle_is_remembered(tab: Callable[..., Page]) -> None:

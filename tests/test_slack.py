@@ -456,3 +456,27 @@ def test_when_the_llm_fails_slack_is_told_the_entries_stand(llm_slack: Callable[
         response = post_command(http, RESUME_ZH, stand_in.response_url("broken"))
     assert response.status_code == 200 and response.json()["blocks"][-2]["type"] == "context"
     assert stand_in.wait_for("broken")["text"] == "语言模型这次没能写出回答；上面的 FAQ 条目就是答案。"
+
+
+def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
+    slack: TestClient, stand_in: SlackStandIn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine under load: the search takes longer than the acknowledgement budget."""
+    import server.routes.slack as routes
+
+    hits = top_hits(slack, RESUME_EN)
+    kb = slack.app.state.kb  # type: ignore[attr-defined]
+    search = kb.search
+
+    def slow_search(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(routes, "ACK_SECONDS", 0.1)
+    monkeypatch.setattr(kb, "search", slow_search)
+    message = post_command(slack, RESUME_EN, stand_in.response_url("late")).json()
+    assert message == {
+        "response_type": "ephemeral", "text": "Still looking it up; the answer will follow here…",
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Still looking it up; the answer will follow here…"}}],
+    }
+    assert stand_in.wait_for("late") == {**expected_answer(hits, "en"), "replace_original": False}

@@ -3,11 +3,13 @@
 Both are verified by `SlackFormDep` (the Slack signature over the raw body) and answer
 within Slack's 3-second limit: retrieval is enough for the reply itself; a written LLM
 answer, a shared answer and a thank-you go to the request's `response_url` afterwards,
-as background tasks that run once the response has been sent.
+as background tasks that run once the response has been sent. A search that overruns
+`ACK_SECONDS` (a machine under load) is acknowledged at once and answered the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any, Sequence
@@ -20,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from kb.answer import compose_answer
 from kb.errors import EntryNotFound, QueryError
 from kb.llm import LLM, LLMError, link_citations
-from kb.search import Hit
+from kb.search import Hit, SearchResult
 from kb.settings import Settings
 from kb.text import detect_lang
 
@@ -32,13 +34,14 @@ from ..slack import actions_lang, answer_message, help_message, notice_message, 
 from ..slack.blocks import RELATED_SHOWN
 from .api_chat import permalinks
 
-__all__ = ["router", "log_status", "post_to_slack", "HELP_WORDS", "POST_TIMEOUT"]
+__all__ = ["router", "log_status", "post_to_slack", "HELP_WORDS", "POST_TIMEOUT", "ACK_SECONDS"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/slack", tags=["slack"])
 
 HELP_WORDS = {"help", "-h", "--help", "?", "帮助", "用法"}
 POST_TIMEOUT = 10.0  # seconds for a post to Slack's response_url
+ACK_SECONDS = 2.0  # longest wait for the search before acknowledging; Slack gives up at 3 s
 _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"model": ErrorOut}}
 
 
@@ -75,6 +78,30 @@ def _write_answer(llm: LLM, question: str, hits: Sequence[Hit], lang: str, root:
     post_to_slack(response_url, written_message(link_citations(text, hits, permalinks(root)), hits, lang, root))
 
 
+def _reply(
+    result: SearchResult, text: str, lang: str, root: str, response_url: str, llm: LLM | None, background: BackgroundTasks
+) -> dict[str, Any]:
+    """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
+    answer = compose_answer(result, lang)
+    pending = llm is not None and answer.answered and bool(answer.sources) and bool(response_url)
+    if pending:
+        background.add_task(_write_answer, llm, text, answer.sources, lang, root, response_url)
+    return answer_message(answer.sources, answer.answered, lang, root, pending=pending)
+
+
+async def _reply_late(
+    search: asyncio.Future[SearchResult], text: str, lang: str, root: str, response_url: str, llm: LLM | None
+) -> None:
+    """Background task: the reply to a search that overran `ACK_SECONDS`, posted to `response_url`."""
+    later = BackgroundTasks()
+    try:
+        message = _reply(await search, text, lang, root, response_url, llm, later)
+    except QueryError as exc:
+        message = notice_message(exc.message)
+    await run_in_threadpool(post_to_slack, response_url, message)
+    await later()
+
+
 @router.post("/command", response_class=JSONResponse, responses=_ERRORS)
 async def command(
     request: Request, form: SlackFormDep, kb: KBDep, chat: ChatDep, background: BackgroundTasks
@@ -88,18 +115,18 @@ async def command(
     lang = detect_lang(text)
     if text.lower() in HELP_WORDS:
         return help_message("zh" if text in ("帮助", "用法") else "en")
-    try:
-        result = await run_in_threadpool(kb.search, text, SOURCES_PER_ANSWER)
-    except QueryError as exc:
-        return notice_message(exc.message)
-    answer = compose_answer(result, lang)
     root = base_url(request)
     response_url = form.get("response_url", "")
-    pending = chat.llm is not None and answer.answered and bool(answer.sources) and bool(response_url)
-    if pending:
-        assert chat.llm is not None
-        background.add_task(_write_answer, chat.llm, text, answer.sources, lang, root, response_url)
-    return answer_message(answer.sources, answer.answered, lang, root, pending=pending)
+    search = asyncio.ensure_future(run_in_threadpool(kb.search, text, SOURCES_PER_ANSWER))
+    try:
+        result = await asyncio.wait_for(asyncio.shield(search), ACK_SECONDS if response_url else None)
+    except QueryError as exc:
+        return notice_message(exc.message)
+    except TimeoutError:
+        log.warning("Slack: the search took over %s s; the answer goes to response_url", ACK_SECONDS)
+        background.add_task(_reply_late, search, text, lang, root, response_url, chat.llm)
+        return notice_message(Translator(lang)("slack_still_looking"))
+    return _reply(result, text, lang, root, response_url, chat.llm, background)
 
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})

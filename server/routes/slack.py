@@ -84,7 +84,7 @@ def _reply(
     """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
     answer = compose_answer(result, lang)
     pending = llm is not None and answer.answered and bool(answer.sources) and bool(response_url)
-    if pending:
+    if pending and llm is not None:
         background.add_task(_write_answer, llm, text, answer.sources, lang, root, response_url)
     return answer_message(answer.sources, answer.answered, lang, root, pending=pending)
 

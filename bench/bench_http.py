@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -102,6 +103,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="passes over the questions per block")
     args = parser.parse_args()
 
+    # On SIGTERM, unwind through `finally` so the server subprocess is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     items = questions()
     with tempfile.TemporaryDirectory() as tmp:
         settings = ready_settings(Path(tmp))

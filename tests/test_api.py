@@ -132,15 +132,14 @@ def test_chat_without_a_confident_answer_gives_suggestions(client: TestClient) -
 
 
 def test_chat_follow_up_uses_the_history(client: TestClient) -> None:
-    question = "ROLL 里 Megatron 模型怎么转成 HF？"
+    question = "How do I convert Megatron checkpoints to HF in ChatLearn?"
     first = client.post("/api/chat", json={"message": question}).json()
-    assert first["sources"][0]["source"]["name"] == "roll"
+    assert first["sources"][0]["source"]["name"].startswith("chatlearn")
     history = [{"role": "user", "content": question}, {"role": "assistant", "content": first["answer"]}]
-    alone = client.post("/api/chat", json={"message": "那 ChatLearn 呢？"}).json()
-    follow = client.post("/api/chat", json={"message": "那 ChatLearn 呢？", "history": history}).json()
+    follow = client.post("/api/chat", json={"message": "what about for ROLL?", "history": history}).json()
     assert follow["answered"] is True
-    assert follow["sources"][0]["question"] == "Megatron和HF模型相互转换"
-    assert alone["sources"][0]["id"] != follow["sources"][0]["id"]
+    assert follow["sources"][0]["source"]["name"] == "roll"
+    assert "HF" in follow["sources"][0]["question"]
 
 
 @pytest.mark.parametrize(

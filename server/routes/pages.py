@@ -17,10 +17,10 @@ from kb.search import Hit
 from kb.tags import tag_table
 
 from ..deps import ChatDep, KBDep, LangDep, base_url
-from .api_chat import permalinks
 from ..i18n import COOKIE, LANGS
 from ..schemas import ChatTurn
 from ..templating import page
+from .api_chat import permalinks
 
 __all__ = ["router"]
 

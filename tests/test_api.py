@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import socket
 from typing import Any
@@ -27,6 +28,16 @@ def error_body(response: Any, status: int) -> str:
 
 def test_public_api() -> None:
     assert server.__all__ == ["create_app"]
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["server.app", "server.chat", "server.deps", "server.errors", "server.i18n", "server.render",
+     "server.schemas", "server.templating", "server.routes", "kb.llm"],
+)
+def test_exported_members_exist(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
 
 
 @pytest.mark.parametrize("query", [RESUME_ZH, RESUME_EN])

@@ -117,7 +117,7 @@ def _explain(report) -> None:
         for hit in o.result.hits[:3]:
             s = hit.signals
             detail = (
-                f"cos {s.cosine:.3f} bg {s.background:.3f} lex {s.lexical:.2f} cov {s.coverage:.2f}" if s else ""
+                f"cos {s.cosine:.3f} bg {s.background:.3f} cov {s.coverage:.2f} question {s.question:.2f}" if s else ""
             )
             print(f"  {hit.rank}. {hit.score:+.3f} {detail}  {hit.entry.question[:60]}")
 

@@ -1,4 +1,4 @@
-"""Search: dense (e5) and lexical (BM25 over jieba and identifier tokens) evidence, fused,
+"""Search: dense (e5) and lexical (jieba and identifier tokens) evidence, fused,
 and the decision whether the best entry is good enough to answer with."""
 
 from __future__ import annotations
@@ -26,13 +26,12 @@ SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 class Weights:
     """How the evidence is weighed (chosen with `kb eval`; see README, Retrieval quality)."""
 
-    bm25: float = 0.0  # BM25 relative to the best entry, scaled by how much of the query is matchable
     question: float = 0.05  # share of the query found in the entry's question
-    coverage: float = 0.10  # share of the query found anywhere in the entry
+    coverage: float = 0.20  # share of the query found anywhere in the entry
     framework: float = 0.05  # the query names the entry's framework ("slime OOM")
     # Score the best entry needs before it is given as the answer, by query language: set
     # between what out-of-scope and in-scope queries score (see README, Retrieval quality).
-    answer_margin: tuple[tuple[str, float], ...] = (("zh", 0.055), ("en", 0.045))
+    answer_margin: tuple[tuple[str, float], ...] = (("zh", 0.08), ("en", 0.06))
 
     def margin(self, lang: str) -> float:
         return dict(self.answer_margin).get(lang, dict(self.answer_margin)["en"])
@@ -44,7 +43,6 @@ class Signals:
 
     cosine: float  # query · entry
     background: float  # what general-domain sentences score for this query
-    lexical: float  # BM25, 0..1 relative to the best entry
     coverage: float  # share of the query's weight this entry contains
     question: float  # share of the query's weight this entry's question contains
 
@@ -137,13 +135,11 @@ class Searcher:
 
         terms = self._respell(self.glossary.query_terms(text))
         w = self.weights
-        bm25, reach = self._bm25(terms)
-        coverage, _ = self.lexical.coverage(terms)
-        question, _ = self.lexical.coverage(terms, self.lexical.question)
+        coverage = self.lexical.coverage(terms)
+        question = self.lexical.coverage(terms, self.lexical.question)
         named = np.isin(self._frameworks, [g[0][0] for g in terms.groups])
         score = (
             (cosine - background)
-            + w.bm25 * reach * bm25
             + w.question * question
             + w.coverage * coverage
             + w.framework * named
@@ -158,7 +154,7 @@ class Searcher:
                 rank=rank,
                 matched=self._matched(terms, i),
                 signals=Signals(
-                    float(cosine[i]), background, float(bm25[i]), float(coverage[i]), float(question[i])
+                    float(cosine[i]), background, float(coverage[i]), float(question[i])
                 ),
             )
             for rank, i in enumerate(order, 1)
@@ -173,13 +169,6 @@ class Searcher:
             near = self.spelling.near(group[0][0])
             groups.append(group + tuple((word, SPELLING_WEIGHT) for word in near))
         return QueryTerms(tuple(groups))
-
-    def _bm25(self, terms: QueryTerms) -> tuple[np.ndarray, float]:
-        """BM25 relative to the best entry, and how much of the query the corpus can match."""
-        scores = self.lexical.both.score(terms.terms)
-        top = float(scores.max()) if len(scores) else 0.0
-        _, reach = self.lexical.coverage(terms)
-        return (scores / top if top > 0 else scores), reach
 
     def _matched(self, terms: QueryTerms, i: int) -> tuple[str, ...]:
         found = []

@@ -15,6 +15,11 @@ __all__ = ["Spelling", "edit_distance"]
 MIN_LENGTH = 5  # shorter words have too many neighbours one edit away
 
 
+def _spellable(word: str) -> bool:
+    """Words and identifiers (`flash_attn`), not numbers, versions or paths."""
+    return word.isascii() and word.replace("_", "").isalpha()
+
+
 def _deletions(word: str) -> set[str]:
     return {word[:i] + word[i + 1 :] for i in range(len(word))}
 
@@ -38,7 +43,7 @@ class Spelling:
     """The corpus's ASCII words, indexed by their deletions."""
 
     def __init__(self, words: Iterable[str]):
-        self.words = {w for w in words if w.isascii() and w.isalpha() and len(w) >= MIN_LENGTH - 1}
+        self.words = {w for w in words if _spellable(w) and len(w) >= MIN_LENGTH - 1}
         self._by_deletion: dict[str, set[str]] = defaultdict(set)
         for word in self.words:
             self._by_deletion[word].add(word)
@@ -47,9 +52,9 @@ class Spelling:
 
     def near(self, word: str) -> list[str]:
         """Corpus words one edit from `word` (none when `word` is itself a corpus word)."""
-        if word in self.words or len(word) < MIN_LENGTH or not (word.isascii() and word.isalpha()):
+        if len(word) < MIN_LENGTH or not _spellable(word):
             return []
         candidates: set[str] = set(self._by_deletion.get(word, ()))
         for variant in _deletions(word):
             candidates |= self._by_deletion.get(variant, set())
-        return sorted(c for c in candidates if edit_distance(word, c) == 1)
+        return sorted(c for c in candidates if c != word and edit_distance(word, c) == 1)

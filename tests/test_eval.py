@@ -25,9 +25,9 @@ def kb(settings):
 @pytest.mark.parametrize(("name", "recall_at_1", "mrr"), [("dev", 0.95, 0.97), ("holdout", 0.93, 0.95)])
 def test_retrieval_quality(kb, name, recall_at_1, mrr):
     report = evaluate(kb.search, load_queries(DATA / f"{name}.jsonl"))
-    assert report.overall.recall_at_1 >= recall_at_1 - 0.005, report.to_dict()["misses"]
+    assert report.overall.recall_at_1 >= recall_at_1, report.to_dict()["misses"]
     assert report.overall.mrr_at_10 >= mrr, report.to_dict()["misses"]
-    assert all(s.recall_at_1 >= 0.9 for s in report.by_lang.values()), report.by_lang
+    assert all(s.recall_at_1 >= 0.91 for s in report.by_lang.values()), report.by_lang
     assert report.abstained == report.out_of_scope, "every out-of-scope query abstains"
     assert report.overall.false_abstention <= 0.03
 

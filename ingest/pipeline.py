@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from kb.embedding import EmbeddingCache, embed_with_cache, open_embedder
-from kb.errors import IndexMissingError, KBError
+from kb.errors import IndexMissingError
 from kb.glossary import GLOSSARY_PATH, load_glossary
 from kb.index import IndexMeta, read_meta, write_index
 from kb.settings import Settings
@@ -68,11 +68,12 @@ def build_index(
 
 
 def index_is_stale(settings: Settings, sources_dir: Path | None = None) -> bool:
-    """True when there is no usable index or it was built from other sources."""
+    """True when there is no index yet or it was built from other sources.
+
+    A corrupt or foreign index is not stale but wrong: `read_meta` raises, naming why.
+    """
     try:
         meta = read_meta(settings.index_dir)
     except IndexMissingError:
-        return True
-    except KBError:
         return True
     return meta.sources_hash != sources_hash(Path(sources_dir or settings.sources_dir))

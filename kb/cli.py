@@ -127,9 +127,12 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
 
     from ingest.pipeline import build_index, index_is_stale
 
+    from .index import read_index
+
     if index_is_stale(settings):
         print(f"building the index in {settings.index_dir} ...", file=sys.stderr)
         build_index(settings, progress=_progress_bar)
+    read_index(settings.index_dir)  # a corrupt or foreign index stops here, with its reason
     # The app reads its settings from the environment, so workers started by uvicorn agree.
     os.environ["KB_DATA_DIR"] = str(settings.data_dir)
     os.environ["KB_SOURCES_DIR"] = str(settings.sources_dir)

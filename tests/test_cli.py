@@ -79,3 +79,12 @@ def test_bad_setting_is_named(tmp_path):
 def test_every_command_has_help(tmp_path, command):
     run = kb(command, "--help", data_dir=tmp_path)
     assert run.returncode == 0 and run.stdout.startswith(f"usage: kb {command}")
+
+
+def test_serve_refuses_a_corrupt_index_with_one_line(tmp_path, settings):
+    data = tmp_path / "data"
+    (data / "index").mkdir(parents=True)
+    (data / "index" / "meta.json").write_text("{not json", encoding="utf-8")
+    run = kb("serve", "--port", "0", data_dir=data)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.strip().startswith(f"kb: error: index {data / 'index'}: meta.json is not a kb index manifest")

@@ -102,19 +102,12 @@ def _convert(name: str, raw: str, default: Any) -> Any:
         if raw.lower() in ("0", "false", "no", "off", ""):
             return False
         raise SettingsError(name, raw, "true or false")
-    if isinstance(default, int):
+    if isinstance(default, (int, float)):
+        kind, expected = (int, "a whole number") if isinstance(default, int) else (float, "a number of seconds")
         try:
-            value = int(raw)
+            value = kind(raw)
         except ValueError:
-            raise SettingsError(name, raw, "a whole number") from None
-        if value <= 0:
-            raise SettingsError(name, raw, "a number above 0")
-        return value
-    if isinstance(default, float):
-        try:
-            value = float(raw)
-        except ValueError:
-            raise SettingsError(name, raw, "a number of seconds") from None
+            raise SettingsError(name, raw, expected) from None
         if value <= 0:
             raise SettingsError(name, raw, "a number above 0")
         return value

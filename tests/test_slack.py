@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib
 import json
 import logging
 import threading
@@ -139,6 +140,14 @@ def post_command(client: Any, text: str, response_url: str = "") -> Any:
 
 def top_hits(client: TestClient, query: str) -> list[dict[str, Any]]:
     return client.get("/api/search", params={"q": query, "k": 4}).json()["hits"]
+
+
+@pytest.mark.parametrize(
+    "module", ["server.slack", "server.slack.blocks", "server.slack.mrkdwn", "server.slack.signature", "server.routes.slack"]
+)
+def test_exported_members_exist(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
 
 
 # --- signatures ------------------------------------------------------------------------

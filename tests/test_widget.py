@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib
 from typing import Any, Iterator
 
 import pytest
@@ -36,6 +37,12 @@ def preflight(client: TestClient, path: str, origin: str, method: str = "POST", 
     return client.options(path, headers={
         "Origin": origin, "Access-Control-Request-Method": method, "Access-Control-Request-Headers": headers,
     })
+
+
+@pytest.mark.parametrize("module", ["server.cors", "server.routes.widget"])
+def test_exported_members_exist(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
 
 
 # --- the script ------------------------------------------------------------------------

@@ -23,7 +23,7 @@ def top(kb: KnowledgeBase, query: str, **filters) -> str:
     ("query", "question"),
     [
         ("如何续训", "如何续训？"),
-        ("how do I resume a slime run from a checkpoint", "如何续训？"),
+        ("how do I resume training in slime", "如何续训？"),
         ("convert a Megatron checkpoint to HuggingFace format in ROLL", "Megatron 模型如何转成 HF"),
         ("训练卡在 ray 提交页面", "为什么我的任务一直卡在 ray 提交的页面上？"),
         ("how to speed up FSDP training", "如何加快FSDP的训练速度"),

@@ -1,0 +1,137 @@
+"""Gaps in the FAQ: unanswered questions grouped by meaning, and a draft entry for each group.
+
+Each question is embedded with the glossary's other-language terms added (as search does),
+so "如何续训" and "how do I resume training" land close together. Grouping is greedy and
+deterministic: questions in order of how often they were asked, each joining the group
+whose members it is on average most similar to, when that similarity clears `THRESHOLD`,
+else starting a group of its own.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .embedding import Embedder
+from .glossary import Glossary, load_glossary
+from .insights import AskedQuestion
+
+__all__ = ["Gap", "GapFinder", "draft_entry", "THRESHOLD", "LAYOUTS"]
+
+# Cosine similarity of glossed e5 query vectors: paraphrases across Chinese and English
+# score 0.92 and above, different topics 0.83 to 0.89 (measured on FAQ-style questions).
+THRESHOLD = 0.91
+EXAMPLES = 5
+CACHE_SIZE = 20_000  # question vectors kept between page loads
+LAYOUTS = ("headings", "list")  # the two layouts the FAQ parser reads (see ingest/markdown_faq.py)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """One missing topic: the questions about it, most asked first."""
+
+    label: str  # the most asked wording
+    count: int  # questions in the group, repeats included
+    questions: tuple[AskedQuestion, ...]
+    langs: tuple[str, ...]
+    channels: tuple[str, ...]
+    first_asked: float
+    last_asked: float
+
+    @property
+    def examples(self) -> tuple[str, ...]:
+        return tuple(q.text for q in self.questions[:EXAMPLES])
+
+
+class GapFinder:
+    """Groups questions by meaning; keeps the vectors of questions it has seen (embedding costs ~10 ms)."""
+
+    def __init__(self, embedder: Embedder, glossary: Glossary | None = None, threshold: float = THRESHOLD):
+        self.embedder = embedder
+        self.glossary = glossary if glossary is not None else load_glossary()
+        self.threshold = threshold
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Normalised vectors of the texts, glossed; only texts not seen before are embedded."""
+        with self._lock:  # page loads are rare; one at a time is fine
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            if missing:
+                fresh = self.embedder.embed_queries([self.glossary.gloss(t) for t in missing])
+                self._vectors.update(zip(missing, fresh))
+            for text in texts:
+                self._vectors.move_to_end(text)
+            found = np.stack([self._vectors[t] for t in texts])
+            while len(self._vectors) > CACHE_SIZE:
+                self._vectors.popitem(last=False)
+            return found
+
+    def group(self, questions: Sequence[AskedQuestion]) -> list[Gap]:
+        """Groups of questions, biggest first (then the most recently asked)."""
+        if not questions:
+            return []
+        ordered = sorted(questions, key=lambda q: (-q.count, -q.last_asked, q.text))
+        vectors = self.vectors([q.text.strip() for q in ordered])
+        sums: list[np.ndarray] = []  # the sum of each group's member vectors
+        members: list[list[int]] = []
+        for i, vector in enumerate(vectors):
+            best, best_score = -1, self.threshold
+            for g, total in enumerate(sums):
+                score = float(total @ vector) / len(members[g])  # mean similarity to the members
+                if score >= best_score:
+                    best, best_score = g, score
+            if best < 0:
+                sums.append(vector.copy())
+                members.append([i])
+            else:
+                sums[best] += vector
+                members[best].append(i)
+        gaps = [_gap([ordered[i] for i in group]) for group in members]
+        return sorted(gaps, key=lambda g: (-g.count, -g.last_asked, g.label))
+
+
+def _gap(questions: list[AskedQuestion]) -> Gap:
+    return Gap(
+        label=questions[0].text.strip(),
+        count=sum(q.count for q in questions),
+        questions=tuple(questions),
+        langs=tuple(sorted({q.lang for q in questions})),
+        channels=tuple(sorted({c for q in questions for c in q.channels})),
+        first_asked=min(q.first_asked for q in questions),
+        last_asked=max(q.last_asked for q in questions),
+    )
+
+
+def _day(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
+
+
+def draft_entry(gap: Gap, layout: str = "headings") -> str:
+    """A Markdown FAQ entry to paste into a source document: the question, the askers' words, no answer yet.
+
+    `headings`: the question is a `##` heading; `list`: a `1. **question**` item. The
+    notes are an HTML comment, so nothing but the question shows until the answer is written.
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout {layout!r}: expected one of {', '.join(LAYOUTS)}")
+    zh = "zh" in gap.langs and gap.questions[0].lang == "zh"
+    question = gap.label.rstrip("?？ ") + ("？" if zh else "?")
+    when = _day(gap.first_asked)
+    if _day(gap.last_asked) != when:
+        when += f" to {_day(gap.last_asked)}"
+    times = "once" if gap.count == 1 else f"{gap.count} times"
+    notes = [f"<!-- Asked {times} ({when}; {', '.join(gap.channels)}), in these words:"]
+    notes += [f"     - {q.text.strip()}" + (f" (x{q.count})" if q.count > 1 else "") for q in gap.questions[:EXAMPLES]]
+    if len(gap.questions) > EXAMPLES:
+        notes.append(f"     and {len(gap.questions) - EXAMPLES} more wordings.")
+    notes.append("     Write the answer below, then delete this comment. -->")
+    if layout == "headings":
+        return "\n".join([f"## {question}", "", *notes, "", ""])
+    indented = ["   " + line for line in notes]
+    return "\n".join([f"1. **{question}**", "", *indented, "", ""])

@@ -1,0 +1,390 @@
+"""The insights store: the questions people asked and their votes, in a SQLite file.
+
+One file in the data directory (`insights.sqlite`), in WAL mode so readers never wait for
+the writer, with one connection per thread. The schema is built by numbered migrations
+and a version table: opening an older file upgrades it in one transaction, keeping every
+row; a file from a newer version is refused. Nothing here knows about HTTP: the server
+and the `kb insights` command both read and write through `InsightsStore`.
+
+What is kept: the question text, its language, where it was asked (channel), the best
+entry and its score, whether it was answered, how long it took. Votes keep the entry, the
+question, helpful or not, an optional reason and comment, and a keyed hash of the voter's
+session (or Slack user): enough to allow one vote per answer, not enough to name anyone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal, Sequence, get_args
+
+from .errors import KBError
+
+__all__ = [
+    "InsightsStore", "InsightsError", "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes",
+    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "SCHEMA_VERSION", "MIGRATIONS",
+    "store_path",
+]
+
+Channel = Literal["web", "widget", "slack", "api"]
+Reason = Literal["wrong", "outdated", "incomplete", "unclear", "off_topic"]  # why an answer did not help
+CHANNELS: tuple[str, ...] = get_args(Channel)
+KINDS = ("search", "chat")
+REASONS: tuple[str, ...] = get_args(Reason)
+BUSY_TIMEOUT = 5.0  # seconds a write waits for another writer (another worker process)
+
+# Each migration takes the file from the version before it to its own number (1-based).
+# Statements are separated by ";\n" and run in one transaction with the version update.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: questions and votes
+    """
+    CREATE TABLE questions (
+        id INTEGER PRIMARY KEY,
+        asked_at REAL NOT NULL,
+        text TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        top_entry TEXT,
+        top_score REAL,
+        answered INTEGER NOT NULL,
+        latency_ms REAL NOT NULL
+    );
+    CREATE INDEX questions_asked_at ON questions (asked_at);
+    CREATE TABLE votes (
+        id INTEGER PRIMARY KEY,
+        voted_at REAL NOT NULL,
+        entry_id TEXT NOT NULL,
+        question TEXT NOT NULL,
+        helpful INTEGER NOT NULL,
+        voter TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        UNIQUE (voter, entry_id, question)
+    );
+    CREATE INDEX votes_voted_at ON votes (voted_at)
+    """,
+    # 2: search or chat; Slack team and channel (when KB_INSIGHTS_SLACK_IDS is on); why a vote
+    # was cast; the key that turns session ids into pseudonyms
+    """
+    ALTER TABLE questions ADD COLUMN kind TEXT NOT NULL DEFAULT 'search';
+    ALTER TABLE questions ADD COLUMN slack_team TEXT;
+    ALTER TABLE questions ADD COLUMN slack_channel TEXT;
+    ALTER TABLE votes ADD COLUMN reason TEXT;
+    ALTER TABLE votes ADD COLUMN comment TEXT;
+    CREATE INDEX questions_unanswered ON questions (answered, asked_at);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class InsightsError(KBError):
+    """The insights database cannot be opened or upgraded."""
+
+    def __init__(self, path: Path | str, message: str):
+        self.path, self.message = Path(path), message
+        super().__init__(f"insights database {path}: {message}")
+
+
+def store_path(data_dir: Path) -> Path:
+    """Where the insights database lives in a data directory."""
+    return data_dir / "insights.sqlite"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One search or chat question as recorded."""
+
+    text: str
+    lang: str
+    channel: str  # one of CHANNELS
+    answered: bool
+    top_entry: str | None
+    top_score: float | None
+    latency_ms: float
+    kind: str = "search"  # one of KINDS
+    asked_at: float = field(default_factory=time.time)
+    slack_team: str | None = None
+    slack_channel: str | None = None
+
+
+@dataclass(frozen=True)
+class Vote:
+    """Helpful or not, for one entry given as the answer to one question."""
+
+    entry_id: str
+    helpful: bool
+    question: str  # empty when the channel does not say (Slack's buttons)
+    voter: str  # `InsightsStore.pseudonym(...)` of a session id, never the id itself
+    channel: str
+    reason: str | None = None  # one of REASONS
+    comment: str | None = None
+    voted_at: float = field(default_factory=time.time)
+
+
+@dataclass(frozen=True)
+class AskedQuestion:
+    """A question text (case and spacing aside) and how often it was asked."""
+
+    text: str
+    lang: str
+    count: int
+    first_asked: float
+    last_asked: float
+    channels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comment:
+    question: str
+    reason: str | None
+    comment: str | None
+    voted_at: float
+    channel: str
+
+
+@dataclass(frozen=True)
+class EntryVotes:
+    """An entry someone found unhelpful: its votes, the reasons given and the comments."""
+
+    entry_id: str
+    unhelpful: int
+    helpful: int
+    reasons: tuple[tuple[str, int], ...]
+    comments: tuple[Comment, ...]
+
+
+@dataclass(frozen=True)
+class EntryHits:
+    """An entry given as the answer: how often, and how it was voted."""
+
+    entry_id: str
+    hits: int
+    helpful: int
+    unhelpful: int
+
+
+@dataclass(frozen=True)
+class DailyCount:
+    day: str  # YYYY-MM-DD, UTC
+    channel: str
+    lang: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Totals:
+    questions: int
+    answered: int
+    helpful: int
+    unhelpful: int
+
+
+class InsightsStore:
+    """The insights database at `path`: created or upgraded on open, one connection per thread."""
+
+    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT):
+        self.path = Path(path)
+        self.busy_timeout = busy_timeout
+        self._local = threading.local()
+        self._all: dict[int, sqlite3.Connection] = {}  # by thread id, to close them all
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = self._db()
+            db.execute("PRAGMA journal_mode=WAL")
+            self._migrate(db)
+            self._key = self._secret(db)
+        except (sqlite3.Error, OSError) as exc:
+            self.close()
+            raise InsightsError(self.path, f"cannot be opened ({type(exc).__name__}: {exc})") from None
+
+    def _db(self) -> sqlite3.Connection:
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            # Autocommit mode: each write below opens and commits its own transaction.
+            db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; a crash loses at most the last commits
+            self._local.db = db
+            with self._lock:
+                # Threads come and go (a server's thread pool): close the connections of those gone.
+                alive = {t.ident for t in threading.enumerate()}
+                for ident in [i for i in self._all if i not in alive or i == threading.get_ident()]:
+                    self._all.pop(ident).close()
+                self._all[threading.get_ident()] = db
+        return db
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        db.execute("BEGIN IMMEDIATE")  # one process upgrades; the others wait, then see the new version
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            row = db.execute("SELECT max(version) FROM schema_version").fetchone()
+            version = row[0] or 0
+            if version > SCHEMA_VERSION:
+                raise InsightsError(self.path, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}")
+            for number in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[number - 1].split(";\n"):
+                    db.execute(statement)
+                db.execute("DELETE FROM schema_version")
+                db.execute("INSERT INTO schema_version VALUES (?)", (number,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _secret(self, db: sqlite3.Connection) -> bytes:
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('voter_key', ?)", (secrets.token_hex(32),))
+        return bytes.fromhex(db.execute("SELECT value FROM meta WHERE key = 'voter_key'").fetchone()[0])
+
+    def schema_version(self) -> int:
+        return int(self._db().execute("SELECT max(version) FROM schema_version").fetchone()[0])
+
+    def pseudonym(self, identity: str) -> str:
+        """A keyed hash of a session id or Slack user: the same for the same identity, and not reversible."""
+        return hmac.new(self._key, identity.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+    # Writes
+
+    def add_questions(self, questions: Iterable[Question]) -> int:
+        rows = [
+            (q.asked_at, q.text, q.lang, q.channel, q.kind, q.top_entry, q.top_score, int(q.answered),
+             q.latency_ms, q.slack_team, q.slack_channel)
+            for q in questions
+        ]
+        self._write(
+            "INSERT INTO questions (asked_at, text, lang, channel, kind, top_entry, top_score, answered, "
+            "latency_ms, slack_team, slack_channel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        return len(rows)
+
+    def add_votes(self, votes: Iterable[Vote]) -> int:
+        """Record votes; a second vote by the same voter on the same answer replaces the first."""
+        rows = [
+            (v.voted_at, v.entry_id, v.question, int(v.helpful), v.voter, v.channel, v.reason, v.comment)
+            for v in votes
+        ]
+        self._write(
+            "INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel, reason, comment) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (voter, entry_id, question) DO UPDATE SET "
+            "voted_at = excluded.voted_at, helpful = excluded.helpful, channel = excluded.channel, "
+            "reason = excluded.reason, comment = excluded.comment",
+            rows,
+        )
+        return len(rows)
+
+    def _write(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
+        if not rows:
+            return
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(sql, rows)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def prune(self, before: float) -> tuple[int, int]:
+        """Delete questions and votes older than `before` (Unix seconds); (questions, votes) deleted."""
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            questions = db.execute("DELETE FROM questions WHERE asked_at < ?", (before,)).rowcount
+            votes = db.execute("DELETE FROM votes WHERE voted_at < ?", (before,)).rowcount
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return questions, votes
+
+    # Reads, each for what happened since a time (Unix seconds)
+
+    def totals(self, since: float) -> Totals:
+        db = self._db()
+        asked, answered = db.execute(
+            "SELECT count(*), coalesce(sum(answered), 0) FROM questions WHERE asked_at >= ?", (since,)
+        ).fetchone()
+        helpful, unhelpful = db.execute(
+            "SELECT coalesce(sum(helpful), 0), coalesce(sum(1 - helpful), 0) FROM votes WHERE voted_at >= ?", (since,)
+        ).fetchone()
+        return Totals(asked, answered, helpful, unhelpful)
+
+    def unanswered(self, since: float, limit: int = 2000) -> list[AskedQuestion]:
+        """Questions the FAQ had no confident answer for, most asked first."""
+        rows = self._db().execute(
+            "SELECT text, lang, count(*) AS n, min(asked_at), max(asked_at), group_concat(DISTINCT channel) FROM questions "
+            "WHERE answered = 0 AND asked_at >= ? GROUP BY lower(trim(text)) ORDER BY n DESC, max(asked_at) DESC "
+            "LIMIT ?",
+            (since, limit),
+        )
+        return [
+            AskedQuestion(text, lang, n, first, last, tuple(sorted(channels.split(","))))
+            for text, lang, n, first, last, channels in rows
+        ]
+
+    def unhelpful(self, since: float, limit: int = 50, comments: int = 20) -> list[EntryVotes]:
+        """Entries voted not helpful, most such votes first, with their reasons and latest comments."""
+        db = self._db()
+        found = db.execute(
+            "SELECT entry_id, sum(1 - helpful) AS bad, sum(helpful) FROM votes WHERE voted_at >= ? "
+            "GROUP BY entry_id HAVING bad > 0 ORDER BY bad DESC, entry_id LIMIT ?",
+            (since, limit),
+        ).fetchall()
+        result = []
+        for entry_id, bad, good in found:
+            reasons = db.execute(
+                "SELECT reason, count(*) AS n FROM votes WHERE entry_id = ? AND helpful = 0 AND voted_at >= ? "
+                "AND reason IS NOT NULL GROUP BY reason ORDER BY n DESC, reason",
+                (entry_id, since),
+            ).fetchall()
+            notes = db.execute(
+                "SELECT question, reason, comment, voted_at, channel FROM votes WHERE entry_id = ? AND helpful = 0 "
+                "AND voted_at >= ? ORDER BY voted_at DESC LIMIT ?",
+                (entry_id, since, comments),
+            ).fetchall()
+            result.append(
+                EntryVotes(entry_id, bad, good, tuple((r, n) for r, n in reasons), tuple(Comment(*n) for n in notes))
+            )
+        return result
+
+    def entry_hits(self, since: float, limit: int = 50) -> list[EntryHits]:
+        """Entries given as the answer, most often first, with their votes."""
+        rows = self._db().execute(
+            "SELECT h.top_entry, h.n, coalesce(v.good, 0), coalesce(v.bad, 0) FROM "
+            "(SELECT top_entry, count(*) AS n FROM questions WHERE answered = 1 AND top_entry IS NOT NULL "
+            " AND asked_at >= ? GROUP BY top_entry) AS h LEFT JOIN "
+            "(SELECT entry_id, sum(helpful) AS good, sum(1 - helpful) AS bad FROM votes WHERE voted_at >= ? "
+            " GROUP BY entry_id) AS v ON v.entry_id = h.top_entry ORDER BY h.n DESC, h.top_entry LIMIT ?",
+            (since, since, limit),
+        )
+        return [EntryHits(*row) for row in rows]
+
+    def daily(self, since: float) -> list[DailyCount]:
+        """Questions per day (UTC) by channel and language."""
+        rows = self._db().execute(
+            "SELECT date(asked_at, 'unixepoch') AS day, channel, lang, count(*) FROM questions WHERE asked_at >= ? "
+            "GROUP BY day, channel, lang ORDER BY day, channel, lang",
+            (since,),
+        )
+        return [DailyCount(*row) for row in rows]
+
+    def count(self, table: str) -> int:
+        """Rows in `questions` or `votes` (for tests and benchmarks)."""
+        if table not in ("questions", "votes"):
+            raise ValueError(f"no table {table!r}; expected questions or votes")
+        return int(self._db().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._all = list(self._all.values()), {}
+        for db in connections:
+            db.close()
+        self._local = threading.local()

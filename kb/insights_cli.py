@@ -1,0 +1,121 @@
+"""`kb insights`: the insights tables in a terminal: what was asked, what the FAQ lacks, what did not help.
+
+`kb/cli.py` adds the subcommand with `add_parser(sub)`. The tables are those of the
+/insights page and its CSV exports (`kb.insights_report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import unicodedata
+from typing import Any, Sequence
+
+from .embedding import open_embedder
+from .errors import IndexMissingError
+from .gaps import LAYOUTS, GapFinder, draft_entry
+from .index import read_index
+from .insights import CHANNELS, InsightsError, InsightsStore, store_path
+from .insights_report import DEFAULT_SINCE, TABLES, Report, gather, parse_since, table, to_csv
+from .settings import Settings
+
+__all__ = ["add_parser", "cmd_insights"]
+
+CELL = 48  # widest cell, in terminal columns
+
+
+def add_parser(sub: Any) -> None:
+    """Add `insights` to the `kb` command's subparsers."""
+    p = sub.add_parser("insights", help="what people asked, what the FAQ could not answer, which answers did not help")
+    p.add_argument("--since", default=DEFAULT_SINCE, help=f"how far back: 24h, 7d, 2w ... (default {DEFAULT_SINCE})")
+    p.add_argument("--limit", type=int, default=10, help="rows per table (default 10)")
+    p.add_argument("--csv", choices=TABLES, help="print this table as CSV instead")
+    p.add_argument("--drafts", action="store_true", help="print a Markdown FAQ entry draft for each unanswered topic")
+    p.add_argument("--layout", choices=LAYOUTS, default="headings", help="the drafts' layout (default headings)")
+    p.set_defaults(run=cmd_insights)
+
+
+def _entry_questions(settings: Settings) -> dict[str, str]:
+    try:
+        return {e.id: e.question for e in read_index(settings.index_dir).entries}
+    except IndexMissingError:
+        return {}  # entries are shown by id
+
+
+def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
+    window = parse_since(args.since)
+    path = store_path(settings.data_dir)
+    if not path.exists():
+        raise InsightsError(path, "does not exist: nothing has been recorded yet (the server records as it answers)")
+    store = InsightsStore(path)
+    try:
+        finder = GapFinder(open_embedder(settings.embed_model))
+        report = gather(store, finder, window, _entry_questions(settings), limit=max(args.limit, 1))
+    finally:
+        store.close()
+    if args.csv:
+        sys.stdout.write(to_csv(table(report, args.csv)))
+    elif args.drafts:
+        print("\n".join(draft_entry(gap, args.layout) for gap in report.gaps).rstrip() or "No unanswered questions.")
+    else:
+        print_report(report, args.since)
+    return 0
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _fit(value: object, width: int = CELL) -> str:
+    text = " | ".join(str(value).splitlines())
+    if _width(text) <= width:
+        return text
+    out = ""
+    for c in text:
+        if _width(out + c) > width - 1:
+            break
+        out += c
+    return out + "…"
+
+
+def print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    print(f"\n{title}")
+    if not rows:
+        print("  (none)")
+        return
+    cells = [[_fit(c) for c in columns]] + [[_fit(v) for v in row] for row in rows]
+    widths = [max(_width(row[i]) for row in cells) for i in range(len(columns))]
+    numeric = [all(isinstance(row[i], int) for row in rows) for i in range(len(columns))]
+    for row in cells:
+        parts = []
+        for i, cell in enumerate(row):
+            pad = " " * (widths[i] - _width(cell))
+            parts.append(pad + cell if numeric[i] else cell + pad)
+        print("  " + "  ".join(parts).rstrip())
+
+
+def print_report(report: Report, since: str) -> None:
+    t = report.totals
+    day = lambda s: time.strftime("%Y-%m-%d", time.gmtime(s))  # noqa: E731
+    share = f" ({100 * t.answered / t.questions:.0f}%)" if t.questions else ""
+    print(f"Insights, last {since} ({day(report.since)} to {day(report.until)}, UTC)")
+    print(f"{t.questions} questions, {t.answered} answered{share}, {t.questions - t.answered} not; "
+          f"votes: {t.helpful} helpful, {t.unhelpful} not helpful")
+    gaps = table(report, "gaps")
+    print_rows("Questions the FAQ could not answer, by topic", ("asked", "topic", "languages", "channels", "other wordings"),
+               [(r[1], r[0], r[3], r[4], " | ".join(str(r[7]).split(" | ")[1:])) for r in gaps.rows])
+    bad = table(report, "unhelpful")
+    print_rows("Answers voted not helpful", ("no", "yes", "entry", "question", "reasons", "comments"),
+               [(r[2], r[3], r[0], r[1], r[4], r[5]) for r in bad.rows])
+    hits = table(report, "entries")
+    print_rows("Entries by hits", ("answered", "yes", "no", "entry", "question"),
+               [(r[2], r[3], r[4], r[0], r[1]) for r in hits.rows])
+    per_day: dict[str, dict[str, int]] = {}
+    for d in report.daily:
+        counts = per_day.setdefault(d.day, {})
+        counts[d.channel] = counts.get(d.channel, 0) + d.count
+        counts[d.lang] = counts.get(d.lang, 0) + d.count
+        counts["total"] = counts.get("total", 0) + d.count
+    keys = (*CHANNELS, "zh", "en", "total")
+    print_rows("Questions per day", ("day", *keys), [(d, *(c.get(k, 0) for k in keys)) for d, c in sorted(per_day.items())])

@@ -1,0 +1,125 @@
+"""The insights report: the tables the /insights page, `kb insights` and the CSV exports show.
+
+`gather()` reads a time window from the store and groups the unanswered questions;
+`table()` turns one part of a report into plain rows, which `to_csv()` writes and the
+command prints, so all three show the same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import time
+from dataclasses import dataclass
+from typing import Mapping
+
+from .errors import QueryError
+from .gaps import Gap, GapFinder
+from .insights import DailyCount, EntryHits, EntryVotes, InsightsStore, Totals
+
+__all__ = ["Report", "Table", "TABLES", "gather", "table", "to_csv", "parse_since", "DEFAULT_SINCE"]
+
+TABLES = ("gaps", "unhelpful", "entries", "daily")
+DEFAULT_SINCE = "30d"
+_UNITS = {"h": 3600, "d": 86400, "w": 7 * 86400}
+_SINCE = re.compile(r"^\s*(\d{1,5})\s*([hdw])\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Report:
+    since: float  # Unix seconds
+    until: float
+    totals: Totals
+    gaps: list[Gap]
+    unhelpful: list[EntryVotes]
+    entries: list[EntryHits]
+    daily: list[DailyCount]
+    entry_questions: Mapping[str, str]  # entry id -> its question, for the entries the index still has
+
+    def question_of(self, entry_id: str) -> str:
+        return self.entry_questions.get(entry_id, "")
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[str, ...]
+    rows: list[tuple[object, ...]]
+
+
+def parse_since(text: str) -> float:
+    """A window like `7d`, `24h` or `2w`, in seconds."""
+    match = _SINCE.match(text or "")
+    if not match or int(match[1]) == 0:
+        raise QueryError("since", f"{text!r} is not a time window; use a number and h, d or w, like 24h, 7d or 2w")
+    return int(match[1]) * _UNITS[match[2].lower()]
+
+
+def gather(
+    store: InsightsStore,
+    finder: GapFinder,
+    window: float,
+    entry_questions: Mapping[str, str],
+    now: float | None = None,
+    limit: int = 50,
+) -> Report:
+    """What was asked and voted in the last `window` seconds (grouping embeds the unanswered questions)."""
+    until = time.time() if now is None else now
+    since = until - window
+    return Report(
+        since=since,
+        until=until,
+        totals=store.totals(since),
+        gaps=finder.group(store.unanswered(since))[:limit],
+        unhelpful=store.unhelpful(since, limit),
+        entries=store.entry_hits(since, limit),
+        daily=store.daily(since),
+        entry_questions=entry_questions,
+    )
+
+
+def _day(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
+
+
+def table(report: Report, name: str) -> Table:
+    """One of `TABLES` as plain rows."""
+    if name == "gaps":
+        return Table(name, ("topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples"), [
+            (g.label, g.count, len(g.questions), " ".join(g.langs), " ".join(g.channels), _day(g.first_asked),
+             _day(g.last_asked), " | ".join(g.examples))
+            for g in report.gaps
+        ])
+    if name == "unhelpful":
+        return Table(name, ("entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"), [
+            (v.entry_id, report.question_of(v.entry_id), v.unhelpful, v.helpful,
+             "; ".join(f"{reason}: {n}" for reason, n in v.reasons),
+             "\n".join(" / ".join(part for part in (c.question, c.reason or "", c.comment or "") if part)
+                       for c in v.comments))
+            for v in report.unhelpful
+        ])
+    if name == "entries":
+        return Table(name, ("entry_id", "entry_question", "answered", "helpful", "not_helpful"), [
+            (e.entry_id, report.question_of(e.entry_id), e.hits, e.helpful, e.unhelpful) for e in report.entries
+        ])
+    if name == "daily":
+        return Table(name, ("day", "channel", "lang", "questions"), [
+            (d.day, d.channel, d.lang, d.count) for d in report.daily
+        ])
+    raise QueryError("table", f"no table {name!r}; expected one of {', '.join(TABLES)}")
+
+
+def _cell(value: object) -> object:
+    # A cell starting with = + - @ is a formula to a spreadsheet; questions are typed by anyone.
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def to_csv(data: Table) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(data.columns)
+    writer.writerows([tuple(_cell(v) for v in row) for row in data.rows])
+    return out.getvalue()

@@ -1,7 +1,8 @@
 """The FastAPI application: `create_app(settings)` wires the routers, pages and the error handler.
 
 Nothing is loaded at import time. The knowledge base (index and embedder) is opened once
-when the app starts, and kept on `app.state` with the settings, the chat and the templates.
+when the app starts, and kept on `app.state` with the settings, the chat, the templates and
+the recorder of questions and votes (closed when the app stops).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from kb.settings import Settings
 from .chat import Chat
 from .cors import APICors
 from .errors import install_error_handler
+from .recording import Recorder
 from .routes import ROUTERS, slack
 from .templating import STATIC_DIR, create_templates
 
@@ -43,10 +45,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.settings = resolved
         app.state.kb = kb
         app.state.chat = Chat(kb, llm)
+        app.state.recorder = Recorder.open(resolved)
         slack.log_status(resolved)
         try:
             yield
         finally:
+            app.state.recorder.close()
             if llm is not None:
                 llm.close()
 

@@ -1,21 +1,26 @@
-"""Route dependencies as `Annotated` aliases: settings, the knowledge base, the chat, the language, a Slack form."""
+"""Route dependencies as `Annotated` aliases: settings, the knowledge base, the chat, the language, a Slack form,
+the recorder and the channel a question came from, the admin check."""
 
 from __future__ import annotations
 
 import logging
-from typing import Annotated
-from urllib.parse import parse_qs
+from typing import Annotated, Literal
+from urllib.parse import parse_qs, urlsplit
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Query, Request
 
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 
+from .admin import require_admin
 from .chat import Chat
+from .recording import Recorder
 from .slack.signature import SignatureError, verify
 from .templating import request_lang
 
-__all__ = ["SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "base_url"]
+__all__ = [
+    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ChannelDep", "AdminDep", "base_url",
+]
 
 log = logging.getLogger("kb.server")
 MAX_SLACK_BODY = 1_000_000  # bytes; Slack's interaction payloads are far smaller
@@ -38,6 +43,27 @@ async def get_chat(request: Request) -> Chat:
 
 async def get_lang(request: Request) -> str:
     return request_lang(request)
+
+
+async def get_recorder(request: Request) -> Recorder:
+    return request.app.state.recorder
+
+
+async def get_channel(
+    request: Request,
+    channel: Annotated[
+        Literal["web", "widget", "api"] | None,
+        Query(description="where the question comes from, for the insights page (default: `widget` for a call "
+                          "from another site's page, else `api`)"),
+    ] = None,
+) -> str:
+    """The channel a question or vote is recorded under: as given, else `widget` when another site's page calls."""
+    if channel is not None:
+        return channel
+    origin = request.headers.get("origin")
+    if origin and urlsplit(origin).netloc != request.headers.get("host", ""):
+        return "widget"  # only the widget calls from other sites' pages
+    return "api"
 
 
 async def get_slack_form(request: Request) -> dict[str, str]:
@@ -72,3 +98,6 @@ KBDep = Annotated[KnowledgeBase, Depends(get_kb)]
 ChatDep = Annotated[Chat, Depends(get_chat)]
 LangDep = Annotated[str, Depends(get_lang)]
 SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
+RecorderDep = Annotated[Recorder, Depends(get_recorder)]
+ChannelDep = Annotated[str, Depends(get_channel)]
+AdminDep = Annotated[None, Depends(require_admin)]

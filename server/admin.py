@@ -1,0 +1,64 @@
+"""Who may see the insights: the admin token (`KB_ADMIN_TOKEN`), sent as a bearer token or kept in a sign-in cookie.
+
+Without a token set, the insights routes answer 404. The cookie holds a keyed hash of
+the token, not the token, so changing the token signs every browser out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from fastapi import HTTPException, Request, Response
+
+from kb.settings import Settings
+
+__all__ = ["COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "require_admin", "sign_in", "sign_out"]
+
+COOKIE = "kb_admin"
+COOKIE_PATH = "/insights"
+COOKIE_MAX_AGE = 7 * 24 * 3600
+_OFF = "the insights page is off: set KB_ADMIN_TOKEN to a secret token to turn it on"
+_NEEDED = "sign in at /insights, or send the header `Authorization: Bearer <KB_ADMIN_TOKEN>`"
+
+
+def check_on(settings: Settings) -> None:
+    """404 while no admin token is set."""
+    if not settings.admin_token:
+        raise HTTPException(404, _OFF)
+
+
+def _cookie_value(token: str) -> str:
+    return hmac.new(token.encode("utf-8"), b"kb insights sign-in", hashlib.sha256).hexdigest()
+
+
+def token_matches(settings: Settings, given: str) -> bool:
+    return bool(settings.admin_token) and hmac.compare_digest(given.encode("utf-8"), settings.admin_token.encode("utf-8"))
+
+
+def signed_in(request: Request, settings: Settings) -> bool:
+    """A matching bearer token, or the cookie a sign-in set."""
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token_matches(settings, credentials.strip()):
+        return True
+    cookie = request.cookies.get(COOKIE, "")
+    return bool(cookie) and bool(settings.admin_token) and hmac.compare_digest(cookie, _cookie_value(settings.admin_token))
+
+
+async def require_admin(request: Request) -> None:
+    """The dependency for admin routes: 404 while off, 401 without the token."""
+    settings: Settings = request.app.state.settings
+    check_on(settings)
+    if not signed_in(request, settings):
+        raise HTTPException(401, f"the insights need the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"})
+
+
+def sign_in(response: Response, request: Request, settings: Settings) -> None:
+    response.set_cookie(
+        COOKIE, _cookie_value(settings.admin_token), max_age=COOKIE_MAX_AGE, path=COOKIE_PATH,
+        httponly=True, samesite="strict", secure=request.url.scheme == "https",
+    )
+
+
+def sign_out(response: Response) -> None:
+    response.delete_cookie(COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict")

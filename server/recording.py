@@ -1,0 +1,254 @@
+"""Recording questions and votes for the insights page, without slowing or failing a request.
+
+A route hands its record to `Recorder`, which puts it on a queue and returns at once; one
+writer thread takes records off the queue and writes them in batches. When the database
+cannot be written (a full disk, a lock held too long, a file that is not a database) the
+writer logs a warning and drops that batch; when the queue is full the record is dropped
+with a warning. The answer is served either way. The writer also prunes rows older than
+`KB_INSIGHTS_RETENTION_DAYS`.
+
+The search page asks as the reader types; those searches carry a `live` id, and a run of
+them that extend one another ("how", "how do I", "how do I resume training") is recorded
+once, as the last of the run, when the reader pauses.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from kb.insights import InsightsError, InsightsStore, Question, Vote, store_path
+from kb.search import Hit, SearchResult
+from kb.settings import Settings
+
+__all__ = ["Recorder", "LIVE_QUIET", "related_typing"]
+
+log = logging.getLogger("kb.insights")
+
+QUEUE_SIZE = 10_000  # records waiting for the writer; beyond this they are dropped
+BATCH = 500
+LIVE_QUIET = 4.0  # seconds without a newer search from the same box before a live search is recorded
+LIVE_MAX = 60.0  # a live search is recorded at the latest this long after it was made
+PRUNE_EVERY = 6 * 3600.0
+WARN_EVERY = 60.0  # seconds between repeated warnings about the same trouble
+
+
+@dataclass
+class _Live:
+    question: Question
+    due: float
+    deadline: float
+
+
+@dataclass
+class _Flush:
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+_STOP = object()
+
+
+def related_typing(before: str, after: str) -> bool:
+    """Whether `after` continues what `before` was typing: one is the other's start, give or take a two-letter fix."""
+    a, b = before.strip().casefold(), after.strip().casefold()
+    shorter = min(len(a), len(b))
+    common = 0
+    while common < shorter and a[common] == b[common]:
+        common += 1
+    return common >= shorter - 2 and common > 0
+
+
+class Recorder:
+    """Takes records from request handlers and writes them on its own thread."""
+
+    def __init__(self, store: InsightsStore | None, settings: Settings, problem: str = "", quiet: float = LIVE_QUIET):
+        self.store = store
+        self.problem = problem  # why there is no store
+        self.retention_days = settings.insights_retention_days
+        self.slack_ids = settings.insights_slack_ids
+        self.quiet = quiet
+        self.dropped = 0
+        self._queue: queue.Queue[object] = queue.Queue(QUEUE_SIZE)
+        self._warned: dict[str, float] = {}
+        self._thread: threading.Thread | None = None
+        if store is not None:
+            self._thread = threading.Thread(target=self._run, name="kb-insights-writer", daemon=True)
+            self._thread.start()
+
+    @classmethod
+    def open(cls, settings: Settings) -> "Recorder":
+        """A recorder writing to the data directory's insights database; without one if it cannot be opened."""
+        try:
+            store = InsightsStore(store_path(settings.data_dir))
+        except InsightsError as exc:
+            log.warning("questions and votes are not recorded, and feedback is off: %s", exc)
+            return cls(None, settings, problem=str(exc))
+        log.info("recording questions and votes in %s", store.path)
+        return cls(store, settings)
+
+    @property
+    def feedback_on(self) -> bool:
+        return self.store is not None
+
+    def pseudonym(self, identity: str) -> str:
+        assert self.store is not None, "no store: check feedback_on first"
+        return self.store.pseudonym(identity)
+
+    # What routes call
+
+    def searched(
+        self,
+        result: SearchResult,
+        channel: str,
+        started: float,
+        kind: str = "search",
+        live: str | None = None,
+        slack: tuple[str, str] | None = None,
+    ) -> None:
+        """Record a search (or the retrieval of a chat turn); `started` is its `time.perf_counter()`."""
+        best = result.hits[0] if result.hits else None
+        self.asked(result.query, result.lang, result.answered, (best,) if best else (), channel, started, kind, live, slack)
+
+    def asked(
+        self,
+        text: str,
+        lang: str,
+        answered: bool,
+        sources: Sequence[Hit],
+        channel: str,
+        started: float,
+        kind: str = "chat",
+        live: str | None = None,
+        slack: tuple[str, str] | None = None,
+    ) -> None:
+        """Record a question with its best entry (the first of `sources`)."""
+        if self.store is None:
+            return
+        try:
+            best = sources[0] if sources else None
+            team, slack_channel = slack if slack and self.slack_ids else (None, None)
+            question = Question(
+                text=text, lang=lang, channel=channel, answered=answered,
+                top_entry=best.entry.id if best else None, top_score=best.score if best else None,
+                latency_ms=round((time.perf_counter() - started) * 1000, 2), kind=kind,
+                slack_team=team or None, slack_channel=slack_channel or None,
+            )
+            self._put((live, question) if live else question)
+        except Exception:  # a bug here must not cost the reader their answer
+            log.exception("could not record a question")
+
+    def vote(self, vote: Vote) -> None:
+        self._put(vote)
+
+    def _put(self, item: object) -> None:
+        try:
+            self._queue.put_nowait(item)
+        except queue.Full:
+            self.dropped += 1
+            self._warn("queue", f"the insights queue is full ({QUEUE_SIZE} records); records are dropped")
+
+    def _warn(self, key: str, message: str) -> None:
+        now = time.monotonic()
+        if now - self._warned.get(key, -WARN_EVERY) >= WARN_EVERY:
+            self._warned[key] = now
+            log.warning(message)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until everything recorded so far (live searches too) is written; False on timeout."""
+        if self._thread is None:
+            return True
+        marker = _Flush()
+        self._queue.put(marker, timeout=timeout)
+        return marker.done.wait(timeout)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Write what is queued, stop the writer and close the database."""
+        if self._thread is not None:
+            try:
+                self._queue.put(_STOP, timeout=timeout)
+            except queue.Full:
+                log.warning("insights queue still full at shutdown; its records are dropped")
+            self._thread.join(timeout)
+            self._thread = None
+        if self.store is not None:
+            self.store.close()
+
+    # The writer thread
+
+    def _run(self) -> None:
+        live: dict[str, _Live] = {}
+        next_prune = 0.0
+        stop = False
+        while not stop:
+            now = time.monotonic()
+            wait = min([p.due for p in live.values()], default=now + 60) - now
+            try:
+                items = [self._queue.get(timeout=max(wait, 0.0))]
+            except queue.Empty:
+                items = []
+            while len(items) < BATCH:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            questions: list[Question] = []
+            votes: list[Vote] = []
+            flushes: list[_Flush] = []
+            now = time.monotonic()
+            for item in items:
+                if item is _STOP:
+                    stop = True
+                elif isinstance(item, _Flush):
+                    flushes.append(item)
+                elif isinstance(item, Vote):
+                    votes.append(item)
+                elif isinstance(item, Question):
+                    questions.append(item)
+                elif isinstance(item, tuple):
+                    key, question = item
+                    earlier = live.get(key)
+                    if earlier is not None and not related_typing(earlier.question.text, question.text):
+                        questions.append(earlier.question)
+                        earlier = None
+                    deadline = earlier.deadline if earlier else now + LIVE_MAX
+                    live[key] = _Live(question, min(now + self.quiet, deadline), deadline)
+            for key in [k for k, p in live.items() if p.due <= now or flushes or stop]:
+                questions.append(live.pop(key).question)
+            self._write(questions, votes)
+            for marker in flushes:
+                marker.done.set()
+            if time.monotonic() >= next_prune:
+                next_prune = time.monotonic() + PRUNE_EVERY
+                self._prune()
+
+    def _write(self, questions: list[Question], votes: list[Vote]) -> None:
+        assert self.store is not None
+        for kind, count, write in (
+            ("questions", len(questions), lambda: self.store.add_questions(questions)),  # type: ignore[union-attr]
+            ("votes", len(votes), lambda: self.store.add_votes(votes)),  # type: ignore[union-attr]
+        ):
+            if not count:
+                continue
+            try:
+                write()
+            except Exception as exc:  # sqlite3.Error, OSError: full disk, lock held too long, not a database
+                self.dropped += count
+                self._warn(
+                    f"write:{type(exc).__name__}:{exc}",
+                    f"could not record {count} {kind} in {self.store.path}: {type(exc).__name__}: {exc} "
+                    f"({self.dropped} records dropped so far); answers are served as usual",
+                )
+
+    def _prune(self) -> None:
+        assert self.store is not None
+        try:
+            questions, votes = self.store.prune(time.time() - self.retention_days * 86400)
+        except Exception as exc:
+            self._warn("prune", f"could not prune {self.store.path}: {type(exc).__name__}: {exc}")
+            return
+        if questions or votes:
+            log.info("pruned %d questions and %d votes older than %d days", questions, votes, self.retention_days)

@@ -1,0 +1,152 @@
+"""`/insights`: what people asked, what the FAQ could not answer, which answers did not help.
+
+Behind `KB_ADMIN_TOKEN` (off without it): clients send `Authorization: Bearer <token>`,
+browsers sign in with a form that sets an HttpOnly cookie. Each table is also a CSV export.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+from urllib.parse import parse_qs, urlencode
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from kb.gaps import GapFinder, draft_entry
+from kb.insights import CHANNELS
+from kb.insights_report import DEFAULT_SINCE, TABLES, Report, gather, parse_since, table, to_csv
+from kb.knowledge import KnowledgeBase
+
+from ..admin import check_on, sign_in, sign_out, signed_in, token_matches
+from ..chart import Series, stacked_bars
+from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep
+from ..i18n import Translator
+from ..recording import Recorder
+from ..schemas import ErrorOut
+from ..templating import page, request_lang
+
+__all__ = ["router", "SINCE_CHOICES"]
+
+router = APIRouter(tags=["insights"])
+
+SINCE_CHOICES = ("24h", "7d", "30d", "90d")
+MAX_FORM_BYTES = 10_000
+PRIVATE = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex"}
+LANG_NAMES = {"zh": "中文", "en": "English"}
+
+
+def _finder(request: Request, kb: KnowledgeBase) -> GapFinder:
+    """One per app, so question vectors are embedded once across page loads."""
+    finder = getattr(request.app.state, "gap_finder", None)
+    if finder is None:
+        finder = request.app.state.gap_finder = GapFinder(kb.searcher.embedder)
+    return finder
+
+
+async def _report(request: Request, kb: KnowledgeBase, recorder: Recorder, since: str) -> Report:
+    window = parse_since(since)
+    if recorder.store is None:
+        raise HTTPException(503, f"nothing is recorded: {recorder.problem}")
+    questions = {entry_id: entry.question for entry_id, entry in kb.by_id.items()}
+    return await run_in_threadpool(gather, recorder.store, _finder(request, kb), window, questions)
+
+
+def _days(since: float, until: float) -> list[str]:
+    first = int(since // 86400)
+    return [time.strftime("%Y-%m-%d", time.gmtime(day * 86400)) for day in range(first, int(until // 86400) + 1)]
+
+
+def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
+    """Questions per day, by channel and by language."""
+    days = _days(report.since, report.until)
+    index = {day: i for i, day in enumerate(days)}
+    charts = []
+    for name, attribute, keys in (("channel", "channel", CHANNELS), ("lang", "lang", tuple(LANG_NAMES))):
+        counts = {key: [0] * len(days) for key in keys}
+        for row in report.daily:
+            key = getattr(row, attribute)
+            if row.day in index:
+                counts.setdefault(key, [0] * len(days))[index[row.day]] += row.count
+        label = (lambda k: t(f"insights_channel_{k}")) if name == "channel" else (lambda k: LANG_NAMES.get(k, k))
+        series = [Series(key, label(key), tuple(c)) for key, c in counts.items()]
+        title = t(f"insights_chart_{name}")
+        charts.append({"title": title, "svg": stacked_bars(title, days, series), "series": series})
+    return charts
+
+
+def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
+    response = page(request, "insights_sign_in.html", {"since": since, "failed": failed}, status_code=401)
+    response.headers.update({**PRIVATE, "WWW-Authenticate": "Bearer"})
+    return response
+
+
+@router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
+async def insights_page(
+    request: Request, kb: KBDep, recorder: RecorderDep, settings: SettingsDep, since: str = DEFAULT_SINCE
+) -> HTMLResponse:
+    """The insights page, or its sign-in form."""
+    check_on(settings)
+    if not signed_in(request, settings):
+        return _sign_in_page(request, since, failed=False)
+    report = await _report(request, kb, recorder, since)
+    t = Translator(request_lang(request))
+    context = {
+        "report": report,
+        "since": since,
+        "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
+        "charts": _charts(report, t),
+        "drafts": [{layout: draft_entry(gap, layout) for layout in ("headings", "list")} for gap in report.gaps],
+        "channels": CHANNELS,
+        "exports": [(name, f"/insights/{name}.csv?{urlencode({'since': since})}") for name in TABLES],
+        "day": lambda seconds: time.strftime("%Y-%m-%d", time.gmtime(seconds)),
+        "lang_names": LANG_NAMES,
+    }
+    response = page(request, "insights.html", context)
+    response.headers.update(PRIVATE)
+    return response
+
+
+@router.post("/insights/sign-in", include_in_schema=False)
+async def insights_sign_in(request: Request, settings: SettingsDep) -> Response:
+    """Check the admin token from the sign-in form and set the cookie."""
+    check_on(settings)
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise HTTPException(413, f"the form is {len(body)} bytes; the limit is {MAX_FORM_BYTES}")
+    form = parse_qs(body.decode("utf-8", "replace"))
+    since = form.get("since", [DEFAULT_SINCE])[0]
+    if not token_matches(settings, form.get("token", [""])[0]):
+        return _sign_in_page(request, since, failed=True)
+    response = RedirectResponse(f"/insights?{urlencode({'since': since})}", status_code=303)
+    sign_in(response, request, settings)
+    return response
+
+
+@router.post("/insights/sign-out", include_in_schema=False)
+async def insights_sign_out(settings: SettingsDep) -> Response:
+    """Forget the sign-in cookie."""
+    check_on(settings)
+    response = RedirectResponse("/insights", status_code=303)
+    sign_out(response)
+    return response
+
+
+@router.get(
+    "/insights/{name}.csv",
+    response_class=Response,
+    responses={200: {"content": {"text/csv": {}}}, 401: {"model": ErrorOut}, 404: {"model": ErrorOut}},
+)
+async def insights_csv(
+    request: Request, name: str, _: AdminDep, kb: KBDep, recorder: RecorderDep, since: str = DEFAULT_SINCE
+) -> Response:
+    """One insights table as CSV: `gaps`, `unhelpful`, `entries` or `daily` (needs the admin token)."""
+    if name not in TABLES:
+        raise HTTPException(404, f"no insights table {name!r}; the tables are {', '.join(TABLES)}")
+    report = await _report(request, kb, recorder, since)
+    # The byte-order mark lets spreadsheet programs read the Chinese text as UTF-8.
+    body = "\ufeff" + to_csv(table(report, name))
+    filename = f"kb-insights-{name}-{since.strip().lower()}.csv"  # `since` is checked: digits and h, d or w
+    headers = {**PRIVATE, "Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(body, media_type="text/csv; charset=utf-8", headers=headers)

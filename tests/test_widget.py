@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import importlib
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -84,19 +85,17 @@ def test_widget_script_defines_one_global_and_uses_no_cdn() -> None:
     assert ".innerHTML = html" in source and source.count("innerHTML") == 1, "only the server's rendered answer is HTML"
 
 
-def test_widget_config_says_feedback_is_off_until_the_endpoint_exists(client: TestClient, settings: Settings) -> None:
+def test_widget_config_offers_feedback_while_votes_can_be_recorded(
+    client: TestClient, settings: Settings, tmp_path: Path
+) -> None:
     response = client.get("/api/widget-config")
-    assert response.json() == {"feedback": False, "max_message_chars": settings.max_query_chars}
+    assert response.json() == {"feedback": True, "max_message_chars": settings.max_query_chars}
     assert response.headers["cache-control"] == "no-cache"
 
-    app = create_app(settings)
-
-    @app.post("/api/feedback")
-    async def feedback() -> dict[str, bool]:
-        return {"ok": True}
-
-    with TestClient(app) as with_feedback:
-        assert with_feedback.get("/api/widget-config").json()["feedback"] is True
+    (tmp_path / "index").symlink_to(settings.index_dir)
+    (tmp_path / "insights.sqlite").mkdir()  # not a database: nothing can be recorded
+    with TestClient(create_app(settings.with_(data_dir=tmp_path))) as without_store:
+        assert without_store.get("/api/widget-config").json()["feedback"] is False
 
 
 def test_demo_page_embeds_the_widget_and_shows_the_line(client: TestClient) -> None:

@@ -9,7 +9,6 @@ from functools import lru_cache
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
-from fastapi.routing import APIRoute
 
 from ..deps import SettingsDep, base_url
 from ..schemas import WidgetConfigOut
@@ -68,10 +67,9 @@ async def widget_script(request: Request) -> Response:
 
 
 def _has_feedback(request: Request) -> bool:
-    return any(
-        isinstance(route, APIRoute) and route.path == FEEDBACK_PATH and "POST" in (route.methods or ())
-        for route in request.app.routes
-    )
+    """Votes are taken while the insights store is open (see server/recording.py)."""
+    recorder = getattr(request.app.state, "recorder", None)
+    return recorder is not None and recorder.feedback_on
 
 
 @router.get("/api/widget-config", response_model=WidgetConfigOut)

@@ -14,16 +14,19 @@ once, as the last of the run, when the reader pauses.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
+from kb.answer import followup_query
 from kb.insights import InsightsError, InsightsStore, Question, Vote, store_path
 from kb.search import Hit, SearchResult
 from kb.settings import Settings
+from kb.text import detect_lang
 
 __all__ = ["Recorder", "LIVE_QUIET", "related_typing"]
 
@@ -141,8 +144,39 @@ class Recorder:
         except Exception:  # a bug here must not cost the reader their answer
             log.exception("could not record a question")
 
+    def chatted(
+        self, message: str, history: Sequence[dict[str, Any]], answered: bool, sources: Sequence[Hit], channel: str,
+        started: float,
+    ) -> None:
+        """Record a chat turn as the question searched (a follow-up joined to the question before it)."""
+        try:
+            text = followup_query(message.strip(), list(history))
+            lang = detect_lang(message)
+        except Exception:
+            log.exception("could not record a chat question")
+            return
+        self.asked(text, lang, answered, sources, channel, started, kind="chat")
+
+    def when_searched(
+        self, search: asyncio.Future[SearchResult], channel: str, started: float, slack: tuple[str, str] | None = None
+    ) -> None:
+        """Record a search running as a future once it is done (a search that failed is not recorded)."""
+
+        def done(future: asyncio.Future[SearchResult]) -> None:
+            if not future.cancelled() and future.exception() is None:
+                self.searched(future.result(), channel, started, slack=slack)
+
+        search.add_done_callback(done)
+
     def vote(self, vote: Vote) -> None:
         self._put(vote)
+
+    def slack_vote(self, entry_id: str, helpful: bool, team: str, user: str) -> None:
+        """A vote from a button on a Slack reply; the user is kept only as a keyed hash, for one vote each."""
+        if self.store is None or not entry_id:
+            return
+        voter = self.pseudonym(f"slack:{team}:{user}")
+        self._put(Vote(entry_id=entry_id, helpful=helpful, question="", voter=voter, channel="slack"))
 
     def _put(self, item: object) -> None:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any, Callable, Iterator
 
 from fastapi import APIRouter, Request
@@ -13,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from kb.search import Hit
 
 from ..chat import ChatReply
-from ..deps import ChatDep, base_url
+from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
 from ..render import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
 
@@ -68,19 +69,22 @@ def _sse(sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, A
     description=_STREAM_DOC,
     responses={200: {"content": {"text/event-stream": {}}}, 422: {"model": ErrorOut}},
 )
-async def chat(request: Request, body: ChatIn, chat: ChatDep) -> Any:
+async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: RecorderDep, channel: ChannelDep) -> Any:
     """Ask a question; get the best entry's answer with its sources."""
     history = [turn.model_dump() for turn in body.history]
     root = base_url(request)
     href = permalinks(root)
+    started = time.perf_counter()
     if "text/event-stream" in request.headers.get("accept", ""):
         sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, body.lang, href)
+        recorder.chatted(body.message, history, answered, sources, channel, started)
         return StreamingResponse(
             _sse(sources, answered, events, root),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     reply = await run_in_threadpool(chat.reply, body.message, history, body.lang, href)
+    recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
     return chat_out(reply, root)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import Any, Sequence
 
 import httpx
@@ -27,7 +28,7 @@ from kb.settings import Settings
 from kb.text import detect_lang
 
 from ..chat import SOURCES_PER_ANSWER
-from ..deps import ChatDep, KBDep, SlackFormDep, base_url
+from ..deps import ChatDep, KBDep, RecorderDep, SlackFormDep, base_url
 from ..i18n import Translator
 from ..schemas import ErrorOut
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
@@ -104,7 +105,7 @@ async def _reply_late(
 
 @router.post("/command", response_class=JSONResponse, responses=_ERRORS)
 async def command(
-    request: Request, form: SlackFormDep, kb: KBDep, chat: ChatDep, background: BackgroundTasks
+    request: Request, form: SlackFormDep, kb: KBDep, chat: ChatDep, recorder: RecorderDep, background: BackgroundTasks
 ) -> Any:
     """Answer a `/faq` slash command from Slack (signed by Slack)."""
     if form.get("ssl_check"):
@@ -118,6 +119,7 @@ async def command(
     root = base_url(request)
     response_url = form.get("response_url", "")
     search = asyncio.ensure_future(run_in_threadpool(kb.search, text, SOURCES_PER_ANSWER))
+    recorder.when_searched(search, "slack", time.perf_counter(), (form.get("team_id", ""), form.get("channel_id", "")))
     try:
         result = await asyncio.wait_for(asyncio.shield(search), ACK_SECONDS if response_url else None)
     except QueryError as exc:
@@ -130,7 +132,9 @@ async def command(
 
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
-async def interactive(request: Request, form: SlackFormDep, kb: KBDep, background: BackgroundTasks) -> Response:
+async def interactive(
+    request: Request, form: SlackFormDep, kb: KBDep, recorder: RecorderDep, background: BackgroundTasks
+) -> Response:
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
     try:
         payload = json.loads(form.get("payload", ""))
@@ -154,6 +158,8 @@ async def interactive(request: Request, form: SlackFormDep, kb: KBDep, backgroun
             background.add_task(post_to_slack, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
             log.info("Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id)
+            team_id = str((payload.get("team") or {}).get("id") or (payload.get("user") or {}).get("team_id") or "")
+            recorder.slack_vote(entry_id, action_id == "kb_helpful", team_id, user_id)
             background.add_task(post_to_slack, response_url, notice_message(t("slack_thanks")))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)

@@ -140,7 +140,7 @@
 
     var streamed = null;
     var finished = false;
-    fetch("/api/chat", {
+    fetch("/api/chat?channel=web", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify({ message: message, history: history, lang: lang })

@@ -19,6 +19,8 @@
   var timer = null;
   var inflight = null;
   var lastKey = null;
+  /* Searches made while typing carry this id, so the server records a run of them once. */
+  var liveId = Math.random().toString(36).slice(2, 12);
 
   function params() {
     var p = new URLSearchParams();
@@ -136,6 +138,8 @@
     inflight = new AbortController();
     var api = new URLSearchParams(p);
     api.set("k", String(LIMIT));
+    api.set("channel", "web");
+    api.set("live", liveId);
     status.textContent = KB.strings.results_searching;
     fetch("/api/search?" + api.toString(), { signal: inflight.signal, headers: { Accept: "application/json" } })
       .then(function (response) {

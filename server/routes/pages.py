@@ -63,7 +63,7 @@ async def search_page(request: Request, kb: KBDep, q: str = "", source: str = ""
     """Search results rendered on the server, so the search works as a plain form."""
     result, hits = None, []
     if q.strip():
-        result = await run_in_threadpool(kb.search, q, PAGE_K, [tag] if tag else [], source or None)
+        result = kb.search(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
         hits = list(result.hits)
     elif source or tag:
         hits = _browse(kb, source, tag)

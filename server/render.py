@@ -111,7 +111,18 @@ def _terms_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
     words = sorted({t.strip() for t in terms if t and len(t.strip()) > 1}, key=len, reverse=True)
     if not words:
         return None
-    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    # A Latin word is marked only as a whole word ("train" not inside "trainer"); Chinese
+    # has no spaces, so a Chinese term is marked wherever it occurs.
+    return re.compile("|".join(_bounded(w) for w in words), re.IGNORECASE)
+
+
+def _bounded(word: str) -> str:
+    body = re.escape(word)
+    if re.match(r"[A-Za-z0-9_]", word):
+        body = r"(?<![A-Za-z0-9_])" + body
+    if re.search(r"[A-Za-z0-9_]$", word):
+        body += r"(?![A-Za-z0-9_])"
+    return body
 
 
 def _mark_escaped(text: str, pattern: re.Pattern[str] | None) -> str:

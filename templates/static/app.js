@@ -24,7 +24,13 @@
     var words = (terms || []).filter(function (t) { return t && t.trim().length > 1; });
     if (!words.length) return;
     words.sort(function (a, b) { return b.length - a.length; });
-    var pattern = new RegExp(words.map(escapeRegExp).join("|"), "gi");
+    /* A Latin word is marked only as a whole word; a Chinese term wherever it occurs. */
+    var pattern = new RegExp(words.map(function (w) {
+      var body = escapeRegExp(w);
+      if (/^[A-Za-z0-9_]/.test(w)) body = "(?<![A-Za-z0-9_])" + body;
+      if (/[A-Za-z0-9_]$/.test(w)) body += "(?![A-Za-z0-9_])";
+      return body;
+    }).join("|"), "gi");
     var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
       acceptNode: function (node) {
         return node.parentNode.closest("pre, mark") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;

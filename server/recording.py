@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from kb.answer import followup_query
-from kb.insights import InsightsError, InsightsStore, Question, Vote, store_path
+from kb.insights import REASONS, InsightsError, InsightsStore, Question, Vote, store_path
 from kb.search import Hit, SearchResult
 from kb.settings import Settings
 from kb.text import detect_lang
 
-__all__ = ["Recorder", "LIVE_QUIET", "related_typing"]
+__all__ = ["Recorder", "LIVE_QUIET", "related_typing", "feedback_context"]
 
 log = logging.getLogger("kb.insights")
 
@@ -53,6 +53,11 @@ class _Flush:
 
 
 _STOP = object()
+
+
+def feedback_context(recorder: "Recorder") -> dict[str, Any]:
+    """What a page needs to show vote buttons (templates/_votes.html): whether votes are taken, and the reasons."""
+    return {"feedback": recorder.feedback_on, "feedback_reasons": REASONS}
 
 
 def related_typing(before: str, after: str) -> bool:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from ..deps import KBDep, base_url
+from ..deps import ChannelDep, KBDep, RecorderDep, base_url
 from ..schemas import ErrorOut, SearchOut, hit_out
 
 __all__ = ["router"]
@@ -23,13 +24,21 @@ router = APIRouter(prefix="/api", tags=["search"])
 async def search(
     request: Request,
     kb: KBDep,
+    recorder: RecorderDep,
+    channel: ChannelDep,
     q: Annotated[str, Query(description="the question, error message or flag (Chinese or English)")],
     k: Annotated[int | None, Query(ge=1, le=50, description="how many entries (default KB_TOP_K)")] = None,
     tag: Annotated[list[str], Query(description="only entries with this tag; repeat for all of several")] = [],
     source: Annotated[str | None, Query(description="only entries from this source (e.g. `slime`)")] = None,
     lang: Annotated[Literal["zh", "en"] | None, Query(description="only entries in this language")] = None,
+    live: Annotated[str | None, Query(
+        max_length=64, description="an id for one search box, sent with the searches made as the reader types: "
+                                   "a run of them that extend one another is recorded once, for the insights page",
+    )] = None,
 ) -> SearchOut:
     """Search the FAQ entries."""
+    started = time.perf_counter()
     result = kb.search(q, k, tag, source or None, lang)
+    recorder.searched(result, channel, started, live=live)
     root = base_url(request)
     return SearchOut(query=result.query, answered=result.answered, hits=[hit_out(h, root) for h in result.hits])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs
@@ -16,8 +17,9 @@ from kb.knowledge import KnowledgeBase
 from kb.search import Hit
 from kb.tags import tag_table
 
-from ..deps import ChatDep, KBDep, LangDep, base_url
+from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
 from ..i18n import COOKIE, LANGS
+from ..recording import feedback_context
 from ..schemas import ChatTurn
 from ..templating import page
 from .api_chat import permalinks
@@ -53,21 +55,26 @@ def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def home(request: Request, kb: KBDep) -> HTMLResponse:
+async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
-    return page(request, "search.html", {"q": "", "source": "", "tag": "", "result": None, "hits": [], **_facets(kb)})
+    context = {"q": "", "source": "", "tag": "", "result": None, "hits": [], **_facets(kb), **feedback_context(recorder)}
+    return page(request, "search.html", context)
 
 
 @router.get("/search", response_class=HTMLResponse)
-async def search_page(request: Request, kb: KBDep, q: str = "", source: str = "", tag: str = "") -> HTMLResponse:
+async def search_page(
+    request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", source: str = "", tag: str = ""
+) -> HTMLResponse:
     """Search results rendered on the server, so the search works as a plain form."""
     result, hits = None, []
     if q.strip():
+        started = time.perf_counter()
         result = kb.search(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
+        recorder.searched(result, "web", started)
         hits = list(result.hits)
     elif source or tag:
         hits = _browse(kb, source, tag)
-    context = {"q": q, "source": source, "tag": tag, "result": result, "hits": hits, **_facets(kb)}
+    context = {"q": q, "source": source, "tag": tag, "result": result, "hits": hits, **_facets(kb), **feedback_context(recorder)}
     return page(request, "search.html", context)
 
 
@@ -80,13 +87,13 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str) -> HTMLResponse
 
 
 @router.get("/chat", response_class=HTMLResponse)
-async def chat_page(request: Request, q: str = "") -> HTMLResponse:
+async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTMLResponse:
     """The chat page."""
-    return page(request, "chat.html", {"turns": [], "history_json": "[]", "draft": q})
+    return page(request, "chat.html", {"turns": [], "history_json": "[]", "draft": q, **feedback_context(recorder)})
 
 
 @router.post("/chat", response_class=HTMLResponse)
-async def chat_form(request: Request, chat: ChatDep, lang: LangDep) -> HTMLResponse:
+async def chat_form(request: Request, chat: ChatDep, lang: LangDep, recorder: RecorderDep) -> HTMLResponse:
     """A chat turn posted as a plain form (the page without JavaScript)."""
     body = await request.body()
     if len(body) > MAX_FORM_BYTES:
@@ -95,12 +102,16 @@ async def chat_form(request: Request, chat: ChatDep, lang: LangDep) -> HTMLRespo
     message = form.get("message", [""])[0]
     history = _history(form.get("history", ["[]"])[0])
     root = base_url(request)
+    started = time.perf_counter()
     reply = await run_in_threadpool(chat.reply, message, history, lang, permalinks(root))
+    recorder.chatted(message, history, reply.answered, reply.sources, "web", started)
     turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
     turns.append({"role": "user", "content": message})
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})
     new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
-    context = {"turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": ""}
+    context = {
+        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "", **feedback_context(recorder),
+    }
     return page(request, "chat.html", context)
 
 

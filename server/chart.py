@@ -27,11 +27,11 @@ class Series:
 
 
 def nice_ceiling(value: int) -> int:
-    """The axis top: 1, 2 or 5 times a power of ten, at least `value` (and at least 1)."""
+    """The axis top: 1, 2, 4, 6 or 8 times a power of ten, at least `value` (at least 1); its half is a whole number."""
     if value <= 1:
         return 1
     power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 5, 10):
+    for step in (1, 2, 4, 6, 8, 10):
         if step * power >= value:
             return step * power
     return 10 * power

@@ -69,7 +69,7 @@
     if (results && searchBox) {
       var question = searchBox.value.trim();
       Array.prototype.forEach.call(results.querySelectorAll(".result"), function (item) {
-        attach(item, item.id.replace(/^r-/, ""), question);
+        attach(item.querySelector(".result-meta") || item, item.id.replace(/^r-/, ""), question);
       });
     }
     if (conversation) {

@@ -34,6 +34,7 @@ log = logging.getLogger("kb.insights")
 
 QUEUE_SIZE = 10_000  # records waiting for the writer; beyond this they are dropped
 BATCH = 500
+LINGER = 0.5  # seconds the writer waits for more records before it commits a batch
 LIVE_QUIET = 4.0  # seconds without a newer search from the same box before a live search is recorded
 LIVE_MAX = 60.0  # a live search is recorded at the latest this long after it was made
 PRUNE_EVERY = 6 * 3600.0
@@ -229,11 +230,7 @@ class Recorder:
                 items = [self._queue.get(timeout=max(wait, 0.0))]
             except queue.Empty:
                 items = []
-            while len(items) < BATCH:
-                try:
-                    items.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+            self._gather(items)
             questions: list[Question] = []
             votes: list[Vote] = []
             flushes: list[_Flush] = []
@@ -263,6 +260,19 @@ class Recorder:
             if time.monotonic() >= next_prune:
                 next_prune = time.monotonic() + PRUNE_EVERY
                 self._prune()
+
+    def _gather(self, items: list[object]) -> None:
+        """Add what arrives within `LINGER` of the first record (or until a flush or stop), up to `BATCH`.
+
+        One transaction for many records: under a steady trickle of requests the writer
+        commits a few times a second instead of once per request.
+        """
+        deadline = time.monotonic() + LINGER
+        while items and len(items) < BATCH and not isinstance(items[-1], _Flush) and items[-1] is not _STOP:
+            try:
+                items.append(self._queue.get(timeout=max(deadline - time.monotonic(), 0.0)))
+            except queue.Empty:
+                return
 
     def _write(self, questions: list[Question], votes: list[Vote]) -> None:
         assert self.store is not None

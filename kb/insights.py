@@ -10,6 +10,7 @@ What is kept: the question text, its language, where it was asked (channel), the
 entry and its score, whether it was answered, how long it took. Votes keep the entry, the
 question, helpful or not, an optional reason and comment, and a keyed hash of the voter's
 session (or Slack user): enough to allow one vote per answer, not enough to name anyone.
+The schema and its migrations are in `kb/insights_schema.py`.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from pathlib import Path
 from typing import Iterable, Literal, Sequence, get_args
 
 from .errors import KBError
+from .insights_schema import SCHEMA_VERSION, upgrade, version_of
 
 __all__ = [
     "InsightsStore", "InsightsError", "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes",
-    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "SCHEMA_VERSION", "MIGRATIONS",
-    "store_path",
+    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "store_path",
 ]
 
 Channel = Literal["web", "widget", "slack", "api"]
@@ -39,48 +40,6 @@ KINDS = ("search", "chat")
 REASONS: tuple[str, ...] = get_args(Reason)
 BUSY_TIMEOUT = 5.0  # seconds a write waits for another writer (another worker process)
 
-# Each migration takes the file from the version before it to its own number (1-based).
-# Statements are separated by ";\n" and run in one transaction with the version update.
-MIGRATIONS: tuple[str, ...] = (
-    # 1: questions and votes
-    """
-    CREATE TABLE questions (
-        id INTEGER PRIMARY KEY,
-        asked_at REAL NOT NULL,
-        text TEXT NOT NULL,
-        lang TEXT NOT NULL,
-        channel TEXT NOT NULL,
-        top_entry TEXT,
-        top_score REAL,
-        answered INTEGER NOT NULL,
-        latency_ms REAL NOT NULL
-    );
-    CREATE INDEX questions_asked_at ON questions (asked_at);
-    CREATE TABLE votes (
-        id INTEGER PRIMARY KEY,
-        voted_at REAL NOT NULL,
-        entry_id TEXT NOT NULL,
-        question TEXT NOT NULL,
-        helpful INTEGER NOT NULL,
-        voter TEXT NOT NULL,
-        channel TEXT NOT NULL,
-        UNIQUE (voter, entry_id, question)
-    );
-    CREATE INDEX votes_voted_at ON votes (voted_at)
-    """,
-    # 2: search or chat; Slack team and channel (when KB_INSIGHTS_SLACK_IDS is on); why a vote
-    # was cast; the key that turns session ids into pseudonyms
-    """
-    ALTER TABLE questions ADD COLUMN kind TEXT NOT NULL DEFAULT 'search';
-    ALTER TABLE questions ADD COLUMN slack_team TEXT;
-    ALTER TABLE questions ADD COLUMN slack_channel TEXT;
-    ALTER TABLE votes ADD COLUMN reason TEXT;
-    ALTER TABLE votes ADD COLUMN comment TEXT;
-    CREATE INDEX questions_unanswered ON questions (answered, asked_at);
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
-    """,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
 
 
 class InsightsError(KBError):
@@ -222,16 +181,10 @@ class InsightsStore:
     def _migrate(self, db: sqlite3.Connection) -> None:
         db.execute("BEGIN IMMEDIATE")  # one process upgrades; the others wait, then see the new version
         try:
-            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
-            row = db.execute("SELECT max(version) FROM schema_version").fetchone()
-            version = row[0] or 0
+            version = version_of(db)
             if version > SCHEMA_VERSION:
                 raise InsightsError(self.path, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}")
-            for number in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[number - 1].split(";\n"):
-                    db.execute(statement)
-                db.execute("DELETE FROM schema_version")
-                db.execute("INSERT INTO schema_version VALUES (?)", (number,))
+            upgrade(db, version)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

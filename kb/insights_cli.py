@@ -12,16 +12,16 @@ import time
 import unicodedata
 from typing import Any, Sequence
 
-from .embedding import open_embedder
-from .errors import IndexMissingError
-from .gaps import LAYOUTS, GapFinder, draft_entry
-from .index import read_index
 from .insights import CHANNELS, InsightsError, InsightsStore, store_path
-from .insights_report import DEFAULT_SINCE, TABLES, Report, gather, parse_since, table, to_csv
 from .settings import Settings
 
-__all__ = ["add_parser", "cmd_insights"]
+__all__ = ["add_parser", "cmd_insights", "TABLE_CHOICES", "LAYOUT_CHOICES"]
 
+# Spelled out here so that building the `kb` parser loads no numpy or embedder (a test
+# checks they match kb.insights_report.TABLES and kb.gaps.LAYOUTS).
+TABLE_CHOICES = ("gaps", "unhelpful", "entries", "daily")
+LAYOUT_CHOICES = ("headings", "list")
+DEFAULT_SINCE = "30d"
 CELL = 48  # widest cell, in terminal columns
 
 
@@ -30,13 +30,16 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("insights", help="what people asked, what the FAQ could not answer, which answers did not help")
     p.add_argument("--since", default=DEFAULT_SINCE, help=f"how far back: 24h, 7d, 2w ... (default {DEFAULT_SINCE})")
     p.add_argument("--limit", type=int, default=10, help="rows per table (default 10)")
-    p.add_argument("--csv", choices=TABLES, help="print this table as CSV instead")
+    p.add_argument("--csv", choices=TABLE_CHOICES, help="print this table as CSV instead")
     p.add_argument("--drafts", action="store_true", help="print a Markdown FAQ entry draft for each unanswered topic")
-    p.add_argument("--layout", choices=LAYOUTS, default="headings", help="the drafts' layout (default headings)")
+    p.add_argument("--layout", choices=LAYOUT_CHOICES, default="headings", help="the drafts' layout (default headings)")
     p.set_defaults(run=cmd_insights)
 
 
 def _entry_questions(settings: Settings) -> dict[str, str]:
+    from .errors import IndexMissingError
+    from .index import read_index
+
     try:
         return {e.id: e.question for e in read_index(settings.index_dir).entries}
     except IndexMissingError:
@@ -44,6 +47,10 @@ def _entry_questions(settings: Settings) -> dict[str, str]:
 
 
 def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
+    from .embedding import open_embedder
+    from .gaps import GapFinder, draft_entry
+    from .insights_report import gather, parse_since, table, to_csv
+
     window = parse_since(args.since)
     path = store_path(settings.data_dir)
     if not path.exists():
@@ -95,7 +102,10 @@ def print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[objec
         print("  " + "  ".join(parts).rstrip())
 
 
-def print_report(report: Report, since: str) -> None:
+def print_report(report: Any, since: str) -> None:
+    """The report (`kb.insights_report.Report`) as text tables."""
+    from .insights_report import table
+
     t = report.totals
     day = lambda s: time.strftime("%Y-%m-%d", time.gmtime(s))  # noqa: E731
     share = f" ({100 * t.answered / t.questions:.0f}%)" if t.questions else ""

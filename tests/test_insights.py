@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib
 import io
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -18,12 +21,15 @@ from kb.embedding import open_embedder
 from kb.entries import Source
 from kb.errors import QueryError
 from kb.gaps import Gap, GapFinder, draft_entry
+from kb.gaps import LAYOUTS
 from kb.insights import (
-    SCHEMA_VERSION, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, InsightsError, InsightsStore, Question,
-    Totals, Vote, store_path,
+    AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, InsightsError, InsightsStore, Question, Totals, Vote,
+    store_path,
 )
-from kb.insights_cli import add_parser
-from kb.insights_report import gather, parse_since, table, to_csv
+from kb.insights_cli import DEFAULT_SINCE as cli_since
+from kb.insights_cli import LAYOUT_CHOICES, TABLE_CHOICES, add_parser
+from kb.insights_report import DEFAULT_SINCE, TABLES, gather, parse_since, table, to_csv
+from kb.insights_schema import SCHEMA_VERSION
 from kb.settings import Settings
 
 DAY = 86400.0
@@ -317,6 +323,22 @@ def test_since_takes_hours_days_or_weeks(text: str, seconds: int) -> None:
 def test_a_bad_since_says_what_it_wants(text: str) -> None:
     with pytest.raises(QueryError, match=r"since: .* is not a time window; use a number and h, d or w, like 24h, 7d or 2w"):
         parse_since(text)
+
+
+@pytest.mark.parametrize("module", [
+    "kb.insights", "kb.insights_schema", "kb.gaps", "kb.insights_report", "kb.insights_cli",
+    "server.recording", "server.admin", "server.chart", "server.routes.feedback", "server.routes.insights",
+])
+def test_exported_members_exist(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
+
+
+def test_the_command_offers_every_table_and_layout_without_loading_the_embedder() -> None:
+    assert TABLE_CHOICES == TABLES and LAYOUT_CHOICES == LAYOUTS and cli_since == DEFAULT_SINCE
+    code = "import sys, kb.insights_cli; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]  # `kb --help` stays quick
 
 
 def run_cli(settings: Settings, *argv: str) -> int:

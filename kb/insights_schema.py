@@ -1,0 +1,69 @@
+"""The insights database's schema: numbered migrations, from an empty file to the current version.
+
+Each migration takes the file from the version before it to its own number (1-based); its
+statements are separated by ";\n". `upgrade` runs inside the caller's transaction, with the
+update of the version table, so a file is upgraded whole or not at all. A migration only
+ever adds (tables, columns, indexes): rows written by an older version are kept.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "version_of", "upgrade"]
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: questions and votes
+    """
+    CREATE TABLE questions (
+        id INTEGER PRIMARY KEY,
+        asked_at REAL NOT NULL,
+        text TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        top_entry TEXT,
+        top_score REAL,
+        answered INTEGER NOT NULL,
+        latency_ms REAL NOT NULL
+    );
+    CREATE INDEX questions_asked_at ON questions (asked_at);
+    CREATE TABLE votes (
+        id INTEGER PRIMARY KEY,
+        voted_at REAL NOT NULL,
+        entry_id TEXT NOT NULL,
+        question TEXT NOT NULL,
+        helpful INTEGER NOT NULL,
+        voter TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        UNIQUE (voter, entry_id, question)
+    );
+    CREATE INDEX votes_voted_at ON votes (voted_at)
+    """,
+    # 2: search or chat; Slack team and channel (when KB_INSIGHTS_SLACK_IDS is on); why a vote
+    # was cast; the key that turns session ids into pseudonyms
+    """
+    ALTER TABLE questions ADD COLUMN kind TEXT NOT NULL DEFAULT 'search';
+    ALTER TABLE questions ADD COLUMN slack_team TEXT;
+    ALTER TABLE questions ADD COLUMN slack_channel TEXT;
+    ALTER TABLE votes ADD COLUMN reason TEXT;
+    ALTER TABLE votes ADD COLUMN comment TEXT;
+    CREATE INDEX questions_unanswered ON questions (answered, asked_at);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def version_of(db: sqlite3.Connection) -> int:
+    """The file's schema version (0 for a new file)."""
+    db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    return int(db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0)
+
+
+def upgrade(db: sqlite3.Connection, version: int) -> None:
+    """Apply the migrations after `version`, in the caller's transaction."""
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS[number - 1].split(";\n"):
+            db.execute(statement)
+        db.execute("DELETE FROM schema_version")
+        db.execute("INSERT INTO schema_version VALUES (?)", (number,))

@@ -107,7 +107,9 @@ def under_load(url: str, store_file: Path, items: list[str], threads: int) -> No
     before = _count(store_file)
     failures: list[int] = []
 
-    def ask(n: int, i: int, clients: dict[int, httpx.Client] = {}) -> None:
+    clients: dict[int, httpx.Client] = {}
+
+    def ask(n: int, i: int) -> None:
         client = clients.setdefault(n, httpx.Client(base_url=url, timeout=60))
         response = client.get("/api/search", params={"q": items[(n * 7 + i) % len(items)]})
         if response.status_code != 200:
@@ -121,6 +123,14 @@ def under_load(url: str, store_file: Path, items: list[str], threads: int) -> No
         time.sleep(0.1)
     print(f"{threads} concurrent clients: {sent / seconds:.0f} searches/s, {len(failures)} failed, "
           f"{_count(store_file) - before} of {sent} recorded")
+
+
+def print_latency(samples: dict[str, list[float]]) -> None:
+    print(f"{'':16} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
+    for name, values in samples.items():
+        print(f"{name:16} {statistics.median(values):8.2f} {pct(values, 95):8.2f} {statistics.mean(values):8.2f}")
+    ratio = statistics.median(samples["with the store"]) / statistics.median(samples["without"])
+    print(f"p50 with / without: {ratio:.3f}\n")
 
 
 def _count(path: Path) -> int:
@@ -157,12 +167,8 @@ def main() -> None:
                 samples["without"] += timed(on(clients[1]), items, args.repeat)
             for client in clients:
                 client.close()
-            print(f"\n{len(items)} questions x {args.repeat} passes x {args.rounds} rounds, GET /api/search over HTTP\n")
-            print(f"{'':16} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
-            for name, values in samples.items():
-                print(f"{name:16} {statistics.median(values):8.2f} {pct(values, 95):8.2f} {statistics.mean(values):8.2f}")
-            ratio = statistics.median(samples["with the store"]) / statistics.median(samples["without"])
-            print(f"p50 with / without: {ratio:.3f}\n")
+            print(f"\n{len(items)} questions x {args.repeat} passes x {args.rounds} rounds, GET /api/search\n")
+            print_latency(samples)
             under_load(f"http://127.0.0.1:{ports[0]}", store_path(with_store.data_dir), items, args.threads)
         finally:
             for server in servers:

@@ -64,7 +64,7 @@ class GapFinder:
             missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
             if missing:
                 fresh = self.embedder.embed_queries([self.glossary.gloss(t) for t in missing])
-                self._vectors.update(zip(missing, fresh))
+                self._vectors.update(zip(missing, fresh, strict=True))
             for text in texts:
                 self._vectors.move_to_end(text)
             found = np.stack([self._vectors[t] for t in texts])

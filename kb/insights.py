@@ -273,7 +273,8 @@ class InsightsStore:
     def unanswered(self, since: float, limit: int = 2000) -> list[AskedQuestion]:
         """Questions the FAQ had no confident answer for, most asked first."""
         rows = self._db().execute(
-            "SELECT trim(text), lang, count(*) AS n, min(asked_at), max(asked_at), group_concat(DISTINCT channel) FROM questions "
+            "SELECT trim(text), lang, count(*) AS n, min(asked_at), max(asked_at), group_concat(DISTINCT channel) "
+            "FROM questions "
             "WHERE answered = 0 AND asked_at >= ? GROUP BY lower(trim(text)) ORDER BY n DESC, max(asked_at) DESC "
             "LIMIT ?",
             (since, limit),

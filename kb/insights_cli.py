@@ -10,10 +10,13 @@ import argparse
 import sys
 import time
 import unicodedata
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .insights import CHANNELS, InsightsError, InsightsStore, store_path
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .insights_report import Report
 
 __all__ = ["add_parser", "cmd_insights", "TABLE_CHOICES", "LAYOUT_CHOICES"]
 
@@ -102,18 +105,22 @@ def print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[objec
         print("  " + "  ".join(parts).rstrip())
 
 
-def print_report(report: Any, since: str) -> None:
-    """The report (`kb.insights_report.Report`) as text tables."""
+def _day(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
+
+
+def print_report(report: Report, since: str) -> None:
     from .insights_report import table
 
     t = report.totals
-    day = lambda s: time.strftime("%Y-%m-%d", time.gmtime(s))  # noqa: E731
+    day = _day
     share = f" ({100 * t.answered / t.questions:.0f}%)" if t.questions else ""
     print(f"Insights, last {since} ({day(report.since)} to {day(report.until)}, UTC)")
     print(f"{t.questions} questions, {t.answered} answered{share}, {t.questions - t.answered} not; "
           f"votes: {t.helpful} helpful, {t.unhelpful} not helpful")
     gaps = table(report, "gaps")
-    print_rows("Questions the FAQ could not answer, by topic", ("asked", "topic", "languages", "channels", "other wordings"),
+    print_rows("Questions the FAQ could not answer, by topic",
+               ("asked", "topic", "languages", "channels", "other wordings"),
                [(r[1], r[0], r[3], r[4], " | ".join(str(r[7]).split(" | ")[1:])) for r in gaps.rows])
     bad = table(report, "unhelpful")
     print_rows("Answers voted not helpful", ("no", "yes", "entry", "question", "reasons", "comments"),
@@ -128,4 +135,5 @@ def print_report(report: Any, since: str) -> None:
         counts[d.lang] = counts.get(d.lang, 0) + d.count
         counts["total"] = counts.get("total", 0) + d.count
     keys = (*CHANNELS, "zh", "en", "total")
-    print_rows("Questions per day", ("day", *keys), [(d, *(c.get(k, 0) for k in keys)) for d, c in sorted(per_day.items())])
+    print_rows("Questions per day", ("day", *keys),
+               [(day, *(counts.get(k, 0) for k in keys)) for day, counts in sorted(per_day.items())])

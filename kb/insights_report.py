@@ -86,7 +86,8 @@ def _day(seconds: float) -> str:
 def table(report: Report, name: str) -> Table:
     """One of `TABLES` as plain rows."""
     if name == "gaps":
-        return Table(name, ("topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples"), [
+        columns = ("topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples")
+        return Table(name, columns, [
             (g.label, g.count, len(g.questions), " ".join(g.langs), " ".join(g.channels), _day(g.first_asked),
              _day(g.last_asked), " | ".join(g.examples))
             for g in report.gaps

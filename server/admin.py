@@ -33,7 +33,8 @@ def _cookie_value(token: str) -> str:
 
 
 def token_matches(settings: Settings, given: str) -> bool:
-    return bool(settings.admin_token) and hmac.compare_digest(given.encode("utf-8"), settings.admin_token.encode("utf-8"))
+    token = settings.admin_token
+    return bool(token) and hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
 
 
 def signed_in(request: Request, settings: Settings) -> bool:
@@ -41,8 +42,8 @@ def signed_in(request: Request, settings: Settings) -> bool:
     scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and token_matches(settings, credentials.strip()):
         return True
-    cookie = request.cookies.get(COOKIE, "")
-    return bool(cookie) and bool(settings.admin_token) and hmac.compare_digest(cookie, _cookie_value(settings.admin_token))
+    cookie, token = request.cookies.get(COOKIE, ""), settings.admin_token
+    return bool(cookie) and bool(token) and hmac.compare_digest(cookie, _cookie_value(token))
 
 
 async def require_admin(request: Request) -> None:
@@ -50,7 +51,9 @@ async def require_admin(request: Request) -> None:
     settings: Settings = request.app.state.settings
     check_on(settings)
     if not signed_in(request, settings):
-        raise HTTPException(401, f"the insights need the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"})
+        raise HTTPException(
+            401, f"the insights need the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"}
+        )
 
 
 def sign_in(response: Response, request: Request, settings: Settings) -> None:

@@ -30,7 +30,9 @@ def nice_ceiling(value: int) -> int:
     """The axis top: 1, 2, 4, 6 or 8 times a power of ten, at least `value` (at least 1); its half is a whole number."""
     if value <= 1:
         return 1
-    power = 10 ** math.floor(math.log10(value))
+    power = 1
+    while power * 10 <= value:
+        power *= 10
     for step in (1, 2, 4, 6, 8, 10):
         if step * power >= value:
             return step * power
@@ -58,7 +60,7 @@ def stacked_bars(title: str, days: Sequence[str], series: Sequence[Series]) -> M
         parts.append(f'<text class="axis" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
     for i, day in enumerate(days):
         x = LEFT + i * slot + (slot - bar) / 2
-        base = TOP + plot_h
+        base = float(TOP + plot_h)
         for s in series:
             n = s.counts[i]
             if not n:
@@ -70,9 +72,9 @@ def stacked_bars(title: str, days: Sequence[str], series: Sequence[Series]) -> M
                 f"<title>{escape(day)} · {escape(s.label)}: {n}</title></rect>"
             )
     every = max(1, math.ceil(len(days) / MAX_LABELS))
-    for i, day in enumerate(days):
-        if i % every == 0 or i == len(days) - 1 and (len(days) - 1) % every >= every / 2:
-            x = LEFT + i * slot + slot / 2
-            parts.append(f'<text class="axis" x="{x:.1f}" y="{HEIGHT - 8}" text-anchor="middle">{escape(day[5:])}</text>')
+    for i in range(len(days) - 1, -1, -every):  # evenly spaced, counting back from the last day
+        x = LEFT + i * slot + slot / 2
+        label = escape(days[i][5:])  # MM-DD
+        parts.append(f'<text class="axis" x="{x:.1f}" y="{HEIGHT - 8}" text-anchor="middle">{label}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))

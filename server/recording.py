@@ -20,7 +20,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from kb.answer import followup_query
 from kb.insights import REASONS, InsightsError, InsightsStore, Question, Vote, store_path
@@ -120,7 +120,8 @@ class Recorder:
     ) -> None:
         """Record a search (or the retrieval of a chat turn); `started` is its `time.perf_counter()`."""
         best = result.hits[0] if result.hits else None
-        self.asked(result.query, result.lang, result.answered, (best,) if best else (), channel, started, kind, live, slack)
+        top = (best,) if best else ()
+        self.asked(result.query, result.lang, result.answered, top, channel, started, kind, live, slack)
 
     def asked(
         self,
@@ -275,11 +276,13 @@ class Recorder:
                 return
 
     def _write(self, questions: list[Question], votes: list[Vote]) -> None:
-        assert self.store is not None
-        for kind, count, write in (
-            ("questions", len(questions), lambda: self.store.add_questions(questions)),  # type: ignore[union-attr]
-            ("votes", len(votes), lambda: self.store.add_votes(votes)),  # type: ignore[union-attr]
-        ):
+        store = self.store
+        assert store is not None
+        batches: list[tuple[str, int, Callable[[], int]]] = [
+            ("questions", len(questions), lambda: store.add_questions(questions)),
+            ("votes", len(votes), lambda: store.add_votes(votes)),
+        ]
+        for kind, count, write in batches:
             if not count:
                 continue
             try:
@@ -288,7 +291,7 @@ class Recorder:
                 self.dropped += count
                 self._warn(
                     f"write:{type(exc).__name__}:{exc}",
-                    f"could not record {count} {kind} in {self.store.path}: {type(exc).__name__}: {exc} "
+                    f"could not record {count} {kind} in {store.path}: {type(exc).__name__}: {exc} "
                     f"({self.dropped} records dropped so far); answers are served as usual",
                 )
 

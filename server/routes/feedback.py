@@ -60,7 +60,8 @@ async def feedback(
     if not message:
         raise QueryError("message", "the question the answer was for is empty")
     if len(message) > settings.max_query_chars:
-        raise QueryError("message", f"the question is {len(message)} characters; the limit is {settings.max_query_chars}")
+        limit = settings.max_query_chars
+        raise QueryError("message", f"the question is {len(message)} characters; the limit is {limit}")
     if body.helpful and body.reason is not None:
         raise QueryError("reason", f"{body.reason!r} is a reason for `helpful: false`; this vote is helpful")
     if body.session:

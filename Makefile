@@ -18,9 +18,9 @@ install: $(BIN)/python
 install-test: $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[st,test]'
-	@test -x /usr/bin/chromium || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
-	  else echo "browser tests need Chromium: sudo apt-get install chromium"; fi; }
+	@{ test -x /usr/bin/chromium && test -d /usr/share/fonts/opentype/noto; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
+	  else echo "browser tests need Chromium and CJK fonts: sudo apt-get install chromium fonts-noto-cjk"; fi; }
 
 serve: install
 	$(BIN)/kb ingest
@@ -32,6 +32,9 @@ test: install-test
 
 bench: install
 	$(BIN)/python bench/bench_core.py
+	$(BIN)/python bench/bench_http.py
+	$(BIN)/python bench/bench_slack.py
+	$(BIN)/python bench/bench_insights.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -67,21 +67,29 @@ _FOLLOWUP = re.compile(
 )
 
 
-# Frameworks and tools a follow-up swaps in for the ones asked about before.
-FRAMEWORKS = (
-    "chatlearn", "roll", "slime", "megatron", "deepspeed", "fsdp", "sglang", "vllm",
-    "fastchat", "qlora", "lora", "ray", "transformers", "flash-attn",
+# Names a follow-up swaps in for one of the same kind asked about before: "what about for
+# sglang?" after a vLLM question drops vLLM, but keeps "Megatron" in a question about
+# converting Megatron checkpoints when the follow-up names another training framework.
+KINDS = (
+    ("chatlearn", "roll", "slime", "deepspeed", "fastchat"),  # training frameworks
+    ("sglang", "vllm"),  # inference engines
+    ("megatron", "fsdp"),  # training back ends
+    ("lora", "qlora"),
 )
 
 
-def _frameworks_in(text: str) -> list[str]:
-    return [f for f in FRAMEWORKS if re.search(rf"(?<![\w-]){re.escape(f)}(?![\w-])", text, re.IGNORECASE)]
+def _named(name: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, re.IGNORECASE) is not None
 
 
-def _without(text: str, names: list[str]) -> str:
-    for name in names:
-        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", text, flags=re.IGNORECASE)
-    return re.sub(r"\s+", " ", text).strip()
+def _swap(before: str, message: str) -> str:
+    """The previous question without the names the follow-up replaces."""
+    for kind in KINDS:
+        if any(_named(name, message) for name in kind):
+            for name in kind:
+                if _named(name, before) and not _named(name, message):
+                    before = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", " ", before, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", before).strip()
 
 
 def followup_query(message: str, history: Sequence[dict[str, Any]] | None) -> str:
@@ -101,8 +109,4 @@ def followup_query(message: str, history: Sequence[dict[str, Any]] | None) -> st
     short = len(tokenize(message)) <= 1
     if not (_FOLLOWUP.search(message) or short):
         return message
-    before = previous[-1]
-    named = _frameworks_in(message)
-    if named:
-        before = _without(before, [f for f in _frameworks_in(before) if f not in named])
-    return f"{before} {message}"
+    return f"{_swap(previous[-1], message)} {message}"

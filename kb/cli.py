@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from . import insights_cli
 from .errors import KBError
 from .settings import Settings
 
@@ -167,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--workers", type=int, default=1)
     p.set_defaults(run=cmd_serve)
+
+    insights_cli.add_parser(sub)
     return parser
 
 

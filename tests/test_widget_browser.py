@@ -289,7 +289,9 @@ def test_feedback_buttons_appear_once_the_server_takes_feedback(
     page.wait_for_function("() => document.querySelector('kb-faq-widget').shadowRoot.querySelector('.msg.bot .mode')")
     assert reply.locator(".mode").last.inner_text() == "Thanks for the feedback."
     page.wait_for_timeout(300)
-    assert votes == [{"message": EN_QUESTION, "entry_id": best_id, "helpful": True}]
+    session = votes[0].get("session", "")
+    assert votes == [{"message": EN_QUESTION, "entry_id": best_id, "helpful": True, "session": session}]
+    assert len(session) >= 10  # one id per visit, so a visitor's second vote replaces the first
 
 
 def test_demo_page_works_under_the_sites_strict_content_security_policy(

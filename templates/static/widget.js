@@ -287,6 +287,20 @@
     return answer;
   }
 
+  // One vote per answer per visit: a random id kept for this tab's session.
+  function sessionId() {
+    try {
+      var id = sessionStorage.getItem("kb-widget-session");
+      if (!id) {
+        id = Math.random().toString(36).slice(2) + Date.now().toString(36);
+        sessionStorage.setItem("kb-widget-session", id);
+      }
+      return id;
+    } catch (e) {
+      return undefined;
+    }
+  }
+
   function votes(message, hit) {
     var row = el("div", { class: "votes" });
     [[true, "👍 " + S.helpful], [false, "👎 " + S.unhelpful]].forEach(function (choice) {
@@ -294,7 +308,7 @@
       button.addEventListener("click", function () {
         fetch(server + "/api/feedback", {
           method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ message: message, entry_id: hit.id, helpful: choice[0] })
+          body: JSON.stringify({ message: message, entry_id: hit.id, helpful: choice[0], session: sessionId() })
         }).catch(function () {});
         row.replaceWith(el("p", { class: "mode", text: S.thanks }));
       });
@@ -336,7 +350,7 @@
     log.appendChild(bubble);
     log.scrollTop = log.scrollHeight;
     var streamed = null, finished = false;
-    fetch(server + "/api/chat", {
+    fetch(server + "/api/chat?channel=widget", {
       method: "POST", credentials: "omit",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify({ message: message, history: history.slice(-10) })

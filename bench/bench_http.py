@@ -66,8 +66,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_server(settings: Settings, port: int) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(ROOT))
+def start_server(settings: Settings, port: int, **env_vars: str) -> subprocess.Popen[bytes]:
+    """`uvicorn` serving the app on a loopback port, with extra `KB_*` variables if given."""
+    env = dict(os.environ, KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(ROOT), **env_vars)
+    env.pop("KB_LLM_BASE_URL", None)
     command = [sys.executable, "-m", "uvicorn", "server:create_app", "--factory",
                "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"]
     process = subprocess.Popen(command, env=env, cwd=ROOT)

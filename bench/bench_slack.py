@@ -16,11 +16,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import hmac
-import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,55 +29,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kb.errors import IndexMissingError  # noqa: E402
-from kb.index import read_meta  # noqa: E402
-from kb.settings import Settings  # noqa: E402
+from bench_http import free_port, questions, ready_settings, start_server  # noqa: E402
 
-QUESTIONS = ROOT / "tests" / "data" / "dev.jsonl"
 SECRET = "bench-signing-secret"
 SLACK_LIMIT_MS = 3000
-
-
-def questions() -> list[str]:
-    with QUESTIONS.open(encoding="utf-8") as f:
-        return [json.loads(line)["q"] for line in f if line.strip()]
-
-
-def ready_settings(tmp: Path) -> Settings:
-    settings = Settings.from_env()
-    try:
-        read_meta(settings.index_dir)
-        return settings
-    except IndexMissingError:
-        from ingest import build_index
-
-        settings = settings.with_(data_dir=tmp)
-        print(f"building an index in {tmp} ...", file=sys.stderr)
-        build_index(settings)
-        return settings
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_server(settings: Settings, port: int) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, KB_DATA_DIR=str(settings.data_dir), KB_SLACK_SIGNING_SECRET=SECRET, PYTHONPATH=str(ROOT))
-    env.pop("KB_LLM_BASE_URL", None)
-    command = [sys.executable, "-m", "uvicorn", "server:create_app", "--factory",
-               "--host", "127.0.0.1", "--port", str(port), "--log-level", "error", "--no-access-log"]
-    process = subprocess.Popen(command, env=env, cwd=ROOT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.terminate()
-    raise SystemExit("the server did not start")
 
 
 def signed(text: str) -> tuple[bytes, dict[str, str]]:
@@ -108,7 +59,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         settings = ready_settings(Path(tmp))
         port = free_port()
-        server = start_server(settings, port)
+        server = start_server(settings, port, KB_SLACK_SIGNING_SECRET=SECRET)
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
                 for text in items[:10]:  # warm up: first searches build caches

@@ -264,7 +264,7 @@ def test_slack_questions_and_votes_are_recorded_without_user_names(slack_setting
     [(entry, helpful, channel, question, voter)] = votes
     assert (entry, helpful, channel, question) == (RESUME, 1, "slack", "")
     raw = b"".join(p.read_bytes() for p in slack_settings.data_dir.glob("insights.sqlite*"))
-    assert b"ada" not in raw and b"U0001" not in raw  # the user's name and id are never written
+    assert b"ada.lovelace" not in raw and b"U0001" not in raw  # the user's name and id are never written
 
 
 def test_votes_from_the_widget_on_another_site_count_as_widget(client: TestClient) -> None:

@@ -53,7 +53,7 @@ def slack_headers(body: bytes, timestamp: int | None = None, secret: str = SECRE
 def command_body(text: str, response_url: str = "", **fields: str) -> bytes:
     form = {
         "token": "unused", "team_id": "T0001", "team_domain": "example", "channel_id": "C0001",
-        "channel_name": "training", "user_id": "U0001", "user_name": "ada", "command": "/faq",
+        "channel_name": "training", "user_id": "U0001", "user_name": "ada.lovelace", "command": "/faq",
         "text": text, "response_url": response_url, "trigger_id": "1.2.3", **fields,
     }
     return urlencode(form).encode()
@@ -61,7 +61,7 @@ def command_body(text: str, response_url: str = "", **fields: str) -> bytes:
 
 def interaction_body(action_id: str, value: str, response_url: str, block_id: str = "kb_actions:en") -> bytes:
     payload = {
-        "type": "block_actions", "user": {"id": "U0001", "username": "ada"},
+        "type": "block_actions", "user": {"id": "U0001", "username": "ada.lovelace"},
         "container": {"type": "message", "is_ephemeral": True}, "response_url": response_url,
         "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
                      "action_ts": "1.2"}],

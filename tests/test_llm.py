@@ -42,7 +42,7 @@ def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
 
         async def chunks() -> Any:
             if model == "slow":
-                await asyncio.sleep(3)
+                await asyncio.sleep(12)  # far past any timeout the tests set
             pieces = GOOD_PIECES if model != "empty" else []
             if model == "dribble":
                 pieces = ["word "] * 40
@@ -129,7 +129,7 @@ def test_client_raises_llm_error(llm_server: tuple[str, list[dict[str, Any]]], m
             llm.answer("q", HITS, "en")
     finally:
         llm.close()
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 6  # the 12 s stand-in was not waited for
 
 
 def test_client_raises_llm_error_when_nothing_listens() -> None:
@@ -207,7 +207,7 @@ def test_chat_falls_back_to_the_extractive_answer(
     assert extractive["mode"] == "extractive"
     started = time.monotonic()
     body = llm_client(model, timeout).post("/api/chat", json=QUESTION).json()
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 6  # the 12 s stand-in was not waited for
     assert body["mode"] == "fallback"
     assert body["answer"] == extractive["answer"]
     assert [s["id"] for s in body["sources"]] == [s["id"] for s in extractive["sources"]]

@@ -3,7 +3,7 @@
 No LLM can run here, so these tests start a small OpenAI-compatible chat-completions server
 on a 127.0.0.1 port (real uvicorn, real HTTP, real server-sent events). It stands in for a
 real endpoint such as vLLM, sglang or Ollama. The model name picks its behaviour: `good`
-streams an answer with citations, `broken` answers HTTP 500, `slow` waits before answering,
+streams an answer with citations, `broken` answers HTTP 500, `slow` waits 3 s before answering, `stuck` 12 s,
 `dribble` keeps sending past the deadline, `empty` sends nothing but `[DONE]`.
 """
 
@@ -41,8 +41,8 @@ def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
             return JSONResponse({"error": {"message": "CUDA out of memory"}}, status_code=500)
 
         async def chunks() -> Any:
-            if model == "slow":
-                await asyncio.sleep(12)  # far past any timeout the tests set
+            if model in ("slow", "stuck"):
+                await asyncio.sleep(3 if model == "slow" else 12)  # "stuck": far past any timeout set here
             pieces = GOOD_PIECES if model != "empty" else []
             if model == "dribble":
                 pieces = ["word "] * 40
@@ -118,7 +118,7 @@ def test_client_streams_pieces_and_sends_the_key(llm_server: tuple[str, list[dic
 
 @pytest.mark.parametrize(
     ("model", "message"),
-    [("broken", "HTTP 500"), ("slow", "within 0.5 s"), ("dribble", "within 0.5 s"), ("empty", "empty")],
+    [("broken", "HTTP 500"), ("stuck", "within 0.5 s"), ("dribble", "within 0.5 s"), ("empty", "empty")],
 )
 def test_client_raises_llm_error(llm_server: tuple[str, list[dict[str, Any]]], model: str, message: str) -> None:
     url, _ = llm_server
@@ -199,7 +199,7 @@ def test_chat_streams_the_llm_answer(llm_client: Callable[..., TestClient]) -> N
     assert done["mode"] == "llm" and "[\\[1\\]]" in done["answer"]
 
 
-@pytest.mark.parametrize(("model", "timeout"), [("broken", 5.0), ("slow", 0.5)])
+@pytest.mark.parametrize(("model", "timeout"), [("broken", 5.0), ("stuck", 0.5)])
 def test_chat_falls_back_to_the_extractive_answer(
     llm_client: Callable[..., TestClient], client: TestClient, model: str, timeout: float
 ) -> None:

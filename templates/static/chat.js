@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   var KB = window.KB;
+  var el = KB.el, sourceLink = KB.sourceLink;
   var form = document.querySelector("[data-chat-form]");
   if (!form) return;
   var box = form.querySelector("textarea");
@@ -15,13 +16,6 @@
   var history = [];
   try { history = JSON.parse(historyField.value) || []; } catch (e) { history = []; }
   var busy = false;
-
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
 
   function scrollDown() {
     window.scrollTo({ top: document.body.scrollHeight, behavior: "smooth" });
@@ -39,16 +33,6 @@
       ul.appendChild(li);
     });
     return ul;
-  }
-
-  function sourceLink(hit) {
-    var a = el("a", "source");
-    a.href = hit.url;
-    a.rel = "noopener noreferrer";
-    a.title = hit.source.title;
-    a.appendChild(el("span", "source-fw", hit.source.framework));
-    a.appendChild(el("span", "source-ver", hit.source.version));
-    return a;
   }
 
   /* Fill a bot bubble with a finished reply (the same markup as templates/_reply.html). */

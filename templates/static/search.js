@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   var KB = window.KB;
+  var el = KB.el, sourceLink = KB.sourceLink;
   var form = document.querySelector("[data-search-form]");
   if (!form) return;
   var input = form.querySelector("#q");
@@ -30,35 +31,6 @@
     return p;
   }
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined) node.textContent = text;
-    return node;
-  }
-
-  function sourceLink(hit) {
-    var a = el("a", "source");
-    a.href = hit.url;
-    a.rel = "noopener noreferrer";
-    a.title = hit.source.title;
-    a.appendChild(el("span", "source-fw", hit.source.framework));
-    a.appendChild(el("span", "source-ver", hit.source.version));
-    var icon = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    icon.setAttribute("class", "ext");
-    icon.setAttribute("viewBox", "0 0 16 16");
-    icon.setAttribute("aria-hidden", "true");
-    var path = document.createElementNS("http://www.w3.org/2000/svg", "path");
-    path.setAttribute("d", "M6 3h7v7M13 3 6.5 9.5M11 9.5V13H3V5h3.5");
-    path.setAttribute("fill", "none");
-    path.setAttribute("stroke", "currentColor");
-    path.setAttribute("stroke-width", "1.5");
-    path.setAttribute("stroke-linecap", "round");
-    path.setAttribute("stroke-linejoin", "round");
-    icon.appendChild(path);
-    a.appendChild(icon);
-    return a;
-  }
 
   function chips(tags) {
     var topics = tags.filter(function (t) { return tagLabels[t]; }).slice(0, 4);

@@ -17,7 +17,7 @@ from .spelling import Spelling
 from .stacktrace import reduce_trace
 from .text import detect_lang, tokenize
 
-__all__ = ["Hit", "Signals", "SearchResult", "Searcher", "Weights"]
+__all__ = ["Hit", "Plan", "Signals", "SearchResult", "Searcher", "Weights"]
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 
@@ -54,6 +54,20 @@ class Hit:
     rank: int
     matched: tuple[str, ...] = ()  # query terms found in the entry, for highlighting
     signals: Signals | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked query and the text to embed for it: the half of a search before the model runs."""
+
+    query: str
+    k: int
+    tags: tuple[str, ...]
+    source: str | None
+    lang: str | None  # only entries in this language
+    query_lang: str  # the language the query is written in
+    text: str  # the query, a pasted stack trace reduced to what identifies it
+    embed_text: str  # `text` with its glossary equivalents, as the model sees it
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,22 @@ class Searcher:
                 )
         return keep
 
+    def plan(
+        self,
+        query: str,
+        k: int = 5,
+        tags: Sequence[str] = (),
+        source: str | None = None,
+        lang: str | None = None,
+    ) -> Plan:
+        """Check the query and work out what to embed; raises QueryError naming the field at fault."""
+        query = self._check(query, tags, source)
+        text = reduce_trace(query)  # a pasted stack trace, down to what identifies it
+        return Plan(
+            query=query, k=k, tags=tuple(tags), source=source, lang=lang,
+            query_lang=detect_lang(query), text=text, embed_text=self.glossary.gloss(text),
+        )
+
     def search(
         self,
         query: str,
@@ -126,14 +156,15 @@ class Searcher:
         source: str | None = None,
         lang: str | None = None,
     ) -> SearchResult:
-        query = self._check(query, tags, source)
-        query_lang = detect_lang(query)
-        text = reduce_trace(query)  # a pasted stack trace, down to what identifies it
-        q = self.embedder.embed_query(self.glossary.gloss(text))
+        plan = self.plan(query, k, tags, source, lang)
+        return self.rank(plan, self.embedder.embed_query(plan.embed_text))
+
+    def rank(self, plan: Plan, q: np.ndarray) -> SearchResult:
+        """The best entries for a planned query, given its embedding `q`."""
         cosine = self.vectors @ q
         background = float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0
 
-        terms = self._respell(self.glossary.query_terms(text))
+        terms = self._respell(self.glossary.query_terms(plan.text))
         w = self.weights
         coverage = self.lexical.coverage(terms)
         question = self.lexical.coverage(terms, self.lexical.question)
@@ -145,8 +176,8 @@ class Searcher:
             + w.framework * named
         )
 
-        allowed = self._allowed(tags, source, lang)
-        order = [i for i in np.argsort(-score, kind="stable") if allowed[i]][:k]
+        allowed = self._allowed(plan.tags, plan.source, plan.lang)
+        order = [i for i in np.argsort(-score, kind="stable") if allowed[i]][: plan.k]
         hits = tuple(
             Hit(
                 entry=self.entries[i],
@@ -159,8 +190,8 @@ class Searcher:
             )
             for rank, i in enumerate(order, 1)
         )
-        answered = bool(hits) and self._confident(hits, query_lang)
-        return SearchResult(query=query, answered=answered, hits=hits, lang=query_lang)
+        answered = bool(hits) and self._confident(hits, plan.query_lang)
+        return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang)
 
     def _respell(self, terms: QueryTerms) -> QueryTerms:
         """Give each query word the corpus lacks its near spellings as alternatives."""

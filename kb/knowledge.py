@@ -33,7 +33,7 @@ class KnowledgeBase:
     def open(cls, settings: Settings) -> "KnowledgeBase":
         """Load the index at `settings.index_dir` and the embedder that built it."""
         meta = read_meta(settings.index_dir)
-        embedder = open_embedder(settings.embed_model)
+        embedder = open_embedder(settings.embed_model, settings.query_cache_size)
         if meta.model != embedder.model:
             raise IndexError_(
                 settings.index_dir,
@@ -65,6 +65,19 @@ class KnowledgeBase:
         lang: str | None = None,
     ) -> SearchResult:
         return self.searcher.search(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+
+    async def search_async(
+        self,
+        query: str,
+        k: int | None = None,
+        tags: Sequence[str] = (),
+        source: str | None = None,
+        lang: str | None = None,
+    ) -> SearchResult:
+        """`search` for the event loop: other requests are served while the model runs."""
+        searcher = self.searcher
+        plan = searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        return searcher.rank(plan, await searcher.embedder.embed_query_async(plan.embed_text))
 
     def get(self, entry_id: str) -> Entry:
         try:

@@ -14,10 +14,9 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["search"])
 
-# kb.search is called on the event loop, not through the thread pool. The embedder runs on
-# its own single thread, so searches are serialized either way, and two fewer thread
-# hand-offs per request measured 0.3 to 1.3 ms less at p50 over HTTP (bench/bench_http.py,
-# about 15 ms a search here). The cost: while a search runs (milliseconds) the loop waits.
+# The search runs on the event loop except for the embedding, which is awaited: while the
+# model runs, the loop reads the next requests, and queries that wait together are embedded
+# in one batch.
 
 
 @router.get("/search", response_model=SearchOut, responses={422: {"model": ErrorOut}})
@@ -38,7 +37,7 @@ async def search(
 ) -> SearchOut:
     """Search the FAQ entries."""
     started = time.perf_counter()
-    result = kb.search(q, k, tag, source or None, lang)
+    result = await kb.search_async(q, k, tag, source or None, lang)
     recorder.searched(result, channel, started, live=live)
     root = base_url(request)
     return SearchOut(query=result.query, answered=result.answered, hits=[hit_out(h, root) for h in result.hits])

@@ -69,7 +69,7 @@ async def search_page(
     result, hits = None, []
     if q.strip():
         started = time.perf_counter()
-        result = kb.search(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
+        result = await kb.search_async(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
         recorder.searched(result, "web", started)
         hits = list(result.hits)
     elif source or tag:

@@ -18,8 +18,8 @@ __all__ = ["COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "r
 COOKIE = "kb_admin"
 COOKIE_PATH = "/insights"
 COOKIE_MAX_AGE = 7 * 24 * 3600
-_OFF = "the insights page is off: set KB_ADMIN_TOKEN to a secret token to turn it on"
-_NEEDED = "sign in at /insights, or send the header `Authorization: Bearer <KB_ADMIN_TOKEN>`"
+_OFF = "the admin routes (/insights, /admin) are off: set KB_ADMIN_TOKEN to a secret token to turn them on"
+_NEEDED = "send the header `Authorization: Bearer <KB_ADMIN_TOKEN>` (or, for the insights, sign in at /insights)"
 
 
 def check_on(settings: Settings) -> None:
@@ -52,7 +52,7 @@ async def require_admin(request: Request) -> None:
     check_on(settings)
     if not signed_in(request, settings):
         raise HTTPException(
-            401, f"the insights need the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"}
+            401, f"this needs the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"}
         )
 
 

@@ -1,12 +1,14 @@
 """The FastAPI application: `create_app(settings)` wires the routers, pages and the error handler.
 
 Nothing is loaded at import time. The knowledge base (index and embedder) is opened once
-when the app starts, and kept on `app.state` with the settings, the chat, the templates and
-the recorder of questions and votes (closed when the app stops).
+when the app starts, held by the reloader (which swaps in new builds, see server/reload.py)
+on `app.state` with the settings, the templates and the recorder of questions and votes
+(closed when the app stops).
 """
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
@@ -14,14 +16,13 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
-from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
 from kb.settings import Settings
 
-from .chat import Chat
 from .cors import APICors
 from .errors import install_error_handler
 from .recording import Recorder
+from .reload import PinBuild, Reloader
 from .routes import ROUTERS, slack
 from .templating import STATIC_DIR, create_templates
 
@@ -40,16 +41,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         resolved = settings if settings is not None else Settings.from_env()
-        kb = KnowledgeBase.open(resolved)
         llm = LLM(resolved) if LLM.configured(resolved) else None
         app.state.settings = resolved
-        app.state.kb = kb
-        app.state.chat = Chat(kb, llm)
+        app.state.reloader = Reloader(resolved, llm)
         app.state.recorder = Recorder.open(resolved)
         slack.log_status(resolved)
+        watch = asyncio.create_task(app.state.reloader.watch(resolved.reload_interval)) if resolved.reload_interval else None
         try:
             yield
         finally:
+            if watch is not None:
+                watch.cancel()
             app.state.recorder.close()
             if llm is not None:
                 llm.close()
@@ -68,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router)
     install_error_handler(app)
     app.add_middleware(APICors)
+    app.add_middleware(PinBuild)
     return app
 
 

@@ -15,6 +15,7 @@ from kb.settings import Settings
 from .admin import require_admin
 from .chat import Chat
 from .recording import Recorder
+from .reload import pinned
 from .slack.signature import SignatureError, verify
 from .templating import request_lang
 
@@ -34,11 +35,11 @@ async def get_settings(request: Request) -> Settings:
 
 
 async def get_kb(request: Request) -> KnowledgeBase:
-    return request.app.state.kb
+    return pinned(request.scope).kb
 
 
 async def get_chat(request: Request) -> Chat:
-    return request.app.state.chat
+    return pinned(request.scope).chat
 
 
 async def get_lang(request: Request) -> str:

@@ -60,7 +60,7 @@ def describe(exc: Exception) -> tuple[int, str]:
 
 def _wants_json(request: Request) -> bool:
     path = request.url.path
-    if path.startswith(("/api/", "/slack/")) or path == "/healthz":
+    if path.startswith(("/api/", "/slack/", "/admin/")) or path == "/healthz":
         return True
     accept = request.headers.get("accept", "")
     return "application/json" in accept and "text/html" not in accept

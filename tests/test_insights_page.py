@@ -77,7 +77,7 @@ def admin(insights_settings: Settings) -> Iterator[TestClient]:
 
 
 def test_the_page_is_off_without_an_admin_token(client: TestClient) -> None:
-    off = "the insights page is off: set KB_ADMIN_TOKEN to a secret token to turn it on"
+    off = "the admin routes (/insights, /admin) are off: set KB_ADMIN_TOKEN to a secret token to turn them on"
     assert client.get("/insights", headers={"Accept": "application/json"}).json() == {"ok": False, "error": off, "status": 404}
     assert client.get("/insights/gaps.csv", headers=BEARER).status_code == 404
     assert client.post("/insights/sign-in", data={"token": ""}).status_code == 404
@@ -99,7 +99,8 @@ def test_the_csv_exports_need_the_token_too(admin: TestClient) -> None:
     response = admin.get("/insights/gaps.csv", headers={"Accept": "application/json"})
     assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
     assert response.json()["error"] == (
-        "the insights need the admin token: sign in at /insights, or send the header `Authorization: Bearer <KB_ADMIN_TOKEN>`"
+        "this needs the admin token: send the header `Authorization: Bearer <KB_ADMIN_TOKEN>` "
+        "(or, for the insights, sign in at /insights)"
     )
 
 

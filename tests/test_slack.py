@@ -365,7 +365,7 @@ def test_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
 
 
 def test_every_entry_fits_slacks_limits(slack: TestClient) -> None:
-    kb = slack.app.state.kb  # type: ignore[attr-defined]
+    kb = slack.app.state.reloader.served.kb  # type: ignore[attr-defined]
     for entry in kb.entries:
         related = kb.related(entry.id, 2)
         message = answer_message([Hit(entry, 1.0, 1), *related], True, entry.lang, "https://faq.example.com/")
@@ -474,7 +474,7 @@ def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
     import server.routes.slack as routes
 
     hits = top_hits(slack, RESUME_EN)
-    kb = slack.app.state.kb  # type: ignore[attr-defined]
+    kb = slack.app.state.reloader.served.kb  # type: ignore[attr-defined]
     search = kb.search
 
     def slow_search(*args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,132 @@
+"""Hot reload: swap a new index build in while the server runs, without failing a request.
+
+`kb ingest` writes a new build and points `$KB_DATA_DIR/index` at it in one rename. The
+server notices (it checks the link every `KB_RELOAD_INTERVAL` seconds, or at once on
+`POST /admin/reload`), loads the new build beside the old one in a worker thread, and
+swaps one reference. Each request takes that reference once, when it starts (`pin`), so its
+search, chat and pages all come from one build, named in its `X-KB-Index` header; requests
+already running finish on the old build. A build that fails to load is logged and the old
+one keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kb.errors import KBError
+from kb.knowledge import KnowledgeBase
+from kb.llm import LLM
+from kb.settings import Settings
+
+from .chat import Chat
+
+__all__ = ["Served", "Reloader", "ReloadFailed", "ReloadOutcome", "PinBuild", "pinned"]
+
+log = logging.getLogger("kb.server")
+HEADER = b"x-kb-index"
+
+
+@dataclass(frozen=True)
+class Served:
+    """One build and what answers from it: the knowledge base and the chat on it."""
+
+    kb: KnowledgeBase
+    chat: Chat
+
+    @property
+    def build(self) -> str:
+        return self.kb.path.name  # builds/<stamp>: unique, never rewritten
+
+
+class ReloadFailed(KBError):
+    """The linked build could not be loaded; the one served before still is."""
+
+
+@dataclass(frozen=True)
+class ReloadOutcome:
+    reloaded: bool
+    build: str
+    previous: str
+    entries: int
+
+
+class Reloader:
+    """Holds the served build and replaces it when the index link points elsewhere."""
+
+    def __init__(self, settings: Settings, llm: LLM | None):
+        self.settings = settings
+        self.llm = llm
+        self.served = self._load()
+        self._lock = asyncio.Lock()
+        self._failed: str = ""  # the build that last failed to load, so it is logged once
+
+    def _load(self) -> Served:
+        kb = KnowledgeBase.open(self.settings)
+        return Served(kb, Chat(kb, self.llm))
+
+    def _linked(self) -> Path:
+        return Path(os.path.realpath(self.settings.index_dir))
+
+    async def reload(self) -> ReloadOutcome:
+        """Load the build the index link names, if it is not the one served; raises ReloadFailed if it is broken."""
+        async with self._lock:
+            old, linked = self.served, self._linked()
+            if linked == old.kb.path:
+                return ReloadOutcome(False, old.build, old.build, len(old.kb.entries))
+            try:
+                new = await asyncio.to_thread(self._load)
+            except KBError as exc:
+                raise ReloadFailed(f"build {linked.name} not loaded ({exc}); still serving build {old.build}") from None
+            self.served = new  # one assignment: a request sees the old build or the new one
+            self._failed = ""
+            log.info("serving index build %s (%d entries), was %s", new.build, len(new.kb.entries), old.build)
+            return ReloadOutcome(True, new.build, old.build, len(new.kb.entries))
+
+    async def watch(self, interval: float) -> None:
+        """Check the index link every `interval` seconds and reload when it changes."""
+        while True:
+            await asyncio.sleep(interval)
+            linked = self._linked()
+            if linked == self.served.kb.path or str(linked) == self._failed:
+                continue
+            try:
+                await self.reload()
+            except ReloadFailed as exc:
+                self._failed = str(linked)
+                log.error("%s", exc)
+
+
+def pinned(scope: Scope) -> Served:
+    """The build this request was pinned to when it started."""
+    return scope["state"]["served"]
+
+
+class PinBuild:
+    """ASGI middleware: pin each request to the build served when it starts, and name it in `X-KB-Index`."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        reloader: Reloader | None = getattr(scope["app"].state, "reloader", None) if "app" in scope else None
+        if scope["type"] != "http" or reloader is None:
+            await self.app(scope, receive, send)
+            return
+        served = reloader.served
+        scope.setdefault("state", {})["served"] = served
+        build = served.build.encode("latin-1")
+
+        async def send_with_build(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (HEADER, build)]
+            await send(message)
+
+        await self.app(scope, receive, send_with_build)
+

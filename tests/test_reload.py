@@ -1,0 +1,199 @@
+"""Hot reload: `kb ingest` while a real server answers a steady stream of requests.
+
+The server swaps the new build in (on `POST /admin/reload`, or by itself when it sees the
+index link change) with no failed request, and every response comes wholly from one build:
+the one its `X-KB-Index` header names. A failed ingest or a broken build leaves the old
+build serving.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import httpx
+import pytest
+
+from kb.entries import entry_id
+from kb.settings import SHIPPED_SOURCES, Settings
+from server import create_app
+
+TOKEN = "reload-test-token-5f1c"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+OLD_ANSWER = "直接将 `--load` 设置为 `--save` 的目录即可。"
+MARK = "--resume-marker-7q"  # only the new build's answer has it
+NEW_ANSWER = OLD_ANSWER + f" 新版本也可以用 `{MARK}` 指定步数。"
+RESUME = entry_id("slime", "如何续训？")
+
+
+@pytest.fixture
+def workspace(settings: Settings, tmp_path: Path) -> Settings:
+    """A copy of the session's data directory (index and embedding cache) and of the shipped sources."""
+    data = tmp_path / "data"
+    shutil.copytree(settings.data_dir, data, symlinks=True)
+    shutil.copytree(SHIPPED_SOURCES, tmp_path / "sources")
+    return settings.with_(data_dir=data, sources_dir=tmp_path / "sources", admin_token=TOKEN)
+
+
+def edit_resume_answer(sources: Path) -> None:
+    slime = sources / "slime.md"
+    text = slime.read_text(encoding="utf-8")
+    assert OLD_ANSWER in text
+    slime.write_text(text.replace(OLD_ANSWER, NEW_ANSWER), encoding="utf-8")
+
+
+def kb_ingest(settings: Settings, sources: Path) -> subprocess.CompletedProcess[str]:
+    """`kb ingest` in its own process, as an operator runs it next to the server."""
+    env = dict(os.environ, KB_DATA_DIR=str(settings.data_dir), KB_SOURCES_DIR=str(sources))
+    return subprocess.run(
+        [sys.executable, "-m", "kb.cli", "ingest"], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def build_of(settings: Settings) -> str:
+    return Path(os.path.realpath(settings.index_dir)).name
+
+
+@dataclass
+class Load:
+    """Four clients asking for the resume entry, by search and by id, until stopped."""
+
+    url: str
+    responses: list[tuple[int, str, str]] = field(default_factory=list)  # (status, build, answer)
+    failures: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def _client(self, ask: Callable[[httpx.Client], httpx.Response], answer: Callable[[dict], str]) -> None:
+        with httpx.Client(base_url=self.url, timeout=30) as client:
+            while not self._stop.is_set():
+                try:
+                    r = ask(client)
+                    self.responses.append((r.status_code, r.headers.get("x-kb-index", ""), answer(r.json())))
+                except (httpx.HTTPError, ValueError) as exc:
+                    self.failures.append(repr(exc))
+
+    def __enter__(self) -> "Load":
+        search = (lambda c: c.get("/api/search", params={"q": "如何续训", "k": 1}), lambda j: j["hits"][0]["answer"])
+        by_id = (lambda c: c.get(f"/api/entries/{RESUME}"), lambda j: j["answer"])
+        self._threads = [threading.Thread(target=self._client, args=kind) for kind in (search, by_id, search, by_id)]
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(30)
+
+    def wait_for(self, count: int) -> None:
+        deadline = time.monotonic() + 60
+        start = len(self.responses)
+        while len(self.responses) < start + count and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def assert_each_response_from_one_build(load: Load, old: str, new: str) -> None:
+    assert load.failures == []
+    assert {status for status, _, _ in load.responses} == {200}
+    assert {build for _, build, _ in load.responses} == {old, new}
+    for _, build, answer in load.responses:
+        assert (MARK in answer) == (build == new), (build, answer)
+
+
+def test_reload_swaps_the_new_build_in_under_load_without_a_failed_request(workspace, serve):
+    server = serve(create_app(workspace.with_(reload_interval=0)))  # only the admin route reloads
+    old = build_of(workspace)
+    edit_resume_answer(workspace.sources_dir)
+    with Load(server.url) as load:
+        load.wait_for(20)
+        done = kb_ingest(workspace, workspace.sources_dir)
+        assert done.returncode == 0, done.stderr
+        assert "1 embedded" in done.stdout  # only the changed answer
+        new = build_of(workspace)
+        assert new != old
+        load.wait_for(10)  # the link has changed, the server has not been told
+        assert all(build == old for _, build, _ in load.responses)
+        reply = httpx.post(f"{server.url}/admin/reload", headers=ADMIN, timeout=60)
+        load.wait_for(20)
+    assert reply.status_code == 200
+    assert reply.json() == {"ok": True, "reloaded": True, "build": new, "previous": old, "entries": 59}
+    assert_each_response_from_one_build(load, old, new)
+    assert load.responses[-1][1] == new
+
+    again = httpx.post(f"{server.url}/admin/reload", headers=ADMIN, timeout=60).json()
+    assert again["reloaded"] is False and again["build"] == new
+
+
+def test_the_server_notices_a_new_build_by_itself(workspace, serve):
+    server = serve(create_app(workspace.with_(reload_interval=0.2)))
+    old = build_of(workspace)
+    edit_resume_answer(workspace.sources_dir)
+    with Load(server.url) as load:
+        load.wait_for(10)
+        assert kb_ingest(workspace, workspace.sources_dir).returncode == 0
+        new = build_of(workspace)
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{server.url}/healthz").headers["x-kb-index"] != new and time.monotonic() < deadline:
+            time.sleep(0.1)
+        load.wait_for(10)
+    assert_each_response_from_one_build(load, old, new)
+
+
+def test_a_failed_ingest_leaves_the_old_build_serving(workspace, serve):
+    server = serve(create_app(workspace.with_(reload_interval=0.2)))
+    old = build_of(workspace)
+    (workspace.sources_dir / "slime.md").write_bytes("1. **如何续训？**\n\n   ".encode() + b"\xff\xfe broken\n")
+    done = kb_ingest(workspace, workspace.sources_dir)
+    assert done.returncode == 2
+    assert "slime.md" in done.stderr and "Traceback" not in done.stderr
+    assert build_of(workspace) == old
+    time.sleep(0.5)  # two reload checks
+    r = httpx.get(f"{server.url}/api/entries/{RESUME}")
+    assert r.status_code == 200 and r.headers["x-kb-index"] == old and r.json()["answer"] == OLD_ANSWER
+    assert httpx.post(f"{server.url}/admin/reload", headers=ADMIN).json()["reloaded"] is False
+
+
+def test_a_broken_build_is_refused_and_the_old_one_keeps_serving(workspace, serve, tmp_path, caplog):
+    server = serve(create_app(workspace.with_(reload_interval=0.2)))
+    old = build_of(workspace)
+    # A build made elsewhere and corrupted on its way here (a bad disk, a half copy).
+    elsewhere = workspace.with_(data_dir=tmp_path / "elsewhere")
+    shutil.copytree(workspace.data_dir, elsewhere.data_dir, symlinks=True)
+    edit_resume_answer(workspace.sources_dir)
+    assert kb_ingest(elsewhere, workspace.sources_dir).returncode == 0
+    broken = workspace.data_dir / "builds" / build_of(elsewhere)
+    shutil.copytree(os.path.realpath(elsewhere.index_dir), broken)
+    with open(broken / "entries.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"id": "x"}) + "\n")
+    link = workspace.data_dir / ".index-next"
+    os.symlink(Path("builds") / broken.name, link)
+    os.replace(link, workspace.index_dir)
+
+    time.sleep(0.6)  # the watch has tried it, and said so once
+    refused = [rec for rec in caplog.records if "still serving build" in rec.getMessage()]
+    assert len(refused) == 1 and "entries.jsonl" in refused[0].getMessage()
+    reply = httpx.post(f"{server.url}/admin/reload", headers=ADMIN)
+    assert reply.status_code == 409
+    error = reply.json()["error"]
+    assert broken.name in error and "entries.jsonl" in error and f"still serving build {old}" in error
+    r = httpx.get(f"{server.url}/api/entries/{RESUME}")
+    assert r.status_code == 200 and r.headers["x-kb-index"] == old and r.json()["answer"] == OLD_ANSWER
+
+
+def test_reload_needs_the_admin_token(workspace, client):
+    from fastapi.testclient import TestClient
+
+    assert client.post("/admin/reload").status_code == 404  # no KB_ADMIN_TOKEN: admin routes are off
+    with TestClient(create_app(workspace)) as admin:
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+            r = admin.post("/admin/reload", headers=headers)
+            assert r.status_code == 401 and r.json()["ok"] is False
+        assert admin.post("/admin/reload", headers=ADMIN).json()["reloaded"] is False

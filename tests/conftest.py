@@ -27,7 +27,9 @@ def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     """
     from ingest import build_index
 
-    settings = Settings(data_dir=tmp_path_factory.mktemp("kb-data"))
+    # One client (the test process) sends every request of the suite: no rate limit here;
+    # tests/test_ratelimit.py sets its own.
+    settings = Settings(data_dir=tmp_path_factory.mktemp("kb-data"), rate_limit="off")
     kept = request.config.cache.mkdir("kb-embedding-cache") if request.config.cache else None
     if kept is not None:
         shutil.copytree(kept, settings.cache_dir, dirs_exist_ok=True)

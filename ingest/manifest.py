@@ -66,6 +66,9 @@ def _source(manifest: Path, number: int, table: Any) -> Source:
         raise SourceError(
             manifest, f"{where}: unknown lang {fields['lang']!r} (expected 'zh' or 'en')"
         )
+    for key in ("url", "live_url"):
+        if fields[key] and not re.match(r"https?://", fields[key], re.IGNORECASE):
+            raise SourceError(manifest, f"{where}: field {key!r} must be an http(s) URL, got {fields[key]!r}")
     if not (manifest.parent / fields["file"]).is_file():
         raise SourceError(manifest, f"{where}: file {fields['file']!r} does not exist")
     return Source(**fields)

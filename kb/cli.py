@@ -8,10 +8,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from . import insights_cli
-from .errors import KBError
+from .errors import IndexError_, KBError
 from .settings import Settings
 
 __all__ = ["main"]
@@ -124,21 +124,56 @@ def _explain(report) -> None:
 
 
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    """Check the index, then run the web app; a missing or broken index stops here with one line, exit 2.
+
+    The index is not built here: `kb ingest` does that. An index built from sources that
+    have changed since is served, with a warning.
+    """
     import uvicorn
 
-    from ingest.pipeline import build_index, index_is_stale
+    from ingest.pipeline import index_is_stale
 
-    from .index import read_index
-
-    if index_is_stale(settings):
-        print(f"building the index in {settings.index_dir} ...", file=sys.stderr)
-        build_index(settings, progress=_progress_bar)
-    read_index(settings.index_dir)  # a corrupt or foreign index stops here, with its reason
+    _check_index(settings)
+    try:
+        stale = index_is_stale(settings)
+    except OSError as exc:  # the sources are gone or unreadable: the index is all there is
+        print(f"kb: warning: cannot compare the index with the sources ({exc}); serving it", file=sys.stderr)
+        stale = False
+    if stale:
+        print(
+            f"kb: warning: {settings.index_dir} was built from other sources than {settings.sources_dir}; "
+            "serving it anyway; run `kb ingest` to rebuild it",
+            file=sys.stderr,
+        )
     # The app reads its settings from the environment, so workers started by uvicorn agree.
     os.environ["KB_DATA_DIR"] = str(settings.data_dir)
     os.environ["KB_SOURCES_DIR"] = str(settings.sources_dir)
     uvicorn.run("server.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers)
     return 0
+
+
+def _check_index(settings: Settings) -> None:
+    """Read the index as the server will (manifest, checksums, model); raise IndexError_ naming what is wrong.
+
+    The embedder it loads stays loaded for the server in this process.
+    """
+    from .embedding import open_embedder
+    from .index import read_index, read_meta
+
+    _as_index_error(settings, lambda: read_meta(settings.index_dir))  # missing or foreign: said before the model loads
+    model = open_embedder(settings.embed_model).model
+    _as_index_error(settings, lambda: read_index(settings.index_dir, model=model))
+
+
+def _as_index_error(settings: Settings, read: Callable[[], object]) -> None:
+    """Run `read`; a file it did not expect becomes an IndexError_ naming the index and the fault."""
+    try:
+        read()
+    except KBError:
+        raise
+    except (OSError, RuntimeError, TypeError, ValueError, AttributeError) as exc:
+        # A directory where a file belongs, a manifest field of the wrong type, bytes FAISS cannot read.
+        raise IndexError_(settings.index_dir, f"cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true", help="show each miss with its signals")
     p.set_defaults(run=cmd_eval)
 
-    p = sub.add_parser("serve", help="run the web app (builds the index first if needed)")
+    p = sub.add_parser("serve", help="run the web app on the index `kb ingest` built")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--workers", type=int, default=1)

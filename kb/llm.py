@@ -149,12 +149,15 @@ class LLM:
             raise LLMError(self.url, f"not JSON in the stream: {data[:100]!r}") from None
         if isinstance(chunk, dict) and "error" in chunk:
             raise LLMError(self.url, f"error in the stream: {str(chunk['error'])[:200]}")
-        try:
-            choice = chunk["choices"][0]
-        except (KeyError, IndexError, TypeError):
-            return ""
-        delta = choice.get("delta") or choice.get("message") or {}
-        return delta.get("content") or ""
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        if not choices:
+            return ""  # an event without text (a usage report, a keep-alive)
+        choice = choices[0] if isinstance(choices, list) else None
+        delta = (choice.get("delta") or choice.get("message") or {}) if isinstance(choice, dict) else None
+        content = delta.get("content") if isinstance(delta, dict) else None
+        if delta is None or not isinstance(content, (str, type(None))):
+            raise LLMError(self.url, f"not a chat-completions event: {data[:100]!r}")
+        return content or ""
 
     def close(self) -> None:
         self._client.close()

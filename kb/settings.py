@@ -58,9 +58,17 @@ class Settings:
         zero_off=True,
     )
     rate_limit: str = _setting(
-        "600/minute", "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack and /healthz exempt)"
+        "600/minute", "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)"
     )
     max_body_bytes: int = _setting(262_144, "largest request body accepted, in bytes (larger: 413)")
+
+    def __post_init__(self) -> None:
+        _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
+
+    @property
+    def rate(self) -> tuple[int, float] | None:
+        """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
+        return _parse_rate(self.rate_limit)
 
     @property
     def origins(self) -> tuple[str, ...]:
@@ -101,6 +109,20 @@ class Settings:
                 default = "the FAQs shipped in kb/sources"
             rows.append(("KB_" + f.name.upper(), str(default), f.metadata["help"]))
         return rows
+
+
+_PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
+
+
+def _parse_rate(raw: str) -> tuple[int, float] | None:
+    """`N/second`, `N/minute` or `N/hour` as (N, seconds); `off` as None."""
+    text = raw.strip().lower()
+    if text == "off":
+        return None
+    count, _, unit = text.partition("/")
+    if count.strip().isdigit() and int(count) > 0 and unit.strip() in _PERIODS:
+        return int(count), _PERIODS[unit.strip()]
+    raise SettingsError("KB_RATE_LIMIT", raw, "N/second, N/minute or N/hour with N above 0, or off")
 
 
 def _convert(name: str, raw: str, default: Any, zero_off: bool = False) -> Any:

@@ -16,7 +16,7 @@ import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["normalize", "tokenize", "is_cjk", "has_cjk", "detect_lang"]
+__all__ = ["normalize", "tokenize", "is_cjk", "has_cjk", "detect_lang", "clean_query"]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # An identifier-like run: letters, digits and the joiners found in flags, paths and code.
@@ -57,6 +57,20 @@ def _jieba():
                         if " " not in word.strip():
                             jieba.add_word(unicodedata.normalize("NFKC", word.strip()).lower())
     return jieba
+
+
+# C0 controls but tab and newline, DEL, C1 controls, and lone surrogates (from "\ud800" in JSON).
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def clean_query(text: str) -> str:
+    """`text` as typed by a person: control characters and lone surrogates removed, line breaks as `\\n`.
+
+    A query or chat message can carry bytes no one typed (a NUL, a terminal escape, half
+    of a UTF-16 pair); they cannot be searched for, the embedder cannot encode a lone
+    surrogate, and none of them belongs in the insights database or the logs.
+    """
+    return _UNPRINTABLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def normalize(text: str) -> str:

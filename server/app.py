@@ -21,9 +21,12 @@ from kb.settings import Settings
 
 from .cors import APICors
 from .errors import install_error_handler
+from .limits import RequestLimits
+from .ratelimit import RateLimit
 from .recording import Recorder
 from .reload import PinBuild, Reloader
 from .routes import ROUTERS, slack
+from .security_headers import SecurityHeaders
 from .templating import STATIC_DIR, create_templates
 
 __all__ = ["create_app"]
@@ -69,8 +72,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         _docstrings_as_summaries(router)
         app.include_router(router)
     install_error_handler(app)
+    # Outermost last: security headers on everything; then the build pin; then CORS, so a 429
+    # or 413 from the two limits reaches the widget's page with its CORS headers.
+    app.add_middleware(RequestLimits)
+    app.add_middleware(RateLimit)
     app.add_middleware(APICors)
     app.add_middleware(PinBuild)
+    app.add_middleware(SecurityHeaders)
     return app
 
 

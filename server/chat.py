@@ -15,7 +15,7 @@ from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM, LLMError, link_citations
 from kb.search import Hit
-from kb.text import detect_lang
+from kb.text import clean_query, detect_lang
 
 __all__ = ["ChatReply", "Chat", "SOURCES_PER_ANSWER"]
 
@@ -44,7 +44,7 @@ class Chat:
     llm: LLM | None = None
 
     def _retrieve(self, message: str, history: Sequence[dict[str, Any]], lang: str | None) -> _Turn:
-        message = message.strip()
+        message = clean_query(message).strip()
         if not message:
             raise QueryError("message", "the message is empty")
         limit = self.kb.settings.max_query_chars

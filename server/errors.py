@@ -1,26 +1,34 @@
 """The one exception handler: a kb error, an HTTP error or bad input becomes an HTML page or JSON.
 
 API and Slack paths (and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
-pages get the error page in the reader's language, with a search box.
+pages get the error page in the reader's language, with a search box. `send_error` answers the
+same way from ASGI middleware (the rate limit, the request limits), and
+`document_error_responses` declares in the OpenAPI schema the errors each route can give.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Receive, Scope, Send
 
 from kb.errors import EntryNotFound, IndexError_, KBError, QueryError, SettingsError
 from kb.llm import LLMError
 
+from .schemas import ErrorOut
+from .security_headers import ON_EVERY_RESPONSE
 from .templating import page
 
-__all__ = ["handle_error", "install_error_handler", "describe"]
+__all__ = ["handle_error", "install_error_handler", "describe", "send_error", "document_error_responses", "RATE_EXEMPT"]
 
 log = logging.getLogger("kb.server")
+SECURITY_HEADERS = {name.decode(): value.decode() for name, value in ON_EVERY_RESPONSE}
 
 _STATUS: list[tuple[type[KBError], int]] = [
     (EntryNotFound, 404),
@@ -37,7 +45,7 @@ def _validation_message(exc: RequestValidationError) -> str:
         loc = [str(p) for p in error.get("loc", ())]
         # ("body", "message") names the field "message"; ("query", "k") names "k".
         field = ".".join(loc[1:]) if len(loc) > 1 else ".".join(loc)
-        message = error.get("msg", "invalid")
+        message = error.get("msg", "invalid").removeprefix("Value error, ")
         if error.get("type") == "json_invalid":
             # loc is ("body", offset): the body as a whole is at fault.
             field = "body"
@@ -70,17 +78,88 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     status, message = describe(exc)
     if status >= 500:
         log.error("%s %s: %s", request.method, request.url.path, message, exc_info=not isinstance(exc, KBError))
-    headers = getattr(exc, "headers", None)
+    # A 500 is sent from outside the middleware (Starlette's ServerErrorMiddleware), so it
+    # gets the headers every response carries here.
+    headers = {**SECURITY_HEADERS, **(getattr(exc, "headers", None) or {})}
     if _wants_json(request):
         return JSONResponse({"ok": False, "error": message, "status": status}, status, headers=headers)
-    title = f"error_title_{status}" if status in (404, 422, 503) else "error_title_500"
     query = request.query_params.get("q", "")[: request.app.state.settings.max_query_chars]
-    response = page(request, "error.html", {"status": status, "title_key": title, "message": message, "q": query}, status)
-    if headers:
-        response.headers.update(headers)
+    context = {"status": status, "title_key": _title_key(status), "message": message, "q": query}
+    response = page(request, "error.html", context, status)
+    response.headers.update(headers)
     return response
+
+
+def _title_key(status: int) -> str:
+    """The error page's title: its own for 404, 422 and 503; "could not be used" for another 4xx."""
+    if status in (404, 422, 503):
+        return f"error_title_{status}"
+    return "error_title_422" if status < 500 else "error_title_500"
+
+
+async def send_error(
+    scope: Scope, receive: Receive, send: Send, status: int, message: str, headers: dict[str, str] | None = None
+) -> None:
+    """Answer a request from ASGI middleware as the app would: JSON for the API, the error page for pages."""
+    response = await handle_error(Request(scope, receive), StarletteHTTPException(status, message, headers))
+    await response(scope, receive, send)
 
 
 def install_error_handler(app: FastAPI) -> None:
     for cls in (KBError, StarletteHTTPException, RequestValidationError, Exception):
         app.add_exception_handler(cls, handle_error)
+    document_error_responses(app)
+
+
+# Paths the rate limit does not count (see server/ratelimit.py): Slack retries on its own
+# schedule, health checks come from the load balancer, static files are cached.
+RATE_EXEMPT = ("/slack/", "/healthz", "/static/", "/widget.js")
+
+_ERROR_DESCRIPTIONS = {
+    413: "the request body is over KB_MAX_BODY_BYTES",
+    422: "a parameter or the body is not valid; the message names it",
+    429: "too many requests from this client (KB_RATE_LIMIT); see the Retry-After header",
+}
+
+
+def document_error_responses(app: FastAPI) -> None:
+    """Make the app's OpenAPI schema declare the errors every operation of a kind can give, as `ErrorOut`.
+
+    Operations with parameters or a body: 422 (in place of FastAPI's own validation-error
+    shape, which this app never sends); with a body: 413; under the rate limit: 429. What a
+    route declares itself is kept.
+    """
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = generate()
+        schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+        schemas.setdefault("ErrorOut", ErrorOut.model_json_schema(ref_template="#/components/schemas/{model}"))
+        for path, operations in schema.get("paths", {}).items():
+            for method, operation in operations.items():
+                _declare_errors(path, method, operation)
+        if _FASTAPI_422 not in json.dumps(schema.get("paths", {})):
+            schemas.pop("HTTPValidationError", None)
+            schemas.pop("ValidationError", None)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+_FASTAPI_422 = "#/components/schemas/HTTPValidationError"
+
+
+def _declare_errors(path: str, method: str, operation: dict[str, Any]) -> None:
+    responses = operation.setdefault("responses", {})
+    statuses = []
+    if operation.get("parameters") or operation.get("requestBody"):
+        statuses.append(422)
+    if operation.get("requestBody") or method in ("post", "put", "patch"):
+        statuses.append(413)
+    if not path.startswith(RATE_EXEMPT):
+        statuses.append(429)
+    error_out = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
+    for status in statuses:
+        declared = responses.get(str(status))
+        if declared is None or _FASTAPI_422 in json.dumps(declared):
+            responses[str(status)] = {"description": _ERROR_DESCRIPTIONS[status], "content": error_out}

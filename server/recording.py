@@ -4,7 +4,9 @@ A route hands its record to `Recorder`, which puts it on a queue and returns at 
 writer thread takes records off the queue and writes them in batches. When the database
 cannot be written (a full disk, a lock held too long, a file that is not a database) the
 writer logs a warning and drops that batch; when the queue is full the record is dropped
-with a warning. The answer is served either way. The writer also prunes rows older than
+with a warning. The answer is served either way. Text is stored without control characters
+or lone surrogates (`kb.text.clean_query`): a NUL never reaches the database, and one odd
+record cannot make SQLite refuse a whole batch. The writer also prunes rows older than
 `KB_INSIGHTS_RETENTION_DAYS`.
 
 The search page asks as the reader types; those searches carry a `live` id, and a run of
@@ -19,14 +21,14 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from kb.answer import followup_query
 from kb.insights import REASONS, InsightsError, InsightsStore, Question, Vote, store_path
 from kb.search import Hit, SearchResult
 from kb.settings import Settings
-from kb.text import detect_lang
+from kb.text import clean_query, detect_lang
 
 __all__ = ["Recorder", "LIVE_QUIET", "related_typing", "feedback_context"]
 
@@ -142,7 +144,7 @@ class Recorder:
             best = sources[0] if sources else None
             team, slack_channel = slack if slack and self.slack_ids else (None, None)
             question = Question(
-                text=text, lang=lang, channel=channel, answered=answered,
+                text=clean_query(text), lang=lang, channel=channel, answered=answered,
                 top_entry=best.entry.id if best else None, top_score=best.score if best else None,
                 latency_ms=round((time.perf_counter() - started) * 1000, 2), kind=kind,
                 slack_team=team or None, slack_channel=slack_channel or None,
@@ -176,7 +178,7 @@ class Recorder:
         search.add_done_callback(done)
 
     def vote(self, vote: Vote) -> None:
-        self._put(vote)
+        self._put(replace(vote, question=clean_query(vote.question), comment=vote.comment and clean_query(vote.comment)))
 
     def slack_vote(self, entry_id: str, helpful: bool, team: str, user: str) -> None:
         """A vote from a button on a Slack reply; the user is kept only as a keyed hash, for one vote each."""
@@ -290,7 +292,7 @@ class Recorder:
             except Exception as exc:  # sqlite3.Error, OSError: full disk, lock held too long, not a database
                 self.dropped += count
                 self._warn(
-                    f"write:{type(exc).__name__}:{exc}",
+                    f"write:{kind}:{type(exc).__name__}:{exc}",  # a lost vote is worth its own line
                     f"could not record {count} {kind} in {store.path}: {type(exc).__name__}: {exc} "
                     f"({self.dropped} records dropped so far); answers are served as usual",
                 )

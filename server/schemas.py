@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from kb.entries import Entry
 from kb.search import Hit
+from kb.text import clean_query
 
 from .render import render_markdown
 
 __all__ = [
     "SourceOut", "HitOut", "SearchOut", "EntryOut", "ChatTurn", "ChatIn", "ChatOut",
     "HealthOut", "WidgetConfigOut", "ErrorOut", "hit_out", "entry_out",
+    "MAX_TURNS", "MAX_TURN_CHARS", "MAX_HISTORY_CHARS",
 ]
 
 
@@ -60,15 +62,36 @@ class EntryOut(BaseModel):
     related: list[HitOut]
 
 
+# The chat limits keep the largest valid request inside the default KB_MAX_BODY_BYTES (256 KiB),
+# even with every character sent as a six-byte `\uXXXX` escape: 2,000 + 40,000 characters.
+MAX_TURNS = 50
+MAX_TURN_CHARS = 20_000
+MAX_HISTORY_CHARS = 40_000
+
+# Control characters and lone surrogates are removed as the text is read (see kb.text.clean_query).
+CleanText = Annotated[str, AfterValidator(clean_query)]
+
+
 class ChatTurn(BaseModel):
     role: Literal["user", "assistant"]
-    content: str = Field(max_length=20_000)
+    content: CleanText = Field(max_length=MAX_TURN_CHARS)
 
 
 class ChatIn(BaseModel):
-    message: str = Field(description="the question, in Chinese or English")
-    history: list[ChatTurn] = Field(default=[], max_length=50, description="earlier turns, oldest first")
+    message: CleanText = Field(description="the question, in Chinese or English")
+    history: list[ChatTurn] = Field(
+        default=[], max_length=MAX_TURNS,
+        description=f"earlier turns, oldest first: at most {MAX_TURNS}, {MAX_HISTORY_CHARS} characters in all",
+    )
     lang: Literal["zh", "en"] | None = Field(default=None, description="answer language; default: the message's")
+
+    @field_validator("history")
+    @classmethod
+    def _history_fits(cls, history: list[ChatTurn]) -> list[ChatTurn]:
+        total = sum(len(turn.content) for turn in history)
+        if total > MAX_HISTORY_CHARS:
+            raise ValueError(f"the earlier turns hold {total} characters; the limit is {MAX_HISTORY_CHARS} in all")
+        return history
 
 
 class ChatOut(BaseModel):

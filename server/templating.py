@@ -23,14 +23,13 @@ __all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_l
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR = TEMPLATES_DIR / "static"
 
-# Pages load scripts, styles and fonts from this server only; nothing inline, no CDN.
+# Pages load scripts, styles and fonts from this server only; nothing inline, no CDN. (Every
+# response, pages included, also gets nosniff and a Referrer-Policy: server/security_headers.py.)
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
         "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
     ),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "strict-origin-when-cross-origin",
     "Vary": "Accept-Language, Cookie",
 }
 

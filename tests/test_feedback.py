@@ -277,7 +277,7 @@ def test_votes_from_the_widget_on_another_site_count_as_widget(client: TestClien
 def test_the_feedback_endpoint_is_documented(client: TestClient) -> None:
     operation = client.get("/openapi.json").json()["paths"]["/api/feedback"]["post"]
     assert operation["summary"] == "Vote an answer helpful or not (one vote per answer per browser session)."
-    assert set(operation["responses"]) == {"202", "404", "422", "503"}
+    assert set(operation["responses"]) == {"202", "404", "413", "422", "429", "503"}
     schema = client.get("/openapi.json").json()["components"]["schemas"]["FeedbackIn"]
     assert set(schema["properties"]) == {"entry_id", "helpful", "message", "reason", "comment", "session"}
     params = {p["name"] for p in client.get("/openapi.json").json()["paths"]["/api/search"]["get"]["parameters"]}

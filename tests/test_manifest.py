@@ -93,6 +93,12 @@ def test_unknown_field_and_bad_lang(tmp_path):
     assert "unknown lang 'fr'" in error(tmp_path, GOOD.replace('lang = "en"', 'lang = "fr"')).message
 
 
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "data:text/html,x", "ftp://example.org/faq.md"])
+def test_a_source_url_must_be_http(tmp_path, url):
+    found = error(tmp_path, GOOD.replace('"https://example.org/demo/faq.md"', f'"{url}"'))
+    assert found.message == f"source 'demo': field 'url' must be an http(s) URL, got {url!r}"
+
+
 def test_field_of_the_wrong_type(tmp_path):
     found = error(tmp_path, GOOD.replace('version = "1.0"', "version = 1.0"))
     assert found.message == "source 'demo': field 'version' must be a string, got 1.0"

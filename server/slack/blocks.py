@@ -102,8 +102,9 @@ def actions_lang(block_id: str) -> str:
 
 
 def _message(text: str, blocks: list[dict[str, Any]], response_type: str = "ephemeral") -> Message:
+    """`text` is the notification line, given as written: escaped here, so it mentions and links nothing."""
     assert len(blocks) <= MAX_BLOCKS
-    return {"response_type": response_type, "text": text, "blocks": blocks}
+    return {"response_type": response_type, "text": escape(text), "blocks": blocks}
 
 
 def answer_message(hits: Sequence[Hit], answered: bool, lang: str, root: str, pending: bool = False) -> Message:

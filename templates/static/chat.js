@@ -143,8 +143,10 @@
         } else if (name === "done") {
           finished = true;
           showReply(bubble, data);
+          // The follow-up needs only the last turns; the server caps the history it takes.
           history.push({ role: "user", content: message });
-          history.push({ role: "assistant", content: data.answer });
+          history.push({ role: "assistant", content: data.answer.slice(0, 4000) });
+          history = history.slice(-10);
           historyField.value = JSON.stringify(history);
         } else if (name === "error") {
           throw new Error(data.error);

@@ -1,0 +1,143 @@
+"""A full disk or a read-only data directory: search and chat keep answering; what is not recorded is logged.
+
+Disk full is SQLite's own "database or disk is full", made real by capping the writer's
+database at the pages it already has (`PRAGMA max_page_count`). Read-only is a database
+the writer may not write (`PRAGMA query_only`, SQLite's "attempt to write a readonly
+database"), and a data directory where the database cannot be created at all (the path
+is taken by a directory; chmod means nothing to root, which the tests may run as).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from kb.insights import InsightsStore, store_path
+from kb.settings import Settings
+from server import create_app
+
+WRITER = "kb-insights-writer"  # the recorder's writer thread (server/recording.py)
+
+
+def data_dir_sharing_the_index(settings: Settings, path: Path) -> Settings:
+    """A fresh data directory (so a fresh insights database) that serves the session's index."""
+    path.mkdir()
+    os.symlink(settings.index_dir.resolve(), path / "index")
+    return settings.with_(data_dir=path)
+
+
+@pytest.fixture
+def writer_connection_pragma(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[sqlite3.Connection], None]], None]:
+    """`apply(pragma)`: run `pragma` on the connection the recorder's writer thread opens."""
+
+    def apply(pragma: Callable[[sqlite3.Connection], None]) -> None:
+        original = InsightsStore._db
+
+        def db(store: InsightsStore) -> sqlite3.Connection:
+            fresh = getattr(store._local, "db", None) is None
+            connection = original(store)
+            if fresh and threading.current_thread().name == WRITER:
+                pragma(connection)
+            return connection
+
+        monkeypatch.setattr(InsightsStore, "_db", db)
+
+    return apply
+
+
+def disk_full(connection: sqlite3.Connection) -> None:
+    pages = connection.execute("PRAGMA page_count").fetchone()[0]
+    connection.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def read_only(connection: sqlite3.Connection) -> None:
+    connection.execute("PRAGMA query_only = ON")
+
+
+# Each record is larger than a database page (4 KiB), so none fits in the space the capped file has left.
+LONG = "续" * 1900
+
+
+def ask_everything(client: TestClient) -> None:
+    """A search, a chat turn and a vote, each answered as usual."""
+    search = client.get("/api/search", params={"q": "how do I resume training in slime? " + LONG})
+    assert search.status_code == 200 and search.json()["hits"]
+    chat = client.post("/api/chat", json={"message": "slime 如何续训？" + LONG})
+    assert chat.status_code == 200 and chat.json()["mode"] == "extractive"
+    vote = {"entry_id": search.json()["hits"][0]["id"], "helpful": True, "message": "resume " + LONG}
+    assert client.post("/api/feedback", json=vote).status_code == 202
+
+
+@pytest.fixture
+def run_app(settings: Settings, tmp_path: Path) -> Iterator[Callable[[], TestClient]]:
+    clients: list[TestClient] = []
+
+    def start() -> TestClient:
+        clients.append(TestClient(create_app(data_dir_sharing_the_index(settings, tmp_path / "data"))).__enter__())
+        return clients[-1]
+
+    yield start
+    for client in clients:
+        client.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("fault", "sqlite_says"),
+    [(disk_full, "database or disk is full"), (read_only, "attempt to write a readonly database")],
+)
+def test_search_and_chat_answer_when_the_database_cannot_be_written(
+    run_app: Callable[[], TestClient], writer_connection_pragma: Callable[..., None],
+    caplog: pytest.LogCaptureFixture, fault: Callable[[sqlite3.Connection], None], sqlite_says: str,
+) -> None:
+    writer_connection_pragma(fault)
+    client = run_app()
+    recorder = client.app.state.recorder
+    with caplog.at_level(logging.WARNING, logger="kb.insights"):
+        ask_everything(client)
+        assert recorder.flush()
+    assert recorder.dropped == 3
+    assert recorder.store.count("questions") == 0 and recorder.store.count("votes") == 0
+    store = recorder.store.path
+    for kind in ("questions", "votes"):
+        assert any(
+            message.startswith("could not record ") and f" {kind} in {store}: OperationalError: {sqlite_says} (" in message
+            and message.endswith("records dropped so far); answers are served as usual")
+            for message in caplog.messages
+        ), caplog.messages
+
+
+def test_a_database_that_cannot_be_created_turns_recording_off(
+    settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    configured = data_dir_sharing_the_index(settings, tmp_path / "data")
+    store_path(configured.data_dir).mkdir()  # the database's path is taken
+    with caplog.at_level(logging.WARNING, logger="kb.insights"), TestClient(create_app(configured)) as client:
+        search = client.get("/api/search", params={"q": "how do I resume training in slime?"})
+        chat = client.post("/api/chat", json={"message": "slime 如何续训？"})
+        vote = client.post("/api/feedback", json={"entry_id": search.json()["hits"][0]["id"], "helpful": True,
+                                                  "message": "resume"})
+        config = client.get("/api/widget-config").json()
+    assert search.status_code == 200 and chat.status_code == 200
+    assert vote.status_code == 503
+    assert vote.json()["error"].startswith(f"feedback is off: insights database {store_path(configured.data_dir)}: "
+                                           "cannot be opened")
+    assert config["feedback"] is False, "the widget is told not to show its vote buttons"
+    assert any(message.startswith("questions and votes are not recorded, and feedback is off: insights database ")
+               for message in caplog.messages), caplog.messages
+
+
+def test_a_file_that_is_not_a_database_turns_recording_off(
+    settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    configured = data_dir_sharing_the_index(settings, tmp_path / "data")
+    store_path(configured.data_dir).write_bytes(b"this is not a SQLite database, but it is in the way" * 100)
+    with caplog.at_level(logging.WARNING, logger="kb.insights"), TestClient(create_app(configured)) as client:
+        assert client.get("/api/search", params={"q": "resume training"}).status_code == 200
+    assert any("file is not a database" in message for message in caplog.messages), caplog.messages

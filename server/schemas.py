@@ -108,6 +108,7 @@ class HealthOut(BaseModel):
     ok: bool
     entries: int
     model: str
+    build: str = Field(description="the index build served (as in the `X-KB-Index` header)")
     built_at: str
     index_age_seconds: float
     llm: bool

@@ -120,9 +120,11 @@ def test_unknown_api_path_and_wrong_method(client: TestClient) -> None:
 
 
 def test_health(client: TestClient) -> None:
-    body = client.get("/healthz").json()
+    response = client.get("/healthz")
+    body = response.json()
     assert body["ok"] is True and body["entries"] >= 50
     assert body["model"] and body["built_at"] and 0 <= body["index_age_seconds"] < 3600
+    assert body["build"] == response.headers["x-kb-index"] == client.app.state.reloader.served.build
     assert body["llm"] is False
 
 

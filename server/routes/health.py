@@ -14,8 +14,8 @@ router = APIRouter(tags=["health"])
 
 @router.get("/healthz", response_model=HealthOut)
 async def healthz(kb: KBDep, chat: ChatDep) -> HealthOut:
-    """Entry count, embedding model and index age."""
+    """Entry count, embedding model, the index build served and its age."""
     return HealthOut(
-        ok=True, entries=len(kb.entries), model=kb.meta.model, built_at=kb.meta.built_at,
+        ok=True, entries=len(kb.entries), model=kb.meta.model, build=kb.path.name, built_at=kb.meta.built_at,
         index_age_seconds=round(kb.meta.age_seconds, 1), llm=chat.llm is not None,
     )

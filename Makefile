@@ -30,11 +30,9 @@ serve: install
 test: install-test
 	$(BIN)/python -m pytest
 
+# Every benchmark, one Markdown table (about half an hour on 2 cores); `make bench BENCH_ARGS=--quick` for a smoke run.
 bench: install
-	$(BIN)/python bench/bench_core.py
-	$(BIN)/python bench/bench_http.py
-	$(BIN)/python bench/bench_slack.py
-	$(BIN)/python bench/bench_insights.py
+	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

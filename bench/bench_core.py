@@ -1,85 +1,78 @@
-"""Core figures: ingest from scratch and unchanged, `kb search` from a cold process, the search call.
+"""Ingest: from scratch, again with nothing changed, and after one entry's answer changed.
 
-    python bench/bench_core.py            # prints a table; run on an idle machine
+In this process, into a temporary data directory with an empty embedding cache (the model is
+loaded first; loading it is not ingest work):
 
-Times vary on shared machines; compare figures measured in the same run.
+- from scratch: total seconds, and passages embedded per second of embedding (every passage,
+  the entries and the background sentences, over the seconds spent in `embed_passages`);
+- the same sources again: seconds (target < 2 s) and passages embedded (target 0);
+- a copy of the sources with one entry's answer changed: passages embedded (target 1).
+
+    .venv/bin/python bench/bench_core.py [--quick]
 """
 
 from __future__ import annotations
 
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Sequence
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ingest.pipeline import build_index  # noqa: E402
+from common import Row, changed_sources, main  # noqa: E402
+
+from ingest.pipeline import BuildReport, build_index  # noqa: E402
 from kb.embedding import open_embedder  # noqa: E402
-from kb.evaluate import load_queries  # noqa: E402
-from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402
 
-
-def percentile(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+SECTION = "ingest"
+UNCHANGED_BUDGET_S = 2.0
 
 
-def main() -> None:
-    rows: list[tuple[str, str]] = []
+def timed_build(settings: Settings, sources: Path | None = None) -> tuple[BuildReport, int, float]:
+    """`build_index`, with the passages it sent to the model and the seconds the model took."""
+    embedder = open_embedder(settings.embed_model)
+    embed = embedder.embed_passages
+    spent = {"passages": 0, "seconds": 0.0}
+
+    def counted(texts: Sequence[str], batch_size: int = 16):  # type: ignore[no-untyped-def]
+        started = time.perf_counter()
+        try:
+            return embed(texts, batch_size)
+        finally:
+            spent["seconds"] += time.perf_counter() - started
+            spent["passages"] += len(texts)
+
+    embedder.embed_passages = counted  # type: ignore[method-assign]
+    try:
+        report = build_index(settings, sources)
+    finally:
+        del embedder.embed_passages
+    return report, int(spent["passages"]), float(spent["seconds"])
+
+
+def run(quick: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings.from_env({}, data_dir=Path(tmp))
-        open_embedder(settings.embed_model)  # model load is not ingest work
-        report = build_index(settings)
-        rows.append(("kb ingest, from scratch", f"{report.seconds:.2f} s ({report.embedded} embedded)"))
-        report = build_index(settings)
-        rows.append(("kb ingest, nothing changed", f"{report.seconds:.2f} s ({report.embedded} embedded)"))
-
-        env = dict(os.environ, KB_DATA_DIR=tmp)
-        cold = []
-        for _ in range(3):
-            started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "kb.cli", "search", "how do I resume training"],
-                           env=env, cwd=ROOT, check=True, capture_output=True)
-            cold.append(time.perf_counter() - started)
-        rows.append(("kb search, cold process (median of 3)", f"{statistics.median(cold):.2f} s"))
-
-        kb = KnowledgeBase.open(settings)
-        queries = [q.q for q in load_queries(ROOT / "tests" / "data" / "dev.jsonl")]
-        embedder = kb.searcher.embedder
-        for q in queries[:5]:
-            kb.search(q)
-        glossary = kb.searcher.glossary
-        embed_ms, glossed_ms, search_ms = [], [], []
-        for _ in range(3):
-            for q in queries:
-                started = time.perf_counter()
-                embedder.embed_query(q)
-                embed_ms.append((time.perf_counter() - started) * 1000)
-                glossed = glossary.gloss(q)
-                started = time.perf_counter()
-                embedder.embed_query(glossed)
-                glossed_ms.append((time.perf_counter() - started) * 1000)
-                started = time.perf_counter()
-                kb.search(q)
-                search_ms.append((time.perf_counter() - started) * 1000)
-        e50, g50, s50 = (percentile(x, 50) for x in (embed_ms, glossed_ms, search_ms))
-        rows.append(("embedding the query as typed, p50 / p95", f"{e50:.1f} / {percentile(embed_ms, 95):.1f} ms"))
-        rows.append(("embedding the glossed query, p50 / p95", f"{g50:.1f} / {percentile(glossed_ms, 95):.1f} ms"))
-        rows.append(("kb.search call, p50 / p95", f"{s50:.1f} / {percentile(search_ms, 95):.1f} ms"))
-        rows.append(("search / embedding as typed, at p50", f"{s50 / e50:.2f}x"))
-        rows.append(("search / embedding glossed, at p50", f"{s50 / g50:.2f}x"))
-
-    width = max(len(name) for name, _ in rows)
-    print(f"{'measure':<{width}}  value")
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+        settings = Settings.from_env({}, data_dir=Path(tmp) / "data")
+        open_embedder(settings.embed_model).embed_passages(["warm up"])  # model load is not ingest work
+        scratch, passages, embed_seconds = timed_build(settings)
+        unchanged, unchanged_passages, _ = timed_build(settings)
+        changed_sources(Path(tmp) / "sources", "A sentence only the changed build has.")
+        one, one_passages, _ = timed_build(settings, Path(tmp) / "sources")
+    return [
+        Row("passages embedded per second (scratch ingest, empty cache)",
+            f"{passages / embed_seconds:.0f}/s ({passages} passages in {embed_seconds:.1f} s)", "–"),
+        Row("`kb ingest` from scratch", f"{scratch.seconds:.1f} s ({scratch.entries} entries)", "–"),
+        Row("`kb ingest`, nothing changed",
+            f"{unchanged.seconds:.2f} s, {unchanged_passages} embedded",
+            f"< {UNCHANGED_BUDGET_S:g} s, 0 embedded",
+            unchanged.seconds < UNCHANGED_BUDGET_S and unchanged_passages == 0),
+        Row("`kb ingest`, one answer changed", f"{one.seconds:.2f} s, {one_passages} embedded", "1 embedded",
+            one_passages == 1 and one.embedded == 1),
+    ]
 
 
 if __name__ == "__main__":
-    main()
+    main(run, __doc__)

@@ -1,165 +1,129 @@
-"""`/api/search` over HTTP against the bare embedding call, measured in the same run.
+"""The query path: `/api/search` over HTTP against the bare embedding call, alone and under concurrency.
 
-Starts the real server (uvicorn, one worker, in a subprocess) on a free loopback port,
-sends the development-set questions to `/api/search` over a keep-alive connection, and
-times, in this process, the embedding call a search makes for each question (the question
-with stack traces reduced and glossary terms added, which is what `kb.search` embeds),
-the raw question embedded alone, and `kb.search` in-process. The blocks alternate so all
-sides see the same machine state.
+Baseline: what the model alone costs. In this process, `Embedder.embed_query(plan.embed_text)`
+with the query cache off, for the same texts a search embeds (the question with a pasted
+stack trace reduced and glossary terms added, from `Searcher.plan`).
 
-    .venv/bin/python bench/bench_http.py [--rounds 3] [--repeat 5]
+- Concurrency 1: p50 of one request at a time over a keep-alive connection, against the bare
+  embedding p50 (target: at most 1.2x); `kb.search` in-process is shown too.
+- Concurrency 8 and 32: closed-loop clients (one thread and one keep-alive `httpx.Client`
+  each) against the same number of threads calling `embed_query` on one Embedder here
+  (target: the server sustains at least 80% of the embedder's throughput).
+- Repeated questions, query cache on: `kb.search` in-process on a cached question (target:
+  well under 1 ms), and `/api/search` p50 for a repeated question against an uncached one.
 
-The index is taken from `KB_DATA_DIR` when it exists there, else built into a temporary
-directory first. Prints a table of p50/p95 in milliseconds and the server's share at p50.
+Servers: `uvicorn` in subprocesses on loopback ports, `KB_RATE_LIMIT=off`; one with
+`KB_QUERY_CACHE_SIZE=0` so every request runs the model, one with the default cache. The
+questions are the development and holdout sets (distinct). Server and baseline blocks
+alternate, so both sides see the same machine state.
+
+    .venv/bin/python bench/bench_http.py [--quick]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kb.errors import IndexMissingError  # noqa: E402
-from kb.index import read_meta  # noqa: E402
+from common import (  # noqa: E402  (free_port, ready_settings, start_server: used by bench_slack and bench_insights)
+    Load, Row, clients, drive, free_port, main, own_settings, pct, questions, ready_settings, serving, start_server,
+    timed,
+)
+
 from kb.knowledge import KnowledgeBase  # noqa: E402
-from kb.settings import Settings  # noqa: E402
-from kb.stacktrace import reduce_trace  # noqa: E402
 
-QUESTIONS = ROOT / "tests" / "data" / "dev.jsonl"
+__all__ = ["run", "questions", "ready_settings", "free_port", "start_server", "timed", "pct"]
 
-
-def questions() -> list[str]:
-    with QUESTIONS.open(encoding="utf-8") as f:
-        return [json.loads(line)["q"] for line in f if line.strip()]
-
-
-def ready_settings(tmp: Path) -> Settings:
-    settings = Settings.from_env()
-    try:
-        read_meta(settings.index_dir)
-        return settings
-    except IndexMissingError:
-        from ingest import build_index
-
-        settings = settings.with_(data_dir=tmp)
-        print(f"building an index in {tmp} ...", file=sys.stderr)
-        build_index(settings)
-        return settings
+SECTION = "query path"
+CONCURRENCY = (8, 32)
+LATENCY_BUDGET = 1.2  # HTTP p50 over bare embedding p50, at concurrency 1
+THROUGHPUT_SHARE = 0.8  # HTTP throughput over the embedder's, at 8 and 32
+CACHED_BUDGET_MS = 1.0
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def _search(client: httpx.Client, q: str) -> None:
+    client.get("/api/search", params={"q": q}).raise_for_status()
 
 
-def start_server(settings: Settings, port: int, **env_vars: str) -> subprocess.Popen[bytes]:
-    """`uvicorn` serving the app on a loopback port, with extra `KB_*` variables if given."""
-    env = dict(os.environ, KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(ROOT), **env_vars)
-    env.pop("KB_LLM_BASE_URL", None)
-    command = [sys.executable, "-m", "uvicorn", "server:create_app", "--factory",
-               "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", "--no-access-log"]
-    process = subprocess.Popen(command, env=env, cwd=ROOT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.terminate()
-    raise SystemExit("the server did not start")
-
-
-def timed(call, items: list[str], repeat: int) -> list[float]:  # type: ignore[no-untyped-def]
-    samples = []
-    for _ in range(repeat):
-        for item in items:
-            started = time.perf_counter()
-            call(item)
-            samples.append((time.perf_counter() - started) * 1000)
-    return samples
-
-
-def pct(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3, help="alternating blocks per side")
-    parser.add_argument("--repeat", type=int, default=3, help="passes over the questions per block")
-    args = parser.parse_args()
-
-    # On SIGTERM, unwind through `finally` so the server subprocess is stopped too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    items = questions()
+def run(quick: bool = False) -> list[Row]:
+    items = questions(holdout=True)
+    rounds, repeat = (1, 1) if quick else (3, 2)
+    if quick:
+        items = items[:40]
     with tempfile.TemporaryDirectory() as tmp:
-        settings = ready_settings(Path(tmp))
-        kb = KnowledgeBase.open(settings)
+        settings = own_settings(Path(tmp))
+        kb = KnowledgeBase.open(settings.with_(query_cache_size=0))
         embedder = kb.searcher.embedder
-        port = free_port()
-        server = start_server(settings, port)
-        try:
-            client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
-
-            def http(q: str) -> None:
-                response = client.get("/api/search", params={"q": q})
-                response.raise_for_status()
-
-            searcher = kb.searcher
-
-            def embedding(q: str) -> None:
-                # The one embedding call kb.search makes for this question (see kb/search.py).
-                embedder.embed_query(searcher.glossary.gloss(reduce_trace(q)))
-
-            # Warm up every side (first calls build OpenMP teams and caches).
-            timed(embedding, items[:10], 1)
+        texts = [kb.searcher.plan(q).embed_text for q in items]
+        with serving(settings, KB_QUERY_CACHE_SIZE="0") as (url, _), serving(settings) as (cached_url, _):
+            single, cached_single = clients(url, 1)[0], clients(cached_url, 1)[0]
+            pool = clients(url, max(CONCURRENCY))
+            # Warm up every side: OpenMP teams, caches, keep-alive connections.
+            timed(embedder.embed_query, texts[:10], 1)
             timed(kb.search, items[:10], 1)
-            timed(http, items, 1)
+            drive(max(CONCURRENCY), lambda n, i: _search(pool[n], items[i % len(items)]), count=2 * max(CONCURRENCY))
+            timed(lambda q: _search(cached_single, q), items, 1)  # fills the cached server's query cache
 
-            results: dict[str, list[float]] = {
-                "embedding (as search does)": [],
-                "embedding (raw question)": [],
-                "kb.search in-process": [],
-                "GET /api/search over HTTP": [],
-            }
-            for _ in range(args.rounds):
-                results["embedding (as search does)"] += timed(embedding, items, args.repeat)
-                results["embedding (raw question)"] += timed(embedder.embed_query, items, args.repeat)
-                results["kb.search in-process"] += timed(kb.search, items, args.repeat)
-                results["GET /api/search over HTTP"] += timed(http, items, args.repeat)
-            client.close()
-        finally:
-            server.terminate()
-            server.wait(timeout=10)
+            one = {"embed": [], "search": [], "http": []}  # type: dict[str, list[float]]
+            many = {(side, c): Load([], 0.0) for side in ("embed", "http") for c in CONCURRENCY}
+            for _ in range(rounds):
+                one["embed"] += timed(embedder.embed_query, texts, repeat)
+                one["search"] += timed(kb.search, items, repeat)
+                one["http"] += timed(lambda q: _search(single, q), items, repeat)
+                for c in CONCURRENCY:
+                    n = len(items) * repeat
+                    many["embed", c] += drive(c, lambda t, i: embedder.embed_query(texts[i % len(texts)]), count=n)
+                    many["http", c] += drive(c, lambda t, i: _search(pool[t], items[i % len(items)]), count=n)
 
-    base = statistics.median(results["embedding (as search does)"])
-    print(f"\n{len(items)} questions x {args.repeat} passes x {args.rounds} rounds; model {kb.meta.model}\n")
-    print(f"{'':28} {'p50 ms':>8} {'p95 ms':>8} {'vs embedding p50':>18}")
-    for name, samples in results.items():
-        p50, p95 = statistics.median(samples), pct(samples, 95)
-        print(f"{name:28} {p50:8.2f} {p95:8.2f} {f'{(p50 / base - 1) * 100:+.0f}%':>18}")
-    http_p50 = statistics.median(results["GET /api/search over HTTP"])
-    search_p50 = statistics.median(results["kb.search in-process"])
-    added = http_p50 / base - 1
-    verdict = "within" if added < 0.30 else "OVER"
-    print(f"\nover HTTP, /api/search takes {added * 100:+.0f}% of the embedding time at p50 ({verdict} the 30% budget);")
-    print(f"the server's own share (HTTP minus in-process kb.search) is {http_p50 - search_p50:+.2f} ms")
+            # Repeated questions, cache on: in-process on this embedder, over HTTP on the cached server.
+            embedder.cache.resize(4096)
+            timed(kb.search, items, 1)
+            repeated = {"search": [], "http": []}  # type: dict[str, list[float]]
+            for _ in range(rounds):
+                repeated["search"] += timed(kb.search, items, repeat)
+                repeated["http"] += timed(lambda q: _search(cached_single, q), items, repeat)
+            embedder.cache.resize(0)
+            for client in [single, cached_single, *pool]:
+                client.close()
+
+    embed50 = statistics.median(one["embed"])
+    http50, search50 = statistics.median(one["http"]), statistics.median(one["search"])
+    rows = [
+        Row("bare query embedding, concurrency 1, p50 / p99",
+            f"{embed50:.1f} / {pct(one['embed'], 99):.1f} ms", "baseline"),
+        Row("`kb.search` in-process, cache off, p50",
+            f"{search50:.1f} ms ({search50 / embed50:.2f}x embedding)", "–"),
+        Row("`GET /api/search`, concurrency 1, cache off, p50 / p99",
+            f"{http50:.1f} / {pct(one['http'], 99):.1f} ms ({http50 / embed50:.2f}x embedding)",
+            f"p50 ≤ {LATENCY_BUDGET}x embedding", http50 <= LATENCY_BUDGET * embed50),
+    ]
+    for c in CONCURRENCY:
+        alone, served = many["embed", c], many["http", c]
+        share = served.rate / alone.rate
+        rows.append(Row(
+            f"`GET /api/search`, concurrency {c}: throughput; p50 / p99",
+            f"{served.rate:.0f}/s = {share:.0%} of the embedder's {alone.rate:.0f}/s; "
+            f"{served.p50:.0f} / {served.p99:.0f} ms (embedder {alone.p50:.0f} / {alone.p99:.0f} ms)",
+            f"≥ {THROUGHPUT_SHARE:.0%} of the embedder", share >= THROUGHPUT_SHARE,
+        ))
+    cached50 = statistics.median(repeated["search"])
+    repeated50 = statistics.median(repeated["http"])
+    rows += [
+        Row("`kb.search` on a repeated question (cached), p50 / p99",
+            f"{cached50:.2f} / {pct(repeated['search'], 99):.2f} ms", f"< {CACHED_BUDGET_MS:g} ms",
+            cached50 < CACHED_BUDGET_MS),
+        Row("`GET /api/search` repeated question (cached) vs uncached, p50",
+            f"{repeated50:.1f} vs {http50:.1f} ms ({repeated50 / http50:.2f}x)", "–"),
+    ]
+    print(f"query path: {len(items)} questions x {repeat} passes x {rounds} rounds", file=sys.stderr)
+    return rows
+
 
 if __name__ == "__main__":
-    main()
+    main(run, __doc__)

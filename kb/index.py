@@ -1,9 +1,11 @@
 """The index directory: entries, their vectors and a manifest, written atomically.
 
     $KB_DATA_DIR/index -> builds/<stamp>/     a symlink, swapped in one rename
-        meta.json       format version, model, dimension, entry count, sources hash, checksums
+        meta.json       format version, model, dimension, entry count, sources hash, checksums,
+                        the kind of vector index (flat or hnsw) and HNSW's efSearch
         entries.jsonl   one entry per line
-        vectors.faiss   normalised passage vectors (inner product = cosine)
+        vectors.faiss   normalised passage vectors (inner product = cosine), in a flat FAISS
+                        index up to `kb.dense.APPROXIMATE_ABOVE` entries and HNSW past it
         background.npy  vectors of general-domain sentences, to tell how high unrelated text scores
 
 A reader either sees the old build or the new one, never half of one.
@@ -23,12 +25,14 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from . import dense
 from .entries import Entry
 from .errors import IndexError_, IndexMissingError
 
 __all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", "read_meta"]
 
-FORMAT_VERSION = 1
+# 2: meta.json names the vector index kind. A version 1 index (always flat) still reads.
+FORMAT_VERSION = 2
 FILES = ("entries.jsonl", "vectors.faiss", "background.npy")
 
 
@@ -41,6 +45,8 @@ class IndexMeta:
     built_at: str  # ISO-8601, UTC
     sources_hash: str
     checksums: dict[str, str] = field(default_factory=dict)
+    index_kind: str = dense.FLAT  # "flat" (exact) or "hnsw" (approximate); absent before version 2
+    ef_search: int = 0  # HNSW's efSearch, the candidate list a search keeps; 0 for flat
 
     @property
     def age_seconds(self) -> float:
@@ -76,8 +82,13 @@ def write_index(
     background: np.ndarray,
     model: str,
     sources_hash: str,
+    approximate_above: int = dense.APPROXIMATE_ABOVE,
 ) -> IndexMeta:
-    """Write a new build beside the current one, then point `index_dir` at it in one rename."""
+    """Write a new build beside the current one, then point `index_dir` at it in one rename.
+
+    The vectors go in a flat index up to `approximate_above` entries and in HNSW past it
+    (see `kb.dense` for why there).
+    """
     if len(entries) != len(vectors):
         raise ValueError(f"{len(entries)} entries but {len(vectors)} vectors")
     builds = index_dir.parent / "builds"
@@ -90,9 +101,8 @@ def write_index(
         with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
             for entry in entries:
                 f.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
-        flat = faiss.IndexFlatIP(vectors.shape[1])
-        flat.add(np.ascontiguousarray(vectors, dtype=np.float32))
-        faiss.write_index(flat, str(tmp / "vectors.faiss"))
+        index = dense.build(vectors, approximate_above)
+        faiss.write_index(index, str(tmp / "vectors.faiss"))
         np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
         meta = IndexMeta(
             format_version=FORMAT_VERSION,
@@ -102,6 +112,8 @@ def write_index(
             built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             sources_hash=sources_hash,
             checksums={name: _sha256(tmp / name) for name in FILES},
+            index_kind=dense.kind_of(index),
+            ef_search=dense.ef_search_of(index),
         )
         (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
         os.rename(tmp, build)
@@ -167,6 +179,14 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
             except (ValueError, TypeError) as exc:
                 raise IndexError_(index_dir, f"entries.jsonl line {number}: {exc}") from None
     vectors = faiss.read_index(str(index_dir / "vectors.faiss"))
+    try:
+        kind = dense.kind_of(vectors)
+    except ValueError as exc:
+        raise IndexError_(index_dir, f"vectors.faiss: {exc}") from None
+    if kind != meta.index_kind:
+        raise IndexError_(index_dir, f"vectors.faiss holds a {kind} index; meta.json says {meta.index_kind}")
+    if kind == dense.HNSW and meta.ef_search > 0:
+        faiss.downcast_index(vectors).hnsw.efSearch = meta.ef_search
     background = np.load(index_dir / "background.npy")
     if vectors.ntotal != len(entries) or vectors.d != meta.dim or len(entries) != meta.entry_count:
         raise IndexError_(

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
+
 from .embedding import open_embedder
 from .entries import Entry, Source
 from .errors import EntryNotFound, IndexError_
@@ -25,9 +27,13 @@ class KnowledgeBase:
     searcher: Searcher
     sources: list[Source]
     by_id: dict[str, Entry] = field(default_factory=dict, repr=False)
+    position: dict[str, int] = field(default_factory=dict, repr=False)  # entry id -> its row in the index
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: e for e in self.searcher.entries}
+        self.position = {}
+        for i, e in enumerate(self.searcher.entries):
+            self.position.setdefault(e.id, i)
 
     @classmethod
     def open(cls, settings: Settings) -> "KnowledgeBase":
@@ -43,7 +49,7 @@ class KnowledgeBase:
         index = read_index(settings.index_dir, model=embedder.model)
         searcher = Searcher(
             index.entries,
-            index.vector_matrix(),
+            index.vectors,
             embedder,
             load_glossary(),
             index.background,
@@ -86,13 +92,17 @@ class KnowledgeBase:
             raise EntryNotFound(entry_id) from None
 
     def related(self, entry_id: str, k: int = 3) -> list[Hit]:
-        """The entries nearest to this one (by their vectors), best first."""
-        entry = self.get(entry_id)
-        position = self.entries.index(entry)
-        vectors = self.searcher.vectors
-        scores = vectors @ vectors[position]
-        order = [int(i) for i in scores.argsort()[::-1] if int(i) != position][:k]
-        return [Hit(self.entries[i], round(float(scores[i]), 4), rank) for rank, i in enumerate(order, 1)]
+        """The entries nearest to this one (by their vectors), best first: a search of the
+        vector index with the entry's own vector, the entry itself left out."""
+        self.get(entry_id)
+        position = self.position[entry_id]
+        dense = self.searcher.dense
+        vector = dense.vectors(np.array([position]))[0]
+        ids = dense.nearest(vector, k + 1)
+        ids = ids[ids != position]
+        scores = dense.cosines(ids, vector)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [Hit(self.entries[int(ids[j])], round(float(scores[j]), 4), rank) for rank, j in enumerate(order, 1)]
 
 
 def _sources_of(entries: list[Entry]) -> list[Source]:

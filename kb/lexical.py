@@ -1,15 +1,26 @@
-"""Term postings per field (question, answer), and how much of a query each entry covers."""
+"""Term postings per field (question, answer), and how much of a query each entry covers.
+
+A search never scores the lexical side over every entry: `top` finds the entries that best
+cover the query from the postings of its terms (cost proportional to the postings read),
+and `scores` gives the coverage of a given few entries by looking each one up.
+"""
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["FieldIndex", "QueryTerms", "LexicalIndex"]
+from .filters import Subset
+
+__all__ = ["FieldIndex", "QueryTerms", "LexicalIndex", "POSTINGS_BUDGET"]
+
+# `top` reads the postings of the query's terms rarest first, up to this many ids in all.
+# A term past the budget is in tens of thousands of entries: it has a low idf and names no
+# particular entry, so it still counts in every candidate's score but nominates none.
+POSTINGS_BUDGET = 20_000
 
 
 @dataclass(frozen=True)
@@ -23,30 +34,77 @@ class QueryTerms:
 
 
 class FieldIndex:
-    """Which entries contain each term of one field, and the term's idf."""
+    """Which entries contain each term of one field, and the term's idf.
+
+    The postings of all terms are one array of entry ids, grouped by term and ascending
+    within a term; `_start[t]:_start[t + 1]` is term t's share.
+    """
 
     def __init__(self, docs: Sequence[Sequence[str]]):
-        self.size = len(docs)
-        postings: dict[str, list[int]] = defaultdict(list)
+        terms: dict[str, int] = {}
+        term_ids: list[int] = []
+        doc_ids: list[int] = []
         for doc_id, doc in enumerate(docs):
             for term in dict.fromkeys(doc):
-                postings[term].append(doc_id)
-        self._postings = {term: np.array(ids, dtype=np.int64) for term, ids in postings.items()}
+                term_ids.append(terms.setdefault(term, len(terms)))
+                doc_ids.append(doc_id)
+        self._build(list(terms), np.array(term_ids, dtype=np.int64), np.array(doc_ids, dtype=np.int64), len(docs))
+
+    @classmethod
+    def from_ids(cls, vocabulary: Sequence[str], term_ids: np.ndarray, doc_ids: np.ndarray, size: int) -> "FieldIndex":
+        """An index of `size` documents given as (term id, document id) pairs, repeats allowed.
+
+        For corpora tokenized elsewhere (the scale benchmark builds a million documents
+        this way, without a Python loop per token).
+        """
+        index = cls.__new__(cls)
+        index._build(list(vocabulary), np.asarray(term_ids, dtype=np.int64), np.asarray(doc_ids, dtype=np.int64), size)
+        return index
+
+    def _build(self, vocabulary: list[str], term_ids: np.ndarray, doc_ids: np.ndarray, size: int) -> None:
+        self.size = size
+        pairs = term_ids * max(size, 1) + doc_ids
+        pairs.sort()  # by term, then document
+        pairs = pairs[np.concatenate(([True], pairs[1:] != pairs[:-1]))] if len(pairs) else pairs
+        terms = pairs // max(size, 1)
+        self._ids = (pairs % max(size, 1)).astype(np.int32)
+        del pairs
+        counts = np.bincount(terms, minlength=len(vocabulary))
+        self._start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self._terms = {term: t for t, term in enumerate(vocabulary) if counts[t]}
+
+    def df(self, term: str) -> int:
+        t = self._terms.get(term)
+        return 0 if t is None else int(self._start[t + 1] - self._start[t])
 
     def idf(self, term: str) -> float:
-        df = len(self._postings[term]) if term in self._postings else 0
+        df = self.df(term)
         return math.log(1 + (self.size - df + 0.5) / (df + 0.5))
 
     @property
     def vocabulary(self) -> list[str]:
-        return list(self._postings)
+        return list(self._terms)
 
     def __contains__(self, term: str) -> bool:
-        return term in self._postings
+        return term in self._terms
 
     def matches(self, term: str) -> np.ndarray:
-        """Ids of the entries that contain `term`."""
-        return self._postings.get(term, np.zeros(0, dtype=np.int64))
+        """Ids of the entries that contain `term`, ascending."""
+        t = self._terms.get(term)
+        if t is None:
+            return np.zeros(0, dtype=np.int32)
+        return self._ids[self._start[t] : self._start[t + 1]]
+
+    def contains(self, term: str, ids: np.ndarray) -> np.ndarray:
+        """Which of the entries `ids` contain `term` (a boolean per id, by binary search)."""
+        postings = self.matches(term)
+        if not len(postings):
+            return np.zeros(len(ids), dtype=bool)
+        at = np.minimum(np.searchsorted(postings, ids), len(postings) - 1)
+        return postings[at] == ids
+
+
+Locate = Callable[[str], "np.ndarray | None"]  # term -> the scored entries with it (mask or positions)
 
 
 class LexicalIndex:
@@ -59,27 +117,82 @@ class LexicalIndex:
     """
 
     def __init__(self, questions: Sequence[Sequence[str]], answers: Sequence[Sequence[str]]):
-        self.question = FieldIndex(questions)
-        self.both = FieldIndex([list(q) + list(a) for q, a in zip(questions, answers)])
-        self.size = len(questions)
+        self._setup(FieldIndex(questions), FieldIndex([list(q) + list(a) for q, a in zip(questions, answers)]))
+
+    @classmethod
+    def from_fields(cls, question: FieldIndex, both: FieldIndex) -> "LexicalIndex":
+        """From prebuilt fields: the questions, and questions with answers."""
+        index = cls.__new__(cls)
+        index._setup(question, both)
+        return index
+
+    def _setup(self, question: FieldIndex, both: FieldIndex) -> None:
+        self.question = question
+        self.both = both
+        self.size = both.size
         self._rare = math.log(1 + (self.size + 0.5) / 0.5)
 
     def _idf(self, term: str) -> float:
         return self.both.idf(term) if term in self.both else self._rare
 
-    def coverage(self, query: QueryTerms, field: FieldIndex | None = None) -> np.ndarray:
-        """The share of the query's weight each entry contains (in `field`, or anywhere)."""
-        field = field or self.both
-        earned = np.zeros(self.size, dtype=np.float32)
+    def _earned(self, query: QueryTerms, count: int, locate: Locate) -> np.ndarray:
+        """The share of the query's weight earned by `count` entries; `locate(term)` says
+        which of them contain the term (a mask or positions; None for none)."""
+        earned = np.zeros(count, dtype=np.float32)
         total = 0.0
         for group in query.groups:
             weight = self._idf(group[0][0])
             total += weight
-            best = np.zeros(self.size, dtype=np.float32)
+            best = np.zeros(count, dtype=np.float32)
             for term, term_weight in group:
-                ids = field.matches(term)
-                if len(ids):
+                where = locate(term)
+                if where is not None:
                     credit = min(weight, term_weight * self._idf(term))
-                    best[ids] = np.maximum(best[ids], credit)
+                    best[where] = np.maximum(best[where], credit)
             earned += best
         return earned / total if total else earned
+
+    def scores(self, query: QueryTerms, ids: np.ndarray, field: FieldIndex | None = None) -> np.ndarray:
+        """The share of the query's weight each of the entries `ids` contains (in `field`, or anywhere)."""
+        field = field or self.both
+        ids = np.asarray(ids, dtype=np.int64)
+
+        def locate(term: str) -> np.ndarray | None:
+            found = field.contains(term, ids)
+            return found if found.any() else None
+
+        return self._earned(query, len(ids), locate)
+
+    def coverage(self, query: QueryTerms, field: FieldIndex | None = None) -> np.ndarray:
+        """`scores` for every entry, in id order."""
+        return self.scores(query, np.arange(self.size), field)
+
+    def top(self, query: QueryTerms, n: int, allowed: Subset | None = None) -> np.ndarray:
+        """Ids of (up to) `n` entries covering most of the query, among `allowed` if given.
+
+        Reads the postings of the query's terms rarest first, within `POSTINGS_BUDGET` ids;
+        entries are ranked by the coverage those terms give them. A small corpus fits the
+        budget whole, so there every entry that contains a query term is considered.
+        """
+        terms = sorted({term for group in query.groups for term, _ in group if term in self.both}, key=self.both.df)
+        postings: dict[str, np.ndarray] = {}
+        read = 0
+        for term in terms:
+            read += self.both.df(term)
+            if read > POSTINGS_BUDGET:
+                break
+            ids = self.both.matches(term)
+            postings[term] = ids[allowed.contains(ids)] if allowed is not None else ids
+        found = np.unique(np.concatenate(list(postings.values()))) if postings else np.zeros(0, dtype=np.int32)
+        if not len(found):
+            return np.zeros(0, dtype=np.int64)
+
+        def locate(term: str) -> np.ndarray | None:
+            ids = postings.get(term)
+            return np.searchsorted(found, ids) if ids is not None and len(ids) else None
+
+        earned = self._earned(query, len(found), locate)
+        if len(found) > n:
+            best = np.argpartition(-earned, n - 1)[:n]
+            found = found[np.sort(best)]
+        return found.astype(np.int64)

@@ -1,25 +1,37 @@
 """Search: dense (e5) and lexical (jieba and identifier tokens) evidence, fused,
-and the decision whether the best entry is good enough to answer with."""
+and the decision whether the best entry is good enough to answer with.
+
+A search scores candidates, not the whole corpus: the entries nearest the query in the
+vector index and the entries that best cover its words in the postings, at most
+`CANDIDATES` of each. Only their union gets the fused score. A corpus of up to
+`CANDIDATES` entries is scored whole, exactly as if every entry were compared.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import faiss
 import numpy as np
 
+from .dense import DenseIndex
 from .embedding import Embedder
 from .entries import Entry
 from .errors import QueryError
+from .filters import Filters
 from .glossary import Glossary
 from .lexical import LexicalIndex, QueryTerms
 from .spelling import Spelling
 from .stacktrace import reduce_trace
-from .text import detect_lang, tokenize
+from .text import clean_query, detect_lang, tokenize
 
 __all__ = ["Hit", "Plan", "Signals", "SearchResult", "Searcher", "Weights"]
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
+# Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry
+# the fused score could put in the top few is near the top of one side or the other.
+CANDIDATES = 200
 
 
 @dataclass(frozen=True)
@@ -78,38 +90,58 @@ class SearchResult:
     lang: str = "en"
 
 
+def _dense_index(vectors: faiss.Index | DenseIndex | np.ndarray) -> DenseIndex:
+    if isinstance(vectors, DenseIndex):
+        return vectors
+    if isinstance(vectors, np.ndarray):
+        return DenseIndex.from_vectors(vectors)
+    return DenseIndex(vectors)
+
+
 class Searcher:
-    """Everything a search needs, loaded once: entries, vectors, lexical index, background."""
+    """Everything a search needs, loaded once: entries, vector index, lexical index, filters, background."""
 
     def __init__(
         self,
         entries: Sequence[Entry],
-        vectors: np.ndarray,
+        vectors: faiss.Index | DenseIndex | np.ndarray,
         embedder: Embedder,
         glossary: Glossary,
         background: np.ndarray,
         max_query_chars: int = 2000,
         weights: Weights = Weights(),
+        lexical: LexicalIndex | None = None,
+        candidates: int = CANDIDATES,
     ):
+        """`vectors` is the index's FAISS index (a matrix is put in a flat one). `lexical`,
+        when given, is used instead of tokenizing the entries (for corpora tokenized
+        elsewhere, as in bench/bench_scale.py)."""
         self.weights = weights
         self.entries = list(entries)
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.dense = _dense_index(vectors)
+        if self.dense.size != len(self.entries):
+            raise ValueError(f"{len(self.entries)} entries but {self.dense.size} vectors")
         self.embedder = embedder
         self.glossary = glossary
         self.background = np.ascontiguousarray(background, dtype=np.float32)
         self.max_query_chars = max_query_chars
+        self.candidates = candidates
         # The framework's name belongs with the question: "slime OOM" asks about slime's OOM.
-        self.lexical = LexicalIndex(
+        self.lexical = lexical or LexicalIndex(
             [tokenize(f"{e.framework} {e.question}") for e in self.entries],
             [tokenize(f"{e.section}\n{e.answer}") for e in self.entries],
         )
         self.spelling = Spelling(self.lexical.both.vocabulary)
-        self._frameworks = np.array([tokenize(e.framework)[0] if tokenize(e.framework) else "" for e in self.entries])
+        self.filters = Filters(self.entries)
+        # Each entry's framework as the word a query names it by, coded as a small integer.
+        words = {name: (tokenize(name) or [""])[0] for name in {e.framework for e in self.entries}}
+        self._framework_code = {word: code for code, word in enumerate(dict.fromkeys(words.values()))}
+        self._frameworks = np.array([self._framework_code[words[e.framework]] for e in self.entries], dtype=np.int32)
         self._tags = {t for e in self.entries for t in e.tags}
         self._sources = {e.source for e in self.entries}
 
     def _check(self, query: str, tags: Sequence[str], source: str | None) -> str:
-        query = query.strip()
+        query = clean_query(query).strip()
         if not query:
             raise QueryError("q", "the query is empty")
         if len(query) > self.max_query_chars:
@@ -120,17 +152,6 @@ class Searcher:
         if source is not None and source not in self._sources:
             raise QueryError("source", f"unknown source {source!r}; known: {', '.join(sorted(self._sources))}")
         return query
-
-    def _allowed(self, tags: Sequence[str], source: str | None, lang: str | None) -> np.ndarray:
-        keep = np.ones(len(self.entries), dtype=bool)
-        if tags or source or lang:
-            for i, e in enumerate(self.entries):
-                keep[i] = (
-                    all(t in e.tags for t in tags)
-                    and (source is None or e.source == source)
-                    and (lang is None or e.lang == lang)
-                )
-        return keep
 
     def plan(
         self,
@@ -161,14 +182,17 @@ class Searcher:
 
     def rank(self, plan: Plan, q: np.ndarray) -> SearchResult:
         """The best entries for a planned query, given its embedding `q`."""
-        cosine = self.vectors @ q
         background = float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0
-
         terms = self._respell(self.glossary.query_terms(plan.text))
+        allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
+        depth = max(self.candidates, plan.k)
+        ids = np.union1d(self.dense.nearest(q, depth, allowed), self.lexical.top(terms, depth, allowed))
+
         w = self.weights
-        coverage = self.lexical.coverage(terms)
-        question = self.lexical.coverage(terms, self.lexical.question)
-        named = np.isin(self._frameworks, [g[0][0] for g in terms.groups])
+        cosine = self.dense.cosines(ids, q)
+        coverage = self.lexical.scores(terms, ids)
+        question = self.lexical.scores(terms, ids, self.lexical.question)
+        named = np.isin(self._frameworks[ids], [self._framework_code.get(g[0][0], -1) for g in terms.groups])
         score = (
             (cosine - background)
             + w.question * question
@@ -176,19 +200,19 @@ class Searcher:
             + w.framework * named
         )
 
-        allowed = self._allowed(plan.tags, plan.source, plan.lang)
-        order = [i for i in np.argsort(-score, kind="stable") if allowed[i]][: plan.k]
+        order = np.argsort(-score, kind="stable")[: plan.k]  # ids ascend, so ties go to the earlier entry
+        matched = self._matched(terms, ids[order])
         hits = tuple(
             Hit(
-                entry=self.entries[i],
-                score=round(float(score[i]), 4),
+                entry=self.entries[int(ids[j])],
+                score=round(float(score[j]), 4),
                 rank=rank,
-                matched=self._matched(terms, i),
+                matched=matched[rank - 1],
                 signals=Signals(
-                    float(cosine[i]), background, float(coverage[i]), float(question[i])
+                    float(cosine[j]), background, float(coverage[j]), float(question[j])
                 ),
             )
-            for rank, i in enumerate(order, 1)
+            for rank, j in enumerate(order, 1)
         )
         answered = bool(hits) and self._confident(hits, plan.query_lang)
         return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang)
@@ -201,13 +225,14 @@ class Searcher:
             groups.append(group + tuple((word, SPELLING_WEIGHT) for word in near))
         return QueryTerms(tuple(groups))
 
-    def _matched(self, terms: QueryTerms, i: int) -> tuple[str, ...]:
-        found = []
+    def _matched(self, terms: QueryTerms, ids: np.ndarray) -> list[tuple[str, ...]]:
+        """The query terms each of the entries `ids` contains, in query order."""
+        found: list[list[str]] = [[] for _ in ids]
         for group in terms.groups:
             for term, _ in group:
-                if i in set(self.lexical.both.matches(term).tolist()):
-                    found.append(term)
-        return tuple(dict.fromkeys(found))
+                for j in np.flatnonzero(self.lexical.both.contains(term, ids)):
+                    found[j].append(term)
+        return [tuple(dict.fromkeys(words)) for words in found]
 
     def _confident(self, hits: tuple[Hit, ...], lang: str) -> bool:
         best = hits[0]

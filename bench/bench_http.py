@@ -9,8 +9,8 @@ stack trace reduced and glossary terms added, from `Searcher.plan`).
 - Concurrency 8 and 32: closed-loop clients (one thread and one keep-alive `httpx.Client`
   each) against the same number of threads calling `embed_query` on one Embedder here
   (target: the server sustains at least 80% of the embedder's throughput).
-- Repeated questions, query cache on: `kb.search` in-process on a cached question (target:
-  well under 1 ms), and `/api/search` p50 for a repeated question against an uncached one.
+- Repeated questions, query cache on: `kb.search` in-process on a cached question, wall and
+  CPU time of the calling thread (target: well under 1 ms), and `/api/search` p50 for a repeated question against an uncached one.
 
 Servers: `uvicorn` in subprocesses on loopback ports, `KB_RATE_LIMIT=off`; one with
 `KB_QUERY_CACHE_SIZE=0` so every request runs the model, one with the default cache. The
@@ -25,6 +25,7 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import httpx
@@ -77,16 +78,17 @@ def run(quick: bool = False) -> list[Row]:
                 one["search"] += timed(kb.search, items, repeat)
                 one["http"] += timed(lambda q: _search(single, q), items, repeat)
                 for c in CONCURRENCY:
-                    n = len(items) * repeat
-                    many["embed", c] += drive(c, lambda t, i: embedder.embed_query(texts[i % len(texts)]), count=n)
-                    many["http", c] += drive(c, lambda t, i: _search(pool[t], items[i % len(items)]), count=n)
+                    for _ in range(repeat):  # short blocks, so both sides meet the same spells of outside load
+                        many["embed", c] += drive(c, lambda t, i: embedder.embed_query(texts[i]), count=len(texts))
+                        many["http", c] += drive(c, lambda t, i: _search(pool[t], items[i]), count=len(items))
 
             # Repeated questions, cache on: in-process on this embedder, over HTTP on the cached server.
             embedder.cache.resize(4096)
             timed(kb.search, items, 1)
-            repeated = {"search": [], "http": []}  # type: dict[str, list[float]]
+            repeated = {"search": [], "search cpu": [], "http": []}  # type: dict[str, list[float]]
             for _ in range(rounds):
                 repeated["search"] += timed(kb.search, items, repeat)
+                repeated["search cpu"] += timed(kb.search, items, repeat, clock=time.thread_time)
                 repeated["http"] += timed(lambda q: _search(cached_single, q), items, repeat)
             embedder.cache.resize(0)
             for client in [single, cached_single, *pool]:
@@ -116,8 +118,9 @@ def run(quick: bool = False) -> list[Row]:
     repeated50 = statistics.median(repeated["http"])
     rows += [
         Row("`kb.search` on a repeated question (cached), p50 / p99",
-            f"{cached50:.2f} / {pct(repeated['search'], 99):.2f} ms", f"< {CACHED_BUDGET_MS:g} ms",
-            cached50 < CACHED_BUDGET_MS),
+            f"{cached50:.2f} / {pct(repeated['search'], 99):.2f} ms; "
+            f"CPU p50 {statistics.median(repeated['search cpu']):.2f} ms",
+            f"p50 < {CACHED_BUDGET_MS:g} ms", cached50 < CACHED_BUDGET_MS),
         Row("`GET /api/search` repeated question (cached) vs uncached, p50",
             f"{repeated50:.1f} vs {http50:.1f} ms ({repeated50 / http50:.2f}x)", "–"),
     ]

@@ -15,7 +15,6 @@ import hashlib
 import queue
 import sqlite3
 import threading
-from collections import OrderedDict
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from .errors import SettingsError
+from .lru import LRU
 
 __all__ = ["Embedder", "QueryCache", "EmbeddingCache", "embed_with_cache", "open_embedder", "DEFAULT_MODEL"]
 
@@ -119,43 +119,16 @@ class EmbeddingCache:
         self._db.close()
 
 
-class QueryCache:
+class QueryCache(LRU[str, np.ndarray]):
     """The vectors of recent queries, least recently used dropped first (size 0: off).
 
     Repeated questions are common (Slack, the widget's suggestions, a search box re-sent);
     a hit costs a dictionary lookup instead of a model run.
     """
 
-    def __init__(self, size: int):
-        self.size = size
-        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, text: str) -> np.ndarray | None:
-        with self._lock:
-            vector = self._items.get(text)
-            if vector is not None:
-                self._items.move_to_end(text)
-            return vector
-
     def put(self, text: str, vector: np.ndarray) -> None:
-        if self.size <= 0:
-            return
         vector.flags.writeable = False  # shared by every caller that asks again
-        with self._lock:
-            self._items[text] = vector
-            self._items.move_to_end(text)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
-
-    def resize(self, size: int) -> None:
-        with self._lock:
-            self.size = size
-            while len(self._items) > max(size, 0):
-                self._items.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._items)
+        super().put(text, vector)
 
 
 @dataclass

@@ -13,7 +13,8 @@ from .entries import Entry, Source
 from .errors import EntryNotFound, IndexError_
 from .glossary import load_glossary
 from .index import IndexMeta, read_index, read_meta
-from .search import Hit, Searcher, SearchResult
+from .lru import LRU
+from .search import Hit, Plan, Searcher, SearchResult
 from .settings import Settings
 
 __all__ = ["KnowledgeBase"]
@@ -28,9 +29,13 @@ class KnowledgeBase:
     sources: list[Source]
     by_id: dict[str, Entry] = field(default_factory=dict, repr=False)
     position: dict[str, int] = field(default_factory=dict, repr=False)  # entry id -> its row in the index
+    # The results of recent searches (a build never changes, so neither do they): a
+    # repeated question, common from Slack and the widget's suggestions, skips all the work.
+    results: LRU[Plan, SearchResult] = field(default_factory=lambda: LRU(0), repr=False)
 
     def __post_init__(self) -> None:
         self.by_id = {e.id: e for e in self.searcher.entries}
+        self.results.resize(self.settings.query_cache_size)
         self.position = {}
         for i, e in enumerate(self.searcher.entries):
             self.position.setdefault(e.id, i)
@@ -70,7 +75,13 @@ class KnowledgeBase:
         source: str | None = None,
         lang: str | None = None,
     ) -> SearchResult:
-        return self.searcher.search(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        searcher = self.searcher
+        plan = searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        result = self.results.get(plan)
+        if result is None:
+            result = searcher.rank(plan, searcher.embedder.embed_query(plan.embed_text))
+            self.results.put(plan, result)
+        return result
 
     async def search_async(
         self,
@@ -83,7 +94,11 @@ class KnowledgeBase:
         """`search` for the event loop: other requests are served while the model runs."""
         searcher = self.searcher
         plan = searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
-        return searcher.rank(plan, await searcher.embedder.embed_query_async(plan.embed_text))
+        result = self.results.get(plan)
+        if result is None:
+            result = searcher.rank(plan, await searcher.embedder.embed_query_async(plan.embed_text))
+            self.results.put(plan, result)
+        return result
 
     def get(self, entry_id: str) -> Entry:
         try:

@@ -118,3 +118,15 @@ def test_a_failing_batch_reaches_its_callers_and_the_embedder_carries_on():
     with pytest.raises(RuntimeError, match="the model failed"):
         embedder.embed_query("bad")
     assert embedder.embed_query("如何续训").shape == (384,)
+
+
+def test_a_repeated_search_is_answered_from_the_results_of_the_first(settings):
+    from kb.knowledge import KnowledgeBase
+
+    kb = KnowledgeBase.open(settings.with_(query_cache_size=8))
+    first = kb.search("如何续训", k=3)
+    kb.searcher.embedder = None  # type: ignore[assignment]  # a second model run would fail now
+    assert kb.search("  如何续训 ", k=3) is first  # the same checked query: the same result
+    import asyncio
+
+    assert asyncio.run(kb.search_async("如何续训", 3)) is first

@@ -75,13 +75,8 @@ class KnowledgeBase:
         source: str | None = None,
         lang: str | None = None,
     ) -> SearchResult:
-        searcher = self.searcher
-        plan = searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
-        result = self.results.get(plan)
-        if result is None:
-            result = searcher.rank(plan, searcher.embedder.embed_query(plan.embed_text))
-            self.results.put(plan, result)
-        return result
+        plan = self.searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        return self.results.get(plan) or self._rank(plan, self.searcher.embedder.embed_query(plan.embed_text))
 
     async def search_async(
         self,
@@ -92,12 +87,12 @@ class KnowledgeBase:
         lang: str | None = None,
     ) -> SearchResult:
         """`search` for the event loop: other requests are served while the model runs."""
-        searcher = self.searcher
-        plan = searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
-        result = self.results.get(plan)
-        if result is None:
-            result = searcher.rank(plan, await searcher.embedder.embed_query_async(plan.embed_text))
-            self.results.put(plan, result)
+        plan = self.searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        return self.results.get(plan) or self._rank(plan, await self.searcher.embedder.embed_query_async(plan.embed_text))
+
+    def _rank(self, plan: Plan, vector: np.ndarray) -> SearchResult:
+        result = self.searcher.rank(plan, vector)
+        self.results.put(plan, result)
         return result
 
     def get(self, entry_id: str) -> Entry:

@@ -1,13 +1,17 @@
-"""The sources manifest: `sources.toml`, one `[[source]]` table per FAQ document.
+"""The sources manifest: `sources.toml`, one `[[source]]` table per FAQ document, and an
+optional `[source.translation]` table under it naming the same document in the other
+language (its file, lang, pinned url, licence and entries style).
 
 A directory without a manifest but with `*.md` files gets a default one, so that
-`kb ingest --sources DIR` works on a user's own Markdown.
+`kb ingest --sources DIR` works on a user's own Markdown: each `X.md` is a source, and an
+`X.en.md` (or `X.zh.md`) beside it is its version in that language.
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,9 @@ MANIFEST_NAME = "sources.toml"
 ENTRY_STYLES = ("headings", "list")
 LANGS = ("zh", "en")
 _REQUIRED = ("name", "file", "title", "framework", "lang")
-_OPTIONAL = {"version": "", "url": "", "live_url": "", "entries": "headings"}
+_OPTIONAL = {"version": "", "url": "", "live_url": "", "entries": "headings", "license": ""}
+_TRANSLATION_REQUIRED = ("file", "lang")
+_TRANSLATION_OPTIONAL = {"title": "", "url": "", "live_url": "", "entries": "", "license": ""}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -35,28 +41,26 @@ def detect_lang(text: str) -> str:
     return "zh" if letters and cjk / letters >= 0.10 else "en"
 
 
-def _source(manifest: Path, number: int, table: Any) -> Source:
-    where = f"[[source]] #{number}"
+def _fields(manifest: Path, where: str, table: Any, required: tuple[str, ...], optional: dict[str, str]) -> dict[str, str]:
+    """The table's fields with defaults filled in, each checked to be a (non-empty, if required) string."""
     if not isinstance(table, dict):
         raise SourceError(manifest, f"{where}: expected a table, got {table!r}")
-    if isinstance(table.get("name"), str):
-        where = f"source {table['name']!r}"
-    unknown = sorted(set(table) - set(_REQUIRED) - set(_OPTIONAL))
+    unknown = sorted(set(table) - set(required) - set(optional))
     if unknown:
         raise SourceError(manifest, f"{where}: unknown field {unknown[0]!r}")
-    for key in _REQUIRED:
+    for key in required:
         if key not in table:
             raise SourceError(manifest, f"{where}: missing required field {key!r}")
-    fields = {**_OPTIONAL, **table}
+    fields = {**optional, **table}
     for key, value in fields.items():
         if not isinstance(value, str):
             raise SourceError(manifest, f"{where}: field {key!r} must be a string, got {value!r}")
-        if key in _REQUIRED and not value.strip():
+        if key in required and not value.strip():
             raise SourceError(manifest, f"{where}: field {key!r} is empty")
-    if not _NAME.fullmatch(fields["name"]):
-        raise SourceError(
-            manifest, f"{where}: name may hold only letters, digits, '.', '_' and '-'"
-        )
+    return fields
+
+
+def _check_common(manifest: Path, where: str, fields: dict[str, str]) -> None:
     if fields["entries"] not in ENTRY_STYLES:
         raise SourceError(
             manifest,
@@ -71,21 +75,73 @@ def _source(manifest: Path, number: int, table: Any) -> Source:
             raise SourceError(manifest, f"{where}: field {key!r} must be an http(s) URL, got {fields[key]!r}")
     if not (manifest.parent / fields["file"]).is_file():
         raise SourceError(manifest, f"{where}: file {fields['file']!r} does not exist")
+
+
+def _translation(manifest: Path, where: str, table: Any, source: dict[str, str]) -> Source:
+    where = f"{where}, [source.translation]"
+    fields = _fields(manifest, where, table, _TRANSLATION_REQUIRED, _TRANSLATION_OPTIONAL)
+    fields["entries"] = fields["entries"] or source["entries"]
+    fields["title"] = fields["title"] or source["title"]
+    _check_common(manifest, where, fields)
+    if fields["lang"] == source["lang"]:
+        raise SourceError(manifest, f"{where}: lang {fields['lang']!r} is the source's own language")
+    if fields["file"] == source["file"]:
+        raise SourceError(manifest, f"{where}: file {fields['file']!r} is the source's own file")
+    keep = {key: source[key] for key in ("name", "framework", "version")}
+    return Source(**keep, **fields)
+
+
+def _source(manifest: Path, number: int, table: Any) -> Source:
+    where = f"[[source]] #{number}"
+    if isinstance(table, dict) and isinstance(table.get("name"), str):
+        where = f"source {table['name']!r}"
+    translation = table.pop("translation", None) if isinstance(table, dict) else None
+    fields = _fields(manifest, where, table, _REQUIRED, _OPTIONAL)
+    if not _NAME.fullmatch(fields["name"]):
+        raise SourceError(
+            manifest, f"{where}: name may hold only letters, digits, '.', '_' and '-'"
+        )
+    _check_common(manifest, where, fields)
+    if translation is not None:
+        return Source(**fields, translation=_translation(manifest, where, translation, fields))
     return Source(**fields)
 
 
-def _default_source(path: Path) -> Source:
+def _language_suffix(path: Path) -> str | None:
+    """"en" for `faq.en.md`, None for `faq.md`."""
+    suffix = Path(path.stem).suffix.lstrip(".")
+    return suffix if suffix in LANGS else None
+
+
+def _described(path: Path, name: str, lang: str | None = None, translation: Source | None = None) -> Source:
+    """A source for a Markdown file that no manifest describes: named after the file."""
     text = read_text(path)
     return Source(
-        name=path.stem,
+        name=name,
         file=path.name,
-        title=title_of(text) or path.stem,
-        framework=path.stem,
-        lang=detect_lang(text),
+        title=title_of(text) or name,
+        framework=name,
+        lang=lang or detect_lang(text),
         version="",
         url="",
         entries=guess_entries_style(text),
+        translation=translation,
     )
+
+
+def _default_source(path: Path) -> Source:
+    source = _described(path, path.stem)
+    for other in LANGS:
+        version = path.with_name(f"{path.stem}.{other}.md")
+        if other != source.lang and version.is_file():
+            return replace(source, translation=_described(version, path.stem, other))
+    return source
+
+
+def _is_version_of_another(path: Path) -> bool:
+    """`faq.en.md` beside `faq.md` is that file's English version, not a source of its own."""
+    lang = _language_suffix(path)
+    return lang is not None and path.with_name(f"{Path(path.stem).stem}.md").is_file()
 
 
 def load_manifest(sources_dir: Path) -> list[Source]:
@@ -95,7 +151,7 @@ def load_manifest(sources_dir: Path) -> list[Source]:
         raise SourceError(sources_dir, "sources directory does not exist")
     manifest = sources_dir / MANIFEST_NAME
     if not manifest.is_file():
-        documents = sorted(sources_dir.glob("*.md"))
+        documents = sorted(p for p in sources_dir.glob("*.md") if not _is_version_of_another(p))
         if not documents:
             raise SourceError(manifest, f"no {MANIFEST_NAME} and no *.md files in {sources_dir}")
         return [_default_source(path) for path in documents]

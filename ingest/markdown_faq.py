@@ -3,7 +3,8 @@
 Two layouts are understood, chosen by the manifest's `entries` field:
 
 - "headings": each heading at the question level (the shallowest level below `#`
-  that is used) is a question; its answer runs to the next heading at that level or
+  that is used, past levels that only group deeper headings: ROLL's English page has
+  `## topic` headings with nothing but `### question` headings under them) is a question; its answer runs to the next heading at that level or
   above. Shallower headings are sections.
 - "list": each top-level list item whose first line is bold text alone
   (`1. **question**`) is a question; its answer is the rest of the item, dedented,
@@ -96,8 +97,21 @@ def _title(headings: list[_Heading]) -> _Heading | None:
     return None
 
 
-def _question_level(headings: list[_Heading]) -> int:
-    return min((h.level for h in headings if h.level > 1), default=1)
+def _question_level(headings: list[_Heading], lines: list[str]) -> int:
+    """The shallowest level below `#` whose headings are not all bare groups of deeper ones."""
+    levels = sorted({h.level for h in headings if h.level > 1})
+    for level in levels:
+        if not all(_groups_only(h, headings, lines) for h in headings if h.level == level):
+            return level
+    return levels[0] if levels else 1
+
+
+def _groups_only(heading: _Heading, headings: list[_Heading], lines: list[str]) -> bool:
+    """True when nothing but blank lines separates the heading from a deeper one after it."""
+    following = next((h for h in headings if h.start >= heading.end), None)
+    if following is None or following.level <= heading.level:
+        return False
+    return not any(line.strip() for line in lines[heading.end : following.start])
 
 
 def _section(headings: list[_Heading], line: int, below: int) -> _Heading | None:
@@ -153,7 +167,7 @@ def _answer(lines: list[str], base_url: str) -> str:
 
 
 def _by_headings(lines: list[str], headings: list[_Heading], base_url: str) -> list[_Question]:
-    level = _question_level(headings)
+    level = _question_level(headings, lines)
     title = _title(headings)
     limits = sorted({h.start for h in headings if h.level <= level} | {len(lines)})
     found = []
@@ -224,13 +238,23 @@ def guess_entries_style(text: str) -> str:
     text = restore_newlines(text) if has_lost_newlines(text) else text
     tokens = _md.parse(text)
     headings = _headings(tokens)
-    level, title = _question_level(headings), _title(headings)
+    level, title = _question_level(headings, text.split("\n")), _title(headings)
     questions = sum(h.level == level and h is not title for h in headings)
     items = [i for i, token in enumerate(tokens) if token.type == "list_item_open"]
     bold = sum(_bold_question(tokens, i) is not None for i in items)
     if bold > questions or (questions < 2 and bold):
         return "list"
     return "headings"
+
+
+def _deep_link(page: str, anchor: str) -> str:
+    """The page with the anchor: a line (`L34`) of a GitHub file goes to its source view
+    (`?plain=1#L34`), the rendered page having no per-line anchors."""
+    if not page or not anchor:
+        return page
+    if re.fullmatch(r"L\d+", anchor):
+        return f"{page}?plain=1#{anchor}" if "github.com/" in page else page
+    return f"{page}#{anchor}"
 
 
 def parse_source(path: Path, source: Source) -> list[Entry]:
@@ -256,6 +280,8 @@ def parse_source(path: Path, source: Source) -> list[Entry]:
         line = 1 if restored else q.start + 1
         if source.entries == "headings":
             anchor = next(h.anchor for h in headings if h.start == q.start)
+        elif not restored:
+            anchor = f"L{line}"  # a list item has no anchor: its line in GitHub's source view
         else:
             anchor = q.section.anchor if q.section else ""
         entry = Entry(
@@ -268,7 +294,7 @@ def parse_source(path: Path, source: Source) -> list[Entry]:
             source_url=source.url,
             framework=source.framework,
             section=q.section.text if q.section else "",
-            url=f"{source.url}#{anchor}" if source.url and anchor else source.url,
+            url=_deep_link(source.url, anchor),
             lang=source.lang,
             line=line,
         )

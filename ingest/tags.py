@@ -17,10 +17,10 @@ def framework_tag(source: Source) -> str:
 
 
 def topic_tags(entry: Entry, table: TagTable | None = None) -> tuple[str, ...]:
-    """The topic tags matching the entry's section, question and answer, in table order;
-    the table's fallback tag when none matches."""
+    """The topic tags matching the entry's section, question and answer (in every language
+    it has), in table order; the table's fallback tag when none matches."""
     table = table or tag_table()
-    text = "\n".join((entry.section, entry.question, entry.answer))
+    text = "\n".join(part for e in entry.versions() for part in (e.section, e.question, e.answer))
     topics = (tag for tag in table.tags.values() if tag.id != table.fallback)
     return tuple(tag.id for tag in topics if tag.matches(text)) or (table.fallback,)
 

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from .search import Hit, SearchResult
 from .text import tokenize
 
-__all__ = ["Answer", "compose_answer", "followup_query", "RELATED"]
+__all__ = ["Answer", "compose_answer", "followup_query", "only_in", "RELATED"]
 
 RELATED = 3  # entries offered beside the answer
 
@@ -20,12 +20,18 @@ _WORDS = {
         "related": "Related",
         "none": "No confident answer in the FAQ. The nearest entries:",
         "empty": "No confident answer in the FAQ, and no entry comes near.",
+        "only_in": "This entry has no English version; it is shown in {language}.",
+        "zh": "Chinese",
+        "en": "English",
     },
     "zh": {
         "source": "来源",
         "related": "相关条目",
         "none": "FAQ 中没有把握的答案。最接近的条目：",
         "empty": "FAQ 中没有把握的答案，也没有相近的条目。",
+        "only_in": "这个条目没有中文版本，下面是{language}原文。",
+        "zh": "中文",
+        "en": "英文",
     },
 }
 
@@ -44,12 +50,16 @@ def _link(hit: Hit) -> str:
 
 
 def compose_answer(result: SearchResult, lang: str) -> Answer:
-    """The extractive answer: the best entry's answer verbatim, its source, related entries."""
+    """The extractive answer: the best entry's answer verbatim, its source, related entries.
+
+    The hits are given as they are (`SearchResult.in_language` picks the reader's version);
+    an answer in another language than `lang` opens with a line saying so."""
     words = _WORDS.get(lang, _WORDS["en"])
     hits = result.hits[: RELATED + 1]
     if result.answered and hits:
         best = hits[0].entry
-        lines = [best.answer.strip(), "", f"{words['source']}: [{best.source_title} · {best.source_version}]({best.url})"]
+        note = [f"*{only_in(best.lang, lang)}*", ""] if best.lang != lang and lang in _WORDS else []
+        lines = note + [best.answer.strip(), "", f"{words['source']}: [{best.source_title} · {best.source_version}]({best.url})"]
         if len(hits) > 1:
             lines += ["", f"{words['related']}:"] + [f"- {_link(h)}" for h in hits[1:]]
         return Answer("\n".join(lines), True, tuple(hits))
@@ -57,6 +67,12 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         return Answer(words["empty"], False, ())
     lines = [words["none"], ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
     return Answer("\n".join(lines), False, tuple(hits[:RELATED]))
+
+
+def only_in(shown: str, reader: str) -> str:
+    """One line in the reader's language: the entry has no version in it and is shown in `shown`."""
+    words = _WORDS.get(reader, _WORDS["en"])
+    return words["only_in"].format(language=words.get(shown, shown))
 
 
 # A follow-up leans on the question before it: "what about for sglang?", "那 vLLM 呢？"

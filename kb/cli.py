@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import insights_cli
+from .answer import only_in
 from .errors import IndexError_, KBError
 from .settings import Settings
 
@@ -32,9 +33,11 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
 
     report = build_index(settings, Path(args.sources) if args.sources else None, progress=_progress_bar)
     print(
-        f"indexed {report.entries} entries ({report.embedded} embedded, "
-        f"{report.entries - report.embedded} from cache) in {report.seconds:.1f} s -> {settings.index_dir}"
+        f"indexed {report.entries} entries in {report.passages} passages ({report.embedded} embedded, "
+        f"{report.passages - report.embedded} from cache) in {report.seconds:.1f} s -> {settings.index_dir}"
     )
+    for warning in report.warnings:
+        print(f"warning: {warning}")
     return 0
 
 
@@ -49,24 +52,29 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     started = time.perf_counter()
     result = kb.search(args.query, k=args.k, tags=args.tag or (), source=args.source)
     elapsed = time.perf_counter() - started
+    hl = args.hl or result.lang
+    shown = result.in_language(hl)
     if args.json:
-        print(json.dumps(_result_json(result), ensure_ascii=False, indent=2))
+        print(json.dumps(_result_json(shown, hl), ensure_ascii=False, indent=2))
         return 0
     if not result.answered:
         print("No confident answer. Nearest entries:" if result.hits else "No entries matched.")
-    for hit in result.hits:
+    for hit in shown.hits:
         e = hit.entry
         print(f"{hit.rank}. {e.question}")
+        if e.lang != hl:
+            print(f"   ({only_in(e.lang, hl)})")
         print(f"   {e.framework} · {e.source_version} · score {hit.score:.3f} · {', '.join(e.tags)}")
         print(f"   {e.url}")
     print(f"({elapsed * 1000:.0f} ms)", file=sys.stderr)
     return 0
 
 
-def _result_json(result) -> dict:
+def _result_json(result, hl: str) -> dict:
     return {
         "query": result.query,
         "answered": result.answered,
+        "hl": hl,
         "hits": [
             {
                 "id": h.entry.id,
@@ -78,6 +86,7 @@ def _result_json(result) -> dict:
                 "section": h.entry.section,
                 "tags": list(h.entry.tags),
                 "lang": h.entry.lang,
+                "languages": list(h.entry.languages),
             }
             for h in result.hits
         ],
@@ -194,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tag", action="append", help="only entries with this tag (repeatable)")
     p.add_argument("--source", help="only entries from this source")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
+    p.add_argument("--hl", choices=("zh", "en"), help="show entries in this language (default: the question's)")
     p.set_defaults(run=cmd_search)
 
     p = sub.add_parser("eval", help="measure retrieval on a JSONL query set")

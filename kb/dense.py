@@ -33,6 +33,7 @@ __all__ = [
     "kind_of",
     "ef_search_of",
     "DenseIndex",
+    "EntryRows",
 ]
 
 FLAT = "flat"
@@ -171,3 +172,45 @@ def one_thread() -> Iterator[None]:
         yield
     finally:
         faiss.omp_set_num_threads(before)
+
+
+class EntryRows:
+    """Which entry each vector belongs to, when an entry has several (one per language, say).
+
+    Rows are grouped by entry in entry order: entry i owns rows `start[i]:start[i + 1]`.
+    An entry's cosine with a query is the best of its rows'.
+    """
+
+    def __init__(self, owners: np.ndarray, entries: int):
+        self.owners = np.asarray(owners, dtype=np.int64)
+        counts = np.bincount(self.owners, minlength=entries)
+        if len(counts) != entries or (len(self.owners) and np.any(np.diff(self.owners) < 0)) or np.any(counts == 0):
+            raise ValueError(f"rows must be grouped by entry, each of the {entries} entries owning at least one")
+        self.start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.identity = len(self.owners) == entries
+
+    @classmethod
+    def one_each(cls, entries: int) -> "EntryRows":
+        return cls(np.arange(entries), entries)
+
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        """The rows of the entries `ids`, entry by entry."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.identity:
+            return ids
+        starts, counts = self.start[ids], self.start[ids + 1] - self.start[ids]
+        offsets = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        return np.repeat(starts - offsets, counts) + np.arange(int(counts.sum()))
+
+    def best(self, ids: np.ndarray, row_scores: np.ndarray) -> np.ndarray:
+        """Per entry of `ids`, the best of its rows' scores (`row_scores` in `rows_of(ids)` order)."""
+        if self.identity or not len(ids):
+            return row_scores
+        counts = self.start[np.asarray(ids) + 1] - self.start[np.asarray(ids)]
+        return np.maximum.reduceat(row_scores, np.concatenate(([0], np.cumsum(counts)[:-1])))
+
+    def entries_of(self, rows: np.ndarray) -> np.ndarray:
+        """The entries that own `rows`, each once, in the order first seen."""
+        owners = self.owners[rows]
+        _, first = np.unique(owners, return_index=True)
+        return owners[np.sort(first)]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-__all__ = ["Source", "Entry", "entry_id"]
+__all__ = ["Source", "Translation", "Entry", "entry_id"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,23 @@ class Source:
     url: str  # pinned link; relative links in the text resolve against it
     live_url: str = ""
     entries: str = "headings"  # "headings" or "list"
+    license: str = ""
+    # The same document in the other language, entry for entry (a Source of its own: its
+    # file, lang, url and entries style; name, framework and version are this one's).
+    translation: "Source | None" = None
+
+
+@dataclass(frozen=True)
+class Translation:
+    """An entry in another language: the text and links of the page in that language."""
+
+    lang: str
+    question: str
+    answer: str  # Markdown, links absolute against `source_url`
+    section: str
+    url: str  # deep link into the page in this language
+    source_url: str  # the pinned page in this language
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -41,22 +58,50 @@ class Entry:
     lang: str
     tags: tuple[str, ...] = field(default=())
     line: int = 0  # 1-based line of the question in the source file
+    # The entry in other languages (the authors' English page beside their Chinese one).
+    translations: tuple[Translation, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["tags"] = list(self.tags)
+        data["translations"] = [asdict(t) for t in self.translations]
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Entry":
         data = dict(data)
         data["tags"] = tuple(data.get("tags", ()))
+        data["translations"] = tuple(Translation(**t) for t in data.get("translations", ()))
         return cls(**data)
 
     @property
     def text(self) -> str:
-        """Question and answer together, as embedded and as matched by eval."""
+        """Question and answer together, in this entry's language, as embedded and as matched by eval."""
         return f"{self.question}\n\n{self.answer}"
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """Every language the entry has, sorted: ("en", "zh") or ("zh",)."""
+        return tuple(sorted({self.lang, *(t.lang for t in self.translations)}))
+
+    def versions(self) -> tuple["Entry", ...]:
+        """The entry once per language it has, this language first."""
+        return (self, *(self.localized(t.lang) for t in self.translations))
+
+    def localized(self, lang: str | None) -> "Entry":
+        """The entry as a reader of `lang` sees it: that language's question, answer, section
+        and links when it has them, else unchanged (the caller tells the reader so).
+        The id, source, tags and scores stay those of the entry."""
+        other = next((t for t in self.translations if t.lang == lang), None)
+        if other is None or lang == self.lang:
+            return self
+        this = Translation(self.lang, self.question, self.answer, self.section, self.url, self.source_url, self.line)
+        return replace(
+            self,
+            lang=other.lang, question=other.question, answer=other.answer, section=other.section,
+            url=other.url, source_url=other.source_url, line=other.line,
+            translations=tuple(t if t is not other else this for t in self.translations),
+        )
 
 
 def entry_id(source_name: str, question: str) -> str:

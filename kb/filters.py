@@ -86,7 +86,8 @@ class Filters:
             for tag in e.tags:
                 by_value[("tag", tag)].append(i)
             by_value[("source", e.source)].append(i)
-            by_value[("lang", e.lang)].append(i)
+            for lang in e.languages:
+                by_value[("lang", lang)].append(i)
         self._sets = {key: self._subset(ids) for key, ids in by_value.items()}
         self._empty = Subset(self.size, ids=np.zeros(0, dtype=np.int32))
 
@@ -96,7 +97,7 @@ class Filters:
         return Subset(self.size, ids=array, bitmap=bitmap)
 
     def subset(self, tags: Sequence[str] = (), source: str | None = None, lang: str | None = None) -> Subset | None:
-        """The entries with all of `tags`, from `source`, in `lang`; None when nothing filters."""
+        """The entries with all of `tags`, from `source`, with a version in `lang`; None when nothing filters."""
         keys = [("tag", t) for t in tags]
         keys += [("source", source)] if source else []
         keys += [("lang", lang)] if lang else []

@@ -5,7 +5,9 @@
                         the kind of vector index (flat or hnsw) and HNSW's efSearch
         entries.jsonl   one entry per line
         vectors.faiss   normalised passage vectors (inner product = cosine), in a flat FAISS
-                        index up to `kb.dense.APPROXIMATE_ABOVE` entries and HNSW past it
+                        index up to `kb.dense.APPROXIMATE_ABOVE` entries and HNSW past it:
+                        one or more per entry (one per language the entry has)
+        rows.npy        the entry each vector belongs to (row i of vectors.faiss is entry rows[i])
         background.npy  vectors of general-domain sentences, to tell how high unrelated text scores
 
 A reader either sees the old build or the new one, never half of one.
@@ -32,8 +34,13 @@ from .errors import IndexError_, IndexMissingError
 __all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", "read_meta"]
 
 # 2: meta.json names the vector index kind. A version 1 index (always flat) still reads.
-FORMAT_VERSION = 2
-FILES = ("entries.jsonl", "vectors.faiss", "background.npy")
+# 3: several vectors per entry, their owners in rows.npy. Older indexes (one each) still read.
+FORMAT_VERSION = 3
+FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy")
+
+
+def _files(format_version: int) -> tuple[str, ...]:
+    return FILES if format_version >= 3 else FILES[:3]
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,7 @@ class Index:
     entries: list[Entry]
     vectors: faiss.Index
     background: np.ndarray
+    rows: dense.EntryRows
 
     def vector_matrix(self) -> np.ndarray:
         return self.vectors.reconstruct_n(0, self.vectors.ntotal)
@@ -83,14 +91,18 @@ def write_index(
     model: str,
     sources_hash: str,
     approximate_above: int = dense.APPROXIMATE_ABOVE,
+    owners: np.ndarray | None = None,
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
-    The vectors go in a flat index up to `approximate_above` entries and in HNSW past it
+    `owners[i]` is the entry vector i belongs to (default: one vector per entry, in order).
+    The vectors go in a flat index up to `approximate_above` of them and in HNSW past it
     (see `kb.dense` for why there).
     """
-    if len(entries) != len(vectors):
-        raise ValueError(f"{len(entries)} entries but {len(vectors)} vectors")
+    owners = np.arange(len(entries)) if owners is None else np.asarray(owners)
+    if len(owners) != len(vectors):
+        raise ValueError(f"{len(vectors)} vectors but {len(owners)} owners")
+    dense.EntryRows(owners, len(entries))  # raises unless every entry owns a group of rows
     builds = index_dir.parent / "builds"
     builds.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
@@ -104,6 +116,7 @@ def write_index(
         index = dense.build(vectors, approximate_above)
         faiss.write_index(index, str(tmp / "vectors.faiss"))
         np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
+        np.save(tmp / "rows.npy", owners.astype(np.int32))
         meta = IndexMeta(
             format_version=FORMAT_VERSION,
             model=model,
@@ -165,7 +178,7 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
             index_dir,
             f"built with model {meta.model!r} but KB_EMBED_MODEL is {model!r}; run `kb ingest` again",
         )
-    for name in FILES:
+    for name in _files(meta.format_version):
         path = index_dir / name
         if not path.exists():
             raise IndexError_(index_dir, f"{name} is missing")
@@ -188,10 +201,15 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
     if kind == dense.HNSW and meta.ef_search > 0:
         faiss.downcast_index(vectors).hnsw.efSearch = meta.ef_search
     background = np.load(index_dir / "background.npy")
-    if vectors.ntotal != len(entries) or vectors.d != meta.dim or len(entries) != meta.entry_count:
+    owners = np.load(index_dir / "rows.npy") if meta.format_version >= 3 else np.arange(len(entries))
+    if vectors.ntotal != len(owners) or vectors.d != meta.dim or len(entries) != meta.entry_count:
         raise IndexError_(
             index_dir,
-            f"{len(entries)} entries, {vectors.ntotal} vectors of dimension {vectors.d}; "
-            f"meta.json says {meta.entry_count} of dimension {meta.dim}",
+            f"{len(entries)} entries, {vectors.ntotal} vectors of dimension {vectors.d} for {len(owners)} rows; "
+            f"meta.json says {meta.entry_count} entries of dimension {meta.dim}",
         )
-    return Index(path=index_dir.resolve(), meta=meta, entries=entries, vectors=vectors, background=background)
+    try:
+        rows = dense.EntryRows(owners, len(entries))
+    except ValueError as exc:
+        raise IndexError_(index_dir, f"rows.npy: {exc}") from None
+    return Index(path=index_dir.resolve(), meta=meta, entries=entries, vectors=vectors, background=background, rows=rows)

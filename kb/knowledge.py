@@ -59,6 +59,7 @@ class KnowledgeBase:
             load_glossary(),
             index.background,
             max_query_chars=settings.max_query_chars,
+            rows=index.rows,
         )
         sources = _sources_of(index.entries)
         return cls(settings=settings, meta=index.meta, path=index.path, searcher=searcher, sources=sources)
@@ -106,11 +107,11 @@ class KnowledgeBase:
         vector index with the entry's own vector, the entry itself left out."""
         self.get(entry_id)
         position = self.position[entry_id]
-        dense = self.searcher.dense
-        vector = dense.vectors(np.array([position]))[0]
-        ids = dense.nearest(vector, k + 1)
+        searcher = self.searcher
+        vector = searcher.dense.vectors(searcher.rows.rows_of(np.array([position]))[:1])[0]
+        ids = searcher.rows.entries_of(searcher.dense.nearest(vector, (k + 1) * 4))
         ids = ids[ids != position]
-        scores = dense.cosines(ids, vector)
+        scores = searcher.entry_cosines(ids, vector)
         order = np.argsort(-scores, kind="stable")[:k]
         return [Hit(self.entries[int(ids[j])], round(float(scores[j]), 4), rank) for rank, j in enumerate(order, 1)]
 

@@ -9,13 +9,13 @@ vector index and the entries that best cover its words in the postings, at most
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import faiss
 import numpy as np
 
-from .dense import DenseIndex
+from .dense import DenseIndex, EntryRows
 from .embedding import Embedder
 from .entries import Entry
 from .errors import QueryError
@@ -87,7 +87,14 @@ class SearchResult:
     query: str
     answered: bool
     hits: tuple[Hit, ...]
-    lang: str = "en"
+    lang: str = "en"  # the language the query is written in
+
+    def in_language(self, hl: str | None = None) -> "SearchResult":
+        """The same hits, each entry in the reader's language `hl` (default: the query's)
+        where it has that version. Which entries, their order, scores and `answered` stay."""
+        hl = hl or self.lang
+        hits = tuple(replace(h, entry=h.entry.localized(hl)) for h in self.hits)
+        return replace(self, hits=hits)
 
 
 def _dense_index(vectors: faiss.Index | DenseIndex | np.ndarray) -> DenseIndex:
@@ -112,27 +119,33 @@ class Searcher:
         weights: Weights = Weights(),
         lexical: LexicalIndex | None = None,
         candidates: int = CANDIDATES,
+        rows: EntryRows | None = None,
     ):
-        """`vectors` is the index's FAISS index (a matrix is put in a flat one). `lexical`,
-        when given, is used instead of tokenizing the entries (for corpora tokenized
-        elsewhere, as in bench/bench_scale.py)."""
+        """`vectors` is the index's FAISS index (a matrix is put in a flat one); `rows` says
+        which entry each vector belongs to (default: one each, in order). `lexical`, when
+        given, is used instead of tokenizing the entries (for corpora tokenized elsewhere,
+        as in bench/bench_scale.py)."""
         self.weights = weights
         self.entries = list(entries)
         self.dense = _dense_index(vectors)
-        if self.dense.size != len(self.entries):
-            raise ValueError(f"{len(self.entries)} entries but {self.dense.size} vectors")
+        self.rows = rows or EntryRows.one_each(len(self.entries))
+        if self.dense.size != len(self.rows.owners):
+            raise ValueError(f"{len(self.rows.owners)} rows but {self.dense.size} vectors")
         self.embedder = embedder
         self.glossary = glossary
         self.background = np.ascontiguousarray(background, dtype=np.float32)
         self.max_query_chars = max_query_chars
         self.candidates = candidates
         # The framework's name belongs with the question: "slime OOM" asks about slime's OOM.
+        # Every language an entry has is matched: a question meets whichever version it shares words with.
         self.lexical = lexical or LexicalIndex(
-            [tokenize(f"{e.framework} {e.question}") for e in self.entries],
-            [tokenize(f"{e.section}\n{e.answer}") for e in self.entries],
+            [tokenize(" ".join([e.framework] + [v.question for v in e.versions()])) for e in self.entries],
+            [tokenize("\n".join(f"{v.section}\n{v.answer}" for v in e.versions())) for e in self.entries],
         )
         self.spelling = Spelling(self.lexical.both.vocabulary)
         self.filters = Filters(self.entries)
+        # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
+        self.row_filters = self.filters if self.rows.identity else Filters([self.entries[o] for o in self.rows.owners])
         # Each entry's framework as the word a query names it by, coded as a small integer.
         words = {name: (tokenize(name) or [""])[0] for name in {e.framework for e in self.entries}}
         self._framework_code = {word: code for code, word in enumerate(dict.fromkeys(words.values()))}
@@ -185,11 +198,13 @@ class Searcher:
         background = float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0
         terms = self._respell(self.glossary.query_terms(plan.text))
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
+        allowed_rows = self.row_filters.subset(plan.tags, plan.source, plan.lang)
         depth = max(self.candidates, plan.k)
-        ids = np.union1d(self.dense.nearest(q, depth, allowed), self.lexical.top(terms, depth, allowed))
+        near = self.rows.entries_of(self.dense.nearest(q, depth, allowed_rows))
+        ids = np.union1d(near, self.lexical.top(terms, depth, allowed))
 
         w = self.weights
-        cosine = self.dense.cosines(ids, q)
+        cosine = self.entry_cosines(ids, q)
         coverage = self.lexical.scores(terms, ids)
         question = self.lexical.scores(terms, ids, self.lexical.question)
         named = np.isin(self._frameworks[ids], [self._framework_code.get(g[0][0], -1) for g in terms.groups])
@@ -216,6 +231,10 @@ class Searcher:
         )
         answered = bool(hits) and self._confident(hits, plan.query_lang)
         return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang)
+
+    def entry_cosines(self, ids: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Each entry's cosine with `q`: the best of its vectors'."""
+        return self.rows.best(ids, self.dense.cosines(self.rows.rows_of(ids), q))
 
     def _respell(self, terms: QueryTerms) -> QueryTerms:
         """Give each query word the corpus lacks its near spellings as alternatives."""

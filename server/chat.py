@@ -29,6 +29,7 @@ class ChatReply:
     mode: str  # "extractive", "llm" or "fallback"
     sources: tuple[Hit, ...]
     error: str = ""  # why the LLM was not used, for the log
+    lang: str = "en"  # the reader's language: the answer's, and the sources' where they have it
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class Chat:
         query = followup_query(message, list(history))[:limit]
         result = self.kb.search(query, k=SOURCES_PER_ANSWER)
         lang = lang or detect_lang(message)
-        return _Turn(message, lang, compose_answer(result, lang))
+        return _Turn(message, lang, compose_answer(result.in_language(lang), lang))
 
     def _use_llm(self, turn: _Turn) -> bool:
         return self.llm is not None and turn.extractive.answered and bool(turn.extractive.sources)
@@ -65,13 +66,13 @@ class Chat:
         turn = self._retrieve(message, history, lang)
         answer = turn.extractive
         if not self._use_llm(turn):
-            return ChatReply(answer.text, answer.answered, "extractive", answer.sources)
+            return ChatReply(answer.text, answer.answered, "extractive", answer.sources, lang=turn.lang)
         assert self.llm is not None
         try:
             text = self.llm.answer(turn.message, answer.sources, turn.lang, history)
         except LLMError as exc:
-            return ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc))
-        return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources)
+            return ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc), turn.lang)
+        return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=turn.lang)
 
     def stream(
         self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str]
@@ -87,7 +88,7 @@ class Chat:
         def events() -> Iterator[tuple[str, Any]]:
             if not self._use_llm(turn):
                 yield "delta", answer.text
-                yield "done", ChatReply(answer.text, answer.answered, "extractive", answer.sources)
+                yield "done", ChatReply(answer.text, answer.answered, "extractive", answer.sources, lang=turn.lang)
                 return
             assert self.llm is not None
             pieces: list[str] = []
@@ -96,9 +97,9 @@ class Chat:
                     pieces.append(piece)
                     yield "delta", piece
             except LLMError as exc:
-                yield "done", ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc))
+                yield "done", ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc), turn.lang)
                 return
             text = link_citations("".join(pieces).strip(), answer.sources, href)
-            yield "done", ChatReply(text, True, "llm", answer.sources)
+            yield "done", ChatReply(text, True, "llm", answer.sources, lang=turn.lang)
 
         return answer.sources, answer.answered, events()

@@ -12,11 +12,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LANGS", "DEFAULT_LANG", "COOKIE", "Translator", "strings", "negotiate", "choose_lang"]
+__all__ = ["LANGS", "DEFAULT_LANG", "COOKIE", "CONTENT_COOKIE", "Translator", "strings", "negotiate", "choose_lang"]
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "en"
 COOKIE = "kb_lang"
+CONTENT_COOKIE = "kb_hl"  # the language an entry page was last switched to
 STRINGS_FILE = Path(__file__).with_name("strings.toml")
 
 

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
+from kb.answer import only_in
 from kb.entries import Entry
 from kb.search import Hit
 from kb.text import clean_query
@@ -38,13 +39,18 @@ class HitOut(BaseModel):
     permalink: str = Field(description="this entry's page on this server")
     section: str
     tags: list[str]
-    lang: str
+    lang: str = Field(description="the language of the question, answer and url given")
+    languages: list[str] = Field(description="the languages the entry has, e.g. [\"en\", \"zh\"] or [\"zh\"]")
+    note: str = Field(
+        default="", description="when the entry has no version in the reader's language: one line, in that language, saying so"
+    )
     matched: list[str] = Field(description="query terms found in the entry, for highlighting")
 
 
 class SearchOut(BaseModel):
     query: str
     answered: bool = Field(description="whether the best hit is confident enough to answer with")
+    hl: str = Field(description="the reader's language the hits are given in where they have it")
     hits: list[HitOut]
 
 
@@ -59,6 +65,7 @@ class EntryOut(BaseModel):
     section: str
     tags: list[str]
     lang: str
+    languages: list[str]
     related: list[HitOut]
 
 
@@ -83,7 +90,10 @@ class ChatIn(BaseModel):
         default=[], max_length=MAX_TURNS,
         description=f"earlier turns, oldest first: at most {MAX_TURNS}, {MAX_HISTORY_CHARS} characters in all",
     )
-    lang: Literal["zh", "en"] | None = Field(default=None, description="answer language; default: the message's")
+    hl: Literal["zh", "en"] | None = Field(
+        default=None, description="the reader's language, for the answer and its sources; default: the message's"
+    )
+    lang: Literal["zh", "en"] | None = Field(default=None, description="the same as `hl` (older name)")
 
     @field_validator("history")
     @classmethod
@@ -132,13 +142,15 @@ def _source(entry: Entry) -> SourceOut:
     )
 
 
-def hit_out(hit: Hit, base_url: str) -> HitOut:
-    """`base_url` ends with "/"; the permalink is `{base_url}entries/{id}`."""
+def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
+    """`base_url` ends with "/"; the permalink is `{base_url}entries/{id}`. `hl` is the
+    reader's language: an entry shown in another says so in `note`."""
     e = hit.entry
+    note = only_in(e.lang, hl) if hl and e.lang != hl else ""
     return HitOut(
         id=e.id, question=e.question, answer=e.answer, answer_html=str(render_markdown(e.answer)),
         score=hit.score, source=_source(e), url=e.url, permalink=f"{base_url}entries/{e.id}",
-        section=e.section, tags=list(e.tags), lang=e.lang, matched=list(hit.matched),
+        section=e.section, tags=list(e.tags), lang=e.lang, languages=list(e.languages), note=note, matched=list(hit.matched),
     )
 
 
@@ -147,5 +159,5 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str) -> EntryOut:
         id=entry.id, question=entry.question, answer=entry.answer,
         answer_html=str(render_markdown(entry.answer)), source=_source(entry), url=entry.url,
         permalink=f"{base_url}entries/{entry.id}", section=entry.section, tags=list(entry.tags),
-        lang=entry.lang, related=[hit_out(h, base_url) for h in related],
+        lang=entry.lang, languages=list(entry.languages), related=[hit_out(h, base_url) for h in related],
     )

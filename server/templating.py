@@ -12,13 +12,14 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from kb.answer import only_in
 from kb.tags import label as tag_label
 from kb.tags import tag_table
 
-from .i18n import COOKIE, Translator, choose_lang
+from .i18n import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
 from .render import mark_terms, plain_text, render_markdown
 
-__all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "SECURITY_HEADERS"]
+__all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "content_lang", "SECURITY_HEADERS"]
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR = TEMPLATES_DIR / "static"
@@ -57,11 +58,18 @@ def create_templates() -> Jinja2Templates:
     env.filters["markdown"] = render_markdown
     env.filters["mark"] = mark_terms
     env.filters["plain"] = plain_text
+    env.globals["only_in"] = only_in
     return Jinja2Templates(env=env)
 
 
 def request_lang(request: Request) -> str:
     return choose_lang(request.cookies.get(COOKIE), request.headers.get("accept-language"))
+
+
+def content_lang(request: Request) -> str:
+    """The language to show entries in on a page: the version last switched to, else the page's."""
+    chosen = request.cookies.get(CONTENT_COOKIE)
+    return chosen if chosen in LANGS else request_lang(request)
 
 
 def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:

@@ -12,7 +12,10 @@ from fastapi.testclient import TestClient
 
 import server
 
-HIT_KEYS = {"id", "question", "answer", "answer_html", "score", "source", "url", "permalink", "section", "tags", "lang", "matched"}
+HIT_KEYS = {
+    "id", "question", "answer", "answer_html", "score", "source", "url", "permalink", "section", "tags", "lang",
+    "languages", "note", "matched",
+}
 SOURCE_KEYS = {"name", "title", "url", "framework", "version"}
 RESUME_ZH = "slime 如何续训？"
 RESUME_EN = "how do I resume training from a checkpoint in slime"
@@ -40,17 +43,18 @@ def test_exported_members_exist(module: str) -> None:
     assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
 
 
-@pytest.mark.parametrize("query", [RESUME_ZH, RESUME_EN])
-def test_search_finds_the_entry_in_both_languages(client: TestClient, query: str) -> None:
+@pytest.mark.parametrize(("query", "lang", "question"), [(RESUME_ZH, "zh", "如何续训？"), (RESUME_EN, "en", "How do I resume training?")])
+def test_search_finds_the_entry_in_both_languages(client: TestClient, query: str, lang: str, question: str) -> None:
     body = client.get("/api/search", params={"q": query}).json()
-    assert body["query"] == query and body["answered"] is True
+    assert body["query"] == query and body["answered"] is True and body["hl"] == lang
     first = body["hits"][0]
-    assert "续训" in first["question"] and first["source"]["name"] == "slime"
+    assert first["question"] == question and first["source"]["name"] == "slime"
+    assert first["lang"] == lang and first["languages"] == ["en", "zh"] and first["note"] == ""
 
 
 def test_search_hit_shape(client: TestClient) -> None:
     body = client.get("/api/search", params={"q": "max_tokens_per_gpu OOM", "k": 3}).json()
-    assert set(body) == {"query", "answered", "hits"}
+    assert set(body) == {"query", "answered", "hl", "hits"}
     assert len(body["hits"]) == 3
     for rank, hit in enumerate(body["hits"]):
         assert set(hit) == HIT_KEYS

@@ -111,7 +111,7 @@ def type_query(page: Any, query: str) -> None:
 
 @pytest.mark.parametrize(
     ("query", "words"),
-    [("slime 如何续训", "续训"), ("Why is my job stuck on the ray submission page?", "卡在 ray 提交的页面")],
+    [("slime 如何续训", "续训"), ("Why is my job stuck on the ray submission page?", "stuck on the Ray submission page")],
 )
 def test_search_while_typing_then_open_with_the_keyboard(
     tab: Callable[..., Page], client: TestClient, artifacts: Path, query: str, words: str
@@ -132,7 +132,7 @@ def test_search_while_typing_then_open_with_the_keyboard(
     page.keyboard.press("ArrowDown")
     assert page.evaluate("() => document.activeElement.closest('.result').id") == f"r-{want['id']}"
     page.keyboard.press("Enter")
-    page.wait_for_url(f"**/entries/{want['id']}")
+    page.wait_for_url(f"**/entries/{want['id']}?hl={want['lang']}")
     assert page.locator("h1.entry-q").inner_text() == want["question"]
     assert page.locator(".entry-side a.button.primary").get_attribute("href") == want["url"]
     t.screenshot(artifacts / f"entry-{name}-desktop.png")
@@ -206,7 +206,7 @@ def test_phone_width_screenshots(tab: Callable[..., Page], client: TestClient, a
 
     want = expected_first(client, query)
     page.locator(".result-link").first.click()
-    page.wait_for_url(f"**/entries/{want['id']}")
+    page.wait_for_url(f"**/entries/{want['id']}?hl=zh")
     t.no_horizontal_scroll()
     t.screenshot(artifacts / f"entry-phone-{scheme}.png")
 
@@ -241,3 +241,38 @@ def test_copy_button_copies_the_code(tab: Callable[..., Page], client: TestClien
     page.wait_for_function("() => document.querySelector('.codeblock .copy').classList.contains('done')")
     copied = page.evaluate("() => navigator.clipboard.readText()")
     assert copied == page.locator(".codeblock pre code").first.inner_text()
+
+
+def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
+    tab: Callable[..., Page], client: TestClient, artifacts: Path
+) -> None:
+    want = expected_first(client, "slime 如何续训？")
+    t = tab(viewport=DESKTOP, locale="zh-CN")
+    page = t.page
+    t.goto(f"/entries/{want['id']}")
+    assert page.locator("h1.entry-q").inner_text() == "如何续训？"
+    assert "/docs/zh/qa.md" in page.locator(".entry-side a.button.primary").get_attribute("href")
+    page.locator("a.version-switch").click()
+    page.wait_for_url("**?hl=en")
+    assert page.locator("h1.entry-q").inner_text() == "How do I resume training?"
+    assert page.locator(".entry-side a.button.primary").get_attribute("href").endswith("/docs/en/qa.md?plain=1#L34")
+    assert page.locator("html").get_attribute("lang").startswith("zh"), "the interface stays Chinese"
+    t.screenshot(artifacts / "entry-switched-to-en-desktop.png")
+    page.locator(".entry-side .related a").first.click()
+    page.wait_for_url("**/entries/*")
+    assert page.locator("article.entry").get_attribute("lang") == "en", "related entries come in the chosen language"
+
+    t.goto("/chat")
+    page.fill("#message", "how do I resume training in slime?")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".turn.bot .reply-source a.source")
+    reply = page.locator(".turn.bot").first
+    assert "Simply set the --load directory to your --save directory." in reply.locator(".answer").inner_text()
+    assert reply.locator(".reply-source a.source").get_attribute("href").endswith("/docs/en/qa.md?plain=1#L34")
+
+    page.fill("#message", "deepspeed: Unable to pre-compile async_io")
+    page.press("#message", "Enter")
+    page.wait_for_function("() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')")
+    second = page.locator(".turn.bot").nth(1)
+    assert second.locator(".only-in").inner_text() == "This entry has no English version; it is shown in Chinese."
+    t.screenshot_bottom(artifacts / "chat-english-desktop.png")

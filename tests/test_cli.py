@@ -25,16 +25,28 @@ def test_search_prints_question_source_score_and_link(settings):
     run = kb("search", "how do I resume training in slime", data_dir=settings.data_dir)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0] == "1. 如何续训？"
+    assert lines[0] == "1. How do I resume training?"
     assert lines[1].startswith("   slime · 2025-06-30 · score ")
-    assert lines[2] == "   https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/zh/qa.md"
+    assert lines[2] == "   https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md?plain=1#L34"
+
+
+def test_search_hl_picks_the_version_shown_and_says_when_there_is_none(settings):
+    run = kb("search", "how do I resume training in slime", "--hl", "zh", "-k", "1", data_dir=settings.data_dir)
+    assert run.stdout.splitlines()[0] == "1. 如何续训？"
+    run = kb("search", "Unable to pre-compile async_io", "-k", "1", data_dir=settings.data_dir)
+    lines = run.stdout.splitlines()
+    assert lines[0] == "1. Unable to pre-compile async_io"
+    assert lines[1] == "   (This entry has no English version; it is shown in Chinese.)"
 
 
 def test_search_json_has_the_api_fields(settings):
     run = kb("search", "续训", "--json", data_dir=settings.data_dir)
     body = json.loads(run.stdout)
     assert body["query"] == "续训" and body["answered"] is True
-    assert set(body["hits"][0]) == {"id", "question", "answer", "score", "source", "url", "section", "tags", "lang"}
+    assert body["hl"] == "zh"
+    assert set(body["hits"][0]) == {
+        "id", "question", "answer", "score", "source", "url", "section", "tags", "lang", "languages",
+    }
     assert body["hits"][0]["question"] == "如何续训？"
 
 

@@ -36,7 +36,23 @@ def test_shipped_manifest():
         url="https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/zh/qa.md",
         live_url="https://github.com/THUDM/slime/blob/main/docs/zh/get_started/qa.md",
         entries="list",
+        license="Apache-2.0",
+        translation=Source(
+            name="slime",
+            file="slime.en.md",
+            title="slime Q&A",
+            framework="slime",
+            lang="en",
+            version="2025-06-30",
+            url="https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md",
+            entries="list",
+            license="Apache-2.0",
+        ),
     )
+    assert [s.translation.file if s.translation else None for s in sources] == [
+        "chatlearn-v1.en.md", "roll.en.md", "slime.en.md", "chatlearn.en.md", None,
+    ]
+    assert "/main/" not in sources[3].url and "248875a4a5617b3ec83511a51e25d5565b0ae071" in sources[3].url
 
 
 def make(tmp_path: Path, manifest: str, files: tuple[str, ...] = ("demo.md",)) -> Path:

@@ -34,11 +34,11 @@ def test_reingest_of_unchanged_sources_embeds_nothing_and_keeps_ids(workspace):
 
 def test_changed_source_makes_the_index_stale_and_embeds_only_the_change(workspace):
     build_index(workspace)
-    slime = workspace.sources_dir / "slime.md"
-    slime.write_text(slime.read_text(encoding="utf-8") + "\n1. **新加的问题？**\n\n   新的回答。\n", encoding="utf-8")
+    notes = workspace.sources_dir / "training-env.md"
+    notes.write_text(notes.read_text(encoding="utf-8") + "\n1. **新加的问题？**\n\n   新的回答。\n", encoding="utf-8")
     assert index_is_stale(workspace)
     report = build_index(workspace)
-    assert (report.entries, report.embedded) == (60, 1)
+    assert (report.entries, report.passages, report.embedded) == (60, 102, 1)
 
 
 @pytest.mark.parametrize(

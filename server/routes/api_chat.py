@@ -12,6 +12,7 @@ from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from kb.search import Hit
+from kb.text import detect_lang
 
 from ..chat import ChatReply
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
@@ -37,10 +38,10 @@ def permalinks(root: str) -> Callable[[Hit], str]:
     return lambda hit: f"{root}entries/{hit.entry.id}"
 
 
-def chat_out(reply: ChatReply, root: str) -> ChatOut:
+def chat_out(reply: ChatReply, root: str, hl: str | None = None) -> ChatOut:
     return ChatOut(
         answer=reply.answer, answer_html=str(render_markdown(reply.answer)), answered=reply.answered,
-        mode=reply.mode, sources=[hit_out(h, root) for h in reply.sources],  # type: ignore[arg-type]
+        mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources],  # type: ignore[arg-type]
     )
 
 
@@ -48,8 +49,10 @@ def _event(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _sse(sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, Any]], root: str) -> Iterator[str]:
-    yield _event("sources", {"answered": answered, "sources": [hit_out(h, root).model_dump() for h in sources]})
+def _sse(
+    sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, Any]], root: str, hl: str
+) -> Iterator[str]:
+    yield _event("sources", {"answered": answered, "sources": [hit_out(h, root, hl).model_dump() for h in sources]})
     try:
         for name, value in events:
             if name == "delta":
@@ -57,7 +60,7 @@ def _sse(sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, A
             else:
                 if value.error:
                     log.warning("LLM answer replaced by the extractive one: %s", value.error)
-                yield _event("done", chat_out(value, root).model_dump())
+                yield _event("done", chat_out(value, root, hl).model_dump())
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat stream failed")
         yield _event("error", {"ok": False, "error": "internal error", "status": 500})
@@ -75,16 +78,17 @@ async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: Recorder
     root = base_url(request)
     href = permalinks(root)
     started = time.perf_counter()
+    hl = body.hl or body.lang or detect_lang(body.message)
     if "text/event-stream" in request.headers.get("accept", ""):
-        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, body.lang, href)
+        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, hl, href)
         recorder.chatted(body.message, history, answered, sources, channel, started)
         return StreamingResponse(
-            _sse(sources, answered, events, root),
+            _sse(sources, answered, events, root, hl),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    reply = await run_in_threadpool(chat.reply, body.message, history, body.lang, href)
+    reply = await run_in_threadpool(chat.reply, body.message, history, hl, href)
     recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
-    return chat_out(reply, root)
+    return chat_out(reply, root, hl)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from dataclasses import replace
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query, Request
 
 from ..deps import KBDep, base_url
 from ..schemas import EntryOut, ErrorOut, entry_out
@@ -15,7 +19,16 @@ RELATED = 3
 
 
 @router.get("/entries/{entry_id}", response_model=EntryOut, responses={404: {"model": ErrorOut}})
-async def get_entry(request: Request, kb: KBDep, entry_id: str) -> EntryOut:
+async def get_entry(
+    request: Request,
+    kb: KBDep,
+    entry_id: str,
+    hl: Annotated[Literal["zh", "en"] | None, Query(
+        description="the reader's language: the entry and its related entries in it where they have it "
+                    "(default: the entry's own language)",
+    )] = None,
+) -> EntryOut:
     """One entry by id, with the entries nearest to it."""
-    entry = kb.get(entry_id)
-    return entry_out(entry, kb.related(entry_id, RELATED), base_url(request))
+    entry = kb.get(entry_id).localized(hl)
+    related = [replace(h, entry=h.entry.localized(hl or entry.lang)) for h in kb.related(entry_id, RELATED)]
+    return entry_out(entry, related, base_url(request))

@@ -29,7 +29,11 @@ async def search(
     k: Annotated[int | None, Query(ge=1, le=50, description="how many entries (default KB_TOP_K)")] = None,
     tag: Annotated[list[str], Query(description="only entries with this tag; repeat for all of several")] = [],
     source: Annotated[str | None, Query(description="only entries from this source (e.g. `slime`)")] = None,
-    lang: Annotated[Literal["zh", "en"] | None, Query(description="only entries in this language")] = None,
+    lang: Annotated[Literal["zh", "en"] | None, Query(description="only entries with a version in this language")] = None,
+    hl: Annotated[Literal["zh", "en"] | None, Query(
+        description="the reader's language: each entry is given in it where it has that version "
+                    "(default: the question's language); changes what is shown, never which entries or their order",
+    )] = None,
     live: Annotated[str | None, Query(
         max_length=64, description="an id for one search box, sent with the searches made as the reader types: "
                                    "a run of them that extend one another is recorded once, for the insights page",
@@ -40,4 +44,6 @@ async def search(
     result = await kb.search_async(q, k, tag, source or None, lang)
     recorder.searched(result, channel, started, live=live)
     root = base_url(request)
-    return SearchOut(query=result.query, answered=result.answered, hits=[hit_out(h, root) for h in result.hits])
+    hl = hl or result.lang
+    shown = result.in_language(hl)
+    return SearchOut(query=result.query, answered=result.answered, hl=hl, hits=[hit_out(h, root, hl) for h in shown.hits])

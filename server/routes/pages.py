@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from collections import Counter
 from typing import Any
 from urllib.parse import parse_qs
@@ -12,16 +13,17 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
+from kb.answer import only_in
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
 from kb.search import Hit
 from kb.tags import tag_table
 
 from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
-from ..i18n import COOKIE, LANGS
+from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
 from ..recording import feedback_context
 from ..schemas import ChatTurn
-from ..templating import page
+from ..templating import content_lang, page
 from .api_chat import permalinks
 
 __all__ = ["router"]
@@ -57,7 +59,9 @@ def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
 @router.get("/", response_class=HTMLResponse)
 async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
-    context = {"q": "", "source": "", "tag": "", "result": None, "hits": [], **_facets(kb), **feedback_context(recorder)}
+    context = {
+        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", **_facets(kb), **feedback_context(recorder),
+    }
     return page(request, "search.html", context)
 
 
@@ -66,24 +70,41 @@ async def search_page(
     request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", source: str = "", tag: str = ""
 ) -> HTMLResponse:
     """Search results rendered on the server, so the search works as a plain form."""
-    result, hits = None, []
+    result, hits, reader = None, [], content_lang(request)
     if q.strip():
         started = time.perf_counter()
         result = await kb.search_async(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
         recorder.searched(result, "web", started)
-        hits = list(result.hits)
+        reader = result.lang  # entries in the question's language
+        hits = list(result.in_language(reader).hits)
     elif source or tag:
-        hits = _browse(kb, source, tag)
-    context = {"q": q, "source": source, "tag": tag, "result": result, "hits": hits, **_facets(kb), **feedback_context(recorder)}
+        hits = [replace(h, entry=h.entry.localized(reader)) for h in _browse(kb, source, tag)]
+    context = {
+        "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
+        **_facets(kb), **feedback_context(recorder),
+    }
     return page(request, "search.html", context)
 
 
 @router.get("/entries/{entry_id}", response_class=HTMLResponse)
-async def entry_page(request: Request, kb: KBDep, entry_id: str) -> HTMLResponse:
-    """One entry: the full answer, its source, tags and related entries."""
-    entry = kb.get(entry_id)
-    related = kb.related(entry_id, RELATED)
-    return page(request, "entry.html", {"entry": entry, "related": related, "permalink": f"{base_url(request)}entries/{entry.id}"})
+async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -> HTMLResponse:
+    """One entry: the full answer, its source, tags and related entries, in the reader's language.
+
+    `?hl=en|zh` picks the version (and is remembered in a cookie); else the one chosen
+    before; else the page's language."""
+    if hl and hl not in LANGS:
+        raise QueryError("hl", f"unknown language {hl!r}; expected one of {', '.join(LANGS)}")
+    reader = hl or content_lang(request)
+    entry = kb.get(entry_id).localized(reader)
+    related = [replace(h, entry=h.entry.localized(reader)) for h in kb.related(entry_id, RELATED)]
+    context = {
+        "entry": entry, "related": related, "reader": reader, "permalink": f"{base_url(request)}entries/{entry.id}",
+        "only_in": only_in(entry.lang, reader) if entry.lang != reader else "",
+    }
+    response = page(request, "entry.html", context)
+    if hl:
+        response.set_cookie(CONTENT_COOKIE, hl, max_age=365 * 24 * 3600, samesite="lax", httponly=False)
+    return response
 
 
 @router.get("/chat", response_class=HTMLResponse)
@@ -93,7 +114,7 @@ async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTM
 
 
 @router.post("/chat", response_class=HTMLResponse)
-async def chat_form(request: Request, chat: ChatDep, lang: LangDep, recorder: RecorderDep) -> HTMLResponse:
+async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> HTMLResponse:
     """A chat turn posted as a plain form (the page without JavaScript)."""
     body = await request.body()
     if len(body) > MAX_FORM_BYTES:
@@ -103,7 +124,7 @@ async def chat_form(request: Request, chat: ChatDep, lang: LangDep, recorder: Re
     history = _history(form.get("history", ["[]"])[0])
     root = base_url(request)
     started = time.perf_counter()
-    reply = await run_in_threadpool(chat.reply, message, history, lang, permalinks(root))
+    reply = await run_in_threadpool(chat.reply, message, history, None, permalinks(root))  # in the question's language
     recorder.chatted(message, history, reply.answered, reply.sources, "web", started)
     turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
     turns.append({"role": "user", "content": message})

@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import time
+from dataclasses import replace
 from typing import Any, Sequence
 
 import httpx
@@ -83,7 +84,7 @@ def _reply(
     result: SearchResult, text: str, lang: str, root: str, response_url: str, llm: LLM | None, background: BackgroundTasks
 ) -> dict[str, Any]:
     """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
-    answer = compose_answer(result, lang)
+    answer = compose_answer(result.in_language(lang), lang)
     pending = llm is not None and answer.answered and bool(answer.sources) and bool(response_url)
     if pending and llm is not None:
         background.add_task(_write_answer, llm, text, answer.sources, lang, root, response_url)
@@ -153,8 +154,8 @@ async def interactive(
             except EntryNotFound:
                 background.add_task(post_to_slack, response_url, notice_message(t("slack_entry_gone")))
                 continue
-            related = kb.related(entry_id, RELATED_SHOWN)
-            message = shared_message(entry, related, t.lang, base_url(request), user_id)
+            related = [replace(h, entry=h.entry.localized(t.lang)) for h in kb.related(entry_id, RELATED_SHOWN)]
+            message = shared_message(entry.localized(t.lang), related, t.lang, base_url(request), user_id)
             background.add_task(post_to_slack, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
             log.info("Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id)

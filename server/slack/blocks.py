@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from kb.answer import only_in
 from kb.entries import Entry
 from kb.search import Hit
 
@@ -63,7 +64,8 @@ def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
 def _source(entry: Entry, t: Translator) -> dict[str, Any]:
     where = link(entry.url or entry.source_url, f"{entry.source_title} · {entry.source_version}")
     colon = "：" if t.lang == "zh" else ": "
-    return _context(f"{escape(t('chat_source'))}{colon}{where}")
+    note = f"\n{escape(only_in(entry.lang, t.lang))}" if entry.lang != t.lang else ""
+    return _context(f"{escape(t('chat_source'))}{colon}{where}{note}")
 
 
 def _entry_list(heading: str, hits: Sequence[Hit], root: str) -> dict[str, Any]:

@@ -12,7 +12,6 @@
   var conversation = document.querySelector("[data-conversation]");
   var examples = document.querySelector("[data-chat-examples]");
   var historyField = form.querySelector("input[name=history]");
-  var lang = document.documentElement.dataset.lang;
   var history = [];
   try { history = JSON.parse(historyField.value) || []; } catch (e) { history = []; }
   var busy = false;
@@ -44,6 +43,7 @@
     /* HTML rendered by the server with raw HTML disabled. The extractive `answer` text also
        lists the source and related entries; here the cards below show those. */
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
+    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(el("p", "only-in", sources[0].note));
     if (html) {
       var answer = el("div", "prose answer");
       answer.innerHTML = html;
@@ -127,7 +127,7 @@
     fetch("/api/chat?channel=web", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ message: message, history: history, lang: lang })
+      body: JSON.stringify({ message: message, history: history }) /* answered in the question's language */
     }).then(function (response) {
       if (!response.ok) {
         return response.json().then(function (body) { throw new Error(body.error || response.statusText); });

@@ -50,11 +50,12 @@
     var li = el("li", "result");
     li.id = "r-" + hit.id;
     var link = el("a", "result-link");
-    link.href = "/entries/" + encodeURIComponent(hit.id);
+    link.href = "/entries/" + encodeURIComponent(hit.id) + "?hl=" + hit.lang; /* the version the result shows */
     var h3 = el("h3", "result-q", hit.question);
     KB.markTerms(h3, hit.matched);
     link.appendChild(h3);
     li.appendChild(link);
+    if (hit.note) li.appendChild(el("p", "only-in", hit.note));
     var answer = el("div", "result-answer prose");
     answer.innerHTML = hit.answer_html; /* rendered by the server with raw HTML disabled */
     KB.markTerms(answer, hit.matched);

@@ -323,6 +323,7 @@
     if (!reply.answered) bubble.appendChild(el("p", { class: "note", text: S.none }));
     if (reply.mode === "fallback") bubble.appendChild(el("p", { class: "note warn", text: S.fallback }));
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
+    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(el("p", { class: "note", text: sources[0].note }));
     if (html) bubble.appendChild(answerBlock(html));
     if (reply.answered && sources.length) {
       var best = sources[0];

@@ -24,6 +24,7 @@ __all__ = ["BuildReport", "build_index", "sources_hash", "index_is_stale", "BACK
 BACKGROUND_PATH = Path(__file__).resolve().parent.parent / "kb" / "data" / "background.txt"
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+QUESTION_VECTORS = False
 
 @dataclass(frozen=True)
 class BuildReport:
@@ -59,14 +60,18 @@ def build_index(
     entries = parse_sources(sources_dir)
     embedder = open_embedder(settings.embed_model)
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
-    # One vector per language of each entry, grouped by entry: a question meets the version it is closest to.
-    versions = [(i, version) for i, entry in enumerate(entries) for version in entry.versions()]
+    # Vectors grouped by entry, each language's whole text first: a question meets the
+    # version it is closest to. With QUESTION_VECTORS, each language's question alone too.
+    glossary = load_glossary()
+    versions = [(i, glossary.gloss(v.text)) for i, entry in enumerate(entries) for v in entry.versions()]
+    if QUESTION_VECTORS:
+        versions += [(i, glossary.gloss(v.question)) for i, entry in enumerate(entries) for v in entry.versions()]
+        versions.sort(key=lambda pair: pair[0])  # stable: per entry, whole texts before questions
     owners = np.array([i for i, _ in versions], dtype=np.int64)
     try:
         step = (lambda done, total: progress("embed", done, total)) if progress else None
-        # Embedded with the glossary's equivalents appended, as queries are (see kb/glossary.py).
-        glossary = load_glossary()
-        vectors, embedded = embed_with_cache(embedder, [glossary.gloss(v.text) for _, v in versions], cache, step)
+        # Entries carry their glossary equivalents (see kb/glossary.py); a query is embedded as typed.
+        vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step)
         background, _ = embed_with_cache(embedder, [glossary.gloss(s) for s in background_sentences()], cache)
     finally:
         cache.close()

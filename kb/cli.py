@@ -93,6 +93,27 @@ def _result_json(result, hl: str) -> dict:
     }
 
 
+def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
+    from .calibrate import calibrate, write_calibration
+    from .evaluate import load_queries
+    from .search import CALIBRATION_PATH
+
+    queries = [q for path in args.files for q in load_queries(Path(path))]
+    kb = _open(settings)
+    weights, report = calibrate(kb.searcher, queries, folds=args.folds)
+    output = Path(args.output) if args.output else CALIBRATION_PATH
+    write_calibration(weights, report, [Path(p).name for p in args.files], output)
+    figures = report["cross_validated"]
+    print(f"{len(queries)} questions, {args.folds}-fold cross-validation (held-out folds only):")
+    print(f"{'':10}{'queries':>8}{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}")
+    for name, s in [*figures["by_lang"].items(), ("all", figures["overall"])]:
+        print(f"{name:10}{s['queries']:>8}{s['recall_at_1']:>8.3f}{s['recall_at_3']:>8.3f}{s['mrr_at_10']:>8.3f}{s['false_abstention']:>10.1%}")
+    outside = figures["out_of_scope"]
+    print(f"out of scope: {outside['abstained']}/{outside['queries']} abstained")
+    print(f"weights: {weights.to_dict()} -> {output}")
+    return 0
+
+
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     from .evaluate import evaluate, load_queries
 
@@ -205,6 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the API's JSON")
     p.add_argument("--hl", choices=("zh", "en"), help="show entries in this language (default: the question's)")
     p.set_defaults(run=cmd_search)
+
+    p = sub.add_parser("calibrate", help="fit the search weights and answer threshold by k-fold cross-validation")
+    p.add_argument("files", nargs="+", help="labelled JSONL query sets to fit on (never the one you report)")
+    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--output", help="where to write the calibration (default: the one the search loads)")
+    p.set_defaults(run=cmd_calibrate)
 
     p = sub.add_parser("eval", help="measure retrieval on a JSONL query set")
     p.add_argument("file")

@@ -9,7 +9,9 @@ vector index and the entries that best cover its words in the postings, at most
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import json
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Sequence
 
 import faiss
@@ -22,31 +24,94 @@ from .errors import QueryError
 from .filters import Filters
 from .glossary import Glossary
 from .lexical import LexicalIndex, QueryTerms
+from .noise import strip_noise
 from .spelling import Spelling
 from .stacktrace import reduce_trace
 from .text import clean_query, detect_lang, tokenize
 
-__all__ = ["Hit", "Plan", "Signals", "SearchResult", "Searcher", "Weights"]
+__all__ = ["Hit", "Plan", "Signals", "Features", "SearchResult", "Searcher", "Weights", "ANSWER_FEATURES"]
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 # Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry
 # the fused score could put in the top few is near the top of one side or the other.
 CANDIDATES = 200
+# Entries' hubness is computed at load up to this many vectors (a matrix product with the background).
+HUBNESS_ROWS = 200_000
+
+
+CALIBRATION_PATH = Path(__file__).resolve().parent / "data" / "calibration.json"
+# The abstention model's inputs, in order (see `Features.of_best`).
+ANSWER_FEATURES = ("score", "gap", "coverage", "question", "other_framework", "dense_margin", "zh")
 
 
 @dataclass(frozen=True)
 class Weights:
-    """How the evidence is weighed (chosen with `kb eval`; see README, Retrieval quality)."""
+    """How the evidence is weighed, and when the best entry is good enough to answer with.
+
+    Written by `kb calibrate` (k-fold cross-validation over labelled questions) into
+    kb/data/calibration.json; these defaults are only for a missing file.
+    """
 
     question: float = 0.05  # share of the query found in the entry's question
     coverage: float = 0.20  # share of the query found anywhere in the entry
     framework: float = 0.05  # the query names the entry's framework ("slime OOM")
-    # Score the best entry needs before it is given as the answer, by query language: set
-    # between what out-of-scope and in-scope queries score (see README, Retrieval quality).
-    answer_margin: tuple[tuple[str, float], ...] = (("zh", 0.08), ("en", 0.06))
+    hub: float = 0.0  # how much of an entry's similarity to text at large is taken off (hubness)
+    # A logistic model over ANSWER_FEATURES of the best hit: answer when it gives >= threshold.
+    answer_coef: tuple[float, ...] = (40.0, 0.0, 0.0, 0.0, 0.0, 0.0, -0.8)
+    answer_bias: float = -2.4
+    answer_threshold: float = 0.5
 
-    def margin(self, lang: str) -> float:
-        return dict(self.answer_margin).get(lang, dict(self.answer_margin)["en"])
+    @classmethod
+    def load(cls, path: Path = CALIBRATION_PATH) -> "Weights":
+        if not path.exists():
+            return cls()
+        data = json.loads(path.read_text(encoding="utf-8"))["weights"]
+        data["answer_coef"] = tuple(data["answer_coef"])
+        return cls(**data)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "answer_coef": list(self.answer_coef)}
+
+    def answer_probability(self, x: np.ndarray) -> np.ndarray:
+        """P(answerable) for rows of ANSWER_FEATURES."""
+        z = np.asarray(x, dtype=np.float64) @ np.asarray(self.answer_coef) + self.answer_bias
+        return 1.0 / (1.0 + np.exp(-z))
+
+
+@dataclass(frozen=True)
+class Features:
+    """The evidence for some entries against one query, as arrays over those entries."""
+
+    cosine: np.ndarray  # best of the entry's vectors · query
+    background: float  # what general-domain sentences score for this query
+    coverage: np.ndarray  # share of the query's weight this entry contains
+    question: np.ndarray  # share of the query's weight this entry's question contains
+    named: np.ndarray  # the query names this entry's framework
+    names_framework: bool  # the query names any framework of the corpus
+    hub: np.ndarray  # the entry's typical similarity to text at large
+
+    def score(self, w: Weights) -> np.ndarray:
+        return (
+            (self.cosine - self.background)
+            - w.hub * self.hub
+            + w.question * self.question
+            + w.coverage * self.coverage
+            + w.framework * self.named
+        )
+
+    def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool) -> np.ndarray:
+        """ANSWER_FEATURES of the best entry (`order[0]`), given the scores."""
+        best = order[0]
+        second = score[order[1]] if len(order) > 1 else score[best] - 0.1
+        return np.array([
+            score[best],
+            score[best] - second,
+            self.coverage[best],
+            self.question[best],
+            float(self.names_framework and not self.named[best]),
+            self.cosine[best] - self.background,
+            float(zh),
+        ])
 
 
 @dataclass(frozen=True)
@@ -78,8 +143,8 @@ class Plan:
     source: str | None
     lang: str | None  # only entries in this language
     query_lang: str  # the language the query is written in
-    text: str  # the query, a pasted stack trace reduced to what identifies it
-    embed_text: str  # `text` with its glossary equivalents, as the model sees it
+    text: str  # the query, a pasted stack trace reduced to what identifies it, tracker noise taken out
+    embed_text: str  # what the model embeds: `text`, once (glossary equivalents are on the entry side)
 
 
 @dataclass(frozen=True)
@@ -116,7 +181,7 @@ class Searcher:
         glossary: Glossary,
         background: np.ndarray,
         max_query_chars: int = 2000,
-        weights: Weights = Weights(),
+        weights: Weights | None = None,
         lexical: LexicalIndex | None = None,
         candidates: int = CANDIDATES,
         rows: EntryRows | None = None,
@@ -125,7 +190,7 @@ class Searcher:
         which entry each vector belongs to (default: one each, in order). `lexical`, when
         given, is used instead of tokenizing the entries (for corpora tokenized elsewhere,
         as in bench/bench_scale.py)."""
-        self.weights = weights
+        self.weights = weights or Weights.load()
         self.entries = list(entries)
         self.dense = _dense_index(vectors)
         self.rows = rows or EntryRows.one_each(len(self.entries))
@@ -134,6 +199,7 @@ class Searcher:
         self.embedder = embedder
         self.glossary = glossary
         self.background = np.ascontiguousarray(background, dtype=np.float32)
+        self.hub = self._hubness()
         self.max_query_chars = max_query_chars
         self.candidates = candidates
         # The framework's name belongs with the question: "slime OOM" asks about slime's OOM.
@@ -176,10 +242,11 @@ class Searcher:
     ) -> Plan:
         """Check the query and work out what to embed; raises QueryError naming the field at fault."""
         query = self._check(query, tags, source)
-        text = reduce_trace(query)  # a pasted stack trace, down to what identifies it
+        # A pasted stack trace, down to what identifies it; an issue title without its tracker noise.
+        text = reduce_trace(strip_noise(query))
         return Plan(
             query=query, k=k, tags=tuple(tags), source=source, lang=lang,
-            query_lang=detect_lang(query), text=text, embed_text=self.glossary.gloss(text),
+            query_lang=detect_lang(query), text=text, embed_text=text,
         )
 
     def search(
@@ -195,7 +262,6 @@ class Searcher:
 
     def rank(self, plan: Plan, q: np.ndarray) -> SearchResult:
         """The best entries for a planned query, given its embedding `q`."""
-        background = float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0
         terms = self._respell(self.glossary.query_terms(plan.text))
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
         allowed_rows = self.row_filters.subset(plan.tags, plan.source, plan.lang)
@@ -203,19 +269,14 @@ class Searcher:
         near = self.rows.entries_of(self.dense.nearest(q, depth, allowed_rows))
         ids = np.union1d(near, self.lexical.top(terms, depth, allowed))
 
-        w = self.weights
-        cosine = self.entry_cosines(ids, q)
-        coverage = self.lexical.scores(terms, ids)
-        question = self.lexical.scores(terms, ids, self.lexical.question)
-        named = np.isin(self._frameworks[ids], [self._framework_code.get(g[0][0], -1) for g in terms.groups])
-        score = (
-            (cosine - background)
-            + w.question * question
-            + w.coverage * coverage
-            + w.framework * named
-        )
-
-        order = np.argsort(-score, kind="stable")[: plan.k]  # ids ascend, so ties go to the earlier entry
+        f = self.features(terms, q, ids)
+        score = f.score(self.weights)
+        order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
+        answered = False
+        if len(order):
+            x = f.of_best(score, order, plan.query_lang == "zh")
+            answered = bool(self.weights.answer_probability(x[None, :])[0] >= self.weights.answer_threshold)
+        order = order[: plan.k]
         matched = self._matched(terms, ids[order])
         hits = tuple(
             Hit(
@@ -223,14 +284,44 @@ class Searcher:
                 score=round(float(score[j]), 4),
                 rank=rank,
                 matched=matched[rank - 1],
-                signals=Signals(
-                    float(cosine[j]), background, float(coverage[j]), float(question[j])
-                ),
+                signals=Signals(float(f.cosine[j]), f.background, float(f.coverage[j]), float(f.question[j])),
             )
             for rank, j in enumerate(order, 1)
         )
-        answered = bool(hits) and self._confident(hits, plan.query_lang)
         return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang)
+
+    def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray) -> Features:
+        """The evidence for the entries `ids` against a query (its terms and embedding)."""
+        named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
+        return Features(
+            cosine=self.entry_cosines(ids, q),
+            background=float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0,
+            coverage=self.lexical.scores(terms, ids),
+            question=self.lexical.scores(terms, ids, self.lexical.question),
+            named=np.isin(self._frameworks[ids], named_codes),
+            names_framework=any(code >= 0 for code in named_codes),
+            hub=self.hub[ids],
+        )
+
+    def query_terms(self, plan: Plan) -> QueryTerms:
+        return self._respell(self.glossary.query_terms(plan.text))
+
+    def _hubness(self, top: int = 10, limit: int = HUBNESS_ROWS) -> np.ndarray:
+        """Each entry's typical similarity to general text: the mean of its `top` nearest
+        background sentences, for its most similar vector. An entry that is near everything
+        (a long English traceback, many config lines) is near every question too; this is
+        what a search takes off for it (in the spirit of CSLS). Zeros past `limit` vectors."""
+        size = len(self.rows.owners)
+        if not len(self.background) or size > limit:
+            return np.zeros(len(self.entries), dtype=np.float32)
+        per_row = np.empty(size, dtype=np.float32)
+        k = min(top, len(self.background))
+        for start in range(0, size, 4096):
+            rows = np.arange(start, min(size, start + 4096))
+            sims = self.dense.vectors(rows) @ self.background.T
+            per_row[rows] = np.sort(sims, axis=1)[:, -k:].mean(axis=1)
+        hub = self.rows.best(np.arange(len(self.entries)), per_row)
+        return (hub - hub.mean()).astype(np.float32)
 
     def entry_cosines(self, ids: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Each entry's cosine with `q`: the best of its vectors'."""
@@ -252,8 +343,3 @@ class Searcher:
                 for j in np.flatnonzero(self.lexical.both.contains(term, ids)):
                     found[j].append(term)
         return [tuple(dict.fromkeys(words)) for words in found]
-
-    def _confident(self, hits: tuple[Hit, ...], lang: str) -> bool:
-        best = hits[0]
-        assert best.signals is not None
-        return best.score >= self.weights.margin(lang)

@@ -1,0 +1,170 @@
+"""Fitting the search to labelled questions: the evidence weights and when to answer, by
+k-fold cross-validation, reporting only what the held-out folds score.
+
+Each question is searched once; its evidence against every entry is kept, so any weights
+can be tried without searching again. Per fold: the ranking weights with the best MRR@10
+on the training folds (a small grid), then a logistic model of "this question is
+answerable" over the best hit's evidence, and its threshold: the highest that keeps
+training-fold false abstention within `MAX_FALSE_ABSTENTION`. The figures reported are
+those of the held-out fold, pooled. The weights written are fitted on all the questions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .evaluate import DEPTH, EvalQuery, is_expected
+from .search import ANSWER_FEATURES, CALIBRATION_PATH, Features, Searcher, Weights
+
+__all__ = ["calibrate", "write_calibration", "GRID", "MAX_FALSE_ABSTENTION"]
+
+GRID = {
+    "question": (0.0, 0.05, 0.1, 0.2),
+    "coverage": (0.0, 0.1, 0.2, 0.3),
+    "framework": (0.0, 0.05, 0.1),
+    "hub": (0.0, 0.5, 1.0),
+}
+MAX_FALSE_ABSTENTION = 0.03  # on the training folds; held-out folds are measured, not fitted
+L2 = 1.0  # ridge penalty of the answer model, on standardised features
+
+
+@dataclass
+class _Question:
+    query: EvalQuery
+    features: Features  # against every entry
+    correct: np.ndarray  # which entries answer it
+    zh: bool
+
+
+def _collect(searcher: Searcher, queries: Sequence[EvalQuery]) -> list[_Question]:
+    ids = np.arange(len(searcher.entries))
+    found = []
+    for query in queries:
+        plan = searcher.plan(query.q, k=DEPTH)
+        vector = searcher.embedder.embed_query(plan.embed_text)
+        features = searcher.features(searcher.query_terms(plan), vector, ids)
+        correct = np.array([is_expected(e, query.expect) for e in searcher.entries]) if query.answerable else np.zeros(len(ids), bool)
+        found.append(_Question(query, features, correct, plan.query_lang == "zh"))
+    return found
+
+
+def _ranks(questions: list[_Question], w: Weights) -> list[int | None]:
+    ranks: list[int | None] = []
+    for q in questions:
+        order = np.argsort(-q.features.score(w), kind="stable")[:DEPTH]
+        hit = np.flatnonzero(q.correct[order])
+        ranks.append(int(hit[0]) + 1 if len(hit) else None)
+    return ranks
+
+
+def _best_ranking(questions: list[_Question], base: Weights) -> Weights:
+    answerable = [q for q in questions if q.query.answerable]
+    best, best_key = base, (-1.0, -1.0)
+    for values in itertools.product(*GRID.values()):
+        w = replace(base, **dict(zip(GRID, values)))
+        ranks = _ranks(answerable, w)
+        key = (sum(1 / r for r in ranks if r) / len(ranks), sum(r == 1 for r in ranks) / len(ranks))
+        if key > best_key:
+            best, best_key = w, key
+    return best
+
+
+def _answer_rows(questions: list[_Question], w: Weights) -> np.ndarray:
+    rows = []
+    for q in questions:
+        score = q.features.score(w)
+        rows.append(q.features.of_best(score, np.argsort(-score, kind="stable"), q.zh))
+    return np.array(rows)
+
+
+def _logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
+    """Ridge logistic regression by Newton's method; coefficients in the features' own units."""
+    mean, scale = x.mean(axis=0), x.std(axis=0)
+    scale[scale == 0] = 1.0
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    beta = np.zeros(z.shape[1])
+    penalty = np.diag([L2] * (z.shape[1] - 1) + [0.0])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-z @ beta))
+        gradient = z.T @ (p - y) + penalty @ beta
+        hessian = z.T @ (z * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(len(beta))
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    coef = beta[:-1] / scale
+    return coef, float(beta[-1] - coef @ mean)
+
+
+def _fit(questions: list[_Question], base: Weights) -> Weights:
+    w = _best_ranking(questions, base)
+    x = _answer_rows(questions, w)
+    y = np.array([q.query.answerable for q in questions], dtype=float)
+    coef, bias = _logistic(x, y)
+    w = replace(w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6), answer_threshold=0.0)
+    p = np.sort(w.answer_probability(x[y == 1]))
+    allowed = int(np.floor(MAX_FALSE_ABSTENTION * len(p)))  # answerable questions that may fall below
+    threshold = float(p[allowed]) if len(p) else 0.5
+    return replace(w, answer_threshold=round(threshold - 1e-9, 9))
+
+
+def _fold(query: EvalQuery, folds: int) -> int:
+    return int(hashlib.sha1(query.id.encode()).hexdigest(), 16) % folds
+
+
+def _figures(questions: list[_Question], ranks: list[int | None], answered: list[bool]) -> dict:
+    def block(members: list[int]) -> dict:
+        n = len(members)
+        return {
+            "queries": n,
+            "recall_at_1": round(sum(ranks[i] == 1 for i in members) / n, 4) if n else 0.0,
+            "recall_at_3": round(sum(ranks[i] is not None and ranks[i] <= 3 for i in members) / n, 4) if n else 0.0,
+            "mrr_at_10": round(sum(1 / ranks[i] for i in members if ranks[i]) / n, 4) if n else 0.0,
+            "false_abstention": round(sum(not answered[i] for i in members) / n, 4) if n else 0.0,
+        }
+
+    answerable = [i for i, q in enumerate(questions) if q.query.answerable]
+    outside = [i for i, q in enumerate(questions) if not q.query.answerable]
+    langs = sorted({questions[i].query.lang for i in answerable})
+    return {
+        "overall": block(answerable),
+        "by_lang": {lang: block([i for i in answerable if questions[i].query.lang == lang]) for lang in langs},
+        "out_of_scope": {"queries": len(outside), "abstained": sum(not answered[i] for i in outside)},
+    }
+
+
+def calibrate(searcher: Searcher, queries: Sequence[EvalQuery], folds: int = 5) -> tuple[Weights, dict]:
+    """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation."""
+    questions = _collect(searcher, queries)
+    base = searcher.weights
+    ranks: list[int | None] = [None] * len(questions)
+    answered = [False] * len(questions)
+    chosen = []
+    for fold in range(folds):
+        train = [q for q in questions if _fold(q.query, folds) != fold]
+        test = [i for i, q in enumerate(questions) if _fold(q.query, folds) == fold]
+        w = _fit(train, base)
+        chosen.append({name: getattr(w, name) for name in GRID})
+        held = [questions[i] for i in test]
+        for i, rank, p in zip(test, _ranks(held, w), w.answer_probability(_answer_rows(held, w))):
+            ranks[i], answered[i] = rank, bool(p >= w.answer_threshold)
+    report = {"folds": folds, "cross_validated": _figures(questions, ranks, answered), "fold_weights": chosen}
+    return _fit(questions, base), report
+
+
+def write_calibration(weights: Weights, report: dict, sources: Sequence[str], path: Path = CALIBRATION_PATH) -> None:
+    data = {
+        "about": "Written by `kb calibrate`; figures are those of held-out folds only.",
+        "questions": list(sources),
+        "answer_features": list(ANSWER_FEATURES),
+        "weights": weights.to_dict(),
+        **report,
+    }
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

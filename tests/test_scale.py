@@ -22,7 +22,7 @@ from kb.filters import Subset
 from kb.glossary import Glossary
 from kb.index import read_index, write_index
 from kb.knowledge import KnowledgeBase
-from kb.search import Searcher
+from kb.search import Searcher, Weights
 from kb.settings import Settings
 
 N = 3000
@@ -95,7 +95,9 @@ def approximate(tmp_path_factory, vectors) -> Path:
 @pytest.fixture(scope="module")
 def searcher(approximate) -> Searcher:
     index = read_index(approximate)
-    return Searcher(index.entries, index.vectors, None, Glossary(()), index.background)  # type: ignore[arg-type]
+    # Unit weights with no hubness term: on this synthetic corpus the cosine alone must decide.
+    weights = Weights(hub=0.0)
+    return Searcher(index.entries, index.vectors, None, Glossary(()), index.background, weights=weights)  # type: ignore[arg-type]
 
 
 def test_meta_records_the_index_kind(approximate, tmp_path, vectors):

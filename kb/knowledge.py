@@ -102,9 +102,10 @@ class KnowledgeBase:
         except KeyError:
             raise EntryNotFound(entry_id) from None
 
-    def related(self, entry_id: str, k: int = 3) -> list[Hit]:
+    def related(self, entry_id: str, k: int = 3, lang: str | None = None) -> list[Hit]:
         """The entries nearest to this one (by their vectors), best first: a search of the
-        vector index with the entry's own vector, the entry itself left out."""
+        vector index with the entry's own vector, the entry itself left out; each in `lang`
+        where it has that version."""
         self.get(entry_id)
         position = self.position[entry_id]
         searcher = self.searcher
@@ -113,7 +114,10 @@ class KnowledgeBase:
         ids = ids[ids != position]
         scores = searcher.entry_cosines(ids, vector)
         order = np.argsort(-scores, kind="stable")[:k]
-        return [Hit(self.entries[int(ids[j])], round(float(scores[j]), 4), rank) for rank, j in enumerate(order, 1)]
+        return [
+            Hit(self.entries[int(ids[j])].localized(lang), round(float(scores[j]), 4), rank)
+            for rank, j in enumerate(order, 1)
+        ]
 
 
 def _sources_of(entries: list[Entry]) -> list[Source]:

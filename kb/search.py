@@ -262,7 +262,7 @@ class Searcher:
 
     def rank(self, plan: Plan, q: np.ndarray) -> SearchResult:
         """The best entries for a planned query, given its embedding `q`."""
-        terms = self._respell(self.glossary.query_terms(plan.text))
+        terms = self.query_terms(plan)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
         allowed_rows = self.row_filters.subset(plan.tags, plan.source, plan.lang)
         depth = max(self.candidates, plan.k)

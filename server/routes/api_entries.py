@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -30,5 +28,4 @@ async def get_entry(
 ) -> EntryOut:
     """One entry by id, with the entries nearest to it."""
     entry = kb.get(entry_id).localized(hl)
-    related = [replace(h, entry=h.entry.localized(hl or entry.lang)) for h in kb.related(entry_id, RELATED)]
-    return entry_out(entry, related, base_url(request))
+    return entry_out(entry, kb.related(entry_id, RELATED, hl or entry.lang), base_url(request))

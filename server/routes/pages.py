@@ -96,7 +96,7 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
         raise QueryError("hl", f"unknown language {hl!r}; expected one of {', '.join(LANGS)}")
     reader = hl or content_lang(request)
     entry = kb.get(entry_id).localized(reader)
-    related = [replace(h, entry=h.entry.localized(reader)) for h in kb.related(entry_id, RELATED)]
+    related = kb.related(entry_id, RELATED, reader)
     context = {
         "entry": entry, "related": related, "reader": reader, "permalink": f"{base_url(request)}entries/{entry.id}",
         "only_in": only_in(entry.lang, reader) if entry.lang != reader else "",

@@ -13,7 +13,6 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import replace
 from typing import Any, Sequence
 
 import httpx
@@ -154,7 +153,7 @@ async def interactive(
             except EntryNotFound:
                 background.add_task(post_to_slack, response_url, notice_message(t("slack_entry_gone")))
                 continue
-            related = [replace(h, entry=h.entry.localized(t.lang)) for h in kb.related(entry_id, RELATED_SHOWN)]
+            related = kb.related(entry_id, RELATED_SHOWN, t.lang)
             message = shared_message(entry.localized(t.lang), related, t.lang, base_url(request), user_id)
             background.add_task(post_to_slack, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):

@@ -43,7 +43,9 @@ def signed_in(request: Request, settings: Settings) -> bool:
     if scheme.lower() == "bearer" and token_matches(settings, credentials.strip()):
         return True
     cookie, token = request.cookies.get(COOKIE, ""), settings.admin_token
-    return bool(cookie) and bool(token) and hmac.compare_digest(cookie, _cookie_value(token))
+    # As bytes: a cookie is whatever the client sent (`kb_admin=é`), and compare_digest takes only ASCII str.
+    expected = _cookie_value(token).encode("ascii") if token else b""
+    return bool(cookie) and bool(token) and hmac.compare_digest(cookie.encode("utf-8", "replace"), expected)
 
 
 async def require_admin(request: Request) -> None:

@@ -22,6 +22,7 @@ from kb.settings import Settings
 from .cors import APICors
 from .errors import install_error_handler
 from .limits import RequestLimits
+from .logbudget import LogBudget
 from .ratelimit import RateLimit
 from .recording import Recorder
 from .reload import PinBuild, Reloader
@@ -67,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.templates = create_templates()
+    app.state.slack_refused_log = LogBudget()
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for router in ROUTERS:
         _docstrings_as_summaries(router)

@@ -14,6 +14,7 @@ from kb.settings import Settings
 
 from .admin import require_admin
 from .chat import Chat
+from .logbudget import LogBudget
 from .recording import Recorder
 from .reload import pinned
 from .slack.signature import SignatureError, verify
@@ -78,7 +79,9 @@ async def get_slack_form(request: Request) -> dict[str, str]:
         verify(secret, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"), body)
     except SignatureError as exc:
         client = request.client.host if request.client else "?"
-        log.warning("Slack request to %s from %s refused: %s", request.url.path, client, exc)
+        # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
+        refused: LogBudget = request.app.state.slack_refused_log
+        refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
         raise HTTPException(401, f"not a valid Slack request: {exc}") from None
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in fields.items()}

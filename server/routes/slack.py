@@ -10,7 +10,6 @@ as background tasks that run once the response has been sent. A search that over
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from typing import Any, Sequence
@@ -33,6 +32,7 @@ from ..i18n import Translator
 from ..schemas import ErrorOut
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
 from ..slack.blocks import RELATED_SHOWN
+from ..slack.payload import PayloadError, block_actions
 from .api_chat import permalinks
 
 __all__ = ["router", "log_status", "post_to_slack", "HELP_WORDS", "POST_TIMEOUT", "ACK_SECONDS"]
@@ -137,16 +137,15 @@ async def interactive(
 ) -> Response:
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
     try:
-        payload = json.loads(form.get("payload", ""))
-    except json.JSONDecodeError:
-        raise HTTPException(400, "payload: not JSON (Slack sends interactions as a form field `payload`)") from None
-    if not isinstance(payload, dict) or payload.get("type") != "block_actions":
+        payload = block_actions(form.get("payload", ""))
+    except PayloadError as exc:
+        raise HTTPException(400, str(exc)) from None
+    if payload is None:
         return Response(status_code=200)  # other interaction types are not ours
-    response_url = str(payload.get("response_url") or "")
-    user_id = str((payload.get("user") or {}).get("id") or "")
-    for action in (payload.get("actions") or [])[:1]:
-        action_id, entry_id = action.get("action_id"), str(action.get("value") or "")
-        t = Translator(actions_lang(str(action.get("block_id") or "")))
+    response_url, user_id = payload.response_url, payload.user.id
+    for action in payload.actions[:1]:
+        action_id, entry_id = action.action_id, action.value
+        t = Translator(actions_lang(action.block_id))
         if action_id == "kb_share":
             try:
                 entry = kb.get(entry_id)
@@ -158,8 +157,7 @@ async def interactive(
             background.add_task(post_to_slack, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
             log.info("Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id)
-            team_id = str((payload.get("team") or {}).get("id") or (payload.get("user") or {}).get("team_id") or "")
-            recorder.slack_vote(entry_id, action_id == "kb_helpful", team_id, user_id)
+            recorder.slack_vote(entry_id, action_id == "kb_helpful", payload.team_id, user_id)
             background.add_task(post_to_slack, response_url, notice_message(t("slack_thanks")))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)

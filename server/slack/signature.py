@@ -11,9 +11,10 @@ import hashlib
 import hmac
 import time
 
-__all__ = ["SignatureError", "sign", "verify", "MAX_AGE_SECONDS"]
+__all__ = ["SignatureError", "sign", "verify", "MAX_AGE_SECONDS", "MAX_TIMESTAMP_DIGITS"]
 
 MAX_AGE_SECONDS = 300
+MAX_TIMESTAMP_DIGITS = 12  # Unix seconds have 10 digits until the year 2286
 
 
 class SignatureError(Exception):
@@ -34,6 +35,10 @@ def verify(secret: str, timestamp: str | None, signature: str | None, body: byte
         raise SignatureError("the X-Slack-Signature header is missing")
     if not (timestamp.isascii() and timestamp.isdigit()):
         raise SignatureError(f"X-Slack-Request-Timestamp {timestamp[:40]!r} is not a whole number of seconds")
+    if len(timestamp) > MAX_TIMESTAMP_DIGITS:
+        raise SignatureError(
+            f"X-Slack-Request-Timestamp has {len(timestamp)} digits; a Unix time in seconds has at most {MAX_TIMESTAMP_DIGITS}"
+        )
     sent = int(timestamp)
     now = time.time() if now is None else now
     if abs(now - sent) > MAX_AGE_SECONDS:

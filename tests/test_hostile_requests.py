@@ -1,0 +1,106 @@
+"""Requests anyone can send, hostile ones included, against a real server (uvicorn on a loopback port):
+each gets a 4xx that says what was wrong and at most one log line, never a 500 or a traceback, and
+a flood of refused Slack requests cannot flood the log."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any, Callable, Iterator
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from test_slack import SECRET, command_body, slack_headers
+
+from kb.settings import Settings
+from server import create_app
+
+TOKEN = "correct-horse-battery-staple"
+
+
+@pytest.fixture(scope="module")
+def url(settings: Settings, serve: Callable[[Any], Any]) -> str:
+    return serve(create_app(settings.with_(slack_signing_secret=SECRET, admin_token=TOKEN))).url
+
+
+@pytest.fixture
+def logged(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """The log while the test runs (warnings and above)."""
+    with caplog.at_level(logging.WARNING):
+        yield caplog
+
+
+def server_lines(logged: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in logged.records if r.name.startswith(("kb", "uvicorn"))]
+
+
+def test_a_slack_timestamp_of_400_digits_is_refused_before_the_signature(url: str, logged: pytest.LogCaptureFixture) -> None:
+    body = command_body("how do I resume training")
+    headers = {**slack_headers(body), "X-Slack-Request-Timestamp": "9" * 400}
+    response = httpx.post(f"{url}/slack/command", content=body, headers=headers)
+    assert response.status_code == 401
+    assert response.json()["error"] == (
+        "not a valid Slack request: X-Slack-Request-Timestamp has 400 digits; a Unix time in seconds has at most 12"
+    )
+    [line] = server_lines(logged)
+    assert line.levelno == logging.WARNING and line.exc_info is None and "has 400 digits" in line.getMessage()
+
+
+def test_a_flood_of_refused_slack_requests_logs_a_bounded_number_of_lines(
+    url: str, logged: pytest.LogCaptureFixture
+) -> None:
+    body = command_body("how do I resume training")
+    started = time.monotonic()
+    with httpx.Client(base_url=url) as http:
+        for n in range(1000):
+            headers = {**slack_headers(body), "X-Slack-Request-Timestamp": str(n)}
+            assert http.post("/slack/interactive", content=body, headers=headers).status_code == 401
+    seconds = time.monotonic() - started
+    lines = server_lines(logged)
+    assert 60 <= len(lines) <= 60 + seconds + 1, (len(lines), seconds)  # a burst of 60, then one a second
+    assert "more like this not logged" in lines[-1].getMessage()
+    assert sum(len(r.getMessage()) for r in lines) < 20_000
+    assert all(r.exc_info is None for r in lines)
+
+
+@pytest.mark.parametrize("path", ["/insights", "/insights/gaps.csv", "/insights/daily.csv?since=7d", "/admin/reload"])
+def test_an_admin_cookie_that_is_not_ascii_is_not_signed_in(url: str, path: str, logged: pytest.LogCaptureFixture) -> None:
+    method = "POST" if path.startswith("/admin") else "GET"
+    response = httpx.request(method, url + path, headers={"Cookie": "kb_admin=é".encode("utf-8")})
+    assert response.status_code == 401
+    assert server_lines(logged) == []
+
+
+def _signed_payload(payload: Any) -> tuple[bytes, dict[str, str]]:
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    return body, slack_headers(body)
+
+
+BUTTON = {"action_id": "kb_helpful", "block_id": "kb_actions:en", "value": "slime-b0ab398d"}
+SHAPES = [
+    ({"user": "U0001", "actions": [BUTTON]}, "payload.user: Input should be a valid dictionary or instance of User"),
+    ({"user": {"id": "U1"}, "actions": {"0": BUTTON}}, "payload.actions: Input should be a valid list"),
+    ({"user": {"id": "U1"}, "actions": ["kb_helpful"]}, "payload.actions.0: Input should be a valid dictionary or instance of Action"),
+    ({"user": {"id": "U1"}, "actions": 7}, "payload.actions: Input should be a valid list"),
+    ({"user": {"id": "U1"}, "actions": [{**BUTTON, "value": {"id": 1}}]}, "payload.actions.0.value: Input should be a valid string"),
+    ({"user": {"id": "U1"}, "team": ["T1"], "actions": [BUTTON]}, "payload.team: Input should be a valid dictionary or instance of Team"),
+    ({"user": {"id": "U1"}, "response_url": 5, "actions": [BUTTON]}, "payload.response_url: Input should be a valid string"),
+]
+
+
+@pytest.mark.parametrize(("shape", "error"), SHAPES)
+def test_a_signed_interaction_of_another_shape_is_a_400_naming_the_field(
+    url: str, logged: pytest.LogCaptureFixture, shape: dict[str, Any], error: str
+) -> None:
+    body, headers = _signed_payload({"type": "block_actions", **shape})
+    response = httpx.post(f"{url}/slack/interactive", content=body, headers=headers)
+    assert (response.status_code, response.json()["error"]) == (400, error)
+    assert server_lines(logged) == []
+
+
+def test_a_signed_interaction_of_another_type_is_acknowledged(url: str) -> None:
+    for payload in ({"type": "view_submission", "user": "x"}, ["block_actions"], "block_actions"):
+        body, headers = _signed_payload(payload)
+        assert httpx.post(f"{url}/slack/interactive", content=body, headers=headers).status_code == 200

@@ -5,23 +5,33 @@ gets `Access-Control-Allow-Origin` (and an answer to its preflight); any other o
 no CORS headers, so the browser keeps the response from the page, and its preflight is
 refused with a JSON error naming the setting. `*` in the list allows every origin.
 Same-origin requests (the site's own pages) pass through untouched.
+
+A refused origin is logged once, within a budget of log lines (server/logbudget.py); the
+last `MAX_REMEMBERED` refused origins are remembered for that, so a page calling again
+and again is logged once, and a flood of made-up origins neither floods the log nor grows
+the memory.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections import OrderedDict
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["APICors", "ALLOWED_METHODS", "ALLOWED_HEADERS", "PREFLIGHT_MAX_AGE"]
+from .logbudget import LogBudget
+
+__all__ = ["APICors", "ALLOWED_METHODS", "ALLOWED_HEADERS", "PREFLIGHT_MAX_AGE", "MAX_REMEMBERED"]
 
 log = logging.getLogger("kb.server")
 
 ALLOWED_METHODS = ("GET", "POST")
 ALLOWED_HEADERS = ("accept", "content-type", "accept-language")
 PREFLIGHT_MAX_AGE = 600  # seconds a browser may reuse a preflight answer
+MAX_REMEMBERED = 1000  # refused origins remembered (the least recently seen are forgotten first)
+MAX_ORIGIN_SHOWN = 200  # characters of an origin kept and logged
 
 
 class APICors:
@@ -34,7 +44,8 @@ class APICors:
     def __init__(self, app: ASGIApp, prefix: str = "/api/") -> None:
         self.app = app
         self.prefix = prefix
-        self._refused: set[str] = set()
+        self._refused: OrderedDict[str, None] = OrderedDict()  # least recently seen first
+        self._log = LogBudget()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
@@ -65,15 +76,24 @@ class APICors:
         origins = settings.origins if settings is not None else ()
         return "*" in origins or origin.rstrip("/") in origins
 
+    def _log_refused(self, origin: str) -> None:
+        """Log a refused origin the first time it is seen (among the last `MAX_REMEMBERED`), within the log budget."""
+        if origin in self._refused:
+            self._refused.move_to_end(origin)
+            return
+        self._refused[origin] = None
+        if len(self._refused) > MAX_REMEMBERED:
+            self._refused.popitem(last=False)
+        self._log.warning(log, "cross-origin API call refused: origin %r is not in KB_ALLOWED_ORIGINS "
+                               "(add it to KB_ALLOWED_ORIGINS to allow it)", origin)
+
     async def _preflight(self, origin: str, allowed: bool, headers: Headers, send: Send) -> None:
         method = headers["access-control-request-method"].upper()
         asked = [h.strip().lower() for h in headers.get("access-control-request-headers", "").split(",") if h.strip()]
         problem = ""
         if not allowed:
             problem = f"origin {origin!r} is not in KB_ALLOWED_ORIGINS"
-            if origin not in self._refused:
-                self._refused.add(origin)
-                log.warning("cross-origin API call refused: %s (add it to KB_ALLOWED_ORIGINS to allow it)", problem)
+            self._log_refused(origin[:MAX_ORIGIN_SHOWN])
         elif method not in ALLOWED_METHODS:
             problem = f"method {method} is not allowed; use {' or '.join(ALLOWED_METHODS)}"
         elif unknown := [h for h in asked if h not in ALLOWED_HEADERS]:

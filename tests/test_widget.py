@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import logging
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
 from kb.settings import Settings
 from server import create_app
+from server.cors import MAX_REMEMBERED, APICors
 from server.routes.widget import SCRIPT_FILE
 
 ALLOWED = "https://docs.example.com"
@@ -138,6 +142,26 @@ def test_a_refused_origin_is_logged_once(settings: Settings, caplog: pytest.LogC
     assert refused == [
         f"cross-origin API call refused: origin '{OTHER}' is not in KB_ALLOWED_ORIGINS (add it to KB_ALLOWED_ORIGINS to allow it)"
     ]
+
+
+def test_preflights_from_5000_origins_keep_the_log_and_the_memory_bounded(
+    settings: Settings, serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(settings.with_(allowed_origins=ALLOWED))
+    url = serve(app).url
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="kb.server"), httpx.Client(base_url=url) as http:
+        for n in range(5000):
+            assert preflight(http, "/api/chat", f"https://site-{n}.example.net").status_code == 403
+    seconds = time.monotonic() - started
+    refused = [m for m in caplog.messages if "cross-origin API call refused" in m]
+    assert 60 <= len(refused) <= 60 + seconds + 1, (len(refused), seconds)  # a burst of 60, then one a second
+    assert "more like this not logged" in refused[-1]
+    cors = app.middleware_stack
+    while not isinstance(cors, APICors):
+        cors = cors.app
+    assert len(cors._refused) == MAX_REMEMBERED
+    assert "https://site-0.example.net" not in cors._refused and "https://site-4999.example.net" in cors._refused
 
 
 @pytest.mark.parametrize(

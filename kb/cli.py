@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from . import insights_cli
 from .answer import only_in
@@ -182,8 +182,21 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         # Each worker's model would start one OpenMP thread per core, and N sets of them
         # spinning on the same cores slow every worker down: share the cores out instead.
         os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
-    uvicorn.run("server.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers)
+    uvicorn.run(
+        "server.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+        **uvicorn_options(settings),
+    )
     return 0
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    """How uvicorn treats `X-Forwarded-For` and `X-Forwarded-Proto`: believed only from `KB_TRUSTED_PROXIES`.
+
+    The client address they give is the one the rate limits count, so from anyone else
+    they are ignored (uvicorn's own default would believe them from this machine).
+    """
+    proxies = list(settings.proxies)
+    return {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or None}
 
 
 def _check_index(settings: Settings) -> None:

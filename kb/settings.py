@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -61,14 +62,24 @@ class Settings:
         "600/minute", "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)"
     )
     max_body_bytes: int = _setting(262_144, "largest request body accepted, in bytes (larger: 413)")
+    trusted_proxies: str = _setting(
+        "", "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
+            "X-Forwarded-Proto are believed (empty: none, not even this machine)"
+    )
 
     def __post_init__(self) -> None:
         _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
+        _parse_proxies(self.trusted_proxies)
 
     @property
     def rate(self) -> tuple[int, float] | None:
         """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
         return _parse_rate(self.rate_limit)
+
+    @property
+    def proxies(self) -> tuple[str, ...]:
+        """KB_TRUSTED_PROXIES as a tuple of addresses and networks."""
+        return _parse_proxies(self.trusted_proxies)
 
     @property
     def origins(self) -> tuple[str, ...]:
@@ -123,6 +134,19 @@ def _parse_rate(raw: str) -> tuple[int, float] | None:
     if count.strip().isdigit() and int(count) > 0 and unit.strip() in _PERIODS:
         return int(count), _PERIODS[unit.strip()]
     raise SettingsError("KB_RATE_LIMIT", raw, "N/second, N/minute or N/hour with N above 0, or off")
+
+
+def _parse_proxies(raw: str) -> tuple[str, ...]:
+    """Comma-separated IP addresses or networks (`10.0.0.5`, `10.0.0.0/24`, `::1`)."""
+    proxies = tuple(p.strip() for p in raw.split(",") if p.strip())
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise SettingsError(
+                "KB_TRUSTED_PROXIES", raw, f"IP addresses or networks separated by commas ({proxy!r} is neither)"
+            ) from None
+    return proxies
 
 
 def _convert(name: str, raw: str, default: Any, zero_off: bool = False) -> Any:

@@ -23,7 +23,7 @@ from .cors import APICors
 from .errors import install_error_handler
 from .limits import RequestLimits
 from .logbudget import LogBudget
-from .ratelimit import RateLimit
+from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, RateLimit
 from .recording import Recorder
 from .reload import PinBuild, Reloader
 from .routes import ROUTERS, slack
@@ -69,6 +69,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.templates = create_templates()
     app.state.slack_refused_log = LogBudget()
+    app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
+    app.state.vote_limit = ClientLimit(*VOTE_LIMIT)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for router in ROUTERS:
         _docstrings_as_summaries(router)

@@ -1,5 +1,5 @@
 """Route dependencies as `Annotated` aliases: settings, the knowledge base, the chat, the language, a Slack form,
-the recorder and the channel a question came from, the admin check."""
+the recorder and the channel a question came from, the admin check, the limits on sign-in attempts and votes."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from .slack.signature import SignatureError, verify
 from .templating import request_lang
 
 __all__ = [
-    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ChannelDep", "AdminDep", "base_url",
+    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ChannelDep", "AdminDep",
+    "SignInLimitDep", "VoteLimitDep", "base_url",
 ]
 
 log = logging.getLogger("kb.server")
@@ -87,6 +88,16 @@ async def get_slack_form(request: Request) -> dict[str, str]:
     return {name: values[-1] for name, values in fields.items()}
 
 
+async def limit_sign_in(request: Request) -> None:
+    """At most SIGN_IN_LIMIT attempts per client, counted before the token is compared (429 beyond)."""
+    request.app.state.sign_in_limit.check(request.scope)
+
+
+async def limit_votes(request: Request) -> None:
+    """At most VOTE_LIMIT votes per client (429 beyond)."""
+    request.app.state.vote_limit.check(request.scope)
+
+
 def base_url(request: Request) -> str:
     """This server's root URL, ending in "/", for permalinks."""
     return str(request.base_url)
@@ -100,3 +111,5 @@ SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
 RecorderDep = Annotated[Recorder, Depends(get_recorder)]
 ChannelDep = Annotated[str, Depends(get_channel)]
 AdminDep = Annotated[None, Depends(require_admin)]
+SignInLimitDep = Annotated[None, Depends(limit_sign_in)]
+VoteLimitDep = Annotated[None, Depends(limit_votes)]

@@ -5,11 +5,13 @@ a burst of N requests is served at once, then one every 60/N seconds. A request 
 the bucket empty gets 429 (JSON on the API, the error page on pages) with `Retry-After` in
 whole seconds. Slack, `/healthz`, static files and `/widget.js` are not counted (`RATE_EXEMPT`).
 
+Some requests have a tighter limit of their own on top, whatever KB_RATE_LIMIT says
+(`ClientLimit`): sign-in attempts (`SIGN_IN_LIMIT`) and votes (`VOTE_LIMIT`).
+
 The client is the address in the ASGI scope. Behind a reverse proxy that is the proxy's
 address, so every reader would share one bucket, unless uvicorn puts the address from the
-proxy's `X-Forwarded-For` there instead: it does with `--proxy-headers` (on in `kb serve`)
-for requests from the addresses in `--forwarded-allow-ips` / `FORWARDED_ALLOW_IPS`
-(default: this machine). See README, Security.
+proxy's `X-Forwarded-For` there instead: `kb serve` has it do so for requests from the
+addresses in `KB_TRUSTED_PROXIES` only (default: none). See README, Security.
 
 Memory stays bounded: a bucket left alone long enough to be full again is the same as no
 bucket and is dropped, and at most `MAX_CLIENTS` buckets are kept (the least recently
@@ -23,15 +25,25 @@ import time
 from collections import OrderedDict
 from typing import Callable
 
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kb.settings import Settings
 
 from .errors import RATE_EXEMPT, send_error
 
-__all__ = ["RateLimit", "TokenBuckets", "MAX_CLIENTS"]
+__all__ = ["RateLimit", "TokenBuckets", "ClientLimit", "MAX_CLIENTS", "SIGN_IN_LIMIT", "VOTE_LIMIT"]
 
 MAX_CLIENTS = 100_000
+SIGN_IN_LIMIT = ("sign-in attempts", 5, 60.0)  # what, how many, in how many seconds
+VOTE_LIMIT = ("votes", 60, 60.0)
+_PERIOD_NAMES = {1.0: "second", 60.0: "minute", 3600.0: "hour"}
+
+
+def client_address(scope: Scope) -> str:
+    """The client's address as the server sees it (a trusted proxy's `X-Forwarded-For`, else the peer)."""
+    client = scope.get("client")
+    return client[0] if client else "-"
 
 
 class TokenBuckets:
@@ -95,8 +107,7 @@ class RateLimit:
         if buckets is None:
             await self.app(scope, receive, send)
             return
-        client = scope.get("client")
-        waiting = buckets.take(client[0] if client else "-")
+        waiting = buckets.take(client_address(scope))
         if not waiting:
             await self.app(scope, receive, send)
             return
@@ -115,3 +126,22 @@ class RateLimit:
         if settings is not self._for:
             self._buckets, self._for = TokenBuckets(*settings.rate), settings
         return self._buckets
+
+
+class ClientLimit:
+    """A limit of its own on one kind of request, per client: `capacity` of them a `period` (see `SIGN_IN_LIMIT`)."""
+
+    def __init__(self, what: str, capacity: int, period: float):
+        self.what = what
+        self.limit = f"{capacity} a {_PERIOD_NAMES.get(period, f'{period:g} s')}"
+        self._buckets = TokenBuckets(capacity, period)
+
+    def check(self, scope: Scope) -> None:
+        """Count one request; raise a 429 with `Retry-After` if the client is over the limit."""
+        waiting = self._buckets.take(client_address(scope))
+        if waiting:
+            retry = max(1, math.ceil(waiting))
+            raise HTTPException(
+                429, f"too many {self.what} from this client: the limit is {self.limit}; try again in {retry} s",
+                {"Retry-After": str(retry)},
+            )

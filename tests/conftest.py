@@ -51,8 +51,9 @@ def client(settings: Settings) -> Iterator[TestClient]:
 class LoopbackServer:
     """A real uvicorn serving an ASGI app on 127.0.0.1 at a free port, in a thread."""
 
-    def __init__(self, app: Any):
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    def __init__(self, app: Any, **options: Any):
+        """`options`: more of uvicorn's settings, as `kb serve` passes them (`kb.cli.uvicorn_options`)."""
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -76,12 +77,12 @@ class LoopbackServer:
 
 
 @pytest.fixture(scope="session")
-def serve() -> Iterator[Callable[[Any], LoopbackServer]]:
-    """`serve(app)` starts a real uvicorn on a loopback port; all are stopped at the end."""
+def serve() -> Iterator[Callable[..., LoopbackServer]]:
+    """`serve(app, **options)` starts a real uvicorn on a loopback port; all are stopped at the end."""
     started: list[LoopbackServer] = []
 
-    def start(app: Any) -> LoopbackServer:
-        server = LoopbackServer(app).__enter__()
+    def start(app: Any, **options: Any) -> LoopbackServer:
+        server = LoopbackServer(app, **options).__enter__()
         started.append(server)
         return server
 

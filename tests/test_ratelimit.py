@@ -14,6 +14,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from kb.cli import uvicorn_options
 from kb.errors import SettingsError
 from kb.settings import Settings
 from server import create_app
@@ -101,15 +102,57 @@ def test_429_carries_cors_headers_so_the_widget_can_read_it(settings: Settings) 
     assert int(response.headers["retry-after"]) == 60
 
 
-def test_behind_a_proxy_each_forwarded_client_has_its_own_bucket(settings: Settings, serve: Callable[[Any], Any]) -> None:
-    """A real uvicorn, as `kb serve` runs it: from a trusted proxy (this machine), X-Forwarded-For names the client."""
-    server = serve(create_app(settings.with_(rate_limit="1/hour")))
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket(settings: Settings, serve: Callable[..., Any]) -> None:
+    """A real uvicorn, as `kb serve` runs it with KB_TRUSTED_PROXIES naming the proxy (here this machine)."""
+    settings = settings.with_(rate_limit="1/hour", trusted_proxies="127.0.0.1")
+    server = serve(create_app(settings), **uvicorn_options(settings))
     with httpx.Client(base_url=server.url) as http:
         def get(address: str) -> int:
             return http.get("/api/widget-config", headers={"X-Forwarded-For": address}).status_code
 
         assert [get("203.0.113.7"), get("203.0.113.7")] == [200, 429]
         assert get("198.51.100.23") == 200
+
+
+def test_x_forwarded_for_from_a_peer_not_trusted_is_ignored(settings: Settings, serve: Callable[..., Any]) -> None:
+    """By default no proxy is trusted, this machine included: a client cannot pick its own bucket."""
+    settings = settings.with_(rate_limit="1/hour")
+    server = serve(create_app(settings), **uvicorn_options(settings))
+    with httpx.Client(base_url=server.url) as http:
+        statuses = [
+            http.get("/api/widget-config", headers={"X-Forwarded-For": address}).status_code
+            for address in ("203.0.113.7", "198.51.100.23", "192.0.2.1")
+        ]
+    assert statuses == [200, 429, 429]
+
+
+def test_sign_in_attempts_are_limited_to_5_a_minute_whatever_x_forwarded_for_says(
+    settings: Settings, serve: Callable[..., Any]
+) -> None:
+    settings = settings.with_(admin_token="correct-horse-battery-staple")
+    server = serve(create_app(settings), **uvicorn_options(settings))
+    with httpx.Client(base_url=server.url) as http:
+        def sign_in(token: str, n: int) -> httpx.Response:
+            return http.post("/insights/sign-in", data={"token": token}, headers={"X-Forwarded-For": f"203.0.113.{n}"})
+
+        assert [sign_in(f"guess-{n}", n).status_code for n in range(5)] == [401] * 5
+        sixth = sign_in("correct-horse-battery-staple", 5)  # even the right token: the limit comes first
+    assert sixth.status_code == 429 and 1 <= int(sixth.headers["retry-after"]) <= 12
+    assert "too many sign-in attempts from this client: the limit is 5 a minute" in sixth.text
+
+
+@pytest.mark.parametrize(("value", "proxies"), [("", ()), ("10.0.0.5", ("10.0.0.5",)),
+                                                (" 10.0.0.0/24 , ::1 ", ("10.0.0.0/24", "::1"))])
+def test_trusted_proxies_are_read(value: str, proxies: tuple[str, ...]) -> None:
+    settings = Settings.from_env({"KB_TRUSTED_PROXIES": value})
+    assert settings.proxies == proxies
+    assert uvicorn_options(settings) == {"proxy_headers": bool(proxies), "forwarded_allow_ips": list(proxies) or None}
+
+
+@pytest.mark.parametrize("value", ["localhost", "10.0.0.5,*", "10.0.0.300"])
+def test_a_bad_trusted_proxy_is_named_at_start_up(value: str) -> None:
+    with pytest.raises(SettingsError, match=r"setting KB_TRUSTED_PROXIES=.*: expected IP addresses or networks"):
+        Settings.from_env({"KB_TRUSTED_PROXIES": value})
 
 
 def test_off_means_no_limit(client: TestClient) -> None:

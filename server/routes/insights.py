@@ -21,7 +21,7 @@ from kb.knowledge import KnowledgeBase
 
 from ..admin import check_on, sign_in, sign_out, signed_in, token_matches
 from ..chart import Series, stacked_bars
-from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep
+from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
 from ..i18n import Translator
 from ..recording import Recorder
 from ..schemas import ErrorOut
@@ -109,7 +109,7 @@ async def insights_page(
 
 
 @router.post("/insights/sign-in", include_in_schema=False)
-async def insights_sign_in(request: Request, settings: SettingsDep) -> Response:
+async def insights_sign_in(request: Request, settings: SettingsDep, _: SignInLimitDep) -> Response:
     """Check the admin token from the sign-in form and set the cookie."""
     check_on(settings)
     body = await request.body()

@@ -9,7 +9,7 @@ and the `kb insights` command both read and write through `InsightsStore`.
 What is kept: the question text, its language, where it was asked (channel), the best
 entry and its score, whether it was answered, how long it took. Votes keep the entry, the
 question, helpful or not, an optional reason and comment, and a keyed hash of the voter's
-session (or Slack user): enough to allow one vote per answer, not enough to name anyone.
+session (or Slack user): enough to allow one vote per entry, not enough to name anyone.
 The schema and its migrations are in `kb/insights_schema.py`.
 """
 
@@ -209,35 +209,36 @@ class InsightsStore:
              q.latency_ms, q.slack_team, q.slack_channel)
             for q in questions
         ]
-        self._write(
+        self._write((
             "INSERT INTO questions (asked_at, text, lang, channel, kind, top_entry, top_score, answered, "
             "latency_ms, slack_team, slack_channel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
-        )
+        ))
         return len(rows)
 
     def add_votes(self, votes: Iterable[Vote]) -> int:
-        """Record votes; a second vote by the same voter on the same answer replaces the first."""
+        """Record votes: one per voter per entry, so a later vote (for whichever question) replaces the earlier."""
+        latest = {(v.voter, v.entry_id): v for v in votes}.values()
         rows = [
             (v.voted_at, v.entry_id, v.question, int(v.helpful), v.voter, v.channel, v.reason, v.comment)
-            for v in votes
+            for v in latest
         ]
         self._write(
-            "INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel, reason, comment) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (voter, entry_id, question) DO UPDATE SET "
-            "voted_at = excluded.voted_at, helpful = excluded.helpful, channel = excluded.channel, "
-            "reason = excluded.reason, comment = excluded.comment",
-            rows,
+            ("DELETE FROM votes WHERE voter = ? AND entry_id = ?", [(v.voter, v.entry_id) for v in latest]),
+            ("INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel, reason, comment) "
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows),
         )
         return len(rows)
 
-    def _write(self, sql: str, rows: Sequence[tuple[object, ...]]) -> None:
-        if not rows:
+    def _write(self, *statements: tuple[str, Sequence[tuple[object, ...]]]) -> None:
+        """Run each statement over its rows, all in one transaction."""
+        if not any(rows for _, rows in statements):
             return
         db = self._db()
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.executemany(sql, rows)
+            for sql, rows in statements:
+                db.executemany(sql, rows)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:

@@ -112,6 +112,11 @@ class ChatOut(BaseModel):
         description="`llm`: written by the LLM; `fallback`: the LLM failed, this is the extractive answer"
     )
     sources: list[HitOut]
+    session: str | None = Field(
+        default=None,
+        description="a voting session, to send back as `session` with votes on this answer (`POST /api/feedback`) "
+                    "by a client that sends no cookies; null while votes are off",
+    )
 
 
 class HealthOut(BaseModel):

@@ -134,7 +134,7 @@ def test_health(client: TestClient) -> None:
 
 def test_chat_answers_with_the_best_entry_and_its_sources(client: TestClient) -> None:
     body = client.post("/api/chat", json={"message": RESUME_ZH}).json()
-    assert set(body) == {"answer", "answer_html", "answered", "mode", "sources"}
+    assert set(body) == {"answer", "answer_html", "answered", "mode", "sources", "session"}
     assert body["answered"] is True and body["mode"] == "extractive"
     best = body["sources"][0]
     assert "续训" in best["question"] and best["answer"].strip()[:20] in body["answer"]
@@ -195,7 +195,9 @@ def test_chat_streams_server_sent_events(client: TestClient) -> None:
     names = [name for name, _ in events]
     assert names[0] == "sources" and names[-1] == "done" and "delta" in names
     assert "".join(data["text"] for name, data in events if name == "delta") == whole["answer"]
-    assert events[-1][1] == whole
+    done = events[-1][1]
+    assert {**done, "session": None} == {**whole, "session": None}
+    assert done["session"] != whole["session"]  # each reply carries a voting session of its own
 
 
 def test_streamed_chat_reports_bad_input_before_streaming(client: TestClient) -> None:

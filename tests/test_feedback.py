@@ -1,11 +1,13 @@
 """Votes (`POST /api/feedback`) and the recording of questions from every channel, on a real SQLite
-file per test: one vote per answer per browser session, errors that say what was wrong, no lost
-rows under concurrent requests, and a database that cannot be written never costing an answer."""
+file per test: one vote per answer per session the server issued, whatever the client makes up,
+errors that say what was wrong, no lost rows under concurrent requests, and a database that
+cannot be written never costing an answer."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
 import threading
 import time
@@ -23,6 +25,8 @@ from server import create_app
 from server.recording import Recorder, related_typing
 
 RESUME = "slime-b0ab398d"  # 如何续训？
+NO_SESSION = ("session: a vote needs a session this server issued: the kb_session cookie its pages set, "
+              "or the `session` of an /api/chat reply")
 
 
 @pytest.fixture
@@ -34,7 +38,9 @@ def own(settings: Settings, tmp_path: Path) -> Settings:
 
 @pytest.fixture
 def client(own: Settings) -> Iterator[TestClient]:
+    """A browser that has loaded the search page, and so holds the session cookie it set."""
     with TestClient(create_app(own)) as client:
+        client.get("/")
         yield client
 
 
@@ -48,32 +54,73 @@ def vote(client: TestClient, **body: Any) -> httpx.Response:
     return client.post("/api/feedback?channel=web", json={"entry_id": RESUME, "message": "如何续训", "helpful": True, **body})
 
 
-def test_a_vote_is_recorded_with_its_answer_reason_comment_and_a_session_cookie(client: TestClient) -> None:
+@pytest.mark.parametrize("path", ["/", "/search?q=OOM", "/chat"])
+def test_pages_with_vote_buttons_set_a_signed_session_cookie_for_the_browser_session(own: Settings, path: str) -> None:
+    with TestClient(create_app(own)) as browser:
+        cookie = browser.get(path).headers["set-cookie"]
+        assert cookie.startswith("kb_session=") and "HttpOnly" in cookie and "SameSite=lax" in cookie
+        assert "Max-Age" not in cookie and "expires" not in cookie.lower()  # a browser-session cookie
+        assert re.fullmatch(r"[\w-]{24}\.[0-9a-f]{32}", browser.cookies["kb_session"])
+        assert "set-cookie" not in browser.get(path).headers  # kept while it is valid
+
+
+def test_a_vote_is_recorded_with_its_answer_reason_comment_and_a_hash_of_the_session(client: TestClient) -> None:
     response = vote(client, helpful=False, reason="outdated", comment="  --load changed in v0.2  ")
     assert response.status_code == 202 and response.json() == {"ok": True}
-    cookie = response.headers["set-cookie"]
-    assert cookie.startswith("kb_session=") and "HttpOnly" in cookie and "SameSite=lax" in cookie
-    assert "Max-Age" not in cookie and "expires" not in cookie.lower()  # a browser-session cookie
     session = client.cookies["kb_session"]
     [(entry, question, helpful, channel, reason, comment, voter)] = rows(
         client, "SELECT entry_id, question, helpful, channel, reason, comment, voter FROM votes"
     )
     assert (entry, question, helpful, channel, reason, comment) == (RESUME, "如何续训", 0, "web", "outdated", "--load changed in v0.2")
-    assert len(voter) == 32 and session not in voter
+    assert len(voter) == 32 and voter not in session and session.partition(".")[0] not in voter
 
 
-def test_one_vote_per_answer_per_browser_session(client: TestClient, own: Settings) -> None:
+def test_one_vote_per_answer_per_session(client: TestClient, own: Settings) -> None:
     for helpful in (True, False, True, False, False):
         assert vote(client, helpful=helpful).status_code == 202
-    assert rows(client, "SELECT helpful FROM votes") == [(0,)]  # five clicks, one vote: the last
-    assert vote(client, message="how do I resume training").status_code == 202  # another question: another answer
+    assert vote(client, message="how do I resume training").status_code == 202  # the same entry for another question
+    assert rows(client, "SELECT question, helpful FROM votes") == [("how do I resume training", 1)]  # the last
 
     with TestClient(create_app(own)) as other_browser:
+        other_browser.get("/chat")
         assert vote(other_browser).status_code == 202
-    cookieless = TestClient(client.app)  # a client that sends no cookies (the widget on another site) names its session
+    widget = TestClient(client.app)  # sends no cookies; takes its session from a chat reply
+    session = widget.post("/api/chat", json={"message": "如何续训"}).json()["session"]
     for _ in range(3):
-        assert vote(cookieless, session="widget-session-1").status_code == 202
-    assert rows(client, "SELECT count(*), sum(helpful) FROM votes") == [(4, 3)]
+        assert vote(widget, session=session).status_code == 202
+    assert rows(client, "SELECT count(*), sum(helpful) FROM votes") == [(3, 3)]
+
+
+def test_251_votes_by_one_client_with_made_up_sessions_and_varied_questions_count_once(
+    own: Settings, serve: Callable[..., Any]
+) -> None:
+    """A real server: one client votes 251 times, with its cookie, without, or naming a session of its own."""
+    app = create_app(own)
+    url = serve(app).url
+    statuses: list[int] = []
+    with httpx.Client(base_url=url) as browser:
+        browser.get("/")
+        for n in range(251):
+            body = {"entry_id": RESUME, "message": f"如何续训 {n}", "helpful": True}
+            if n % 3 == 0:
+                response = browser.post("/api/feedback", json=body)  # with the session cookie
+            elif n % 3 == 1:
+                response = browser.post("/api/feedback", json={**body, "session": f"made-up-session-{n}"})
+            else:
+                response = httpx.post(f"{url}/api/feedback", json=body)  # no cookie at all
+            statuses.append(response.status_code)
+    assert statuses[:3] == [202, 403, 403]
+    assert set(statuses) == {202, 403, 429}  # past 60 votes a minute from one client, 429
+    assert 60 <= statuses.index(429) <= 75  # a burst of 60, and one more a second
+    assert app.state.recorder.flush()
+    assert app.state.recorder.store.count("votes") == 1
+
+
+def test_votes_past_the_limit_get_429_with_retry_after(client: TestClient) -> None:
+    assert all(vote(client).status_code == 202 for _ in range(60))
+    response = vote(client)
+    assert response.status_code == 429 and 1 <= int(response.headers["retry-after"]) <= 2
+    assert response.json()["error"].startswith("too many votes from this client: the limit is 60 a minute; try again in ")
 
 
 @pytest.mark.parametrize(("body", "query", "status", "error"), [
@@ -84,7 +131,8 @@ def test_one_vote_per_answer_per_browser_session(client: TestClient, own: Settin
     ({"helpful": False, "reason": "boring"}, "", 422,
      "reason: Input should be 'wrong', 'outdated', 'incomplete', 'unclear' or 'off_topic'"),
     ({"comment": "x" * 1001}, "", 422, "comment: String should have at most 1000 characters"),
-    ({"session": "short"}, "", 422, "session: String should have at least 8 characters"),
+    ({"session": "made-up-session-id"}, "", 403, NO_SESSION),
+    ({"session": "A" * 24 + "." + "0" * 32}, "", 403, NO_SESSION),
     ({}, "?channel=slack", 422, "channel: Input should be 'web', 'widget' or 'api'"),
 ])
 def test_a_vote_that_cannot_be_taken_says_why(
@@ -177,11 +225,13 @@ def test_a_database_that_cannot_be_opened_costs_no_answer(
         assert client.get("/api/widget-config").json()["feedback"] is False
         response = vote(client)
         assert response.status_code == 503
-        assert response.json()["error"].startswith(
-            f"feedback is off: insights database {store_path(own.data_dir)}: cannot be opened (OperationalError: "
-        )
+        assert response.json()["error"] == "feedback is off: votes cannot be recorded on this server (its log says why)"
+        assert client.post("/api/chat", json={"message": "如何续训"}).json()["session"] is None
     assert any(
-        r.levelno == logging.WARNING and r.getMessage().startswith("questions and votes are not recorded, and feedback is off: ")
+        r.levelno == logging.WARNING and r.getMessage().startswith(
+            f"questions and votes are not recorded, and feedback is off: insights database {store_path(own.data_dir)}: "
+            "cannot be opened (OperationalError: "
+        )
         for r in caplog.records
     )
 
@@ -222,6 +272,7 @@ def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callab
 
     def ask(n: int) -> None:
         with httpx.Client(base_url=url, timeout=60) as http:
+            http.get("/")  # the session cookie
             start.wait()
             for i in range(per_thread):
                 response = http.get("/api/search", params={"q": f"OOM {n} {i}"})
@@ -241,7 +292,7 @@ def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callab
     assert app.state.recorder.flush()
     store = app.state.recorder.store
     assert store.count("questions") == threads * per_thread
-    assert store.count("votes") == threads * 3
+    assert store.count("votes") == threads  # each session voted three times on one entry
 
 
 @pytest.fixture
@@ -267,17 +318,20 @@ def test_slack_questions_and_votes_are_recorded_without_user_names(slack_setting
     assert b"ada.lovelace" not in raw and b"U0001" not in raw  # the user's name and id are never written
 
 
-def test_votes_from_the_widget_on_another_site_count_as_widget(client: TestClient) -> None:
-    response = client.post("/api/feedback", json={"entry_id": RESUME, "message": "如何续训", "helpful": True,
-                                                  "session": "a-widget-session"}, headers={"Origin": "https://docs.example.com"})
-    assert response.status_code == 202 and "set-cookie" not in response.headers
-    assert rows(client, "SELECT channel FROM votes") == [("widget",)]
+def test_votes_from_the_widget_on_another_site_count_as_widget(own: Settings) -> None:
+    widget_page = {"Origin": "https://docs.example.com"}
+    with TestClient(create_app(own)) as widget:
+        session = widget.post("/api/chat", json={"message": "如何续训"}, headers=widget_page).json()["session"]
+        response = widget.post("/api/feedback", json={"entry_id": RESUME, "message": "如何续训", "helpful": True,
+                                                      "session": session}, headers=widget_page)
+        assert response.status_code == 202 and "set-cookie" not in response.headers
+        assert rows(widget, "SELECT channel FROM votes") == [("widget",)]
 
 
 def test_the_feedback_endpoint_is_documented(client: TestClient) -> None:
     operation = client.get("/openapi.json").json()["paths"]["/api/feedback"]["post"]
-    assert operation["summary"] == "Vote an answer helpful or not (one vote per answer per browser session)."
-    assert set(operation["responses"]) == {"202", "404", "413", "422", "429", "503"}
+    assert operation["summary"] == "Vote an answer helpful or not (one vote per answer per session)."
+    assert set(operation["responses"]) == {"202", "403", "404", "413", "422", "429", "503"}
     schema = client.get("/openapi.json").json()["components"]["schemas"]["FeedbackIn"]
     assert set(schema["properties"]) == {"entry_id", "helpful", "message", "reason", "comment", "session"}
     params = {p["name"] for p in client.get("/openapi.json").json()["paths"]["/api/search"]["get"]["parameters"]}

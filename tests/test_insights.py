@@ -106,15 +106,20 @@ def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> No
     assert store.totals(T0 + DAY) == Totals(questions=4, answered=3, helpful=2, unhelpful=1)
 
 
-def test_one_vote_per_answer_per_voter_and_the_last_one_counts(store: InsightsStore) -> None:
-    voter = store.pseudonym("cookie:one-browser")
+def test_one_vote_per_entry_per_voter_and_the_last_one_counts(store: InsightsStore) -> None:
+    voter = store.pseudonym("session:one-browser")
     for helpful in (True, False, True, False):
         store.add_votes([Vote("slime-1", helpful, "OOM", voter, "web", None if helpful else "wrong")])
-    store.add_votes([Vote("slime-1", True, "another question", voter, "web")])  # another answer
-    store.add_votes([Vote("slime-1", True, "OOM", store.pseudonym("cookie:another-browser"), "web")])
+    assert store.totals(0) == Totals(questions=0, answered=0, helpful=0, unhelpful=1)
+    assert store.unhelpful(0)[0].reasons == (("wrong", 1),)
+    store.add_votes([Vote("slime-1", True, "another question", voter, "web")])  # the same entry: it replaces the vote
+    store.add_votes([Vote("slime-2", False, "OOM", voter, "web")])  # another entry
+    store.add_votes([Vote("slime-1", True, "OOM", store.pseudonym("session:another-browser"), "web")])
     assert store.count("votes") == 3
     assert store.totals(0) == Totals(questions=0, answered=0, helpful=2, unhelpful=1)
-    assert store.unhelpful(0)[0].reasons == (("wrong", 1),)
+    batch = [Vote("slime-3", helpful, f"question {n}", voter, "web") for n, helpful in enumerate((True, True, False))]
+    store.add_votes(batch)  # within one batch too, the last one counts
+    assert store.count("votes") == 4 and store.totals(0).unhelpful == 2
 
 
 def test_pseudonyms_are_keyed_per_database_and_never_the_id(tmp_path: Path, store: InsightsStore) -> None:
@@ -193,7 +198,7 @@ def test_a_path_that_is_not_a_database_is_named_in_the_error(tmp_path: Path, mak
 
 def test_prune_deletes_only_rows_older_than_the_cutoff(store: InsightsStore) -> None:
     store.add_questions([question("old", at=T0), question("new", at=T0 + 10 * DAY)])
-    store.add_votes([Vote("e", True, "old", "v", "web", voted_at=T0), Vote("e", True, "new", "v", "web", voted_at=T0 + 10 * DAY)])
+    store.add_votes([Vote("e", True, "old", "v1", "web", voted_at=T0), Vote("e", True, "new", "v2", "web", voted_at=T0 + 10 * DAY)])
     assert store.prune(T0 + DAY) == (1, 1)
     assert [q.text for q in store.unanswered(0)] == ["new"]
     assert store.prune(T0 + DAY) == (0, 0)
@@ -212,7 +217,7 @@ def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(store:
         try:
             for i in range(per_thread):
                 target.add_questions([question(f"thread {n} question {i}")])
-                target.add_votes([Vote("e", bool(i % 2), f"q{i}", f"voter-{n}", "web")])
+                target.add_votes([Vote(f"e{i}", bool(i % 2), f"q{i}", f"voter-{n}", "web")])
         except BaseException as exc:  # "database is locked" would land here
             errors.append(exc)
 

@@ -11,7 +11,7 @@ which setting to change.
 
 from __future__ import annotations
 
-import json
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 from test_browser import CHROMIUM, CHROMIUM_ARGS, DESKTOP, Page, sync_api
 
+from kb.insights import store_path
 from kb.settings import Settings
 
 PHONE = {"width": 375, "height": 740}
@@ -259,39 +260,41 @@ def test_a_page_from_an_origin_not_allowed_gets_a_clear_console_error(
     t.problems[:] = [p for p in t.problems if "KB_ALLOWED_ORIGINS" not in p and "CORS" not in p and "Failed to load resource" not in p]
 
 
-def test_feedback_buttons_appear_once_the_server_takes_feedback(
-    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]
+def test_the_widget_votes_from_another_origin_with_the_session_the_server_signed(
+    tab: Callable[..., Page], settings: Settings, serve: Callable[[Any], Any], tmp_path: Path
 ) -> None:
-    """The server has no feedback endpoint yet, so the browser stands in for one (request routing)."""
-    allowed, _, kb_url = sites
-    t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
-    votes: list[dict[str, Any]] = []
-    cors = {"Access-Control-Allow-Origin": allowed.url}
+    """A real FAQ server with its own insights database: two votes on one answer in one visit count once."""
+    from server import create_app
 
-    def config(route: Any) -> None:
-        route.fulfill(json={"feedback": True, "max_message_chars": 2000}, headers=cors)
-
-    def feedback(route: Any) -> None:
-        if route.request.method == "OPTIONS":
-            route.fulfill(status=204, headers={**cors, "Access-Control-Allow-Headers": "content-type",
-                                               "Access-Control-Allow-Methods": "POST"})
-            return
-        votes.append(json.loads(route.request.post_data))
-        route.fulfill(json={"ok": True}, headers=cors)
-
-    t.page.route(f"{kb_url}/api/widget-config", config)
-    t.page.route(f"{kb_url}/api/feedback", feedback)
+    (tmp_path / "index").symlink_to(settings.index_dir)
+    host = HostSite(serve)
+    app = create_app(settings.with_(data_dir=tmp_path, allowed_origins=host.url))
+    host.kb_url = serve(app).url
+    t = tab(host.url, viewport=DESKTOP, locale="en-US")
     page = load(t)
     page.locator(".launcher").click()
-    reply = ask(page, EN_QUESTION)
+    statuses = []
+    for choice in ("first", "last"):  # 👍 on the first answer, then 👎 on the same answer asked again
+        reply = ask(page, EN_QUESTION) if choice == "first" else ask_again(page, EN_QUESTION)
+        with page.expect_response(f"{host.kb_url}/api/feedback") as response:
+            reply.locator(".votes button").nth(0 if choice == "first" else 1).click()
+        statuses.append(response.value.status)
+        reply.locator(".mode", has_text="Thanks for the feedback.").wait_for()
     best_id = reply.locator(".meta a.entry").get_attribute("href").rsplit("/", 1)[1]
-    reply.locator(".votes button").first.click()
-    page.wait_for_function("() => document.querySelector('kb-faq-widget').shadowRoot.querySelector('.msg.bot .mode')")
-    assert reply.locator(".mode").last.inner_text() == "Thanks for the feedback."
-    page.wait_for_timeout(300)
-    session = votes[0].get("session", "")
-    assert votes == [{"message": EN_QUESTION, "entry_id": best_id, "helpful": True, "session": session}]
-    assert len(session) >= 10  # one id per visit, so a visitor's second vote replaces the first
+    assert statuses == [202, 202]
+    assert app.state.recorder.flush()
+    with sqlite3.connect(store_path(tmp_path)) as db:
+        votes = db.execute("SELECT entry_id, question, helpful, channel FROM votes").fetchall()
+    assert votes == [(best_id, EN_QUESTION, 0, "widget")]
+
+
+def ask_again(page: Any, question: str) -> Any:
+    """Ask once more and wait for the second answer."""
+    box = page.locator("#kbw-q")
+    box.fill(question)
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelector('kb-faq-widget').shadowRoot.querySelectorAll('.msg.bot .meta a.source').length > 1")
+    return page.locator(".msg.bot").last
 
 
 def test_demo_page_works_under_the_sites_strict_content_security_policy(

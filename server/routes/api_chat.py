@@ -18,6 +18,7 @@ from ..chat import ChatReply
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
 from ..render import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
+from ..sessions import issue
 
 __all__ = ["router", "chat_out", "permalinks"]
 
@@ -38,10 +39,11 @@ def permalinks(root: str) -> Callable[[Hit], str]:
     return lambda hit: f"{root}entries/{hit.entry.id}"
 
 
-def chat_out(reply: ChatReply, root: str, hl: str | None = None) -> ChatOut:
+def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | None = None) -> ChatOut:
     return ChatOut(
         answer=reply.answer, answer_html=str(render_markdown(reply.answer)), answered=reply.answered,
         mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources],  # type: ignore[arg-type]
+        session=session,
     )
 
 
@@ -50,7 +52,7 @@ def _event(name: str, data: Any) -> str:
 
 
 def _sse(
-    sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, Any]], root: str, hl: str
+    sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, Any]], root: str, hl: str, session: str | None
 ) -> Iterator[str]:
     yield _event("sources", {"answered": answered, "sources": [hit_out(h, root, hl).model_dump() for h in sources]})
     try:
@@ -60,7 +62,7 @@ def _sse(
             else:
                 if value.error:
                     log.warning("LLM answer replaced by the extractive one: %s", value.error)
-                yield _event("done", chat_out(value, root, hl).model_dump())
+                yield _event("done", chat_out(value, root, hl, session).model_dump())
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat stream failed")
         yield _event("error", {"ok": False, "error": "internal error", "status": 500})
@@ -79,11 +81,12 @@ async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: Recorder
     href = permalinks(root)
     started = time.perf_counter()
     hl = body.hl or body.lang or detect_lang(body.message)
+    session = issue(recorder) if recorder.feedback_on else None  # for votes from clients without cookies
     if "text/event-stream" in request.headers.get("accept", ""):
         sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, hl, href)
         recorder.chatted(body.message, history, answered, sources, channel, started)
         return StreamingResponse(
-            _sse(sources, answered, events, root, hl),
+            _sse(sources, answered, events, root, hl, session),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -91,4 +94,4 @@ async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: Recorder
     recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
-    return chat_out(reply, root, hl)
+    return chat_out(reply, root, hl, session)

@@ -1,31 +1,36 @@
 """`POST /api/feedback`: a vote on an answer, from the search page, the chat page or the widget.
 
-One vote per answer (an entry given for a question) per browser session: a second vote
-replaces the first. The session is the `kb_session` cookie, set on the first vote, or an
-id the client sends when it sends no cookies (the widget on another site). Only a keyed
-hash of it is stored.
+One vote per answer (an entry) per session the server issued: a second vote on the same
+entry, for whichever question, replaces the first. The session is the `kb_session` cookie
+the pages set, or the `session` an `/api/chat` reply carried, for clients that send no
+cookies (the widget on another site); see server/sessions.py. Votes are also limited per
+client (`VOTE_LIMIT`).
 """
 
 from __future__ import annotations
 
-import secrets
 from typing import Literal
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from kb.errors import QueryError
 from kb.insights import Reason, Vote
 
-from ..deps import ChannelDep, KBDep, RecorderDep, SettingsDep
+from ..deps import ChannelDep, KBDep, RecorderDep, SettingsDep, VoteLimitDep
 from ..schemas import ErrorOut
+from ..sessions import SESSION_COOKIE, session_id
 
-__all__ = ["router", "FeedbackIn", "FeedbackOut", "SESSION_COOKIE", "MAX_COMMENT"]
+__all__ = ["router", "FeedbackIn", "FeedbackOut", "MAX_COMMENT", "FEEDBACK_OFF"]
 
 router = APIRouter(prefix="/api", tags=["feedback"])
 
-SESSION_COOKIE = "kb_session"
 MAX_COMMENT = 1000
+FEEDBACK_OFF = "feedback is off: votes cannot be recorded on this server (its log says why)"
+_NO_SESSION = (
+    "session: a vote needs a session this server issued: the kb_session cookie its pages set, "
+    "or the `session` of an /api/chat reply"
+)
 
 
 class FeedbackIn(BaseModel):
@@ -35,8 +40,8 @@ class FeedbackIn(BaseModel):
     reason: Reason | None = Field(default=None, description="why it did not help (with `helpful: false` only)")
     comment: str | None = Field(default=None, max_length=MAX_COMMENT, description="a free-text comment")
     session: str | None = Field(
-        default=None, min_length=8, max_length=128,
-        description="an id the client keeps for one browser session, when it sends no cookies",
+        default=None, max_length=128,
+        description="the `session` of an /api/chat reply, for clients that send no cookies (the widget)",
     )
 
 
@@ -46,15 +51,15 @@ class FeedbackOut(BaseModel):
 
 @router.post(
     "/feedback", status_code=202, response_model=FeedbackOut,
-    responses={404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
+    responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
 )
 async def feedback(
-    request: Request, response: Response, body: FeedbackIn, kb: KBDep, recorder: RecorderDep,
-    settings: SettingsDep, channel: ChannelDep,
+    request: Request, body: FeedbackIn, kb: KBDep, recorder: RecorderDep, settings: SettingsDep,
+    channel: ChannelDep, _: VoteLimitDep,
 ) -> FeedbackOut:
-    """Vote an answer helpful or not (one vote per answer per browser session)."""
+    """Vote an answer helpful or not (one vote per answer per session)."""
     if not recorder.feedback_on:
-        raise HTTPException(503, f"feedback is off: {recorder.problem}")
+        raise HTTPException(503, FEEDBACK_OFF)  # the reason (a path, SQLite's error) was logged at start-up
     kb.get(body.entry_id)  # an unknown entry is a 404
     message = body.message.strip()
     if not message:
@@ -64,18 +69,11 @@ async def feedback(
         raise QueryError("message", f"the question is {len(message)} characters; the limit is {limit}")
     if body.helpful and body.reason is not None:
         raise QueryError("reason", f"{body.reason!r} is a reason for `helpful: false`; this vote is helpful")
-    if body.session:
-        identity = f"client:{body.session}"
-    else:
-        cookie = request.cookies.get(SESSION_COOKIE, "")
-        if not (8 <= len(cookie) <= 128):
-            cookie = secrets.token_urlsafe(18)
-            response.set_cookie(  # no max-age: it lasts the browser session
-                SESSION_COOKIE, cookie, path="/", httponly=True, samesite="lax", secure=request.url.scheme == "https"
-            )
-        identity = f"cookie:{cookie}"
+    session = session_id(recorder, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))
+    if session is None:
+        raise HTTPException(403, _NO_SESSION)
     recorder.vote(Vote(
-        entry_id=body.entry_id, helpful=body.helpful, question=message, voter=recorder.pseudonym(identity),
+        entry_id=body.entry_id, helpful=body.helpful, question=message, voter=recorder.pseudonym(f"session:{session}"),
         channel=channel, reason=body.reason, comment=(body.comment or "").strip() or None,
     ))
     return FeedbackOut()

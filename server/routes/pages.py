@@ -23,6 +23,7 @@ from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
 from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
 from ..recording import feedback_context
 from ..schemas import ChatTurn
+from ..sessions import with_session
 from ..templating import content_lang, page
 from .api_chat import permalinks
 
@@ -62,7 +63,7 @@ async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLRespon
     context = {
         "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", **_facets(kb), **feedback_context(recorder),
     }
-    return page(request, "search.html", context)
+    return with_session(request, page(request, "search.html", context), recorder)
 
 
 @router.get("/search", response_class=HTMLResponse)
@@ -83,7 +84,7 @@ async def search_page(
         "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
         **_facets(kb), **feedback_context(recorder),
     }
-    return page(request, "search.html", context)
+    return with_session(request, page(request, "search.html", context), recorder)
 
 
 @router.get("/entries/{entry_id}", response_class=HTMLResponse)
@@ -110,7 +111,8 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
 @router.get("/chat", response_class=HTMLResponse)
 async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTMLResponse:
     """The chat page."""
-    return page(request, "chat.html", {"turns": [], "history_json": "[]", "draft": q, **feedback_context(recorder)})
+    context = {"turns": [], "history_json": "[]", "draft": q, **feedback_context(recorder)}
+    return with_session(request, page(request, "chat.html", context), recorder)
 
 
 @router.post("/chat", response_class=HTMLResponse)
@@ -133,7 +135,7 @@ async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> H
     context = {
         "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "", **feedback_context(recorder),
     }
-    return page(request, "chat.html", context)
+    return with_session(request, page(request, "chat.html", context), recorder)
 
 
 def _history(raw: str) -> list[dict[str, str]]:

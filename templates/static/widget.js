@@ -287,18 +287,15 @@
     return answer;
   }
 
-  // One vote per answer per visit: a random id kept for this tab's session.
-  function sessionId() {
-    try {
-      var id = sessionStorage.getItem("kb-widget-session");
-      if (!id) {
-        id = Math.random().toString(36).slice(2) + Date.now().toString(36);
-        sessionStorage.setItem("kb-widget-session", id);
-      }
-      return id;
-    } catch (e) {
-      return undefined;
-    }
+  // One vote per answer per visit: the session the server signed in its first chat reply, kept
+  // for this tab's session (the widget sends no cookies, so the server cannot set one).
+  var session = null;
+  try { session = sessionStorage.getItem("kb-widget-session"); } catch (e) { session = null; }
+
+  function keepSession(issued) {
+    if (session || !issued) return;
+    session = issued;
+    try { sessionStorage.setItem("kb-widget-session", issued); } catch (e) { /* kept for this page only */ }
   }
 
   function votes(message, hit) {
@@ -308,7 +305,7 @@
       button.addEventListener("click", function () {
         fetch(server + "/api/feedback", {
           method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ message: message, entry_id: hit.id, helpful: choice[0], session: sessionId() })
+          body: JSON.stringify({ message: message, entry_id: hit.id, helpful: choice[0], session: session })
         }).catch(function () {});
         row.replaceWith(el("p", { class: "mode", text: S.thanks }));
       });
@@ -365,6 +362,7 @@
           streamed.textContent += body.text;
         } else if (name === "done") {
           finished = true;
+          keepSession(body.session);
           showReply(bubble, body, message);
           history.push({ role: "user", content: message }, { role: "assistant", content: body.answer.slice(0, 4000) });
         } else if (name === "error") {

@@ -1,0 +1,56 @@
+"""Voting sessions: ids the server issues and signs, so that a vote counts once per answer per session.
+
+A session is a random id with a keyed hash of it (`<id>.<signature>`), signed with the
+insights store's key (the same for every worker sharing the database). A client cannot
+make one up, and one it sends that the server did not sign is refused. Browsers on this
+site get theirs in the `kb_session` cookie (HttpOnly, for the browser session) with the
+pages that show vote buttons; the widget, which calls from other sites without cookies,
+gets one in each `/api/chat` reply (`session`) and sends it back with its votes. Only a
+keyed hash of the id is stored with a vote.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import secrets
+
+from typing import TypeVar
+
+from fastapi import Request, Response
+
+from .recording import Recorder
+
+__all__ = ["SESSION_COOKIE", "issue", "session_id", "with_session"]
+
+SESSION_COOKIE = "kb_session"
+R = TypeVar("R", bound=Response)
+_SHAPE = re.compile(r"[A-Za-z0-9_-]{24}\.[0-9a-f]{32}")
+
+
+def _signature(recorder: Recorder, session: str) -> str:
+    return recorder.pseudonym(f"voting session token:{session}")
+
+
+def issue(recorder: Recorder) -> str:
+    """A new signed session (the recorder must have a store)."""
+    session = secrets.token_urlsafe(18)
+    return f"{session}.{_signature(recorder, session)}"
+
+
+def session_id(recorder: Recorder, token: str | None) -> str | None:
+    """The id in a session this server signed; None for anything else."""
+    if not token or not _SHAPE.fullmatch(token) or recorder.store is None:
+        return None
+    session, _, signature = token.partition(".")
+    return session if hmac.compare_digest(signature, _signature(recorder, session)) else None
+
+
+def with_session(request: Request, response: R, recorder: Recorder) -> R:
+    """A page with vote buttons, setting the session cookie unless the browser has a valid one already."""
+    if recorder.feedback_on and not session_id(recorder, request.cookies.get(SESSION_COOKIE)):
+        response.set_cookie(  # no max-age: it lasts the browser session
+            SESSION_COOKIE, issue(recorder), path="/", httponly=True, samesite="lax",
+            secure=request.url.scheme == "https",
+        )
+    return response

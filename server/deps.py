@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from typing import Annotated, Literal
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 from fastapi import Depends, HTTPException, Query, Request
 
@@ -14,6 +14,7 @@ from kb.settings import Settings
 
 from .admin import require_admin
 from .chat import Chat
+from .forms import from_other_site
 from .logbudget import LogBudget
 from .recording import Recorder
 from .reload import pinned
@@ -62,10 +63,7 @@ async def get_channel(
     """The channel a question or vote is recorded under: as given, else `widget` when another site's page calls."""
     if channel is not None:
         return channel
-    origin = request.headers.get("origin")
-    if origin and urlsplit(origin).netloc != request.headers.get("host", ""):
-        return "widget"  # only the widget calls from other sites' pages
-    return "api"
+    return "widget" if from_other_site(request) else "api"  # only the widget calls from other sites' pages
 
 
 async def get_slack_form(request: Request) -> dict[str, str]:

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from test_pages import form_token
 from test_slack import SECRET, command_body, interaction_body, slack_headers
 
 from kb.insights import InsightsStore, Question, store_path
@@ -156,7 +157,8 @@ def test_questions_are_recorded_with_their_channel_language_and_outcome(client: 
                          headers={"Accept": "text/event-stream", **widget_page})
     assert stream.status_code == 200 and "event: done" in stream.text
     assert client.get("/search", params={"q": "怎么烤面包"}).status_code == 200
-    assert client.post("/chat", data={"message": "what is the weather in Paris?", "history": "[]"}).status_code == 200
+    form = {"message": "what is the weather in Paris?", "history": "[]", "form_token": form_token(client)}
+    assert client.post("/chat", data=form).status_code == 200
     recorded = rows(client, "SELECT text, lang, channel, kind, answered, top_entry IS NOT NULL, top_score IS NOT NULL, "
                             "latency_ms > 0 FROM questions ORDER BY id")
     assert recorded == [

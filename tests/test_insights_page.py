@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 from fastapi.testclient import TestClient
+from test_pages import form_token
 
 from kb.index import read_index
 from kb.insights import InsightsStore, Question, Vote, store_path
@@ -90,7 +91,7 @@ def test_without_the_token_the_page_is_a_sign_in_form(admin: TestClient, headers
     response = admin.get("/insights", headers={"Accept-Language": "en", **headers})
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer" and response.headers["cache-control"] == "no-store"
-    assert '<form action="/insights/sign-in" method="post">' in response.text
+    assert '<form action="/insights/sign-in" method="post">' in response.text and 'name="form_token"' in response.text
     assert 'type="password"' in response.text and "Sign in to the insights" in response.text
     assert "如何续训" not in response.text and "question 0-0-0" not in response.text
 
@@ -106,10 +107,11 @@ def test_the_csv_exports_need_the_token_too(admin: TestClient) -> None:
 
 def test_signing_in_sets_an_http_only_cookie_that_opens_the_page(insights_settings: Settings) -> None:
     with TestClient(create_app(insights_settings)) as browser:
-        wrong = browser.post("/insights/sign-in", data={"token": "guess", "since": "7d"}, headers={"Accept-Language": "en"})
+        form = {"since": "7d", "form_token": form_token(browser, "/insights")}
+        wrong = browser.post("/insights/sign-in", data={**form, "token": "guess"}, headers={"Accept-Language": "en"})
         assert wrong.status_code == 401 and "That is not the admin token." in wrong.text and "kb_admin" not in browser.cookies
 
-        response = browser.post("/insights/sign-in", data={"token": TOKEN, "since": "7d"}, follow_redirects=False)
+        response = browser.post("/insights/sign-in", data={**form, "token": TOKEN}, follow_redirects=False)
         assert response.status_code == 303 and response.headers["location"] == "/insights?since=7d"
         cookie = response.headers["set-cookie"]
         assert cookie.startswith("kb_admin=") and TOKEN not in cookie
@@ -119,7 +121,7 @@ def test_signing_in_sets_an_http_only_cookie_that_opens_the_page(insights_settin
         page = browser.get("/insights?since=7d", headers={"Accept-Language": "en"})
         assert page.status_code == 200 and "Questions the FAQ could not answer" in page.text
 
-        out = browser.post("/insights/sign-out", follow_redirects=False)
+        out = browser.post("/insights/sign-out", data={"form_token": form_token(browser, "/insights")}, follow_redirects=False)
         assert out.status_code == 303 and 'kb_admin=""' in out.headers["set-cookie"]
         assert browser.get("/insights").status_code == 401
     with TestClient(create_app(insights_settings.with_(admin_token="a-new-token"))) as later:

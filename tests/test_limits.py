@@ -187,9 +187,11 @@ def test_a_turn_that_is_only_a_lone_surrogate_names_its_place(client: TestClient
 def test_nul_bytes_never_reach_the_insights_database(settings: Settings) -> None:
     with TestClient(create_app(settings)) as client:
         recorder = client.app.state.recorder
-        assert client.post("/api/chat", json={"message": "nul\x00 question\x01 about resume"}).status_code == 200
+        chat = client.post("/api/chat", json={"message": "nul\x00 question\x01 about resume"})
+        assert chat.status_code == 200
         entry = client.get("/api/search", params={"q": "resume"}).json()["hits"][0]["id"]
-        vote = {"entry_id": entry, "helpful": False, "message": "vote\x00 question", "comment": "bad\x00 answer"}
+        vote = {"entry_id": entry, "helpful": False, "message": "vote\x00 question", "comment": "bad\x00 answer",
+                "session": chat.json()["session"]}
         assert client.post("/api/feedback", json=vote).status_code == 202
         assert recorder.flush()
         db = recorder.store._db()

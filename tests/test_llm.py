@@ -19,6 +19,7 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.testclient import TestClient
+from test_pages import form_token
 
 from kb.entries import Entry
 from kb.llm import LLM, LLMError, build_messages, link_citations
@@ -224,7 +225,8 @@ def test_streamed_fallback_replaces_the_pieces(llm_client: Callable[..., TestCli
 
 def test_fallback_is_shown_on_the_page(llm_client: Callable[..., TestClient]) -> None:
     client = llm_client("broken")
-    page = client.post("/chat", data={"message": "slime 如何续训？", "history": "[]"}, headers={"Accept-Language": "en"})
+    form = {"message": "slime 如何续训？", "history": "[]", "form_token": form_token(client)}
+    page = client.post("/chat", data=form, headers={"Accept-Language": "en"})
     assert page.status_code == 200
     assert "language model could not answer" in page.text
 

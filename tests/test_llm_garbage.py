@@ -16,6 +16,7 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from fastapi.testclient import TestClient
+from test_pages import form_token
 
 from kb.settings import Settings
 from server import create_app
@@ -104,7 +105,8 @@ def test_garbage_in_a_stream_ends_with_the_extractive_answer(with_llm: Callable[
 
 
 def test_the_chat_page_says_the_model_could_not_answer(with_llm: Callable[[str], TestClient]) -> None:
-    page = with_llm("html-page").post("/chat", data={"message": "slime 如何续训？", "history": "[]"},
-                                      headers={"Accept-Language": "en"})
+    client = with_llm("html-page")
+    form = {"message": "slime 如何续训？", "history": "[]", "form_token": form_token(client)}
+    page = client.post("/chat", data=form, headers={"Accept-Language": "en"})
     assert page.status_code == 200
     assert "language model could not answer" in page.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -160,25 +161,34 @@ def test_chat_page(client: TestClient) -> None:
     assert ">如何续训？</textarea>" in response.text
 
 
+def form_token(client: Any, path: str = "/chat") -> str:
+    """The hidden `form_token` of the form on a page, as a browser that loaded it would send it."""
+    found = re.search(r'name="form_token" value="([\w-]+)"', client.get(path).text)
+    assert found, f"no form_token on {path}"
+    return found.group(1)
+
+
 def test_chat_form_works_without_javascript_and_keeps_the_conversation(client: TestClient) -> None:
-    first = client.post("/chat", data={"message": "slime 训练时 OOM 怎么办？", "history": "[]"}, headers=EN)
+    token = form_token(client)
+    first = client.post("/chat", data={"message": "slime 训练时 OOM 怎么办？", "history": "[]", "form_token": token}, headers=EN)
     assert first.status_code == 200
     assert 'class="reply-source"' in first.text and 'class="source"' in first.text
     history = re.search(r'name="history" value="([^"]*)"', first.text)
     assert history
     turns = json.loads(history.group(1).replace("&#34;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'"))
     assert [t["role"] for t in turns] == ["user", "assistant"]
-    second = client.post("/chat", data={"message": "那 ROLL 呢？", "history": json.dumps(turns)}, headers=EN)
+    second = client.post("/chat", data={"message": "那 ROLL 呢？", "history": json.dumps(turns), "form_token": token}, headers=EN)
     assert second.text.count('class="turn user"') == 2
     assert second.text.count('class="turn bot"') == 2
 
 
 def test_chat_form_shows_no_confident_answer(client: TestClient) -> None:
-    response = client.post("/chat", data={"message": "what is the best pizza in Naples?"}, headers=EN)
+    response = client.post("/chat", data={"message": "what is the best pizza in Naples?", "form_token": form_token(client)},
+                           headers=EN)
     assert "The FAQ has no confident answer to this." in response.text
     assert "Nearest entries" in response.text
 
 
 def test_chat_form_rejects_an_empty_message(client: TestClient) -> None:
-    response = client.post("/chat", data={"message": "  "}, headers=EN)
+    response = client.post("/chat", data={"message": "  ", "form_token": form_token(client)}, headers=EN)
     assert response.status_code == 422 and "message: the message is empty" in response.text

@@ -19,6 +19,7 @@ from kb.errors import SettingsError
 from kb.settings import Settings
 from server import create_app
 from server.ratelimit import TokenBuckets
+from test_pages import form_token
 from test_slack import SECRET, command_body, slack_headers
 
 
@@ -132,8 +133,11 @@ def test_sign_in_attempts_are_limited_to_5_a_minute_whatever_x_forwarded_for_say
     settings = settings.with_(admin_token="correct-horse-battery-staple")
     server = serve(create_app(settings), **uvicorn_options(settings))
     with httpx.Client(base_url=server.url) as http:
+        form = form_token(http, "/insights")
+
         def sign_in(token: str, n: int) -> httpx.Response:
-            return http.post("/insights/sign-in", data={"token": token}, headers={"X-Forwarded-For": f"203.0.113.{n}"})
+            data = {"token": token, "form_token": form}
+            return http.post("/insights/sign-in", data=data, headers={"X-Forwarded-For": f"203.0.113.{n}"})
 
         assert [sign_in(f"guess-{n}", n).status_code for n in range(5)] == [401] * 5
         sixth = sign_in("correct-horse-battery-staple", 5)  # even the right token: the limit comes first

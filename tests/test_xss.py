@@ -25,6 +25,7 @@ from fastapi.testclient import TestClient
 from kb.settings import Settings
 from server import create_app
 from server.slack import shared_message
+from test_pages import form_token
 from test_slack import SECRET, command_body, slack_headers
 
 HOSTILE_SOURCES = Path(__file__).resolve().parent / "data" / "hostile"
@@ -144,14 +145,18 @@ def test_browsing_the_hostile_source(hostile: TestClient) -> None:
 
 
 def test_the_chat_page_with_a_hostile_question_and_history(hostile: TestClient) -> None:
-    history = '[{"role": "user", "content": "<script>window.__xss = 1</script>"}, ' \
-              '{"role": "assistant", "content": "[x](javascript:alert(1)) <img src=x onerror=alert(2)>"}]'
-    response = hostile.post("/chat", data={"message": HOSTILE_QUERY, "history": history},
+    earlier = "[x](javascript:alert(1)) <img src=x onerror=alert(2)> [log in](https://evil.example/login) ![](https://evil.example/p.png)"
+    history = json.dumps([{"role": "user", "content": "<script>window.__xss = 1</script>"},
+                          {"role": "assistant", "content": earlier}])
+    response = hostile.post("/chat", data={"message": HOSTILE_QUERY, "history": history, "form_token": form_token(hostile)},
                             headers={"Accept-Language": "en"})
     assert response.status_code == 200
     parsed = assert_inert(response.text)
     assert HOSTILE_QUERY in parsed.visible
     assert "<script>window.__xss = 1</script>" in parsed.visible
+    assert earlier in parsed.visible  # the earlier answer, as the history field had it: text, not Markdown
+    urls = [value for _, attrs in parsed.elements for name, value in attrs.items() if name in ("href", "src")]
+    assert not any("evil.example" in url for url in urls), urls
     drafted = assert_inert(hostile.get("/chat", params={"q": HOSTILE_QUERY}).text)
     assert HOSTILE_QUERY in drafted.visible  # the draft in the box
 

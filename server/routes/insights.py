@@ -21,6 +21,7 @@ from kb.knowledge import KnowledgeBase
 
 from ..admin import check_on, sign_in, sign_out, signed_in, token_matches
 from ..chart import Series, stacked_bars
+from ..forms import check_form, form_token, with_form_token
 from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
 from ..i18n import Translator
 from ..recording import Recorder
@@ -77,9 +78,10 @@ def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
 
 
 def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
-    response = page(request, "insights_sign_in.html", {"since": since, "failed": failed}, status_code=401)
+    context = {"since": since, "failed": failed, "form_token": form_token(request)}
+    response = page(request, "insights_sign_in.html", context, status_code=401)
     response.headers.update({**PRIVATE, "WWW-Authenticate": "Bearer"})
-    return response
+    return with_form_token(request, response)
 
 
 @router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
@@ -102,20 +104,26 @@ async def insights_page(
         "exports": [(name, f"/insights/{name}.csv?{urlencode({'since': since})}") for name in TABLES],
         "day": lambda seconds: time.strftime("%Y-%m-%d", time.gmtime(seconds)),
         "lang_names": LANG_NAMES,
+        "form_token": form_token(request),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
-    return response
+    return with_form_token(request, response)
+
+
+async def _form(request: Request) -> dict[str, list[str]]:
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise HTTPException(413, f"the form is {len(body)} bytes; the limit is {MAX_FORM_BYTES}")
+    return parse_qs(body.decode("utf-8", "replace"))
 
 
 @router.post("/insights/sign-in", include_in_schema=False)
 async def insights_sign_in(request: Request, settings: SettingsDep, _: SignInLimitDep) -> Response:
     """Check the admin token from the sign-in form and set the cookie."""
     check_on(settings)
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise HTTPException(413, f"the form is {len(body)} bytes; the limit is {MAX_FORM_BYTES}")
-    form = parse_qs(body.decode("utf-8", "replace"))
+    form = await _form(request)
+    check_form(request, form)
     since = form.get("since", [DEFAULT_SINCE])[0]
     if not token_matches(settings, form.get("token", [""])[0]):
         return _sign_in_page(request, since, failed=True)
@@ -125,9 +133,10 @@ async def insights_sign_in(request: Request, settings: SettingsDep, _: SignInLim
 
 
 @router.post("/insights/sign-out", include_in_schema=False)
-async def insights_sign_out(settings: SettingsDep) -> Response:
+async def insights_sign_out(request: Request, settings: SettingsDep) -> Response:
     """Forget the sign-in cookie."""
     check_on(settings)
+    check_form(request, await _form(request))
     response = RedirectResponse("/insights", status_code=303)
     sign_out(response)
     return response

@@ -19,6 +19,7 @@ from kb.knowledge import KnowledgeBase
 from kb.search import Hit
 from kb.tags import tag_table
 
+from ..forms import check_form, form_token, with_form_token
 from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
 from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
 from ..recording import feedback_context
@@ -111,8 +112,8 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
 @router.get("/chat", response_class=HTMLResponse)
 async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTMLResponse:
     """The chat page."""
-    context = {"turns": [], "history_json": "[]", "draft": q, **feedback_context(recorder)}
-    return with_session(request, page(request, "chat.html", context), recorder)
+    context = {"turns": [], "history_json": "[]", "draft": q, "form_token": form_token(request), **feedback_context(recorder)}
+    return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
 
 
 @router.post("/chat", response_class=HTMLResponse)
@@ -122,6 +123,7 @@ async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> H
     if len(body) > MAX_FORM_BYTES:
         raise QueryError("message", f"the form is {len(body)} bytes; the limit is {MAX_FORM_BYTES}")
     form = parse_qs(body.decode("utf-8", "replace"))
+    check_form(request, form)
     message = form.get("message", [""])[0]
     history = _history(form.get("history", ["[]"])[0])
     root = base_url(request)
@@ -133,9 +135,10 @@ async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> H
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})
     new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
     context = {
-        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "", **feedback_context(recorder),
+        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "",
+        "form_token": form_token(request), **feedback_context(recorder),
     }
-    return with_session(request, page(request, "chat.html", context), recorder)
+    return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
 
 
 def _history(raw: str) -> list[dict[str, str]]:

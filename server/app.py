@@ -26,7 +26,7 @@ from .logbudget import LogBudget
 from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, RateLimit
 from .recording import Recorder
 from .reload import PinBuild, Reloader
-from .routes import ROUTERS, slack
+from .routes import ROUTERS, docs, slack
 from .security_headers import SecurityHeaders
 from .templating import STATIC_DIR, create_templates
 
@@ -66,11 +66,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         version="1.0",
         lifespan=lifespan,
+        docs_url=None,  # served from this server's own copies of the assets: server/routes/docs.py
+        redoc_url=None,
     )
     app.state.templates = create_templates()
     app.state.slack_refused_log = LogBudget()
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
     app.state.vote_limit = ClientLimit(*VOTE_LIMIT)
+    app.mount(docs.ASSETS_URL, docs.assets(), name="api-docs")  # before /static, which would take its paths
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for router in ROUTERS:
         _docstrings_as_summaries(router)

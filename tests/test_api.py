@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import socket
 from typing import Any
 
@@ -203,6 +204,19 @@ def test_chat_streams_server_sent_events(client: TestClient) -> None:
 def test_streamed_chat_reports_bad_input_before_streaming(client: TestClient) -> None:
     response = client.post("/api/chat", json={"message": " "}, headers={"Accept": "text/event-stream"})
     assert error_body(response, 422).startswith("message: ")
+
+
+@pytest.mark.parametrize(("path", "assets"), [("/docs", ["swagger-ui-bundle.js", "swagger-ui.css"]),
+                                              ("/redoc", ["redoc.standalone.js"])])
+def test_the_api_docs_load_their_assets_from_this_server(client: TestClient, path: str, assets: list[str]) -> None:
+    page = client.get(path)
+    assert page.status_code == 200 and "cdn" not in page.text and "https://" not in page.text
+    policy = page.headers["content-security-policy"]
+    assert re.search(r"script-src 'self'( 'sha256-[\w+/=]+')*;", policy) and "https:" not in policy
+    for name in assets:
+        assert f'"/static/api-docs/{name}"' in page.text
+        asset = client.get(f"/static/api-docs/{name}")
+        assert asset.status_code == 200 and len(asset.content) > 100_000
 
 
 def test_openapi_documents_every_route_with_a_summary(client: TestClient) -> None:

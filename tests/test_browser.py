@@ -276,3 +276,36 @@ def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
     second = page.locator(".turn.bot").nth(1)
     assert second.locator(".only-in").inner_text() == "This entry has no English version; it is shown in Chinese."
     t.screenshot_bottom(artifacts / "chat-english-desktop.png")
+
+
+# --- the API's documentation -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "operation"), [("/docs", ".opblock-summary-path"), ("/redoc", "[data-section-id^='operation/']")])
+def test_the_api_docs_render_with_every_other_origin_blocked(
+    tab: Callable[..., Page], base_url: str, artifacts: Path, path: str, operation: str
+) -> None:
+    """Swagger UI and ReDoc come from this server: with the network closed to other origins (as on an
+    air-gapped cluster) each page lists the operations, under its Content-Security-Policy (a CSP
+    violation is a console error, which fails the test)."""
+    t = tab(viewport=DESKTOP)
+    elsewhere: list[str] = []
+
+    def only_this_server(route: Any) -> None:
+        if route.request.url.startswith(base_url):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    t.page.route("**/*", only_this_server)
+    response = t.goto(path)
+    policy = response.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "http" not in policy and "unsafe-eval" not in policy
+    t.page.locator(operation).first.wait_for(timeout=20_000)
+    shown = t.page.locator(operation).all_inner_texts()
+    assert any("/api/search" in text or "Search" in text for text in shown), shown
+    assert len(shown) >= 5
+    assert elsewhere == []
+    t.screenshot(artifacts / f"api{path.replace('/', '-')}.png")
+    # ReDoc always draws Redocly's logo from their CDN; the policy blocks it and ReDoc hides it. Nothing else may go wrong.
+    t.problems[:] = [p for p in t.problems if "https://cdn.redoc.ly/redoc/logo-mini.svg" not in p]

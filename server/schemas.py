@@ -52,6 +52,10 @@ class SearchOut(BaseModel):
     answered: bool = Field(description="whether the best hit is confident enough to answer with")
     hl: str = Field(description="the reader's language the hits are given in where they have it")
     hits: list[HitOut]
+    shown: int = Field(
+        description="how many of the hits, from the first, deserve showing: when `answered`, the best and those "
+                    "scoring close to it; otherwise the nearest three at most, which may not answer the question"
+    )
 
 
 class EntryOut(BaseModel):

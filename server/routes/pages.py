@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from kb.answer import only_in
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
-from kb.search import Hit
+from kb.search import SHOW_MAX, Hit
 from kb.tags import tag_table
 
 from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
@@ -30,7 +30,7 @@ __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 
-PAGE_K = 10  # results on the server-rendered search page
+PAGE_K = SHOW_MAX  # results searched for on the server-rendered page; those worth showing are shown
 RELATED = 3
 MAX_FORM_BYTES = 200_000
 
@@ -76,7 +76,7 @@ async def search_page(
         result = await kb.search_async(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
         recorder.searched(result, "web", started)
         reader = result.lang  # entries in the question's language
-        hits = list(result.in_language(reader).hits)
+        hits = list(result.in_language(reader).worth_showing())
     elif source or tag:
         hits = [replace(h, entry=h.entry.localized(reader)) for h in _browse(kb, source, tag)]
     context = {

@@ -74,8 +74,18 @@
     });
   }
 
-  /* Reveal and wire the copy buttons of the code blocks under `root`. */
+  /* Cut (with a fade) only the result answers under `root` that are much taller than the
+     cut: one that would lose a few lines, such as a short answer's code, is shown whole. */
+  function cutLongAnswers(root) {
+    root.querySelectorAll(".result-answer").forEach(function (answer) {
+      var em = parseFloat(getComputedStyle(answer).fontSize) || 15;
+      answer.classList.toggle("long", answer.scrollHeight > 15 * em);
+    });
+  }
+
+  /* Reveal and wire the copy buttons of the code blocks under `root`; cut long answers. */
   function enhance(root) {
+    cutLongAnswers(root);
     root.querySelectorAll(".codeblock .copy").forEach(function (button) {
       if (button.dataset.ready) return;
       button.dataset.ready = "1";

@@ -166,6 +166,7 @@ def test_whole_entry_with_rewritten_relative_link():
         lang="zh",
         tags=(),
         line=3,
+        file="chatlearn-v1.md",
     )
 
 

@@ -67,7 +67,7 @@ def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:
             continue
         for source in sources:
             path = directory / source.file
-            if source.name in named:
+            if source.name in named and named[source.name].parent != directory:
                 errors.append(SourceError(path, f"source name {source.name!r} is also that of {named[source.name]}"))
                 continue
             named[source.name] = path

@@ -14,7 +14,7 @@ import server
 
 HIT_KEYS = {
     "id", "question", "answer", "answer_html", "score", "source", "url", "permalink", "section", "tags", "lang",
-    "languages", "note", "matched",
+    "languages", "note", "matched", "file",
 }
 SOURCE_KEYS = {"name", "title", "url", "framework", "version"}
 RESUME_ZH = "slime 如何续训？"

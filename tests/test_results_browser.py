@@ -8,19 +8,10 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-from test_browser import DESKTOP, Page, base_url, browser, tab  # noqa: F401 (fixtures)
+from test_browser import DESKTOP, Page, base_url, browser, tab, type_query  # noqa: F401 (fixtures)
 
 PHONE = {"width": 375, "height": 740}
 WIDTHS = [("desktop", {"viewport": DESKTOP}), ("phone", {"viewport": PHONE, "is_mobile": True, "has_touch": True})]
-
-
-def type_query(page, query: str) -> None:
-    """Type into the search box and wait for the live results (a count, or the "no answer" note)."""
-    page.locator("#q").press_sequentially(query, delay=15)
-    page.wait_for_function(
-        "q => new URLSearchParams(location.search).get('q') === q && document.querySelector('#results > .result')"
-        " && !document.querySelector('[data-status]').textContent.includes('…')", arg=query,
-    )
 
 
 def visible_cards(page) -> int:
@@ -69,3 +60,15 @@ def test_a_long_answer_is_still_cut_with_a_fade(tab: Callable[..., Page]) -> Non
     t.goto("/search?q=" + "Unable to pre-compile async_io")
     answer = t.page.locator("#results > .result .result-answer").first
     assert answer.evaluate("a => a.classList.contains('long') && a.scrollHeight > a.clientHeight * 1.4")
+
+
+@pytest.mark.parametrize(("width", "context"), WIDTHS)
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_the_home_page_names_the_shipped_frameworks(tab: Callable[..., Page], artifacts: Path, width, context, locale) -> None:
+    t = tab(locale=locale, **context)
+    t.goto("/")
+    title = {"en-US": "ChatLearn, ROLL, slime and DeepSpeed FAQ", "zh-CN": "ChatLearn、ROLL、slime 和 DeepSpeed 常见问题"}
+    assert t.page.locator("h1").inner_text() == title[locale]
+    assert t.page.locator(".example").count() == 4  # one question from each source, up to four
+    t.no_horizontal_scroll()
+    t.screenshot(artifacts / f"home-{locale[:2]}-{width}.png")

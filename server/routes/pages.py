@@ -21,9 +21,10 @@ from kb.tags import tag_table
 
 from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
 from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
+from ..intro import intro
 from ..recording import feedback_context
 from ..schemas import ChatTurn
-from ..templating import content_lang, page
+from ..templating import content_lang, page, request_lang
 from .api_chat import permalinks
 
 __all__ = ["router"]
@@ -60,7 +61,8 @@ def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
 async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
     context = {
-        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", **_facets(kb), **feedback_context(recorder),
+        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", "intro": intro(kb, request_lang(request)),
+        **_facets(kb), **feedback_context(recorder),
     }
     return page(request, "search.html", context)
 
@@ -81,7 +83,7 @@ async def search_page(
         hits = [replace(h, entry=h.entry.localized(reader)) for h in _browse(kb, source, tag)]
     context = {
         "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
-        **_facets(kb), **feedback_context(recorder),
+        "intro": intro(kb, request_lang(request)), **_facets(kb), **feedback_context(recorder),
     }
     return page(request, "search.html", context)
 
@@ -108,13 +110,14 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
 
 
 @router.get("/chat", response_class=HTMLResponse)
-async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTMLResponse:
+async def chat_page(request: Request, kb: KBDep, recorder: RecorderDep, q: str = "") -> HTMLResponse:
     """The chat page."""
-    return page(request, "chat.html", {"turns": [], "history_json": "[]", "draft": q, **feedback_context(recorder)})
+    context = {"turns": [], "history_json": "[]", "draft": q, "intro": intro(kb, request_lang(request))}
+    return page(request, "chat.html", {**context, **feedback_context(recorder)})
 
 
 @router.post("/chat", response_class=HTMLResponse)
-async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> HTMLResponse:
+async def chat_form(request: Request, kb: KBDep, chat: ChatDep, recorder: RecorderDep) -> HTMLResponse:
     """A chat turn posted as a plain form (the page without JavaScript)."""
     body = await request.body()
     if len(body) > MAX_FORM_BYTES:
@@ -131,7 +134,8 @@ async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> H
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})
     new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
     context = {
-        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "", **feedback_context(recorder),
+        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "",
+        "intro": intro(kb, request_lang(request)), **feedback_context(recorder),
     }
     return page(request, "chat.html", context)
 

@@ -149,13 +149,18 @@
     return node;
   }
 
+  /* The source, linked to the entry's place in it; without a url, its file instead (as _macros.html). */
   function sourceLink(hit) {
-    var a = el("a", "source");
-    a.href = hit.url;
-    a.rel = "noopener noreferrer";
+    var a = el(hit.url ? "a" : "span", "source");
     a.title = hit.source.title;
     a.appendChild(el("span", "source-fw", hit.source.framework));
-    a.appendChild(el("span", "source-ver", hit.source.version));
+    if (hit.source.version) a.appendChild(el("span", "source-ver", hit.source.version));
+    if (!hit.url) {
+      a.appendChild(el("span", "source-ver", hit.file));
+      return a;
+    }
+    a.href = hit.url;
+    a.rel = "noopener noreferrer";
     var icon = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     icon.setAttribute("class", "ext");
     icon.setAttribute("viewBox", "0 0 16 16");

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.entries import Source
-from kb.errors import SourceError
+from kb.errors import SourceError, SourceErrors
 
 from .document import read_text
 from .markdown_faq import guess_entries_style, title_of
@@ -144,9 +144,30 @@ def _is_version_of_another(path: Path) -> bool:
     return lang is not None and path.with_name(f"{Path(path.stem).stem}.md").is_file()
 
 
-def load_manifest(sources_dir: Path) -> list[Source]:
-    """The sources described by `sources_dir/sources.toml` (or a default manifest)."""
+def _readable(documents: list[Path], errors: list[SourceError] | None) -> list[Source]:
+    """A source for each document that can be read; those that cannot go to `errors`
+    (if None: raised, all of them)."""
+    sources, found = [], []
+    for path in documents:
+        try:
+            sources.append(_default_source(path))
+        except SourceError as exc:
+            found.append(exc)
+    if errors is None:
+        SourceErrors.raise_any(found)
+    else:
+        errors.extend(found)
+    return sources
+
+
+def load_manifest(sources_dir: Path, errors: list[SourceError] | None = None) -> list[Source]:
+    """The sources described by `sources_dir/sources.toml` (or a default manifest). Without
+    a manifest, files that cannot be read are left out and added to `errors` when given."""
     sources_dir = Path(sources_dir)
+    if sources_dir.is_file():
+        raise SourceError(
+            sources_dir, f"is a file; the sources are a directory of FAQ Markdown (for this file: {sources_dir.parent})"
+        )
     if not sources_dir.is_dir():
         raise SourceError(sources_dir, "sources directory does not exist")
     manifest = sources_dir / MANIFEST_NAME
@@ -154,7 +175,7 @@ def load_manifest(sources_dir: Path) -> list[Source]:
         documents = sorted(p for p in sources_dir.glob("*.md") if not _is_version_of_another(p))
         if not documents:
             raise SourceError(manifest, f"no {MANIFEST_NAME} and no *.md files in {sources_dir}")
-        return [_default_source(path) for path in documents]
+        return _readable(documents, errors)
     try:
         data = tomllib.loads(manifest.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:

@@ -297,6 +297,7 @@ def parse_source(path: Path, source: Source) -> list[Entry]:
             url=_deep_link(source.url, anchor),
             lang=source.lang,
             line=line,
+            file=source.file,
         )
         if entry.id in first_line:
             earlier = first_line[entry.id]

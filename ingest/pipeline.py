@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -19,12 +20,55 @@ from kb.settings import Settings
 
 from .sources import parse_sources
 
-__all__ = ["BuildReport", "build_index", "sources_hash", "index_is_stale", "BACKGROUND_PATH"]
+__all__ = [
+    "BuildReport", "SourceSummary", "build_index", "sources_hash", "index_is_stale", "indexed_sources", "BACKGROUND_PATH",
+]
 
 BACKGROUND_PATH = Path(__file__).resolve().parent.parent / "kb" / "data" / "background.txt"
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 QUESTION_VECTORS = False
+SourceDirs = Path | Sequence[Path]
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """One source as an index holds it: what `kb ingest` reports."""
+
+    name: str
+    title: str
+    entries: int
+    languages: tuple[str, ...]
+    file: str = ""
+
+
+def summarize(entries: Iterable[Entry]) -> tuple[SourceSummary, ...]:
+    """The sources of these entries, in first-seen order, with their entry counts and languages."""
+    first: dict[str, Entry] = {}
+    counts: dict[str, int] = {}
+    langs: dict[str, set[str]] = {}
+    for e in entries:
+        first.setdefault(e.source, e)
+        counts[e.source] = counts.get(e.source, 0) + 1
+        langs.setdefault(e.source, set()).update(e.languages)
+    return tuple(
+        SourceSummary(name, e.source_title, counts[name], tuple(sorted(langs[name])), e.file) for name, e in first.items()
+    )
+
+
+def indexed_sources(index_dir: Path) -> tuple[SourceSummary, ...] | None:
+    """The sources of the index at `index_dir` (read from its entries), or None when there
+    is none or it cannot be read."""
+    try:
+        with open(Path(index_dir) / "entries.jsonl", encoding="utf-8") as f:
+            return summarize(Entry.from_dict(json.loads(line)) for line in f)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _dirs(sources_dir: SourceDirs) -> list[Path]:
+    return [Path(sources_dir)] if isinstance(sources_dir, (str, Path)) else [Path(d) for d in sources_dir]
+
 
 @dataclass(frozen=True)
 class BuildReport:
@@ -34,12 +78,15 @@ class BuildReport:
     seconds: float
     passages: int = 0  # vectors in the index: one per language of each entry
     warnings: tuple[str, ...] = ()  # translated entries that may not match their original
+    sources: tuple[SourceSummary, ...] = ()  # what the new index holds
+    replaced: tuple[SourceSummary, ...] | None = None  # what the index it replaced held (None: there was none)
 
 
-def sources_hash(sources_dir: Path) -> str:
-    """A hash of every source file, the glossary and the background: what the index is made of."""
+def sources_hash(sources_dir: SourceDirs) -> str:
+    """A hash of every source file (of one directory or several), the glossary and the
+    background: what the index is made of."""
     digest = hashlib.sha256()
-    files = sorted(p for p in Path(sources_dir).iterdir() if p.is_file())
+    files = [p for d in _dirs(sources_dir) for p in sorted(p for p in d.iterdir() if p.is_file())]
     for path in files + [GLOSSARY_PATH, BACKGROUND_PATH]:
         if path.exists():
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -52,12 +99,14 @@ def background_sentences(path: Path = BACKGROUND_PATH) -> list[str]:
 
 
 def build_index(
-    settings: Settings, sources_dir: Path | None = None, progress: Progress | None = None
+    settings: Settings, sources_dir: SourceDirs | None = None, progress: Progress | None = None
 ) -> BuildReport:
-    """Parse, embed and write a new index; on any error the previous index stays as it was."""
+    """Parse, embed and write a new index from one directory of sources or several; on any
+    error the previous index stays as it was."""
     started = time.perf_counter()
-    sources_dir = Path(sources_dir or settings.sources_dir)
+    sources_dir = _dirs(sources_dir or settings.sources_dir)
     entries = parse_sources(sources_dir)
+    replaced = indexed_sources(settings.index_dir)
     embedder = open_embedder(settings.embed_model)
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
     # Vectors grouped by entry, each language's whole text first: a question meets the
@@ -79,7 +128,9 @@ def build_index(
     meta = write_index(
         settings.index_dir, entries, vectors, background, embedder.model, sources_hash(sources_dir), owners=owners
     )
-    return BuildReport(meta, len(entries), embedded, time.perf_counter() - started, len(versions), warnings)
+    return BuildReport(
+        meta, len(entries), embedded, time.perf_counter() - started, len(versions), warnings, summarize(entries), replaced
+    )
 
 
 def _pair_warnings(entries: list[Entry], vectors: np.ndarray, owners: np.ndarray) -> tuple[str, ...]:
@@ -117,4 +168,4 @@ def index_is_stale(settings: Settings, sources_dir: Path | None = None) -> bool:
         meta = read_meta(settings.index_dir)
     except IndexMissingError:
         return True
-    return meta.sources_hash != sources_hash(Path(sources_dir or settings.sources_dir))
+    return meta.sources_hash != sources_hash(sources_dir or settings.sources_dir)

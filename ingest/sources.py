@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Sequence
 
 from kb.entries import Entry, Source, Translation
-from kb.errors import SourceError
+from kb.errors import SourceError, SourceErrors
 
 from .manifest import load_manifest
 from .markdown_faq import parse_source
@@ -31,7 +32,7 @@ def with_translations(entries: list[Entry], translated: list[Entry], path: Path,
     return [
         replace(entry, translations=(Translation(
             lang=other.lang, question=other.question, answer=other.answer, section=other.section,
-            url=other.url, source_url=other.source_url, line=other.line,
+            url=other.url, source_url=other.source_url, line=other.line, file=other.file,
         ),))
         for entry, other in zip(entries, translated)
     ]
@@ -46,20 +47,41 @@ def _entries_of(sources_dir: Path, source: Source) -> list[Entry]:
     return with_translations(entries, parse_source(translation_path, source.translation), path, translation_path)
 
 
-def parse_sources(sources_dir: Path) -> list[Entry]:
-    """Every entry of every source listed in `sources_dir` (manifest order, then document
-    order), paired with its translation and tagged. Two entries with the same id are an
-    error naming both places."""
-    sources_dir = Path(sources_dir)
+def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:
+    """Every entry of every source listed in `sources_dir` (or in each of several, in
+    order; manifest order, then document order), paired with its translation and tagged.
+
+    Every file that cannot be ingested is reported, not only the first: one SourceError, or
+    SourceErrors listing each. Two entries with the same id, or two sources with the same
+    name in different directories, are errors naming both places."""
+    dirs = [Path(sources_dir)] if isinstance(sources_dir, (str, Path)) else [Path(d) for d in sources_dir]
     entries: list[Entry] = []
+    errors: list[SourceError] = []
     where: dict[str, str] = {}
-    for source in load_manifest(sources_dir):
-        path = sources_dir / source.file
-        for entry in _entries_of(sources_dir, source):
-            place = f"{path}:{entry.line}"
-            if entry.id in where:
-                message = f"entry {entry.question!r} has the same id {entry.id} as {where[entry.id]}"
-                raise SourceError(path, message, entry.line)
-            where[entry.id] = place
-            entries.append(tag_entry(entry, source))
+    named: dict[str, Path] = {}
+    for directory in dirs:
+        try:
+            sources = load_manifest(directory, errors)
+        except SourceError as exc:
+            errors.append(exc)
+            continue
+        for source in sources:
+            path = directory / source.file
+            if source.name in named and named[source.name].parent != directory:
+                errors.append(SourceError(path, f"source name {source.name!r} is also that of {named[source.name]}"))
+                continue
+            named[source.name] = path
+            try:
+                found = _entries_of(directory, source)
+            except SourceError as exc:
+                errors.append(exc)
+                continue
+            for entry in found:
+                if entry.id in where:
+                    message = f"entry {entry.question!r} has the same id {entry.id} as {where[entry.id]}"
+                    errors.append(SourceError(path, message, entry.line))
+                    continue
+                where[entry.id] = f"{path}:{entry.line}"
+                entries.append(tag_entry(entry, source))
+    SourceErrors.raise_any(errors)
     return entries

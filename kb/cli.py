@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -13,29 +14,37 @@ from typing import Any, Callable, Sequence
 from . import insights_cli
 from .answer import only_in
 from .errors import IndexError_, KBError
-from .settings import Settings
+from .settings import SHIPPED_SOURCES, Settings
+from .terminal import clickable, progress_bar, render_markdown
 
 __all__ = ["main"]
-
-
-def _progress_bar(stage: str, done: int, total: int) -> None:
-    if not sys.stderr.isatty() and done not in (0, total):
-        return
-    width = 30
-    filled = width * done // max(total, 1)
-    end = "\n" if done >= total else ""
-    sys.stderr.write(f"\r{stage:<6} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
-    sys.stderr.flush()
 
 
 def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     from ingest.pipeline import build_index
 
-    report = build_index(settings, Path(args.sources) if args.sources else None, progress=_progress_bar)
+    dirs = [Path(d) for d in args.sources] if args.sources else [settings.sources_dir]
+    shipped = SHIPPED_SOURCES.resolve() in {d.resolve() for d in dirs}
+    if args.with_shipped and not shipped:
+        dirs.insert(0, SHIPPED_SOURCES)
+    with progress_bar() as progress:
+        report = build_index(settings, dirs, progress=progress)
     print(
         f"indexed {report.entries} entries in {report.passages} passages ({report.embedded} embedded, "
         f"{report.passages - report.embedded} from cache) in {report.seconds:.1f} s -> {settings.index_dir}"
     )
+    count = f"{len(report.sources)} source{'s' if len(report.sources) != 1 else ''}"
+    print(f"the index holds {count}, from {', '.join(str(d) for d in dirs)}:")
+    names = max(len(s.name) for s in report.sources)
+    for s in report.sources:
+        print(f"  {s.name:<{names}}  {s.entries:>4} entries  {'+'.join(s.languages):<5}  {s.title}")
+    if report.replaced is not None:
+        print("it replaces an index of " + ", ".join(f"{s.name} ({s.entries})" for s in report.replaced))
+        dropped = [s.name for s in report.replaced if s.name not in {n.name for n in report.sources}]
+        if dropped:
+            print(f"no longer in the index: {', '.join(dropped)}")
+            if not (shipped or args.with_shipped):
+                print("(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)")
     for warning in report.warnings:
         print(f"warning: {warning}")
     return 0
@@ -48,26 +57,53 @@ def _open(settings: Settings):
 
 
 def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
+    """The best answer rendered for the terminal, then the other entries worth showing;
+    `--brief`: their titles and links alone; `-`: the question is read from standard input."""
+    query = sys.stdin.read() if args.query == "-" else args.query
     kb = _open(settings)
     started = time.perf_counter()
-    result = kb.search(args.query, k=args.k, tags=args.tag or (), source=args.source)
+    result = kb.search(query, k=args.k, tags=args.tag or (), source=args.source)
     elapsed = time.perf_counter() - started
     hl = args.hl or result.lang
     shown = result.in_language(hl)
     if args.json:
-        print(json.dumps(_result_json(shown, hl), ensure_ascii=False, indent=2))
+        print(json.dumps({**_result_json(shown, hl), "shown": len(shown.worth_showing())}, ensure_ascii=False, indent=2))
         return 0
+    hits = shown.worth_showing()
     if not result.answered:
-        print("No confident answer. Nearest entries:" if result.hits else "No entries matched.")
-    for hit in shown.hits:
-        e = hit.entry
-        print(f"{hit.rank}. {e.question}")
-        if e.lang != hl:
-            print(f"   ({only_in(e.lang, hl)})")
-        print(f"   {e.framework} · {e.source_version} · score {hit.score:.3f} · {', '.join(e.tags)}")
-        print(f"   {e.url}")
+        print("The FAQ has no answer to this. Nearest entries, which may not answer it:" if hits else "No entries matched.")
+    elif not args.brief:
+        _print_answer(hits[0], hl)
+        hits = hits[1:]
+        if hits:
+            print("\nAlso close:")
+    for hit in hits:
+        _print_title(hit, hl)
     print(f"({elapsed * 1000:.0f} ms)", file=sys.stderr)
     return 0
+
+
+def _print_title(hit, hl: str) -> None:
+    e = hit.entry
+    print(f"{hit.rank}. {e.question}")
+    if e.lang != hl:
+        print(f"   ({only_in(e.lang, hl)})")
+    version = f" · {e.source_version}" if e.source_version else ""
+    print(f"   {e.framework}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
+    print(f"   {clickable(e.place)}")
+
+
+def _print_answer(hit, hl: str) -> None:
+    """The best entry whole: its question, where it is, and its answer rendered for the terminal."""
+    e = hit.entry
+    color = sys.stdout.isatty()
+    width = shutil.get_terminal_size().columns if color else 80
+    print(render_markdown(f"## {e.question}", width, color))
+    if e.lang != hl:
+        print(f"({only_in(e.lang, hl)})")
+    version = f" · {e.source_version}" if e.source_version else ""
+    print(f"{e.framework}{version} · {clickable(e.place)}\n")
+    print(render_markdown(e.answer, width, color))
 
 
 def _result_json(result, hl: str) -> dict:
@@ -119,7 +155,17 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
     queries = load_queries(Path(args.file))
     kb = _open(settings)
-    report = evaluate(kb.search, queries)
+    with progress_bar() as progress:
+        done = 0
+
+        def search(query: str, k: int):
+            nonlocal done
+            result = kb.search(query, k)
+            done += 1
+            progress("eval", done, len(queries))
+            return result
+
+        report = evaluate(search, queries)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
         return 0
@@ -228,12 +274,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("ingest", help="parse the FAQ sources, embed them, write the index")
-    p.add_argument("--sources", metavar="DIR", help="a directory of FAQ Markdown (default: KB_SOURCES_DIR)")
+    p.add_argument(
+        "--sources", metavar="DIR", action="append",
+        help="a directory of FAQ Markdown; repeat for several (default: KB_SOURCES_DIR)",
+    )
+    p.add_argument("--with-shipped", action="store_true", help="index the FAQs shipped with kb as well as --sources")
     p.set_defaults(run=cmd_ingest)
 
-    p = sub.add_parser("search", help="search the index")
-    p.add_argument("query")
-    p.add_argument("-k", type=int, default=5, help="how many entries (default 5)")
+    p = sub.add_parser("search", help="search the index: the best answer, then the other entries worth showing")
+    p.add_argument("query", help="the question, an error message or a flag; `-` reads it from standard input")
+    p.add_argument("-k", type=int, default=5, help="at most this many entries (default 5)")
+    p.add_argument("--brief", action="store_true", help="titles and links alone, without the answer")
     p.add_argument("--tag", action="append", help="only entries with this tag (repeatable)")
     p.add_argument("--source", help="only entries from this source")
     p.add_argument("--json", action="store_true", help="print the API's JSON")
@@ -268,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env()
         return args.run(settings, args)
     except KBError as exc:
-        print(f"kb: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # several bad source files: a line each
+            print(f"kb: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

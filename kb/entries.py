@@ -39,6 +39,7 @@ class Translation:
     url: str  # deep link into the page in this language
     source_url: str  # the pinned page in this language
     line: int = 0
+    file: str = ""  # the Markdown file of this language, as its manifest names it
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,16 @@ class Entry:
     lang: str
     tags: tuple[str, ...] = field(default=())
     line: int = 0  # 1-based line of the question in the source file
+    file: str = ""  # that file, as the manifest names it ("faq.md"): what is known where there is no url
     # The entry in other languages (the authors' English page beside their Chinese one).
     translations: tuple[Translation, ...] = field(default=())
+
+    @property
+    def place(self) -> str:
+        """Where the entry is, for a reader: its deep link, else its file and line ("faq.md:12")."""
+        if self.url:
+            return self.url
+        return f"{self.file}:{self.line}" if self.file and self.line else self.file
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -95,11 +104,13 @@ class Entry:
         other = next((t for t in self.translations if t.lang == lang), None)
         if other is None or lang == self.lang:
             return self
-        this = Translation(self.lang, self.question, self.answer, self.section, self.url, self.source_url, self.line)
+        this = Translation(
+            self.lang, self.question, self.answer, self.section, self.url, self.source_url, self.line, self.file
+        )
         return replace(
             self,
             lang=other.lang, question=other.question, answer=other.answer, section=other.section,
-            url=other.url, source_url=other.source_url, line=other.line,
+            url=other.url, source_url=other.source_url, line=other.line, file=other.file,
             translations=tuple(t if t is not other else this for t in self.translations),
         )
 

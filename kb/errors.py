@@ -8,6 +8,7 @@ __all__ = [
     "KBError",
     "SettingsError",
     "SourceError",
+    "SourceErrors",
     "IndexError_",
     "IndexMissingError",
     "EntryNotFound",
@@ -34,6 +35,29 @@ class SourceError(KBError):
         self.path, self.line, self.message = Path(path), line, message
         where = f"{path}:{line}" if line else f"{path}"
         super().__init__(f"{where}: {message}")
+
+
+class SourceErrors(SourceError):
+    """Several files cannot be ingested: one line for each, naming its file and line."""
+
+    def __init__(self, errors: list[SourceError]):
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.path, first.message, first.line)
+        self.args = ("\n".join(str(e) for e in self.errors),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+    @staticmethod
+    def raise_any(errors: list[SourceError]) -> None:
+        """Raise the one error, or SourceErrors for several (each of them, flattened); none: nothing."""
+        flat = [e for error in errors for e in (error.errors if isinstance(error, SourceErrors) else [error])]
+        flat.sort(key=lambda e: (str(e.path), e.line or 0))
+        if len(flat) > 1:
+            raise SourceErrors(flat)
+        if flat:
+            raise flat[0]
 
 
 class IndexError_(KBError):

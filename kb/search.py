@@ -37,6 +37,13 @@ SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 CANDIDATES = 200
 # Entries' hubness is computed at load up to this many vectors (a matrix product with the background).
 HUBNESS_ROWS = 200_000
+# Which hits deserve showing (`SearchResult.worth_showing`). When the best entry answers,
+# the others within SHOW_MARGIN of its score: the smallest margin that keeps every correct
+# entry of the answered questions in tests/data/real_tune.jsonl (tests/data/dev.jsonl: 98%),
+# while showing 1-3 entries for most questions. When none answers, the nearest few.
+SHOW_MARGIN = 0.04
+SHOW_MAX = 10
+NEAREST_MAX = 3
 
 
 CALIBRATION_PATH = Path(__file__).resolve().parent / "data" / "calibration.json"
@@ -160,6 +167,15 @@ class SearchResult:
         hl = hl or self.lang
         hits = tuple(replace(h, entry=h.entry.localized(hl)) for h in self.hits)
         return replace(self, hits=hits)
+
+    def worth_showing(self) -> tuple[Hit, ...]:
+        """The hits a reader should see, best first: when the best answers, it and those
+        within SHOW_MARGIN of its score (at most SHOW_MAX); when none answers, the
+        NEAREST_MAX nearest, as suggestions that may not answer."""
+        if not self.answered:
+            return self.hits[:NEAREST_MAX]
+        best = self.hits[0].score
+        return tuple(h for h in self.hits[:SHOW_MAX] if best - h.score <= SHOW_MARGIN)
 
 
 def _dense_index(vectors: faiss.Index | DenseIndex | np.ndarray) -> DenseIndex:

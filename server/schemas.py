@@ -35,7 +35,8 @@ class HitOut(BaseModel):
     answer_html: str = Field(description="the answer rendered to safe HTML")
     score: float
     source: SourceOut
-    url: str = Field(description="deep link into the original FAQ")
+    url: str = Field(description="deep link into the original FAQ; empty when its source has no url (then see `file`)")
+    file: str = Field(default="", description="the Markdown file the entry is in, as its sources manifest names it")
     permalink: str = Field(description="this entry's page on this server")
     section: str
     tags: list[str]
@@ -52,6 +53,10 @@ class SearchOut(BaseModel):
     answered: bool = Field(description="whether the best hit is confident enough to answer with")
     hl: str = Field(description="the reader's language the hits are given in where they have it")
     hits: list[HitOut]
+    shown: int = Field(
+        description="how many of the hits, from the first, deserve showing: when `answered`, the best and those "
+                    "scoring close to it; otherwise the nearest three at most, which may not answer the question"
+    )
 
 
 class EntryOut(BaseModel):
@@ -154,7 +159,7 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
     note = only_in(e.lang, hl) if hl and e.lang != hl else ""
     return HitOut(
         id=e.id, question=e.question, answer=e.answer, answer_html=str(render_markdown(e.answer)),
-        score=hit.score, source=_source(e), url=e.url, permalink=f"{base_url}entries/{e.id}",
+        score=hit.score, source=_source(e), url=e.url, file=e.file, permalink=f"{base_url}entries/{e.id}",
         section=e.section, tags=list(e.tags), lang=e.lang, languages=list(e.languages), note=note, matched=list(hit.matched),
     )
 

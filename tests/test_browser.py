@@ -103,9 +103,11 @@ def type_query(page: Any, query: str) -> None:
     assert box.evaluate("node => node === document.activeElement")
     box.press_sequentially(query, delay=15)
     page.wait_for_url("**/search?q=*")
+    # Done when the results (or "no answer" with the nearest, or "none found") are drawn for this query.
     page.wait_for_function(
-        "q => document.querySelector('[data-status]').textContent.match(/\\d/) && "
-        "new URLSearchParams(location.search).get('q') === q", arg=query
+        "q => new URLSearchParams(location.search).get('q') === q"
+        " && !document.querySelector('[data-status]').textContent.includes('…')"
+        " && (document.querySelector('#results > .result') || !document.querySelector('[data-empty]').hidden)", arg=query
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,8 @@ def kb(*args: str, data_dir: Path, **env: str) -> subprocess.CompletedProcess[st
     )
 
 
-def test_search_prints_question_source_score_and_link(settings):
-    run = kb("search", "how do I resume training in slime", data_dir=settings.data_dir)
+def test_search_brief_prints_question_source_score_and_link(settings):
+    run = kb("search", "how do I resume training in slime", "--brief", data_dir=settings.data_dir)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     assert lines[0] == "1. How do I resume training?"
@@ -31,9 +32,9 @@ def test_search_prints_question_source_score_and_link(settings):
 
 
 def test_search_hl_picks_the_version_shown_and_says_when_there_is_none(settings):
-    run = kb("search", "how do I resume training in slime", "--hl", "zh", "-k", "1", data_dir=settings.data_dir)
+    run = kb("search", "how do I resume training in slime", "--hl", "zh", "-k", "1", "--brief", data_dir=settings.data_dir)
     assert run.stdout.splitlines()[0] == "1. 如何续训？"
-    run = kb("search", "Unable to pre-compile async_io", "-k", "1", data_dir=settings.data_dir)
+    run = kb("search", "Unable to pre-compile async_io", "-k", "1", "--brief", data_dir=settings.data_dir)
     lines = run.stdout.splitlines()
     assert lines[0] == "1. Unable to pre-compile async_io"
     assert lines[1] == "   (This entry has no English version; it is shown in Chinese.)"
@@ -47,6 +48,7 @@ def test_search_json_has_the_api_fields(settings):
     assert set(body["hits"][0]) == {
         "id", "question", "answer", "score", "source", "url", "section", "tags", "lang", "languages",
     }
+    assert body["shown"] >= 1
     assert body["hits"][0]["question"] == "如何续训？"
 
 
@@ -100,3 +102,157 @@ def test_serve_refuses_a_corrupt_index_with_one_line(tmp_path, settings):
     run = kb("serve", "--port", "0", data_dir=data)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.strip().startswith(f"kb: error: index {data / 'index'}: meta.json is not a kb index manifest")
+
+
+def test_search_prints_the_best_answer_rendered_for_a_terminal(settings):
+    run = kb("search", "sglang illegal memory access", data_dir=settings.data_dir)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "Sglang shows an an illegal memory access was encountered error."
+    assert lines[1].startswith("slime · 2025-06-30 · https://github.com/THUDM/slime/blob/")
+    answer = "\n".join(lines[2:])
+    assert "Consider reducing the value of --sglang-mem-fraction-static." in answer.replace("\n", " ")
+    assert "`" not in answer  # Markdown rendered, not shown as source
+    assert any("--sglang-mem-fraction-static" in line for line in lines)  # the identifier on one line, whole
+
+
+def test_search_keeps_code_blocks_verbatim_and_identifiers_whole(settings):
+    run = kb("search", "Unable to pre-compile async_io", data_dir=settings.data_dir)
+    lines = run.stdout.splitlines()
+    assert "set DS_BUILD_OPS=1   # for win - Set-Item Env:\\DS_BUILD_OPS 0" in lines  # spacing kept
+    assert "[WARNING] If libaio is already installed (perhaps from source), try setting the CFLAGS and LDFLAGS " \
+           "environment variables to where it can be found." in lines  # longer than 80 columns, not wrapped
+    assert any("SPARSE_ATTN" in line for line in lines if not line.startswith("set "))
+
+
+def test_search_reads_a_pasted_trace_from_standard_input(settings):
+    trace = (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3/site-packages/sglang/srt/managers/scheduler.py", line 1920, in run_scheduler\n'
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "kb.cli", "search", "-", "--brief"], cwd=ROOT, input=trace, capture_output=True,
+        text=True, timeout=300, env={**{k: v for k, v in os.environ.items() if not k.startswith("KB_")},
+                                     "KB_DATA_DIR": str(settings.data_dir)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert "illegal memory access" in run.stdout.splitlines()[0]
+
+
+def test_links_are_percent_encoded_for_terminals(settings):
+    run = kb("search", "如何开启 Efficient memory sharing 功能", "--brief", "-k", "1", data_dir=settings.data_dir)
+    link = run.stdout.splitlines()[-1].strip()
+    assert link.startswith("https://github.com/alibaba/ChatLearn/") and link.isascii() and " " not in link
+    assert "#%E5%A6%82%E4%BD%95" in link  # 如何
+
+
+def test_no_answer_offers_three_nearest(settings):
+    run = kb("search", "asdfqwerzxcv", "-k", "10", data_dir=settings.data_dir)
+    lines = run.stdout.splitlines()
+    assert lines[0] == "The FAQ has no answer to this. Nearest entries, which may not answer it:"
+    assert [line[:3] for line in lines if line[:1].isdigit()] == ["1. ", "2. ", "3. "]
+
+
+def test_eval_shows_progress_on_a_terminal_only(settings):
+    import pty
+
+    queries = str(ROOT / "tests" / "data" / "dev.jsonl")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("KB_")}, "KB_DATA_DIR": str(settings.data_dir)}
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kb.cli", "eval", queries, "--json"], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=follower, text=True,
+    )
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the process closed the terminal
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    out, _ = process.communicate(timeout=300)
+    os.close(leader)
+    assert process.returncode == 0 and json.loads(out)["out_of_scope"]["queries"] == 5
+    assert b"eval" in drawn and b"64/64" in drawn
+    piped = kb("eval", queries, "--json", data_dir=settings.data_dir)
+    assert piped.returncode == 0 and "64/64" not in piped.stderr
+
+
+@pytest.fixture
+def data_dir(tmp_path, settings):
+    """A data directory holding the session's embedding cache, and no index yet."""
+    shutil.copytree(settings.cache_dir, tmp_path / "data" / "cache")
+    return tmp_path / "data"
+
+
+def own_faq(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "team-faq.md").write_text(
+        "# Team FAQ\n\n## How do I get GPU quota?\n\nAsk in #infra with your project name.\n\n"
+        "## Where are the shared checkpoints?\n\nUnder `/mnt/shared/ckpt`, read-only.\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_dir):
+    first = kb("ingest", data_dir=data_dir)
+    assert first.returncode == 0, first.stderr
+    assert "the index holds 5 sources, from " in first.stdout
+    assert ["slime", "13", "entries", "en+zh", "slime", "Q&A"] in [line.split() for line in first.stdout.splitlines()]
+    assert "replaces" not in first.stdout  # there was no index before
+    mine = own_faq(tmp_path / "mine")
+    run = kb("ingest", "--sources", str(mine), data_dir=data_dir)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert f"the index holds 1 source, from {mine}:" in lines
+    assert ["team-faq", "2", "entries", "en", "Team", "FAQ"] in [line.split() for line in lines]
+    assert "it replaces an index of chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17)" in lines
+    assert "no longer in the index: chatlearn-v1, roll, slime, chatlearn, training-env" in lines
+    assert "(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)" in lines
+
+
+def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
+    mine = own_faq(tmp_path / "mine")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "ops.md").write_text("# Ops\n\n## How do I restart a node?\n\nRun `ops restart NODE`.\n", encoding="utf-8")
+    run = kb("ingest", "--sources", str(mine), "--sources", str(theirs), data_dir=data_dir)
+    assert run.returncode == 0, run.stderr
+    assert f"the index holds 2 sources, from {mine}, {theirs}:" in run.stdout
+    assert "ops.md" in kb("search", "restart a node", "--brief", data_dir=data_dir).stdout
+    run = kb("ingest", "--with-shipped", "--sources", str(mine), data_dir=data_dir)
+    assert run.returncode == 0, run.stderr
+    assert "the index holds 6 sources" in run.stdout and "it replaces an index of team-faq (2), ops (1)" in run.stdout
+    found = kb("search", "slime 如何续训", "--brief", "-k", "1", data_dir=data_dir).stdout
+    assert found.startswith("1. 如何续训？")
+    assert "team-faq.md:7" in kb("search", "where are the shared checkpoints", "--brief", data_dir=data_dir).stdout
+
+
+def test_ingest_reports_every_bad_file_and_keeps_the_index(tmp_path, data_dir):
+    mine = own_faq(tmp_path / "mine")
+    assert kb("ingest", "--sources", str(mine), data_dir=data_dir).returncode == 0
+    (mine / "a-empty.md").write_text("", encoding="utf-8")
+    (mine / "b-no-questions.md").write_text("# Notes\n\nNothing asked here.\n", encoding="utf-8")
+    (mine / "c-binary.md").write_bytes("## Q?\n\nA\n".encode() + b"\xff\xfe\n")
+    run = kb("ingest", "--sources", str(mine), data_dir=data_dir)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert run.stderr.splitlines() == [
+        f"kb: error: {mine / 'a-empty.md'}: file is empty",
+        f"kb: error: {mine / 'b-no-questions.md'}: no entries found: expected '## question' headings (entries = 'headings')",
+        f"kb: error: {mine / 'c-binary.md'}:4: not UTF-8: byte b'\\xff' cannot be decoded",
+    ]
+    assert "How do I get GPU quota?" in kb("search", "GPU quota", "--brief", data_dir=data_dir).stdout
+
+
+def test_ingest_sources_given_a_file_says_it_is_a_file(tmp_path):
+    faq = own_faq(tmp_path / "mine") / "team-faq.md"
+    run = kb("ingest", "--sources", str(faq), data_dir=tmp_path / "data")
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        f"kb: error: {faq}: is a file; the sources are a directory of FAQ Markdown (for this file: {faq.parent})"
+    ]

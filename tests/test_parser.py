@@ -166,6 +166,7 @@ def test_whole_entry_with_rewritten_relative_link():
         lang="zh",
         tags=(),
         line=3,
+        file="chatlearn-v1.md",
     )
 
 
@@ -348,7 +349,7 @@ def test_same_question_in_two_sections_is_titled_by_section(tmp_path):
 def test_same_id_from_two_sources_names_both_places(tmp_path, monkeypatch):
     (tmp_path / "doc.md").write_text("## Q\n\nA\n", encoding="utf-8")
     source = doc_source()
-    monkeypatch.setattr("ingest.sources.load_manifest", lambda _: [source, replace(source)])
+    monkeypatch.setattr("ingest.sources.load_manifest", lambda *_: [source, replace(source)])
     with pytest.raises(SourceError, match=r"same id doc-\w+ as .*doc\.md:1") as error:
         parse_sources(tmp_path)
     assert error.value.line == 1

@@ -82,7 +82,7 @@ def test_search_results_rendered_by_the_page_script_run_nothing(tab: Callable[..
     assert page.locator("#q").input_value() == HOSTILE_QUERY
     page.locator("#q").fill("")
     page.locator("#q").press_sequentially("resume training <img src=x onerror=alert(9)>", delay=10)
-    page.wait_for_function("() => document.querySelectorAll('.result .result-answer').length >= 3")
+    page.wait_for_function("() => document.querySelectorAll('.result .result-answer').length >= 1")
     page.wait_for_timeout(300)
     assert page.evaluate(NOTHING_RAN)
     answers = page.locator(".result .result-answer")

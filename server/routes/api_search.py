@@ -46,4 +46,7 @@ async def search(
     root = base_url(request)
     hl = hl or result.lang
     shown = result.in_language(hl)
-    return SearchOut(query=result.query, answered=result.answered, hl=hl, hits=[hit_out(h, root, hl) for h in shown.hits])
+    return SearchOut(
+        query=result.query, answered=result.answered, hl=hl, hits=[hit_out(h, root, hl) for h in shown.hits],
+        shown=len(result.worth_showing()),
+    )

@@ -16,23 +16,24 @@ from starlette.concurrency import run_in_threadpool
 from kb.answer import only_in
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
-from kb.search import Hit
+from kb.search import SHOW_MAX, Hit
 from kb.tags import tag_table
 
 from ..forms import check_form, form_token, with_form_token
 from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
 from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
+from ..intro import intro
 from ..recording import feedback_context
 from ..schemas import ChatTurn
 from ..sessions import with_session
-from ..templating import content_lang, page
+from ..templating import content_lang, page, request_lang
 from .api_chat import permalinks
 
 __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 
-PAGE_K = 10  # results on the server-rendered search page
+PAGE_K = SHOW_MAX  # results searched for on the server-rendered page; those worth showing are shown
 RELATED = 3
 MAX_FORM_BYTES = 200_000
 
@@ -62,7 +63,8 @@ def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
 async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
     context = {
-        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", **_facets(kb), **feedback_context(recorder),
+        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", "intro": intro(kb, request_lang(request)),
+        **_facets(kb), **feedback_context(recorder),
     }
     return with_session(request, page(request, "search.html", context), recorder)
 
@@ -78,12 +80,12 @@ async def search_page(
         result = await kb.search_async(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
         recorder.searched(result, "web", started)
         reader = result.lang  # entries in the question's language
-        hits = list(result.in_language(reader).hits)
+        hits = list(result.in_language(reader).worth_showing())
     elif source or tag:
         hits = [replace(h, entry=h.entry.localized(reader)) for h in _browse(kb, source, tag)]
     context = {
         "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
-        **_facets(kb), **feedback_context(recorder),
+        "intro": intro(kb, request_lang(request)), **_facets(kb), **feedback_context(recorder),
     }
     return with_session(request, page(request, "search.html", context), recorder)
 
@@ -110,14 +112,17 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
 
 
 @router.get("/chat", response_class=HTMLResponse)
-async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTMLResponse:
+async def chat_page(request: Request, kb: KBDep, recorder: RecorderDep, q: str = "") -> HTMLResponse:
     """The chat page."""
-    context = {"turns": [], "history_json": "[]", "draft": q, "form_token": form_token(request), **feedback_context(recorder)}
+    context = {
+        "turns": [], "history_json": "[]", "draft": q, "form_token": form_token(request),
+        "intro": intro(kb, request_lang(request)), **feedback_context(recorder),
+    }
     return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
 
 
 @router.post("/chat", response_class=HTMLResponse)
-async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> HTMLResponse:
+async def chat_form(request: Request, kb: KBDep, chat: ChatDep, recorder: RecorderDep) -> HTMLResponse:
     """A chat turn posted as a plain form (the page without JavaScript)."""
     body = await request.body()
     if len(body) > MAX_FORM_BYTES:
@@ -136,7 +141,7 @@ async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> H
     new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
     context = {
         "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "",
-        "form_token": form_token(request), **feedback_context(recorder),
+        "form_token": form_token(request), "intro": intro(kb, request_lang(request)), **feedback_context(recorder),
     }
     return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
 

@@ -74,8 +74,18 @@
     });
   }
 
-  /* Reveal and wire the copy buttons of the code blocks under `root`. */
+  /* Cut (with a fade) only the result answers under `root` that are much taller than the
+     cut: one that would lose a few lines, such as a short answer's code, is shown whole. */
+  function cutLongAnswers(root) {
+    root.querySelectorAll(".result-answer").forEach(function (answer) {
+      var em = parseFloat(getComputedStyle(answer).fontSize) || 15;
+      answer.classList.toggle("long", answer.scrollHeight > 15 * em);
+    });
+  }
+
+  /* Reveal and wire the copy buttons of the code blocks under `root`; cut long answers. */
   function enhance(root) {
+    cutLongAnswers(root);
     root.querySelectorAll(".codeblock .copy").forEach(function (button) {
       if (button.dataset.ready) return;
       button.dataset.ready = "1";
@@ -139,13 +149,18 @@
     return node;
   }
 
+  /* The source, linked to the entry's place in it; without a url, its file instead (as _macros.html). */
   function sourceLink(hit) {
-    var a = el("a", "source");
-    a.href = hit.url;
-    a.rel = "noopener noreferrer";
+    var a = el(hit.url ? "a" : "span", "source");
     a.title = hit.source.title;
     a.appendChild(el("span", "source-fw", hit.source.framework));
-    a.appendChild(el("span", "source-ver", hit.source.version));
+    if (hit.source.version) a.appendChild(el("span", "source-ver", hit.source.version));
+    if (!hit.url) {
+      a.appendChild(el("span", "source-ver", hit.file));
+      return a;
+    }
+    a.href = hit.url;
+    a.rel = "noopener noreferrer";
     var icon = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     icon.setAttribute("class", "ext");
     icon.setAttribute("viewBox", "0 0 16 16");

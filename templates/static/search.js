@@ -11,12 +11,13 @@
   var list = document.querySelector("[data-results]");
   var status = document.querySelector("[data-status]");
   var empty = document.querySelector("[data-empty]");
+  var noAnswer = document.querySelector("[data-no-answer]");
   var intro = document.querySelector("[data-intro]");
   var hero = document.querySelector(".hero");
   var labelsNode = document.getElementById("tag-labels");
   var tagLabels = labelsNode ? JSON.parse(labelsNode.textContent) : {};
   var DEBOUNCE_MS = 160;
-  var LIMIT = 8;
+  var LIMIT = 10; /* searched for; the server says how many deserve showing */
   var timer = null;
   var inflight = null;
   var lastKey = null;
@@ -74,19 +75,21 @@
   }
 
   function render(data) {
+    var hits = data.hits.slice(0, data.shown);
     list.textContent = "";
-    data.hits.forEach(function (hit) { list.appendChild(resultItem(hit)); });
+    hits.forEach(function (hit) { list.appendChild(resultItem(hit)); });
     KB.enhance(list);
-    var text = KB.format("results_count", { n: data.hits.length });
-    if (data.hits.length && !data.answered) text += " · " + KB.strings.results_not_confident;
-    status.textContent = data.hits.length ? text : "";
-    empty.hidden = data.hits.length > 0;
+    var count = hits.length === 1 ? KB.strings.results_count_one : KB.format("results_count", { n: hits.length });
+    status.textContent = hits.length && data.answered ? count : "";
+    noAnswer.hidden = !(hits.length && !data.answered);
+    empty.hidden = hits.length > 0;
   }
 
   function clear() {
     if (inflight) inflight.abort();
     list.textContent = "";
     status.textContent = "";
+    noAnswer.hidden = true;
     empty.hidden = true;
     showIntro(true);
   }
@@ -126,6 +129,7 @@
         if (error.name === "AbortError") return;
         list.textContent = "";
         empty.hidden = true;
+        noAnswer.hidden = true;
         status.textContent = KB.format("results_error", { error: error.message });
       });
   }

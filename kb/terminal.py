@@ -1,0 +1,84 @@
+"""Answers for a terminal: Markdown rendered by rich, code blocks kept verbatim, links a
+terminal can click, and a progress bar on standard error."""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator
+from urllib.parse import quote
+
+from markdown_it import MarkdownIt
+from rich.console import Console
+from rich.cells import cell_len
+from rich.markdown import Markdown
+
+__all__ = ["clickable", "render_markdown", "progress_bar"]
+
+# Everything a URL may hold as it is; anything else (Chinese in an anchor, a space) is percent-encoded.
+_URL_SAFE = ";/?:@&=+$,#%[]!~*'()-._"
+_TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m)*)$")  # the spaces rich pads a line with, before any colour codes
+
+
+def clickable(url: str) -> str:
+    """The URL with non-ASCII characters and spaces percent-encoded, so a terminal sees one link."""
+    return quote(url, safe=_URL_SAFE)
+
+
+def render_markdown(text: str, width: int = 80, color: bool = False) -> str:
+    """`text` (Markdown) as terminal text: prose rendered by rich at `width`, code blocks
+    exactly as written. rich breaks lines at spaces only and cuts a longer run of text, so
+    a paragraph with a run longer than `width` (an identifier, a URL, a Chinese sentence
+    with `SPARSE_ATTN` in it) is rendered as wide as that run: the terminal wraps it, and
+    the text itself stays whole."""
+    lines = text.splitlines()
+    parts: list[str] = []
+    start = 0
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type in ("fence", "code_block") and token.map:
+            parts.append(_prose("\n".join(lines[start : token.map[0]]), width, color))
+            parts.append(token.content.rstrip("\n"))
+            start = token.map[1]
+    parts.append(_prose("\n".join(lines[start:]), width, color))
+    return "\n\n".join(part for part in parts if part.strip())
+
+
+def _prose(text: str, width: int, color: bool) -> str:
+    """Markdown without code blocks, a paragraph (or list item) at a time, each at `width`
+    or as wide as its longest run of text."""
+    return "\n\n".join(filter(None, (_paragraph(part, width, color) for part in re.split(r"\n\s*\n", text))))
+
+
+def _paragraph(text: str, width: int, color: bool) -> str:
+    if not text.strip():
+        return ""
+    # Runs as shown: a link's text and its URL apart (Markdown's brackets split them).
+    longest = max((cell_len(run) for run in re.findall(r"[^\s\[\]()]+", text)), default=0)
+    out = io.StringIO()
+    console = Console(file=out, width=max(width, longest + 6), force_terminal=color, no_color=not color, highlight=False)
+    console.print(Markdown(text, hyperlinks=False))
+    return "\n".join(_TRAILING.sub(r"\1", line) for line in out.getvalue().strip("\n").splitlines())
+
+
+@contextmanager
+def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
+    """A callback `(stage, done, total)` that draws a bar per stage on standard error while
+    the block runs; one that does nothing when standard error is not a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(file=sys.stderr)
+    if not console.is_terminal:
+        yield lambda stage, done, total: None
+        return
+    tasks: dict[str, int] = {}
+    columns = (TextColumn("{task.description:<6}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console) as bar:
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -182,3 +184,39 @@ def test_chat_form_shows_no_confident_answer(client: TestClient) -> None:
 def test_chat_form_rejects_an_empty_message(client: TestClient) -> None:
     response = client.post("/chat", data={"message": "  "}, headers=EN)
     assert response.status_code == 422 and "message: the message is empty" in response.text
+
+
+# --- HEAD, as uptime monitors send it ------------------------------------------------------
+
+def _raw(url: str, method: str, path: str) -> tuple[str, dict[str, str], bytes]:
+    """One request over a plain socket, read to the end: (status line, headers, whatever came after them)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: kb\r\nConnection: close\r\n\r\n".encode())
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    head, _, rest = reply.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return status, headers, rest
+
+
+def test_head_on_the_pages_is_200_with_no_body_over_real_http(settings: Any, serve: Any, client: TestClient) -> None:
+    from server import create_app
+
+    app = create_app(settings)
+    url = serve(app).url
+    entry_id = first_hit_id(client, "how do I resume training")
+    store = app.state.recorder.store
+    app.state.recorder.flush()
+    before = store.count("questions")
+    for path in ("/", "/chat", f"/entries/{entry_id}", "/search?q=how+do+I+resume+training", "/search"):
+        status, headers, body = _raw(url, "HEAD", path)
+        assert status == "HTTP/1.1 200 OK", (path, status)
+        assert body == b"", path
+        assert headers["content-type"].startswith("text/html"), path
+        _, got, page = _raw(url, "GET", path)
+        assert headers["content-length"] == got["content-length"] == str(len(page)), path
+    app.state.recorder.flush()
+    assert store.count("questions") == before + 1, "the GET search is recorded, a monitor's HEAD is not"

@@ -30,6 +30,7 @@ __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 
+PAGE_METHODS = ["GET", "HEAD"]  # HEAD: the same headers and no body, for uptime monitors
 PAGE_K = 10  # results on the server-rendered search page
 RELATED = 3
 MAX_FORM_BYTES = 200_000
@@ -56,7 +57,7 @@ def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
     return [Hit(entry=e, score=0.0, rank=i) for i, e in enumerate(chosen, 1)]
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.api_route("/", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
     context = {
@@ -65,7 +66,7 @@ async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLRespon
     return page(request, "search.html", context)
 
 
-@router.get("/search", response_class=HTMLResponse)
+@router.api_route("/search", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def search_page(
     request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", source: str = "", tag: str = ""
 ) -> HTMLResponse:
@@ -74,7 +75,8 @@ async def search_page(
     if q.strip():
         started = time.perf_counter()
         result = await kb.search_async(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
-        recorder.searched(result, "web", started)
+        if request.method == "GET":  # a monitor's HEAD is not someone asking
+            recorder.searched(result, "web", started)
         reader = result.lang  # entries in the question's language
         hits = list(result.in_language(reader).hits)
     elif source or tag:
@@ -86,7 +88,7 @@ async def search_page(
     return page(request, "search.html", context)
 
 
-@router.get("/entries/{entry_id}", response_class=HTMLResponse)
+@router.api_route("/entries/{entry_id}", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -> HTMLResponse:
     """One entry: the full answer, its source, tags and related entries, in the reader's language.
 
@@ -107,7 +109,7 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
     return response
 
 
-@router.get("/chat", response_class=HTMLResponse)
+@router.api_route("/chat", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTMLResponse:
     """The chat page."""
     return page(request, "chat.html", {"turns": [], "history_json": "[]", "draft": q, **feedback_context(recorder)})

@@ -82,10 +82,10 @@ def test_one_vote_per_answer_per_browser_session(client: TestClient, own: Settin
     ({"message": "x" * 2001}, "", 422, "message: the question is 2001 characters; the limit is 2000"),
     ({"reason": "wrong"}, "", 422, "reason: 'wrong' is a reason for `helpful: false`; this vote is helpful"),
     ({"helpful": False, "reason": "boring"}, "", 422,
-     "reason: Input should be 'wrong', 'outdated', 'incomplete', 'unclear' or 'off_topic'"),
+     "reason: 'boring' is not allowed; use one of 'wrong', 'outdated', 'incomplete', 'unclear' or 'off_topic'"),
     ({"comment": "x" * 1001}, "", 422, "comment: String should have at most 1000 characters"),
     ({"session": "short"}, "", 422, "session: String should have at least 8 characters"),
-    ({}, "?channel=slack", 422, "channel: Input should be 'web', 'widget' or 'api'"),
+    ({}, "?channel=slack", 422, "channel: 'slack' is not allowed; use one of 'web', 'widget' or 'api'"),
 ])
 def test_a_vote_that_cannot_be_taken_says_why(
     client: TestClient, body: dict[str, Any], query: str, status: int, error: str
@@ -283,3 +283,14 @@ def test_the_feedback_endpoint_is_documented(client: TestClient) -> None:
     params = {p["name"] for p in client.get("/openapi.json").json()["paths"]["/api/search"]["get"]["parameters"]}
     assert {"channel", "live"} <= params
     assert json.dumps(operation)  # serialisable as served
+
+
+def test_the_readme_lists_every_field_and_reason_the_feedback_api_takes() -> None:
+    from kb.insights import REASONS
+    from server.routes.feedback import FeedbackIn
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip() for line in readme.splitlines() if line.startswith("| `")}
+    assert {f"`{name}`" for name in FeedbackIn.model_fields} <= rows
+    reason_row = next(line for line in readme.splitlines() if line.startswith("| `reason` |"))
+    assert [r for r in REASONS if f"`{r}`" not in reason_row] == []

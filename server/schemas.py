@@ -112,6 +112,9 @@ class ChatOut(BaseModel):
         description="`llm`: written by the LLM; `fallback`: the LLM failed, this is the extractive answer"
     )
     sources: list[HitOut]
+    lang: Literal["zh", "en"] = Field(
+        description="the reader's language, which the answer is in: `hl` when given, else the question's"
+    )
 
 
 class HealthOut(BaseModel):

@@ -41,7 +41,7 @@ def permalinks(root: str) -> Callable[[Hit], str]:
 def chat_out(reply: ChatReply, root: str, hl: str | None = None) -> ChatOut:
     return ChatOut(
         answer=reply.answer, answer_html=str(render_markdown(reply.answer)), answered=reply.answered,
-        mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources],  # type: ignore[arg-type]
+        mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources], lang=reply.lang,  # type: ignore[arg-type]
     )
 
 

@@ -155,11 +155,11 @@ class Recorder:
 
     def chatted(
         self, message: str, history: Sequence[dict[str, Any]], answered: bool, sources: Sequence[Hit], channel: str,
-        started: float,
+        started: float, subject: str = "",
     ) -> None:
-        """Record a chat turn as the question searched (a follow-up joined to the question before it)."""
+        """Record a chat turn as the question searched (a follow-up joined to the question before it, or to the subject's)."""
         try:
-            text = followup_query(message.strip(), list(history))
+            text = followup_query(message.strip(), list(history), subject)
             lang = detect_lang(message)
         except Exception:
             log.exception("could not record a chat question")

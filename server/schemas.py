@@ -94,6 +94,10 @@ class ChatIn(BaseModel):
         default=None, description="the reader's language, for the answer and its sources; default: the message's"
     )
     lang: Literal["zh", "en"] | None = Field(default=None, description="the same as `hl` (older name)")
+    about: str | None = Field(
+        default=None, max_length=200,
+        description="the id of the entry the conversation is about (`/chat?about=`): each question is read with its question",
+    )
 
     @field_validator("history")
     @classmethod

@@ -160,6 +160,14 @@ def test_chat_follow_up_uses_the_history(client: TestClient) -> None:
     assert "HF" in follow["sources"][0]["question"]
 
 
+def test_chat_about_an_entry_reads_the_question_with_it(client: TestClient) -> None:
+    entry_id = client.get("/api/search", params={"q": "slime 如何续训？"}).json()["hits"][0]["id"]
+    body = client.post("/api/chat", json={"message": "how do I do that on 2 nodes?", "about": entry_id}).json()
+    assert body["answered"] is True and body["sources"][0]["id"] == entry_id and body["lang"] == "en"
+    unknown = client.post("/api/chat", json={"message": "how do I do that on 2 nodes?", "about": "nope"})
+    assert (unknown.status_code, unknown.json()["error"]) == (422, "about: no entry with id 'nope'")
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

@@ -276,3 +276,35 @@ def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
     second = page.locator(".turn.bot").nth(1)
     assert second.locator(".only-in").inner_text() == "This entry has no English version; it is shown in Chinese."
     t.screenshot_bottom(artifacts / "chat-english-desktop.png")
+
+
+FOLLOW_UP = "how do I do that on 2 nodes?"
+
+
+@pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "desktop"), ({"width": 375, "height": 740}, "phone")])
+def test_a_follow_up_from_an_entry_page_is_asked_about_that_entry(
+    tab: Callable[..., Page], client: TestClient, artifacts: Path, viewport: dict[str, int], name: str
+) -> None:
+    entry = expected_first(client, "slime 如何续训？")
+    alone = client.post("/api/chat", json={"message": FOLLOW_UP}).json()
+    assert alone["answered"] is False, "on its own the follow-up means nothing to the FAQ"
+
+    t = tab(viewport=viewport, locale="en-US")
+    page = t.page
+    t.goto(f"/entries/{entry['id']}?hl=en")
+    page.locator(".entry-side a[href^='/chat']").click()
+    page.wait_for_url(f"**/chat?about={entry['id']}")
+    subject = page.locator("[data-chat-subject] a")
+    assert subject.inner_text() == "How do I resume training?"
+    assert subject.get_attribute("href") == f"/entries/{entry['id']}"
+    assert not page.locator("[data-chat-examples]").is_visible()
+    t.screenshot(artifacts / f"chat-about-entry-{name}.png")
+
+    page.fill("#message", FOLLOW_UP)
+    page.press("#message", "Enter")
+    page.wait_for_selector(".turn.bot .reply-source a.source")
+    reply = page.locator(".turn.bot").first
+    assert reply.locator(".reply-source a").first.get_attribute("href") == f"/entries/{entry['id']}"
+    assert "--load" in reply.locator(".answer").inner_text()
+    t.no_horizontal_scroll()
+    t.screenshot_bottom(artifacts / f"chat-about-entry-answered-{name}.png")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sqlite3
 from typing import Any
 
 import pytest
@@ -175,6 +176,20 @@ def test_chat_form_works_without_javascript_and_keeps_the_conversation(client: T
     assert second.text.count('class="turn bot"') == 2
 
 
+def test_a_chat_about_an_entry_shows_it_and_reads_questions_with_it_without_javascript(client: TestClient) -> None:
+    entry_id = first_hit_id(client, "slime 如何续训？")
+    entry_page = client.get(f"/entries/{entry_id}", headers=EN).text
+    assert f'href="/chat?about={entry_id}"' in entry_page
+    chat = client.get("/chat", params={"about": entry_id}, headers=EN).text
+    assert f'<input type="hidden" name="about" value="{entry_id}">' in chat
+    assert re.search(rf'data-chat-subject>.*<a href="/entries/{entry_id}"[^>]*>How do I resume training\?</a>', chat), "the subject, in the reader's language"
+    reply = client.post("/chat", data={"message": "how do I do that on 2 nodes?", "about": entry_id}, headers=EN).text
+    assert f'<a href="/entries/{entry_id}"' in reply.split('class="reply-source"', 1)[1][:400]
+    assert f'name="about" value="{entry_id}"' in reply, "the next question is about the entry too"
+    unknown = client.get("/chat", params={"about": "nope"}, headers=EN)
+    assert unknown.status_code == 422 and "about: no entry with id &#39;nope&#39;" in unknown.text
+
+
 def test_chat_form_shows_no_confident_answer(client: TestClient) -> None:
     response = client.post("/chat", data={"message": "what is the best pizza in Naples?"}, headers=EN)
     assert "The FAQ has no confident answer to this." in response.text
@@ -208,10 +223,7 @@ def test_head_on_the_pages_is_200_with_no_body_over_real_http(settings: Any, ser
     app = create_app(settings)
     url = serve(app).url
     entry_id = first_hit_id(client, "how do I resume training")
-    store = app.state.recorder.store
-    app.state.recorder.flush()
-    before = store.count("questions")
-    for path in ("/", "/chat", f"/entries/{entry_id}", "/search?q=how+do+I+resume+training", "/search"):
+    for path in ("/", "/chat", f"/entries/{entry_id}", "/search?q=resume+training+after+a+HEAD", "/search"):
         status, headers, body = _raw(url, "HEAD", path)
         assert status == "HTTP/1.1 200 OK", (path, status)
         assert body == b"", path
@@ -219,4 +231,6 @@ def test_head_on_the_pages_is_200_with_no_body_over_real_http(settings: Any, ser
         _, got, page = _raw(url, "GET", path)
         assert headers["content-length"] == got["content-length"] == str(len(page)), path
     app.state.recorder.flush()
-    assert store.count("questions") == before + 1, "the GET search is recorded, a monitor's HEAD is not"
+    with sqlite3.connect(app.state.recorder.store.path) as db:
+        [(recorded,)] = db.execute("SELECT count(*) FROM questions WHERE text = 'resume training after a HEAD'").fetchall()
+    assert recorded == 1, "the GET search is recorded, a monitor's HEAD is not"

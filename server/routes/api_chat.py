@@ -79,16 +79,17 @@ async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: Recorder
     href = permalinks(root)
     started = time.perf_counter()
     hl = body.hl or body.lang or detect_lang(body.message)
+    subject = chat.subject(body.about, body.message)
     if "text/event-stream" in request.headers.get("accept", ""):
-        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, hl, href)
-        recorder.chatted(body.message, history, answered, sources, channel, started)
+        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, hl, href, subject)
+        recorder.chatted(body.message, history, answered, sources, channel, started, subject)
         return StreamingResponse(
             _sse(sources, answered, events, root, hl),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    reply = await run_in_threadpool(chat.reply, body.message, history, hl, href)
-    recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started)
+    reply = await run_in_threadpool(chat.reply, body.message, history, hl, href, subject)
+    recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started, subject)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
     return chat_out(reply, root, hl)

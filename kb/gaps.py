@@ -86,12 +86,12 @@ class GapFinder:
                 self._vectors.popitem(last=False)
             return np.stack([p for p, _ in found]), np.stack([g for _, g in found])
 
-    def similarities(self, questions: Sequence[AskedQuestion]) -> np.ndarray:
+    def similarities(self, texts: Sequence[str], langs: Sequence[str]) -> np.ndarray:
         """Every pair's similarity: the higher of the glossed and the plain one, the plain one
         raised by `CROSS_LANGUAGE` between a Chinese and an English question."""
-        plain, glossed = self.vectors([q.text.strip() for q in questions])
-        langs = np.array([q.lang for q in questions])
-        across = (langs[:, None] != langs[None, :]) * CROSS_LANGUAGE
+        plain, glossed = self.vectors([t.strip() for t in texts])
+        lang = np.array(langs)
+        across = (lang[:, None] != lang[None, :]) * CROSS_LANGUAGE
         return np.maximum(glossed @ glossed.T, plain @ plain.T + across)
 
     def group(self, questions: Sequence[AskedQuestion]) -> list[Gap]:
@@ -99,7 +99,7 @@ class GapFinder:
         if not questions:
             return []
         ordered = sorted(questions, key=lambda q: (-q.count, -q.last_asked, q.text))
-        similar = self.similarities(ordered)
+        similar = self.similarities([q.text for q in ordered], [q.lang for q in ordered])
         members: list[list[int]] = []
         for i in range(len(ordered)):
             best, best_score = -1, self.threshold

@@ -294,3 +294,21 @@ def test_the_readme_lists_every_field_and_reason_the_feedback_api_takes() -> Non
     assert {f"`{name}`" for name in FeedbackIn.model_fields} <= rows
     reason_row = next(line for line in readme.splitlines() if line.startswith("| `reason` |"))
     assert [r for r in REASONS if f"`{r}`" not in reason_row] == []
+
+
+def test_questions_keep_the_best_entrys_lead_and_the_question_asked_just_before(client: TestClient) -> None:
+    """What the insights page needs to find answers that may be wrong."""
+    first = "how do I resume training in slime?"
+    again = "how can I continue slime training from my last checkpoint"
+    reply = client.post("/api/chat", json={"message": first}).json()
+    history = [{"role": "user", "content": first}, {"role": "assistant", "content": reply["answer"]}]
+    client.post("/api/chat", json={"message": again, "history": history})
+    client.post("/api/chat", json={"message": "what about for ROLL?", "history": history})  # a follow-up, not asked again
+    for typed in ("colocate mode", "NCCL timeout"):  # one search box, two questions
+        client.get("/api/search", params={"q": typed, "live": "box-1", "channel": "web"})
+    recorded = {text: (previous, margin) for text, previous, margin in rows(client, "SELECT text, previous, margin FROM questions")}
+    assert recorded[first][0] is None and recorded[again][0] == first
+    assert next(p for t, (p, _) in recorded.items() if t.endswith("what about for ROLL?")) is None
+    assert recorded["colocate mode"][0] is None and recorded["NCCL timeout"][0] == "colocate mode"
+    best, second = (h["score"] for h in reply["sources"][:2])
+    assert recorded[first][1] == pytest.approx(best - second, abs=1e-6)

@@ -108,21 +108,22 @@ def _swap(before: str, message: str) -> str:
     return re.sub(r"\s+", " ", before).strip()
 
 
-def followup_query(message: str, history: Sequence[dict[str, Any]] | None) -> str:
+def followup_query(message: str, history: Sequence[dict[str, Any]] | None, subject: str = "") -> str:
     """The text to search for: the message, joined to the previous question when it is a follow-up.
 
     `history` is the conversation so far: [{"role": "user" | "assistant", "content": "..."}].
     A follow-up that names another framework ("what about for sglang?") replaces the one
-    the previous question named.
+    the previous question named. `subject` is the question of the entry the conversation
+    is about (a follow-up asked from an entry's page): every message is read with it, so
+    "how do I do that on 2 nodes?" is searched as a question about that entry.
     """
     previous = [
         str(turn.get("content", "")).strip()
         for turn in (history or [])
         if isinstance(turn, dict) and turn.get("role") == "user" and str(turn.get("content", "")).strip()
     ]
-    if not previous:
-        return message
     short = len(tokenize(message)) <= 1
-    if not (_FOLLOWUP.search(message) or short):
-        return message
-    return f"{_swap(previous[-1], message)} {message}"
+    query = message
+    if previous and (_FOLLOWUP.search(message) or short):
+        query = f"{_swap(previous[-1], message)} {message}"
+    return f"{_swap(subject, message)} {query}" if subject.strip() else query

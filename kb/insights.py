@@ -30,7 +30,7 @@ from .insights_schema import SCHEMA_VERSION, upgrade, version_of
 
 __all__ = [
     "InsightsStore", "InsightsError", "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes",
-    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "store_path",
+    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "store_path", "question_key",
 ]
 
 Channel = Literal["web", "widget", "slack", "api"]
@@ -48,6 +48,11 @@ class InsightsError(KBError):
     def __init__(self, path: Path | str, message: str):
         self.path, self.message = Path(path), message
         super().__init__(f"insights database {path}: {message}")
+
+
+def question_key(text: str) -> str:
+    """A question text as `unanswered` groups it: case and surrounding spaces aside."""
+    return text.strip().lower()
 
 
 def store_path(data_dir: Path) -> Path:
@@ -70,6 +75,8 @@ class Question:
     asked_at: float = field(default_factory=time.time)
     slack_team: str | None = None
     slack_channel: str | None = None
+    margin: float | None = None  # the best entry's score less the second's
+    previous: str | None = None  # the question asked just before, in the same conversation or search box
 
 
 @dataclass(frozen=True)
@@ -206,12 +213,12 @@ class InsightsStore:
     def add_questions(self, questions: Iterable[Question]) -> int:
         rows = [
             (q.asked_at, q.text, q.lang, q.channel, q.kind, q.top_entry, q.top_score, int(q.answered),
-             q.latency_ms, q.slack_team, q.slack_channel)
+             q.latency_ms, q.slack_team, q.slack_channel, q.margin, q.previous)
             for q in questions
         ]
         self._write((
             "INSERT INTO questions (asked_at, text, lang, channel, kind, top_entry, top_score, answered, "
-            "latency_ms, slack_team, slack_channel) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "latency_ms, slack_team, slack_channel, margin, previous) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         ))
         return len(rows)
@@ -244,6 +251,18 @@ class InsightsStore:
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
+
+    def dismiss_gap(self, texts: Iterable[str], at: float | None = None) -> None:
+        """Hide the unanswered questions with these texts (case and spacing aside) from the gaps, for good."""
+        when = time.time() if at is None else at
+        self._write("INSERT OR REPLACE INTO dismissed_gaps VALUES (?, ?)", [(question_key(t), when) for t in texts])
+
+    def restore_gap(self, texts: Iterable[str]) -> None:
+        self._write("DELETE FROM dismissed_gaps WHERE text = ?", [(question_key(t),) for t in texts])
+
+    def dismissed(self) -> set[str]:
+        """The dismissed question texts, lower-cased and trimmed."""
+        return {row[0] for row in self._db().execute("SELECT text FROM dismissed_gaps")}
 
     def prune(self, before: float) -> tuple[int, int]:
         """Delete questions and votes older than `before` (Unix seconds); (questions, votes) deleted."""
@@ -321,6 +340,25 @@ class InsightsStore:
             (since, since, limit),
         )
         return [EntryHits(*row) for row in rows]
+
+    def low_margins(self, since: float, below: float) -> list[tuple[str, str]]:
+        """(entry, question) for answers whose best entry led the second by less than `below`, newest first."""
+        return self._db().execute(
+            "SELECT top_entry, trim(text) FROM questions WHERE answered = 1 AND top_entry IS NOT NULL "
+            "AND margin < ? AND asked_at >= ? ORDER BY asked_at DESC",
+            (below, since),
+        ).fetchall()
+
+    def asked_again(self, since: float, within: float) -> list[tuple[str, str, str, str, str]]:
+        """(entry, its question, its language, the next question, its language): an answer followed within
+        `within` seconds by another question in the same conversation or search box, newest first."""
+        return self._db().execute(
+            "SELECT a.top_entry, trim(a.text), a.lang, trim(b.text), b.lang FROM questions AS b "
+            "JOIN questions AS a ON a.text = b.previous AND a.channel = b.channel AND a.answered = 1 "
+            "AND a.top_entry IS NOT NULL AND a.asked_at BETWEEN b.asked_at - ? AND b.asked_at "
+            "WHERE b.previous IS NOT NULL AND b.asked_at >= ? GROUP BY b.id ORDER BY b.asked_at DESC",
+            (within, since),
+        ).fetchall()
 
     def daily(self, since: float) -> list[DailyCount]:
         """Questions per day (UTC) by channel and language."""

@@ -22,7 +22,7 @@ __all__ = ["add_parser", "cmd_insights", "TABLE_CHOICES", "LAYOUT_CHOICES"]
 
 # Spelled out here so that building the `kb` parser loads no numpy or embedder (a test
 # checks they match kb.insights_report.TABLES and kb.gaps.LAYOUTS).
-TABLE_CHOICES = ("gaps", "unhelpful", "entries", "daily")
+TABLE_CHOICES = ("gaps", "doubtful", "unhelpful", "entries", "daily")
 LAYOUT_CHOICES = ("headings", "list")
 DEFAULT_SINCE = "30d"
 CELL = 48  # widest cell, in terminal columns
@@ -122,6 +122,11 @@ def print_report(report: Report, since: str) -> None:
     print_rows("Questions the FAQ could not answer, by topic",
                ("asked", "topic", "languages", "channels", "other wordings"),
                [(r[1], r[0], r[3], r[4], " | ".join(str(r[7]).split(" | ")[1:])) for r in gaps.rows])
+    doubtful = table(report, "doubtful")
+    print_rows("Answers that may be wrong", ("answered", "again", "no", "close", "entry", "question", "examples"),
+               [(r[2], r[3], r[4], r[5], r[0], r[1], r[6]) for r in doubtful.rows])
+    if report.dismissed:
+        print(f"\n({len(report.dismissed)} dismissed topics left out; restore them on the /insights page)")
     bad = table(report, "unhelpful")
     print_rows("Answers voted not helpful", ("no", "yes", "entry", "question", "reasons", "comments"),
                [(r[2], r[3], r[0], r[1], r[4], r[5]) for r in bad.rows])

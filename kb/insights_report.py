@@ -1,6 +1,7 @@
 """The insights report: the tables the /insights page, `kb insights` and the CSV exports show.
 
-`gather()` reads a time window from the store and groups the unanswered questions;
+`gather()` reads a time window from the store, groups the unanswered questions (leaving
+out the gaps a maintainer dismissed) and finds the answers that may be wrong;
 `table()` turns one part of a report into plain rows, which `to_csv()` writes and the
 command prints, so all three show the same numbers.
 """
@@ -15,12 +16,13 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from .errors import QueryError
+from .doubts import DoubtfulAnswer, doubtful_answers
 from .gaps import Gap, GapFinder
-from .insights import DailyCount, EntryHits, EntryVotes, InsightsStore, Totals
+from .insights import DailyCount, EntryHits, EntryVotes, InsightsStore, Totals, question_key
 
 __all__ = ["Report", "Table", "TABLES", "gather", "table", "to_csv", "parse_since", "DEFAULT_SINCE"]
 
-TABLES = ("gaps", "unhelpful", "entries", "daily")
+TABLES = ("gaps", "doubtful", "unhelpful", "entries", "daily")
 DEFAULT_SINCE = "30d"
 _UNITS = {"h": 3600, "d": 86400, "w": 7 * 86400}
 _SINCE = re.compile(r"^\s*(\d{1,5})\s*([hdw])\s*$", re.IGNORECASE)
@@ -32,6 +34,8 @@ class Report:
     until: float
     totals: Totals
     gaps: list[Gap]
+    dismissed: list[Gap]  # gaps a maintainer dismissed, still asked in the window
+    doubtful: list[DoubtfulAnswer]
     unhelpful: list[EntryVotes]
     entries: list[EntryHits]
     daily: list[DailyCount]
@@ -67,11 +71,16 @@ def gather(
     """What was asked and voted in the last `window` seconds (grouping embeds the unanswered questions)."""
     until = time.time() if now is None else now
     since = until - window
+    hidden = store.dismissed()
+    groups = finder.group(store.unanswered(since))
+    dismissed = [g for g in groups if any(question_key(q.text) in hidden for q in g.questions)]
     return Report(
         since=since,
         until=until,
         totals=store.totals(since),
-        gaps=finder.group(store.unanswered(since))[:limit],
+        gaps=[g for g in groups if g not in dismissed][:limit],
+        dismissed=dismissed[:limit],
+        doubtful=doubtful_answers(store, finder, since, limit),
         unhelpful=store.unhelpful(since, limit),
         entries=store.entry_hits(since, limit),
         daily=store.daily(since),
@@ -91,6 +100,13 @@ def table(report: Report, name: str) -> Table:
             (g.label, g.count, len(g.questions), " ".join(g.langs), " ".join(g.channels), _day(g.first_asked),
              _day(g.last_asked), " | ".join(g.examples))
             for g in report.gaps
+        ])
+    if name == "doubtful":
+        columns = ("entry_id", "entry_question", "answered", "asked_again", "not_helpful", "low_margin", "examples")
+        return Table(name, columns, [
+            (d.entry_id, report.question_of(d.entry_id), d.answered, d.asked_again, d.unhelpful, d.low_margin,
+             " | ".join(d.examples))
+            for d in report.doubtful
         ])
     if name == "unhelpful":
         return Table(name, ("entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"), [

@@ -50,6 +50,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX questions_unanswered ON questions (answered, asked_at);
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)
     """,
+    # 3: how far the best entry led the second (a low margin is a doubtful answer); the question
+    # asked just before in the same conversation or search box; gaps a maintainer dismissed
+    """
+    ALTER TABLE questions ADD COLUMN margin REAL;
+    ALTER TABLE questions ADD COLUMN previous TEXT;
+    CREATE TABLE dismissed_gaps (text TEXT PRIMARY KEY, dismissed_at REAL NOT NULL)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, Response
 
 from kb.settings import Settings
 
-__all__ = ["COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "require_admin", "sign_in", "sign_out"]
+__all__ = [
+    "COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "require_admin", "same_origin", "sign_in", "sign_out",
+]
 
 COOKIE = "kb_admin"
 COOKIE_PATH = "/insights"
@@ -56,6 +59,14 @@ async def require_admin(request: Request) -> None:
         raise HTTPException(
             401, f"this needs the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"}
         )
+
+
+def same_origin(request: Request) -> None:
+    """403 for a form posted from another site's page. The sign-in cookie is SameSite=Strict, so
+    a browser does not send it with such a post anyway; this says so instead of asking to sign in."""
+    origin = request.headers.get("origin")
+    if origin and urlsplit(origin).netloc != request.headers.get("host", ""):
+        raise HTTPException(403, f"a form from {origin[:200]} may not change the insights; use the /insights page")
 
 
 def sign_in(response: Response, request: Request, settings: Settings) -> None:

@@ -15,7 +15,11 @@ from markupsafe import Markup, escape
 __all__ = ["Series", "stacked_bars", "nice_ceiling"]
 
 WIDTH, HEIGHT = 720, 220
-LEFT, RIGHT, TOP, BOTTOM = 40, 8, 10, 26
+# Room around the plot for the axis labels at the size a phone shows them (insights.css draws
+# them at 22 units there, as the chart is shown at half size): four-digit counts on the left,
+# half of the last day's label on the right (it is centred under the last bar), a line above
+# the top count and below the days.
+LEFT, RIGHT, TOP, BOTTOM = 64, 36, 24, 32
 MAX_LABELS = 8
 
 

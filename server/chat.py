@@ -1,5 +1,8 @@
 """One chat turn: fold a follow-up into the question, retrieve, answer extractively or with the LLM.
 
+A conversation may be about one entry (the follow-up link on an entry's page, `about`):
+each question is then read with that entry's question (`kb.answer.followup_query`).
+
 The extractive answer is always composed; the LLM (when configured) writes a grounded
 answer only when retrieval is confident, and if it fails the extractive answer is returned
 with `mode="fallback"` so the page can say so.
@@ -44,14 +47,22 @@ class Chat:
     kb: KnowledgeBase
     llm: LLM | None = None
 
-    def _retrieve(self, message: str, history: Sequence[dict[str, Any]], lang: str | None) -> _Turn:
+    def subject(self, about: str | None, message: str) -> str:
+        """The question of the entry a conversation is about, in the message's language ("" for none)."""
+        if not about:
+            return ""
+        if about not in self.kb.by_id:
+            raise QueryError("about", f"no entry with id {about!r}")
+        return self.kb.by_id[about].localized(detect_lang(message)).question
+
+    def _retrieve(self, message: str, history: Sequence[dict[str, Any]], lang: str | None, subject: str) -> _Turn:
         message = clean_query(message).strip()
         if not message:
             raise QueryError("message", "the message is empty")
         limit = self.kb.settings.max_query_chars
         if len(message) > limit:
             raise QueryError("message", f"the message is {len(message)} characters; the limit is {limit}")
-        query = followup_query(message, list(history))[:limit]
+        query = followup_query(message, list(history), subject)[:limit]
         result = self.kb.search(query, k=SOURCES_PER_ANSWER)
         lang = lang or detect_lang(message)
         return _Turn(message, lang, compose_answer(result.in_language(lang), lang))
@@ -60,10 +71,11 @@ class Chat:
         return self.llm is not None and turn.extractive.answered and bool(turn.extractive.sources)
 
     def reply(
-        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str]
+        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str],
+        subject: str = "",
     ) -> ChatReply:
         """The whole answer at once."""
-        turn = self._retrieve(message, history, lang)
+        turn = self._retrieve(message, history, lang, subject)
         answer = turn.extractive
         if not self._use_llm(turn):
             return ChatReply(answer.text, answer.answered, "extractive", answer.sources, lang=turn.lang)
@@ -75,14 +87,15 @@ class Chat:
         return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=turn.lang)
 
     def stream(
-        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str]
+        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str],
+        subject: str = "",
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events.
 
         Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
         After a fallback the "done" answer replaces whatever the deltas said.
         """
-        turn = self._retrieve(message, history, lang)
+        turn = self._retrieve(message, history, lang, subject)
         answer = turn.extractive
 
         def events() -> Iterator[tuple[str, Any]]:

@@ -46,6 +46,10 @@ def _validation_message(exc: RequestValidationError) -> str:
         # ("body", "message") names the field "message"; ("query", "k") names "k".
         field = ".".join(loc[1:]) if len(loc) > 1 else ".".join(loc)
         message = error.get("msg", "invalid").removeprefix("Value error, ")
+        if error.get("type") == "literal_error":  # name the value sent beside the ones allowed
+            sent = repr(error.get("input"))
+            sent = sent if len(sent) <= 60 else sent[:57] + "..."
+            message = f"{sent} is not allowed; use one of {error.get('ctx', {}).get('expected', '')}"
         if error.get("type") == "json_invalid":
             # loc is ("body", offset): the body as a whole is at fault.
             field = "body"

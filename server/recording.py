@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from kb.answer import followup_query
+from kb.lru import LRU
 from kb.insights import REASONS, InsightsError, InsightsStore, Question, Vote, store_path
 from kb.search import Hit, SearchResult
 from kb.settings import Settings
@@ -71,6 +72,13 @@ def related_typing(before: str, after: str) -> bool:
     while common < shorter and a[common] == b[common]:
         common += 1
     return common >= shorter - 2 and common > 0
+
+
+def _in_box(question: Question, box: str, last_in_box: LRU[str, str]) -> Question:
+    """A live search as recorded: with the question its search box recorded before it."""
+    before = last_in_box.get(box)
+    last_in_box.put(box, question.text)
+    return replace(question, previous=before)
 
 
 class Recorder:
@@ -121,9 +129,7 @@ class Recorder:
         slack: tuple[str, str] | None = None,
     ) -> None:
         """Record a search (or the retrieval of a chat turn); `started` is its `time.perf_counter()`."""
-        best = result.hits[0] if result.hits else None
-        top = (best,) if best else ()
-        self.asked(result.query, result.lang, result.answered, top, channel, started, kind, live, slack)
+        self.asked(result.query, result.lang, result.answered, result.hits, channel, started, kind, live, slack)
 
     def asked(
         self,
@@ -136,8 +142,9 @@ class Recorder:
         kind: str = "chat",
         live: str | None = None,
         slack: tuple[str, str] | None = None,
+        previous: str | None = None,
     ) -> None:
-        """Record a question with its best entry (the first of `sources`)."""
+        """Record a question with its best entry (the first of `sources`) and how far it led the second."""
         if self.store is None:
             return
         try:
@@ -148,6 +155,8 @@ class Recorder:
                 top_entry=best.entry.id if best else None, top_score=best.score if best else None,
                 latency_ms=round((time.perf_counter() - started) * 1000, 2), kind=kind,
                 slack_team=team or None, slack_channel=slack_channel or None,
+                margin=sources[0].score - sources[1].score if len(sources) > 1 else None,
+                previous=clean_query(previous) if previous else None,
             )
             self._put((live, question) if live else question)
         except Exception:  # a bug here must not cost the reader their answer
@@ -155,16 +164,19 @@ class Recorder:
 
     def chatted(
         self, message: str, history: Sequence[dict[str, Any]], answered: bool, sources: Sequence[Hit], channel: str,
-        started: float,
+        started: float, subject: str = "",
     ) -> None:
-        """Record a chat turn as the question searched (a follow-up joined to the question before it)."""
+        """Record a chat turn as the question searched (a follow-up joined to the question before it, or to the subject's)."""
         try:
-            text = followup_query(message.strip(), list(history))
+            text = followup_query(message.strip(), list(history), subject)
             lang = detect_lang(message)
+            # A question of its own right after an answer may be the answer asked again in other words.
+            asked = [str(t.get("content", "")).strip() for t in history if t.get("role") == "user"]
+            previous = asked[-1] if asked and text == message.strip() else None
         except Exception:
             log.exception("could not record a chat question")
             return
-        self.asked(text, lang, answered, sources, channel, started, kind="chat")
+        self.asked(text, lang, answered, sources, channel, started, kind="chat", previous=previous)
 
     def when_searched(
         self, search: asyncio.Future[SearchResult], channel: str, started: float, slack: tuple[str, str] | None = None
@@ -224,6 +236,7 @@ class Recorder:
 
     def _run(self) -> None:
         live: dict[str, _Live] = {}
+        last_in_box: LRU[str, str] = LRU(QUEUE_SIZE)  # the question each search box recorded last
         next_prune = 0.0
         stop = False
         while not stop:
@@ -251,12 +264,12 @@ class Recorder:
                     key, question = item
                     earlier = live.get(key)
                     if earlier is not None and not related_typing(earlier.question.text, question.text):
-                        questions.append(earlier.question)
+                        questions.append(_in_box(earlier.question, key, last_in_box))
                         earlier = None
                     deadline = earlier.deadline if earlier else now + LIVE_MAX
                     live[key] = _Live(question, min(now + self.quiet, deadline), deadline)
             for key in [k for k, p in live.items() if p.due <= now or flushes or stop]:
-                questions.append(live.pop(key).question)
+                questions.append(_in_box(live.pop(key).question, key, last_in_box))
             self._write(questions, votes)
             for marker in flushes:
                 marker.done.set()

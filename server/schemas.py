@@ -99,6 +99,10 @@ class ChatIn(BaseModel):
         default=None, description="the reader's language, for the answer and its sources; default: the message's"
     )
     lang: Literal["zh", "en"] | None = Field(default=None, description="the same as `hl` (older name)")
+    about: str | None = Field(
+        default=None, max_length=200,
+        description="the id of the entry the conversation is about (`/chat?about=`): each question is read with its question",
+    )
 
     @field_validator("history")
     @classmethod
@@ -117,6 +121,9 @@ class ChatOut(BaseModel):
         description="`llm`: written by the LLM; `fallback`: the LLM failed, this is the extractive answer"
     )
     sources: list[HitOut]
+    lang: Literal["zh", "en"] = Field(
+        description="the reader's language, which the answer is in: `hl` when given, else the question's"
+    )
     session: str | None = Field(
         default=None,
         description="a voting session, to send back as `session` with votes on this answer (`POST /api/feedback`) "

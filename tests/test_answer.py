@@ -27,3 +27,13 @@ def test_without_history_the_message_stands_alone():
 def test_no_hits_says_so_in_the_askers_language():
     answer = compose_answer(SearchResult(query="x", answered=False, hits=()), "zh")
     assert (answer.text, answer.answered, answer.sources) == ("FAQ 中没有把握的答案，也没有相近的条目。", False, ())
+
+
+def test_a_conversation_about_an_entry_reads_every_message_with_its_question():
+    assert followup_query("how do I do that on 2 nodes?", [], subject="How do I resume training?") == (
+        "How do I resume training? how do I do that on 2 nodes?"
+    )
+    history = [{"role": "user", "content": "vLLM OOM"}, {"role": "assistant", "content": "…"}]
+    assert followup_query("what about for sglang?", history, subject="slime OOM with vLLM") == (
+        "slime OOM with OOM what about for sglang?"
+    )

@@ -135,8 +135,8 @@ def test_health(client: TestClient) -> None:
 
 def test_chat_answers_with_the_best_entry_and_its_sources(client: TestClient) -> None:
     body = client.post("/api/chat", json={"message": RESUME_ZH}).json()
-    assert set(body) == {"answer", "answer_html", "answered", "mode", "sources", "session"}
-    assert body["answered"] is True and body["mode"] == "extractive"
+    assert set(body) == {"answer", "answer_html", "answered", "mode", "sources", "lang", "session"}
+    assert body["answered"] is True and body["mode"] == "extractive" and body["lang"] == "zh"
     best = body["sources"][0]
     assert "续训" in best["question"] and best["answer"].strip()[:20] in body["answer"]
     assert 2 <= len(body["sources"]) <= 4
@@ -145,8 +145,9 @@ def test_chat_answers_with_the_best_entry_and_its_sources(client: TestClient) ->
 
 def test_chat_without_a_confident_answer_gives_suggestions(client: TestClient) -> None:
     body = client.post("/api/chat", json={"message": "what is the best pizza in Naples?", "lang": "en"}).json()
-    assert body["answered"] is False
+    assert body["answered"] is False and body["lang"] == "en"
     assert body["sources"], "the nearest entries come back as suggestions"
+    assert client.post("/api/chat", json={"message": "训练时 OOM 了怎么办", "hl": "en"}).json()["lang"] == "en"
 
 
 def test_chat_follow_up_uses_the_history(client: TestClient) -> None:
@@ -158,6 +159,14 @@ def test_chat_follow_up_uses_the_history(client: TestClient) -> None:
     assert follow["answered"] is True
     assert follow["sources"][0]["source"]["name"] == "roll"
     assert "HF" in follow["sources"][0]["question"]
+
+
+def test_chat_about_an_entry_reads_the_question_with_it(client: TestClient) -> None:
+    entry_id = client.get("/api/search", params={"q": "slime 如何续训？"}).json()["hits"][0]["id"]
+    body = client.post("/api/chat", json={"message": "how do I do that on 2 nodes?", "about": entry_id}).json()
+    assert body["answered"] is True and body["sources"][0]["id"] == entry_id and body["lang"] == "en"
+    unknown = client.post("/api/chat", json={"message": "how do I do that on 2 nodes?", "about": "nope"})
+    assert (unknown.status_code, unknown.json()["error"]) == (422, "about: no entry with id 'nope'")
 
 
 @pytest.mark.parametrize(

@@ -311,3 +311,35 @@ def test_the_api_docs_render_with_every_other_origin_blocked(
     t.screenshot(artifacts / f"api{path.replace('/', '-')}.png")
     # ReDoc always draws Redocly's logo from their CDN; the policy blocks it and ReDoc hides it. Nothing else may go wrong.
     t.problems[:] = [p for p in t.problems if "https://cdn.redoc.ly/redoc/logo-mini.svg" not in p]
+
+
+FOLLOW_UP = "how do I do that on 2 nodes?"
+
+
+@pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "desktop"), ({"width": 375, "height": 740}, "phone")])
+def test_a_follow_up_from_an_entry_page_is_asked_about_that_entry(
+    tab: Callable[..., Page], client: TestClient, artifacts: Path, viewport: dict[str, int], name: str
+) -> None:
+    entry = expected_first(client, "slime 如何续训？")
+    alone = client.post("/api/chat", json={"message": FOLLOW_UP}).json()
+    assert alone["answered"] is False, "on its own the follow-up means nothing to the FAQ"
+
+    t = tab(viewport=viewport, locale="en-US")
+    page = t.page
+    t.goto(f"/entries/{entry['id']}?hl=en")
+    page.locator(".entry-side a[href^='/chat']").click()
+    page.wait_for_url(f"**/chat?about={entry['id']}")
+    subject = page.locator("[data-chat-subject] a")
+    assert subject.inner_text() == "How do I resume training?"
+    assert subject.get_attribute("href") == f"/entries/{entry['id']}"
+    assert not page.locator("[data-chat-examples]").is_visible()
+    t.screenshot(artifacts / f"chat-about-entry-{name}.png")
+
+    page.fill("#message", FOLLOW_UP)
+    page.press("#message", "Enter")
+    page.wait_for_selector(".turn.bot .reply-source a.source")
+    reply = page.locator(".turn.bot").first
+    assert reply.locator(".reply-source a").first.get_attribute("href") == f"/entries/{entry['id']}"
+    assert "--load" in reply.locator(".answer").inner_text()
+    t.no_horizontal_scroll()
+    t.screenshot_bottom(artifacts / f"chat-about-entry-answered-{name}.png")

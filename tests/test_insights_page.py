@@ -47,6 +47,12 @@ def seed(data_dir: Path, entry_ids: list[str], now: float) -> None:
                 questions.append(Question(f"question {day}-{n}-{i}", lang, channel, True, entry, 0.2, 14.0, asked_at=at - i))
     for text, lang, channel, times in GAPS:
         questions += [Question(text, lang, channel, False, entry_ids[0], 0.01, 15.0, asked_at=now - k * DAY - 60) for k in range(times)]
+    questions += [  # answers that may be wrong: one won by a hair, one asked again at once in other words
+        Question("ray hangs at start", "en", "web", True, entry_ids[2], 0.3, 12.0, asked_at=now - 7200, margin=0.004),
+        Question("how do I convert a Megatron checkpoint", "en", "widget", True, entry_ids[3], 0.3, 12.0, asked_at=now - 5000, margin=0.2),
+        Question("how can I turn Megatron weights into HF format", "en", "widget", True, entry_ids[3], 0.3, 12.0,
+                 asked_at=now - 4970, margin=0.2, previous="how do I convert a Megatron checkpoint"),
+    ]
     store.add_questions(questions)
     store.add_votes([
         Vote(RESUME, False, "如何续训", "voter-1", "web", "outdated", "--ckpt-step 在 v0.2 改名了", voted_at=now - 600),
@@ -142,11 +148,11 @@ def test_the_page_shows_every_table(admin: TestClient, entry_ids: list[str]) -> 
     # The same question in Chinese and English is one missing topic; OOM is another.
     resume = row_of(html, "<strong class=\"gap-label\">如何续训</strong>")
     assert "how do I resume training" in resume and "怎么断点续训？" in resume and "OOM" not in resume
-    assert '<td class="num">10</td>' in resume and "English, 中文" in resume and "Slack, Web, Widget" in resume
+    assert '<td class="num" data-label="Asked">10</td>' in resume and "English, 中文" in resume and "Slack, Web, Widget" in resume
     assert "## 如何续训？" in resume and "1. **如何续训？**" in resume  # the drafts, both layouts
     assert "如何续训" not in row_of(html, "<strong class=\"gap-label\">OOM</strong>")
     # Answers voted not helpful, with reasons and comments.
-    unhelpful = row_of(html, f'<a href="/entries/{RESUME}">')
+    unhelpful = row_of(html.split('id="unhelpful"')[1], f'<a href="/entries/{RESUME}">')
     assert "如何续训？" in unhelpful and "Out of date ×1" in unhelpful and "Incomplete ×1" in unhelpful
     assert "--ckpt-step 在 v0.2 改名了" in unhelpful and "<q>how do I resume from a checkpoint</q>" in unhelpful
     # Entries by hits, and the chart of questions per day by channel and by language.
@@ -171,6 +177,7 @@ def test_each_table_downloads_as_csv(admin: TestClient, name: str) -> None:
         "unhelpful": ["entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"],
         "entries": ["entry_id", "entry_question", "answered", "helpful", "not_helpful"],
         "daily": ["day", "channel", "lang", "questions"],
+        "doubtful": ["entry_id", "entry_question", "answered", "asked_again", "not_helpful", "low_margin", "examples"],
     }[name]
     assert rows[0] == header and len(rows) > 1
     if name == "gaps":
@@ -178,6 +185,10 @@ def test_each_table_downloads_as_csv(admin: TestClient, name: str) -> None:
         assert resume[1:5] == ["10", "3", "en zh", "slack web widget"]
     if name == "unhelpful":
         assert rows[1][:5] == [RESUME, "如何续训？", "2", "1", "incomplete: 1; outdated: 1"]
+    if name == "doubtful":
+        signs = {r[0]: r[3:6] for r in rows[1:]}
+        assert signs[RESUME] == ["0", "2", "0"]  # two not-helpful votes
+        assert {tuple(v) for v in signs.values()} >= {("0", "0", "1"), ("1", "0", "0")}  # a close call; asked again
     if name == "daily":
         assert {r[1] for r in rows[1:]} == {"web", "widget", "slack", "api"} and {r[2] for r in rows[1:]} == {"zh", "en"}
 
@@ -189,7 +200,7 @@ def test_a_bad_window_or_table_says_what_was_wrong(admin: TestClient) -> None:
         "error": "since: 'forever' is not a time window; use a number and h, d or w, like 24h, 7d or 2w",
     }
     assert admin.get("/insights/votes.csv", headers=json_please).json() == {
-        "ok": False, "status": 404, "error": "no insights table 'votes'; the tables are gaps, unhelpful, entries, daily",
+        "ok": False, "status": 404, "error": "no insights table 'votes'; the tables are gaps, doubtful, unhelpful, entries, daily",
     }
 
 
@@ -205,8 +216,8 @@ def test_a_stacked_bar_chart_in_svg() -> None:
         ("web", "2025-06-01 · Web: 2"), ("slack", "2025-06-01 · Slack: 2"),
         ("slack", "2025-06-02 · Slack: 1"), ("web", "2025-06-03 · Web: 1"),
     ]
-    assert float(bars[0][2]) + float(bars[1][2]) == pytest.approx(184.0)  # the tallest day (4) fills the plot
-    assert re.findall(r'<text class="axis" x="34" y="[\d.]+" text-anchor="end">(\d+)</text>', svg) == ["0", "2", "4"]
+    assert float(bars[0][2]) + float(bars[1][2]) == pytest.approx(164.0)  # the tallest day (4) fills the plot
+    assert re.findall(r'<text class="axis" x="58" y="[\d.]+" text-anchor="end">(\d+)</text>', svg) == ["0", "2", "4"]
     assert "style" not in svg
 
 
@@ -326,3 +337,99 @@ def test_votes_from_the_search_and_chat_pages_reach_the_store(
     while time.monotonic() < deadline and not stored(live, query):
         time.sleep(0.1)
     assert stored(live, query) == [(1, "web")]
+
+
+def sign_in(t: Any) -> Any:
+    page = t.page
+    t.goto("/insights?since=7d")
+    page.fill("#token", TOKEN)
+    page.press("#token", "Enter")
+    page.wait_for_url("**/insights?since=7d")
+    t.problems[:] = [p for p in t.problems if "status of 401" not in p]  # the sign-in form comes with 401
+    return page
+
+
+def labels_inside_their_charts(page: Any) -> list[str]:
+    """Every axis label of every chart that reaches outside its chart's viewBox."""
+    return page.evaluate("""() => [...document.querySelectorAll('svg.chart')].flatMap(svg => {
+        const box = svg.viewBox.baseVal;
+        return [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBBox()])
+          .filter(([, b]) => b.x < 0 || b.y < 0 || b.x + b.width > box.width || b.y + b.height > box.height)
+          .map(([text, b]) => `${text}: ${Math.round(b.x)}..${Math.round(b.x + b.width)} x ${Math.round(b.y)}..${Math.round(b.y + b.height)}`);
+    })""")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("width", "name"), [(1280, "desktop"), (375, "phone")])
+def test_every_column_and_every_chart_label_shows(tab: Callable[..., Any], artifacts: Path, width: int, name: str) -> None:
+    t = tab(viewport={"width": width, "height": 900}, locale="en-US")
+    page = sign_in(t)
+    t.no_horizontal_scroll()
+    hidden = page.evaluate("""() => [...document.querySelectorAll('.itable td, .itable th')]
+        .filter(c => c.closest('thead') === null && (c.getClientRects().length === 0
+                     || c.getBoundingClientRect().right > c.closest('.table-wrap').getBoundingClientRect().right + 1))
+        .map(c => c.dataset.label || c.textContent.trim().slice(0, 30))""")
+    assert hidden == [], "cells cut off or hidden"
+    if width < 600:
+        labels = page.locator("#gaps tbody tr").first.locator("td[data-label]").evaluate_all(
+            "cells => cells.slice(1).map(c => getComputedStyle(c, '::before').content)")
+        assert labels == ['"Asked "', '"Languages "', '"Channels "', '"Last asked "'], "each value named by its column"
+    assert labels_inside_their_charts(page) == []
+    t.goto("/insights?since=90d")  # the narrowest bars: the last day's label comes closest to the edge
+    assert labels_inside_their_charts(page) == []
+    doubtful = page.locator("#doubtful tbody tr")
+    assert doubtful.count() >= 3
+    assert page.locator("#doubtful thead th").all_text_contents()[2:] == ["Asked again", "Not helpful", "Close call"]
+    t.screenshot(artifacts / f"insights-{name}.png")
+
+
+@pytest.mark.browser
+def test_a_gap_is_dismissed_for_good_and_can_be_restored(
+    browser: Any, settings: Settings, entry_ids: list[str], tmp_path: Path, serve: Callable[[Any], Any], artifacts: Path
+) -> None:
+    from test_browser import Page
+
+    (tmp_path / "index").symlink_to(settings.index_dir)
+    seed(tmp_path, entry_ids, time.time())
+    store = InsightsStore(store_path(tmp_path))
+    store.add_questions([
+        Question("what's the weather in Beijing", "en", "web", False, None, None, 10.0, asked_at=time.time() - 90),
+        Question("北京天气怎么样", "zh", "widget", False, None, None, 10.0, asked_at=time.time() - 80),
+    ])
+    store.close()
+    mine = settings.with_(data_dir=tmp_path, admin_token=TOKEN)
+    t = Page(browser, serve(create_app(mine)).url, viewport={"width": 1280, "height": 900}, locale="en-US")
+    page = sign_in(t)
+    weather = page.locator("#gaps tbody tr", has_text="Beijing")
+    assert weather.count() == 1 and "北京天气怎么样" in weather.inner_text(), "one topic in both languages"
+    weather.locator("form.gap-action button").click()
+    page.wait_for_url("**/insights?since=7d#gaps")
+    assert page.locator("#gaps tbody tr", has_text="Beijing").count() == 0
+    assert page.locator("details.dismissed summary").inner_text() == "Dismissed topics (1)"
+    t.screenshot(artifacts / "insights-dismissed-desktop.png")
+    t.close()
+
+    # Another server on the same data directory, as after a restart: still dismissed.
+    again = Page(browser, serve(create_app(mine)).url, viewport={"width": 375, "height": 800}, locale="en-US")
+    page = sign_in(again)
+    assert page.locator("#gaps tbody tr", has_text="Beijing").count() == 0
+    page.locator("details.dismissed summary").click()
+    again.screenshot(artifacts / "insights-dismissed-phone.png")
+    page.locator("details.dismissed form.gap-action button").click()
+    page.wait_for_url("**/insights?since=7d#gaps")
+    assert page.locator("#gaps tbody tr", has_text="Beijing").count() == 1
+    assert page.locator("details.dismissed").count() == 0
+    again.close()
+
+
+def test_dismissing_needs_the_admin_and_a_form_from_this_site(admin: TestClient) -> None:
+    json_please = {"Accept": "application/json"}
+    anonymous = admin.post("/insights/gaps/dismiss", data={"label": "OOM", "since": "30d"}, headers=json_please)
+    assert anonymous.status_code == 401
+    elsewhere = admin.post("/insights/gaps/dismiss", data={"label": "OOM", "since": "30d"},
+                           headers={**json_please, **BEARER, "Origin": "https://evil.example.net"})
+    assert elsewhere.status_code == 403 and "https://evil.example.net" in elsewhere.json()["error"]
+    unknown = admin.post("/insights/gaps/dismiss", data={"label": "no such topic", "since": "30d"}, headers={**json_please, **BEARER})
+    assert unknown.json() == {"ok": False, "status": 404, "error": "no gaps named 'no such topic' in the last 30d"}
+    page = admin.get("/insights", headers={"Accept-Language": "en", **BEARER}).text
+    assert "OOM" in page, "nothing was dismissed"

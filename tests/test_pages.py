@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import sqlite3
 from typing import Any
 
 import pytest
@@ -182,6 +184,22 @@ def test_chat_form_works_without_javascript_and_keeps_the_conversation(client: T
     assert second.text.count('class="turn bot"') == 2
 
 
+def test_a_chat_about_an_entry_shows_it_and_reads_questions_with_it_without_javascript(client: TestClient) -> None:
+    entry_id = first_hit_id(client, "slime 如何续训？")
+    entry_page = client.get(f"/entries/{entry_id}", headers=EN).text
+    assert f'href="/chat?about={entry_id}"' in entry_page
+    chat = client.get("/chat", params={"about": entry_id}, headers=EN).text
+    assert f'<input type="hidden" name="about" value="{entry_id}">' in chat
+    assert re.search(rf'data-chat-subject>.*<a href="/entries/{entry_id}"[^>]*>How do I resume training\?</a>', chat), "the subject, in the reader's language"
+    reply = client.post(
+        "/chat", data={"message": "how do I do that on 2 nodes?", "about": entry_id, "form_token": form_token(client)}, headers=EN
+    ).text
+    assert f'<a href="/entries/{entry_id}"' in reply.split('class="reply-source"', 1)[1][:400]
+    assert f'name="about" value="{entry_id}"' in reply, "the next question is about the entry too"
+    unknown = client.get("/chat", params={"about": "nope"}, headers=EN)
+    assert unknown.status_code == 422 and "about: no entry with id &#39;nope&#39;" in unknown.text
+
+
 def test_chat_form_shows_no_confident_answer(client: TestClient) -> None:
     response = client.post("/chat", data={"message": "what is the best pizza in Naples?", "form_token": form_token(client)},
                            headers=EN)
@@ -192,3 +210,38 @@ def test_chat_form_shows_no_confident_answer(client: TestClient) -> None:
 def test_chat_form_rejects_an_empty_message(client: TestClient) -> None:
     response = client.post("/chat", data={"message": "  ", "form_token": form_token(client)}, headers=EN)
     assert response.status_code == 422 and "message: the message is empty" in response.text
+
+
+# --- HEAD, as uptime monitors send it ------------------------------------------------------
+
+def _raw(url: str, method: str, path: str) -> tuple[str, dict[str, str], bytes]:
+    """One request over a plain socket, read to the end: (status line, headers, whatever came after them)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: kb\r\nConnection: close\r\n\r\n".encode())
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    head, _, rest = reply.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return status, headers, rest
+
+
+def test_head_on_the_pages_is_200_with_no_body_over_real_http(settings: Any, serve: Any, client: TestClient) -> None:
+    from server import create_app
+
+    app = create_app(settings)
+    url = serve(app).url
+    entry_id = first_hit_id(client, "how do I resume training")
+    for path in ("/", "/chat", f"/entries/{entry_id}", "/search?q=resume+training+after+a+HEAD", "/search"):
+        status, headers, body = _raw(url, "HEAD", path)
+        assert status == "HTTP/1.1 200 OK", (path, status)
+        assert body == b"", path
+        assert headers["content-type"].startswith("text/html"), path
+        _, got, page = _raw(url, "GET", path)
+        assert headers["content-length"] == got["content-length"] == str(len(page)), path
+    app.state.recorder.flush()
+    with sqlite3.connect(app.state.recorder.store.path) as db:
+        [(recorded,)] = db.execute("SELECT count(*) FROM questions WHERE text = 'resume training after a HEAD'").fetchall()
+    assert recorded == 1, "the GET search is recorded, a monitor's HEAD is not"

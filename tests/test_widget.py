@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import html
 import importlib
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -90,6 +92,15 @@ def test_widget_script_defines_one_global_and_uses_no_cdn() -> None:
     assert ".innerHTML = html" in source and source.count("innerHTML") == 1, "only the server's rendered answer is HTML"
 
 
+def test_widget_votes_use_the_main_pages_icons_not_emoji() -> None:
+    """Emoji need an emoji font (without one they are boxes); the main pages draw SVG thumbs."""
+    source = SCRIPT_FILE.read_text(encoding="utf-8")
+    votes = (Path(__file__).resolve().parent.parent / "templates" / "_votes.html").read_text(encoding="utf-8")
+    thumbs = re.findall(r'<path d="([^"]+)"', votes)
+    assert len(thumbs) == 2 and all(f'"{d}"' in source for d in thumbs)
+    assert not re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", source), "no emoji left in the widget"
+
+
 def test_widget_config_offers_feedback_while_votes_can_be_recorded(
     client: TestClient, settings: Settings, tmp_path: Path
 ) -> None:
@@ -107,8 +118,11 @@ def test_demo_page_embeds_the_widget_and_shows_the_line(client: TestClient) -> N
     response = client.get("/widget-demo", headers={"Accept-Language": "en"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
     page = response.text
-    assert '<script src="/widget.js" data-lang="auto" data-title="RLHF Framework FAQ" defer></script>' in page
-    assert "http://testserver/widget.js" in page and "data-title" in page
+    shown = re.search(r'<script src="/widget\.js" ([^>]*) defer></script>', page)
+    code = html.unescape(re.sub(r"<[^>]+>", "", page.split("<pre", 1)[1].split("</pre>", 1)[0]))
+    offered = re.search(r'<script src="http://testserver/widget\.js" ([^>]*) defer></script>', code)
+    assert shown and offered, "the widget on the page, and the line to copy"
+    assert shown[1] == offered[1] == 'data-lang="auto" data-title="Training FAQ"'
     assert "KB_ALLOWED_ORIGINS" in page
     zh = client.get("/widget-demo", headers={"Accept-Language": "zh-CN"}).text
     assert "嵌入式问答小部件" in zh

@@ -224,6 +224,42 @@ def test_widget_fills_a_phone_screen_and_follows_the_colour_scheme(
     assert launcher.is_visible()
 
 
+@pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "desktop"), (PHONE, "phone")])
+def test_with_data_lang_auto_the_labels_follow_the_question_and_votes_are_drawn_icons(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str], artifacts: Path, viewport: dict[str, int], name: str
+) -> None:
+    """An English host page: a Chinese question gets Chinese labels, an English one English labels again."""
+    allowed, _, _ = sites
+    t = tab(allowed.url, viewport=viewport, locale="en-US")
+    page = load(t, "/?lang=en")
+    page.locator(".launcher").click()
+    assert page.locator("#kbw-q").get_attribute("placeholder") == "Ask a question…"
+
+    reply = ask(page, ZH_QUESTION)
+    assert reply.locator(".meta .label").first.inner_text() == "来源"
+    assert reply.locator(".meta a.entry").inner_text() == "查看完整条目"
+    assert [b.inner_text() for b in reply.locator(".votes button").all()] == ["有帮助", "没帮助"]
+    assert page.locator("#kbw-q").get_attribute("placeholder") == "输入问题……"
+    assert page.locator(".close").get_attribute("aria-label") == "关闭"
+    assert page.locator("#kbw-title").inner_text() == "Training FAQ", "the host's own title stays"
+    for button in reply.locator(".votes button").all():
+        drawn = button.locator("svg").bounding_box()
+        assert drawn and drawn["width"] >= 12 and drawn["height"] >= 12, "a thumb icon, not a character"
+    t.no_horizontal_scroll()
+    reply.locator(".votes").scroll_into_view_if_needed()
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(artifacts / f"widget-auto-zh-{name}.png"))
+
+    page.locator("#kbw-q").fill(EN_QUESTION)
+    page.locator("#kbw-q").press("Enter")
+    page.wait_for_function("() => document.querySelector('kb-faq-widget').shadowRoot.querySelectorAll('.msg.bot .meta a.source').length == 2")
+    latest = page.locator(".msg.bot").last
+    assert latest.locator(".meta .label").first.inner_text() == "Source"
+    assert [b.inner_text() for b in latest.locator(".votes button").all()] == ["Helpful", "Not helpful"]
+    assert page.locator(".msg.bot").first.locator(".meta .label").first.inner_text() == "来源", "earlier answers keep theirs"
+    assert page.locator("#kbw-q").get_attribute("placeholder") == "Ask a question…"
+
+
 def test_data_attributes_set_language_position_and_accent(tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]) -> None:
     allowed, _, _ = sites
     t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
@@ -235,6 +271,8 @@ def test_data_attributes_set_language_position_and_accent(tab: Callable[..., Pag
     launcher.click()
     assert page.locator("#kbw-title").inner_text() == "训练 FAQ"
     assert page.locator(".panel").bounding_box()["x"] < 40
+    reply = ask(page, EN_QUESTION)
+    assert reply.locator(".meta .label").first.inner_text() == "来源", "a fixed data-lang keeps its labels"
 
 
 def test_a_page_from_an_origin_not_allowed_gets_a_clear_console_error(
@@ -309,7 +347,17 @@ def test_demo_page_works_under_the_sites_strict_content_security_policy(
     page.wait_for_function("() => window.KBWidget && document.querySelector('kb-faq-widget')")
     launcher = page.locator(".launcher")
     assert launcher.evaluate("b => getComputedStyle(b).position") == "fixed"
+    page.screenshot(path=str(artifacts / "widget-demo-page-desktop.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    t.no_horizontal_scroll()
+    page.screenshot(path=str(artifacts / "widget-demo-page-phone.png"), full_page=True)
+    page.set_viewport_size(DESKTOP)
+    script = page.locator("script[src='/widget.js']")
+    snippet = page.locator(".entry-answer pre").inner_text()
+    for attribute in ("data-lang", "data-title"):
+        assert f'{attribute}="{script.get_attribute(attribute)}"' in snippet, "the line to copy makes this widget"
     launcher.click()
+    assert page.locator("#kbw-title").inner_text() == "Training FAQ"
     ask(page, "How do I convert a Megatron checkpoint to Hugging Face?")
     page.wait_for_timeout(200)
     page.screenshot(path=str(artifacts / "widget-demo.png"))

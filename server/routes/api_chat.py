@@ -42,7 +42,7 @@ def permalinks(root: str) -> Callable[[Hit], str]:
 def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | None = None) -> ChatOut:
     return ChatOut(
         answer=reply.answer, answer_html=str(render_markdown(reply.answer)), answered=reply.answered,
-        mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources],  # type: ignore[arg-type]
+        mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources], lang=reply.lang,  # type: ignore[arg-type]
         session=session,
     )
 
@@ -82,16 +82,17 @@ async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: Recorder
     started = time.perf_counter()
     hl = body.hl or body.lang or detect_lang(body.message)
     session = issue(recorder) if recorder.feedback_on else None  # for votes from clients without cookies
+    subject = chat.subject(body.about, body.message)
     if "text/event-stream" in request.headers.get("accept", ""):
-        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, hl, href)
-        recorder.chatted(body.message, history, answered, sources, channel, started)
+        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, hl, href, subject)
+        recorder.chatted(body.message, history, answered, sources, channel, started, subject)
         return StreamingResponse(
             _sse(sources, answered, events, root, hl, session),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    reply = await run_in_threadpool(chat.reply, body.message, history, hl, href)
-    recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started)
+    reply = await run_in_threadpool(chat.reply, body.message, history, hl, href, subject)
+    recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started, subject)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
     return chat_out(reply, root, hl, session)

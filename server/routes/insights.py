@@ -2,6 +2,9 @@
 
 Behind `KB_ADMIN_TOKEN` (off without it): clients send `Authorization: Bearer <token>`,
 browsers sign in with a form that sets an HttpOnly cookie. Each table is also a CSV export.
+A gap can be dismissed (and restored) with a form on the page; like sign-out, it is a POST
+that needs the SameSite=Strict sign-in cookie (or the bearer token), and one from another
+site's page (its `Origin`) is refused.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from kb.insights import CHANNELS
 from kb.insights_report import DEFAULT_SINCE, TABLES, Report, gather, parse_since, table, to_csv
 from kb.knowledge import KnowledgeBase
 
-from ..admin import check_on, sign_in, sign_out, signed_in, token_matches
+from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
 from ..chart import Series, stacked_bars
 from ..forms import check_form, form_token, with_form_token
 from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
@@ -100,6 +103,7 @@ async def insights_page(
         "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
         "charts": _charts(report, t),
         "drafts": [{layout: draft_entry(gap, layout) for layout in ("headings", "list")} for gap in report.gaps],
+        "doubt_signs": ("asked_again", "unhelpful", "low_margin"),
         "channels": CHANNELS,
         "exports": [(name, f"/insights/{name}.csv?{urlencode({'since': since})}") for name in TABLES],
         "day": lambda seconds: time.strftime("%Y-%m-%d", time.gmtime(seconds)),
@@ -130,6 +134,26 @@ async def insights_sign_in(request: Request, settings: SettingsDep, _: SignInLim
     response = RedirectResponse(f"/insights?{urlencode({'since': since})}", status_code=303)
     sign_in(response, request, settings)
     return response
+
+
+@router.post("/insights/gaps/{action}", include_in_schema=False)
+async def insights_gap(request: Request, action: str, _: AdminDep, kb: KBDep, recorder: RecorderDep) -> Response:
+    """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
+    if action not in ("dismiss", "restore"):
+        raise HTTPException(404, f"no gap action {action!r}; the actions are dismiss and restore")
+    same_origin(request)
+    form = await _form(request)
+    since, label = form.get("since", [DEFAULT_SINCE])[0], form.get("label", [""])[0]
+    report = await _report(request, kb, recorder, since)
+    listed = report.gaps if action == "dismiss" else report.dismissed
+    gap = next((g for g in listed if g.label == label), None)
+    if gap is None:
+        where = "gaps" if action == "dismiss" else "dismissed gaps"
+        raise HTTPException(404, f"no {where} named {label[:200]!r} in the last {since}")
+    assert recorder.store is not None  # _report answers 503 without one
+    texts = [q.text for q in gap.questions]
+    await run_in_threadpool(recorder.store.dismiss_gap if action == "dismiss" else recorder.store.restore_gap, texts)
+    return RedirectResponse(f"/insights?{urlencode({'since': since})}#gaps", status_code=303, headers=PRIVATE)
 
 
 @router.post("/insights/sign-out", include_in_schema=False)

@@ -33,6 +33,7 @@ __all__ = ["router"]
 
 router = APIRouter(include_in_schema=False)
 
+PAGE_METHODS = ["GET", "HEAD"]  # HEAD: the same headers and no body, for uptime monitors
 PAGE_K = SHOW_MAX  # results searched for on the server-rendered page; those worth showing are shown
 RELATED = 3
 MAX_FORM_BYTES = 200_000
@@ -59,7 +60,7 @@ def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
     return [Hit(entry=e, score=0.0, rank=i) for i, e in enumerate(chosen, 1)]
 
 
-@router.get("/", response_class=HTMLResponse)
+@router.api_route("/", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
     context = {
@@ -69,7 +70,7 @@ async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLRespon
     return with_session(request, page(request, "search.html", context), recorder)
 
 
-@router.get("/search", response_class=HTMLResponse)
+@router.api_route("/search", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def search_page(
     request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", source: str = "", tag: str = ""
 ) -> HTMLResponse:
@@ -78,7 +79,8 @@ async def search_page(
     if q.strip():
         started = time.perf_counter()
         result = await kb.search_async(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
-        recorder.searched(result, "web", started)
+        if request.method == "GET":  # a monitor's HEAD is not someone asking
+            recorder.searched(result, "web", started)
         reader = result.lang  # entries in the question's language
         hits = list(result.in_language(reader).worth_showing())
     elif source or tag:
@@ -90,7 +92,7 @@ async def search_page(
     return with_session(request, page(request, "search.html", context), recorder)
 
 
-@router.get("/entries/{entry_id}", response_class=HTMLResponse)
+@router.api_route("/entries/{entry_id}", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -> HTMLResponse:
     """One entry: the full answer, its source, tags and related entries, in the reader's language.
 
@@ -111,14 +113,23 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
     return response
 
 
-@router.get("/chat", response_class=HTMLResponse)
-async def chat_page(request: Request, kb: KBDep, recorder: RecorderDep, q: str = "") -> HTMLResponse:
-    """The chat page."""
+@router.api_route("/chat", methods=PAGE_METHODS, response_class=HTMLResponse)
+async def chat_page(request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", about: str = "") -> HTMLResponse:
+    """The chat page; `?about=<entry id>` starts a conversation about that entry (an entry page's follow-up link)."""
     context = {
-        "turns": [], "history_json": "[]", "draft": q, "form_token": form_token(request),
+        "turns": [], "history_json": "[]", "draft": q, "about": _subject(request, kb, about), "form_token": form_token(request),
         "intro": intro(kb, request_lang(request)), **feedback_context(recorder),
     }
     return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
+
+
+def _subject(request: Request, kb: KnowledgeBase, about: str) -> Any:
+    """The entry a conversation is about, in the reader's language; None for none."""
+    if not about:
+        return None
+    if about not in kb.by_id:
+        raise QueryError("about", f"no entry with id {about!r}")
+    return kb.by_id[about].localized(content_lang(request))
 
 
 @router.post("/chat", response_class=HTMLResponse)
@@ -131,17 +142,20 @@ async def chat_form(request: Request, kb: KBDep, chat: ChatDep, recorder: Record
     check_form(request, form)
     message = form.get("message", [""])[0]
     history = _history(form.get("history", ["[]"])[0])
+    about = form.get("about", [""])[0]
+    subject = chat.subject(about, message)
     root = base_url(request)
     started = time.perf_counter()
-    reply = await run_in_threadpool(chat.reply, message, history, None, permalinks(root))  # in the question's language
-    recorder.chatted(message, history, reply.answered, reply.sources, "web", started)
+    reply = await run_in_threadpool(chat.reply, message, history, None, permalinks(root), subject)  # in the question's language
+    recorder.chatted(message, history, reply.answered, reply.sources, "web", started, subject)
     turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
     turns.append({"role": "user", "content": message})
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})
     new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
     context = {
         "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "",
-        "form_token": form_token(request), "intro": intro(kb, request_lang(request)), **feedback_context(recorder),
+        "about": _subject(request, chat.kb, about), "form_token": form_token(request), "intro": intro(kb, request_lang(request)),
+        **feedback_context(recorder),
     }
     return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
 

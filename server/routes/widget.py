@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
+from markupsafe import Markup
 
 from ..deps import SettingsDep, base_url
 from ..schemas import WidgetConfigOut
@@ -21,6 +22,7 @@ router = APIRouter(tags=["widget"])
 SCRIPT_FILE = STATIC_DIR / "widget.js"
 SCRIPT_MAX_AGE = 3600  # seconds; host pages cannot version the URL, so keep it short and revalidate by ETag
 FEEDBACK_PATH = "/api/feedback"
+DEMO_ATTRIBUTES = 'data-lang="auto" data-title="Training FAQ"'  # the demo's widget and the line it offers to copy
 
 
 @dataclass(frozen=True)
@@ -81,10 +83,11 @@ async def widget_config(request: Request, response: Response, settings: Settings
 
 @router.get("/widget-demo", response_class=HTMLResponse, include_in_schema=False)
 async def widget_demo(request: Request) -> HTMLResponse:
-    """A page with the widget on it, and the line that embeds it."""
+    """A page with the widget on it, and the line that embeds it: the same tag, attributes and all."""
     root = base_url(request)
-    return page(request, "widget_demo.html", {"root": root, "snippet": _snippet(root)})
+    context = {"root": root, "attributes": Markup(DEMO_ATTRIBUTES), "snippet": _snippet(root)}
+    return page(request, "widget_demo.html", context)
 
 
 def _snippet(root: str) -> str:
-    return f'<script src="{root}widget.js" data-lang="auto" data-title="Training FAQ" defer></script>'
+    return f'<script src="{root}widget.js" {DEMO_ATTRIBUTES} defer></script>'

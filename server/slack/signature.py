@@ -41,9 +41,16 @@ def verify(secret: str, timestamp: str | None, signature: str | None, body: byte
         )
     sent = int(timestamp)
     now = time.time() if now is None else now
-    if abs(now - sent) > MAX_AGE_SECONDS:
+    age = now - sent
+    if age > MAX_AGE_SECONDS:
         raise SignatureError(
-            f"X-Slack-Request-Timestamp is {abs(now - sent):.0f} s from now; the limit is {MAX_AGE_SECONDS} s"
+            f"X-Slack-Request-Timestamp is {age:.0f} s old; Slack requests older than {MAX_AGE_SECONDS} s "
+            "are refused (a replay, or this server's clock is wrong)"
+        )
+    if -age > MAX_AGE_SECONDS:
+        raise SignatureError(
+            f"X-Slack-Request-Timestamp is {-age:.0f} s in the future; more than {MAX_AGE_SECONDS} s ahead "
+            "is refused (is this server's clock behind?)"
         )
     expected = sign(secret, timestamp, body)
     if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8", "replace")):

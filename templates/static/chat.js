@@ -12,6 +12,7 @@
   var conversation = document.querySelector("[data-conversation]");
   var examples = document.querySelector("[data-chat-examples]");
   var historyField = form.querySelector("input[name=history]");
+  var aboutField = form.querySelector("input[name=about]");  /* the entry the conversation is about, if any */
   var history = [];
   try { history = JSON.parse(historyField.value) || []; } catch (e) { history = []; }
   var busy = false;
@@ -127,7 +128,8 @@
     fetch("/api/chat?channel=web", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ message: message, history: history }) /* answered in the question's language */
+      /* answered in the question's language */
+      body: JSON.stringify({ message: message, history: history, about: (aboutField && aboutField.value) || undefined })
     }).then(function (response) {
       if (!response.ok) {
         return response.json().then(function (body) { throw new Error(body.error || response.statusText); });
@@ -187,6 +189,7 @@
   var fresh = document.querySelector("[data-chat-new]");
   if (fresh) {
     fresh.addEventListener("click", function (event) {
+      if (aboutField && aboutField.value) return;  /* leave the entry's conversation: a plain /chat */
       event.preventDefault();
       history = [];
       historyField.value = "[]";

@@ -2,7 +2,7 @@
      <script src="https://faq.example.com/widget.js" data-lang="auto" data-title="Training FAQ" defer></script>
    A button opens a chat panel that asks the FAQ server's /api/chat. Everything is drawn inside
    the Shadow DOM of one <kb-faq-widget> element; the only global is window.KBWidget.
-   data-lang: auto (the page's language), zh or en, for the labels; answers follow the question.
+   data-lang: auto (the page's language, then each answer's), zh or en, for the labels; answers follow the question.
    data-title, data-position (right or left), data-accent (a CSS colour),
    data-server (default: the origin this script was loaded from). */
 (function () {
@@ -69,8 +69,9 @@
     "a{color:var(--link)}.meta{margin-top:10px;padding-top:8px;border-top:1px solid var(--bd);font-size:13px}" +
     ".meta+.meta{border-top:0;padding-top:0}.label{display:block;color:var(--mut);font-size:12px;font-weight:600}" +
     ".list{margin:2px 0 0}.list li+li{margin-top:2px}.fw{color:var(--mut)}.mode{margin:8px 0 0;font-size:12px;color:var(--mut)}" +
-    ".votes{display:flex;gap:6px;margin-top:8px}.votes button{border:1px solid var(--bd);background:var(--bg);color:inherit;" +
-    "border-radius:8px;padding:3px 10px;font-size:13px}" +
+    ".votes{display:flex;gap:6px;margin-top:8px}.votes button{display:inline-flex;align-items:center;gap:5px;" +
+    "border:1px solid var(--bd);background:var(--bg);color:inherit;border-radius:8px;padding:3px 10px;font-size:13px}" +
+    ".votes button:hover{border-color:var(--a)}.votes svg{width:15px;height:15px;flex:none;stroke-width:1.8;stroke-linecap:round}" +
     "form{display:flex;gap:8px;align-items:flex-end;padding:10px;border-top:1px solid var(--bd);background:var(--bg)}" +
     "textarea{flex:1;resize:none;min-height:42px;max-height:120px;padding:9px 11px;font:inherit;color:inherit;" +
     "background:var(--s2);border:1px solid var(--bd);border-radius:10px}textarea:focus-visible{outline-offset:0}" +
@@ -82,6 +83,9 @@
 
   var ICON_CHAT = "M4 5.5A2.5 2.5 0 0 1 6.5 3h11A2.5 2.5 0 0 1 20 5.5v9a2.5 2.5 0 0 1-2.5 2.5H11l-4.5 4v-4h0A2.5 2.5 0 0 1 4 14.5z";
   var ICON_SEND = "M4 12l16-8-6 16-2.5-6.5z";
+  /* The thumbs of the main pages' vote buttons (templates/_votes.html). */
+  var ICON_UP = "M7 11v10H4a1 1 0 0 1-1-1v-8a1 1 0 0 1 1-1zm0 0 4-8a2.5 2.5 0 0 1 2.5 2.5V9h5.3a2 2 0 0 1 2 2.3l-1.2 8A2 2 0 0 1 17.6 21H7";
+  var ICON_DOWN = "M17 13V3h3a1 1 0 0 1 1 1v8a1 1 0 0 1-1 1zm0 0-4 8a2.5 2.5 0 0 1-2.5-2.5V15H5.2a2 2 0 0 1-2-2.3l1.2-8A2 2 0 0 1 6.4 3H17";
 
   var script = document.currentScript || document.querySelector("script[src*='widget.js']");
   var data = (script && script.dataset) || {};
@@ -93,7 +97,8 @@
     console.error("KBWidget: data-server=" + JSON.stringify(data.server) + " is not a URL");
     return;
   }
-  var pageLang = (data.lang && data.lang !== "auto" ? data.lang : document.documentElement.lang || navigator.language || "");
+  var followAnswers = !data.lang || data.lang === "auto";  /* labels switch to each answer's language */
+  var pageLang = (followAnswers ? document.documentElement.lang || navigator.language || "" : data.lang);
   var lang = String(pageLang).toLowerCase().indexOf("zh") === 0 ? "zh" : "en";
   var S = STRINGS[lang];
   var accent = data.accent && window.CSS && CSS.supports("color", data.accent) ? data.accent : "";
@@ -103,7 +108,7 @@
   var blocked = false;
   var history = [];
   var busy = false;
-  var root, wrap, launcher, panel, log, form, box, send;
+  var root, wrap, launcher, panel, log, form, box, send, close, question;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -157,11 +162,12 @@
       class: "launcher", type: "button", "aria-label": S.open, title: S.open,
       "aria-haspopup": "dialog", "aria-expanded": "false", "aria-controls": "kbw-panel"
     }, [icon(ICON_CHAT)]);
-    var close = el("button", { class: "close", type: "button", "aria-label": S.close, title: S.close, text: "×" });
+    close = el("button", { class: "close", type: "button", "aria-label": S.close, title: S.close, text: "×" });
     log = el("div", { class: "log", role: "log", "aria-live": "polite" }, [el("p", { class: "intro", text: S.intro })]);
     box = el("textarea", { id: "kbw-q", rows: "1", placeholder: S.placeholder, maxlength: "2000" });
     send = el("button", { class: "send", type: "submit", "aria-label": S.send, title: S.send }, [icon(ICON_SEND)]);
-    form = el("form", {}, [el("label", { class: "sr", for: "kbw-q", text: S.question }), box, send]);
+    question = el("label", { class: "sr", for: "kbw-q", text: S.question });
+    form = el("form", {}, [question, box, send]);
     panel = el("div", { class: "panel", id: "kbw-panel", role: "dialog", "aria-modal": "true", "aria-labelledby": "kbw-title" }, [
       el("div", { class: "head" }, [el("h2", { id: "kbw-title", text: data.title || S.title }), close]),
       log, form
@@ -188,6 +194,21 @@
       }
     });
     loadConfig();
+  }
+
+  /* With data-lang="auto", the labels from here on are in the language of the last answer. */
+  function useLanguage(code) {
+    if (!followAnswers || !STRINGS[code] || code === lang) return;
+    lang = code;
+    S = STRINGS[lang];
+    wrap.setAttribute("lang", lang === "zh" ? "zh-CN" : "en");
+    [[launcher, S.open], [close, S.close], [send, S.send]].forEach(function (pair) {
+      pair[0].setAttribute("aria-label", pair[1]);
+      pair[0].title = pair[1];
+    });
+    question.textContent = S.question;
+    box.placeholder = S.placeholder;
+    if (!data.title) root.getElementById("kbw-title").textContent = S.title;
   }
 
   function grow() {
@@ -300,8 +321,8 @@
 
   function votes(message, hit) {
     var row = el("div", { class: "votes" });
-    [[true, "👍 " + S.helpful], [false, "👎 " + S.unhelpful]].forEach(function (choice) {
-      var button = el("button", { type: "button", text: choice[1] });
+    [[true, S.helpful, ICON_UP], [false, S.unhelpful, ICON_DOWN]].forEach(function (choice) {
+      var button = el("button", { type: "button", class: "vote" }, [icon(choice[2]), el("span", { text: choice[1] })]);
       button.addEventListener("click", function () {
         fetch(server + "/api/feedback", {
           method: "POST", credentials: "omit", headers: { "Content-Type": "application/json" },
@@ -315,6 +336,7 @@
   }
 
   function showReply(bubble, reply, message) {
+    useLanguage(reply.lang);
     bubble.textContent = "";
     var sources = reply.sources || [];
     if (!reply.answered) bubble.appendChild(el("p", { class: "note", text: S.none }));

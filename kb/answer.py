@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from .search import Hit, SearchResult
 from .text import tokenize
 
-__all__ = ["Answer", "compose_answer", "followup_query", "only_in", "RELATED"]
+__all__ = ["Answer", "compose_answer", "elsewhere_note", "followup_query", "only_in", "RELATED"]
 
 RELATED = 3  # entries offered beside the answer
 
@@ -21,6 +21,9 @@ _WORDS = {
         "none": "No confident answer in the FAQ. The nearest entries:",
         "empty": "No confident answer in the FAQ, and no entry comes near.",
         "only_in": "This entry has no English version; it is shown in {language}.",
+        "not_covered": "{named}'s FAQ does not cover this.",
+        "from_other": "{named}'s FAQ does not cover this; this answer is from {other}'s FAQ.",
+        "nearest": "The nearest entries:",
         "zh": "Chinese",
         "en": "English",
     },
@@ -30,6 +33,9 @@ _WORDS = {
         "none": "FAQ 中没有把握的答案。最接近的条目：",
         "empty": "FAQ 中没有把握的答案，也没有相近的条目。",
         "only_in": "这个条目没有中文版本，下面是{language}原文。",
+        "not_covered": "{named} 的 FAQ 没有涉及这个问题。",
+        "from_other": "{named} 的 FAQ 没有涉及这个问题；这个答案来自 {other} 的 FAQ。",
+        "nearest": "最接近的条目：",
         "zh": "中文",
         "en": "英文",
     },
@@ -56,17 +62,32 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
     an answer in another language than `lang` opens with a line saying so."""
     words = _WORDS.get(lang, _WORDS["en"])
     hits = result.hits[: RELATED + 1]
+    elsewhere = elsewhere_note(result, lang)
     if result.answered and hits:
         best = hits[0].entry
-        note = [f"*{only_in(best.lang, lang)}*", ""] if best.lang != lang and lang in _WORDS else []
+        note = [f"*{elsewhere}*", ""] if elsewhere else []
+        note += [f"*{only_in(best.lang, lang)}*", ""] if best.lang != lang and lang in _WORDS else []
         lines = note + [best.answer.strip(), "", f"{words['source']}: [{best.source_title} · {best.source_version}]({best.url})"]
         if len(hits) > 1:
             lines += ["", f"{words['related']}:"] + [f"- {_link(h)}" for h in hits[1:]]
         return Answer("\n".join(lines), True, tuple(hits))
     if not hits:
         return Answer(words["empty"], False, ())
-    lines = [words["none"], ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
+    opening = f"{elsewhere} {words['nearest']}" if elsewhere else words["none"]
+    lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
     return Answer("\n".join(lines), False, tuple(hits[:RELATED]))
+
+
+def elsewhere_note(result: SearchResult, lang: str) -> str:
+    """One line in the reader's language when the question names a framework whose FAQ has
+    no confident answer ("ROLL's FAQ does not cover this."), saying which FAQ the answer
+    found comes from instead; "" otherwise."""
+    if not result.elsewhere:
+        return ""
+    words = _WORDS.get(lang, _WORDS["en"])
+    if result.answered and result.hits:
+        return words["from_other"].format(named=result.named, other=result.hits[0].entry.framework)
+    return words["not_covered"].format(named=result.named)
 
 
 def only_in(shown: str, reader: str) -> str:

@@ -160,6 +160,15 @@ class SearchResult:
     answered: bool
     hits: tuple[Hit, ...]
     lang: str = "en"  # the language the query is written in
+    named: str | None = None  # the corpus framework the query names ("ROLL"), if any
+
+    @property
+    def elsewhere(self) -> bool:
+        """The query names a framework whose FAQ has no confident answer: the search
+        abstained, or the answer it found belongs to another framework's FAQ."""
+        if self.named is None:
+            return False
+        return not (self.answered and self.hits and self.hits[0].entry.framework == self.named)
 
     def in_language(self, hl: str | None = None) -> "SearchResult":
         """The same hits, each entry in the reader's language `hl` (default: the query's)
@@ -229,8 +238,9 @@ class Searcher:
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
         self.row_filters = self.filters if self.rows.identity else Filters([self.entries[o] for o in self.rows.owners])
         # Each entry's framework as the word a query names it by, coded as a small integer.
-        words = {name: (tokenize(name) or [""])[0] for name in {e.framework for e in self.entries}}
+        words = {name: (tokenize(name) or [""])[0] for name in sorted({e.framework for e in self.entries})}
         self._framework_code = {word: code for code, word in enumerate(dict.fromkeys(words.values()))}
+        self._framework_name = {self._framework_code[word]: name for name, word in words.items()}
         self._frameworks = np.array([self._framework_code[words[e.framework]] for e in self.entries], dtype=np.int32)
         self._tags = {t for e in self.entries for t in e.tags}
         self._sources = {e.source for e in self.entries}
@@ -304,11 +314,13 @@ class Searcher:
             )
             for rank, j in enumerate(order, 1)
         )
-        return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang)
+        named = self._named_codes(terms)
+        name = next((self._framework_name[c] for c in named if c >= 0), None)
+        return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=name)
 
     def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray) -> Features:
         """The evidence for the entries `ids` against a query (its terms and embedding)."""
-        named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
+        named_codes = self._named_codes(terms)
         return Features(
             cosine=self.entry_cosines(ids, q),
             background=float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0,
@@ -318,6 +330,10 @@ class Searcher:
             names_framework=any(code >= 0 for code in named_codes),
             hub=self.hub[ids],
         )
+
+    def _named_codes(self, terms: QueryTerms) -> list[int]:
+        """For each query word, the code of the corpus framework it names, or -1."""
+        return [self._framework_code.get(g[0][0], -1) for g in terms.groups]
 
     def query_terms(self, plan: Plan) -> QueryTerms:
         return self._respell(self.glossary.query_terms(plan.text))

@@ -57,6 +57,12 @@ class SearchOut(BaseModel):
         description="how many of the hits, from the first, deserve showing: when `answered`, the best and those "
                     "scoring close to it; otherwise the nearest three at most, which may not answer the question"
     )
+    note: str | None = Field(
+        default=None,
+        description="when the question names a framework whose FAQ has no confident answer, one line in the "
+                    "reader's language saying so, and which framework's FAQ the answer is from (\"ROLL's FAQ does "
+                    "not cover this; this answer is from slime's FAQ.\"); null otherwise",
+    )
 
 
 class EntryOut(BaseModel):

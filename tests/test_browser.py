@@ -140,6 +140,23 @@ def test_search_while_typing_then_open_with_the_keyboard(
     t.screenshot(artifacts / f"entry-{name}-desktop.png")
 
 
+@pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "desktop"), ({"width": 375, "height": 740}, "phone")])
+def test_live_results_say_when_the_named_frameworks_faq_has_nothing(
+    tab: Callable[..., Page], client: TestClient, artifacts: Path, viewport: dict[str, int], name: str
+) -> None:
+    want = client.get("/api/search", params={"q": "how do I resume training in ROLL"}).json()
+    t = tab(viewport=viewport, locale="en-US")
+    page = t.page
+    t.goto("/")
+    type_query(page, "how do I resume training in ROLL")
+    note = page.locator("[data-elsewhere]")
+    assert note.is_visible() and note.inner_text() == want["note"] == "ROLL's FAQ does not cover this; this answer is from slime's FAQ."
+    assert page.locator(".result").first.get_attribute("id") == f"r-{want['hits'][0]['id']}"
+    t.screenshot(artifacts / f"search-elsewhere-{name}.png")
+    type_query(page, "slime 如何续训")
+    assert not page.locator("[data-elsewhere]").is_visible()
+
+
 def test_search_works_as_a_plain_form_without_javascript(browser: Any, base_url: str, client: TestClient) -> None:
     context = browser.new_context(java_script_enabled=False)
     page = context.new_page()

@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
+from kb.answer import elsewhere_note
+
 from ..deps import ChannelDep, KBDep, RecorderDep, base_url
 from ..schemas import ErrorOut, SearchOut, hit_out
 
@@ -48,5 +50,5 @@ async def search(
     shown = result.in_language(hl)
     return SearchOut(
         query=result.query, answered=result.answered, hl=hl, hits=[hit_out(h, root, hl) for h in shown.hits],
-        shown=len(result.worth_showing()),
+        shown=len(result.worth_showing()), note=elsewhere_note(result, hl) or None,
     )

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
-from kb.answer import only_in
+from kb.answer import elsewhere_note, only_in
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
 from kb.search import SHOW_MAX, Hit
@@ -64,7 +64,7 @@ def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
 async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
     context = {
-        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", "intro": intro(kb, request_lang(request)),
+        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", "elsewhere": "", "intro": intro(kb, request_lang(request)),
         **_facets(kb), **feedback_context(recorder),
     }
     return with_session(request, page(request, "search.html", context), recorder)
@@ -87,6 +87,7 @@ async def search_page(
         hits = [replace(h, entry=h.entry.localized(reader)) for h in _browse(kb, source, tag)]
     context = {
         "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
+        "elsewhere": elsewhere_note(result, reader) if result else "",
         "intro": intro(kb, request_lang(request)), **_facets(kb), **feedback_context(recorder),
     }
     return with_session(request, page(request, "search.html", context), recorder)

@@ -109,20 +109,25 @@ def _message(text: str, blocks: list[dict[str, Any]], response_type: str = "ephe
     return {"response_type": response_type, "text": escape(text), "blocks": blocks}
 
 
-def answer_message(hits: Sequence[Hit], answered: bool, lang: str, root: str, pending: bool = False) -> Message:
+def answer_message(
+    hits: Sequence[Hit], answered: bool, lang: str, root: str, pending: bool = False, note: str = ""
+) -> Message:
     """The reply to a question: the best entry's answer, its source, related entries and buttons.
 
     Without a confident answer: a short notice and the nearest entries. `pending` adds a line
-    saying a written answer follows (when an LLM is configured).
+    saying a written answer follows (when an LLM is configured). `note` says the framework
+    the question names has no answer in its FAQ (`kb.answer.elsewhere_note`).
     """
     t = Translator(lang)
     if not answered or not hits:
-        blocks = [_section(escape(t("chat_no_answer")))]
+        notice = note or t("chat_no_answer")
+        blocks = [_section(escape(notice))]
         if hits:
             blocks.append(_entry_list(t("chat_suggestions"), hits[:3], root))
-        return _message(t("chat_no_answer"), blocks)
+        return _message(notice, blocks)
     best = hits[0].entry
-    blocks = [_title(best, root), _answer(best.answer, _permalink(root, best), t), _source(best, t)]
+    blocks = [_context(escape(note))] if note else []
+    blocks += [_title(best, root), _answer(best.answer, _permalink(root, best), t), _source(best, t)]
     if len(hits) > 1:
         blocks.append(_entry_list(t("chat_related"), hits[1 : 1 + RELATED_SHOWN], root))
     if pending:

@@ -12,6 +12,8 @@
   var status = document.querySelector("[data-status]");
   var empty = document.querySelector("[data-empty]");
   var noAnswer = document.querySelector("[data-no-answer]");
+  var noAnswerTitle = document.querySelector("[data-no-answer-title]");
+  var elsewhere = document.querySelector("[data-elsewhere]");
   var intro = document.querySelector("[data-intro]");
   var hero = document.querySelector(".hero");
   var labelsNode = document.getElementById("tag-labels");
@@ -82,6 +84,9 @@
     var count = hits.length === 1 ? KB.strings.results_count_one : KB.format("results_count", { n: hits.length });
     status.textContent = hits.length && data.answered ? count : "";
     noAnswer.hidden = !(hits.length && !data.answered);
+    noAnswerTitle.textContent = (!data.answered && data.note) || KB.strings.results_no_answer;
+    elsewhere.textContent = data.answered && data.note ? data.note : "";
+    elsewhere.hidden = !(hits.length && data.answered && data.note);
     empty.hidden = hits.length > 0;
   }
 
@@ -90,6 +95,7 @@
     list.textContent = "";
     status.textContent = "";
     noAnswer.hidden = true;
+    elsewhere.hidden = true;
     empty.hidden = true;
     showIntro(true);
   }
@@ -130,6 +136,7 @@
         list.textContent = "";
         empty.hidden = true;
         noAnswer.hidden = true;
+        elsewhere.hidden = true;
         status.textContent = KB.format("results_error", { error: error.message });
       });
   }

@@ -1,8 +1,8 @@
 """The query path: `/api/search` over HTTP against the bare embedding call, alone and under concurrency.
 
-Baseline: what the model alone costs. In this process, `Embedder.embed_query(plan.embed_text)`
-with the query cache off, for the same texts a search embeds (the question with a pasted
-stack trace reduced and glossary terms added, from `Searcher.plan`).
+Baseline: what the model alone costs. In this process, `Embedder.embed_query(question)` with
+the query cache off, for each question exactly as typed (a search embeds the question once:
+as typed, or shorter, with a pasted trace reduced and tracker noise taken out).
 
 - Concurrency 1: p50 of one request at a time over a keep-alive connection, against the bare
   embedding p50 (target: at most 1.2x); `kb.search` in-process is shown too.
@@ -14,7 +14,7 @@ stack trace reduced and glossary terms added, from `Searcher.plan`).
 
 Servers: `uvicorn` in subprocesses on loopback ports, `KB_RATE_LIMIT=off`; one with
 `KB_QUERY_CACHE_SIZE=0` so every request runs the model, one with the default cache. The
-questions are the development and holdout sets (distinct). Server and baseline blocks
+questions are the development and holdout sets and the real issue-tracker questions (distinct). Server and baseline blocks
 alternate, so both sides see the same machine state.
 
     .venv/bin/python bench/bench_http.py [--quick]
@@ -53,7 +53,7 @@ def _search(client: httpx.Client, q: str) -> None:
 
 
 def run(quick: bool = False) -> list[Row]:
-    items = questions(holdout=True)
+    items = questions(holdout=True, real=True)
     rounds, repeat = (1, 1) if quick else (3, 2)
     if quick:
         items = items[:40]
@@ -61,7 +61,7 @@ def run(quick: bool = False) -> list[Row]:
         settings = own_settings(Path(tmp))
         kb = KnowledgeBase.open(settings.with_(query_cache_size=0))
         embedder = kb.searcher.embedder
-        texts = [kb.searcher.plan(q).embed_text for q in items]
+        texts = list(items)  # the bare embedding of the question as typed
         with serving(settings, KB_QUERY_CACHE_SIZE="0") as (url, _), serving(settings) as (cached_url, _):
             single, cached_single = clients(url, 1)[0], clients(cached_url, 1)[0]
             pool = clients(url, max(CONCURRENCY))

@@ -38,6 +38,8 @@ from kb.index import read_meta  # noqa: E402
 from kb.settings import SHIPPED_SOURCES, Settings  # noqa: E402
 
 QUESTION_FILES = (ROOT / "tests" / "data" / "dev.jsonl", ROOT / "tests" / "data" / "holdout.jsonl")
+# Real users' questions from the issue trackers, as typed: longer, with tracker noise and pasted errors.
+REAL_QUESTION_FILES = (ROOT / "tests" / "data" / "real_tune.jsonl", ROOT / "tests" / "data" / "real_test.jsonl")
 
 
 class Row(NamedTuple):
@@ -50,10 +52,11 @@ class Row(NamedTuple):
 # --- questions and data directories ---------------------------------------------------------
 
 
-def questions(holdout: bool = False) -> list[str]:
-    """The development-set questions (and the holdout set's after them), each once, in file order."""
+def questions(holdout: bool = False, real: bool = False) -> list[str]:
+    """The development-set questions (and the holdout set's after them, and the real ones
+    after those), each once, in file order."""
     found: dict[str, None] = {}
-    for path in QUESTION_FILES[: 2 if holdout else 1]:
+    for path in QUESTION_FILES[: 2 if holdout else 1] + (REAL_QUESTION_FILES if real else ()):
         with path.open(encoding="utf-8") as f:
             found.update((json.loads(line)["q"], None) for line in f if line.strip())
     return list(found)

@@ -255,10 +255,10 @@ class InsightsStore:
     def dismiss_gap(self, texts: Iterable[str], at: float | None = None) -> None:
         """Hide the unanswered questions with these texts (case and spacing aside) from the gaps, for good."""
         when = time.time() if at is None else at
-        self._write("INSERT OR REPLACE INTO dismissed_gaps VALUES (?, ?)", [(question_key(t), when) for t in texts])
+        self._write(("INSERT OR REPLACE INTO dismissed_gaps VALUES (?, ?)", [(question_key(t), when) for t in texts]))
 
     def restore_gap(self, texts: Iterable[str]) -> None:
-        self._write("DELETE FROM dismissed_gaps WHERE text = ?", [(question_key(t),) for t in texts])
+        self._write(("DELETE FROM dismissed_gaps WHERE text = ?", [(question_key(t),) for t in texts]))
 
     def dismissed(self) -> set[str]:
         """The dismissed question texts, lower-cased and trimmed."""

@@ -18,11 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+import typing
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import faiss
 import numpy as np
@@ -161,12 +164,76 @@ def read_meta(index_dir: Path) -> IndexMeta:
         meta = IndexMeta(**raw)
     except (ValueError, TypeError) as exc:
         raise IndexError_(index_dir, f"meta.json is not a kb index manifest ({exc})") from None
+    problem = _meta_problem(meta)
+    if problem:
+        raise IndexError_(index_dir, f"meta.json: {problem}")
     if meta.format_version > FORMAT_VERSION:
         raise IndexError_(
             index_dir,
             f"format version {meta.format_version} is newer than this kb reads ({FORMAT_VERSION}); upgrade kb",
         )
     return meta
+
+
+def _meta_problem(meta: IndexMeta) -> str:
+    """What is wrong with a manifest's field types or its build time ("" if nothing): a served
+    build's manifest is read on every `/healthz`, so it is checked once, here."""
+    types = typing.get_type_hints(IndexMeta)
+    for f in fields(IndexMeta):
+        value, expected = getattr(meta, f.name), typing.get_origin(types[f.name]) or types[f.name]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            return f"{f.name} is {value!r}, expected {expected.__name__}"
+    if not all(isinstance(v, str) for v in meta.checksums.values()):
+        return "checksums must map file names to SHA-256 digests"
+    try:
+        datetime.fromisoformat(meta.built_at)
+    except ValueError:
+        return f"built_at is {meta.built_at!r}, expected an ISO-8601 time"
+    return ""
+
+
+T = TypeVar("T")
+
+
+def _load(index_dir: Path, name: str, load: Callable[[Path], T]) -> T:
+    """`load(index_dir / name)`; bytes it cannot read become an IndexError_ naming the file.
+
+    Checksums only say a file is the one written; one written by another version of FAISS
+    or NumPy, or by something else, is refused here.
+    """
+    try:
+        return load(index_dir / name)
+    except (OSError, RuntimeError, ValueError, EOFError) as exc:
+        reason = re.sub(r"^Error in .*? at \S+: ", "", str(exc).strip()).partition("\n")[0]  # FAISS's C++ location
+        raise IndexError_(index_dir, f"{name} cannot be read ({type(exc).__name__}: {reason})") from None
+
+
+def _entries(path: Path) -> list[Entry]:
+    """The entries of an entries.jsonl file, one a line."""
+    entries = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                entries.append(Entry.from_dict(json.loads(line)))
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise ValueError(f"line {number}: {exc}") from None
+    return entries
+
+
+def _matrix(path: Path) -> np.ndarray:
+    """A 2-D float array from a .npy file."""
+    array = np.load(path)
+    if array.ndim != 2 or array.dtype.kind != "f":
+        raise ValueError(f"a {array.dtype} array of shape {array.shape}, expected 2-D floats")
+    return array
+
+
+def _owners(path: Path) -> np.ndarray:
+    """A 1-D integer array from a .npy file."""
+    array = np.load(path)
+    if array.ndim != 1 or array.dtype.kind not in "iu":
+        raise ValueError(f"a {array.dtype} array of shape {array.shape}, expected 1-D integers")
+    return array
 
 
 def read_index(index_dir: Path, model: str | None = None) -> Index:
@@ -184,14 +251,8 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
             raise IndexError_(index_dir, f"{name} is missing")
         if meta.checksums.get(name) != _sha256(path):
             raise IndexError_(index_dir, f"{name} does not match its checksum in meta.json (corrupt)")
-    entries = []
-    with open(index_dir / "entries.jsonl", encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            try:
-                entries.append(Entry.from_dict(json.loads(line)))
-            except (ValueError, TypeError) as exc:
-                raise IndexError_(index_dir, f"entries.jsonl line {number}: {exc}") from None
-    vectors = faiss.read_index(str(index_dir / "vectors.faiss"))
+    entries = _load(index_dir, "entries.jsonl", _entries)
+    vectors = _load(index_dir, "vectors.faiss", lambda path: faiss.read_index(str(path)))
     try:
         kind = dense.kind_of(vectors)
     except ValueError as exc:
@@ -200,8 +261,12 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
         raise IndexError_(index_dir, f"vectors.faiss holds a {kind} index; meta.json says {meta.index_kind}")
     if kind == dense.HNSW and meta.ef_search > 0:
         faiss.downcast_index(vectors).hnsw.efSearch = meta.ef_search
-    background = np.load(index_dir / "background.npy")
-    owners = np.load(index_dir / "rows.npy") if meta.format_version >= 3 else np.arange(len(entries))
+    background = _load(index_dir, "background.npy", _matrix)
+    owners = _load(index_dir, "rows.npy", _owners) if meta.format_version >= 3 else np.arange(len(entries))
+    if len(background) and background.shape[1] != meta.dim:
+        raise IndexError_(
+            index_dir, f"background.npy holds vectors of dimension {background.shape[1]}; meta.json says {meta.dim}"
+        )
     if vectors.ntotal != len(owners) or vectors.d != meta.dim or len(entries) != meta.entry_count:
         raise IndexError_(
             index_dir,

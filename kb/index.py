@@ -30,7 +30,7 @@ from typing import Callable, TypeVar
 import faiss
 import numpy as np
 
-from . import dense
+from . import builds, dense
 from .entries import Entry
 from .errors import IndexError_, IndexMissingError
 
@@ -106,51 +106,59 @@ def write_index(
     if len(owners) != len(vectors):
         raise ValueError(f"{len(vectors)} vectors but {len(owners)} owners")
     dense.EntryRows(owners, len(entries))  # raises unless every entry owns a group of rows
-    builds = index_dir.parent / "builds"
-    builds.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-    build = builds / stamp
-    tmp = builds / f".{stamp}.partial"
-    tmp.mkdir()
-    try:
-        with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
-            for entry in entries:
-                f.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
-        index = dense.build(vectors, approximate_above)
-        faiss.write_index(index, str(tmp / "vectors.faiss"))
-        np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
-        np.save(tmp / "rows.npy", owners.astype(np.int32))
-        meta = IndexMeta(
-            format_version=FORMAT_VERSION,
-            model=model,
-            dim=int(vectors.shape[1]),
-            entry_count=len(entries),
-            built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            sources_hash=sources_hash,
-            checksums={name: _sha256(tmp / name) for name in FILES},
-            index_kind=dense.kind_of(index),
-            ef_search=dense.ef_search_of(index),
-        )
-        (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
-        os.rename(tmp, build)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    link = index_dir.parent / f".index-{stamp}"
-    os.symlink(Path("builds") / stamp, link)
-    if index_dir.exists() and not index_dir.is_symlink():
-        raise IndexError_(index_dir, "exists and is not an index link; move it away first")
-    os.replace(link, index_dir)  # atomic: readers see the old build or the new one
-    _prune(builds, keep={build.name})
+    builds_dir = index_dir.parent / "builds"
+    with builds.writing(builds_dir):  # one ingest writes at a time; what a killed one left is removed
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        build = builds_dir / stamp
+        tmp = builds_dir / f".{stamp}{builds.PARTIAL}"
+        tmp.mkdir()
+        try:
+            meta = _write_build(tmp, entries, vectors, background, model, sources_hash, approximate_above, owners)
+            os.rename(tmp, build)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        link = index_dir.parent / f"{builds.LINK_PREFIX}{stamp}"
+        os.symlink(Path("builds") / stamp, link)
+        if index_dir.exists() and not index_dir.is_symlink():
+            link.unlink()
+            raise IndexError_(index_dir, "exists and is not an index link; move it away first")
+        os.replace(link, index_dir)  # atomic: readers see the old build or the new one
+        builds.prune(builds_dir, current=stamp)
     return meta
 
 
-def _prune(builds: Path, keep: set[str], keep_latest: int = 2) -> None:
-    """Remove old builds, keeping the newest few (a running server may still read one)."""
-    done = sorted(p for p in builds.iterdir() if not p.name.startswith("."))
-    for old in done[:-keep_latest]:
-        if old.name not in keep:
-            shutil.rmtree(old, ignore_errors=True)
+def _write_build(
+    tmp: Path,
+    entries: list[Entry],
+    vectors: np.ndarray,
+    background: np.ndarray,
+    model: str,
+    sources_hash: str,
+    approximate_above: int,
+    owners: np.ndarray,
+) -> IndexMeta:
+    """Write a build's files into `tmp`, the manifest last."""
+    with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
+        for entry in entries:
+            f.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
+    index = dense.build(vectors, approximate_above)
+    faiss.write_index(index, str(tmp / "vectors.faiss"))
+    np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
+    np.save(tmp / "rows.npy", owners.astype(np.int32))
+    meta = IndexMeta(
+        format_version=FORMAT_VERSION,
+        model=model,
+        dim=int(vectors.shape[1]),
+        entry_count=len(entries),
+        built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        sources_hash=sources_hash,
+        checksums={name: _sha256(tmp / name) for name in FILES},
+        index_kind=dense.kind_of(index),
+        ef_search=dense.ef_search_of(index),
+    )
+    (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
+    return meta
 
 
 def read_meta(index_dir: Path) -> IndexMeta:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kb import builds
 from kb.errors import KBError
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
@@ -40,6 +41,7 @@ class Served:
 
     kb: KnowledgeBase
     chat: Chat
+    held: int  # `kb.builds.hold` on the build, so no ingest prunes it while it is served
 
     @property
     def build(self) -> str:
@@ -70,7 +72,10 @@ class Reloader:
 
     def _load(self) -> Served:
         kb = KnowledgeBase.open(self.settings)
-        return Served(kb, Chat(kb, self.llm))
+        return Served(kb, Chat(kb, self.llm), builds.hold(kb.path))
+
+    def close(self) -> None:
+        builds.release(self.served.held)
 
     def _linked(self) -> Path:
         return Path(os.path.realpath(self.settings.index_dir))
@@ -87,6 +92,7 @@ class Reloader:
                 reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
                 raise ReloadFailed(f"build {linked.name} not loaded ({reason}); still serving build {old.build}") from None
             self.served = new  # one assignment: a request sees the old build or the new one
+            builds.release(old.held)  # requests still on it read memory only
             self._failed = ""
             log.info("serving index build %s (%d entries), was %s", new.build, len(new.kb.entries), old.build)
             return ReloadOutcome(True, new.build, old.build, len(new.kb.entries))

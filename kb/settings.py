@@ -51,6 +51,9 @@ class Settings:
     admin_token: str = _setting("", "bearer token for /insights and admin routes; they are off without it")
     insights_slack_ids: bool = _setting(False, "record Slack team and channel ids with questions")
     insights_retention_days: int = _setting(90, "questions and votes older than this are pruned")
+    insights_queue_size: int = _setting(
+        10_000, "questions and votes kept in memory while the insights database cannot be written; beyond it they are dropped"
+    )
     query_cache_size: int = _setting(
         4096, "query embeddings kept in memory, so a repeated question skips the model (0: none)", zero_off=True
     )

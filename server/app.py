@@ -57,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if watch is not None:
                 watch.cancel()
             app.state.recorder.close()
+            app.state.reloader.close()
             if llm is not None:
                 llm.close()
 

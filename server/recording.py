@@ -2,9 +2,11 @@
 
 A route hands its record to `Recorder`, which puts it on a queue and returns at once; one
 writer thread takes records off the queue and writes them in batches. When the database
-cannot be written (a full disk, a lock held too long, a file that is not a database) the
-writer logs a warning and drops that batch; when the queue is full the record is dropped
-with a warning. The answer is served either way. Text is stored without control characters
+cannot be written (a lock another process holds, a full disk) the writer logs a warning,
+keeps the records and tries again every `RETRY_EVERY` seconds, so a lock that is released
+loses nothing. At most `KB_INSIGHTS_QUEUE_SIZE` records wait to be written; beyond that a new
+record is dropped, counted (`Recorder.dropped`, on `/healthz`) and logged. The answer is
+served either way. Text is stored without control characters
 or lone surrogates (`kb.text.clean_query`): a NUL never reaches the database, and one odd
 record cannot make SQLite refuse a whole batch. The writer also prunes rows older than
 `KB_INSIGHTS_RETENTION_DAYS`.
@@ -35,13 +37,13 @@ __all__ = ["Recorder", "LIVE_QUIET", "related_typing", "feedback_context"]
 
 log = logging.getLogger("kb.insights")
 
-QUEUE_SIZE = 10_000  # records waiting for the writer; beyond this they are dropped
 BATCH = 500
 LINGER = 0.5  # seconds the writer waits for more records before it commits a batch
 LIVE_QUIET = 4.0  # seconds without a newer search from the same box before a live search is recorded
 LIVE_MAX = 60.0  # a live search is recorded at the latest this long after it was made
 PRUNE_EVERY = 6 * 3600.0
 WARN_EVERY = 60.0  # seconds between repeated warnings about the same trouble
+RETRY_EVERY = 1.0  # seconds between tries to write records the database refused
 
 
 @dataclass
@@ -90,9 +92,14 @@ class Recorder:
         self.retention_days = settings.insights_retention_days
         self.slack_ids = settings.insights_slack_ids
         self.quiet = quiet
-        self.dropped = 0
-        self._queue: queue.Queue[object] = queue.Queue(QUEUE_SIZE)
+        self.queue_size = settings.insights_queue_size
+        self.dropped = 0  # records never written: more than `queue_size` were waiting
+        self.waiting = 0  # records taken and not yet written: queued, being gathered, or kept after a failed write
+        self._count = threading.Lock()
+        self._queue: queue.Queue[object] = queue.Queue()  # bounded by `waiting`
+        self._kept: tuple[list[Question], list[Vote]] = ([], [])  # refused by the database, to try again
         self._warned: dict[str, float] = {}
+        self._refused: set[str] = set()  # kinds of record the database last refused
         self._thread: threading.Thread | None = None
         if store is not None:
             self._thread = threading.Thread(target=self._run, name="kb-insights-writer", daemon=True)
@@ -199,12 +206,22 @@ class Recorder:
         voter = self.pseudonym(f"slack:{team}:{user}")
         self._put(Vote(entry_id=entry_id, helpful=helpful, question="", voter=voter, channel="slack"))
 
-    def _put(self, item: object) -> None:
-        try:
-            self._queue.put_nowait(item)
-        except queue.Full:
-            self.dropped += 1
-            self._warn("queue", f"the insights queue is full ({QUEUE_SIZE} records); records are dropped")
+    def _put(self, record: object) -> None:
+        with self._count:
+            full = self.waiting >= self.queue_size
+            if full:
+                self.dropped += 1
+            else:
+                self.waiting += 1
+        if full:
+            self._warn("queue", f"{self.queue_size} records are waiting to be written to the insights database "
+                       f"(KB_INSIGHTS_QUEUE_SIZE); new ones are dropped ({self.dropped} so far)")
+        else:
+            self._queue.put(record)
+
+    def _written(self, count: int) -> None:
+        with self._count:
+            self.waiting -= count
 
     def _warn(self, key: str, message: str) -> None:
         now = time.monotonic()
@@ -217,18 +234,18 @@ class Recorder:
         if self._thread is None:
             return True
         marker = _Flush()
-        self._queue.put(marker, timeout=timeout)
+        self._queue.put(marker)
         return marker.done.wait(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
         """Write what is queued, stop the writer and close the database."""
         if self._thread is not None:
-            try:
-                self._queue.put(_STOP, timeout=timeout)
-            except queue.Full:
-                log.warning("insights queue still full at shutdown; its records are dropped")
+            self._queue.put(_STOP)
             self._thread.join(timeout)
             self._thread = None
+            if self.waiting:
+                log.warning("%d questions and votes could not be written to the insights database before shutdown; "
+                            "they are lost", self.waiting)
         if self.store is not None:
             self.store.close()
 
@@ -241,7 +258,9 @@ class Recorder:
         stop = False
         while not stop:
             now = time.monotonic()
-            wait = min([p.due for p in live.values()], default=now + 60) - now
+            retry = now + RETRY_EVERY if any(self._kept) else now + 60
+            wait = min([p.due for p in live.values()], default=retry) - now
+            wait = min(wait, retry - now)
             try:
                 items = [self._queue.get(timeout=max(wait, 0.0))]
             except queue.Empty:
@@ -266,6 +285,8 @@ class Recorder:
                     if earlier is not None and not related_typing(earlier.question.text, question.text):
                         questions.append(_in_box(earlier.question, key, last_in_box))
                         earlier = None
+                    elif earlier is not None:
+                        self._written(1)  # the reader typed on: the newer search stands for it
                     deadline = earlier.deadline if earlier else now + LIVE_MAX
                     live[key] = _Live(question, min(now + self.quiet, deadline), deadline)
             for key in [k for k, p in live.items() if p.due <= now or flushes or stop]:
@@ -291,24 +312,36 @@ class Recorder:
                 return
 
     def _write(self, questions: list[Question], votes: list[Vote]) -> None:
+        """Write these records after those kept from a failed write; keep whatever the database refuses."""
         store = self.store
         assert store is not None
-        batches: list[tuple[str, int, Callable[[], int]]] = [
-            ("questions", len(questions), lambda: store.add_questions(questions)),
-            ("votes", len(votes), lambda: store.add_votes(votes)),
+        kept_questions, kept_votes = self._kept
+        kept_questions += questions
+        kept_votes += votes
+        batches: list[tuple[str, list[Any], Callable[[list[Any]], int]]] = [
+            ("questions", kept_questions, store.add_questions), ("votes", kept_votes, store.add_votes),
         ]
-        for kind, count, write in batches:
-            if not count:
+        for kind, records, write in batches:
+            if not records:
                 continue
             try:
-                write()
-            except Exception as exc:  # sqlite3.Error, OSError: full disk, lock held too long, not a database
-                self.dropped += count
+                write(records)
+            except Exception as exc:  # sqlite3.Error, OSError: a lock held too long, a full disk, not a database
+                self._refused.add(kind)
                 self._warn(
                     f"write:{kind}:{type(exc).__name__}:{exc}",  # a lost vote is worth its own line
-                    f"could not record {count} {kind} in {store.path}: {type(exc).__name__}: {exc} "
-                    f"({self.dropped} records dropped so far); answers are served as usual",
+                    f"could not record {len(records)} {kind} in {store.path}: {type(exc).__name__}: {exc}; "
+                    f"they are kept and tried again every {RETRY_EVERY:g} s ({self.waiting} records waiting, "
+                    f"{self.dropped} dropped so far); answers are served as usual",
                 )
+                continue
+            if kind in self._refused:
+                self._refused.discard(kind)
+                self._warned = {key: at for key, at in self._warned.items() if not key.startswith(f"write:{kind}:")}
+                log.warning("recorded %d %s once the insights database took them (%d records dropped so far)",
+                            len(records), kind, self.dropped)
+            self._written(len(records))
+            records.clear()
 
     def _prune(self) -> None:
         assert self.store is not None

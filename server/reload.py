@@ -6,7 +6,9 @@ server notices (it checks the link every `KB_RELOAD_INTERVAL` seconds, or at onc
 swaps one reference. Each request takes that reference once, when it starts (`pin`), so its
 search, chat and pages all come from one build, named in its `X-KB-Index` header; requests
 already running finish on the old build. A build that fails to load is logged and the old
-one keeps serving.
+one keeps serving: whatever is wrong with it (a file FAISS or NumPy cannot read, a manifest
+field of the wrong type), `/admin/reload` answers 409 with the reason, the watch logs it
+once and keeps watching for the next build.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kb import builds
 from kb.errors import KBError
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
@@ -38,6 +41,7 @@ class Served:
 
     kb: KnowledgeBase
     chat: Chat
+    held: int  # `kb.builds.hold` on the build, so no ingest prunes it while it is served
 
     @property
     def build(self) -> str:
@@ -68,7 +72,10 @@ class Reloader:
 
     def _load(self) -> Served:
         kb = KnowledgeBase.open(self.settings)
-        return Served(kb, Chat(kb, self.llm))
+        return Served(kb, Chat(kb, self.llm), builds.hold(kb.path))
+
+    def close(self) -> None:
+        builds.release(self.served.held)
 
     def _linked(self) -> Path:
         return Path(os.path.realpath(self.settings.index_dir))
@@ -81,25 +88,40 @@ class Reloader:
                 return ReloadOutcome(False, old.build, old.build, len(old.kb.entries))
             try:
                 new = await asyncio.to_thread(self._load)
-            except KBError as exc:
-                raise ReloadFailed(f"build {linked.name} not loaded ({exc}); still serving build {old.build}") from None
+            except Exception as exc:  # whatever the build's files hold, the served build stays
+                reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
+                raise ReloadFailed(f"build {linked.name} not loaded ({reason}); still serving build {old.build}") from None
             self.served = new  # one assignment: a request sees the old build or the new one
+            builds.release(old.held)  # requests still on it read memory only
             self._failed = ""
             log.info("serving index build %s (%d entries), was %s", new.build, len(new.kb.entries), old.build)
             return ReloadOutcome(True, new.build, old.build, len(new.kb.entries))
 
     async def watch(self, interval: float) -> None:
-        """Check the index link every `interval` seconds and reload when it changes."""
+        """Check the index link every `interval` seconds and reload when it changes; runs until cancelled.
+
+        A build that fails to load is logged once and not tried again until the link moves.
+        """
         while True:
             await asyncio.sleep(interval)
-            linked = self._linked()
-            if linked == self.served.kb.path or str(linked) == self._failed:
-                continue
             try:
-                await self.reload()
-            except ReloadFailed as exc:
-                self._failed = str(linked)
-                log.error("%s", exc)
+                await self._check()
+            except Exception as exc:  # the check itself failed (the data directory went away): try again next time
+                self._log_once(f"checking {self.settings.index_dir}", f"cannot check {self.settings.index_dir}: {exc}")
+
+    async def _check(self) -> None:
+        linked = self._linked()
+        if linked == self.served.kb.path or str(linked) == self._failed:
+            return
+        try:
+            await self.reload()
+        except ReloadFailed as exc:
+            self._log_once(str(linked), str(exc))
+
+    def _log_once(self, failed: str, message: str) -> None:
+        if failed != self._failed:
+            self._failed = failed
+            log.error("%s", message)
 
 
 def pinned(scope: Scope) -> Served:

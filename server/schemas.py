@@ -145,6 +145,10 @@ class HealthOut(BaseModel):
     built_at: str
     index_age_seconds: float
     llm: bool
+    insights_waiting: int = Field(description="questions and votes not yet written to the insights database")
+    insights_dropped: int = Field(
+        description="questions and votes dropped since start-up: more than KB_INSIGHTS_QUEUE_SIZE were waiting"
+    )
 
 
 class WidgetConfigOut(BaseModel):

@@ -263,9 +263,13 @@ def test_a_locked_database_logs_a_warning_and_every_answer_is_served(
         lock.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("database is locked" in w and "answers are served as usual" in w for w in warnings), warnings
-    assert recorder.dropped >= 4
-    client.get("/api/search", params={"q": "ray hangs"})  # the lock is gone: recording goes on
-    assert rows(client, "SELECT text FROM questions") == [("ray hangs",)]
+    assert recorder.dropped == 0
+    client.get("/api/search", params={"q": "ray hangs"})  # the lock is gone: what waited is recorded too
+    deadline = time.monotonic() + 10
+    while recorder.waiting and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sorted(rows(client, "SELECT text FROM questions")) == [("OOM",), ("how do I bake bread",), ("ray hangs",), ("如何续训",)]
+    assert rows(client, "SELECT count(*) FROM votes") == [(1,)]
 
 
 def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callable[[Any], Any]) -> None:

@@ -102,3 +102,92 @@ def test_truncated_file_is_caught(index_dir):
     path.write_bytes(path.read_bytes()[:40])
     with pytest.raises(IndexError_, match="vectors.faiss does not match its checksum"):
         read_index(index_dir)
+
+
+def finished_builds(index_dir):
+    return sorted(p.name for p in (index_dir.parent / "builds").iterdir() if not p.name.startswith("."))
+
+
+def test_only_the_newest_three_builds_are_kept(index_dir):
+    for n in range(4, 9):
+        write_index(index_dir, make_entries(n), unit_vectors(n), unit_vectors(4), "demo-model", str(n))
+    kept = finished_builds(index_dir)
+    assert len(kept) == 3 and kept[-1] == index_dir.resolve().name
+    assert [read_index(index_dir.parent / "builds" / name).meta.entry_count for name in kept] == [6, 7, 8]
+
+
+def test_a_build_a_server_holds_is_kept_however_old(index_dir):
+    from kb import builds
+
+    served = index_dir.resolve()
+    held = builds.hold(served)
+    try:
+        for n in range(4, 9):
+            write_index(index_dir, make_entries(n), unit_vectors(n), unit_vectors(4), "demo-model", str(n))
+        assert served.name in finished_builds(index_dir) and len(finished_builds(index_dir)) == 4
+        assert read_index(served).meta.entry_count == 3
+    finally:
+        builds.release(held)
+    write_index(index_dir, make_entries(9), unit_vectors(9), unit_vectors(4), "demo-model", "9")
+    assert served.name not in finished_builds(index_dir) and len(finished_builds(index_dir)) == 3
+
+
+KILLED_WHILE_WRITING = """
+import os, signal, sys
+from pathlib import Path
+from kb import builds
+import kb.index
+
+def killed(tmp, *args):  # the process dies with half a build written
+    (tmp / "entries.jsonl").write_text('{"id": "half', encoding="utf-8")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+kb.index._write_build = killed
+kb.index.write_index(Path(sys.argv[1]), [], __import__("numpy").zeros((0, 8), "float32"), [], "demo-model", "x")
+"""
+
+
+def test_a_build_left_half_written_by_a_killed_ingest_is_removed_by_the_next(index_dir):
+    import subprocess
+    import sys
+
+    killed = subprocess.run([sys.executable, "-c", KILLED_WHILE_WRITING, str(index_dir)], capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    builds_dir = index_dir.parent / "builds"
+    left = [p.name for p in builds_dir.iterdir() if p.name.endswith(".partial")]
+    assert len(left) == 1 and (builds_dir / left[0] / "entries.jsonl").exists()
+    assert read_index(index_dir).meta.entry_count == 3  # the link still names the last finished build
+
+    write_index(index_dir, make_entries(4), unit_vectors(4), unit_vectors(4), "demo-model", "4")
+    assert [p.name for p in builds_dir.iterdir() if p.name.endswith(".partial")] == []
+    assert read_index(index_dir).meta.entry_count == 4
+
+
+def test_a_build_being_written_by_another_ingest_is_left_alone(index_dir):
+    import threading
+    import time
+
+    from kb import builds
+
+    builds_dir = index_dir.parent / "builds"
+    writing, written = threading.Event(), threading.Event()
+    partial = builds_dir / ".20990101T000000000000.partial"
+    seen: list[bool] = []
+
+    def other_ingest() -> None:
+        with builds.writing(builds_dir):
+            partial.mkdir()
+            writing.set()
+            time.sleep(0.5)  # still writing while the second ingest starts
+            seen.append(partial.is_dir())
+            partial.rename(builds_dir / "20990101T000000000000")
+        written.set()
+
+    thread = threading.Thread(target=other_ingest)
+    thread.start()
+    writing.wait(5)
+    write_index(index_dir, make_entries(4), unit_vectors(4), unit_vectors(4), "demo-model", "4")  # waits its turn
+    thread.join(5)
+    assert written.is_set() and seen == [True]
+    assert "20990101T000000000000" in finished_builds(index_dir)
+    assert read_index(index_dir).meta.entry_count == 4

@@ -32,6 +32,9 @@ class CountingBackend:
             self.release.set()
         self.fail_on = fail_on
 
+    def token_count(self, text: str) -> int:
+        return self._model.token_count(text)
+
     def encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         self.batches.append(list(texts))
         self.busy.set()
@@ -130,3 +133,63 @@ def test_a_repeated_search_is_answered_from_the_results_of_the_first(settings):
     import asyncio
 
     assert asyncio.run(kb.search_async("如何续训", 3)) is first
+
+
+LONG_ZH = ("训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
+           "还是报 CUDA out of memory，请问应该怎么排查？") * 30  # about 2,000 characters, as a pasted report is
+
+
+def test_a_long_question_is_embedded_from_its_start_within_the_token_budget():
+    from kb.embedding import QUERY_TOKENS
+
+    backend = CountingBackend()
+    embedder = Embedder(backend, query_cache_size=0)
+    question = LONG_ZH[:2000]
+    assert backend.token_count(question) > 10 * QUERY_TOKENS
+    embedder.embed_query(question)
+    asyncio.run(embedder.embed_query_async(question + "？"))
+    embedder.embed_queries([question, "如何续训"])
+    read = [text for batch in backend.batches for text in batch]
+    assert read[-1] == "如何续训"  # a short question is read whole
+    for text in read[:-1]:
+        assert question.startswith(text) and len(text) > 40
+        assert QUERY_TOKENS - 2 <= backend.token_count(text) <= QUERY_TOKENS  # as much as fits, no more
+    english = "How do I resume training from the last checkpoint after the job was killed by the scheduler? " * 25
+    embedder.embed_query(english)
+    assert english.startswith(backend.batches[-1][0]) and backend.token_count(backend.batches[-1][0]) <= QUERY_TOKENS
+    assert len(backend.batches[-1][0]) > 150  # English words take fewer tokens a character than Chinese
+
+
+def test_clip_keeps_the_longest_start_within_the_budget():
+    from kb.embedding import clip
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    assert clip("one two three", 5, words) == "one two three"
+    assert clip("one two three four five six", 3, words) in ("one two three", "one two three ")
+    assert clip("", 3, words) == ""
+
+
+def test_a_short_question_waits_behind_one_long_one_at_most():
+    backend = CountingBackend(hold_first=True)
+    embedder = Embedder(backend, query_cache_size=0)
+    long = [f"{i}. " + LONG_ZH for i in range(4)]
+    threads = [threading.Thread(target=embedder.embed_query, args=(long[0],))]
+    threads[0].start()
+    assert backend.busy.wait(30)  # the model is busy with a long question
+    threads += [threading.Thread(target=embedder.embed_query, args=(q,)) for q in long[1:]]
+    for t in threads[1:]:
+        t.start()
+    while embedder._jobs.qsize() < 3:
+        threading.Event().wait(0.01)
+    threads.append(threading.Thread(target=embedder.embed_query, args=("如何续训",)))
+    threads[-1].start()
+    while embedder._jobs.qsize() < 4:
+        threading.Event().wait(0.01)
+    backend.release.set()
+    for t in threads:
+        t.join(30)
+    runs = [[text[:4] for text in batch] for batch in backend.batches]
+    assert len(runs) == 5 and all(len(run) == 1 for run in runs)  # each long question runs alone
+    assert runs[1] == ["如何续训"] or runs[2] == ["如何续训"]  # after the running one, or one more at most

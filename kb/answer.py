@@ -47,6 +47,7 @@ class Answer:
     text: str  # Markdown
     answered: bool
     sources: tuple[Hit, ...]  # the answering entry first when answered, then related ones
+    note: str = ""  # the framework the question names has no answer in its FAQ (`elsewhere_note`)
 
 
 def _link(hit: Hit) -> str:
@@ -70,12 +71,12 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         lines = note + [best.answer.strip(), "", f"{words['source']}: [{best.source_title} · {best.source_version}]({best.url})"]
         if len(hits) > 1:
             lines += ["", f"{words['related']}:"] + [f"- {_link(h)}" for h in hits[1:]]
-        return Answer("\n".join(lines), True, tuple(hits))
+        return Answer("\n".join(lines), True, tuple(hits), elsewhere)
     if not hits:
         return Answer(words["empty"], False, ())
     opening = f"{elsewhere} {words['nearest']}" if elsewhere else words["none"]
     lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
-    return Answer("\n".join(lines), False, tuple(hits[:RELATED]))
+    return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere)
 
 
 def elsewhere_note(result: SearchResult, lang: str) -> str:

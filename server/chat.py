@@ -33,6 +33,7 @@ class ChatReply:
     sources: tuple[Hit, ...]
     error: str = ""  # why the LLM was not used, for the log
     lang: str = "en"  # the reader's language: the answer's, and the sources' where they have it
+    note: str = ""  # the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)
 
 
 @dataclass(frozen=True)
@@ -78,13 +79,13 @@ class Chat:
         turn = self._retrieve(message, history, lang, subject)
         answer = turn.extractive
         if not self._use_llm(turn):
-            return ChatReply(answer.text, answer.answered, "extractive", answer.sources, lang=turn.lang)
+            return ChatReply(answer.text, answer.answered, "extractive", answer.sources, lang=turn.lang, note=answer.note)
         assert self.llm is not None
         try:
             text = self.llm.answer(turn.message, answer.sources, turn.lang, history)
         except LLMError as exc:
-            return ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc), turn.lang)
-        return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=turn.lang)
+            return ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc), turn.lang, answer.note)
+        return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=turn.lang, note=answer.note)
 
     def stream(
         self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str],
@@ -101,7 +102,7 @@ class Chat:
         def events() -> Iterator[tuple[str, Any]]:
             if not self._use_llm(turn):
                 yield "delta", answer.text
-                yield "done", ChatReply(answer.text, answer.answered, "extractive", answer.sources, lang=turn.lang)
+                yield "done", ChatReply(answer.text, answer.answered, "extractive", answer.sources, lang=turn.lang, note=answer.note)
                 return
             assert self.llm is not None
             pieces: list[str] = []
@@ -110,9 +111,9 @@ class Chat:
                     pieces.append(piece)
                     yield "delta", piece
             except LLMError as exc:
-                yield "done", ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc), turn.lang)
+                yield "done", ChatReply(answer.text, answer.answered, "fallback", answer.sources, str(exc), turn.lang, answer.note)
                 return
             text = link_citations("".join(pieces).strip(), answer.sources, href)
-            yield "done", ChatReply(text, True, "llm", answer.sources, lang=turn.lang)
+            yield "done", ChatReply(text, True, "llm", answer.sources, lang=turn.lang, note=answer.note)
 
         return answer.sources, answer.answered, events()

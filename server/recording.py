@@ -39,6 +39,7 @@ log = logging.getLogger("kb.insights")
 
 BATCH = 500
 LINGER = 0.5  # seconds the writer waits for more records before it commits a batch
+BOXES = 10_000  # search boxes whose last question is remembered (for "asked again")
 LIVE_QUIET = 4.0  # seconds without a newer search from the same box before a live search is recorded
 LIVE_MAX = 60.0  # a live search is recorded at the latest this long after it was made
 PRUNE_EVERY = 6 * 3600.0
@@ -253,7 +254,7 @@ class Recorder:
 
     def _run(self) -> None:
         live: dict[str, _Live] = {}
-        last_in_box: LRU[str, str] = LRU(QUEUE_SIZE)  # the question each search box recorded last
+        last_in_box: LRU[str, str] = LRU(BOXES)  # the question each search box recorded last
         next_prune = 0.0
         stop = False
         while not stop:

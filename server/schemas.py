@@ -135,6 +135,11 @@ class ChatOut(BaseModel):
         description="a voting session, to send back as `session` with votes on this answer (`POST /api/feedback`) "
                     "by a client that sends no cookies; null while votes are off",
     )
+    note: str | None = Field(
+        default=None,
+        description="as in `/api/search`: the framework the question names has no confident answer in its FAQ, "
+                    "one line in the reader's language, to show before the answer; null otherwise",
+    )
 
 
 class HealthOut(BaseModel):

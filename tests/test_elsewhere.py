@@ -65,6 +65,9 @@ def test_the_api_carries_the_note_in_the_readers_language(app_client: TestClient
     assert app_client.get("/api/search", params={"q": SLIME_RESUME}).json()["note"] is None
     chat = app_client.post("/api/chat", json={"message": ROLL_RESUME}).json()
     assert chat["answer"].startswith(f"*{NOT_COVERED}*") and chat["sources"][0]["source"]["framework"] == "slime"
+    assert chat["note"] == NOT_COVERED
+    assert app_client.post("/api/chat", json={"message": ROLL_RESUME, "hl": "zh"}).json()["note"].startswith("ROLL 的 FAQ")
+    assert app_client.post("/api/chat", json={"message": SLIME_RESUME}).json()["note"] is None
 
 
 def test_the_search_page_and_the_chat_form_say_so(app_client: TestClient) -> None:
@@ -76,7 +79,10 @@ def test_the_search_page_and_the_chat_form_say_so(app_client: TestClient) -> Non
     plain = app_client.get("/search", params={"q": SLIME_RESUME}, headers=en).text
     assert 'data-elsewhere hidden></p>' in plain
     reply = app_client.post("/chat", data={"message": ROLL_RESUME, "form_token": form_token(app_client)}, headers=en).text
-    assert "ROLL&#39;s FAQ does not cover this; this answer is from slime&#39;s FAQ." in reply
+    assert '<p class="elsewhere">ROLL&#39;s FAQ does not cover this; this answer is from slime&#39;s FAQ.</p>' in reply
+    nothing_reply = app_client.post("/chat", data={"message": ROLL_PIZZA, "form_token": form_token(app_client)}, headers=en).text
+    assert '<p class="elsewhere">ROLL&#39;s FAQ does not cover this.</p>' in nothing_reply
+    assert "The FAQ has no confident answer to this." not in nothing_reply.split('class="turn bot"')[1]
 
 
 def test_slack_says_so_above_the_answer(app_client: TestClient) -> None:

@@ -378,3 +378,18 @@ def test_markup_in_a_question_is_shown_as_text_never_run(tab: Callable[..., Page
     assert shadow(page, "root.querySelectorAll('img, script').length") == 0
     page.wait_for_timeout(300)
     # The tab fixture fails the test if a dialog opened or a script errored.
+
+
+def test_the_widget_says_when_the_named_frameworks_faq_has_nothing(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str], client: TestClient, artifacts: Path
+) -> None:
+    allowed, _, _ = sites
+    want = client.post("/api/chat", json={"message": "how do I resume training in ROLL"}).json()
+    assert want["note"] == "ROLL's FAQ does not cover this; this answer is from slime's FAQ."
+    t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
+    page = load(t)
+    page.locator(".launcher").click()
+    reply = ask(page, "how do I resume training in ROLL")
+    assert reply.locator(".elsewhere").inner_text() == want["note"]
+    assert reply.locator(".meta a.source").get_attribute("href") == want["sources"][0]["url"]
+    page.screenshot(path=str(artifacts / "widget-elsewhere.png"))

@@ -43,7 +43,7 @@ def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | 
     return ChatOut(
         answer=reply.answer, answer_html=str(render_markdown(reply.answer)), answered=reply.answered,
         mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources], lang=reply.lang,  # type: ignore[arg-type]
-        session=session,
+        session=session, note=reply.note or None,
     )
 
 

@@ -38,7 +38,8 @@
   /* Fill a bot bubble with a finished reply (the same markup as templates/_reply.html). */
   function showReply(bubble, reply) {
     bubble.textContent = "";
-    if (!reply.answered) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
+    if (reply.note) bubble.appendChild(el("p", "elsewhere", reply.note));
+    else if (!reply.answered) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
     if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
     var sources = reply.sources || [];
     /* HTML rendered by the server with raw HTML disabled. The extractive `answer` text also

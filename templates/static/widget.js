@@ -56,7 +56,7 @@
     ".close{width:36px;height:36px;border:0;border-radius:8px;background:transparent;color:inherit;font-size:24px;line-height:1}" +
     ".close:hover{background:rgba(255,255,255,.18)}.close:focus-visible{outline-color:#fff;outline-offset:-3px}" +
     ".log{flex:1;overflow-y:auto;overscroll-behavior:contain;padding:14px;display:flex;flex-direction:column;gap:12px}" +
-    ".intro,.note,.wait{margin:0;color:var(--mut)}.note{margin-bottom:8px}.warn{color:#b45309}" +
+    ".intro,.note,.wait{margin:0;color:var(--mut)}.note{margin-bottom:8px}.elsewhere{font-weight:600}.warn{color:#b45309}" +
     ".msg{border-radius:12px;padding:10px 12px;overflow-wrap:anywhere}" +
     ".user{align-self:flex-end;max-width:85%;background:var(--a);color:#fff;white-space:pre-wrap}" +
     ".bot{background:var(--s2);border:1px solid var(--bd)}" +
@@ -339,7 +339,8 @@
     useLanguage(reply.lang);
     bubble.textContent = "";
     var sources = reply.sources || [];
-    if (!reply.answered) bubble.appendChild(el("p", { class: "note", text: S.none }));
+    if (reply.note) bubble.appendChild(el("p", { class: "note elsewhere", text: reply.note }));
+    else if (!reply.answered) bubble.appendChild(el("p", { class: "note", text: S.none }));
     if (reply.mode === "fallback") bubble.appendChild(el("p", { class: "note warn", text: S.fallback }));
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
     if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(el("p", { class: "note", text: sources[0].note }));

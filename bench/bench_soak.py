@@ -90,14 +90,18 @@ class Soak:
     started: float = 0.0
     responses: list[Response] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
-    _builds: dict[str, dict[str, str]] = field(default_factory=dict)
+    _builds: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answers(self, build: str) -> dict[str, str]:
-        """Each entry's answer in a build (`builds/<stamp>`, as `X-KB-Index` names it)."""
+    def answers(self, build: str) -> dict[str, tuple[str, ...]]:
+        """Each entry's answers in a build (`builds/<stamp>`, as `X-KB-Index` names it): one
+        per language it has, since a response gives each entry in its reader's language."""
         with self._lock:
             if build not in self._builds:
-                self._builds[build] = {e["id"]: e["answer"] for e in build_entries(self.settings, build)}
+                self._builds[build] = {
+                    e["id"]: (e["answer"], *(t["answer"] for t in e.get("translations", [])))
+                    for e in build_entries(self.settings, build)
+                }
             return self._builds[build]
 
     def request(self, client: httpx.Client, i: int) -> None:
@@ -114,7 +118,8 @@ class Soak:
             elif kind == "chat":
                 response = client.post("/api/chat", json={"message": q})
             else:
-                response = client.get(f"/entries/{entry}" if page else f"/api/entries/{entry}")
+                # Pages in Chinese: the changed answer's marker is in its Chinese version.
+                response = client.get(f"/entries/{entry}?hl=zh" if page else f"/api/entries/{entry}")
         except httpx.HTTPError as exc:
             ms = (time.perf_counter() - started) * 1000
             self.responses.append(Response(started - self.started, kind, type(exc).__name__, ms))
@@ -129,7 +134,7 @@ class Soak:
         if not build:
             return True
         answers = self.answers(build)
-        expected = self.marker in answers.get(self.changed, "")
+        expected = any(self.marker in answer for answer in answers.get(self.changed, ()))
         if self.marker in response.text and not expected:
             return True
         if page is not None:  # an HTML page: the changed entry's page must show its build's answer
@@ -138,7 +143,7 @@ class Soak:
         carried = {"search": body.get("hits", []), "chat": body.get("sources", [])}.get(kind)
         if carried is None:
             carried = [body, *body.get("related", [])]
-        return any(answers.get(e["id"]) != e["answer"] for e in carried)
+        return any(e["answer"] not in answers.get(e["id"], ()) for e in carried)
 
     def ingest(self, name: str, sources: Path) -> Step:
         started = time.perf_counter()

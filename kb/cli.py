@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import insights_cli
-from .answer import only_in
+from .answer import elsewhere_note, only_in
 from .errors import IndexError_, KBError
 from .settings import SHIPPED_SOURCES, Settings
 from .terminal import clickable, progress_bar, render_markdown
@@ -67,11 +67,16 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     hl = args.hl or result.lang
     shown = result.in_language(hl)
     if args.json:
-        print(json.dumps({**_result_json(shown, hl), "shown": len(shown.worth_showing())}, ensure_ascii=False, indent=2))
+        body = {**_result_json(shown, hl), "shown": len(shown.worth_showing()), "note": elsewhere_note(result, hl) or None}
+        print(json.dumps(body, ensure_ascii=False, indent=2))
         return 0
     hits = shown.worth_showing()
+    note = elsewhere_note(result, hl)
+    if note:
+        print(note)
     if not result.answered:
-        print("The FAQ has no answer to this. Nearest entries, which may not answer it:" if hits else "No entries matched.")
+        opening = "" if note else "The FAQ has no answer to this. "
+        print(f"{opening}Nearest entries, which may not answer it:" if hits else "No entries matched.")
     elif not args.brief:
         _print_answer(hits[0], hl)
         hits = hits[1:]

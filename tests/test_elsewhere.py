@@ -93,3 +93,12 @@ def test_slack_says_so_above_the_answer(app_client: TestClient) -> None:
     assert nothing["text"] == "ROLL's FAQ does not cover this."
     plain = post_command(app_client, SLIME_RESUME).json()
     assert "does not cover" not in json.dumps(plain, ensure_ascii=False) and plain["blocks"][0]["type"] != "context"
+
+
+def test_kb_search_prints_the_note_first(settings: Settings) -> None:
+    from tests.test_cli import kb as run_kb
+
+    lines = run_kb("search", ROLL_RESUME, data_dir=settings.data_dir).stdout.splitlines()
+    assert lines[0] == NOT_COVERED
+    nothing = run_kb("search", ROLL_PIZZA, data_dir=settings.data_dir).stdout.splitlines()
+    assert nothing[:2] == ["ROLL's FAQ does not cover this.", "Nearest entries, which may not answer it:"]

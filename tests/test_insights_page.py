@@ -245,6 +245,11 @@ def live(insights_settings: Settings, serve: Callable[[Any], Any]) -> tuple[str,
 def tab(browser: Any, live: tuple[str, Any]) -> Iterator[Callable[..., Any]]:
     from test_browser import Page
 
+    from server.ratelimit import SIGN_IN_LIMIT, ClientLimit
+
+    # Every test signs in afresh from the same loopback address: each starts with the sign-in
+    # limit's full allowance, as a new client would (tests/test_ratelimit.py tests the limit).
+    live[1].state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
     opened: list[Any] = []
 
     def open_tab(**context: Any) -> Any:

@@ -103,15 +103,17 @@ def test_search_and_chat_answer_when_the_database_cannot_be_written(
     with caplog.at_level(logging.WARNING, logger="kb.insights"):
         ask_everything(client)
         assert recorder.flush()
-    assert (recorder.waiting, recorder.dropped) == (3, 0)  # kept, to be written when the database takes them
-    assert recorder.store.count("questions") == 0 and recorder.store.count("votes") == 0
+    # Nothing is lost: what the database refused waits, to be written when it takes it. (A full
+    # file may still take a record that fits a page it has: records are stored as their first
+    # 1,000 characters, so not every one needs a new page.)
+    written = recorder.store.count("questions") + recorder.store.count("votes")
+    assert recorder.dropped == 0 and recorder.waiting >= 1 and recorder.waiting + written == 3
     store = recorder.store.path
-    for kind in ("questions", "votes"):
-        assert any(
-            message.startswith("could not record ") and f" {kind} in {store}: OperationalError: {sqlite_says}; " in message
-            and "they are kept and tried again" in message and message.endswith("answers are served as usual")
-            for message in caplog.messages
-        ), caplog.messages
+    assert any(
+        message.startswith("could not record ") and f" in {store}: OperationalError: {sqlite_says}; " in message
+        and "they are kept and tried again" in message and message.endswith("answers are served as usual")
+        for message in caplog.messages
+    ), caplog.messages
 
 
 def test_a_database_that_cannot_be_created_turns_recording_off(
@@ -172,9 +174,11 @@ def ask_and_vote(url: str, questions: int, votes: int) -> None:
     with httpx.Client(base_url=url, timeout=30) as http:
         for i in range(questions):
             assert http.get("/api/search", params={"q": f"how do I resume training, take {i}"}).status_code == 200
-        for i in range(votes):
+    for i in range(votes):  # each vote from a browser of its own: one vote per entry per session
+        with httpx.Client(base_url=url, timeout=30) as browser:
+            assert browser.get("/").status_code == 200  # the page sets the signed session cookie
             vote = {"entry_id": "slime-b0ab398d", "message": f"resume, take {i}", "helpful": i % 2 == 0}
-            assert http.post("/api/feedback", json=vote).status_code == 202
+            assert browser.post("/api/feedback", json=vote).status_code == 202
 
 
 def wait_until(done: Callable[[], bool], seconds: float = 20) -> None:

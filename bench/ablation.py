@@ -12,7 +12,8 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 from unittest import mock
 
 import numpy as np
@@ -110,17 +111,11 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
 
     reduced_dense = DenseIndex.from_vectors(s.embedder.embed_passages([s.glossary.gloss(reduced(v.text)) for _, v in versions]))
 
-    def reduced_traces() -> Any:
-        stack = mock.patch.multiple(s, dense=reduced_dense)
-        class Both:
-            def __enter__(self) -> None:
-                stack.__enter__()
-                self.hub = s.hub
-                s.hub = s._hubness()
-            def __exit__(self, *exc: Any) -> None:
-                s.hub = self.hub
-                stack.__exit__(*exc)
-        return Both()
+    @contextmanager
+    def reduced_traces() -> Iterator[None]:
+        with mock.patch.object(s, "dense", reduced_dense):
+            with mock.patch.object(s, "hub", s._hubness()):  # the hubness of the vectors searched
+                yield
 
     return [
         ("a vector per answer part (paragraph, list item, code block), half its best part's cosine",

@@ -94,7 +94,7 @@ class Features:
     coverage: np.ndarray  # share of the query's weight this entry contains
     question: np.ndarray  # share of the query's weight this entry's question contains
     named: np.ndarray  # the query names this entry's framework
-    names_framework: bool  # the query names any framework of the corpus
+    framework: str | None  # the corpus framework the query names, if any
     hub: np.ndarray  # the entry's typical similarity to text at large
 
     def score(self, w: Weights) -> np.ndarray:
@@ -115,7 +115,7 @@ class Features:
             score[best] - second,
             self.coverage[best],
             self.question[best],
-            float(self.names_framework and not self.named[best]),
+            float(self.framework is not None and not self.named[best]),
             self.cosine[best] - self.background,
             float(zh),
         ])
@@ -314,26 +314,20 @@ class Searcher:
             )
             for rank, j in enumerate(order, 1)
         )
-        named = self._named_codes(terms)
-        name = next((self._framework_name[c] for c in named if c >= 0), None)
-        return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=name)
+        return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=f.framework)
 
     def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray) -> Features:
         """The evidence for the entries `ids` against a query (its terms and embedding)."""
-        named_codes = self._named_codes(terms)
+        named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
         return Features(
             cosine=self.entry_cosines(ids, q),
             background=float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0,
             coverage=self.lexical.scores(terms, ids),
             question=self.lexical.scores(terms, ids, self.lexical.question),
             named=np.isin(self._frameworks[ids], named_codes),
-            names_framework=any(code >= 0 for code in named_codes),
+            framework=next((self._framework_name[c] for c in named_codes if c >= 0), None),
             hub=self.hub[ids],
         )
-
-    def _named_codes(self, terms: QueryTerms) -> list[int]:
-        """For each query word, the code of the corpus framework it names, or -1."""
-        return [self._framework_code.get(g[0][0], -1) for g in terms.groups]
 
     def query_terms(self, plan: Plan) -> QueryTerms:
         return self._respell(self.glossary.query_terms(plan.text))

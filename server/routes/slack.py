@@ -19,7 +19,7 @@ from fastapi import APIRouter, BackgroundTasks, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from kb.answer import compose_answer, elsewhere_note
+from kb.answer import compose_answer
 from kb.errors import EntryNotFound, QueryError
 from kb.llm import LLM, LLMError, link_citations
 from kb.search import Hit, SearchResult
@@ -87,7 +87,7 @@ def _reply(
     pending = llm is not None and answer.answered and bool(answer.sources) and bool(response_url)
     if pending and llm is not None:
         background.add_task(_write_answer, llm, text, answer.sources, lang, root, response_url)
-    return answer_message(answer.sources, answer.answered, lang, root, pending=pending, note=elsewhere_note(result, lang))
+    return answer_message(answer.sources, answer.answered, lang, root, pending=pending, note=answer.note)
 
 
 async def _reply_late(

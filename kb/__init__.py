@@ -1,0 +1,1 @@
+"""kb: a bilingual (Chinese/English) FAQ knowledge base for LLM-training frameworks."""

@@ -9,6 +9,7 @@
                         one or more per entry (one per language the entry has)
         rows.npy        the entry each vector belongs to (row i of vectors.faiss is entry rows[i])
         background.npy  vectors of general-domain sentences, to tell how high unrelated text scores
+        lexical.npz     the entries' term postings (`kb.lexical`), so loading tokenizes nothing
 
 A reader either sees the old build or the new one, never half of one.
 """
@@ -33,17 +34,19 @@ import numpy as np
 from . import builds, dense
 from .entries import Entry
 from .errors import IndexError_, IndexMissingError
+from .lexical import LexicalIndex
 
 __all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", "read_meta"]
 
 # 2: meta.json names the vector index kind. A version 1 index (always flat) still reads.
 # 3: several vectors per entry, their owners in rows.npy. Older indexes (one each) still read.
-FORMAT_VERSION = 3
-FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy")
+# 4: the lexical index in lexical.npz. Older indexes have it built at load.
+FORMAT_VERSION = 4
+FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz")
 
 
 def _files(format_version: int) -> tuple[str, ...]:
-    return FILES if format_version >= 3 else FILES[:3]
+    return FILES[: min(max(format_version, 2), 4) + 1]
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class Index:
     vectors: faiss.Index
     background: np.ndarray
     rows: dense.EntryRows
+    lexical: LexicalIndex
 
     def vector_matrix(self) -> np.ndarray:
         return self.vectors.reconstruct_n(0, self.vectors.ntotal)
@@ -146,6 +150,7 @@ def _write_build(
     faiss.write_index(index, str(tmp / "vectors.faiss"))
     np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
     np.save(tmp / "rows.npy", owners.astype(np.int32))
+    LexicalIndex.of_entries(entries).save(tmp / "lexical.npz")
     meta = IndexMeta(
         format_version=FORMAT_VERSION,
         model=model,
@@ -285,4 +290,10 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
         rows = dense.EntryRows(owners, len(entries))
     except ValueError as exc:
         raise IndexError_(index_dir, f"rows.npy: {exc}") from None
-    return Index(path=index_dir.resolve(), meta=meta, entries=entries, vectors=vectors, background=background, rows=rows)
+    if meta.format_version >= 4:
+        lexical = _load(index_dir, "lexical.npz", LexicalIndex.load)
+        if lexical.size != len(entries):
+            raise IndexError_(index_dir, f"lexical.npz indexes {lexical.size} entries; entries.jsonl holds {len(entries)}")
+    else:
+        lexical = LexicalIndex.of_entries(entries)
+    return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical)

@@ -60,6 +60,7 @@ class KnowledgeBase:
             index.background,
             max_query_chars=settings.max_query_chars,
             rows=index.rows,
+            lexical=index.lexical,
         )
         sources = _sources_of(index.entries)
         return cls(settings=settings, meta=index.meta, path=index.path, searcher=searcher, sources=sources)

@@ -1,5 +1,8 @@
 """Term postings per field (question, answer), and how much of a query each entry covers.
 
+Built from the entries' tokens at ingest and saved in the build (`lexical.npz`), so a server
+starts without tokenizing the corpus.
+
 A search never scores the lexical side over every entry: `top` finds the entries that best
 cover the query from the postings of its terms (cost proportional to the postings read),
 and `scores` gives the coverage of a given few entries by looking each one up.
@@ -8,12 +11,18 @@ and `scores` gives the coverage of a given few entries by looking each one up.
 from __future__ import annotations
 
 import math
+import zipfile
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
 from .filters import Subset
+from .text import tokenize
+
+if TYPE_CHECKING:
+    from .entries import Entry
 
 __all__ = ["FieldIndex", "QueryTerms", "LexicalIndex", "POSTINGS_BUDGET"]
 
@@ -70,8 +79,36 @@ class FieldIndex:
         self._ids = (pairs % max(size, 1)).astype(np.int32)
         del pairs
         counts = np.bincount(terms, minlength=len(vocabulary))
-        self._start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self._terms = {term: t for t, term in enumerate(vocabulary) if counts[t]}
+        used = counts > 0  # a vocabulary given with `from_ids` may hold terms no document has
+        self._vocabulary = [term for term, n in zip(vocabulary, used) if n]
+        self._start = np.concatenate(([0], np.cumsum(counts[used]))).astype(np.int64)
+        self._terms = {term: t for t, term in enumerate(self._vocabulary)}
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The index as plain arrays (the vocabulary as UTF-8 lines), for `np.savez`."""
+        words = "\n".join(self._vocabulary).encode("utf-8")
+        return {
+            "vocabulary": np.frombuffer(words, dtype=np.uint8),
+            "start": self._start,
+            "ids": self._ids,
+            "size": np.array([self.size], dtype=np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "FieldIndex":
+        """The inverse of `to_arrays`; raises ValueError when the arrays do not fit together."""
+        index = cls.__new__(cls)
+        words = arrays["vocabulary"].tobytes().decode("utf-8")
+        index._vocabulary = words.split("\n") if words else []
+        index._start = np.asarray(arrays["start"], dtype=np.int64)
+        index._ids = np.asarray(arrays["ids"], dtype=np.int32)
+        index.size = int(arrays["size"][0])
+        if len(index._start) != len(index._vocabulary) + 1 or index._start[-1] != len(index._ids):
+            raise ValueError(f"{len(index._vocabulary)} terms, {len(index._start)} offsets, {len(index._ids)} postings")
+        if len(index._ids) and (index._ids.min() < 0 or index._ids.max() >= index.size):
+            raise ValueError(f"postings name entries outside 0..{index.size - 1}")
+        index._terms = {term: t for t, term in enumerate(index._vocabulary)}
+        return index
 
     def df(self, term: str) -> int:
         t = self._terms.get(term)
@@ -118,6 +155,35 @@ class LexicalIndex:
 
     def __init__(self, questions: Sequence[Sequence[str]], answers: Sequence[Sequence[str]]):
         self._setup(FieldIndex(questions), FieldIndex([list(q) + list(a) for q, a in zip(questions, answers)]))
+
+    @classmethod
+    def of_entries(cls, entries: Sequence["Entry"]) -> "LexicalIndex":
+        """The entries' tokens, every language version of each. The framework's name belongs
+        with the question: "slime OOM" asks about slime's OOM."""
+        return cls(
+            [tokenize(" ".join([e.framework] + [v.question for v in e.versions()])) for e in entries],
+            [tokenize("\n".join(f"{v.section}\n{v.answer}" for v in e.versions())) for e in entries],
+        )
+
+    def save(self, path: Path) -> None:
+        fields = {"question": self.question, "both": self.both}
+        np.savez(path, **{f"{name}.{key}": a for name, f in fields.items() for key, a in f.to_arrays().items()})
+
+    @classmethod
+    def load(cls, path: Path) -> "LexicalIndex":
+        """A saved index; raises ValueError (or OSError) for a file that is not one."""
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                arrays = {name: saved[name] for name in saved.files}
+            field = {
+                name: FieldIndex.from_arrays({k.partition(".")[2]: a for k, a in arrays.items() if k.startswith(name + ".")})
+                for name in ("question", "both")
+            }
+        except (KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:
+            raise ValueError(f"not a saved lexical index ({type(exc).__name__}: {exc})") from None
+        if field["question"].size != field["both"].size:
+            raise ValueError(f"{field['question'].size} questions but {field['both'].size} entries")
+        return cls.from_fields(field["question"], field["both"])
 
     @classmethod
     def from_fields(cls, question: FieldIndex, both: FieldIndex) -> "LexicalIndex":

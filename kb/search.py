@@ -213,8 +213,8 @@ class Searcher:
     ):
         """`vectors` is the index's FAISS index (a matrix is put in a flat one); `rows` says
         which entry each vector belongs to (default: one each, in order). `lexical`, when
-        given, is used instead of tokenizing the entries (for corpora tokenized elsewhere,
-        as in bench/bench_scale.py)."""
+        given, is used instead of tokenizing the entries (the one an index stores, or one of
+        a corpus tokenized elsewhere, as in bench/bench_scale.py)."""
         self.weights = weights or Weights.load()
         self.entries = list(entries)
         self.dense = _dense_index(vectors)
@@ -227,12 +227,8 @@ class Searcher:
         self.hub = self._hubness()
         self.max_query_chars = max_query_chars
         self.candidates = candidates
-        # The framework's name belongs with the question: "slime OOM" asks about slime's OOM.
         # Every language an entry has is matched: a question meets whichever version it shares words with.
-        self.lexical = lexical or LexicalIndex(
-            [tokenize(" ".join([e.framework] + [v.question for v in e.versions()])) for e in self.entries],
-            [tokenize("\n".join(f"{v.section}\n{v.answer}" for v in e.versions())) for e in self.entries],
-        )
+        self.lexical = lexical or LexicalIndex.of_entries(self.entries)
         self.spelling = Spelling(self.lexical.both.vocabulary)
         self.filters = Filters(self.entries)
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.

@@ -26,6 +26,7 @@ from kb.errors import KBError
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
 from kb.settings import Settings
+from kb.text import load_tokenizer
 
 from .chat import Chat
 
@@ -67,6 +68,7 @@ class Reloader:
         self.settings = settings
         self.llm = llm
         self.served = self._load()
+        load_tokenizer()  # before the first Chinese question, not during it
         self._lock = asyncio.Lock()
         self._failed: str = ""  # the build that last failed to load, so it is logged once
 

@@ -1,5 +1,6 @@
 """The index directory: written atomically, read back whole, and refused when it is not right."""
 
+import hashlib
 import json
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from kb.entries import Entry, entry_id
 from kb.errors import IndexError_, IndexMissingError
 from kb.index import FORMAT_VERSION, read_index, write_index
+from kb.lexical import LexicalIndex, QueryTerms
 
 
 def make_entries(n: int) -> list[Entry]:
@@ -87,7 +89,7 @@ def test_newer_format_is_refused(index_dir):
         read_index(index_dir)
 
 
-@pytest.mark.parametrize("name", ["vectors.faiss", "entries.jsonl"])
+@pytest.mark.parametrize("name", ["vectors.faiss", "entries.jsonl", "lexical.npz"])
 def test_corrupt_file_is_caught_by_its_checksum(index_dir, name):
     path = index_dir / name
     data = bytearray(path.read_bytes())
@@ -191,3 +193,36 @@ def test_a_build_being_written_by_another_ingest_is_left_alone(index_dir):
     assert written.is_set() and seen == [True]
     assert "20990101T000000000000" in finished_builds(index_dir)
     assert read_index(index_dir).meta.entry_count == 4
+
+
+def test_the_lexical_index_is_written_at_ingest_and_loaded_as_built(index_dir, monkeypatch):
+    built = LexicalIndex.of_entries(make_entries(3))
+    monkeypatch.setattr(LexicalIndex, "of_entries", lambda entries: pytest.fail("a current index was tokenized at load"))
+    loaded = read_index(index_dir).lexical
+    assert (index_dir / "lexical.npz").exists()
+    assert loaded.size == built.size == 3
+    for field in ("question", "both"):
+        want, got = getattr(built, field), getattr(loaded, field)
+        assert got.vocabulary == want.vocabulary
+        assert all(np.array_equal(got.matches(t), want.matches(t)) for t in want.vocabulary)
+    terms = QueryTerms(((("question", 1.0),), (("2", 1.0),)))
+    assert np.allclose(loaded.coverage(terms), built.coverage(terms))
+
+
+def test_an_index_from_before_the_lexical_file_is_tokenized_at_load(index_dir):
+    (index_dir / "lexical.npz").unlink()
+    meta = json.loads((index_dir / "meta.json").read_text())
+    meta["format_version"] = 3
+    del meta["checksums"]["lexical.npz"]
+    (index_dir / "meta.json").write_text(json.dumps(meta))
+    index = read_index(index_dir)
+    assert index.lexical.both.vocabulary == LexicalIndex.of_entries(make_entries(3)).both.vocabulary
+
+
+def test_a_lexical_file_for_other_entries_is_refused(index_dir):
+    LexicalIndex.of_entries(make_entries(5)).save(index_dir / "lexical.npz")
+    meta = json.loads((index_dir / "meta.json").read_text())
+    meta["checksums"]["lexical.npz"] = hashlib.sha256((index_dir / "lexical.npz").read_bytes()).hexdigest()
+    (index_dir / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(IndexError_, match="lexical.npz indexes 5 entries; entries.jsonl holds 3"):
+        read_index(index_dir)

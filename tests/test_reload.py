@@ -225,6 +225,7 @@ UNLOADABLE: dict[str, tuple[Callable[[Path], None], str]] = {
         lambda b: (__import__("numpy").save(b / "rows.npy", __import__("numpy").zeros((2, 2))), rehash(b)),
         "rows.npy cannot be read",
     ),
+    "lexical.npz of garbage": (lambda b: (garbage(b / "lexical.npz"), rehash(b)), "lexical.npz cannot be read"),
     "checksums: []": (lambda b: edit_manifest(b, checksums=[]), "checksums is [], expected dict"),
     "built_at a number": (lambda b: edit_manifest(b, built_at=20261121), "built_at is 20261121, expected str"),
     "built_at not a time": (lambda b: edit_manifest(b, built_at="yesterday"), "built_at is 'yesterday', expected an ISO-8601"),

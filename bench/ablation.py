@@ -8,6 +8,7 @@ Needs an index (`kb ingest`) in $KB_DATA_DIR. Prints one Markdown row per varian
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ def main() -> None:
         print(row("no tracker-noise cleaning", cal.calibrate(searcher, queries)[1]))
     gloss = searcher.glossary.gloss
     plan = searcher.plan
-    with mock.patch.object(searcher, "plan", lambda *a, **k: (lambda p: search.replace(p, embed_text=gloss(p.text)))(plan(*a, **k))):
+    with mock.patch.object(searcher, "plan", lambda *a, **k: (lambda p: dataclasses.replace(p, embed_text=gloss(p.text)))(plan(*a, **k))):
         print(row("query embedded with its glossary expansion", cal.calibrate(searcher, queries)[1]))
     with mock.patch.dict(cal.GRID, {"question": (0.0,), "coverage": (0.0,), "framework": (0.0,), "hub": (0.0,)}):
         print(row("dense only (no lexical, framework or hub terms)", cal.calibrate(searcher, queries)[1]))

@@ -83,7 +83,7 @@ def rows_per_second(tmp: Path, settings: Settings, threads: int) -> None:
 
     recorder = Recorder(InsightsStore(tmp / "queued" / "insights.sqlite"), settings)
     kb = KnowledgeBase.open(settings)
-    result = kb.search("how do I resume training")
+    result = kb.search_blocking("how do I resume training")
     per_thread = 500  # 8,000 in all: under the queue's 10,000, so nothing is dropped
     started = time.perf_counter()
     threads_writing(threads, per_thread, lambda n, i: recorder.searched(result, "web", started))

@@ -62,7 +62,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     query = sys.stdin.read() if args.query == "-" else args.query
     kb = _open(settings)
     started = time.perf_counter()
-    result = kb.search(query, k=args.k, tags=args.tag or (), source=args.source)
+    result = kb.search_blocking(query, k=args.k, tags=args.tag or (), source=args.source)
     elapsed = time.perf_counter() - started
     hl = args.hl or result.lang
     shown = result.in_language(hl)
@@ -165,7 +165,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
         def search(query: str, k: int):
             nonlocal done
-            result = kb.search(query, k)
+            result = kb.search_blocking(query, k)
             done += 1
             progress("eval", done, len(queries))
             return result

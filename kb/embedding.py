@@ -255,20 +255,30 @@ class Embedder:
         parts = [self._submit(clipped[i : i + batch_size], True).result() for i in range(0, len(clipped), batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
-    def embed_query(self, text: str) -> np.ndarray:
+    def query_vector(self, text: str) -> Future:
+        """A future of the query's vector: at once from the cache, or when the model has run
+        (meanwhile the caller may do other work)."""
         vector = self.cache.get(text)
-        if vector is None:
-            vector = self._submit([self.query_text(text)], True).result()[0]
-            self.cache.put(text, vector)
-        return vector
+        if vector is not None:
+            done: Future = Future()
+            done.set_result(vector)
+            return done
+        job = self._submit([self.query_text(text)], True)
+        result: Future = Future()
 
-    async def embed_query_async(self, text: str) -> np.ndarray:
-        """`embed_query` without blocking the event loop while the model runs."""
-        vector = self.cache.get(text)
-        if vector is None:
-            vector = (await asyncio.wrap_future(self._submit([self.query_text(text)], True)))[0]
+        def finished(job: Future) -> None:
+            if job.exception() is not None:
+                result.set_exception(job.exception())
+                return
+            vector = job.result()[0]
             self.cache.put(text, vector)
-        return vector
+            result.set_result(vector)
+
+        job.add_done_callback(finished)
+        return result
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.query_vector(text).result()
 
     def embed_passages(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
         texts = list(texts)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -14,7 +15,8 @@ from .errors import EntryNotFound, IndexError_
 from .glossary import load_glossary
 from .index import IndexMeta, read_index, read_meta
 from .lru import LRU
-from .search import Hit, Plan, Searcher, SearchResult
+from .hits import Hit, SearchResult
+from .search import Plan, Searcher
 from .settings import Settings
 
 __all__ = ["KnowledgeBase"]
@@ -69,33 +71,34 @@ class KnowledgeBase:
     def entries(self) -> list[Entry]:
         return self.searcher.entries
 
-    def search(
+    async def search(
         self,
-        query: str,
+        question: str,
         k: int | None = None,
         tags: Sequence[str] = (),
         source: str | None = None,
         lang: str | None = None,
     ) -> SearchResult:
-        plan = self.searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
-        return self.results.get(plan) or self._rank(plan, self.searcher.embedder.embed_query(plan.embed_text))
+        """The entries that best answer `question`, best first, and whether the best answers it.
 
-    async def search_async(
-        self,
-        query: str,
-        k: int | None = None,
-        tags: Sequence[str] = (),
-        source: str | None = None,
-        lang: str | None = None,
-    ) -> SearchResult:
-        """`search` for the event loop: other requests are served while the model runs."""
-        plan = self.searcher.plan(query, k or self.settings.top_k, tags=tags, source=source, lang=lang)
-        return self.results.get(plan) or self._rank(plan, await self.searcher.embedder.embed_query_async(plan.embed_text))
-
-    def _rank(self, plan: Plan, vector: np.ndarray) -> SearchResult:
-        result = self.searcher.rank(plan, vector)
-        self.results.put(plan, result)
+        The one search call. The question is checked (a QueryError names the field at fault:
+        empty, too long, an unknown tag or source), cleaned of tracker noise, a pasted stack
+        trace reduced; the result says what was searched (`query`, `lang`, `searched`). `tags`
+        and `source` restrict the entries, `lang` to one language. The event loop serves other
+        requests while the model embeds the question, and the lexical half runs meanwhile.
+        """
+        plan = self.searcher.plan(question, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        result = self.results.get(plan)
+        if result is None:
+            vector = self.searcher.embedder.query_vector(plan.embed_text)
+            words = self.searcher.words(plan)
+            result = self.searcher.rank(plan, await asyncio.wrap_future(vector), words)
+            self.results.put(plan, result)
         return result
+
+    def search_blocking(self, *args: Any, **kwargs: Any) -> SearchResult:
+        """`search` for a program without an event loop (the `kb` command, evaluation)."""
+        return asyncio.run(self.search(*args, **kwargs))
 
     def get(self, entry_id: str) -> Entry:
         try:

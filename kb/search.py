@@ -9,9 +9,7 @@ vector index and the entries that best cover its words in the postings, at most
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Sequence
 
 import faiss
@@ -23,13 +21,20 @@ from .entries import Entry
 from .errors import QueryError
 from .filters import Filters
 from .glossary import Glossary
+from .hits import NEAREST_MAX, SHOW_MARGIN, SHOW_MAX, Hit, SearchResult, Signals
 from .lexical import LexicalIndex, QueryTerms
 from .noise import strip_noise
+from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, Features, Weights
 from .spelling import Spelling
 from .stacktrace import reduce_trace
 from .text import clean_query, detect_lang, tokenize
 
-__all__ = ["Hit", "Plan", "Signals", "Features", "SearchResult", "Searcher", "Weights", "ANSWER_FEATURES"]
+# What a search returns and how it is scored live in kb.hits and kb.scoring; their names
+# are exported here too, for code that imports them with the search.
+__all__ = [
+    "ANSWER_FEATURES", "CALIBRATION_PATH", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX",
+    "Features", "Hit", "Plan", "Words", "SearchResult", "Searcher", "Signals", "Weights",
+]
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 # Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry
@@ -37,107 +42,6 @@ SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 CANDIDATES = 200
 # Entries' hubness is computed at load up to this many vectors (a matrix product with the background).
 HUBNESS_ROWS = 200_000
-# Which hits deserve showing (`SearchResult.worth_showing`). When the best entry answers,
-# the others within SHOW_MARGIN of its score: the smallest margin that keeps every correct
-# entry of the answered questions in tests/data/real_tune.jsonl (tests/data/dev.jsonl: 98%),
-# while showing 1-3 entries for most questions. When none answers, the nearest few.
-SHOW_MARGIN = 0.055
-SHOW_MAX = 10
-NEAREST_MAX = 3
-
-
-CALIBRATION_PATH = Path(__file__).resolve().parent / "data" / "calibration.json"
-# The abstention model's inputs, in order (see `Features.of_best`).
-ANSWER_FEATURES = ("score", "gap", "coverage", "question", "other_framework", "dense_margin", "zh")
-
-
-@dataclass(frozen=True)
-class Weights:
-    """How the evidence is weighed, and when the best entry is good enough to answer with.
-
-    Written by `kb calibrate` (k-fold cross-validation over labelled questions) into
-    kb/data/calibration.json; these defaults are only for a missing file.
-    """
-
-    question: float = 0.05  # share of the query found in the entry's question
-    coverage: float = 0.20  # share of the query found anywhere in the entry
-    framework: float = 0.05  # the query names the entry's framework ("slime OOM")
-    hub: float = 0.0  # how much of an entry's similarity to text at large is taken off (hubness)
-    # A logistic model over ANSWER_FEATURES of the best hit: answer when it gives >= threshold.
-    answer_coef: tuple[float, ...] = (40.0, 0.0, 0.0, 0.0, 0.0, 0.0, -0.8)
-    answer_bias: float = -2.4
-    answer_threshold: float = 0.5
-
-    @classmethod
-    def load(cls, path: Path = CALIBRATION_PATH) -> "Weights":
-        if not path.exists():
-            return cls()
-        data = json.loads(path.read_text(encoding="utf-8"))["weights"]
-        data["answer_coef"] = tuple(data["answer_coef"])
-        return cls(**data)
-
-    def to_dict(self) -> dict:
-        return {**asdict(self), "answer_coef": list(self.answer_coef)}
-
-    def answer_probability(self, x: np.ndarray) -> np.ndarray:
-        """P(answerable) for rows of ANSWER_FEATURES."""
-        z = np.asarray(x, dtype=np.float64) @ np.asarray(self.answer_coef) + self.answer_bias
-        return 1.0 / (1.0 + np.exp(-z))
-
-
-@dataclass(frozen=True)
-class Features:
-    """The evidence for some entries against one query, as arrays over those entries."""
-
-    cosine: np.ndarray  # best of the entry's vectors · query
-    background: float  # what general-domain sentences score for this query
-    coverage: np.ndarray  # share of the query's weight this entry contains
-    question: np.ndarray  # share of the query's weight this entry's question contains
-    named: np.ndarray  # the query names this entry's framework
-    framework: str | None  # the corpus framework the query names, if any
-    hub: np.ndarray  # the entry's typical similarity to text at large
-
-    def score(self, w: Weights) -> np.ndarray:
-        return (
-            (self.cosine - self.background)
-            - w.hub * self.hub
-            + w.question * self.question
-            + w.coverage * self.coverage
-            + w.framework * self.named
-        )
-
-    def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool) -> np.ndarray:
-        """ANSWER_FEATURES of the best entry (`order[0]`), given the scores."""
-        best = order[0]
-        second = score[order[1]] if len(order) > 1 else score[best] - 0.1
-        return np.array([
-            score[best],
-            score[best] - second,
-            self.coverage[best],
-            self.question[best],
-            float(self.framework is not None and not self.named[best]),
-            self.cosine[best] - self.background,
-            float(zh),
-        ])
-
-
-@dataclass(frozen=True)
-class Signals:
-    """The evidence behind a score, for `kb eval --explain`."""
-
-    cosine: float  # query · entry
-    background: float  # what general-domain sentences score for this query
-    coverage: float  # share of the query's weight this entry contains
-    question: float  # share of the query's weight this entry's question contains
-
-
-@dataclass(frozen=True)
-class Hit:
-    entry: Entry
-    score: float
-    rank: int
-    matched: tuple[str, ...] = ()  # query terms found in the entry, for highlighting
-    signals: Signals | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -155,36 +59,11 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class SearchResult:
-    query: str
-    answered: bool
-    hits: tuple[Hit, ...]
-    lang: str = "en"  # the language the query is written in
-    named: str | None = None  # the corpus framework the query names ("ROLL"), if any
+class Words:
+    """A query's words and the entries that cover them best: the lexical half of a search."""
 
-    @property
-    def elsewhere(self) -> bool:
-        """The query names a framework whose FAQ has no confident answer: the search
-        abstained, or the answer it found belongs to another framework's FAQ."""
-        if self.named is None:
-            return False
-        return not (self.answered and self.hits and self.hits[0].entry.framework == self.named)
-
-    def in_language(self, hl: str | None = None) -> "SearchResult":
-        """The same hits, each entry in the reader's language `hl` (default: the query's)
-        where it has that version. Which entries, their order, scores and `answered` stay."""
-        hl = hl or self.lang
-        hits = tuple(replace(h, entry=h.entry.localized(hl)) for h in self.hits)
-        return replace(self, hits=hits)
-
-    def worth_showing(self) -> tuple[Hit, ...]:
-        """The hits a reader should see, best first: when the best answers, it and those
-        within SHOW_MARGIN of its score (at most SHOW_MAX); when none answers, the
-        NEAREST_MAX nearest, as suggestions that may not answer."""
-        if not self.answered:
-            return self.hits[:NEAREST_MAX]
-        best = self.hits[0].score
-        return tuple(h for h in self.hits[:SHOW_MAX] if best - h.score <= SHOW_MARGIN)
+    terms: QueryTerms
+    top: np.ndarray  # ids of the entries covering most of the query
 
 
 def _dense_index(vectors: faiss.Index | DenseIndex | np.ndarray) -> DenseIndex:
@@ -271,25 +150,20 @@ class Searcher:
             query_lang=detect_lang(query), text=text, embed_text=text,
         )
 
-    def search(
-        self,
-        query: str,
-        k: int = 5,
-        tags: Sequence[str] = (),
-        source: str | None = None,
-        lang: str | None = None,
-    ) -> SearchResult:
-        plan = self.plan(query, k, tags, source, lang)
-        return self.rank(plan, self.embedder.embed_query(plan.embed_text))
-
-    def rank(self, plan: Plan, q: np.ndarray) -> SearchResult:
-        """The best entries for a planned query, given its embedding `q`."""
+    def words(self, plan: Plan) -> Words:
+        """The half of a search that needs no embedding (done while the model runs)."""
         terms = self.query_terms(plan)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
+        top = self.lexical.top(terms, max(self.candidates, plan.k), allowed)
+        return Words(terms, top)
+
+    def rank(self, plan: Plan, q: np.ndarray, words: Words | None = None) -> SearchResult:
+        """The best entries for a planned query, given its embedding `q` (and its `words`)."""
+        words = words or self.words(plan)
+        terms = words.terms
         allowed_rows = self.row_filters.subset(plan.tags, plan.source, plan.lang)
-        depth = max(self.candidates, plan.k)
-        near = self.rows.entries_of(self.dense.nearest(q, depth, allowed_rows))
-        ids = np.union1d(near, self.lexical.top(terms, depth, allowed))
+        near = self.rows.entries_of(self.dense.nearest(q, max(self.candidates, plan.k), allowed_rows))
+        ids = np.union1d(near, words.top)
 
         f = self.features(terms, q, ids)
         score = f.score(self.weights)
@@ -310,7 +184,9 @@ class Searcher:
             )
             for rank, j in enumerate(order, 1)
         )
-        return SearchResult(query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=f.framework)
+        return SearchResult(
+            query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=f.framework, searched=plan.text
+        )
 
     def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray) -> Features:
         """The evidence for the entries `ids` against a query (its terms and embedding)."""

@@ -64,7 +64,7 @@ class Chat:
         if len(message) > limit:
             raise QueryError("message", f"the message is {len(message)} characters; the limit is {limit}")
         query = followup_query(message, list(history), subject)[:limit]
-        result = self.kb.search(query, k=SOURCES_PER_ANSWER)
+        result = self.kb.search_blocking(query, k=SOURCES_PER_ANSWER)
         lang = lang or detect_lang(message)
         return _Turn(message, lang, compose_answer(result.in_language(lang), lang))
 

@@ -113,7 +113,7 @@ def test_a_bad_translation_is_one_error_and_the_old_index_keeps_serving(workspac
         assert f"{workspace.sources_dir / 'slime.md'} has 13" in str(caught.value)
     assert read_index(workspace.index_dir).meta == before
     kb = KnowledgeBase.open(workspace)
-    assert kb.search("how do I resume training").in_language("en").hits[0].entry.question == "How do I resume training?"
+    assert kb.search_blocking("how do I resume training").in_language("en").hits[0].entry.question == "How do I resume training?"
 
     environment = {"KB_DATA_DIR": str(workspace.data_dir), "KB_SOURCES_DIR": str(workspace.sources_dir), "PATH": "/usr/bin:/bin"}
     run = subprocess.run(
@@ -223,9 +223,9 @@ def test_own_faq_with_an_english_file_beside_it_needs_no_manifest(tmp_path):
     workspace = Settings(data_dir=tmp_path / "data", sources_dir=folder)
     assert build_index(workspace).entries == 2
     kb = KnowledgeBase.open(workspace)
-    hit = kb.search("where are the shared checkpoints").in_language("en").hits[0]
+    hit = kb.search_blocking("where are the shared checkpoints").in_language("en").hits[0]
     assert (hit.entry.question, hit.entry.languages) == ("Where are the shared checkpoints?", ("en", "zh"))
-    assert kb.search("共享 checkpoint 在哪").hits[0].entry.question == "共享的 checkpoint 在哪里？"
+    assert kb.search_blocking("共享 checkpoint 在哪").hits[0].entry.question == "共享的 checkpoint 在哪里？"
 
 
 def test_own_faq_pairs_files_named_in_the_manifest(tmp_path):

@@ -36,26 +36,26 @@ def app_client(settings: Settings) -> Iterator[TestClient]:
 
 
 def test_the_search_knows_the_framework_a_question_names(kb: KnowledgeBase) -> None:
-    named = kb.search(ROLL_RESUME)
+    named = kb.search_blocking(ROLL_RESUME)
     assert (named.named, named.answered, named.hits[0].entry.framework, named.elsewhere) == ("ROLL", True, "slime", True)
-    covered = kb.search(SLIME_RESUME)
+    covered = kb.search_blocking(SLIME_RESUME)
     assert (covered.named, covered.elsewhere) == ("slime", False)
-    unnamed = kb.search("how do I resume training")
+    unnamed = kb.search_blocking("how do I resume training")
     assert (unnamed.named, unnamed.elsewhere) == (None, False)
-    nothing = kb.search(ROLL_PIZZA)
+    nothing = kb.search_blocking(ROLL_PIZZA)
     assert (nothing.named, nothing.answered, nothing.elsewhere) == ("ROLL", False, True)
 
 
 def test_the_chat_answer_says_which_faq_it_comes_from(kb: KnowledgeBase) -> None:
-    result = kb.search(ROLL_RESUME)
+    result = kb.search_blocking(ROLL_RESUME)
     answer = compose_answer(result.in_language("en"), "en")
     assert answer.answered and answer.text.startswith(f"*{NOT_COVERED}*\n\n")
-    zh = kb.search(ROLL_RESUME_ZH)
+    zh = kb.search_blocking(ROLL_RESUME_ZH)
     assert compose_answer(zh.in_language("zh"), "zh").text.startswith("*ROLL 的 FAQ 没有涉及这个问题；这个答案来自 slime 的 FAQ。*")
-    nothing = compose_answer(kb.search(ROLL_PIZZA).in_language("en"), "en")
+    nothing = compose_answer(kb.search_blocking(ROLL_PIZZA).in_language("en"), "en")
     assert not nothing.answered and nothing.text.startswith("ROLL's FAQ does not cover this. The nearest entries:\n")
-    assert elsewhere_note(kb.search(SLIME_RESUME), "zh") == ""
-    assert "FAQ does not cover" not in compose_answer(kb.search(SLIME_RESUME).in_language("en"), "en").text
+    assert elsewhere_note(kb.search_blocking(SLIME_RESUME), "zh") == ""
+    assert "FAQ does not cover" not in compose_answer(kb.search_blocking(SLIME_RESUME).in_language("en"), "en").text
 
 
 def test_the_api_carries_the_note_in_the_readers_language(app_client: TestClient) -> None:

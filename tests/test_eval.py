@@ -31,7 +31,7 @@ TOLERANCE = 0.03
 
 @pytest.mark.parametrize("name", sorted(STORED))
 def test_retrieval_holds_its_measured_figures(kb, name):
-    report = evaluate(kb.search, load_queries(DATA / f"{name}.jsonl"))
+    report = evaluate(kb.search_blocking, load_queries(DATA / f"{name}.jsonl"))
     stored = STORED[name]
     assert report.overall.recall_at_1 >= stored["overall"]["recall_at_1"] - TOLERANCE, report.to_dict()["misses"]
     assert report.overall.mrr_at_10 >= stored["overall"]["mrr_at_10"] - TOLERANCE, report.to_dict()["misses"]

@@ -25,7 +25,7 @@ from server import create_app
 
 with TestClient(create_app()) as client:
     response = client.get("/api/search", params={"q": "how do I resume training"})
-hits = len(KnowledgeBase.open(Settings.from_env()).search("如何续训").hits)
+hits = len(KnowledgeBase.open(Settings.from_env()).search_blocking("如何续训").hits)
 print(json.dumps({"status": response.status_code, "hits": hits,
                   "loaded": sorted(m for m in ("torch", "sentence_transformers") if m in sys.modules)}))
 """

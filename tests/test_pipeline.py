@@ -57,7 +57,7 @@ def test_broken_source_is_named_and_the_old_index_keeps_serving(workspace, conte
         build_index(workspace)
     assert message in str(info.value)
     assert read_index(workspace.index_dir).meta == before
-    assert KnowledgeBase.open(workspace).search("如何续训").hits[0].entry.question == "如何续训？"
+    assert KnowledgeBase.open(workspace).search_blocking("如何续训").hits[0].entry.question == "如何续训？"
 
 
 def test_missing_sources_directory_is_named(tmp_path):
@@ -77,5 +77,5 @@ def test_a_folder_of_plain_markdown_needs_no_manifest(tmp_path, settings):
     report = build_index(workspace)
     assert report.entries == 2
     kb = KnowledgeBase.open(workspace)
-    hit = kb.search("where can I find the shared checkpoints").hits[0]
+    hit = kb.search_blocking("where can I find the shared checkpoints").hits[0]
     assert (hit.entry.question, hit.entry.source) == ("Where are the shared checkpoints?", "team-faq")

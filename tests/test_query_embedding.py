@@ -101,7 +101,7 @@ def test_waiting_for_an_embedding_leaves_the_event_loop_free():
         order: list[str] = []
 
         async def search() -> None:
-            await embedder.embed_query_async("如何续训")
+            await asyncio.wrap_future(embedder.query_vector("如何续训"))
             order.append("embedded")
 
         async def other_request() -> None:
@@ -127,12 +127,12 @@ def test_a_repeated_search_is_answered_from_the_results_of_the_first(settings):
     from kb.knowledge import KnowledgeBase
 
     kb = KnowledgeBase.open(settings.with_(query_cache_size=8))
-    first = kb.search("如何续训", k=3)
+    first = kb.search_blocking("如何续训", k=3)
     kb.searcher.embedder = None  # type: ignore[assignment]  # a second model run would fail now
-    assert kb.search("  如何续训 ", k=3) is first  # the same checked query: the same result
+    assert kb.search_blocking("  如何续训 ", k=3) is first  # the same checked query: the same result
     import asyncio
 
-    assert asyncio.run(kb.search_async("如何续训", 3)) is first
+    assert asyncio.run(kb.search("如何续训", 3)) is first
 
 
 LONG_ZH = ("训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
@@ -147,7 +147,7 @@ def test_a_long_question_is_embedded_from_its_start_within_the_token_budget():
     question = LONG_ZH[:2000]
     assert backend.token_count(question) > 10 * QUERY_TOKENS
     embedder.embed_query(question)
-    asyncio.run(embedder.embed_query_async(question + "？"))
+    embedder.query_vector(question + "？").result()
     embedder.embed_queries([question, "如何续训"])
     read = [text for batch in backend.batches for text in batch]
     assert read[-1] == "如何续训"  # a short question is read whole

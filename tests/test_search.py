@@ -16,7 +16,7 @@ def kb(settings: Settings) -> KnowledgeBase:
 
 
 def top(kb: KnowledgeBase, query: str, **filters) -> str:
-    return kb.search(query, **filters).hits[0].entry.question
+    return kb.search_blocking(query, **filters).hits[0].entry.question
 
 
 @pytest.mark.parametrize(
@@ -89,7 +89,7 @@ ray.exceptions.RayChannelTimeoutError: System error: If the execution is expecte
     ],
 )
 def test_pasted_stack_trace_finds_its_entry(kb, trace, question):
-    result = kb.search(trace)
+    result = kb.search_blocking(trace)
     assert (result.hits[0].entry.question, result.answered) == (question, True)
 
 
@@ -98,25 +98,25 @@ def test_pasted_stack_trace_finds_its_entry(kb, trace, question):
     ["how to bake sourdough bread at home", "周末去哪里爬山比较好", "best noise cancelling headphones 2025"],
 )
 def test_out_of_scope_questions_abstain_but_suggest(kb, query):
-    result = kb.search(query)
+    result = kb.search_blocking(query)
     assert result.answered is False
     assert len(result.hits) == 5  # the nearest entries are still offered as suggestions
 
 
 def test_filters_by_source_and_tag(kb):
-    result = kb.search("OOM", source="slime")
+    result = kb.search_blocking("OOM", source="slime")
     assert {h.entry.source for h in result.hits} == {"slime"}
-    result = kb.search("checkpoint", tags=["roll"])
+    result = kb.search_blocking("checkpoint", tags=["roll"])
     assert {h.entry.source for h in result.hits} == {"roll"}
 
 
 def test_hits_say_which_query_words_matched(kb):
-    hit = kb.search("max_tokens_per_gpu OOM").hits[0]
+    hit = kb.search_blocking("max_tokens_per_gpu OOM").hits[0]
     assert {"max_tokens_per_gpu", "oom"} <= set(hit.matched)
 
 
 def test_k_limits_the_hits_and_ranks_count_from_one(kb):
-    hits = kb.search("checkpoint", k=3).hits
+    hits = kb.search_blocking("checkpoint", k=3).hits
     assert [h.rank for h in hits] == [1, 2, 3]
     assert hits[0].score >= hits[1].score >= hits[2].score
 
@@ -132,11 +132,11 @@ def test_k_limits_the_hits_and_ranks_count_from_one(kb):
 )
 def test_bad_queries_name_the_field(kb, query, filters, message):
     with pytest.raises(QueryError) as info:
-        kb.search(query, **filters)
+        kb.search_blocking(query, **filters)
     assert str(info.value).startswith(message)
 
 
 def test_related_entries_exclude_the_entry_itself(kb):
-    entry = kb.search("如何续训").hits[0].entry
+    entry = kb.search_blocking("如何续训").hits[0].entry
     related = kb.related(entry.id, k=3)
     assert len(related) == 3 and entry.id not in {h.entry.id for h in related}

@@ -9,6 +9,7 @@ OpenAI-compatible server of tests/test_llm.py.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import importlib
@@ -493,9 +494,9 @@ def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
     kb = slack.app.state.reloader.served.kb  # type: ignore[attr-defined]
     search = kb.search
 
-    def slow_search(*args: Any, **kwargs: Any) -> Any:
-        time.sleep(0.5)
-        return search(*args, **kwargs)
+    async def slow_search(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.5)
+        return await search(*args, **kwargs)
 
     monkeypatch.setattr(routes, "ACK_SECONDS", 0.1)
     monkeypatch.setattr(kb, "search", slow_search)

@@ -23,7 +23,7 @@ def kb(settings: Settings) -> KnowledgeBase:
 
 @pytest.mark.parametrize("query", ["asdfqwerzxcv", "how to bake sourdough bread at home", "周末去哪里爬山比较好"])
 def test_nothing_answers_so_at_most_three_nearest(kb: KnowledgeBase, query: str) -> None:
-    result = kb.search(query, k=10)
+    result = kb.search_blocking(query, k=10)
     assert result.answered is False and len(result.hits) == 10
     assert result.worth_showing() == result.hits[:NEAREST_MAX]
 
@@ -34,7 +34,7 @@ def test_nothing_answers_so_at_most_three_nearest(kb: KnowledgeBase, query: str)
      ("如何续训", "How do I resume training?"), ("max_tokens_per_gpu OOM", None)],
 )
 def test_an_answer_comes_with_only_the_entries_close_to_it(kb: KnowledgeBase, query: str, question: str | None) -> None:
-    result = kb.search(query, k=10)
+    result = kb.search_blocking(query, k=10)
     shown = result.worth_showing()
     assert result.answered and 1 <= len(shown) < 10
     assert shown == result.hits[: len(shown)]  # the best ones, in order
@@ -48,7 +48,7 @@ def test_the_right_entries_are_kept_and_few_others(kb: KnowledgeBase, file: str,
     shown (on the set the margin was chosen on; 95% on another), and few others are."""
     kept, counts = [], []
     for query in load_queries(DATA / file):
-        result = kb.search(query.q, k=SHOW_MAX)
+        result = kb.search_blocking(query.q, k=SHOW_MAX)
         if not (query.answerable and result.answered):
             continue
         shown = result.worth_showing()

@@ -43,7 +43,7 @@ async def search(
 ) -> SearchOut:
     """Search the FAQ entries."""
     started = time.perf_counter()
-    result = await kb.search_async(q, k, tag, source or None, lang)
+    result = await kb.search(q, k, tag, source or None, lang)
     recorder.searched(result, channel, started, live=live)
     root = base_url(request)
     hl = hl or result.lang

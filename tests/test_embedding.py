@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb.embedding import EmbeddingCache, embed_with_cache, open_embedder
+from kb.embedding import open_embedder
+from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.errors import IndexError_, SettingsError
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings

@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 from . import insights_cli
 from .answer import elsewhere_note
 from .errors import IndexError_, KBError
+from .hits import SearchResult, hit_fields
 from .settings import SHIPPED_SOURCES, Settings
 from .terminal import print_result, progress_bar
 
@@ -74,27 +75,10 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _result_json(result, hl: str) -> dict:
-    return {
-        "query": result.query,
-        "answered": result.answered,
-        "hl": hl,
-        "hits": [
-            {
-                "id": h.entry.id,
-                "question": h.entry.question,
-                "answer": h.entry.answer,
-                "score": h.score,
-                "source": {"name": h.entry.source, "title": h.entry.source_title, "url": h.entry.source_url},
-                "url": h.entry.url,
-                "section": h.entry.section,
-                "tags": list(h.entry.tags),
-                "lang": h.entry.lang,
-                "languages": list(h.entry.languages),
-            }
-            for h in result.hits
-        ],
-    }
+def _result_json(result: SearchResult, hl: str) -> dict:
+    """The search as `/api/search` gives it, without what only a server has (the rendered
+    answer, the entries' pages)."""
+    return {"query": result.query, "answered": result.answered, "hl": hl, "hits": [hit_fields(h, hl) for h in result.hits]}
 
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:

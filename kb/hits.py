@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from .entries import Entry
 
-__all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "SearchResult", "Signals"]
+__all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "SearchResult", "Signals", "hit_fields"]
 
 # Which hits deserve showing (`SearchResult.worth_showing`). When the best entry answers,
 # the others within SHOW_MARGIN of its score: the smallest margin that keeps every correct
@@ -68,3 +68,30 @@ class SearchResult:
             return self.hits[:NEAREST_MAX]
         best = self.hits[0].score
         return tuple(h for h in self.hits[:SHOW_MAX] if best - h.score <= SHOW_MARGIN)
+
+
+def hit_fields(hit: Hit, hl: str | None = None) -> dict:
+    """A hit as plain data, the fields every channel gives (the JSON API adds the rendered
+    answer and the entry's page on the server). `hl` is the reader's language: an entry
+    shown in another says so in `note`."""
+    from .answer import only_in  # kb.answer builds on this module
+
+    e = hit.entry
+    return {
+        "id": e.id,
+        "question": e.question,
+        "answer": e.answer,
+        "score": hit.score,
+        "source": {
+            "name": e.source, "title": e.source_title, "url": e.source_url,
+            "framework": e.framework, "version": e.source_version,
+        },
+        "url": e.url,
+        "file": e.file,
+        "section": e.section,
+        "tags": list(e.tags),
+        "lang": e.lang,
+        "languages": list(e.languages),
+        "note": only_in(e.lang, hl) if hl and e.lang != hl else "",
+        "matched": list(hit.matched),
+    }

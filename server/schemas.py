@@ -6,9 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
-from kb.answer import only_in
 from kb.entries import Entry
-from kb.search import Hit
+from kb.hits import Hit, hit_fields
 from kb.text import clean_query
 
 from .render import render_markdown
@@ -178,11 +177,8 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
     """`base_url` ends with "/"; the permalink is `{base_url}entries/{id}`. `hl` is the
     reader's language: an entry shown in another says so in `note`."""
     e = hit.entry
-    note = only_in(e.lang, hl) if hl and e.lang != hl else ""
     return HitOut(
-        id=e.id, question=e.question, answer=e.answer, answer_html=str(render_markdown(e.answer)),
-        score=hit.score, source=_source(e), url=e.url, file=e.file, permalink=f"{base_url}entries/{e.id}",
-        section=e.section, tags=list(e.tags), lang=e.lang, languages=list(e.languages), note=note, matched=list(hit.matched),
+        **hit_fields(hit, hl), answer_html=str(render_markdown(e.answer)), permalink=f"{base_url}entries/{e.id}"
     )
 
 

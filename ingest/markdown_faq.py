@@ -28,7 +28,7 @@ from markdown_it.token import Token
 from kb.entries import Entry, Source, entry_id
 from kb.errors import SourceError
 
-from .anchors import github_anchor
+from . import headings as outline
 from .document import read_text
 from .linebreaks import has_lost_newlines, restore_newlines
 from .links import absolutize_links, drop_language_links
@@ -44,81 +44,11 @@ _LIST_MARKER = re.compile(r"( *)(\d{1,9}[.)]|[-+*])( *)")
 
 
 @dataclass(frozen=True)
-class _Heading:
-    level: int
-    text: str  # rendered text: markers dropped, code-span text kept
-    start: int  # 0-based first line
-    end: int  # 0-based line after the heading
-    anchor: str
-
-
-@dataclass(frozen=True)
 class _Question:
     question: str
     start: int  # 0-based line of the question
     answer: str
-    section: _Heading | None
-
-
-def _plain(children: list[Token], keep_underscores: bool = False) -> str:
-    """Inline tokens as plain text. With `keep_underscores`, `__init__` stays `__init__`
-    rather than turning into bold "init": in a technical FAQ it is a name."""
-    out: list[str] = []
-    for child in children:
-        if child.type in ("text", "code_inline"):
-            out.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            out.append(" ")
-        elif child.type == "image":
-            out.append(_plain(child.children or [], keep_underscores))
-        elif keep_underscores and child.type.startswith(("em_", "strong_")):
-            out.append(child.markup if child.markup.startswith("_") else "")
-    return re.sub(r"\s+", " ", "".join(out)).strip()
-
-
-def _headings(tokens: list[Token]) -> list[_Heading]:
-    """Top-level headings in document order; every heading counts toward anchor repeats."""
-    seen: dict[str, int] = {}
-    found: list[_Heading] = []
-    for i, token in enumerate(tokens):
-        if token.type != "heading_open":
-            continue
-        text = _plain(tokens[i + 1].children or [])
-        anchor = github_anchor(text, seen)
-        if token.level == 0 and token.map:
-            found.append(_Heading(int(token.tag[1]), text, token.map[0], token.map[1], anchor))
-    return found
-
-
-def _title(headings: list[_Heading]) -> _Heading | None:
-    """The document title: a first `#` heading that is the only one at its level."""
-    if headings and headings[0].level == 1 and sum(h.level == 1 for h in headings) == 1:
-        return headings[0]
-    return None
-
-
-def _question_level(headings: list[_Heading], lines: list[str]) -> int:
-    """The shallowest level below `#` whose headings are not all bare groups of deeper ones."""
-    levels = sorted({h.level for h in headings if h.level > 1})
-    for level in levels:
-        if not all(_groups_only(h, headings, lines) for h in headings if h.level == level):
-            return level
-    return levels[0] if levels else 1
-
-
-def _groups_only(heading: _Heading, headings: list[_Heading], lines: list[str]) -> bool:
-    """True when nothing but blank lines separates the heading from a deeper one after it."""
-    following = next((h for h in headings if h.start >= heading.end), None)
-    if following is None or following.level <= heading.level:
-        return False
-    return not any(line.strip() for line in lines[heading.end : following.start])
-
-
-def _section(headings: list[_Heading], line: int, below: int) -> _Heading | None:
-    """The nearest heading before `line` shallower than level `below`, not the title."""
-    title = _title(headings)
-    before = [h for h in headings if h.start < line and h.level < below and h is not title]
-    return before[-1] if before else None
+    section: outline.Heading | None
 
 
 def _bold_question(tokens: list[Token], i: int) -> tuple[str, int, int] | None:
@@ -141,7 +71,7 @@ def _bold_question(tokens: list[Token], i: int) -> tuple[str, int, int] | None:
             break
         if child.type != "text" or not _AFTER_QUESTION.fullmatch(child.content):
             return None
-    question = _plain(inner, keep_underscores=True)
+    question = outline.plain(inner, keep_underscores=True)
     spans = 1 + sum(c.type in ("softbreak", "hardbreak") for c in inner)
     return (question, paragraph.map[0], spans) if question else None
 
@@ -166,9 +96,9 @@ def _answer(lines: list[str], base_url: str) -> str:
     return absolutize_links(drop_language_links(text), base_url)
 
 
-def _by_headings(lines: list[str], headings: list[_Heading], base_url: str) -> list[_Question]:
-    level = _question_level(headings, lines)
-    title = _title(headings)
+def _by_headings(lines: list[str], headings: list[outline.Heading], base_url: str) -> list[_Question]:
+    level = outline.question_level(headings, lines)
+    title = outline.title(headings)
     limits = sorted({h.start for h in headings if h.level <= level} | {len(lines)})
     found = []
     for heading in headings:
@@ -176,13 +106,13 @@ def _by_headings(lines: list[str], headings: list[_Heading], base_url: str) -> l
             continue
         end = min(limit for limit in limits if limit > heading.start)
         answer = _answer(lines[heading.end : end], base_url)
-        section = _section(headings, heading.start, level)
+        section = outline.section(headings, heading.start, level)
         found.append(_Question(heading.text, heading.start, answer, section))
     return found
 
 
 def _by_list(
-    tokens: list[Token], lines: list[str], headings: list[_Heading], base_url: str
+    tokens: list[Token], lines: list[str], headings: list[outline.Heading], base_url: str
 ) -> list[_Question]:
     items = []  # (question, line, spans, item end)
     for i, token in enumerate(tokens):
@@ -195,12 +125,12 @@ def _by_list(
     for question, start, spans, item_end in items:
         end = min(limit for limit in limits if limit > start)
         body = _dedent(lines[start + spans : item_end], lines[start]) + lines[item_end:end]
-        section = _section(headings, start, below=7)
+        section = outline.section(headings, start, below=7)
         found.append(_Question(question, start, _answer(body, base_url), section))
     return found
 
 
-def _short(section: _Heading) -> str:
+def _short(section: outline.Heading) -> str:
     """A section title without its trailing remark: "FastChat (falsh attention)" -> "FastChat"."""
     return re.sub(r"\s*[(（][^()（）]*[)）]$", "", section.text) or section.text
 
@@ -229,7 +159,7 @@ def _document(path: Path) -> tuple[str, bool]:
 
 def title_of(text: str) -> str:
     """The text of the document's first heading ("" when it has none)."""
-    headings = _headings(_md.parse(restore_newlines(text) if has_lost_newlines(text) else text))
+    headings = outline.headings(_md.parse(restore_newlines(text) if has_lost_newlines(text) else text))
     return headings[0].text if headings else ""
 
 
@@ -237,8 +167,8 @@ def guess_entries_style(text: str) -> str:
     """"headings" when questions are headings, "list" when they are bold list items."""
     text = restore_newlines(text) if has_lost_newlines(text) else text
     tokens = _md.parse(text)
-    headings = _headings(tokens)
-    level, title = _question_level(headings, text.split("\n")), _title(headings)
+    headings = outline.headings(tokens)
+    level, title = outline.question_level(headings, text.split("\n")), outline.title(headings)
     questions = sum(h.level == level and h is not title for h in headings)
     items = [i for i, token in enumerate(tokens) if token.type == "list_item_open"]
     bold = sum(_bold_question(tokens, i) is not None for i in items)
@@ -263,7 +193,7 @@ def parse_source(path: Path, source: Source) -> list[Entry]:
     text, restored = _document(path)
     lines = text.split("\n")
     tokens = _md.parse(text)
-    headings = _headings(tokens)
+    headings = outline.headings(tokens)
     if source.entries == "headings":
         found = _by_headings(lines, headings, source.url)
         expected = "'## question' headings"

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import insights_cli
 from .answer import elsewhere_note, only_in
 from .errors import IndexError_, KBError
+from .insights.cli import add_parser as add_insights_parser
 from .settings import SHIPPED_SOURCES, Settings
 from .terminal import clickable, progress_bar, render_markdown
 
@@ -314,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1)
     p.set_defaults(run=cmd_serve)
 
-    insights_cli.add_parser(sub)
+    add_insights_parser(sub)
     return parser
 
 

@@ -11,10 +11,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
+from kb.chat import ChatReply
 from kb.search import Hit
 from kb.text import detect_lang
 
-from ..chat import ChatReply
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
 from ..render import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out

@@ -13,17 +13,16 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
-from kb.answer import elsewhere_note, only_in
+from kb.answer import RELATED, elsewhere_note, only_in
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
 from kb.search import SHOW_MAX, Hit
 from kb.tags import tag_table
 
 from ..forms import check_form, form_token, with_form_token
-from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
+from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url, feedback_context
 from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
 from ..intro import intro
-from ..recording import feedback_context
 from ..schemas import ChatTurn
 from ..sessions import with_session
 from ..templating import content_lang, page, request_lang
@@ -35,7 +34,6 @@ router = APIRouter(include_in_schema=False)
 
 PAGE_METHODS = ["GET", "HEAD"]  # HEAD: the same headers and no body, for uptime monitors
 PAGE_K = SHOW_MAX  # results searched for on the server-rendered page; those worth showing are shown
-RELATED = 3
 MAX_FORM_BYTES = 200_000
 
 

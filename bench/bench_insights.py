@@ -38,10 +38,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_http import free_port, pct, questions, ready_settings, start_server, timed  # noqa: E402
 
-from kb.insights import InsightsStore, Question, store_path  # noqa: E402
+from kb.insights import InsightsStore, Question, Recorder, store_path  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402
-from server.recording import Recorder  # noqa: E402
 
 
 def data_dir(tmp: Path, name: str, settings: Settings, recording: bool) -> Settings:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kb.entries import Source
+from kb.entries import ENTRY_STYLES, Source
 from kb.errors import SourceError, SourceErrors
 
 from .document import read_text
@@ -24,7 +24,6 @@ from .markdown_faq import guess_entries_style, title_of
 __all__ = ["load_manifest", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS"]
 
 MANIFEST_NAME = "sources.toml"
-ENTRY_STYLES = ("headings", "list")
 LANGS = ("zh", "en")
 _REQUIRED = ("name", "file", "title", "framework", "lang")
 _OPTIONAL = {"version": "", "url": "", "live_url": "", "entries": "headings", "license": ""}

@@ -12,7 +12,7 @@ from .text import tokenize
 
 __all__ = ["Answer", "compose_answer", "elsewhere_note", "followup_query", "only_in", "RELATED"]
 
-RELATED = 3  # entries offered beside the answer
+RELATED = 3  # entries offered beside an answer, and on an entry's page
 
 _WORDS = {
     "en": {

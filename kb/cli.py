@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from . import insights_cli
 from .answer import elsewhere_note
 from .errors import IndexError_, KBError
 from .hits import SearchResult, hit_fields
+from .insights.cli import add_parser as add_insights_parser
 from .settings import SHIPPED_SOURCES, Settings
 from .terminal import print_result, progress_bar
 
@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1)
     p.set_defaults(run=cmd_serve)
 
-    insights_cli.add_parser(sub)
+    add_insights_parser(sub)
     return parser
 
 

@@ -6,7 +6,9 @@ import hashlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-__all__ = ["Source", "Translation", "Entry", "entry_id"]
+__all__ = ["Source", "Translation", "Entry", "entry_id", "ENTRY_STYLES"]
+
+ENTRY_STYLES = ("headings", "list")  # how a FAQ document lays out its entries: `##` headings or a numbered list
 
 
 @dataclass(frozen=True)
@@ -21,7 +23,7 @@ class Source:
     version: str
     url: str  # pinned link; relative links in the text resolve against it
     live_url: str = ""
-    entries: str = "headings"  # "headings" or "list"
+    entries: str = "headings"  # one of ENTRY_STYLES
     license: str = ""
     # The same document in the other language, entry for entry (a Source of its own: its
     # file, lang, url and entries style; name, framework and version are this one's).

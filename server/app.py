@@ -16,6 +16,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
+from kb.insights import Recorder
 from kb.llm import LLM
 from kb.settings import Settings
 
@@ -24,7 +25,6 @@ from .errors import install_error_handler
 from .limits import RequestLimits
 from .logbudget import LogBudget
 from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, RateLimit
-from .recording import Recorder
 from .reload import PinBuild, Reloader
 from .routes import ROUTERS, docs, slack
 from .security_headers import SecurityHeaders

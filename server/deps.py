@@ -1,5 +1,6 @@
 """Route dependencies as `Annotated` aliases: settings, the knowledge base, the chat, the language, a Slack form,
-the recorder and the channel a question came from, the admin check, the limits on sign-in attempts and votes."""
+the recorder and the channel a question came from, the admin check, the limits on sign-in attempts and votes;
+and what pages need of them (`base_url`, `feedback_context`)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,21 @@ from urllib.parse import parse_qs
 
 from fastapi import Depends, HTTPException, Query, Request
 
+from kb.chat import Chat
+from kb.insights import REASONS, Recorder
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 
 from .admin import require_admin
-from .chat import Chat
 from .forms import from_other_site
 from .logbudget import LogBudget
-from .recording import Recorder
 from .reload import pinned
 from .slack.signature import SignatureError, verify
 from .templating import request_lang
 
 __all__ = [
     "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ChannelDep", "AdminDep",
-    "SignInLimitDep", "VoteLimitDep", "base_url",
+    "SignInLimitDep", "VoteLimitDep", "base_url", "feedback_context",
 ]
 
 log = logging.getLogger("kb.server")
@@ -94,6 +95,11 @@ async def limit_sign_in(request: Request) -> None:
 async def limit_votes(request: Request) -> None:
     """At most VOTE_LIMIT votes per client (429 beyond)."""
     request.app.state.vote_limit.check(request.scope)
+
+
+def feedback_context(recorder: Recorder) -> dict[str, object]:
+    """What a page needs to show vote buttons (templates/_votes.html): whether votes are taken, and the reasons."""
+    return {"feedback": recorder.feedback_on, "feedback_reasons": REASONS}
 
 
 def base_url(request: Request) -> str:

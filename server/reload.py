@@ -22,13 +22,12 @@ from pathlib import Path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb import builds
+from kb.chat import Chat
 from kb.errors import KBError
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
 from kb.settings import Settings
 from kb.text import load_tokenizer
-
-from .chat import Chat
 
 __all__ = ["Served", "Reloader", "ReloadFailed", "ReloadOutcome", "PinBuild", "pinned"]
 

@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from fastapi import Request, Response
 
-from .recording import Recorder
+from kb.insights import Recorder
 
 __all__ = ["SESSION_COOKIE", "issue", "session_id", "with_session"]
 

@@ -36,7 +36,7 @@ def test_public_api() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["server.app", "server.chat", "server.deps", "server.errors", "server.i18n", "server.render",
+    ["server.app", "kb.chat", "server.deps", "server.errors", "server.i18n", "server.render",
      "server.schemas", "server.templating", "server.routes", "kb.llm"],
 )
 def test_exported_members_exist(module: str) -> None:

@@ -20,10 +20,9 @@ from fastapi.testclient import TestClient
 from test_pages import form_token
 from test_slack import SECRET, command_body, interaction_body, slack_headers
 
-from kb.insights import InsightsStore, Question, store_path
+from kb.insights import InsightsStore, Question, Recorder, related_typing, store_path
 from kb.settings import Settings
 from server import create_app
-from server.recording import Recorder, related_typing
 
 RESUME = "slime-b0ab398d"  # 如何续训？
 NO_SESSION = ("session: a vote needs a session this server issued: the kb_session cookie its pages set, "

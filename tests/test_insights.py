@@ -21,16 +21,12 @@ from ingest.markdown_faq import parse_source
 from kb.embedding import open_embedder
 from kb.entries import Source
 from kb.errors import QueryError
-from kb.gaps import Gap, GapFinder, draft_entry
-from kb.gaps import LAYOUTS
 from kb.insights import (
-    AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, InsightsError, InsightsStore, Question, Totals, Vote,
-    store_path,
+    DEFAULT_SINCE, LAYOUTS, SCHEMA_VERSION, TABLES, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, Gap,
+    GapFinder, InsightsError, InsightsStore, Question, Totals, Vote, draft_entry, gather, parse_since, store_path,
+    table, to_csv,
 )
-from kb.insights_cli import DEFAULT_SINCE as cli_since
-from kb.insights_cli import LAYOUT_CHOICES, TABLE_CHOICES, add_parser
-from kb.insights_report import DEFAULT_SINCE, TABLES, gather, parse_since, table, to_csv
-from kb.insights_schema import SCHEMA_VERSION
+from kb.insights.cli import add_parser
 from kb.settings import Settings
 
 DAY = 86400.0
@@ -404,8 +400,9 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
 
 
 @pytest.mark.parametrize("module", [
-    "kb.insights", "kb.insights_schema", "kb.gaps", "kb.doubts", "kb.insights_report", "kb.insights_cli",
-    "server.recording", "server.admin", "server.chart", "server.routes.feedback", "server.routes.insights",
+    "kb.insights", "kb.insights.store", "kb.insights.records", "kb.insights.migrations", "kb.insights.groups",
+    "kb.insights.drafts", "kb.insights.doubts", "kb.insights.report", "kb.insights.cli", "kb.insights.recorder",
+    "kb.insights.writer", "server.admin", "server.chart", "server.routes.feedback", "server.routes.insights",
 ])
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)
@@ -413,8 +410,15 @@ def test_exported_members_exist(module: str) -> None:
 
 
 def test_the_command_offers_every_table_and_layout_without_loading_the_embedder() -> None:
-    assert TABLE_CHOICES == TABLES and LAYOUT_CHOICES == LAYOUTS and cli_since == DEFAULT_SINCE
-    code = "import sys, kb.insights_cli; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
+    parser = argparse.ArgumentParser(prog="kb")
+    add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["insights"])
+    assert args.since == DEFAULT_SINCE and args.layout == LAYOUTS[0]
+    for table_name in TABLES:
+        assert parser.parse_args(["insights", "--csv", table_name]).csv == table_name
+    for layout in LAYOUTS:
+        assert parser.parse_args(["insights", "--drafts", "--layout", layout]).layout == layout
+    code = "import sys, kb.insights.cli; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]  # `kb --help` stays quick
 

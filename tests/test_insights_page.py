@@ -18,8 +18,7 @@ from fastapi.testclient import TestClient
 from test_pages import form_token
 
 from kb.index import read_index
-from kb.insights import InsightsStore, Question, Vote, store_path
-from kb.insights_report import TABLES
+from kb.insights import TABLES, InsightsStore, Question, Vote, store_path
 from kb.settings import Settings
 from server import create_app
 from server.chart import Series, nice_ceiling, stacked_bars

@@ -23,7 +23,7 @@ from kb.insights import InsightsStore, store_path
 from kb.settings import Settings
 from server import create_app
 
-WRITER = "kb-insights-writer"  # the recorder's writer thread (server/recording.py)
+WRITER = "kb-insights-writer"  # the recorder's writer thread (kb/insights/writer.py)
 
 
 def data_dir_sharing_the_index(settings: Settings, path: Path) -> Settings:

@@ -9,12 +9,11 @@ from typing import Any, Callable, Iterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
-from starlette.concurrency import run_in_threadpool
 
+from kb.chat import ChatReply
 from kb.search import Hit
 from kb.text import detect_lang
 
-from ..chat import ChatReply
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
 from ..render import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
@@ -84,14 +83,14 @@ async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: Recorder
     session = issue(recorder) if recorder.feedback_on else None  # for votes from clients without cookies
     subject = chat.subject(body.about, body.message)
     if "text/event-stream" in request.headers.get("accept", ""):
-        sources, answered, events = await run_in_threadpool(chat.stream, body.message, history, hl, href, subject)
+        sources, answered, events = await chat.stream(body.message, history, hl, href, subject)
         recorder.chatted(body.message, history, answered, sources, channel, started, subject)
         return StreamingResponse(
             _sse(sources, answered, events, root, hl, session),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    reply = await run_in_threadpool(chat.reply, body.message, history, hl, href, subject)
+    reply = await chat.reply(body.message, history, hl, href, subject)
     recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started, subject)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)

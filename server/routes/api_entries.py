@@ -6,14 +6,14 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
+from kb.answer import RELATED
+
 from ..deps import KBDep, base_url
 from ..schemas import EntryOut, ErrorOut, entry_out
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/api", tags=["entries"])
-
-RELATED = 3
 
 
 @router.get("/entries/{entry_id}", response_model=EntryOut, responses={404: {"model": ErrorOut}})

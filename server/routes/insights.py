@@ -9,7 +9,6 @@ site's page (its `Origin`) is refused.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 from urllib.parse import parse_qs, urlencode
 
@@ -17,9 +16,10 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from kb.gaps import GapFinder, draft_entry
-from kb.insights import CHANNELS
-from kb.insights_report import DEFAULT_SINCE, TABLES, Report, gather, parse_since, table, to_csv
+from kb.insights import (
+    CHANNELS, DEFAULT_SINCE, LANGS, TABLES, GapFinder, Recorder, Report, day, draft_entries, gather, parse_since, table,
+    to_csv,
+)
 from kb.knowledge import KnowledgeBase
 
 from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
@@ -27,7 +27,6 @@ from ..chart import Series, stacked_bars
 from ..forms import check_form, form_token, with_form_token
 from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
 from ..i18n import Translator
-from ..recording import Recorder
 from ..schemas import ErrorOut
 from ..templating import page, request_lang
 
@@ -57,22 +56,11 @@ async def _report(request: Request, kb: KnowledgeBase, recorder: Recorder, since
     return await run_in_threadpool(gather, recorder.store, _finder(request, kb), window, questions)
 
 
-def _days(since: float, until: float) -> list[str]:
-    first = int(since // 86400)
-    return [time.strftime("%Y-%m-%d", time.gmtime(day * 86400)) for day in range(first, int(until // 86400) + 1)]
-
-
 def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
     """Questions per day, by channel and by language."""
-    days = _days(report.since, report.until)
-    index = {day: i for i, day in enumerate(days)}
+    days = report.days()
     charts = []
-    for name, attribute, keys in (("channel", "channel", CHANNELS), ("lang", "lang", tuple(LANG_NAMES))):
-        counts = {key: [0] * len(days) for key in keys}
-        for row in report.daily:
-            key = getattr(row, attribute)
-            if row.day in index:
-                counts.setdefault(key, [0] * len(days))[index[row.day]] += row.count
+    for name, counts in (("channel", report.per_day("channel", CHANNELS)), ("lang", report.per_day("lang", LANGS))):
         label = (lambda k: t(f"insights_channel_{k}")) if name == "channel" else (lambda k: LANG_NAMES.get(k, k))
         series = [Series(key, label(key), tuple(c)) for key, c in counts.items()]
         title = t(f"insights_chart_{name}")
@@ -102,11 +90,11 @@ async def insights_page(
         "since": since,
         "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
         "charts": _charts(report, t),
-        "drafts": [{layout: draft_entry(gap, layout) for layout in ("headings", "list")} for gap in report.gaps],
+        "drafts": [draft_entries(gap) for gap in report.gaps],
         "doubt_signs": ("asked_again", "unhelpful", "low_margin"),
         "channels": CHANNELS,
         "exports": [(name, f"/insights/{name}.csv?{urlencode({'since': since})}") for name in TABLES],
-        "day": lambda seconds: time.strftime("%Y-%m-%d", time.gmtime(seconds)),
+        "day": day,
         "lang_names": LANG_NAMES,
         "form_token": form_token(request),
     }

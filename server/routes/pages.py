@@ -11,19 +11,17 @@ from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from starlette.concurrency import run_in_threadpool
 
-from kb.answer import elsewhere_note, only_in
+from kb.answer import RELATED, elsewhere_note, only_in
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
 from kb.search import SHOW_MAX, Hit
 from kb.tags import tag_table
 
 from ..forms import check_form, form_token, with_form_token
-from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
+from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url, feedback_context
 from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
 from ..intro import intro
-from ..recording import feedback_context
 from ..schemas import ChatTurn
 from ..sessions import with_session
 from ..templating import content_lang, page, request_lang
@@ -35,7 +33,6 @@ router = APIRouter(include_in_schema=False)
 
 PAGE_METHODS = ["GET", "HEAD"]  # HEAD: the same headers and no body, for uptime monitors
 PAGE_K = SHOW_MAX  # results searched for on the server-rendered page; those worth showing are shown
-RELATED = 3
 MAX_FORM_BYTES = 200_000
 
 
@@ -147,7 +144,7 @@ async def chat_form(request: Request, kb: KBDep, chat: ChatDep, recorder: Record
     subject = chat.subject(about, message)
     root = base_url(request)
     started = time.perf_counter()
-    reply = await run_in_threadpool(chat.reply, message, history, None, permalinks(root), subject)  # in the question's language
+    reply = await chat.reply(message, history, None, permalinks(root), subject)  # in the question's language
     recorder.chatted(message, history, reply.answered, reply.sources, "web", started, subject)
     turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
     turns.append({"role": "user", "content": message})

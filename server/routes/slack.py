@@ -12,21 +12,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any, Sequence
+from typing import Any
 
 import httpx
 from fastapi import APIRouter, BackgroundTasks, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from kb.answer import compose_answer
+from kb.chat import Chat, Turn
 from kb.errors import EntryNotFound, QueryError
-from kb.llm import LLM, LLMError, link_citations
-from kb.search import Hit, SearchResult
+from kb.search import SearchResult
 from kb.settings import Settings
 from kb.text import detect_lang
 
-from ..chat import SOURCES_PER_ANSWER
 from ..deps import ChatDep, KBDep, RecorderDep, SlackFormDep, base_url
 from ..i18n import Translator
 from ..schemas import ErrorOut
@@ -68,35 +66,35 @@ def post_to_slack(response_url: str, message: dict[str, Any]) -> None:
         log.warning("Slack's response_url answered HTTP %s: %s", response.status_code, response.text[:200])
 
 
-def _write_answer(llm: LLM, question: str, hits: Sequence[Hit], lang: str, root: str, response_url: str) -> None:
+def _write_answer(chat: Chat, turn: Turn, root: str, response_url: str) -> None:
     """Background task: the LLM's answer from the entries already shown, posted to `response_url`."""
-    try:
-        text = llm.answer(question, hits, lang)
-    except LLMError as exc:
-        log.warning("Slack: no written answer, the entries stand: %s", exc)
-        post_to_slack(response_url, notice_message(Translator(lang)("slack_llm_failed")))
+    reply = chat.write(turn, (), permalinks(root))
+    if reply.mode != "llm":
+        log.warning("Slack: no written answer, the entries stand: %s", reply.error)
+        post_to_slack(response_url, notice_message(Translator(turn.lang)("slack_llm_failed")))
         return
-    post_to_slack(response_url, written_message(link_citations(text, hits, permalinks(root)), hits, lang, root))
+    post_to_slack(response_url, written_message(reply.answer, reply.sources, turn.lang, root))
 
 
 def _reply(
-    result: SearchResult, text: str, lang: str, root: str, response_url: str, llm: LLM | None, background: BackgroundTasks
+    chat: Chat, result: SearchResult, text: str, lang: str, root: str, response_url: str, background: BackgroundTasks
 ) -> dict[str, Any]:
     """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
-    answer = compose_answer(result.in_language(lang), lang)
-    pending = llm is not None and answer.answered and bool(answer.sources) and bool(response_url)
-    if pending and llm is not None:
-        background.add_task(_write_answer, llm, text, answer.sources, lang, root, response_url)
+    turn = chat.turn(result, text, lang)
+    answer = turn.extractive
+    pending = chat.writes(turn) and bool(response_url)
+    if pending:
+        background.add_task(_write_answer, chat, turn, root, response_url)
     return answer_message(answer.sources, answer.answered, lang, root, pending=pending, note=answer.note)
 
 
 async def _reply_late(
-    search: asyncio.Future[SearchResult], text: str, lang: str, root: str, response_url: str, llm: LLM | None
+    chat: Chat, search: asyncio.Future[SearchResult], text: str, lang: str, root: str, response_url: str
 ) -> None:
     """Background task: the reply to a search that overran `ACK_SECONDS`, posted to `response_url`."""
     later = BackgroundTasks()
     try:
-        message = _reply(await search, text, lang, root, response_url, llm, later)
+        message = _reply(chat, await search, text, lang, root, response_url, later)
     except QueryError as exc:
         message = notice_message(exc.message)
     await run_in_threadpool(post_to_slack, response_url, message)
@@ -105,7 +103,7 @@ async def _reply_late(
 
 @router.post("/command", response_class=JSONResponse, responses=_ERRORS)
 async def command(
-    request: Request, form: SlackFormDep, kb: KBDep, chat: ChatDep, recorder: RecorderDep, background: BackgroundTasks
+    request: Request, form: SlackFormDep, chat: ChatDep, recorder: RecorderDep, background: BackgroundTasks
 ) -> Any:
     """Answer a `/faq` slash command from Slack (signed by Slack)."""
     if form.get("ssl_check"):
@@ -118,7 +116,7 @@ async def command(
         return help_message("zh" if text in ("帮助", "用法") else "en")
     root = base_url(request)
     response_url = form.get("response_url", "")
-    search = asyncio.ensure_future(kb.search(text, SOURCES_PER_ANSWER))
+    search = asyncio.ensure_future(chat.search(text))
     recorder.when_searched(search, "slack", time.perf_counter(), (form.get("team_id", ""), form.get("channel_id", "")))
     try:
         result = await asyncio.wait_for(asyncio.shield(search), ACK_SECONDS if response_url else None)
@@ -126,9 +124,9 @@ async def command(
         return notice_message(exc.message)
     except TimeoutError:
         log.warning("Slack: the search took over %s s; the answer goes to response_url", ACK_SECONDS)
-        background.add_task(_reply_late, search, text, lang, root, response_url, chat.llm)
+        background.add_task(_reply_late, chat, search, text, lang, root, response_url)
         return notice_message(Translator(lang)("slack_still_looking"))
-    return _reply(result, text, lang, root, response_url, chat.llm, background)
+    return _reply(chat, result, text, lang, root, response_url, background)
 
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})

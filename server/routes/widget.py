@@ -69,7 +69,7 @@ async def widget_script(request: Request) -> Response:
 
 
 def _has_feedback(request: Request) -> bool:
-    """Votes are taken while the insights store is open (see server/recording.py)."""
+    """Votes are taken while the insights store is open (see kb/insights/recorder.py)."""
     recorder = getattr(request.app.state, "recorder", None)
     return recorder is not None and recorder.feedback_on
 

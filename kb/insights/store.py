@@ -2,15 +2,10 @@
 
 One file in the data directory (`insights.sqlite`), in WAL mode so readers never wait for
 the writer, with one connection per thread. The schema is built by numbered migrations
-and a version table: opening an older file upgrades it in one transaction, keeping every
-row; a file from a newer version is refused. Nothing here knows about HTTP: the server
-and the `kb insights` command both read and write through `InsightsStore`.
-
-What is kept: the question text (its first `MAX_TEXT` characters), its language, where it was asked (channel), the best
-entry and its score, whether it was answered, how long it took. Votes keep the entry, the
-question, helpful or not, an optional reason and comment, and a keyed hash of the voter's
-session (or Slack user): enough to allow one vote per entry, not enough to name anyone.
-The schema and its migrations are in `kb/insights_schema.py`.
+and a version table (`kb/insights/migrations.py`): opening an older file upgrades it in
+one transaction, keeping every row; a file from a newer version is refused. Nothing here
+knows about HTTP: the server and the `kb insights` command both read and write through
+`InsightsStore`. What a row holds is described in `kb/insights/records.py`.
 """
 
 from __future__ import annotations
@@ -21,29 +16,18 @@ import secrets
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Sequence, get_args
+from typing import Iterable, Sequence
 
-from .errors import KBError
-from .insights_schema import SCHEMA_VERSION, upgrade, version_of
+from ..errors import KBError
+from .migrations import SCHEMA_VERSION, upgrade, version_of
+from .records import (
+    MAX_TEXT, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, Question, Totals, Vote, question_key,
+)
 
-__all__ = [
-    "InsightsStore", "InsightsError", "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes",
-    "EntryHits", "DailyCount", "Totals", "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "MAX_TEXT", "store_path",
-    "question_key",
-]
+__all__ = ["InsightsStore", "InsightsError", "store_path", "BUSY_TIMEOUT"]
 
-Channel = Literal["web", "widget", "slack", "api"]
-Reason = Literal["wrong", "outdated", "incomplete", "unclear", "off_topic"]  # why an answer did not help
-CHANNELS: tuple[str, ...] = get_args(Channel)
-KINDS = ("search", "chat")
-REASONS: tuple[str, ...] = get_args(Reason)
 BUSY_TIMEOUT = 5.0  # seconds a write waits for another writer (another worker process)
-# Characters kept of a question or comment: a pasted log or a long chat history is stored as
-# its start, which is what identifies it (and far more than the embedder reads of it).
-MAX_TEXT = 1000
-
 
 
 class InsightsError(KBError):
@@ -54,105 +38,9 @@ class InsightsError(KBError):
         super().__init__(f"insights database {path}: {message}")
 
 
-def question_key(text: str) -> str:
-    """A question text as `unanswered` groups it: case and surrounding spaces aside."""
-    return text.strip().lower()
-
-
 def store_path(data_dir: Path) -> Path:
     """Where the insights database lives in a data directory."""
     return data_dir / "insights.sqlite"
-
-
-@dataclass(frozen=True)
-class Question:
-    """One search or chat question as recorded."""
-
-    text: str
-    lang: str
-    channel: str  # one of CHANNELS
-    answered: bool
-    top_entry: str | None
-    top_score: float | None
-    latency_ms: float
-    kind: str = "search"  # one of KINDS
-    asked_at: float = field(default_factory=time.time)
-    slack_team: str | None = None
-    slack_channel: str | None = None
-    margin: float | None = None  # the best entry's score less the second's
-    previous: str | None = None  # the question asked just before, in the same conversation or search box
-
-
-@dataclass(frozen=True)
-class Vote:
-    """Helpful or not, for one entry given as the answer to one question."""
-
-    entry_id: str
-    helpful: bool
-    question: str  # empty when the channel does not say (Slack's buttons)
-    voter: str  # `InsightsStore.pseudonym(...)` of a session id, never the id itself
-    channel: str
-    reason: str | None = None  # one of REASONS
-    comment: str | None = None
-    voted_at: float = field(default_factory=time.time)
-
-
-@dataclass(frozen=True)
-class AskedQuestion:
-    """A question text (case and spacing aside) and how often it was asked."""
-
-    text: str
-    lang: str
-    count: int
-    first_asked: float
-    last_asked: float
-    channels: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Comment:
-    question: str
-    reason: str | None
-    comment: str | None
-    voted_at: float
-    channel: str
-
-
-@dataclass(frozen=True)
-class EntryVotes:
-    """An entry someone found unhelpful: its votes, the reasons given and the comments."""
-
-    entry_id: str
-    unhelpful: int
-    helpful: int
-    reasons: tuple[tuple[str, int], ...]
-    comments: tuple[Comment, ...]
-
-
-@dataclass(frozen=True)
-class EntryHits:
-    """An entry given as the answer: how often, and how it was voted."""
-
-    entry_id: str
-    hits: int
-    helpful: int
-    unhelpful: int
-
-
-@dataclass(frozen=True)
-class DailyCount:
-    day: str  # YYYY-MM-DD, UTC
-    channel: str
-    lang: str
-    count: int
-
-
-@dataclass(frozen=True)
-class Totals:
-    questions: int
-    answered: int
-    helpful: int
-    unhelpful: int
 
 
 class InsightsStore:

@@ -3,7 +3,8 @@
 `gather()` reads a time window from the store, groups the unanswered questions (leaving
 out the gaps a maintainer dismissed) and finds the answers that may be wrong;
 `table()` turns one part of a report into plain rows, which `to_csv()` writes and the
-command prints, so all three show the same numbers.
+command prints, so all three show the same numbers. Days are UTC dates (`day`), as the
+store counts them.
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ import io
 import re
 import time
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Literal, Mapping, Sequence
 
-from .errors import QueryError
+from ..errors import QueryError
 from .doubts import DoubtfulAnswer, doubtful_answers
-from .gaps import Gap, GapFinder
-from .insights import DailyCount, EntryHits, EntryVotes, InsightsStore, Totals, question_key
+from .records import DailyCount, EntryHits, EntryVotes, Totals, question_key
+from .store import InsightsStore
 
-__all__ = ["Report", "Table", "TABLES", "gather", "table", "to_csv", "parse_since", "DEFAULT_SINCE"]
+if TYPE_CHECKING:  # grouping needs numpy and the embedder; the report's tables and `kb --help` do not
+    from .groups import Gap, GapFinder
+
+__all__ = ["Report", "Table", "TABLES", "gather", "table", "to_csv", "parse_since", "day", "DEFAULT_SINCE"]
 
 TABLES = ("gaps", "doubtful", "unhelpful", "entries", "daily")
 DEFAULT_SINCE = "30d"
@@ -43,6 +47,24 @@ class Report:
 
     def question_of(self, entry_id: str) -> str:
         return self.entry_questions.get(entry_id, "")
+
+    def days(self) -> list[str]:
+        """Every day of the window, first to last."""
+        return [day(n * 86400) for n in range(int(self.since // 86400), int(self.until // 86400) + 1)]
+
+    def per_day(self, by: Literal["channel", "lang"], keys: Sequence[str]) -> dict[str, list[int]]:
+        """Questions on each of `days()` by channel or by language: `keys` first (zeros if none), then any other."""
+        index = {d: i for i, d in enumerate(self.days())}
+        counts = {key: [0] * len(index) for key in keys}
+        for row in self.daily:
+            if row.day in index:
+                counts.setdefault(getattr(row, by), [0] * len(index))[index[row.day]] += row.count
+        return counts
+
+
+def day(seconds: float) -> str:
+    """The UTC date of a Unix time, YYYY-MM-DD."""
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
 
 
 @dataclass(frozen=True)
@@ -88,17 +110,13 @@ def gather(
     )
 
 
-def _day(seconds: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
-
-
 def table(report: Report, name: str) -> Table:
     """One of `TABLES` as plain rows."""
     if name == "gaps":
         columns = ("topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples")
         return Table(name, columns, [
-            (g.label, g.count, len(g.questions), " ".join(g.langs), " ".join(g.channels), _day(g.first_asked),
-             _day(g.last_asked), " | ".join(g.examples))
+            (g.label, g.count, len(g.questions), " ".join(g.langs), " ".join(g.channels), day(g.first_asked),
+             day(g.last_asked), " | ".join(g.examples))
             for g in report.gaps
         ])
     if name == "doubtful":

@@ -1,39 +1,31 @@
-"""Recording questions and votes for the insights page, without slowing or failing a request.
+"""The insights writer: a bounded queue of records and the thread that writes them to the store in batches.
 
-A route hands its record to `Recorder`, which puts it on a queue and returns at once; one
-writer thread takes records off the queue and writes them in batches. When the database
-cannot be written (a lock another process holds, a full disk) the writer logs a warning,
-keeps the records and tries again every `RETRY_EVERY` seconds, so a lock that is released
-loses nothing. At most `KB_INSIGHTS_QUEUE_SIZE` records wait to be written; beyond that a new
-record is dropped, counted (`Recorder.dropped`, on `/healthz`) and logged. The answer is
-served either way. Text is stored without control characters
-or lone surrogates (`kb.text.clean_query`): a NUL never reaches the database, and one odd
-record cannot make SQLite refuse a whole batch. The writer also prunes rows older than
-`KB_INSIGHTS_RETENTION_DAYS`.
+Records are put on a queue and the caller returns at once; one writer thread takes them off
+and writes them in batches. When the database cannot be written (a lock another process
+holds, a full disk) the writer logs a warning, keeps the records and tries again every
+`RETRY_EVERY` seconds, so a lock that is released loses nothing. At most `queue_size`
+records wait to be written; beyond that a new record is dropped, counted (`dropped`) and
+logged. The writer also prunes rows older than `retention_days`.
 
-The search page asks as the reader types; those searches carry a `live` id, and a run of
-them that extend one another ("how", "how do I", "how do I resume training") is recorded
-once, as the last of the run, when the reader pauses.
+A search typed live arrives as `(box, Question)`: a run of them from one search box that
+extend one another ("how", "how do I", "how do I resume training") is written once, as the
+last of the run, when the reader pauses for `quiet` seconds.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import queue
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from kb.answer import followup_query
-from kb.lru import LRU
-from kb.insights import REASONS, InsightsError, InsightsStore, Question, Vote, store_path
-from kb.search import Hit, SearchResult
-from kb.settings import Settings
-from kb.text import clean_query, detect_lang
+from ..lru import LRU
+from .records import Question, Vote
+from .store import InsightsStore
 
-__all__ = ["Recorder", "LIVE_QUIET", "related_typing", "feedback_context"]
+__all__ = ["Writer", "related_typing", "LIVE_QUIET", "RETRY_EVERY"]
 
 log = logging.getLogger("kb.insights")
 
@@ -62,11 +54,6 @@ class _Flush:
 _STOP = object()
 
 
-def feedback_context(recorder: "Recorder") -> dict[str, Any]:
-    """What a page needs to show vote buttons (templates/_votes.html): whether votes are taken, and the reasons."""
-    return {"feedback": recorder.feedback_on, "feedback_reasons": REASONS}
-
-
 def related_typing(before: str, after: str) -> bool:
     """Whether `after` continues what `before` was typing: one is the other's start, give or take a two-letter fix."""
     a, b = before.strip().casefold(), after.strip().casefold()
@@ -84,16 +71,14 @@ def _in_box(question: Question, box: str, last_in_box: LRU[str, str]) -> Questio
     return replace(question, previous=before)
 
 
-class Recorder:
-    """Takes records from request handlers and writes them on its own thread."""
+class Writer:
+    """Takes records (`_put`) from any thread and writes them to `store` on its own thread (none without a store)."""
 
-    def __init__(self, store: InsightsStore | None, settings: Settings, problem: str = "", quiet: float = LIVE_QUIET):
+    def __init__(self, store: InsightsStore | None, queue_size: int, retention_days: int, quiet: float = LIVE_QUIET):
         self.store = store
-        self.problem = problem  # why there is no store
-        self.retention_days = settings.insights_retention_days
-        self.slack_ids = settings.insights_slack_ids
+        self.queue_size = queue_size
+        self.retention_days = retention_days
         self.quiet = quiet
-        self.queue_size = settings.insights_queue_size
         self.dropped = 0  # records never written: more than `queue_size` were waiting
         self.waiting = 0  # records taken and not yet written: queued, being gathered, or kept after a failed write
         self._count = threading.Lock()
@@ -106,108 +91,8 @@ class Recorder:
             self._thread = threading.Thread(target=self._run, name="kb-insights-writer", daemon=True)
             self._thread.start()
 
-    @classmethod
-    def open(cls, settings: Settings) -> "Recorder":
-        """A recorder writing to the data directory's insights database; without one if it cannot be opened."""
-        try:
-            store = InsightsStore(store_path(settings.data_dir))
-        except InsightsError as exc:
-            log.warning("questions and votes are not recorded, and feedback is off: %s", exc)
-            return cls(None, settings, problem=str(exc))
-        log.info("recording questions and votes in %s", store.path)
-        return cls(store, settings)
-
-    @property
-    def feedback_on(self) -> bool:
-        return self.store is not None
-
-    def pseudonym(self, identity: str) -> str:
-        assert self.store is not None, "no store: check feedback_on first"
-        return self.store.pseudonym(identity)
-
-    # What routes call
-
-    def searched(
-        self,
-        result: SearchResult,
-        channel: str,
-        started: float,
-        kind: str = "search",
-        live: str | None = None,
-        slack: tuple[str, str] | None = None,
-    ) -> None:
-        """Record a search (or the retrieval of a chat turn); `started` is its `time.perf_counter()`."""
-        self.asked(result.query, result.lang, result.answered, result.hits, channel, started, kind, live, slack)
-
-    def asked(
-        self,
-        text: str,
-        lang: str,
-        answered: bool,
-        sources: Sequence[Hit],
-        channel: str,
-        started: float,
-        kind: str = "chat",
-        live: str | None = None,
-        slack: tuple[str, str] | None = None,
-        previous: str | None = None,
-    ) -> None:
-        """Record a question with its best entry (the first of `sources`) and how far it led the second."""
-        if self.store is None:
-            return
-        try:
-            best = sources[0] if sources else None
-            team, slack_channel = slack if slack and self.slack_ids else (None, None)
-            question = Question(
-                text=clean_query(text), lang=lang, channel=channel, answered=answered,
-                top_entry=best.entry.id if best else None, top_score=best.score if best else None,
-                latency_ms=round((time.perf_counter() - started) * 1000, 2), kind=kind,
-                slack_team=team or None, slack_channel=slack_channel or None,
-                margin=sources[0].score - sources[1].score if len(sources) > 1 else None,
-                previous=clean_query(previous) if previous else None,
-            )
-            self._put((live, question) if live else question)
-        except Exception:  # a bug here must not cost the reader their answer
-            log.exception("could not record a question")
-
-    def chatted(
-        self, message: str, history: Sequence[dict[str, Any]], answered: bool, sources: Sequence[Hit], channel: str,
-        started: float, subject: str = "",
-    ) -> None:
-        """Record a chat turn as the question searched (a follow-up joined to the question before it, or to the subject's)."""
-        try:
-            text = followup_query(message.strip(), list(history), subject)
-            lang = detect_lang(message)
-            # A question of its own right after an answer may be the answer asked again in other words.
-            asked = [str(t.get("content", "")).strip() for t in history if t.get("role") == "user"]
-            previous = asked[-1] if asked and text == message.strip() else None
-        except Exception:
-            log.exception("could not record a chat question")
-            return
-        self.asked(text, lang, answered, sources, channel, started, kind="chat", previous=previous)
-
-    def when_searched(
-        self, search: asyncio.Future[SearchResult], channel: str, started: float, slack: tuple[str, str] | None = None
-    ) -> None:
-        """Record a search running as a future once it is done (a search that failed is not recorded)."""
-
-        def done(future: asyncio.Future[SearchResult]) -> None:
-            if not future.cancelled() and future.exception() is None:
-                self.searched(future.result(), channel, started, slack=slack)
-
-        search.add_done_callback(done)
-
-    def vote(self, vote: Vote) -> None:
-        self._put(replace(vote, question=clean_query(vote.question), comment=vote.comment and clean_query(vote.comment)))
-
-    def slack_vote(self, entry_id: str, helpful: bool, team: str, user: str) -> None:
-        """A vote from a button on a Slack reply; the user is kept only as a keyed hash, for one vote each."""
-        if self.store is None or not entry_id:
-            return
-        voter = self.pseudonym(f"slack:{team}:{user}")
-        self._put(Vote(entry_id=entry_id, helpful=helpful, question="", voter=voter, channel="slack"))
-
     def _put(self, record: object) -> None:
+        """Queue a Question, a Vote or a live search `(box, Question)`; drop it when `queue_size` are waiting."""
         with self._count:
             full = self.waiting >= self.queue_size
             if full:

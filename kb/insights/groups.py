@@ -1,4 +1,4 @@
-"""Gaps in the FAQ: unanswered questions grouped by meaning, and a draft entry for each group.
+"""Gaps in the FAQ: unanswered questions grouped by meaning (a draft entry for each is `kb/insights/drafts.py`).
 
 Questions are compared by embedding similarity, two ways, and the higher counts: their
 plain query vectors (the ones search computed, reused from the embedder's query cache),
@@ -15,18 +15,17 @@ most similar to, when that similarity clears `THRESHOLD`, else starting a group 
 from __future__ import annotations
 
 import threading
-import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from .embedding import Embedder
-from .glossary import Glossary, load_glossary
-from .insights import AskedQuestion
+from ..embedding import Embedder
+from ..glossary import Glossary, load_glossary
+from ..lru import LRU
+from .records import AskedQuestion
 
-__all__ = ["Gap", "GapFinder", "draft_entry", "THRESHOLD", "CROSS_LANGUAGE", "LAYOUTS"]
+__all__ = ["Gap", "GapFinder", "THRESHOLD", "CROSS_LANGUAGE", "EXAMPLES"]
 
 # Cosine similarity of e5 query vectors: paraphrases score 0.92 and above, different topics
 # 0.83 to 0.89 (measured on FAQ-style questions). On the 167 labelled questions of
@@ -37,7 +36,6 @@ THRESHOLD = 0.91
 CROSS_LANGUAGE = 0.04
 EXAMPLES = 5
 CACHE_SIZE = 20_000  # question vectors kept between page loads
-LAYOUTS = ("headings", "list")  # the two layouts the FAQ parser reads (see ingest/markdown_faq.py)
 
 
 @dataclass(frozen=True)
@@ -64,26 +62,25 @@ class GapFinder:
         self.embedder = embedder
         self.glossary = glossary if glossary is not None else load_glossary()
         self.threshold = threshold
-        self._vectors: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()  # text -> (plain, glossed)
+        self._vectors: LRU[str, tuple[np.ndarray, np.ndarray]] = LRU(CACHE_SIZE)  # text -> (plain, glossed)
         self._lock = threading.Lock()
 
     def vectors(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(plain, glossed) normalised vectors of the texts; a plain vector search made is reused,
         and only texts not seen before are embedded."""
         with self._lock:  # page loads are rare; one at a time is fine
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            known = {t: self._vectors.get(t) for t in texts}
+            missing = [t for t, v in known.items() if v is None]
             if missing:
                 cached = getattr(self.embedder, "cache", None)
                 plain = [cached.get(t) if cached is not None else None for t in missing]
                 todo = [t for t, v in zip(missing, plain) if v is None]
                 fresh = iter(self.embedder.embed_queries(todo + [self.glossary.gloss(t) for t in missing]))
                 plain = [v if v is not None else next(fresh) for v in plain]
-                self._vectors.update(zip(missing, zip(plain, fresh), strict=True))
-            for text in texts:
-                self._vectors.move_to_end(text)
-            found = [self._vectors[t] for t in texts]
-            while len(self._vectors) > CACHE_SIZE:
-                self._vectors.popitem(last=False)
+                for text, pair in zip(missing, zip(plain, fresh), strict=True):
+                    known[text] = pair
+                    self._vectors.put(text, pair)
+            found = [known[t] for t in texts]
             return np.stack([p for p, _ in found]), np.stack([g for _, g in found])
 
     def similarities(self, texts: Sequence[str], langs: Sequence[str]) -> np.ndarray:
@@ -125,32 +122,3 @@ def _gap(questions: list[AskedQuestion]) -> Gap:
         first_asked=min(q.first_asked for q in questions),
         last_asked=max(q.last_asked for q in questions),
     )
-
-
-def _day(seconds: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
-
-
-def draft_entry(gap: Gap, layout: str = "headings") -> str:
-    """A Markdown FAQ entry to paste into a source document: the question, the askers' words, no answer yet.
-
-    `headings`: the question is a `##` heading; `list`: a `1. **question**` item. The
-    notes are an HTML comment, so nothing but the question shows until the answer is written.
-    """
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout {layout!r}: expected one of {', '.join(LAYOUTS)}")
-    zh = "zh" in gap.langs and gap.questions[0].lang == "zh"
-    question = gap.label.rstrip("?？ ") + ("？" if zh else "?")
-    when = _day(gap.first_asked)
-    if _day(gap.last_asked) != when:
-        when += f" to {_day(gap.last_asked)}"
-    times = "once" if gap.count == 1 else f"{gap.count} times"
-    notes = [f"<!-- Asked {times} ({when}; {', '.join(gap.channels)}), in these words:"]
-    notes += [f"     - {q.text.strip()}" + (f" (x{q.count})" if q.count > 1 else "") for q in gap.questions[:EXAMPLES]]
-    if len(gap.questions) > EXAMPLES:
-        notes.append(f"     and {len(gap.questions) - EXAMPLES} more wordings.")
-    notes.append("     Write the answer below, then delete this comment. -->")
-    if layout == "headings":
-        return "\n".join([f"## {question}", "", *notes, "", ""])
-    indented = ["   " + line for line in notes]
-    return "\n".join([f"1. **{question}**", "", *indented, "", ""])

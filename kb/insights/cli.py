@@ -1,30 +1,25 @@
 """`kb insights`: the insights tables in a terminal: what was asked, what the FAQ lacks, what did not help.
 
 `kb/cli.py` adds the subcommand with `add_parser(sub)`. The tables are those of the
-/insights page and its CSV exports (`kb.insights_report`).
+/insights page and its CSV exports (`kb.insights.report`). Building the parser loads no
+numpy and no embedder, so `kb --help` stays quick: grouping is imported when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 import unicodedata
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
-from .insights import CHANNELS, InsightsError, InsightsStore, store_path
-from .settings import Settings
+from ..entries import ENTRY_STYLES
+from ..settings import Settings
+from .records import CHANNELS, LANGS
+from .report import DEFAULT_SINCE, TABLES, Report, day, gather, parse_since, table, to_csv
+from .store import InsightsError, InsightsStore, store_path
 
-if TYPE_CHECKING:
-    from .insights_report import Report
+__all__ = ["add_parser", "cmd_insights", "print_report", "print_rows"]
 
-__all__ = ["add_parser", "cmd_insights", "TABLE_CHOICES", "LAYOUT_CHOICES"]
-
-# Spelled out here so that building the `kb` parser loads no numpy or embedder (a test
-# checks they match kb.insights_report.TABLES and kb.gaps.LAYOUTS).
-TABLE_CHOICES = ("gaps", "doubtful", "unhelpful", "entries", "daily")
-LAYOUT_CHOICES = ("headings", "list")
-DEFAULT_SINCE = "30d"
 CELL = 48  # widest cell, in terminal columns
 
 
@@ -33,15 +28,15 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("insights", help="what people asked, what the FAQ could not answer, which answers did not help")
     p.add_argument("--since", default=DEFAULT_SINCE, help=f"how far back: 24h, 7d, 2w ... (default {DEFAULT_SINCE})")
     p.add_argument("--limit", type=int, default=10, help="rows per table (default 10)")
-    p.add_argument("--csv", choices=TABLE_CHOICES, help="print this table as CSV instead")
+    p.add_argument("--csv", choices=TABLES, help="print this table as CSV instead")
     p.add_argument("--drafts", action="store_true", help="print a Markdown FAQ entry draft for each unanswered topic")
-    p.add_argument("--layout", choices=LAYOUT_CHOICES, default="headings", help="the drafts' layout (default headings)")
+    p.add_argument("--layout", choices=ENTRY_STYLES, default="headings", help="the drafts' layout (default headings)")
     p.set_defaults(run=cmd_insights)
 
 
 def _entry_questions(settings: Settings) -> dict[str, str]:
-    from .errors import IndexMissingError
-    from .index import read_index
+    from ..errors import IndexMissingError
+    from ..index import read_index
 
     try:
         return {e.id: e.question for e in read_index(settings.index_dir).entries}
@@ -50,9 +45,9 @@ def _entry_questions(settings: Settings) -> dict[str, str]:
 
 
 def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
-    from .embedding import open_embedder
-    from .gaps import GapFinder, draft_entry
-    from .insights_report import gather, parse_since, table, to_csv
+    from ..embedding import open_embedder
+    from .drafts import draft_entry
+    from .groups import GapFinder
 
     window = parse_since(args.since)
     path = store_path(settings.data_dir)
@@ -105,15 +100,8 @@ def print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[objec
         print("  " + "  ".join(parts).rstrip())
 
 
-def _day(seconds: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
-
-
 def print_report(report: Report, since: str) -> None:
-    from .insights_report import table
-
     t = report.totals
-    day = _day
     share = f" ({100 * t.answered / t.questions:.0f}%)" if t.questions else ""
     print(f"Insights, last {since} ({day(report.since)} to {day(report.until)}, UTC)")
     print(f"{t.questions} questions, {t.answered} answered{share}, {t.questions - t.answered} not; "
@@ -133,12 +121,10 @@ def print_report(report: Report, since: str) -> None:
     hits = table(report, "entries")
     print_rows("Entries by hits", ("answered", "yes", "no", "entry", "question"),
                [(r[2], r[3], r[4], r[0], r[1]) for r in hits.rows])
-    per_day: dict[str, dict[str, int]] = {}
-    for d in report.daily:
-        counts = per_day.setdefault(d.day, {})
-        counts[d.channel] = counts.get(d.channel, 0) + d.count
-        counts[d.lang] = counts.get(d.lang, 0) + d.count
-        counts["total"] = counts.get("total", 0) + d.count
-    keys = (*CHANNELS, "zh", "en", "total")
-    print_rows("Questions per day", ("day", *keys),
-               [(day, *(counts.get(k, 0) for k in keys)) for day, counts in sorted(per_day.items())])
+    by_channel, by_lang = report.per_day("channel", CHANNELS), report.per_day("lang", LANGS)
+    rows = []
+    for i, date in enumerate(report.days()):
+        total = sum(counts[i] for counts in by_channel.values())
+        if total:
+            rows.append((date, *(by_channel[k][i] for k in CHANNELS), *(by_lang[k][i] for k in LANGS), total))
+    print_rows("Questions per day", ("day", *CHANNELS, *LANGS, "total"), rows)

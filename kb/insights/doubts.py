@@ -15,9 +15,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .gaps import GapFinder
-from .insights import InsightsStore
+from .store import InsightsStore
+
+if TYPE_CHECKING:  # numpy and the embedder load only when questions are compared
+    from .groups import GapFinder
 
 __all__ = ["DoubtfulAnswer", "doubtful_answers", "LOW_MARGIN", "ASKED_AGAIN_WITHIN", "REPHRASED"]
 

@@ -1,0 +1,148 @@
+"""The chat: one turn from question to answer: follow-ups, retrieval, the extractive or the LLM's answer, fallback.
+
+The chat page, `/api/chat` and Slack's `/faq` all answer through `Chat`. A conversation may
+be about one entry (the follow-up link on an entry's page, `about`): each question is then
+read with that entry's question (`kb.answer.followup_query`).
+
+The extractive answer is always composed; the LLM (when configured) writes a grounded
+answer only when retrieval is confident (`Chat.writes`), and if it fails the extractive
+answer is returned with `mode="fallback"` so the caller can say so. The steps can be taken
+one at a time (`search`, `turn`, `write`): Slack shows the extractive answer at once and
+posts the written one later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from .answer import Answer, compose_answer, followup_query
+from .errors import QueryError
+from .knowledge import KnowledgeBase
+from .llm import LLM, LLMError, link_citations
+from .search import Hit, SearchResult
+from .text import clean_query, detect_lang
+
+__all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER"]
+
+SOURCES_PER_ANSWER = 4  # the best entry and up to three related ones
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    answer: str  # Markdown
+    answered: bool
+    mode: str  # "extractive", "llm" or "fallback"
+    sources: tuple[Hit, ...]
+    error: str = ""  # why the LLM was not used, for the log
+    lang: str = "en"  # the reader's language: the answer's, and the sources' where they have it
+    note: str = ""  # the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A question retrieved for: the message as asked, the reader's language, the extractive answer."""
+
+    message: str
+    lang: str
+    extractive: Answer
+
+    def reply(self, mode: str = "extractive", error: str = "") -> ChatReply:
+        """The extractive answer as the reply (`mode="fallback"` after the LLM failed)."""
+        answer = self.extractive
+        return ChatReply(answer.text, answer.answered, mode, answer.sources, error, self.lang, answer.note)
+
+    def written(self, text: str, href: Callable[[Hit], str]) -> ChatReply:
+        """The LLM's answer as the reply, its citations linked to the sources."""
+        answer = self.extractive
+        return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=self.lang, note=answer.note)
+
+
+@dataclass
+class Chat:
+    kb: KnowledgeBase
+    llm: LLM | None = None
+
+    def subject(self, about: str | None, message: str) -> str:
+        """The question of the entry a conversation is about, in the message's language ("" for none)."""
+        if not about:
+            return ""
+        if about not in self.kb.by_id:
+            raise QueryError("about", f"no entry with id {about!r}")
+        return self.kb.by_id[about].localized(detect_lang(message)).question
+
+    async def search(self, question: str) -> SearchResult:
+        """The sources for a question asked on its own, with no conversation (a bad one raises naming `q`)."""
+        return await self.kb.search(question, k=SOURCES_PER_ANSWER)
+
+    def turn(self, result: SearchResult, message: str, lang: str | None = None) -> Turn:
+        """The extractive answer to a search made for `message`, in `lang` (else the message's language)."""
+        lang = lang or detect_lang(message)
+        return Turn(message, lang, compose_answer(result.in_language(lang), lang))
+
+    async def retrieve(self, message: str, history: Sequence[dict[str, Any]], lang: str | None, subject: str = "") -> Turn:
+        """Search for a message of a conversation (a follow-up read with the question before it)."""
+        message = clean_query(message).strip()
+        if not message:
+            raise QueryError("message", "the message is empty")
+        limit = self.kb.settings.max_query_chars
+        if len(message) > limit:
+            raise QueryError("message", f"the message is {len(message)} characters; the limit is {limit}")
+        query = followup_query(message, list(history), subject)[:limit]
+        return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER), message, lang)
+
+    def writes(self, turn: Turn) -> bool:
+        """Whether the LLM writes this turn's answer: there is one, and retrieval is confident."""
+        return self.llm is not None and turn.extractive.answered and bool(turn.extractive.sources)
+
+    def write(self, turn: Turn, history: Sequence[dict[str, Any]], href: Callable[[Hit], str]) -> ChatReply:
+        """The turn's answer: the LLM's when it writes one, else (or when it fails) the extractive one.
+        Blocks while the LLM writes: call it from a worker thread."""
+        if self.llm is None or not self.writes(turn):
+            return turn.reply()
+        try:
+            text = self.llm.answer(turn.message, turn.extractive.sources, turn.lang, history)
+        except LLMError as exc:
+            return turn.reply("fallback", str(exc))
+        return turn.written(text, href)
+
+    async def reply(
+        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str],
+        subject: str = "",
+    ) -> ChatReply:
+        """The whole answer at once (the LLM, when it writes, runs in a worker thread)."""
+        turn = await self.retrieve(message, history, lang, subject)
+        if not self.writes(turn):
+            return turn.reply()
+        return await asyncio.to_thread(self.write, turn, history, href)
+
+    async def stream(
+        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str],
+        subject: str = "",
+    ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
+        """Retrieve now (so bad input raises before any byte is sent), then a stream of events
+        (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread).
+
+        Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
+        After a fallback the "done" answer replaces whatever the deltas said.
+        """
+        turn = await self.retrieve(message, history, lang, subject)
+        answer = turn.extractive
+
+        def events() -> Iterator[tuple[str, Any]]:
+            if self.llm is None or not self.writes(turn):
+                yield "delta", answer.text
+                yield "done", turn.reply()
+                return
+            pieces: list[str] = []
+            try:
+                for piece in self.llm.stream(turn.message, answer.sources, turn.lang, history):
+                    pieces.append(piece)
+                    yield "delta", piece
+            except LLMError as exc:
+                yield "done", turn.reply("fallback", str(exc))
+                return
+            yield "done", turn.written("".join(pieces).strip(), href)
+
+        return answer.sources, answer.answered, events()

@@ -1,0 +1,52 @@
+"""Insights: the questions people asked and their votes, recorded, grouped into gaps, and reported.
+
+- `store`, `migrations`, `records`: the SQLite file, its schema and the rows it holds;
+- `recorder`, `writer`: what answering code calls to record, and the thread that writes;
+- `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
+  for each group, the answers that may be wrong;
+- `report`, `cli`: the tables the /insights page, its CSV exports and `kb insights` show.
+
+Grouping needs numpy and the embedder, and recording needs the search's types: their names
+(`GapFinder`, `Gap`, `draft_entry`, `Recorder`, ...) load on first use, so that importing
+the package, as `kb --help` does, stays quick.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .doubts import ASKED_AGAIN_WITHIN, LOW_MARGIN, REPHRASED, DoubtfulAnswer, doubtful_answers
+from .migrations import SCHEMA_VERSION
+from .records import (
+    CHANNELS, KINDS, LANGS, MAX_TEXT, REASONS, AskedQuestion, Channel, Comment, DailyCount, EntryHits, EntryVotes,
+    Question, Reason, Totals, Vote, question_key,
+)
+from .report import DEFAULT_SINCE, TABLES, Report, Table, day, gather, parse_since, table, to_csv
+from .store import InsightsError, InsightsStore, store_path
+
+if TYPE_CHECKING:
+    from .drafts import LAYOUTS, draft_entries, draft_entry
+    from .groups import CROSS_LANGUAGE, THRESHOLD, Gap, GapFinder
+    from .recorder import LIVE_QUIET, Recorder, related_typing
+
+_LATER = {
+    "Gap": "groups", "GapFinder": "groups", "THRESHOLD": "groups", "CROSS_LANGUAGE": "groups",
+    "draft_entry": "drafts", "draft_entries": "drafts", "LAYOUTS": "drafts",
+    "Recorder": "recorder", "related_typing": "recorder", "LIVE_QUIET": "recorder",
+}
+
+__all__ = [
+    "InsightsStore", "InsightsError", "store_path", "SCHEMA_VERSION",
+    "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes", "EntryHits", "DailyCount", "Totals",
+    "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "LANGS", "MAX_TEXT", "question_key",
+    "Report", "Table", "TABLES", "DEFAULT_SINCE", "gather", "table", "to_csv", "parse_since", "day",
+    "DoubtfulAnswer", "doubtful_answers", "LOW_MARGIN", "ASKED_AGAIN_WITHIN", "REPHRASED",
+    *_LATER,
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LATER:
+        return getattr(importlib.import_module(f".{_LATER[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,142 @@
+"""Recording questions and votes for the insights, without slowing or failing the answer.
+
+Whoever answers (the server's routes) hands its record to `Recorder`, which queues it and
+returns at once; `kb.insights.writer.Writer` writes the queue on its own thread, keeps what
+the database refuses, drops what is beyond `KB_INSIGHTS_QUEUE_SIZE` waiting records and
+counts it (`Recorder.dropped`, on `/healthz`), and prunes rows older than
+`KB_INSIGHTS_RETENTION_DAYS`. The answer is served either way. Text is stored without control characters or lone
+surrogates (`kb.text.clean_query`): a NUL never reaches the database, and one odd record
+cannot make SQLite refuse a whole batch.
+
+The search page asks as the reader types; those searches carry a `live` id, and a run of
+them that extend one another ("how", "how do I", "how do I resume training") is recorded
+once, as the last of the run, when the reader pauses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import replace
+from typing import Any, Sequence
+
+from ..answer import followup_query
+from ..search import Hit, SearchResult
+from ..settings import Settings
+from ..text import clean_query, detect_lang
+from .records import Question, Vote
+from .store import InsightsError, InsightsStore, store_path
+from .writer import LIVE_QUIET, Writer, related_typing
+
+__all__ = ["Recorder", "LIVE_QUIET", "related_typing"]
+
+log = logging.getLogger("kb.insights")
+
+
+class Recorder(Writer):
+    """Takes records of questions and votes from whoever answers, and writes them on its own thread."""
+
+    def __init__(self, store: InsightsStore | None, settings: Settings, problem: str = "", quiet: float = LIVE_QUIET):
+        self.problem = problem  # why there is no store
+        self.slack_ids = settings.insights_slack_ids
+        super().__init__(store, settings.insights_queue_size, settings.insights_retention_days, quiet)
+
+    @classmethod
+    def open(cls, settings: Settings) -> "Recorder":
+        """A recorder writing to the data directory's insights database; without one if it cannot be opened."""
+        try:
+            store = InsightsStore(store_path(settings.data_dir))
+        except InsightsError as exc:
+            log.warning("questions and votes are not recorded, and feedback is off: %s", exc)
+            return cls(None, settings, problem=str(exc))
+        log.info("recording questions and votes in %s", store.path)
+        return cls(store, settings)
+
+    @property
+    def feedback_on(self) -> bool:
+        return self.store is not None
+
+    def pseudonym(self, identity: str) -> str:
+        assert self.store is not None, "no store: check feedback_on first"
+        return self.store.pseudonym(identity)
+
+    def searched(
+        self,
+        result: SearchResult,
+        channel: str,
+        started: float,
+        kind: str = "search",
+        live: str | None = None,
+        slack: tuple[str, str] | None = None,
+    ) -> None:
+        """Record a search (or the retrieval of a chat turn); `started` is its `time.perf_counter()`."""
+        self.asked(result.query, result.lang, result.answered, result.hits, channel, started, kind, live, slack)
+
+    def asked(
+        self,
+        text: str,
+        lang: str,
+        answered: bool,
+        sources: Sequence[Hit],
+        channel: str,
+        started: float,
+        kind: str = "chat",
+        live: str | None = None,
+        slack: tuple[str, str] | None = None,
+        previous: str | None = None,
+    ) -> None:
+        """Record a question with its best entry (the first of `sources`) and how far it led the second."""
+        if self.store is None:
+            return
+        try:
+            best = sources[0] if sources else None
+            team, slack_channel = slack if slack and self.slack_ids else (None, None)
+            question = Question(
+                text=clean_query(text), lang=lang, channel=channel, answered=answered,
+                top_entry=best.entry.id if best else None, top_score=best.score if best else None,
+                latency_ms=round((time.perf_counter() - started) * 1000, 2), kind=kind,
+                slack_team=team or None, slack_channel=slack_channel or None,
+                margin=sources[0].score - sources[1].score if len(sources) > 1 else None,
+                previous=clean_query(previous) if previous else None,
+            )
+            self._put((live, question) if live else question)
+        except Exception:  # a bug here must not cost the reader their answer
+            log.exception("could not record a question")
+
+    def chatted(
+        self, message: str, history: Sequence[dict[str, Any]], answered: bool, sources: Sequence[Hit], channel: str,
+        started: float, subject: str = "",
+    ) -> None:
+        """Record a chat turn as the question searched (a follow-up joined to the question before it, or to the subject's)."""
+        try:
+            text = followup_query(message.strip(), list(history), subject)
+            lang = detect_lang(message)
+            # A question of its own right after an answer may be the answer asked again in other words.
+            asked = [str(t.get("content", "")).strip() for t in history if t.get("role") == "user"]
+            previous = asked[-1] if asked and text == message.strip() else None
+        except Exception:
+            log.exception("could not record a chat question")
+            return
+        self.asked(text, lang, answered, sources, channel, started, kind="chat", previous=previous)
+
+    def when_searched(
+        self, search: asyncio.Future[SearchResult], channel: str, started: float, slack: tuple[str, str] | None = None
+    ) -> None:
+        """Record a search running as a future once it is done (a search that failed is not recorded)."""
+
+        def done(future: asyncio.Future[SearchResult]) -> None:
+            if not future.cancelled() and future.exception() is None:
+                self.searched(future.result(), channel, started, slack=slack)
+
+        search.add_done_callback(done)
+
+    def vote(self, vote: Vote) -> None:
+        self._put(replace(vote, question=clean_query(vote.question), comment=vote.comment and clean_query(vote.comment)))
+
+    def slack_vote(self, entry_id: str, helpful: bool, team: str, user: str) -> None:
+        """A vote from a button on a Slack reply; the user is kept only as a keyed hash, for one vote each."""
+        if self.store is None or not entry_id:
+            return
+        voter = self.pseudonym(f"slack:{team}:{user}")
+        self._put(Vote(entry_id=entry_id, helpful=helpful, question="", voter=voter, channel="slack"))

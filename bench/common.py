@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kb.errors import IndexMissingError  # noqa: E402
+from kb.errors import IndexMissing  # noqa: E402
 from kb.index import read_meta  # noqa: E402
 from kb.settings import SHIPPED_SOURCES, Settings  # noqa: E402
 
@@ -69,7 +69,7 @@ def ready_settings(tmp: Path) -> Settings:
     try:
         read_meta(settings.index_dir)
         return settings
-    except IndexMissingError:
+    except IndexMissing:
         from ingest import build_index
 
         settings = settings.with_(data_dir=tmp)

@@ -14,7 +14,7 @@ import numpy as np
 from kb.embedding import open_embedder
 from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.entries import Entry
-from kb.errors import IndexMissingError
+from kb.errors import IndexMissing
 from kb.glossary import GLOSSARY_PATH, load_glossary
 from kb.index import IndexMeta, read_meta, write_index
 from kb.settings import Settings
@@ -167,6 +167,6 @@ def index_is_stale(settings: Settings, sources_dir: Path | None = None) -> bool:
     """
     try:
         meta = read_meta(settings.index_dir)
-    except IndexMissingError:
+    except IndexMissing:
         return True
     return meta.sources_hash != sources_hash(sources_dir or settings.sources_dir)

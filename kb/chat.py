@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .answer import Answer, compose_answer, followup_query
-from .errors import QueryError
+from .errors import LLMFailed, QueryError
 from .knowledge import KnowledgeBase
-from .llm import LLM, LLMError, link_citations
+from .llm import LLM, link_citations
 from .search import Hit, SearchResult
 from .text import clean_query, detect_lang
 
@@ -103,7 +103,7 @@ class Chat:
             return turn.reply()
         try:
             text = self.llm.answer(turn.message, turn.extractive.sources, turn.lang, history)
-        except LLMError as exc:
+        except LLMFailed as exc:
             return turn.reply("fallback", str(exc))
         return turn.written(text, href)
 
@@ -140,7 +140,7 @@ class Chat:
                 for piece in self.llm.stream(turn.message, answer.sources, turn.lang, history):
                     pieces.append(piece)
                     yield "delta", piece
-            except LLMError as exc:
+            except LLMFailed as exc:
                 yield "done", turn.reply("fallback", str(exc))
                 return
             yield "done", turn.written("".join(pieces).strip(), href)

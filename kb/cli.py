@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .answer import elsewhere_note
-from .errors import IndexError_, KBError
+from .errors import IndexUnreadable, KBError
 from .hits import SearchResult, hit_fields
 from .insights.cli import add_parser as add_insights_parser
 from .settings import SHIPPED_SOURCES, Settings
@@ -198,7 +198,7 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
 
 
 def _check_index(settings: Settings) -> None:
-    """Read the index as the server will (manifest, checksums, model); raise IndexError_ naming what is wrong.
+    """Read the index as the server will (manifest, checksums, model); raise IndexUnreadable naming what is wrong.
 
     The embedder it loads stays loaded for the server in this process.
     """
@@ -211,14 +211,14 @@ def _check_index(settings: Settings) -> None:
 
 
 def _as_index_error(settings: Settings, read: Callable[[], object]) -> None:
-    """Run `read`; a file it did not expect becomes an IndexError_ naming the index and the fault."""
+    """Run `read`; a file it did not expect becomes an IndexUnreadable naming the index and the fault."""
     try:
         read()
     except KBError:
         raise
     except (OSError, RuntimeError, TypeError, ValueError, AttributeError) as exc:
         # A directory where a file belongs, a manifest field of the wrong type, bytes FAISS cannot read.
-        raise IndexError_(settings.index_dir, f"cannot be read ({type(exc).__name__}: {exc})") from None
+        raise IndexUnreadable(settings.index_dir, f"cannot be read ({type(exc).__name__}: {exc})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,10 +9,13 @@ __all__ = [
     "SettingsError",
     "SourceError",
     "SourceErrors",
-    "IndexError_",
-    "IndexMissingError",
+    "IndexUnreadable",
+    "IndexMissing",
+    "BuildRefused",
     "EntryNotFound",
     "QueryError",
+    "LLMFailed",
+    "InsightsUnavailable",
 ]
 
 
@@ -60,16 +63,20 @@ class SourceErrors(SourceError):
             raise flat[0]
 
 
-class IndexError_(KBError):
-    """The index directory is missing, corrupt, foreign, or built by another model."""
+class IndexUnreadable(KBError):
+    """The index directory cannot be used: missing, corrupt, foreign, or built by another model."""
 
     def __init__(self, path: Path | str, message: str):
         self.path, self.message = Path(path), message
         super().__init__(f"index {path}: {message}")
 
 
-class IndexMissingError(IndexError_):
+class IndexMissing(IndexUnreadable):
     """There is no index at the path yet (run `kb ingest`)."""
+
+
+class BuildRefused(KBError):
+    """A new build could not be loaded; the one served before still is."""
 
 
 class EntryNotFound(KBError):
@@ -86,3 +93,19 @@ class QueryError(KBError):
     def __init__(self, field: str, message: str):
         self.field, self.message = field, message
         super().__init__(f"{field}: {message}")
+
+
+class LLMFailed(KBError):
+    """The LLM endpoint failed, timed out, or gave no usable answer."""
+
+    def __init__(self, url: str, message: str):
+        self.url, self.message = url, message
+        super().__init__(f"LLM at {url}: {message}")
+
+
+class InsightsUnavailable(KBError):
+    """The insights database cannot be opened, upgraded or written."""
+
+    def __init__(self, path: Path | str, message: str):
+        self.path, self.message = Path(path), message
+        super().__init__(f"insights database {path}: {message}")

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import builds, dense
 from .entries import Entry
-from .errors import IndexError_, IndexMissingError
+from .errors import IndexUnreadable, IndexMissing
 from .lexical import LexicalIndex
 
 __all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", "read_meta"]
@@ -126,7 +126,7 @@ def write_index(
         os.symlink(Path("builds") / stamp, link)
         if index_dir.exists() and not index_dir.is_symlink():
             link.unlink()
-            raise IndexError_(index_dir, "exists and is not an index link; move it away first")
+            raise IndexUnreadable(index_dir, "exists and is not an index link; move it away first")
         os.replace(link, index_dir)  # atomic: readers see the old build or the new one
         builds.prune(builds_dir, current=stamp)
     return meta
@@ -169,19 +169,19 @@ def _write_build(
 def read_meta(index_dir: Path) -> IndexMeta:
     meta_path = index_dir / "meta.json"
     if not index_dir.exists():
-        raise IndexMissingError(index_dir, "no index here yet; run `kb ingest`")
+        raise IndexMissing(index_dir, "no index here yet; run `kb ingest`")
     if not meta_path.exists():
-        raise IndexError_(index_dir, "meta.json is missing: not a kb index, or a truncated one")
+        raise IndexUnreadable(index_dir, "meta.json is missing: not a kb index, or a truncated one")
     try:
         raw = json.loads(meta_path.read_text(encoding="utf-8"))
         meta = IndexMeta(**raw)
     except (ValueError, TypeError) as exc:
-        raise IndexError_(index_dir, f"meta.json is not a kb index manifest ({exc})") from None
+        raise IndexUnreadable(index_dir, f"meta.json is not a kb index manifest ({exc})") from None
     problem = _meta_problem(meta)
     if problem:
-        raise IndexError_(index_dir, f"meta.json: {problem}")
+        raise IndexUnreadable(index_dir, f"meta.json: {problem}")
     if meta.format_version > FORMAT_VERSION:
-        raise IndexError_(
+        raise IndexUnreadable(
             index_dir,
             f"format version {meta.format_version} is newer than this kb reads ({FORMAT_VERSION}); upgrade kb",
         )
@@ -209,7 +209,7 @@ T = TypeVar("T")
 
 
 def _load(index_dir: Path, name: str, load: Callable[[Path], T]) -> T:
-    """`load(index_dir / name)`; bytes it cannot read become an IndexError_ naming the file.
+    """`load(index_dir / name)`; bytes it cannot read become an IndexUnreadable naming the file.
 
     Checksums only say a file is the one written; one written by another version of FAISS
     or NumPy, or by something else, is refused here.
@@ -218,7 +218,7 @@ def _load(index_dir: Path, name: str, load: Callable[[Path], T]) -> T:
         return load(index_dir / name)
     except (OSError, RuntimeError, ValueError, EOFError) as exc:
         reason = re.sub(r"^Error in .*? at \S+: ", "", str(exc).strip()).partition("\n")[0]  # FAISS's C++ location
-        raise IndexError_(index_dir, f"{name} cannot be read ({type(exc).__name__}: {reason})") from None
+        raise IndexUnreadable(index_dir, f"{name} cannot be read ({type(exc).__name__}: {reason})") from None
 
 
 def _entries(path: Path) -> list[Entry]:
@@ -254,34 +254,34 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
     index_dir = Path(index_dir)
     meta = read_meta(index_dir)
     if model is not None and meta.model != model:
-        raise IndexError_(
+        raise IndexUnreadable(
             index_dir,
             f"built with model {meta.model!r} but KB_EMBED_MODEL is {model!r}; run `kb ingest` again",
         )
     for name in _files(meta.format_version):
         path = index_dir / name
         if not path.exists():
-            raise IndexError_(index_dir, f"{name} is missing")
+            raise IndexUnreadable(index_dir, f"{name} is missing")
         if meta.checksums.get(name) != _sha256(path):
-            raise IndexError_(index_dir, f"{name} does not match its checksum in meta.json (corrupt)")
+            raise IndexUnreadable(index_dir, f"{name} does not match its checksum in meta.json (corrupt)")
     entries = _load(index_dir, "entries.jsonl", _entries)
     vectors = _load(index_dir, "vectors.faiss", lambda path: faiss.read_index(str(path)))
     try:
         kind = dense.kind_of(vectors)
     except ValueError as exc:
-        raise IndexError_(index_dir, f"vectors.faiss: {exc}") from None
+        raise IndexUnreadable(index_dir, f"vectors.faiss: {exc}") from None
     if kind != meta.index_kind:
-        raise IndexError_(index_dir, f"vectors.faiss holds a {kind} index; meta.json says {meta.index_kind}")
+        raise IndexUnreadable(index_dir, f"vectors.faiss holds a {kind} index; meta.json says {meta.index_kind}")
     if kind == dense.HNSW and meta.ef_search > 0:
         faiss.downcast_index(vectors).hnsw.efSearch = meta.ef_search
     background = _load(index_dir, "background.npy", _matrix)
     owners = _load(index_dir, "rows.npy", _owners) if meta.format_version >= 3 else np.arange(len(entries))
     if len(background) and background.shape[1] != meta.dim:
-        raise IndexError_(
+        raise IndexUnreadable(
             index_dir, f"background.npy holds vectors of dimension {background.shape[1]}; meta.json says {meta.dim}"
         )
     if vectors.ntotal != len(owners) or vectors.d != meta.dim or len(entries) != meta.entry_count:
-        raise IndexError_(
+        raise IndexUnreadable(
             index_dir,
             f"{len(entries)} entries, {vectors.ntotal} vectors of dimension {vectors.d} for {len(owners)} rows; "
             f"meta.json says {meta.entry_count} entries of dimension {meta.dim}",
@@ -289,11 +289,11 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
     try:
         rows = dense.EntryRows(owners, len(entries))
     except ValueError as exc:
-        raise IndexError_(index_dir, f"rows.npy: {exc}") from None
+        raise IndexUnreadable(index_dir, f"rows.npy: {exc}") from None
     if meta.format_version >= 4:
         lexical = _load(index_dir, "lexical.npz", LexicalIndex.load)
         if lexical.size != len(entries):
-            raise IndexError_(index_dir, f"lexical.npz indexes {lexical.size} entries; entries.jsonl holds {len(entries)}")
+            raise IndexUnreadable(index_dir, f"lexical.npz indexes {lexical.size} entries; entries.jsonl holds {len(entries)}")
     else:
         lexical = LexicalIndex.of_entries(entries)
     return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .embedding import open_embedder
 from .entries import Entry, Source
-from .errors import EntryNotFound, IndexError_
+from .errors import EntryNotFound, IndexUnreadable
 from .glossary import load_glossary
 from .index import IndexMeta, read_index, read_meta
 from .lru import LRU
@@ -48,7 +48,7 @@ class KnowledgeBase:
         meta = read_meta(settings.index_dir)
         embedder = open_embedder(settings.embed_model, settings.query_cache_size)
         if meta.model != embedder.model:
-            raise IndexError_(
+            raise IndexUnreadable(
                 settings.index_dir,
                 f"built with model {meta.model!r} but KB_EMBED_MODEL gives {embedder.model!r}; "
                 "run `kb ingest` again",

@@ -3,7 +3,7 @@
 Off unless `KB_LLM_BASE_URL` and `KB_LLM_MODEL` are set. The model sees only the entries
 retrieval found, numbered, and is asked to cite them as [1], [2]; `link_citations` turns
 those numbers into links. Any failure, including running past `KB_LLM_TIMEOUT` seconds in
-total, raises `LLMError`, and the caller falls back to the extractive answer.
+total, raises `LLMFailed`, and the caller falls back to the extractive answer.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Callable, Iterator, Sequence
 
 import httpx
 
-from .errors import KBError
+from .errors import LLMFailed
 from .search import Hit
 from .settings import Settings
 
-__all__ = ["LLM", "LLMError", "build_messages", "link_citations"]
+__all__ = ["LLM", "build_messages", "link_citations"]
 
 _LANG_NAMES = {"zh": "Simplified Chinese", "en": "English"}
 _MAX_HISTORY = 6  # earlier turns sent along, so a follow-up reads in context
@@ -33,14 +33,6 @@ Cite every statement with the number of the entry it comes from, in square brack
 If the entries do not answer the question, say so in one sentence and point to the closest entry.
 Keep commands, flags, configuration keys and error messages exactly as written, in `code`.
 Be brief: a few sentences or a short list. Write in {language}."""
-
-
-class LLMError(KBError):
-    """The LLM endpoint failed, timed out, or gave no usable answer."""
-
-    def __init__(self, url: str, message: str):
-        self.url, self.message = url, message
-        super().__init__(f"LLM at {url}: {message}")
 
 
 def build_messages(
@@ -86,7 +78,7 @@ class LLM:
 
     def __init__(self, settings: Settings, transport: httpx.BaseTransport | None = None):
         if not (settings.llm_base_url and settings.llm_model):
-            raise LLMError(settings.llm_base_url or "(unset)", "KB_LLM_BASE_URL and KB_LLM_MODEL are both needed")
+            raise LLMFailed(settings.llm_base_url or "(unset)", "KB_LLM_BASE_URL and KB_LLM_MODEL are both needed")
         self.model = settings.llm_model
         self.timeout = settings.llm_timeout
         self.url = settings.llm_base_url.rstrip("/") + "/chat/completions"
@@ -102,7 +94,7 @@ class LLM:
     def stream(
         self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()
     ) -> Iterator[str]:
-        """Yield the answer as it is written, in pieces; raises LLMError on any failure."""
+        """Yield the answer as it is written, in pieces; raises LLMFailed on any failure."""
         payload = {
             "model": self.model,
             "messages": build_messages(question, hits, lang, history),
@@ -115,10 +107,10 @@ class LLM:
             with self._client.stream("POST", self.url, json=payload) as response:
                 if response.status_code != 200:
                     body = response.read().decode("utf-8", "replace").strip()[:300]
-                    raise LLMError(self.url, f"HTTP {response.status_code}: {body or response.reason_phrase}")
+                    raise LLMFailed(self.url, f"HTTP {response.status_code}: {body or response.reason_phrase}")
                 for line in response.iter_lines():
                     if time.monotonic() > deadline:
-                        raise LLMError(self.url, f"no complete answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
+                        raise LLMFailed(self.url, f"no complete answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
                     piece = self._piece(line)
                     if piece is None:
                         break
@@ -126,11 +118,11 @@ class LLM:
                         wrote = True
                         yield piece
         except httpx.TimeoutException:
-            raise LLMError(self.url, f"no answer within {self.timeout:g} s (KB_LLM_TIMEOUT)") from None
+            raise LLMFailed(self.url, f"no answer within {self.timeout:g} s (KB_LLM_TIMEOUT)") from None
         except httpx.HTTPError as exc:
-            raise LLMError(self.url, f"{type(exc).__name__}: {exc}") from None
+            raise LLMFailed(self.url, f"{type(exc).__name__}: {exc}") from None
         if not wrote:
-            raise LLMError(self.url, "the answer was empty")
+            raise LLMFailed(self.url, "the answer was empty")
 
     def answer(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> str:
         """The whole answer at once (the streamed pieces joined)."""
@@ -146,9 +138,9 @@ class LLM:
         try:
             chunk = json.loads(data)
         except json.JSONDecodeError:
-            raise LLMError(self.url, f"not JSON in the stream: {data[:100]!r}") from None
+            raise LLMFailed(self.url, f"not JSON in the stream: {data[:100]!r}") from None
         if isinstance(chunk, dict) and "error" in chunk:
-            raise LLMError(self.url, f"error in the stream: {str(chunk['error'])[:200]}")
+            raise LLMFailed(self.url, f"error in the stream: {str(chunk['error'])[:200]}")
         choices = chunk.get("choices") if isinstance(chunk, dict) else None
         if not choices:
             return ""  # an event without text (a usage report, a keep-alive)
@@ -156,7 +148,7 @@ class LLM:
         delta = (choice.get("delta") or choice.get("message") or {}) if isinstance(choice, dict) else None
         content = delta.get("content") if isinstance(delta, dict) else None
         if delta is None or not isinstance(content, (str, type(None))):
-            raise LLMError(self.url, f"not a chat-completions event: {data[:100]!r}")
+            raise LLMFailed(self.url, f"not a chat-completions event: {data[:100]!r}")
         return content or ""
 
     def close(self) -> None:

@@ -19,7 +19,7 @@ from .admin import require_admin
 from .forms import from_other_site
 from .logbudget import LogBudget
 from .reload import pinned
-from .slack.signature import SignatureError, verify
+from .slack.signature import BadSlackSignature, verify
 from .templating import request_lang
 
 __all__ = [
@@ -77,7 +77,7 @@ async def get_slack_form(request: Request) -> dict[str, str]:
     try:
         # Over the raw bytes, before anything is parsed.
         verify(secret, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"), body)
-    except SignatureError as exc:
+    except BadSlackSignature as exc:
         client = request.client.host if request.client else "?"
         # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
         refused: LogBudget = request.app.state.slack_refused_log

@@ -18,11 +18,12 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from kb.errors import EntryNotFound, IndexError_, KBError, QueryError, SettingsError
-from kb.llm import LLMError
+from kb.errors import BuildRefused, EntryNotFound, IndexUnreadable, KBError, LLMFailed, QueryError, SettingsError
 
 from .schemas import ErrorOut
 from .security_headers import ON_EVERY_RESPONSE
+from .slack.payload import BadSlackPayload
+from .slack.signature import BadSlackSignature
 from .templating import page
 
 __all__ = ["handle_error", "install_error_handler", "describe", "send_error", "document_error_responses", "RATE_EXEMPT"]
@@ -33,9 +34,12 @@ SECURITY_HEADERS = {name.decode(): value.decode() for name, value in ON_EVERY_RE
 _STATUS: list[tuple[type[KBError], int]] = [
     (EntryNotFound, 404),
     (QueryError, 422),
-    (IndexError_, 503),
-    (LLMError, 502),
+    (IndexUnreadable, 503),
+    (LLMFailed, 502),
     (SettingsError, 500),
+    (BadSlackSignature, 401),
+    (BadSlackPayload, 400),
+    (BuildRefused, 409),
 ]
 
 

@@ -23,13 +23,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb import builds
 from kb.chat import Chat
-from kb.errors import KBError
+from kb.errors import BuildRefused, KBError
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
 from kb.settings import Settings
 from kb.text import load_tokenizer
 
-__all__ = ["Served", "Reloader", "ReloadFailed", "ReloadOutcome", "PinBuild", "pinned"]
+__all__ = ["Served", "Reloader", "ReloadOutcome", "PinBuild", "pinned"]
 
 log = logging.getLogger("kb.server")
 HEADER = b"x-kb-index"
@@ -46,10 +46,6 @@ class Served:
     @property
     def build(self) -> str:
         return self.kb.path.name  # builds/<stamp>: unique, never rewritten
-
-
-class ReloadFailed(KBError):
-    """The linked build could not be loaded; the one served before still is."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +78,7 @@ class Reloader:
         return Path(os.path.realpath(self.settings.index_dir))
 
     async def reload(self) -> ReloadOutcome:
-        """Load the build the index link names, if it is not the one served; raises ReloadFailed if it is broken."""
+        """Load the build the index link names, if it is not the one served; raises BuildRefused if it is broken."""
         async with self._lock:
             old, linked = self.served, self._linked()
             if linked == old.kb.path:
@@ -91,7 +87,7 @@ class Reloader:
                 new = await asyncio.to_thread(self._load)
             except Exception as exc:  # whatever the build's files hold, the served build stays
                 reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
-                raise ReloadFailed(f"build {linked.name} not loaded ({reason}); still serving build {old.build}") from None
+                raise BuildRefused(f"build {linked.name} not loaded ({reason}); still serving build {old.build}") from None
             self.served = new  # one assignment: a request sees the old build or the new one
             builds.release(old.held)  # requests still on it read memory only
             self._failed = ""
@@ -116,7 +112,7 @@ class Reloader:
             return
         try:
             await self.reload()
-        except ReloadFailed as exc:
+        except BuildRefused as exc:
             self._log_once(str(linked), str(exc))
 
     def _log_once(self, failed: str, message: str) -> None:

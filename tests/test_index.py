@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kb.entries import Entry, entry_id
-from kb.errors import IndexError_, IndexMissingError
+from kb.errors import IndexUnreadable, IndexMissing
 from kb.index import FORMAT_VERSION, read_index, write_index
 from kb.lexical import LexicalIndex, QueryTerms
 
@@ -65,18 +65,18 @@ def test_rewrite_swaps_the_link_and_keeps_the_old_build_readable(index_dir):
 
 
 def test_missing_index_says_to_ingest(tmp_path):
-    with pytest.raises(IndexMissingError, match="run `kb ingest`"):
+    with pytest.raises(IndexMissing, match="run `kb ingest`"):
         read_index(tmp_path / "nowhere")
 
 
 def test_foreign_directory_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("hello")
-    with pytest.raises(IndexError_, match="meta.json is missing"):
+    with pytest.raises(IndexUnreadable, match="meta.json is missing"):
         read_index(tmp_path)
 
 
 def test_other_model_is_refused(index_dir):
-    with pytest.raises(IndexError_, match="built with model 'demo-model' but KB_EMBED_MODEL is 'other'"):
+    with pytest.raises(IndexUnreadable, match="built with model 'demo-model' but KB_EMBED_MODEL is 'other'"):
         read_index(index_dir, model="other")
 
 
@@ -85,7 +85,7 @@ def test_newer_format_is_refused(index_dir):
     meta = json.loads(meta_path.read_text())
     meta["format_version"] = FORMAT_VERSION + 1
     meta_path.write_text(json.dumps(meta))
-    with pytest.raises(IndexError_, match=f"format version {FORMAT_VERSION + 1} is newer"):
+    with pytest.raises(IndexUnreadable, match=f"format version {FORMAT_VERSION + 1} is newer"):
         read_index(index_dir)
 
 
@@ -95,14 +95,14 @@ def test_corrupt_file_is_caught_by_its_checksum(index_dir, name):
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
-    with pytest.raises(IndexError_, match=f"{name} does not match its checksum"):
+    with pytest.raises(IndexUnreadable, match=f"{name} does not match its checksum"):
         read_index(index_dir)
 
 
 def test_truncated_file_is_caught(index_dir):
     path = index_dir / "vectors.faiss"
     path.write_bytes(path.read_bytes()[:40])
-    with pytest.raises(IndexError_, match="vectors.faiss does not match its checksum"):
+    with pytest.raises(IndexUnreadable, match="vectors.faiss does not match its checksum"):
         read_index(index_dir)
 
 
@@ -224,5 +224,5 @@ def test_a_lexical_file_for_other_entries_is_refused(index_dir):
     meta = json.loads((index_dir / "meta.json").read_text())
     meta["checksums"]["lexical.npz"] = hashlib.sha256((index_dir / "lexical.npz").read_bytes()).hexdigest()
     (index_dir / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(IndexError_, match="lexical.npz indexes 5 entries; entries.jsonl holds 3"):
+    with pytest.raises(IndexUnreadable, match="lexical.npz indexes 5 entries; entries.jsonl holds 3"):
         read_index(index_dir)

@@ -23,7 +23,7 @@ from kb.entries import Source
 from kb.errors import QueryError
 from kb.insights import (
     DEFAULT_SINCE, LAYOUTS, SCHEMA_VERSION, TABLES, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, Gap,
-    GapFinder, InsightsError, InsightsStore, Question, Totals, Vote, draft_entry, gather, parse_since, store_path,
+    GapFinder, InsightsUnavailable, InsightsStore, Question, Totals, Vote, draft_entry, gather, parse_since, store_path,
     table, to_csv,
 )
 from kb.insights.cli import add_parser
@@ -177,7 +177,7 @@ def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> Non
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:
         db.executescript("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7);")
-    with pytest.raises(InsightsError, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 3"):
+    with pytest.raises(InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 3"):
         InsightsStore(path)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("schema_version",)]
@@ -190,7 +190,7 @@ def test_a_path_that_is_not_a_database_is_named_in_the_error(tmp_path: Path, mak
         path.write_bytes(b"this is not sqlite " * 100)
     else:
         path.mkdir()
-    with pytest.raises(InsightsError, match=rf"insights database {path}: cannot be opened \((DatabaseError|OperationalError): "):
+    with pytest.raises(InsightsUnavailable, match=rf"insights database {path}: cannot be opened \((DatabaseError|OperationalError): "):
         InsightsStore(path)
 
 
@@ -462,6 +462,6 @@ def test_kb_insights_prints_the_tables_for_a_terminal(settings: Settings, tmp_pa
 
 
 def test_kb_insights_without_a_database_says_so(settings: Settings, tmp_path: Path) -> None:
-    with pytest.raises(InsightsError, match="insights.sqlite: does not exist: nothing has been recorded yet"):
+    with pytest.raises(InsightsUnavailable, match="insights.sqlite: does not exist: nothing has been recorded yet"):
         run_cli(settings.with_(data_dir=tmp_path), "--since", "7d")
     assert not store_path(tmp_path).exists()

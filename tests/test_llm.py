@@ -22,7 +22,8 @@ from fastapi.testclient import TestClient
 from test_pages import form_token
 
 from kb.entries import Entry
-from kb.llm import LLM, LLMError, build_messages, link_citations
+from kb.errors import LLMFailed
+from kb.llm import LLM, build_messages, link_citations
 from kb.search import Hit
 from kb.settings import Settings
 from server import create_app
@@ -126,7 +127,7 @@ def test_client_raises_llm_error(llm_server: tuple[str, list[dict[str, Any]]], m
     llm = LLM(Settings(llm_base_url=url, llm_model=model, llm_timeout=0.5))
     started = time.monotonic()
     try:
-        with pytest.raises(LLMError, match=message):
+        with pytest.raises(LLMFailed, match=message):
             llm.answer("q", HITS, "en")
     finally:
         llm.close()
@@ -139,7 +140,7 @@ def test_client_raises_llm_error_when_nothing_listens() -> None:
         port = sock.getsockname()[1]
     llm = LLM(Settings(llm_base_url=f"http://127.0.0.1:{port}/v1", llm_model="good", llm_timeout=2))
     try:
-        with pytest.raises(LLMError, match="ConnectError"):
+        with pytest.raises(LLMFailed, match="ConnectError"):
             llm.answer("q", HITS, "en")
     finally:
         llm.close()
@@ -147,7 +148,7 @@ def test_client_raises_llm_error_when_nothing_listens() -> None:
 
 def test_llm_needs_both_url_and_model() -> None:
     assert not LLM.configured(Settings(llm_base_url="http://127.0.0.1:1/v1"))
-    with pytest.raises(LLMError, match="KB_LLM_MODEL"):
+    with pytest.raises(LLMFailed, match="KB_LLM_MODEL"):
         LLM(Settings(llm_base_url="http://127.0.0.1:1/v1"))
 
 

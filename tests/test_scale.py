@@ -17,7 +17,7 @@ import pytest
 
 from kb import dense
 from kb.entries import Entry
-from kb.errors import IndexError_
+from kb.errors import IndexUnreadable
 from kb.filters import Subset
 from kb.glossary import Glossary
 from kb.index import read_index, write_index
@@ -196,7 +196,7 @@ def test_a_kind_that_disagrees_with_the_file_is_refused(approximate, tmp_path):
     meta = json.loads((copy / "meta.json").read_text())
     meta["index_kind"] = "flat"
     (copy / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(IndexError_, match="vectors.faiss holds a hnsw index; meta.json says flat"):
+    with pytest.raises(IndexUnreadable, match="vectors.faiss holds a hnsw index; meta.json says flat"):
         read_index(copy)
 
 

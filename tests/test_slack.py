@@ -31,7 +31,7 @@ from kb.search import Hit
 from kb.settings import Settings
 from server import create_app
 from server.slack import answer_message, escape, help_message, sign, to_mrkdwn, trim, verify
-from server.slack.signature import SignatureError
+from server.slack.signature import BadSlackSignature
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 RESUME_ZH = "slime 如何续训？"
@@ -163,19 +163,19 @@ def test_signature_matches_slacks_documented_example() -> None:
     expected = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
     assert sign(SECRET, "1531420618", body) == expected
     verify(SECRET, "1531420618", expected, body, now=1531420618 + 299)
-    with pytest.raises(SignatureError, match="301 s old; Slack requests older than 300 s are refused"):
+    with pytest.raises(BadSlackSignature, match="301 s old; Slack requests older than 300 s are refused"):
         verify(SECRET, "1531420618", expected, body, now=1531420618 + 301)
 
 
 def test_a_stale_or_future_timestamp_says_which_it_is() -> None:
     body = b"text=resume"
     signed = sign(SECRET, "1531420618", body)
-    with pytest.raises(SignatureError) as old:
+    with pytest.raises(BadSlackSignature) as old:
         verify(SECRET, "1531420618", signed, body, now=1531420618 + 700)
     assert str(old.value) == (
         "X-Slack-Request-Timestamp is 700 s old; Slack requests older than 300 s are refused (a replay, or this server's clock is wrong)"
     )
-    with pytest.raises(SignatureError) as ahead:
+    with pytest.raises(BadSlackSignature) as ahead:
         verify(SECRET, "1531420618", signed, body, now=1531420618 - 400)
     assert str(ahead.value) == (
         "X-Slack-Request-Timestamp is 400 s in the future; more than 300 s ahead is refused (is this server's clock behind?)"

@@ -23,7 +23,8 @@ from .records import (
     Question, Reason, Totals, Vote, question_key,
 )
 from .report import DEFAULT_SINCE, TABLES, Report, Table, day, gather, parse_since, table, to_csv
-from .store import InsightsError, InsightsStore, store_path
+from ..errors import InsightsUnavailable
+from .store import InsightsStore, store_path
 
 if TYPE_CHECKING:
     from .drafts import LAYOUTS, draft_entries, draft_entry
@@ -37,7 +38,7 @@ _LATER = {
 }
 
 __all__ = [
-    "InsightsStore", "InsightsError", "store_path", "SCHEMA_VERSION",
+    "InsightsStore", "InsightsUnavailable", "store_path", "SCHEMA_VERSION",
     "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes", "EntryHits", "DailyCount", "Totals",
     "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "LANGS", "MAX_TEXT", "question_key",
     "Report", "Table", "TABLES", "DEFAULT_SINCE", "gather", "table", "to_csv", "parse_since", "day",

@@ -16,7 +16,8 @@ from ..entries import ENTRY_STYLES
 from ..settings import Settings
 from .records import CHANNELS, LANGS
 from .report import DEFAULT_SINCE, TABLES, Report, day, gather, parse_since, table, to_csv
-from .store import InsightsError, InsightsStore, store_path
+from ..errors import InsightsUnavailable
+from .store import InsightsStore, store_path
 
 __all__ = ["add_parser", "cmd_insights", "print_report", "print_rows"]
 
@@ -35,12 +36,12 @@ def add_parser(sub: Any) -> None:
 
 
 def _entry_questions(settings: Settings) -> dict[str, str]:
-    from ..errors import IndexMissingError
+    from ..errors import IndexMissing
     from ..index import read_index
 
     try:
         return {e.id: e.question for e in read_index(settings.index_dir).entries}
-    except IndexMissingError:
+    except IndexMissing:
         return {}  # entries are shown by id
 
 
@@ -52,7 +53,7 @@ def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
     window = parse_since(args.since)
     path = store_path(settings.data_dir)
     if not path.exists():
-        raise InsightsError(path, "does not exist: nothing has been recorded yet (the server records as it answers)")
+        raise InsightsUnavailable(path, "does not exist: nothing has been recorded yet (the server records as it answers)")
     store = InsightsStore(path)
     try:
         finder = GapFinder(open_embedder(settings.embed_model))

@@ -26,7 +26,8 @@ from ..search import Hit, SearchResult
 from ..settings import Settings
 from ..text import clean_query, detect_lang
 from .records import Question, Vote
-from .store import InsightsError, InsightsStore, store_path
+from ..errors import InsightsUnavailable
+from .store import InsightsStore, store_path
 from .writer import LIVE_QUIET, Writer, related_typing
 
 __all__ = ["Recorder", "LIVE_QUIET", "related_typing"]
@@ -47,7 +48,7 @@ class Recorder(Writer):
         """A recorder writing to the data directory's insights database; without one if it cannot be opened."""
         try:
             store = InsightsStore(store_path(settings.data_dir))
-        except InsightsError as exc:
+        except InsightsUnavailable as exc:
             log.warning("questions and votes are not recorded, and feedback is off: %s", exc)
             return cls(None, settings, problem=str(exc))
         log.info("recording questions and votes in %s", store.path)

@@ -19,23 +19,15 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..errors import KBError
+from ..errors import InsightsUnavailable
 from .migrations import SCHEMA_VERSION, upgrade, version_of
 from .records import (
     MAX_TEXT, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, Question, Totals, Vote, question_key,
 )
 
-__all__ = ["InsightsStore", "InsightsError", "store_path", "BUSY_TIMEOUT"]
+__all__ = ["InsightsStore", "store_path", "BUSY_TIMEOUT"]
 
 BUSY_TIMEOUT = 5.0  # seconds a write waits for another writer (another worker process)
-
-
-class InsightsError(KBError):
-    """The insights database cannot be opened or upgraded."""
-
-    def __init__(self, path: Path | str, message: str):
-        self.path, self.message = Path(path), message
-        super().__init__(f"insights database {path}: {message}")
 
 
 def store_path(data_dir: Path) -> Path:
@@ -60,7 +52,7 @@ class InsightsStore:
             self._key = self._secret(db)
         except (sqlite3.Error, OSError) as exc:
             self.close()
-            raise InsightsError(self.path, f"cannot be opened ({type(exc).__name__}: {exc})") from None
+            raise InsightsUnavailable(self.path, f"cannot be opened ({type(exc).__name__}: {exc})") from None
 
     def _db(self) -> sqlite3.Connection:
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
@@ -82,7 +74,7 @@ class InsightsStore:
         try:
             version = version_of(db)
             if version > SCHEMA_VERSION:
-                raise InsightsError(self.path, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}")
+                raise InsightsUnavailable(self.path, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}")
             upgrade(db, version)
             db.execute("COMMIT")
         except BaseException:

@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from ..deps import AdminDep
-from ..reload import ReloadFailed
+from kb.errors import BuildRefused
 from ..schemas import ErrorOut
 
 __all__ = ["router", "ReloadOut"]
@@ -36,6 +36,6 @@ async def reload(request: Request, _: AdminDep) -> ReloadOut:
     reloader = request.app.state.reloader
     try:
         outcome = await reloader.reload()
-    except ReloadFailed as exc:
+    except BuildRefused as exc:
         raise HTTPException(409, str(exc)) from None
     return ReloadOut(reloaded=outcome.reloaded, build=outcome.build, previous=outcome.previous, entries=outcome.entries)

@@ -30,7 +30,7 @@ from ..i18n import Translator
 from ..schemas import ErrorOut
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
 from ..slack.blocks import RELATED_SHOWN
-from ..slack.payload import PayloadError, block_actions
+from ..slack.payload import BadSlackPayload, block_actions
 from .api_chat import permalinks
 
 __all__ = ["router", "log_status", "post_to_slack", "HELP_WORDS", "POST_TIMEOUT", "ACK_SECONDS"]
@@ -136,7 +136,7 @@ async def interactive(
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
     try:
         payload = block_actions(form.get("payload", ""))
-    except PayloadError as exc:
+    except BadSlackPayload as exc:
         raise HTTPException(400, str(exc)) from None
     if payload is None:
         return Response(status_code=200)  # other interaction types are not ours

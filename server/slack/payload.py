@@ -12,10 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["BlockActions", "Action", "PayloadError", "block_actions"]
+from kb.errors import KBError
+
+__all__ = ["BlockActions", "Action", "BadSlackPayload", "block_actions"]
 
 
-class PayloadError(ValueError):
+class BadSlackPayload(KBError):
     """A payload that is not JSON or not of the shape Slack sends; the message names the field."""
 
 
@@ -50,11 +52,11 @@ class BlockActions(_Loose):
 
 
 def block_actions(raw: str) -> BlockActions | None:
-    """The `block_actions` payload in the form field `raw`; None for another interaction type; PayloadError if malformed."""
+    """The `block_actions` payload in the form field `raw`; None for another interaction type; BadSlackPayload if malformed."""
     try:
         data: Any = json.loads(raw)
     except json.JSONDecodeError:
-        raise PayloadError("payload: not JSON (Slack sends interactions as a form field `payload`)") from None
+        raise BadSlackPayload("payload: not JSON (Slack sends interactions as a form field `payload`)") from None
     if not isinstance(data, dict) or data.get("type") != "block_actions":
         return None
     try:
@@ -62,4 +64,4 @@ def block_actions(raw: str) -> BlockActions | None:
     except ValidationError as exc:
         error = exc.errors()[0]
         field = ".".join(str(part) for part in error["loc"])
-        raise PayloadError(f"payload.{field}: {error['msg']}") from None
+        raise BadSlackPayload(f"payload.{field}: {error['msg']}") from None

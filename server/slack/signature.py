@@ -11,13 +11,15 @@ import hashlib
 import hmac
 import time
 
-__all__ = ["SignatureError", "sign", "verify", "MAX_AGE_SECONDS", "MAX_TIMESTAMP_DIGITS"]
+from kb.errors import KBError
+
+__all__ = ["BadSlackSignature", "sign", "verify", "MAX_AGE_SECONDS", "MAX_TIMESTAMP_DIGITS"]
 
 MAX_AGE_SECONDS = 300
 MAX_TIMESTAMP_DIGITS = 12  # Unix seconds have 10 digits until the year 2286
 
 
-class SignatureError(Exception):
+class BadSlackSignature(KBError):
     """A request that does not carry a valid, fresh Slack signature; the message says which part failed."""
 
 
@@ -28,30 +30,30 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
 
 
 def verify(secret: str, timestamp: str | None, signature: str | None, body: bytes, now: float | None = None) -> None:
-    """Raise `SignatureError` unless `signature` signs `body` at a `timestamp` within five minutes of `now`."""
+    """Raise `BadSlackSignature` unless `signature` signs `body` at a `timestamp` within five minutes of `now`."""
     if not timestamp:
-        raise SignatureError("the X-Slack-Request-Timestamp header is missing")
+        raise BadSlackSignature("the X-Slack-Request-Timestamp header is missing")
     if not signature:
-        raise SignatureError("the X-Slack-Signature header is missing")
+        raise BadSlackSignature("the X-Slack-Signature header is missing")
     if not (timestamp.isascii() and timestamp.isdigit()):
-        raise SignatureError(f"X-Slack-Request-Timestamp {timestamp[:40]!r} is not a whole number of seconds")
+        raise BadSlackSignature(f"X-Slack-Request-Timestamp {timestamp[:40]!r} is not a whole number of seconds")
     if len(timestamp) > MAX_TIMESTAMP_DIGITS:
-        raise SignatureError(
+        raise BadSlackSignature(
             f"X-Slack-Request-Timestamp has {len(timestamp)} digits; a Unix time in seconds has at most {MAX_TIMESTAMP_DIGITS}"
         )
     sent = int(timestamp)
     now = time.time() if now is None else now
     age = now - sent
     if age > MAX_AGE_SECONDS:
-        raise SignatureError(
+        raise BadSlackSignature(
             f"X-Slack-Request-Timestamp is {age:.0f} s old; Slack requests older than {MAX_AGE_SECONDS} s "
             "are refused (a replay, or this server's clock is wrong)"
         )
     if -age > MAX_AGE_SECONDS:
-        raise SignatureError(
+        raise BadSlackSignature(
             f"X-Slack-Request-Timestamp is {-age:.0f} s in the future; more than {MAX_AGE_SECONDS} s ahead "
             "is refused (is this server's clock behind?)"
         )
     expected = sign(secret, timestamp, body)
     if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8", "replace")):
-        raise SignatureError("X-Slack-Signature does not match the body (is KB_SLACK_SIGNING_SECRET the app's secret?)")
+        raise BadSlackSignature("X-Slack-Signature does not match the body (is KB_SLACK_SIGNING_SECRET the app's secret?)")

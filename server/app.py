@@ -28,7 +28,7 @@ from .recording import Recorder
 from .reload import PinBuild, Reloader
 from .routes import ROUTERS, docs, slack
 from .security_headers import SecurityHeaders
-from .templating import STATIC_DIR, create_templates
+from .rendering.templates import STATIC_DIR, create_templates
 
 __all__ = ["create_app"]
 

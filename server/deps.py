@@ -19,7 +19,7 @@ from .logbudget import LogBudget
 from .recording import Recorder
 from .reload import pinned
 from .slack.signature import SignatureError, verify
-from .templating import request_lang
+from .rendering.templates import request_lang
 
 __all__ = [
     "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ChannelDep", "AdminDep",

@@ -23,7 +23,7 @@ from kb.llm import LLMError
 
 from .schemas import ErrorOut
 from .security_headers import ON_EVERY_RESPONSE
-from .templating import page
+from .rendering.templates import page
 
 __all__ = ["handle_error", "install_error_handler", "describe", "send_error", "document_error_responses", "RATE_EXEMPT"]
 

@@ -17,8 +17,8 @@ from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, Response
 
-from .i18n import Translator
-from .templating import request_lang
+from .rendering.strings import Translator
+from .rendering.templates import request_lang
 
 __all__ = ["FORM_COOKIE", "FORM_FIELD", "form_token", "with_form_token", "check_form", "from_other_site"]
 

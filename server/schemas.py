@@ -11,7 +11,7 @@ from kb.entries import Entry
 from kb.search import Hit
 from kb.text import clean_query
 
-from .render import render_markdown
+from .rendering.markdown import render_markdown
 
 __all__ = [
     "SourceOut", "HitOut", "SearchOut", "EntryOut", "ChatTurn", "ChatIn", "ChatOut",

@@ -3,7 +3,7 @@
 `X-Content-Type-Options: nosniff` keeps a browser from running a JSON answer or a text
 file as a script or page whatever its content; `Referrer-Policy` sends other sites only
 this server's origin, never the query in the URL. The pages add their
-Content-Security-Policy themselves (server/templating.py), since only HTML needs one.
+Content-Security-Policy themselves (server/rendering/templates.py), since only HTML needs one.
 """
 
 from __future__ import annotations

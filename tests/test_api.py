@@ -36,8 +36,8 @@ def test_public_api() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    ["server.app", "server.chat", "server.deps", "server.errors", "server.i18n", "server.render",
-     "server.schemas", "server.templating", "server.routes", "kb.llm"],
+    ["server.app", "server.chat", "server.deps", "server.errors", "server.rendering.strings", "server.rendering.markdown",
+     "server.schemas", "server.rendering.templates", "server.routes", "kb.llm"],
 )
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)

@@ -405,7 +405,7 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
 
 @pytest.mark.parametrize("module", [
     "kb.insights", "kb.insights_schema", "kb.gaps", "kb.doubts", "kb.insights_report", "kb.insights_cli",
-    "server.recording", "server.admin", "server.chart", "server.routes.feedback", "server.routes.insights",
+    "server.recording", "server.admin", "server.rendering.chart", "server.routes.feedback", "server.routes.insights",
 ])
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)

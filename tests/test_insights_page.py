@@ -22,7 +22,7 @@ from kb.insights import InsightsStore, Question, Vote, store_path
 from kb.insights_report import TABLES
 from kb.settings import Settings
 from server import create_app
-from server.chart import Series, nice_ceiling, stacked_bars
+from server.rendering.chart import Series, nice_ceiling, stacked_bars
 
 TOKEN = "correct-horse-battery-staple"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

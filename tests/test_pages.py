@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from server.render import highlight_code, is_safe_url, mark_terms, render_markdown
+from server.rendering.markdown import highlight_code, is_safe_url, mark_terms, render_markdown
 
 EN = {"Accept-Language": "en-US,en;q=0.9"}
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}

@@ -16,7 +16,7 @@ from kb.text import detect_lang
 
 from ..chat import ChatReply
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
-from ..render import render_markdown
+from ..rendering.markdown import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
 from ..sessions import issue
 

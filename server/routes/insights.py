@@ -23,13 +23,13 @@ from kb.insights_report import DEFAULT_SINCE, TABLES, Report, gather, parse_sinc
 from kb.knowledge import KnowledgeBase
 
 from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
-from ..chart import Series, stacked_bars
+from ..rendering.chart import Series, stacked_bars
 from ..forms import check_form, form_token, with_form_token
 from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
-from ..i18n import Translator
+from ..rendering.strings import Translator
 from ..recording import Recorder
 from ..schemas import ErrorOut
-from ..templating import page, request_lang
+from ..rendering.templates import page, request_lang
 
 __all__ = ["router", "SINCE_CHOICES"]
 

@@ -21,12 +21,12 @@ from kb.tags import tag_table
 
 from ..forms import check_form, form_token, with_form_token
 from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url
-from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
-from ..intro import intro
+from ..rendering.strings import CONTENT_COOKIE, COOKIE, LANGS
+from ..rendering.intro import intro
 from ..recording import feedback_context
 from ..schemas import ChatTurn
 from ..sessions import with_session
-from ..templating import content_lang, page, request_lang
+from ..rendering.templates import content_lang, page, request_lang
 from .api_chat import permalinks
 
 __all__ = ["router"]

@@ -28,7 +28,7 @@ from kb.text import detect_lang
 
 from ..chat import SOURCES_PER_ANSWER
 from ..deps import ChatDep, KBDep, RecorderDep, SlackFormDep, base_url
-from ..i18n import Translator
+from ..rendering.strings import Translator
 from ..schemas import ErrorOut
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
 from ..slack.blocks import RELATED_SHOWN

@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from ..deps import SettingsDep, base_url
 from ..schemas import WidgetConfigOut
-from ..templating import STATIC_DIR, page
+from ..rendering.templates import STATIC_DIR, page
 
 __all__ = ["router", "SCRIPT_MAX_AGE", "FEEDBACK_PATH"]
 

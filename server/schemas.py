@@ -11,6 +11,7 @@ from kb.entries import Entry
 from kb.search import Hit
 from kb.text import clean_query
 
+from .links import permalink
 from .rendering.markdown import render_markdown
 
 __all__ = [
@@ -181,7 +182,7 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
     note = only_in(e.lang, hl) if hl and e.lang != hl else ""
     return HitOut(
         id=e.id, question=e.question, answer=e.answer, answer_html=str(render_markdown(e.answer)),
-        score=hit.score, source=_source(e), url=e.url, file=e.file, permalink=f"{base_url}entries/{e.id}",
+        score=hit.score, source=_source(e), url=e.url, file=e.file, permalink=permalink(base_url, e.id),
         section=e.section, tags=list(e.tags), lang=e.lang, languages=list(e.languages), note=note, matched=list(hit.matched),
     )
 
@@ -190,6 +191,6 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str) -> EntryOut:
     return EntryOut(
         id=entry.id, question=entry.question, answer=entry.answer,
         answer_html=str(render_markdown(entry.answer)), source=_source(entry), url=entry.url,
-        permalink=f"{base_url}entries/{entry.id}", section=entry.section, tags=list(entry.tags),
+        permalink=permalink(base_url, entry.id), section=entry.section, tags=list(entry.tags),
         lang=entry.lang, languages=list(entry.languages), related=[hit_out(h, base_url) for h in related],
     )

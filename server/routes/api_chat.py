@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -16,11 +16,12 @@ from kb.text import detect_lang
 
 from ..chat import ChatReply
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
+from ..links import permalinks
 from ..rendering.markdown import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
 from ..sessions import issue
 
-__all__ = ["router", "chat_out", "permalinks"]
+__all__ = ["router", "chat_out"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/api", tags=["chat"])
@@ -32,11 +33,6 @@ _STREAM_DOC = (
     "fails mid-answer, `done` carries the extractive answer (`mode: \"fallback\"`), which "
     "replaces the pieces."
 )
-
-
-def permalinks(root: str) -> Callable[[Hit], str]:
-    """Where a citation links: the cited entry's page on this server."""
-    return lambda hit: f"{root}entries/{hit.entry.id}"
 
 
 def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | None = None) -> ChatOut:

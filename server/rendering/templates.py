@@ -25,7 +25,7 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 STATIC_DIR = TEMPLATES_DIR / "static"
 
 # Pages load scripts, styles and fonts from this server only; nothing inline, no CDN. (Every
-# response, pages included, also gets nosniff and a Referrer-Policy: server/security_headers.py.)
+# response, pages included, also gets nosniff and a Referrer-Policy: server/middleware.py.)
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "

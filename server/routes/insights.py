@@ -36,9 +36,10 @@ __all__ = ["router", "SINCE_CHOICES"]
 router = APIRouter(tags=["insights"])
 
 SINCE_CHOICES = ("24h", "7d", "30d", "90d")
-MAX_FIELD = 2_000  # characters of a form field (a token, a time window, a gap's label)
+MAX_FIELD = 10_000  # characters of a form field (a token, a time window, a gap's label: a question as asked)
 PRIVATE = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex"}
 LANG_NAMES = {"zh": "中文", "en": "English"}
+Since = Annotated[str, Form(max_length=MAX_FIELD)]  # a form's time window, checked by parse_since
 
 
 async def _report(finder: GapFinder, kb: KnowledgeBase, recorder: Recorder, since: str) -> Report:
@@ -106,9 +107,6 @@ async def insights_page(
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
-
-
-Since = Annotated[str, Form(max_length=MAX_FIELD)]
 
 
 @router.post("/insights/sign-in", include_in_schema=False)

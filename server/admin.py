@@ -15,7 +15,7 @@ from fastapi import HTTPException, Request, Response
 from kb.settings import Settings
 
 __all__ = [
-    "COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "require_admin", "same_origin", "sign_in", "sign_out",
+    "COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "check_admin", "same_origin", "sign_in", "sign_out",
 ]
 
 COOKIE = "kb_admin"
@@ -51,9 +51,8 @@ def signed_in(request: Request, settings: Settings) -> bool:
     return bool(cookie) and bool(token) and hmac.compare_digest(cookie.encode("utf-8", "replace"), expected)
 
 
-async def require_admin(request: Request) -> None:
-    """The dependency for admin routes: 404 while off, 401 without the token."""
-    settings: Settings = request.app.state.settings
+def check_admin(request: Request, settings: Settings) -> None:
+    """For the admin routes (`AdminDep`): 404 while off, 401 without the token."""
     check_on(settings)
     if not signed_in(request, settings):
         raise HTTPException(

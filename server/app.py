@@ -1,9 +1,11 @@
-"""The FastAPI application: `create_app(settings)` wires the routers, pages and the error handler.
+"""The FastAPI application: `create_app(settings)` wires the routers, pages, middleware and the error handler.
 
-Nothing is loaded at import time. The knowledge base (index and embedder) is opened once
-when the app starts, held by the reloader (which swaps in new builds, see server/reload.py)
-on `app.state` with the settings, the templates and the recorder of questions and votes
-(closed when the app stops).
+Nothing is loaded at import time. The settings are resolved once, in `create_app` (from
+the `KB_*` environment when none are given), and everything reads that one object: the
+middleware is given it, routes reach it on `app.state` through server/deps.py. The
+knowledge base (index and embedder) is opened once when the app starts, held by the
+reloader (which swaps in new builds, see server/reload.py) on `app.state` with the
+templates and the recorder of questions and votes (closed when the app stops).
 """
 
 from __future__ import annotations
@@ -20,15 +22,12 @@ from kb.insights import Recorder
 from kb.llm import LLM
 from kb.settings import Settings
 
-from .cors import APICors
 from .errors import install_error_handler
-from .limits import RequestLimits
-from .logbudget import LogBudget
-from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, RateLimit
-from .reload import PinBuild, Reloader
+from .middleware import APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
+from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, LogBudget
+from .reload import Reloader
+from .rendering.templates import STATIC_DIR, create_templates
 from .routes import ROUTERS, docs, slack
-from .security_headers import SecurityHeaders
-from .templating import STATIC_DIR, create_templates
 
 __all__ = ["create_app"]
 
@@ -40,13 +39,12 @@ and ask questions answered from them. Errors come back as
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The app for these settings (`None`: read `KB_*` from the environment at start-up)."""
+    """The app for these settings (`None`: read `KB_*` from the environment, as `kb serve` has uvicorn do)."""
+    resolved = settings if settings is not None else Settings.from_env()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        resolved = settings if settings is not None else Settings.from_env()
         llm = LLM(resolved) if LLM.configured(resolved) else None
-        app.state.settings = resolved
         app.state.reloader = Reloader(resolved, llm)
         app.state.recorder = Recorder.open(resolved)
         slack.log_status(resolved)
@@ -70,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # served from this server's own copies of the assets: server/routes/docs.py
         redoc_url=None,
     )
+    app.state.settings = resolved
     app.state.templates = create_templates()
     app.state.slack_refused_log = LogBudget()
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
@@ -82,9 +81,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handler(app)
     # Outermost last: security headers on everything; then the build pin; then CORS, so a 429
     # or 413 from the two limits reaches the widget's page with its CORS headers.
-    app.add_middleware(RequestLimits)
-    app.add_middleware(RateLimit)
-    app.add_middleware(APICors)
+    app.add_middleware(RequestLimits, max_body_bytes=resolved.max_body_bytes)
+    app.add_middleware(RateLimit, settings=resolved)
+    app.add_middleware(APICors, origins=resolved.origins)
     app.add_middleware(PinBuild)
     app.add_middleware(SecurityHeaders)
     return app

@@ -1,6 +1,10 @@
-"""Route dependencies as `Annotated` aliases: settings, the knowledge base, the chat, the language, a Slack form,
-the recorder and the channel a question came from, the admin check, the limits on sign-in attempts and votes;
-and what pages need of them (`base_url`, `feedback_context`)."""
+"""Route dependencies as `Annotated` aliases, the one way to what `create_app` keeps on `app.state`.
+
+The settings `create_app` resolved, the recorder, the reloader, the gap finder and the
+limits on sign-in attempts and votes; the build a request is pinned to (its knowledge base
+and chat); and what a request says: its language, its channel, a Slack form, the admin
+token, a page's form token.
+"""
 
 from __future__ import annotations
 
@@ -9,22 +13,24 @@ from typing import Annotated, Literal
 from urllib.parse import parse_qs
 
 from fastapi import Depends, HTTPException, Query, Request
+from starlette.requests import HTTPConnection
 
 from kb.chat import Chat
-from kb.insights import REASONS, Recorder
+from kb.insights import REASONS, GapFinder, Recorder
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 
-from .admin import require_admin
-from .forms import from_other_site
-from .logbudget import LogBudget
-from .reload import pinned
+from .admin import check_admin, check_on
+from .forms import check_form, from_other_site
+from .ratelimit import LogBudget
+from .reload import Reloader, pinned
+from .rendering.templates import request_lang
 from .slack.signature import BadSlackSignature, verify
-from .templating import request_lang
 
 __all__ = [
-    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ChannelDep", "AdminDep",
-    "SignInLimitDep", "VoteLimitDep", "base_url", "feedback_context",
+    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ReloaderDep", "GapFinderDep",
+    "ChannelDep", "AdminDep", "AdminOnDep", "FormTokenDep", "SignInLimitDep", "VoteLimitDep", "app_settings", "base_url",
+    "feedback_context",
 ]
 
 log = logging.getLogger("kb.server")
@@ -33,8 +39,13 @@ log = logging.getLogger("kb.server")
 # thread pool, a thread hop per request for what is an attribute lookup.
 
 
+def app_settings(connection: HTTPConnection) -> Settings:
+    """The settings `create_app` resolved, for code outside a route (the error handler)."""
+    return connection.app.state.settings
+
+
 async def get_settings(request: Request) -> Settings:
-    return request.app.state.settings
+    return app_settings(request)
 
 
 async def get_kb(request: Request) -> KnowledgeBase:
@@ -53,6 +64,23 @@ async def get_recorder(request: Request) -> Recorder:
     return request.app.state.recorder
 
 
+async def get_reloader(request: Request) -> Reloader:
+    return request.app.state.reloader
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+KBDep = Annotated[KnowledgeBase, Depends(get_kb)]
+
+
+async def get_gap_finder(request: Request, kb: KBDep) -> GapFinder:
+    """One per app, so question vectors are embedded once across page loads."""
+    state = request.app.state
+    finder = getattr(state, "gap_finder", None)
+    if finder is None:
+        finder = state.gap_finder = GapFinder(kb.searcher.embedder)
+    return finder
+
+
 async def get_channel(
     request: Request,
     channel: Annotated[
@@ -67,12 +95,12 @@ async def get_channel(
     return "widget" if from_other_site(request) else "api"  # only the widget calls from other sites' pages
 
 
-async def get_slack_form(request: Request) -> dict[str, str]:
+async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, str]:
     """The form fields of a request Slack signed: 404 while Slack is off, 401 when unsigned, badly signed or stale."""
-    secret = request.app.state.settings.slack_signing_secret
+    secret = settings.slack_signing_secret
     if not secret:
         raise HTTPException(404, "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret")
-    body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read (server/limits.py)
+    body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read (RequestLimits)
     headers = request.headers
     try:
         # Over the raw bytes, before anything is parsed.
@@ -85,6 +113,16 @@ async def get_slack_form(request: Request) -> dict[str, str]:
         raise HTTPException(401, f"not a valid Slack request: {exc}") from None
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in fields.items()}
+
+
+async def require_admin_on(settings: SettingsDep) -> None:
+    """The admin routes and the insights' forms: 404 while KB_ADMIN_TOKEN is not set."""
+    check_on(settings)
+
+
+async def require_admin(request: Request, settings: SettingsDep) -> None:
+    """The admin routes: 404 while KB_ADMIN_TOKEN is not set, 401 without the token (or the sign-in cookie)."""
+    check_admin(request, settings)
 
 
 async def limit_sign_in(request: Request) -> None:
@@ -107,13 +145,15 @@ def base_url(request: Request) -> str:
     return str(request.base_url)
 
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
-KBDep = Annotated[KnowledgeBase, Depends(get_kb)]
 ChatDep = Annotated[Chat, Depends(get_chat)]
 LangDep = Annotated[str, Depends(get_lang)]
 SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
 RecorderDep = Annotated[Recorder, Depends(get_recorder)]
+ReloaderDep = Annotated[Reloader, Depends(get_reloader)]
+GapFinderDep = Annotated[GapFinder, Depends(get_gap_finder)]
 ChannelDep = Annotated[str, Depends(get_channel)]
 AdminDep = Annotated[None, Depends(require_admin)]
+AdminOnDep = Annotated[None, Depends(require_admin_on)]
+FormTokenDep = Annotated[None, Depends(check_form)]
 SignInLimitDep = Annotated[None, Depends(limit_sign_in)]
 VoteLimitDep = Annotated[None, Depends(limit_votes)]

@@ -20,15 +20,27 @@ from starlette.types import Receive, Scope, Send
 
 from kb.errors import BuildRefused, EntryNotFound, IndexUnreadable, KBError, LLMFailed, QueryError, SettingsError
 
+from .deps import app_settings
+from .rendering.templates import page
 from .schemas import ErrorOut
-from .security_headers import ON_EVERY_RESPONSE
 from .slack.payload import BadSlackPayload
 from .slack.signature import BadSlackSignature
-from .templating import page
 
-__all__ = ["handle_error", "install_error_handler", "describe", "send_error", "document_error_responses", "RATE_EXEMPT"]
+__all__ = [
+    "handle_error", "install_error_handler", "describe", "send_error", "document_error_responses", "RATE_EXEMPT",
+    "ON_EVERY_RESPONSE",
+]
 
 log = logging.getLogger("kb.server")
+
+# Headers every response carries, JSON and static files included (`SecurityHeaders` in
+# server/middleware.py): `nosniff` keeps a browser from running a JSON answer or a text file
+# as a script or page whatever its content; `Referrer-Policy` sends other sites only this
+# server's origin, never the query in the URL.
+ON_EVERY_RESPONSE = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"strict-origin-when-cross-origin"),
+)
 SECURITY_HEADERS = {name.decode(): value.decode() for name, value in ON_EVERY_RESPONSE}
 
 _STATUS: list[tuple[type[KBError], int]] = [
@@ -91,7 +103,7 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     headers = {**SECURITY_HEADERS, **(getattr(exc, "headers", None) or {})}
     if _wants_json(request):
         return JSONResponse({"ok": False, "error": message, "status": status}, status, headers=headers)
-    query = request.query_params.get("q", "")[: request.app.state.settings.max_query_chars]
+    query = request.query_params.get("q", "")[: app_settings(request).max_query_chars]
     context = {"status": status, "title_key": _title_key(status), "message": message, "q": query}
     response = page(request, "error.html", context, status)
     response.headers.update(headers)
@@ -119,7 +131,7 @@ def install_error_handler(app: FastAPI) -> None:
     document_error_responses(app)
 
 
-# Paths the rate limit does not count (see server/ratelimit.py): Slack retries on its own
+# Paths the rate limit does not count (`RateLimit` in server/middleware.py): Slack retries on its own
 # schedule, health checks come from the load balancer, static files are cached.
 RATE_EXEMPT = ("/slack/", "/healthz", "/static/", "/widget.js")
 

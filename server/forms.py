@@ -12,18 +12,18 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
-from typing import TypeVar
+from typing import Annotated, TypeVar
 from urllib.parse import urlsplit
 
-from fastapi import HTTPException, Request, Response
+from fastapi import Form, HTTPException, Request, Response
 
-from .i18n import Translator
-from .templating import request_lang
+from .rendering.strings import Translator
+from .rendering.templates import request_lang
 
 __all__ = ["FORM_COOKIE", "FORM_FIELD", "form_token", "with_form_token", "check_form", "from_other_site"]
 
 FORM_COOKIE = "kb_form"
-FORM_FIELD = "form_token"
+FORM_FIELD = "form_token"  # the parameter of `check_form`
 _SHAPE = re.compile(r"[A-Za-z0-9_-]{32}")
 R = TypeVar("R", bound=Response)
 
@@ -53,10 +53,12 @@ def with_form_token(request: Request, response: R) -> R:
     return response
 
 
-def check_form(request: Request, form: dict[str, list[str]]) -> None:
-    """403 unless the posted form carries this browser's token and comes from this site."""
+def check_form(request: Request, form_token: Annotated[str, Form()] = "") -> None:
+    """403 unless the posted form carries this browser's token (its `form_token` field) and comes from this site.
+
+    A dependency (`FormTokenDep`): the route declares its other fields with `Form()`."""
     cookie = request.cookies.get(FORM_COOKIE, "")
-    sent = form.get(FORM_FIELD, [""])[0]
-    matches = bool(_SHAPE.fullmatch(cookie)) and hmac.compare_digest(sent.encode("utf-8", "replace"), cookie.encode())
+    sent = form_token.encode("utf-8", "replace")
+    matches = bool(_SHAPE.fullmatch(cookie)) and hmac.compare_digest(sent, cookie.encode())
     if from_other_site(request) or not matches:
         raise HTTPException(403, Translator(request_lang(request))("form_expired"))

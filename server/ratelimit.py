@@ -1,12 +1,10 @@
-"""Rate limiting per client: a token bucket for each client address, answering 429 with `Retry-After`.
+"""Rate limits: token buckets per client, the limits of one kind of request, and a budget of log lines.
 
-`KB_RATE_LIMIT=N/minute` gives each client a bucket of N tokens that refills at N a minute:
-a burst of N requests is served at once, then one every 60/N seconds. A request that finds
-the bucket empty gets 429 (JSON on the API, the error page on pages) with `Retry-After` in
-whole seconds. Slack, `/healthz`, static files and `/widget.js` are not counted (`RATE_EXEMPT`).
-
+`TokenBuckets` holds a bucket for each client address; `RateLimit` (server/middleware.py)
+counts every request against `KB_RATE_LIMIT` with them, answering 429 with `Retry-After`.
 Some requests have a tighter limit of their own on top, whatever KB_RATE_LIMIT says
-(`ClientLimit`): sign-in attempts (`SIGN_IN_LIMIT`) and votes (`VOTE_LIMIT`).
+(`ClientLimit`): sign-in attempts (`SIGN_IN_LIMIT`) and votes (`VOTE_LIMIT`). `LogBudget`
+is a bucket for log lines, so that a flood of bad requests cannot flood the log.
 
 The client is the address in the ASGI scope. Behind a reverse proxy that is the proxy's
 address, so every reader would share one bucket, unless uvicorn puts the address from the
@@ -20,19 +18,16 @@ used go first).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections import OrderedDict
-from typing import Callable
+from typing import Any, Callable
 
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
-from kb.settings import Settings
-
-from .errors import RATE_EXEMPT, send_error
-
-__all__ = ["RateLimit", "TokenBuckets", "ClientLimit", "MAX_CLIENTS", "SIGN_IN_LIMIT", "VOTE_LIMIT"]
+__all__ = ["TokenBuckets", "ClientLimit", "LogBudget", "client_address", "MAX_CLIENTS", "SIGN_IN_LIMIT", "VOTE_LIMIT"]
 
 MAX_CLIENTS = 100_000
 SIGN_IN_LIMIT = ("sign-in attempts", 5, 60.0)  # what, how many, in how many seconds
@@ -87,47 +82,6 @@ class TokenBuckets:
             del self._buckets[key]
 
 
-class RateLimit:
-    """ASGI middleware: count each client's requests against KB_RATE_LIMIT, answer 429 beyond it.
-
-    The limit is read from `app.state.settings` at the first request, because
-    `create_app(None)` reads the settings only when the app starts.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self._buckets: TokenBuckets | None = None
-        self._for: Settings | None = None  # the settings `_buckets` was made for
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"].startswith(RATE_EXEMPT):
-            await self.app(scope, receive, send)
-            return
-        buckets = self._buckets_for(scope)
-        if buckets is None:
-            await self.app(scope, receive, send)
-            return
-        waiting = buckets.take(client_address(scope))
-        if not waiting:
-            await self.app(scope, receive, send)
-            return
-        retry = max(1, math.ceil(waiting))
-        limit = scope["app"].state.settings.rate_limit
-        await send_error(
-            scope, receive, send, 429,
-            f"too many requests from this client: the limit is {limit} (KB_RATE_LIMIT); try again in {retry} s",
-            {"Retry-After": str(retry)},
-        )
-
-    def _buckets_for(self, scope: Scope) -> TokenBuckets | None:
-        settings: Settings | None = getattr(getattr(scope.get("app"), "state", None), "settings", None)
-        if settings is None or settings.rate is None:
-            return None
-        if settings is not self._for:
-            self._buckets, self._for = TokenBuckets(*settings.rate), settings
-        return self._buckets
-
-
 class ClientLimit:
     """A limit of its own on one kind of request, per client: `capacity` of them a `period` (see `SIGN_IN_LIMIT`)."""
 
@@ -145,3 +99,26 @@ class ClientLimit:
                 429, f"too many {self.what} from this client: the limit is {self.limit}; try again in {retry} s",
                 {"Retry-After": str(retry)},
             )
+
+
+class LogBudget:
+    """At most `lines` log lines each `period` seconds (a burst of `lines`, then one every `period / lines` s).
+
+    A line over the budget is held back and counted; the next line that fits says how many
+    were held back before it ("... (37 more like this not logged)").
+    """
+
+    def __init__(self, lines: int = 60, period: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self._bucket = TokenBuckets(lines, period, clock, max_clients=1)
+        self.held_back = 0  # lines not logged since the last one that was
+
+    def warning(self, log: logging.Logger, message: str, *args: Any) -> bool:
+        """Log `message % args` as a warning if the budget allows; whether it was logged."""
+        if self._bucket.take("lines"):
+            self.held_back += 1
+            return False
+        if self.held_back:
+            message += f" ({self.held_back} more like this not logged)"
+            self.held_back = 0
+        log.warning(message, *args)
+        return True

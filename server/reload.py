@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from kb import builds
 from kb.chat import Chat
@@ -29,10 +29,9 @@ from kb.llm import LLM
 from kb.settings import Settings
 from kb.text import load_tokenizer
 
-__all__ = ["Served", "Reloader", "ReloadOutcome", "PinBuild", "pinned"]
+__all__ = ["Served", "Reloader", "ReloadOutcome", "pin", "pinned"]
 
 log = logging.getLogger("kb.server")
-HEADER = b"x-kb-index"
 
 
 @dataclass(frozen=True)
@@ -121,31 +120,11 @@ class Reloader:
             log.error("%s", message)
 
 
+def pin(scope: Scope, served: Served) -> None:
+    """Serve this request from `served` (`PinBuild` in server/middleware.py pins each request as it starts)."""
+    scope.setdefault("state", {})["served"] = served
+
+
 def pinned(scope: Scope) -> Served:
     """The build this request was pinned to when it started."""
     return scope["state"]["served"]
-
-
-class PinBuild:
-    """ASGI middleware: pin each request to the build served when it starts, and name it in `X-KB-Index`."""
-
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        reloader: Reloader | None = getattr(scope["app"].state, "reloader", None) if "app" in scope else None
-        if scope["type"] != "http" or reloader is None:
-            await self.app(scope, receive, send)
-            return
-        served = reloader.served
-        scope.setdefault("state", {})["served"] = served
-        build = served.build.encode("latin-1")
-
-        async def send_with_build(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message.setdefault("headers", [])
-                message["headers"] = [*message["headers"], (HEADER, build)]
-            await send(message)
-
-        await self.app(scope, receive, send_with_build)
-

@@ -10,7 +10,8 @@ from kb.entries import Entry
 from kb.hits import Hit, hit_fields
 from kb.text import clean_query
 
-from .render import render_markdown
+from .links import permalink
+from .rendering.markdown import render_markdown
 
 __all__ = [
     "SourceOut", "HitOut", "SearchOut", "EntryOut", "ChatTurn", "ChatIn", "ChatOut",
@@ -178,7 +179,7 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
     reader's language: an entry shown in another says so in `note`."""
     e = hit.entry
     return HitOut(
-        **hit_fields(hit, hl), answer_html=str(render_markdown(e.answer)), permalink=f"{base_url}entries/{e.id}"
+        **hit_fields(hit, hl), answer_html=str(render_markdown(e.answer)), permalink=permalink(base_url, e.id)
     )
 
 
@@ -186,6 +187,6 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str) -> EntryOut:
     return EntryOut(
         id=entry.id, question=entry.question, answer=entry.answer,
         answer_html=str(render_markdown(entry.answer)), source=_source(entry), url=entry.url,
-        permalink=f"{base_url}entries/{entry.id}", section=entry.section, tags=list(entry.tags),
+        permalink=permalink(base_url, entry.id), section=entry.section, tags=list(entry.tags),
         lang=entry.lang, languages=list(entry.languages), related=[hit_out(h, base_url) for h in related],
     )

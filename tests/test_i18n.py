@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from server.i18n import COOKIE, LANGS, Translator, choose_lang, negotiate, strings
+from server.rendering.strings import COOKIE, LANGS, Translator, choose_lang, negotiate, strings
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 

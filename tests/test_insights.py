@@ -402,7 +402,7 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
 @pytest.mark.parametrize("module", [
     "kb.insights", "kb.insights.store", "kb.insights.records", "kb.insights.migrations", "kb.insights.groups",
     "kb.insights.drafts", "kb.insights.doubts", "kb.insights.report", "kb.insights.cli", "kb.insights.recorder",
-    "kb.insights.writer", "server.admin", "server.chart", "server.routes.feedback", "server.routes.insights",
+    "kb.insights.writer", "server.admin", "server.rendering.chart", "server.routes.feedback", "server.routes.insights",
 ])
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)

@@ -21,7 +21,7 @@ from kb.index import read_index
 from kb.insights import TABLES, InsightsStore, Question, Vote, store_path
 from kb.settings import Settings
 from server import create_app
-from server.chart import Series, nice_ceiling, stacked_bars
+from server.rendering.chart import Series, nice_ceiling, stacked_bars
 
 TOKEN = "correct-horse-battery-staple"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 import socket
 import sqlite3
 from typing import Any
@@ -11,7 +12,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from server.render import highlight_code, is_safe_url, mark_terms, render_markdown
+from server.rendering.highlight import highlight_code, stylesheet
+from server.rendering.markdown import is_safe_url, mark_terms, render_markdown
 
 EN = {"Accept-Language": "en-US,en;q=0.9"}
 ZH = {"Accept-Language": "zh-CN,zh;q=0.9"}
@@ -43,17 +45,64 @@ def test_safe_urls(url: str, safe: bool) -> None:
     assert is_safe_url(url) is safe
 
 
+def text_of(html: str) -> str:
+    """What a reader sees (and the copy button copies) of highlighted code."""
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
 def test_code_blocks_are_highlighted_with_a_copy_button() -> None:
-    html = str(render_markdown("```bash\n# resume\npython train.py --load /ckpt --tp 8\n```"))
+    code = "# resume\npython train.py --load /ckpt --tp 8\n"
+    html = str(render_markdown(f"```bash\n{code}```"))
     assert '<button type="button" class="copy" hidden>' in html
-    assert '<span class="tok-comment"># resume</span>' in html
-    assert '<span class="tok-flag">--load</span>' in html
-    assert '<span class="tok-number">8</span>' in html
+    assert '<pre><code class="language-bash">' in html
+    assert '<span class="tok-c1"># resume</span>' in html
+    assert '<span class="tok-m">8</span>' in html
+    assert " --load /ckpt " in html, "a flag and a path stay whole"
+    assert text_of(html.split("<code", 1)[1].split(">", 1)[1].split("</code>", 1)[0]) == code
 
 
-def test_highlighter_escapes_everything() -> None:
-    html = highlight_code('echo "<b>" # <i>\n', "bash")
-    assert "<b>" not in html and "<i>" not in html and "&lt;b&gt;" in html
+@pytest.mark.parametrize(("info", "code", "token"), [
+    ("yaml", "actor:\n  max_tokens_per_gpu: 8192  # per GPU\n", '<span class="tok-nt">max_tokens_per_gpu</span>'),
+    ("python", "@torch.no_grad()\ndef step(x):\n    return x is None\n", '<span class="tok-k">def</span> step'),
+    ("", "pip install slime\nexport CUDA_DEVICE_MAX_CONNECTIONS=1", '<span class="tok-nb">export</span>'),
+    ("text", "$ ray status\nNo cluster", '<span class="tok-gp">$ </span>ray status\nNo cluster'),
+])
+def test_code_is_highlighted_by_its_language_and_kept_verbatim(info: str, code: str, token: str) -> None:
+    html = highlight_code(code, info)
+    assert token in html
+    assert text_of(html) == code
+
+
+@pytest.mark.parametrize(("info", "code"), [
+    ("", "RuntimeError: size mismatch for weight: copying a param with shape torch.Size([4, 8])"),
+    ("no-such-language", "def f(): return 1 # not Python to this block"),
+    ("text", "global_batch_size = per_device_train_batch_size * world_size"),
+])
+def test_unknown_or_missing_languages_are_plain_text(info: str, code: str) -> None:
+    html = highlight_code(code, info)
+    assert "<span" not in html and text_of(html) == code
+    assert 'class="language-' not in str(render_markdown(f"```{info}\n{code}\n```"))
+
+
+@pytest.mark.parametrize("info", ["bash", "python", "yaml", "console", "", "html"])
+def test_highlighter_escapes_everything(info: str) -> None:
+    code = 'echo "<b>" # <i>\n<script>alert(1)</script>\n$ x=\'</code>\' & y\n'
+    html = highlight_code(code, info)
+    assert "<b>" not in html and "<i>" not in html and "<script" not in html and "</code>" not in html
+    assert "&lt;" in html and "&amp; y" in html and text_of(html) == code
+    assert not re.search(r"<(?!/?span[ >])", html), "no element but spans"
+    assert "style=" not in html, "classes only: the pages' CSP forbids inline styles"
+
+
+def test_the_stylesheet_for_highlighted_code_is_the_one_served(client: TestClient) -> None:
+    served = client.get("/static/code.css")
+    assert served.status_code == 200 and served.headers["content-type"].startswith("text/css")
+    assert served.text == stylesheet(), (
+        "templates/static/code.css is out of date: python -c \"from server.rendering.highlight import stylesheet; "
+        "print(stylesheet(), end='')\" > templates/static/code.css"
+    )
+    assert ".codeblock .tok-c1 { color: var(--tok-comment)" in served.text
+    assert "code.css" in client.get("/").text
 
 
 def test_marks_wrap_terms_in_text_and_inline_code_not_in_markup() -> None:

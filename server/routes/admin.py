@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, HTTPException
 from pydantic import BaseModel, Field
 
-from ..deps import AdminDep
 from kb.errors import BuildRefused
+
+from ..deps import AdminDep, ReloaderDep
 from ..schemas import ErrorOut
 
 __all__ = ["router", "ReloadOut"]
@@ -27,13 +28,12 @@ class ReloadOut(BaseModel):
     response_model=ReloadOut,
     responses={401: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
 )
-async def reload(request: Request, _: AdminDep) -> ReloadOut:
+async def reload(_: AdminDep, reloader: ReloaderDep) -> ReloadOut:
     """Load the newest index build now (needs `Authorization: Bearer <KB_ADMIN_TOKEN>`).
 
     A build that cannot be loaded (corrupt, another model) answers 409 with the reason, and
     the build served before keeps serving.
     """
-    reloader = request.app.state.reloader
     try:
         outcome = await reloader.reload()
     except BuildRefused as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -15,11 +15,12 @@ from kb.search import Hit
 from kb.text import detect_lang
 
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
-from ..render import render_markdown
+from ..links import permalinks
+from ..rendering.markdown import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
 from ..sessions import issue
 
-__all__ = ["router", "chat_out", "permalinks"]
+__all__ = ["router", "chat_out"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/api", tags=["chat"])
@@ -31,11 +32,6 @@ _STREAM_DOC = (
     "fails mid-answer, `done` carries the extractive answer (`mode: \"fallback\"`), which "
     "replaces the pieces."
 )
-
-
-def permalinks(root: str) -> Callable[[Hit], str]:
-    """Where a citation links: the cited entry's page on this server."""
-    return lambda hit: f"{root}entries/{hit.entry.id}"
 
 
 def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | None = None) -> ChatOut:

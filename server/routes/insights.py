@@ -9,10 +9,11 @@ site's page (its `Origin`) is refused.
 
 from __future__ import annotations
 
-from typing import Any
-from urllib.parse import parse_qs, urlencode
+import time
+from typing import Annotated, Any
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -23,37 +24,30 @@ from kb.insights import (
 from kb.knowledge import KnowledgeBase
 
 from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
-from ..chart import Series, stacked_bars
-from ..forms import check_form, form_token, with_form_token
-from ..deps import AdminDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
-from ..i18n import Translator
+from ..rendering.chart import Series, stacked_bars
+from ..deps import AdminDep, AdminOnDep, FormTokenDep, GapFinderDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
+from ..forms import form_token, with_form_token
+from ..rendering.strings import Translator
 from ..schemas import ErrorOut
-from ..templating import page, request_lang
+from ..rendering.templates import page, request_lang
 
 __all__ = ["router", "SINCE_CHOICES"]
 
 router = APIRouter(tags=["insights"])
 
 SINCE_CHOICES = ("24h", "7d", "30d", "90d")
-MAX_FORM_BYTES = 10_000
+MAX_FIELD = 10_000  # characters of a form field (a token, a time window, a gap's label: a question as asked)
 PRIVATE = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex"}
 LANG_NAMES = {"zh": "中文", "en": "English"}
+Since = Annotated[str, Form(max_length=MAX_FIELD)]  # a form's time window, checked by parse_since
 
 
-def _finder(request: Request, kb: KnowledgeBase) -> GapFinder:
-    """One per app, so question vectors are embedded once across page loads."""
-    finder = getattr(request.app.state, "gap_finder", None)
-    if finder is None:
-        finder = request.app.state.gap_finder = GapFinder(kb.searcher.embedder)
-    return finder
-
-
-async def _report(request: Request, kb: KnowledgeBase, recorder: Recorder, since: str) -> Report:
+async def _report(finder: GapFinder, kb: KnowledgeBase, recorder: Recorder, since: str) -> Report:
     window = parse_since(since)
     if recorder.store is None:
         raise HTTPException(503, f"nothing is recorded: {recorder.problem}")
     questions = {entry_id: entry.question for entry_id, entry in kb.by_id.items()}
-    return await run_in_threadpool(gather, recorder.store, _finder(request, kb), window, questions)
+    return await run_in_threadpool(gather, recorder.store, finder, window, questions)
 
 
 def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
@@ -77,13 +71,14 @@ def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
 
 @router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
 async def insights_page(
-    request: Request, kb: KBDep, recorder: RecorderDep, settings: SettingsDep, since: str = DEFAULT_SINCE
+    request: Request, kb: KBDep, recorder: RecorderDep, settings: SettingsDep, finder: GapFinderDep,
+    since: str = DEFAULT_SINCE,
 ) -> HTMLResponse:
     """The insights page, or its sign-in form."""
     check_on(settings)
     if not signed_in(request, settings):
         return _sign_in_page(request, since, failed=False)
-    report = await _report(request, kb, recorder, since)
+    report = await _report(finder, kb, recorder, since)
     t = Translator(request_lang(request))
     context = {
         "report": report,
@@ -103,21 +98,13 @@ async def insights_page(
     return with_form_token(request, response)
 
 
-async def _form(request: Request) -> dict[str, list[str]]:
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise HTTPException(413, f"the form is {len(body)} bytes; the limit is {MAX_FORM_BYTES}")
-    return parse_qs(body.decode("utf-8", "replace"))
-
-
 @router.post("/insights/sign-in", include_in_schema=False)
-async def insights_sign_in(request: Request, settings: SettingsDep, _: SignInLimitDep) -> Response:
+async def insights_sign_in(
+    request: Request, settings: SettingsDep, _limit: SignInLimitDep, _on: AdminOnDep, _form: FormTokenDep,
+    token: Annotated[str, Form(max_length=MAX_FIELD)] = "", since: Since = DEFAULT_SINCE,
+) -> Response:
     """Check the admin token from the sign-in form and set the cookie."""
-    check_on(settings)
-    form = await _form(request)
-    check_form(request, form)
-    since = form.get("since", [DEFAULT_SINCE])[0]
-    if not token_matches(settings, form.get("token", [""])[0]):
+    if not token_matches(settings, token):
         return _sign_in_page(request, since, failed=True)
     response = RedirectResponse(f"/insights?{urlencode({'since': since})}", status_code=303)
     sign_in(response, request, settings)
@@ -125,14 +112,15 @@ async def insights_sign_in(request: Request, settings: SettingsDep, _: SignInLim
 
 
 @router.post("/insights/gaps/{action}", include_in_schema=False)
-async def insights_gap(request: Request, action: str, _: AdminDep, kb: KBDep, recorder: RecorderDep) -> Response:
+async def insights_gap(
+    request: Request, action: str, _: AdminDep, kb: KBDep, recorder: RecorderDep, finder: GapFinderDep,
+    since: Since = DEFAULT_SINCE, label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
+) -> Response:
     """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
     if action not in ("dismiss", "restore"):
         raise HTTPException(404, f"no gap action {action!r}; the actions are dismiss and restore")
     same_origin(request)
-    form = await _form(request)
-    since, label = form.get("since", [DEFAULT_SINCE])[0], form.get("label", [""])[0]
-    report = await _report(request, kb, recorder, since)
+    report = await _report(finder, kb, recorder, since)
     listed = report.gaps if action == "dismiss" else report.dismissed
     gap = next((g for g in listed if g.label == label), None)
     if gap is None:
@@ -145,10 +133,8 @@ async def insights_gap(request: Request, action: str, _: AdminDep, kb: KBDep, re
 
 
 @router.post("/insights/sign-out", include_in_schema=False)
-async def insights_sign_out(request: Request, settings: SettingsDep) -> Response:
+async def insights_sign_out(_on: AdminOnDep, _form: FormTokenDep) -> Response:
     """Forget the sign-in cookie."""
-    check_on(settings)
-    check_form(request, await _form(request))
     response = RedirectResponse("/insights", status_code=303)
     sign_out(response)
     return response
@@ -160,12 +146,12 @@ async def insights_sign_out(request: Request, settings: SettingsDep) -> Response
     responses={200: {"content": {"text/csv": {}}}, 401: {"model": ErrorOut}, 404: {"model": ErrorOut}},
 )
 async def insights_csv(
-    request: Request, name: str, _: AdminDep, kb: KBDep, recorder: RecorderDep, since: str = DEFAULT_SINCE
+    name: str, _: AdminDep, kb: KBDep, recorder: RecorderDep, finder: GapFinderDep, since: str = DEFAULT_SINCE
 ) -> Response:
     """One insights table as CSV: `gaps`, `unhelpful`, `entries` or `daily` (needs the admin token)."""
     if name not in TABLES:
         raise HTTPException(404, f"no insights table {name!r}; the tables are {', '.join(TABLES)}")
-    report = await _report(request, kb, recorder, since)
+    report = await _report(finder, kb, recorder, since)
     # The byte-order mark lets spreadsheet programs read the Chinese text as UTF-8.
     body = "\ufeff" + to_csv(table(report, name))
     filename = f"kb-insights-{name}-{since.strip().lower()}.csv"  # `since` is checked: digits and h, d or w

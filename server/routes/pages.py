@@ -6,10 +6,9 @@ import json
 import time
 from dataclasses import replace
 from collections import Counter
-from typing import Any
-from urllib.parse import parse_qs
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from kb.answer import RELATED, elsewhere_note, only_in
@@ -18,14 +17,14 @@ from kb.knowledge import KnowledgeBase
 from kb.search import SHOW_MAX, Hit
 from kb.tags import tag_table
 
-from ..forms import check_form, form_token, with_form_token
-from ..deps import ChatDep, KBDep, LangDep, RecorderDep, base_url, feedback_context
-from ..i18n import CONTENT_COOKIE, COOKIE, LANGS
-from ..intro import intro
+from ..deps import ChatDep, FormTokenDep, KBDep, RecorderDep, base_url, feedback_context
+from ..forms import form_token, with_form_token
+from ..links import permalinks
+from ..rendering.strings import CONTENT_COOKIE, COOKIE, LANGS
+from ..rendering.intro import intro
 from ..schemas import ChatTurn
 from ..sessions import with_session
-from ..templating import content_lang, page, request_lang
-from .api_chat import permalinks
+from ..rendering.templates import content_lang, page, request_lang
 
 __all__ = ["router"]
 
@@ -33,7 +32,8 @@ router = APIRouter(include_in_schema=False)
 
 PAGE_METHODS = ["GET", "HEAD"]  # HEAD: the same headers and no body, for uptime monitors
 PAGE_K = SHOW_MAX  # results searched for on the server-rendered page; those worth showing are shown
-MAX_FORM_BYTES = 200_000
+MAX_HISTORY_FIELD = 200_000  # characters of the earlier turns the form carries back
+MAX_ID = 200
 
 
 def _facets(kb: KnowledgeBase) -> dict[str, Any]:
@@ -131,16 +131,14 @@ def _subject(request: Request, kb: KnowledgeBase, about: str) -> Any:
 
 
 @router.post("/chat", response_class=HTMLResponse)
-async def chat_form(request: Request, kb: KBDep, chat: ChatDep, recorder: RecorderDep) -> HTMLResponse:
+async def chat_form(
+    request: Request, kb: KBDep, chat: ChatDep, recorder: RecorderDep, _form: FormTokenDep,
+    message: Annotated[str, Form()] = "",
+    history_field: Annotated[str, Form(alias="history", max_length=MAX_HISTORY_FIELD)] = "[]",
+    about: Annotated[str, Form(max_length=MAX_ID)] = "",
+) -> HTMLResponse:
     """A chat turn posted as a plain form (the page without JavaScript)."""
-    body = await request.body()
-    if len(body) > MAX_FORM_BYTES:
-        raise QueryError("message", f"the form is {len(body)} bytes; the limit is {MAX_FORM_BYTES}")
-    form = parse_qs(body.decode("utf-8", "replace"))
-    check_form(request, form)
-    message = form.get("message", [""])[0]
-    history = _history(form.get("history", ["[]"])[0])
-    about = form.get("about", [""])[0]
+    history = _history(history_field)
     subject = chat.subject(about, message)
     root = base_url(request)
     started = time.perf_counter()

@@ -26,12 +26,12 @@ from kb.settings import Settings
 from kb.text import detect_lang
 
 from ..deps import ChatDep, KBDep, RecorderDep, SlackFormDep, base_url
-from ..i18n import Translator
+from ..rendering.strings import Translator
+from ..links import permalinks
 from ..schemas import ErrorOut
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
 from ..slack.blocks import RELATED_SHOWN
 from ..slack.payload import BadSlackPayload, block_actions
-from .api_chat import permalinks
 
 __all__ = ["router", "log_status", "post_to_slack", "HELP_WORDS", "POST_TIMEOUT", "ACK_SECONDS"]
 

@@ -11,9 +11,9 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from ..deps import SettingsDep, base_url
+from ..deps import RecorderDep, SettingsDep, base_url
 from ..schemas import WidgetConfigOut
-from ..templating import STATIC_DIR, page
+from ..rendering.templates import STATIC_DIR, page
 
 __all__ = ["router", "SCRIPT_MAX_AGE", "FEEDBACK_PATH"]
 
@@ -68,17 +68,12 @@ async def widget_script(request: Request) -> Response:
     return Response(body, media_type="text/javascript; charset=utf-8", headers=headers)
 
 
-def _has_feedback(request: Request) -> bool:
-    """Votes are taken while the insights store is open (see kb/insights/recorder.py)."""
-    recorder = getattr(request.app.state, "recorder", None)
-    return recorder is not None and recorder.feedback_on
-
-
 @router.get("/api/widget-config", response_model=WidgetConfigOut)
-async def widget_config(request: Request, response: Response, settings: SettingsDep) -> WidgetConfigOut:
+async def widget_config(response: Response, settings: SettingsDep, recorder: RecorderDep) -> WidgetConfigOut:
     """What the widget may offer on this server (feedback buttons, the longest question)."""
     response.headers["Cache-Control"] = "no-cache"
-    return WidgetConfigOut(feedback=_has_feedback(request), max_message_chars=settings.max_query_chars)
+    # Votes are taken while the insights store is open (see server/recording.py).
+    return WidgetConfigOut(feedback=recorder.feedback_on, max_message_chars=settings.max_query_chars)
 
 
 @router.get("/widget-demo", response_class=HTMLResponse, include_in_schema=False)

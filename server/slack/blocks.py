@@ -16,7 +16,7 @@ from kb.answer import only_in
 from kb.entries import Entry
 from kb.search import Hit
 
-from ..i18n import LANGS, Translator
+from ..rendering.strings import LANGS, Translator
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [

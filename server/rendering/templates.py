@@ -16,16 +16,16 @@ from kb.answer import only_in
 from kb.tags import label as tag_label
 from kb.tags import tag_table
 
-from .i18n import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
-from .render import mark_terms, plain_text, render_markdown
+from .strings import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
+from .markdown import mark_terms, plain_text, render_markdown
 
 __all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "content_lang", "SECURITY_HEADERS"]
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
 STATIC_DIR = TEMPLATES_DIR / "static"
 
 # Pages load scripts, styles and fonts from this server only; nothing inline, no CDN. (Every
-# response, pages included, also gets nosniff and a Referrer-Policy: server/security_headers.py.)
+# response, pages included, also gets nosniff and a Referrer-Policy: server/middleware.py.)
 SECURITY_HEADERS = {
     "Content-Security-Policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "

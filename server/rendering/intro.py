@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from kb.knowledge import KnowledgeBase
 
-from .i18n import Translator
+from .strings import Translator
 
 __all__ = ["Intro", "intro"]
 

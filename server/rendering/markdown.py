@@ -1,9 +1,9 @@
 """Markdown to safe HTML: raw HTML off, safe links only, highlighted code blocks, marked terms.
 
 Answers are rendered with markdown-it-py. Raw HTML in the source is escaped, links are
-kept only for http(s), mailto and relative targets, and every fenced block gets a small
-server-side highlighter (comments, strings, flags, keywords, numbers) and a copy button
-that the page script reveals. Query terms passed as `marks` are wrapped in `<mark>`.
+kept only for http(s), mailto and relative targets, and every fenced block is highlighted
+on the server (Pygments, server/rendering/highlight.py) and gets a copy button that the
+page script reveals. Query terms passed as `marks` are wrapped in `<mark>`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from markupsafe import Markup
 
-__all__ = ["render_markdown", "mark_terms", "highlight_code", "is_safe_url", "plain_text"]
+from .highlight import highlight_code
+from .highlight import language as code_language
+
+__all__ = ["render_markdown", "mark_terms", "is_safe_url", "plain_text"]
 
 _SAFE_SCHEMES = {"http", "https", "mailto"}
 
@@ -27,81 +30,6 @@ def is_safe_url(url: str) -> bool:
     cleaned = re.sub(r"[\x00-\x20\x7f]+", "", url)
     scheme = urlsplit(cleaned).scheme.lower() if ":" in cleaned.split("/", 1)[0] else ""
     return scheme == "" or scheme in _SAFE_SCHEMES
-
-
-# --- the highlighter -------------------------------------------------------------------
-
-_STRING = r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'"
-_NUMBER = r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?\b"
-_RULES: dict[str, list[tuple[str, str]]] = {
-    "shell": [
-        ("comment", r"(?:(?<=\s)|^)#[^\n]*"),
-        ("string", _STRING),
-        ("variable", r"\$\{[^}\n]*\}|\$\w+"),
-        ("flag", r"(?<![\w/.-])--?[A-Za-z][\w.-]*"),
-        ("keyword", r"\b(?:export|if|then|else|elif|fi|for|do|done|in|while|case|esac|"
-                    r"function|return|source|sudo|cd|echo|pip3?|python3?|bash|git|conda|"
-                    r"torchrun|deepspeed|ray|docker|apt-get|nvidia-smi)\b"),
-        ("number", _NUMBER),
-    ],
-    "python": [
-        ("comment", r"#[^\n]*"),
-        ("string", r"\"\"\"[\s\S]*?\"\"\"|'''[\s\S]*?'''|" + _STRING),
-        ("keyword", r"\b(?:def|class|return|import|from|as|if|elif|else|for|while|in|not|"
-                    r"and|or|is|None|True|False|with|try|except|finally|raise|lambda|"
-                    r"yield|pass|break|continue|async|await|global)\b"),
-        ("decorator", r"^\s*@[\w.]+"),
-        ("number", _NUMBER),
-    ],
-    "yaml": [
-        ("comment", r"(?:(?<=\s)|^)#[^\n]*"),
-        ("key", r"^[ \t-]*[\w.-]+(?=\s*:)"),
-        ("string", _STRING),
-        ("keyword", r"\b(?:true|false|null|yes|no|True|False)\b"),
-        ("number", _NUMBER),
-    ],
-    "log": [
-        ("error", r"\b[\w.]*(?:Error|Exception|Traceback|FAILED|Killed)\b:?"),
-        ("string", _STRING),
-        ("flag", r"(?<![\w/.-])--[A-Za-z][\w.-]*"),
-        ("number", _NUMBER),
-    ],
-}
-_ALIASES = {"bash": "shell", "sh": "shell", "console": "shell", "zsh": "shell",
-            "py": "python", "python3": "python", "yml": "yaml", "text": "log", "": "log"}
-_SHELL_HINT = re.compile(r"^\s*(?:\$ |export |pip |python |bash |sh |git |conda |torchrun |"
-                         r"deepspeed |cd |sudo |docker |apt-get )", re.M)
-
-
-@lru_cache(maxsize=None)
-def _pattern(language: str) -> re.Pattern[str]:
-    rules = _RULES[language]
-    return re.compile("|".join(f"(?P<{name}>{rx})" for name, rx in rules), re.M)
-
-
-def _language(info: str, code: str) -> str | None:
-    name = info.strip().split(maxsplit=1)[0].lower() if info.strip() else ""
-    name = _ALIASES.get(name, name)
-    if name == "log" and _SHELL_HINT.search(code):
-        return "shell"
-    return name if name in _RULES else None
-
-
-def highlight_code(code: str, info: str = "") -> str:
-    """Escaped HTML for a code block, with `<span class="tok-…">` around recognised tokens."""
-    language = _language(info, code)
-    if language is None:
-        return escapeHtml(code)
-    out: list[str] = []
-    last = 0
-    for match in _pattern(language).finditer(code):
-        if match.start() == match.end():
-            continue
-        out.append(escapeHtml(code[last:match.start()]))
-        out.append(f'<span class="tok-{match.lastgroup}">{escapeHtml(match.group())}</span>')
-        last = match.end()
-    out.append(escapeHtml(code[last:]))
-    return "".join(out)
 
 
 # --- marking query terms ---------------------------------------------------------------
@@ -155,7 +83,7 @@ def _render_code_inline(self, tokens, idx, options, env):  # type: ignore[no-unt
 def _render_fence(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
     token = tokens[idx]
     info = token.info.strip() if token.type == "fence" else ""
-    language = _language(info, token.content)
+    language = code_language(info, token.content)
     label = escapeHtml(info.split(maxsplit=1)[0]) if info else ""
     css = f' class="language-{language}"' if language else ""
     return (

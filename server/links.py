@@ -1,0 +1,19 @@
+"""Links to this server's pages: an entry's permalink, from the server's root URL (`base_url` in server/deps.py)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from kb.search import Hit
+
+__all__ = ["permalink", "permalinks"]
+
+
+def permalink(root: str, entry_id: str) -> str:
+    """The entry's page on this server; `root` ends with "/"."""
+    return f"{root}entries/{entry_id}"
+
+
+def permalinks(root: str) -> Callable[[Hit], str]:
+    """Where a citation links: the cited entry's page on this server."""
+    return lambda hit: permalink(root, hit.entry.id)

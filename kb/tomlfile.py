@@ -68,7 +68,7 @@ def line_of(text: str, loc: Loc) -> int | None:
         path = ".".join([*table, key])
         index = loc[i + 1] if i + 1 < len(loc) and isinstance(loc[i + 1], int) else None
         same = [n for n, name, array in headers if name == path and start < n < end and array == (index is not None)]
-        if index is not None and isinstance(index, int) and index < len(same):
+        if isinstance(index, int) and index < len(same):
             start, end, found, i = same[index], table_end(same[index], path), same[index] + 1, i + 2
         elif index is None and same:
             start, end, found, i = same[0], table_end(same[0], path), same[0] + 1, i + 1

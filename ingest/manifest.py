@@ -10,13 +10,14 @@ A directory without a manifest but with `*.md` files gets a default one, so that
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+
+from pydantic import ValidationInfo, field_validator
 
 from kb.entries import ENTRY_STYLES, Source
 from kb.errors import SourceError, SourceErrors
+from kb.tomlfile import DataModel, TomlFile, load_toml
 
 from .document import read_text
 from .markdown_faq import guess_entries_style, title_of
@@ -25,10 +26,6 @@ __all__ = ["load_manifest", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS"]
 
 MANIFEST_NAME = "sources.toml"
 LANGS = ("zh", "en")
-_REQUIRED = ("name", "file", "title", "framework", "lang")
-_OPTIONAL = {"version": "", "url": "", "live_url": "", "entries": "headings", "license": ""}
-_TRANSLATION_REQUIRED = ("file", "lang")
-_TRANSLATION_OPTIONAL = {"title": "", "url": "", "live_url": "", "entries": "", "license": ""}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -40,70 +37,103 @@ def detect_lang(text: str) -> str:
     return "zh" if letters and cjk / letters >= 0.10 else "en"
 
 
-def _fields(manifest: Path, where: str, table: Any, required: tuple[str, ...], optional: dict[str, str]) -> dict[str, str]:
-    """The table's fields with defaults filled in, each checked to be a (non-empty, if required) string."""
-    if not isinstance(table, dict):
-        raise SourceError(manifest, f"{where}: expected a table, got {table!r}")
-    unknown = sorted(set(table) - set(required) - set(optional))
-    if unknown:
-        raise SourceError(manifest, f"{where}: unknown field {unknown[0]!r}")
-    for key in required:
-        if key not in table:
-            raise SourceError(manifest, f"{where}: missing required field {key!r}")
-    fields = {**optional, **table}
-    for key, value in fields.items():
-        if not isinstance(value, str):
-            raise SourceError(manifest, f"{where}: field {key!r} must be a string, got {value!r}")
-        if key in required and not value.strip():
-            raise SourceError(manifest, f"{where}: field {key!r} is empty")
-    return fields
+def _nonempty(value: str, info: ValidationInfo) -> str:
+    if not value.strip():
+        raise ValueError(f"field {info.field_name!r} is empty")
+    return value
 
 
-def _check_common(manifest: Path, where: str, fields: dict[str, str]) -> None:
-    if fields["entries"] not in ENTRY_STYLES:
-        raise SourceError(
-            manifest,
-            f"{where}: unknown entries style {fields['entries']!r} (expected 'headings' or 'list')",
-        )
-    if fields["lang"] not in LANGS:
-        raise SourceError(
-            manifest, f"{where}: unknown lang {fields['lang']!r} (expected 'zh' or 'en')"
-        )
-    for key in ("url", "live_url"):
-        if fields[key] and not re.match(r"https?://", fields[key], re.IGNORECASE):
-            raise SourceError(manifest, f"{where}: field {key!r} must be an http(s) URL, got {fields[key]!r}")
-    if not (manifest.parent / fields["file"]).is_file():
-        raise SourceError(manifest, f"{where}: file {fields['file']!r} does not exist")
+def _lang(value: str) -> str:
+    if value not in LANGS:
+        raise ValueError(f"unknown lang {value!r} (expected 'zh' or 'en')")
+    return value
 
 
-def _translation(manifest: Path, where: str, table: Any, source: dict[str, str]) -> Source:
-    where = f"{where}, [source.translation]"
-    fields = _fields(manifest, where, table, _TRANSLATION_REQUIRED, _TRANSLATION_OPTIONAL)
-    fields["entries"] = fields["entries"] or source["entries"]
-    fields["title"] = fields["title"] or source["title"]
-    _check_common(manifest, where, fields)
-    if fields["lang"] == source["lang"]:
-        raise SourceError(manifest, f"{where}: lang {fields['lang']!r} is the source's own language")
-    if fields["file"] == source["file"]:
-        raise SourceError(manifest, f"{where}: file {fields['file']!r} is the source's own file")
-    keep = {key: source[key] for key in ("name", "framework", "version")}
-    return Source(**keep, **fields)
+def _entries(value: str) -> str:
+    if value and value not in ENTRY_STYLES:
+        raise ValueError(f"unknown entries style {value!r} (expected 'headings' or 'list')")
+    return value
 
 
-def _source(manifest: Path, number: int, table: Any) -> Source:
-    where = f"[[source]] #{number}"
-    if isinstance(table, dict) and isinstance(table.get("name"), str):
-        where = f"source {table['name']!r}"
-    translation = table.pop("translation", None) if isinstance(table, dict) else None
-    fields = _fields(manifest, where, table, _REQUIRED, _OPTIONAL)
-    if not _NAME.fullmatch(fields["name"]):
-        raise SourceError(
-            manifest, f"{where}: name may hold only letters, digits, '.', '_' and '-'"
-        )
-    _check_common(manifest, where, fields)
-    if translation is not None:
-        return Source(**fields, translation=_translation(manifest, where, translation, fields))
-    return Source(**fields)
+def _http(value: str, info: ValidationInfo) -> str:
+    if value and not re.match(r"https?://", value, re.IGNORECASE):
+        raise ValueError(f"field {info.field_name!r} must be an http(s) URL, got {value!r}")
+    return value
+
+
+class _Translation(DataModel):
+    """A `[source.translation]` table: the same document in the other language."""
+
+    file: str
+    lang: str
+    title: str = ""
+    url: str = ""
+    live_url: str = ""
+    entries: str = ""  # default: the source's
+    license: str = ""
+
+    _required = field_validator("file", "lang")(_nonempty)
+    _lang = field_validator("lang")(_lang)
+    _entries = field_validator("entries")(_entries)
+    _http = field_validator("url", "live_url")(_http)
+
+
+class _Source(DataModel):
+    """A `[[source]]` table."""
+
+    name: str
+    file: str
+    title: str
+    framework: str
+    lang: str
+    version: str = ""
+    url: str = ""
+    live_url: str = ""
+    entries: str = "headings"
+    license: str = ""
+    translation: _Translation | None = None
+
+    _required = field_validator("name", "file", "title", "framework", "lang")(_nonempty)
+    _lang = field_validator("lang")(_lang)
+    _entries = field_validator("entries")(_entries)
+    _http = field_validator("url", "live_url")(_http)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _NAME.fullmatch(value):
+            raise ValueError("name may hold only letters, digits, '.', '_' and '-'")
+        return value
+
+
+class _Manifest(DataModel):
+    source: list[_Source] = []
+
+
+def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
+    """The manifest's sources, each file checked to exist beside it."""
+    folder = doc.path.parent
+    sources = []
+    for number, table in enumerate(doc.model.source):
+        at: tuple[str | int, ...] = ("source", number)
+        if not (folder / table.file).is_file():
+            raise doc.error(f"file {table.file!r} does not exist", at, "file")
+        fields = table.model_dump(exclude={"translation"})
+        other = table.translation
+        if other is None:
+            sources.append(Source(**fields))
+            continue
+        at = (*at, "translation")
+        if other.lang == table.lang:
+            raise doc.error(f"lang {other.lang!r} is the source's own language", at, "lang")
+        if other.file == table.file:
+            raise doc.error(f"file {other.file!r} is the source's own file", at, "file")
+        if not (folder / other.file).is_file():
+            raise doc.error(f"file {other.file!r} does not exist", at, "file")
+        keep = {key: fields[key] for key in ("name", "framework", "version")}
+        translated = other.model_dump() | {"entries": other.entries or table.entries, "title": other.title or table.title}
+        sources.append(Source(**fields, translation=Source(**keep, **translated)))
+    return sources
 
 
 def _language_suffix(path: Path) -> str | None:
@@ -175,21 +205,13 @@ def load_manifest(sources_dir: Path, errors: list[SourceError] | None = None) ->
         if not documents:
             raise SourceError(manifest, f"no {MANIFEST_NAME} and no *.md files in {sources_dir}")
         return _readable(documents, errors)
-    try:
-        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise SourceError(manifest, f"not UTF-8: {exc.reason}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        line = re.search(r"line (\d+)", str(exc))
-        number = int(line[1]) if line else None
-        raise SourceError(manifest, f"TOML syntax error: {exc}", number) from exc
-    tables = data.get("source")
-    if not isinstance(tables, list) or not tables:
-        raise SourceError(manifest, "no [[source]] tables")
-    sources = [_source(manifest, number, table) for number, table in enumerate(tables, 1)]
+    doc = load_toml(manifest, _Manifest, "the sources manifest")
+    if not doc.model.source:
+        raise doc.error("no [[source]] tables")
+    sources = _sources(doc)
     seen: set[str] = set()
-    for source in sources:
+    for number, source in enumerate(sources):
         if source.name in seen:
-            raise SourceError(manifest, f"duplicate source name {source.name!r}")
+            raise SourceError(manifest, f"duplicate source name {source.name!r}", doc.line(("source", number)))
         seen.add(source.name)
     return sources

@@ -8,14 +8,14 @@ terms, so an English question lands nearer a Chinese answer.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from pydantic import model_validator
 
-from .errors import SourceError
 from .lexical import QueryTerms
 from .text import GLOSSARY_PATH, has_cjk, normalize, tokenize
+from .tomlfile import DataModel, load_toml
 
 __all__ = ["Term", "Glossary", "GLOSSARY_PATH", "load_glossary"]
 
@@ -30,6 +30,27 @@ class Term:
     @property
     def forms(self) -> tuple[str, ...]:
         return self.zh + self.en
+
+
+def _words(value: list[str]) -> tuple[str, ...]:
+    return tuple(normalize(w).strip() for w in value if w.strip())
+
+
+class _TermTable(DataModel):
+    """A `[[term]]` table: words in each language that mean the same thing."""
+
+    zh: list[str]
+    en: list[str]
+
+    @model_validator(mode="after")
+    def _both(self) -> "_TermTable":
+        if not _words(self.zh) or not _words(self.en):
+            raise ValueError("needs both zh and en words")
+        return self
+
+
+class _GlossaryFile(DataModel):
+    term: list[_TermTable] = []
 
 
 def _subphrases(phrase: str) -> list[str]:
@@ -60,18 +81,8 @@ class Glossary:
 
     @classmethod
     def from_file(cls, path: Path) -> "Glossary":
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise SourceError(path, f"cannot read the glossary: {exc}") from None
-        terms = []
-        for number, raw in enumerate(data.get("term", []), 1):
-            zh = tuple(normalize(w).strip() for w in raw.get("zh", []) if w.strip())
-            en = tuple(normalize(w).strip() for w in raw.get("en", []) if w.strip())
-            if not zh or not en:
-                raise SourceError(path, f"[[term]] number {number} needs both zh and en words")
-            terms.append(Term(zh, en))
-        return cls(tuple(terms))
+        doc = load_toml(path, _GlossaryFile, "the glossary")
+        return cls(tuple(Term(_words(t.zh), _words(t.en)) for t in doc.model.term))
 
     def _found(self, text: str) -> list[tuple[Term, list[str]]]:
         """Each term with a form in the text, and the forms present."""

@@ -7,13 +7,15 @@ in Chinese and English and the words that mark it.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationInfo, field_validator
+
 from .errors import SourceError
+from .tomlfile import DataModel, load_toml
 
 __all__ = ["Tag", "TagTable", "TAGS_PATH", "load_tags", "tag_table", "label", "TAGS"]
 
@@ -54,58 +56,71 @@ def _keyword(word: str) -> re.Pattern[str]:
     return re.compile(before + re.escape(word).replace(r"\ ", r"\s+") + after, re.I)
 
 
-def _strings(path: Path, where: str, key: str, value: Any) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise SourceError(path, f"{where}: {key} must be a list of non-empty strings")
+def _words(value: list[str], info: ValidationInfo) -> list[str]:
+    for number, word in enumerate(value, 1):
+        if not word.strip():
+            raise ValueError(f"field {info.field_name!r} item {number} is empty")
     return value
 
 
-def _tag(path: Path, number: int, table: Any) -> Tag:
-    where = f"[[tag]] #{number}"
-    if not isinstance(table, dict):
-        raise SourceError(path, f"{where}: expected a table")
-    tag_id = table.get("id")
-    if not isinstance(tag_id, str) or not _ID.fullmatch(tag_id):
-        raise SourceError(path, f"{where}: id {tag_id!r} must be lower-case letters, digits, '-'")
-    where = f"tag {tag_id!r}"
-    for key in ("zh", "en"):
-        if not isinstance(table.get(key), str) or not table[key].strip():
-            raise SourceError(path, f"{where}: missing label {key!r}")
-    unknown = sorted(set(table) - {"id", "zh", "en", "keywords", "patterns"})
-    if unknown:
-        raise SourceError(path, f"{where}: unknown field {unknown[0]!r}")
-    compiled = [_keyword(w) for w in _strings(path, where, "keywords", table.get("keywords", []))]
-    for pattern in _strings(path, where, "patterns", table.get("patterns", [])):
-        try:
-            compiled.append(re.compile(pattern, re.I | re.ASCII))
-        except re.error as exc:
-            raise SourceError(path, f"{where}: bad pattern {pattern!r}: {exc}") from None
-    return Tag(tag_id, table["zh"].strip(), table["en"].strip(), tuple(compiled))
+class _TagTable(DataModel):
+    """A `[[tag]]` table."""
+
+    id: str
+    zh: str
+    en: str
+    keywords: list[str] = []
+    patterns: list[str] = []
+
+    _words = field_validator("keywords", "patterns")(_words)
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if not _ID.fullmatch(value):
+            raise ValueError(f"id {value!r} must be lower-case letters, digits, '-'")
+        return value
+
+    @field_validator("zh", "en")
+    @classmethod
+    def _label(cls, value: str, info: ValidationInfo) -> str:
+        if not value.strip():
+            raise ValueError(f"label {info.field_name!r} is empty")
+        return value.strip()
+
+    @field_validator("patterns")
+    @classmethod
+    def _patterns(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern, re.I | re.ASCII)
+            except re.error as exc:
+                raise ValueError(f"bad pattern {pattern!r}: {exc}") from None
+        return value
+
+
+class _TagFile(DataModel):
+    fallback: str = ""
+    frameworks: dict[str, str] = {}
+    tag: list[_TagTable] = []
+
+
+def _tag(table: _TagTable) -> Tag:
+    compiled = [_keyword(w) for w in table.keywords] + [re.compile(p, re.I | re.ASCII) for p in table.patterns]
+    return Tag(table.id, table.zh, table.en, tuple(compiled))
 
 
 def load_tags(path: Path = TAGS_PATH) -> TagTable:
     """Read and check a tag table; a SourceError names the file and the tag at fault."""
-    try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SourceError(path, f"cannot read the tag table: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        line = re.search(r"line (\d+)", str(exc))
-        number = int(line[1]) if line else None
-        raise SourceError(path, f"TOML syntax error: {exc}", number) from None
+    doc = load_toml(path, _TagFile, "the tag table")
     tags: dict[str, Tag] = {}
-    for number, table in enumerate(data.get("tag", []), 1):
-        tag = _tag(path, number, table)
-        if tag.id in tags:
-            raise SourceError(path, f"tag {tag.id!r} is defined twice")
-        tags[tag.id] = tag
-    fallback = data.get("fallback", "")
-    if fallback not in tags:
-        raise SourceError(path, f"fallback {fallback!r} is not one of the tags")
-    frameworks = data.get("frameworks", {})
-    if not isinstance(frameworks, dict) or not all(isinstance(v, str) for v in frameworks.values()):
-        raise SourceError(path, "[frameworks] must map framework ids to display names")
-    return TagTable(tags, fallback, {k.lower(): v for k, v in frameworks.items()})
+    for number, table in enumerate(doc.model.tag):
+        if table.id in tags:
+            raise SourceError(doc.path, f"tag {table.id!r} is defined twice", doc.line(("tag", number)))
+        tags[table.id] = _tag(table)
+    if doc.model.fallback not in tags:
+        raise doc.error(f"fallback {doc.model.fallback!r} is not one of the tags", (), "fallback")
+    return TagTable(tags, doc.model.fallback, {k.lower(): v for k, v in doc.model.frameworks.items()})
 
 
 @lru_cache(maxsize=1)

@@ -381,6 +381,50 @@ def test_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
     assert to_mrkdwn(markdown) == mrkdwn
 
 
+@pytest.mark.parametrize(
+    ("markdown", "mrkdwn"),
+    [
+        pytest.param(
+            "Pass `**kwargs`, not **bold**:\n\n```python\nf(**kwargs)  # *all* & <more>\n```",
+            "Pass `**kwargs`, not *bold*:\n\n```\nf(**kwargs)  # *all* &amp; &lt;more&gt;\n```",
+            id="emphasis-marks-inside-code",
+        ),
+        pytest.param(
+            "Never <script>alert(1)</script> & <b>bold</b>",
+            "Never &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;",
+            id="html-in-text",
+        ),
+        pytest.param("See [train | eval](https://x.org/run) now", "See <https://x.org/run|train | eval> now", id="pipe-in-link-text"),
+        pytest.param("[**bold** `code`](https://x.org)", "<https://x.org|bold code>", id="formatting-in-link-text"),
+        pytest.param(
+            "1. first\n   - sub a\n     - deeper\n   - sub b\n2. second",
+            "1. first\n   • sub a\n     • deeper\n   • sub b\n2. second",
+            id="nested-lists",
+        ),
+        pytest.param("3. three\n4. four", "3. three\n4. four", id="numbered-from-three"),
+        pytest.param(
+            "Set --max-tokens-per-gpu to 4096; `--max-tokens-per-gpu` fixes KeyError: 1",
+            "Set --max-tokens-per-gpu to 4096; `--max-tokens-per-gpu` fixes KeyError: 1",
+            id="identifiers-kept-whole",
+        ),
+        pytest.param(
+            "## 如何续训\n\n**注意**：把 `--load` 设为 `--save` 的目录即可*续训*。\n\n> 参见[文档](https://x.org/zh)",
+            "*如何续训*\n\n*注意*：把 `--load` 设为 `--save` 的目录即可_续训_。\n\n> 参见<https://x.org/zh|文档>",
+            id="chinese",
+        ),
+        pytest.param("***both*** and ![logo](https://x.org/l.png)", "_*both*_ and <https://x.org/l.png|logo>", id="bold-italic-and-image"),
+        pytest.param(
+            "| flag | meaning |\n|---|---|\n| `--load` | resume <dir> |",
+            "*flag* | *meaning*\n`--load` | resume &lt;dir&gt;",
+            id="table",
+        ),
+        pytest.param("AT&amp;T &lt;tag&gt; \\[1\\]", "AT&amp;T &lt;tag&gt; [1]", id="entities-and-escapes"),
+    ],
+)
+def test_hard_cases_become_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
+    assert to_mrkdwn(markdown) == mrkdwn
+
+
 def test_every_entry_fits_slacks_limits(slack: TestClient) -> None:
     kb = slack.app.state.reloader.served.kb  # type: ignore[attr-defined]
     for entry in kb.entries:

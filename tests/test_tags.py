@@ -127,5 +127,5 @@ def test_duplicate_tag_and_missing_fallback(tmp_path):
         load_tags(write(tmp_path, USAGE + USAGE))
     with pytest.raises(SourceError, match="fallback 'usage' is not one of the tags"):
         load_tags(write(tmp_path, ""))
-    with pytest.raises(SourceError, match="missing label 'en'"):
+    with pytest.raises(SourceError, match="tag 'usage': missing required field 'en'"):
         load_tags(write(tmp_path, USAGE.replace('en = "Usage"\n', "")))

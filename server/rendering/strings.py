@@ -6,11 +6,14 @@ else from the best match in `Accept-Language`, else English.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from pydantic import RootModel, ValidationInfo, field_validator
+
+from kb.tomlfile import DataModel, load_toml
 
 __all__ = ["LANGS", "DEFAULT_LANG", "COOKIE", "CONTENT_COOKIE", "Translator", "strings", "negotiate", "choose_lang"]
 
@@ -21,16 +24,29 @@ CONTENT_COOKIE = "kb_hl"  # the language an entry page was last switched to
 STRINGS_FILE = Path(__file__).with_name("strings.toml")
 
 
+class _Text(DataModel):
+    """One string in both languages: a text, or a list of texts (`t.list`)."""
+
+    zh: str | list[str]
+    en: str | list[str]
+
+    @field_validator("zh", "en", mode="before")
+    @classmethod
+    def _text(cls, value: Any, info: ValidationInfo) -> Any:
+        if not (isinstance(value, str) or isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise ValueError(f"field {info.field_name!r} must be a string or a list of strings, got {value!r}")
+        if not value:
+            raise ValueError(f"field {info.field_name!r} is empty")
+        return value
+
+
+_Strings = RootModel[dict[str, _Text]]
+
+
 @lru_cache(maxsize=1)
 def strings() -> dict[str, dict[str, Any]]:
     """The string table: {key: {"zh": ..., "en": ...}}; every key must have both languages."""
-    with STRINGS_FILE.open("rb") as f:
-        table = tomllib.load(f)
-    for key, values in table.items():
-        missing = [lang for lang in LANGS if lang not in values]
-        if missing:
-            raise ValueError(f"{STRINGS_FILE}: {key!r} has no {', '.join(missing)} text")
-    return table
+    return load_toml(STRINGS_FILE, _Strings, "the string table").data
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import partial
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,12 @@ from .markdown import mark_terms, plain_text, render_markdown
 
 __all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "content_lang", "SECURITY_HEADERS"]
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent.parent / "templates"
+# The pages and static files: `server/templates/` in an installed wheel (setup.py puts the
+# top-level `templates/` there), `templates/` beside `server/` in a source checkout.
+_SERVER_DIR = Path(str(files("server"))).resolve()
+TEMPLATES_DIR = next(
+    (d for d in (_SERVER_DIR / "templates", _SERVER_DIR.parent / "templates") if d.is_dir()), _SERVER_DIR.parent / "templates"
+)
 STATIC_DIR = TEMPLATES_DIR / "static"
 
 # Pages load scripts, styles and fonts from this server only; nothing inline, no CDN. (Every

@@ -1,33 +1,28 @@
 """Slack mrkdwn: entry Markdown rewritten for Slack, user text escaped, long text trimmed safely.
 
-Slack reads `&`, `<` and `>` as control characters, so every one that is not part of a
-link is written as an entity. Markdown links become `<url|text>` (http, https and mailto
-only), `**bold**` becomes `*bold*`, `*italic*` becomes `_italic_`, headings become bold
-lines, list bullets become `•`, and fenced code stays fenced (without its language name,
-which Slack would print).
+The Markdown is parsed by markdown-it-py (the parser the pages use: CommonMark, raw HTML
+off, tables and strikethrough on) and its syntax tree written out as mrkdwn: `**bold**`
+becomes `*bold*`, `*italic*` `_italic_`, `~~gone~~` `~gone~`, links `<url|text>` (http,
+https and mailto only; any other link is just its text), headings bold lines, list items
+`•` or `1.` lines, block quotes `>` lines, and code spans and fenced code stay as written
+(a fence without its language name, which Slack would print). Slack reads `&`, `<` and `>`
+as control characters everywhere, code included, so every one of them is written as an
+entity; nothing else is escaped.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit
+
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
 
 __all__ = ["escape", "to_mrkdwn", "link", "trim"]
 
-_LINK = re.compile(
-    r"(!?)\[((?:\\.|[^\]\\\n])*)\]\(\s*<?((?:[^()\s>]|\([^()\s]*\))+)>?(?:\s+[\"'][^\"'\n]*[\"'])?\s*\)"
-)
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
-_PLACEHOLDER = re.compile(r"\x00(\d+)\x00")
-_ITALIC = re.compile(r"(?<![*\w])\*(?![*\s])(.+?)(?<![*\s])\*(?![*\w])")
-_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*|__(?=\S)(.+?)(?<=\S)__")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_BULLET = re.compile(r"^(\s*)[-*+]\s+")
-_QUOTE = re.compile(r"^\s*>\s?")
 _SAFE_SCHEMES = ("http", "https", "mailto")
+_MARKS = {"strong": "*", "em": "_", "s": "~"}
 
 
 def escape(text: str) -> str:
@@ -48,72 +43,122 @@ def link(url: str, text: str) -> str:
     return f"<{safe}|{escape(text)}>" if safe else escape(text)
 
 
-class _Stash:
-    """Finished pieces set aside while the rest of a line is converted, restored at the end."""
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-
-    def put(self, text: str) -> str:
-        self.pieces.append(text)
-        return f"\x00{len(self.pieces) - 1}\x00"
-
-    def restore(self, text: str) -> str:
-        for _ in range(3):  # a link's label may hold stashed pieces of its own
-            text = _PLACEHOLDER.sub(lambda m: self.pieces[int(m.group(1))], text)
-        return text
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    # Every link is parsed; the writer keeps the safe ones and writes the others as their text.
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    return md
 
 
-def _emphasis(text: str) -> str:
-    text = _ITALIC.sub(r"_\1_", text)
-    text = _BOLD.sub(lambda m: f"*{m.group(1) or m.group(2)}*", text)
-    return _STRIKE.sub(r"~\1~", text)
+class _Code(str):
+    """A line of a code block: written as it is, never indented under a list item."""
 
 
-def _inline(text: str) -> str:
-    stash = _Stash()
-    text = _CODE_SPAN.sub(lambda m: stash.put(f"`{escape(m.group(2))}`"), text)
-    text = _ESCAPED.sub(lambda m: stash.put(escape(m.group(1))), text)
+# --- inline ------------------------------------------------------------------------------
 
-    def as_link(match: re.Match[str]) -> str:
-        label = re.sub(r"\*\*|__", "", match.group(2)) or match.group(3)
-        safe = _url(match.group(3))
-        return stash.put(f"<{safe}|{escape(label)}>" if safe else escape(label))
+def _inline(node: SyntaxTreeNode, mode: str = "") -> str:
+    """The mrkdwn of an inline node's children. `mode` is "" (all formatting), "heading"
+    (no bold: the line is bold already) or "plain" (a link's text: no formatting at all)."""
+    out: list[str] = []
+    for child in node.children:
+        kind = child.type
+        if kind == "text":
+            out.append(escape(child.content))
+        elif kind == "code_inline":
+            out.append(escape(child.content) if mode == "plain" else f"`{escape(child.content)}`")
+        elif kind in ("softbreak", "hardbreak"):
+            out.append(" " if mode == "plain" else "\n")
+        elif kind in _MARKS:
+            inner = _inline(child, mode)
+            bare = mode == "plain" or (mode == "heading" and kind == "strong")
+            out.append(inner if bare or not inner else f"{_MARKS[kind]}{inner}{_MARKS[kind]}")
+        elif kind in ("link", "image"):
+            out.append(_link(child, mode))
+        else:
+            out.append(escape(child.content))
+    return "".join(out)
 
-    text = _LINK.sub(as_link, text)
-    return stash.restore(escape(_emphasis(text)))
+
+def _link(node: SyntaxTreeNode, mode: str) -> str:
+    label = _inline(node, "plain")
+    if node.markup == "autolink":  # `<https://…>` is Slack's own link syntax: shown as written
+        return f"&lt;{label}&gt;"
+    url = str(node.attrs.get("href" if node.type == "link" else "src", ""))
+    safe = _url(url)
+    if safe is None or mode == "plain":
+        return label
+    return f"<{safe}|{label or escape(url)}>"
+
+
+# --- blocks ------------------------------------------------------------------------------
+
+def _blocks(nodes: list[SyntaxTreeNode], separator: str) -> list[str]:
+    """The lines of a run of blocks, `separator` (a blank line or none) between them."""
+    lines: list[str] = []
+    for node in nodes:
+        block = _block(node)
+        if not block:
+            continue
+        if lines and separator:
+            lines.append("")
+        lines.extend(block)
+    return lines
+
+
+def _block(node: SyntaxTreeNode) -> list[str]:
+    kind = node.type
+    if kind == "paragraph":
+        return _inline(node.children[0]).split("\n")
+    if kind == "heading":
+        title = _inline(node.children[0], "heading").strip()
+        return [f"*{line}*" for line in title.split("\n") if line.strip()]
+    if kind in ("fence", "code_block"):
+        code = node.content.removesuffix("\n")
+        return [_Code("```"), *(_Code(escape(line)) for line in code.split("\n")), _Code("```")]
+    if kind == "blockquote":
+        return [f"> {line}".rstrip() for line in _blocks(node.children, "\n")]
+    if kind in ("bullet_list", "ordered_list"):
+        return _list(node)
+    if kind == "table":
+        return _table(node)
+    if kind == "hr":
+        return ["---"]
+    return [escape(line) for line in node.content.split("\n")] if node.content else []
+
+
+def _list(node: SyntaxTreeNode) -> list[str]:
+    ordered = node.type == "ordered_list"
+    start = int(node.attrs.get("start", 1)) if ordered else 1
+    tight = all(p.hidden for item in node.children for p in item.children if p.type == "paragraph")
+    lines: list[str] = []
+    for number, item in enumerate(node.children, start):
+        marker = f"{number}. " if ordered else "• "
+        body = _blocks(item.children, "" if tight else "\n") or [""]
+        lines.append(marker + body[0])
+        indent = " " * len(marker)
+        lines.extend(line if isinstance(line, _Code) or not line else indent + line for line in body[1:])
+    return lines
+
+
+def _table(node: SyntaxTreeNode) -> list[str]:
+    """A table as one line per row, cells split by ` | `, the header cells bold."""
+    lines: list[str] = []
+    for row in (row for part in node.children for row in part.children):
+        cells = [_inline(cell.children[0], "heading") if cell.children else "" for cell in row.children]
+        header = row.children and row.children[0].type == "th"
+        lines.append(" | ".join(f"*{c}*" if header and c else c for c in cells))
+    return lines
 
 
 def to_mrkdwn(markdown: str) -> str:
     """Slack mrkdwn for Markdown text (an entry's answer, or an answer the LLM wrote)."""
-    out: list[str] = []
-    fence = ""
-    for line in markdown.replace("\x00", "").replace("\r\n", "\n").split("\n"):
-        opener = _FENCE.match(line)
-        if fence:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                out.append("```")
-                fence = ""
-            else:
-                out.append(escape(line))
-            continue
-        if opener:
-            fence = opener.group(1)
-            out.append("```")
-            continue
-        if heading := _HEADING.match(line):
-            title = re.sub(r"\*\*|__", "", heading.group(1))
-            out.append(f"*{_inline(title)}*" if title else "")
-        elif bullet := _BULLET.match(line):
-            out.append(f"{bullet.group(1)}• {_inline(line[bullet.end():])}")
-        elif quote := _QUOTE.match(line):
-            out.append(f"> {_inline(line[quote.end():])}")
-        else:
-            out.append(_inline(line))
-    if fence:
-        out.append("```")
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+    tree = SyntaxTreeNode(_parser().parse(markdown.replace("\x00", "")))
+    return "\n".join(_blocks(tree.children, "\n")).strip("\n")
 
+
+# --- trimming ------------------------------------------------------------------------------
 
 def trim(text: str, limit: int, more: str = "") -> str:
     """`text` if it fits in `limit` characters; else cut at a line break, then `…` and `more` (a link).

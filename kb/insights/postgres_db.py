@@ -9,6 +9,7 @@ write waits at most `timeout` seconds for a connection, then fails with
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -22,6 +23,19 @@ __all__ = ["PostgresDatabase", "TIMEOUT"]
 TIMEOUT = 5.0  # seconds to wait for a connection (and to make one)
 POOL_SIZE = 4  # connections per process: the writer thread and a few readers of /insights
 MIGRATION_LOCK = 0x6B62_696E  # the advisory lock held while the schema is upgraded
+
+
+POOL_NAME = "kb-insights"
+
+
+class _ReportedByTheWriter(logging.Filter):
+    """Drops the pool's line for each failed attempt to reconnect: the insights writer logs one line per outage."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (str(record.msg).startswith("error connecting in") and record.args and record.args[0] == POOL_NAME)
+
+
+logging.getLogger("psycopg.pool").addFilter(_ReportedByTheWriter())
 
 
 class _Cursor:
@@ -48,7 +62,7 @@ class PostgresDatabase:
         self.busy_timeout = timeout  # for new pools only: this one keeps the timeout it was made with
         self.location = redact(url)
         self._pool = ConnectionPool(
-            url, min_size=1, max_size=size, timeout=timeout, open=False, name="kb-insights",
+            url, min_size=1, max_size=size, timeout=timeout, open=False, name=POOL_NAME,
             kwargs={"autocommit": True, "connect_timeout": max(int(timeout), 1)},
             check=ConnectionPool.check_connection,
         )

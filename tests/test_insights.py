@@ -446,10 +446,12 @@ def run_cli(settings: Settings, *argv: str) -> int:
     return int(args.run(settings, args))
 
 
-def test_kb_insights_prints_the_tables_for_a_terminal(settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_kb_insights_prints_the_tables_for_a_terminal(
+    settings: Settings, tmp_path: Path, where: Path | str, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "index").symlink_to(settings.index_dir)
-    mine = settings.with_(data_dir=tmp_path)
-    store = InsightsStore(store_path(tmp_path))
+    mine = settings.with_(data_dir=tmp_path, database_url=where if isinstance(where, str) else "")
+    store = InsightsStore(where)
     now = time.time()
     store.add_questions([
         question("如何续训呀", "zh", at=now - 3600), question("how do I resume training", at=now - 2 * DAY),

@@ -128,3 +128,15 @@ def test_kb_database_url_must_be_a_postgresql_url() -> None:
     assert Settings.from_env({}).database_url == ""
     with pytest.raises(SettingsError, match=r"KB_DATABASE_URL.*mysql://u:\*\*\*@h/db.*postgresql:// URL"):
         Settings.from_env({"KB_DATABASE_URL": "mysql://u:pw@h/db"})
+
+
+def test_without_postgresql_the_tests_fail_in_ci_and_are_skipped_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
+    import postgres
+
+    monkeypatch.setattr(postgres, "find_binaries", lambda: None)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"PostgreSQL is not installed .*apt-get install postgresql"):
+        postgres.PostgresServer()
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match=r"PostgreSQL is not installed"):
+        postgres.PostgresServer()

@@ -147,9 +147,10 @@ def test_a_vote_with_a_session_from_the_other_replica_counts_once_on_both(
         assert (row["not_helpful"], row["helpful"]) == ("1", "0")
 
 
-def load(replicas: list[Replica], clients: int, prefix: str, stop: threading.Event | None = None, each: int = 8,
-         ) -> tuple[list[str], list[str]]:
-    """`clients` threads searching both replicas in turn: (questions answered, failures)."""
+def load(
+    replicas: list[Replica], clients: int, prefix: str, stop: threading.Event | None = None, each: int = 8
+) -> tuple[list[str], list[str]]:
+    """`clients` threads searching both replicas in turn, `each` searches or until `stop`: (questions answered, failures)."""
     answered: list[str] = []
     failures: list[str] = []
     start = threading.Barrier(clients)
@@ -162,10 +163,13 @@ def load(replicas: list[Replica], clients: int, prefix: str, stop: threading.Eve
                 q = f"{prefix} client {n} question {i} about resuming training"
                 try:
                     response = http.get(f"{replicas[(n + i) % 2].url}/api/search", params={"q": q})
-                    (answered if response.status_code == 200 else failures).append(q if response.status_code == 200
-                                                                                 else f"{response.status_code} {q}")
                 except httpx.HTTPError as exc:
                     failures.append(f"{type(exc).__name__}: {exc}")
+                else:
+                    if response.status_code == 200:
+                        answered.append(q)
+                    else:
+                        failures.append(f"{response.status_code} {q}")
                 i += 1
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]

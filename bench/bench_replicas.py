@@ -64,8 +64,10 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
     rounds, seconds = (1, 5.0) if quick else (4, 20.0)
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         if not database_url:
-            from postgres import PostgresServer
+            from postgres import PostgresServer, find_binaries
 
+            if find_binaries() is None:
+                raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql), and no --database-url")
             server = PostgresServer()
             stack.callback(server.close)
             database_url = server.create_database("bench")

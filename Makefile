@@ -21,6 +21,9 @@ install-test: $(BIN)/python
 	@{ test -x /usr/bin/chromium && test -d /usr/share/fonts/opentype/noto; } || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
 	  else echo "browser tests need Chromium and CJK fonts: sudo apt-get install chromium fonts-noto-cjk"; fi; }
+	@{ command -v pg_ctl >/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+	  else echo "the PostgreSQL tests need PostgreSQL's server: sudo apt-get install postgresql"; fi; }
 
 serve: install
 	$(BIN)/kb ingest

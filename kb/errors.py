@@ -107,5 +107,6 @@ class InsightsUnavailable(KBError):
     """The insights database cannot be opened, upgraded or written."""
 
     def __init__(self, path: Path | str, message: str):
-        self.path, self.message = Path(path), message
+        # A file's path, or a PostgreSQL URL (without its password) kept as written.
+        self.path, self.message = (path if "://" in str(path) else Path(path)), message
         super().__init__(f"insights database {path}: {message}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping
@@ -49,6 +50,10 @@ class Settings:
     )
     slack_signing_secret: str = _setting("", "the Slack app's signing secret; the Slack routes are off without it")
     admin_token: str = _setting("", "bearer token for /insights and admin routes; they are off without it")
+    database_url: str = _setting(
+        "", "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
+            "every worker and replica (empty: a SQLite file in KB_DATA_DIR; needs the `pg` extra)"
+    )
     insights_slack_ids: bool = _setting(False, "record Slack team and channel ids with questions")
     insights_retention_days: int = _setting(90, "questions and votes older than this are pruned")
     insights_queue_size: int = _setting(
@@ -73,6 +78,8 @@ class Settings:
     def __post_init__(self) -> None:
         _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
         _parse_proxies(self.trusted_proxies)
+        if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
+            raise SettingsError("KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty")
 
     @property
     def rate(self) -> tuple[int, float] | None:
@@ -150,6 +157,11 @@ def _parse_proxies(raw: str) -> tuple[str, ...]:
                 "KB_TRUSTED_PROXIES", raw, f"IP addresses or networks separated by commas ({proxy!r} is neither)"
             ) from None
     return proxies
+
+
+def _without_password(text: str) -> str:
+    """A malformed URL as an error may show it: anything between `:` and `@` hidden."""
+    return re.sub(r":[^:@/]*@", ":***@", text)
 
 
 def _convert(name: str, raw: str, default: Any, zero_off: bool = False) -> Any:

@@ -96,3 +96,22 @@ def artifacts() -> Path:
     """Where screenshots go (gitignored)."""
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A PostgreSQL server for the session (tests/postgres.py); each test makes its own database in it."""
+    from postgres import PostgresServer
+
+    server = PostgresServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def database_url(postgres: Any, request: pytest.FixtureRequest) -> str:
+    """A new, empty PostgreSQL database for this test."""
+    import re
+
+    name = "t_" + re.sub(r"\W", "_", request.node.name.lower())[:50] + f"_{time.monotonic_ns() % 10**9}"
+    return postgres.create_database(name)

@@ -1,4 +1,5 @@
-"""The insights store on a real SQLite file: schema and migrations, votes, pruning, many writers at once;
+"""The insights store on a real SQLite file and a real PostgreSQL database: schema and migrations, votes, pruning,
+many writers at once;
 grouping unanswered questions by meaning; the report tables, CSV and the `kb insights` command."""
 
 from __future__ import annotations
@@ -39,8 +40,21 @@ def question(text: str, lang: str = "en", channel: str = "web", answered: bool =
                     top_score=0.5 if entry else None, latency_ms=12.5, asked_at=at, **more)  # type: ignore[arg-type]
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """Where a store lives: a SQLite file, or a new PostgreSQL database (tests/postgres.py)."""
+    return request.getfixturevalue("database_url") if request.param == "postgres" else store_path(tmp_path)
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> InsightsStore:
+def store(where: Path | str) -> InsightsStore:
+    opened = InsightsStore(where)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> InsightsStore:
     opened = InsightsStore(store_path(tmp_path))
     yield opened
     opened.close()
@@ -56,7 +70,8 @@ def columns(path: Path, name: str) -> list[str]:
         return [row[1] for row in db.execute(f"PRAGMA table_info({name})")]
 
 
-def test_a_new_file_has_the_current_schema_in_wal_mode(store: InsightsStore) -> None:
+def test_a_new_file_has_the_current_schema_in_wal_mode(sqlite_store: InsightsStore) -> None:
+    store = sqlite_store
     assert store.path.name == "insights.sqlite"
     assert store.schema_version() == SCHEMA_VERSION == 3
     with sqlite3.connect(store.path) as db:
@@ -120,14 +135,14 @@ def test_one_vote_per_entry_per_voter_and_the_last_one_counts(store: InsightsSto
     assert store.count("votes") == 4 and store.totals(0).unhelpful == 2
 
 
-def test_pseudonyms_are_keyed_per_database_and_never_the_id(tmp_path: Path, store: InsightsStore) -> None:
+def test_pseudonyms_are_keyed_per_database_and_never_the_id(tmp_path: Path, where: Path | str, store: InsightsStore) -> None:
     same = store.pseudonym("slack:T1:U123")
     assert same == store.pseudonym("slack:T1:U123") != store.pseudonym("slack:T1:U124")
     assert "U123" not in same and len(same) == 32
     other = InsightsStore(tmp_path / "other" / "insights.sqlite")
     assert other.pseudonym("slack:T1:U123") != same  # a random key per database: not a plain hash
     other.close()
-    reopened = InsightsStore(store.path)
+    reopened = InsightsStore(where)
     assert reopened.pseudonym("slack:T1:U123") == same
     reopened.close()
 
@@ -202,9 +217,9 @@ def test_prune_deletes_only_rows_older_than_the_cutoff(store: InsightsStore) -> 
     assert store.prune(T0 + DAY) == (0, 0)
 
 
-def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(store: InsightsStore) -> None:
-    """16 threads, each with its own connection, plus another store on the same file (as a second worker)."""
-    second = InsightsStore(store.path)
+def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(where: Path | str, store: InsightsStore) -> None:
+    """16 threads, each with its own connection, plus another store on the same database (as a second worker)."""
+    second = InsightsStore(where)
     threads, per_thread = 16, 60
     errors: list[BaseException] = []
     start = threading.Barrier(threads)
@@ -230,7 +245,8 @@ def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(store:
     assert errors == []
     assert store.count("questions") == threads * per_thread
     assert store.count("votes") == threads * per_thread
-    print(f"\n{2 * threads * per_thread / seconds:.0f} single-row transactions per second from {threads} threads")
+    print(f"\n{2 * threads * per_thread / seconds:.0f} single-row transactions per second from {threads} threads "
+          f"({store.dialect})")
 
 
 def asked(text: str, lang: str, count: int = 1, at: float = T0) -> AskedQuestion:
@@ -341,16 +357,16 @@ def test_the_report_tables_and_their_csv(store: InsightsStore, finder: GapFinder
 
 
 def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_come_back(
-    tmp_path: Path, finder: GapFinder
+    where: Path | str, finder: GapFinder
 ) -> None:
-    store = InsightsStore(store_path(tmp_path))
+    store = InsightsStore(where)
     store.add_questions([question("what's the weather in Beijing", at=T0), question("how do I resume training", at=T0)])
     report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
     [weather] = [g for g in report.gaps if "weather" in g.label]
     store.dismiss_gap([q.text for q in weather.questions])
     store.close()
 
-    reopened = InsightsStore(store_path(tmp_path))  # kept in the file, as across a restart
+    reopened = InsightsStore(where)  # kept in the database, as across a restart
     reopened.add_questions([question("北京天气怎么样", "zh", at=T0 + 2)])  # the same topic, asked anew
     report = gather(reopened, finder, parse_since("7d"), {}, now=T0 + DAY)
     assert [g.label for g in report.gaps] == ["how do I resume training"]
@@ -430,10 +446,12 @@ def run_cli(settings: Settings, *argv: str) -> int:
     return int(args.run(settings, args))
 
 
-def test_kb_insights_prints_the_tables_for_a_terminal(settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_kb_insights_prints_the_tables_for_a_terminal(
+    settings: Settings, tmp_path: Path, where: Path | str, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "index").symlink_to(settings.index_dir)
-    mine = settings.with_(data_dir=tmp_path)
-    store = InsightsStore(store_path(tmp_path))
+    mine = settings.with_(data_dir=tmp_path, database_url=where if isinstance(where, str) else "")
+    store = InsightsStore(where)
     now = time.time()
     store.add_questions([
         question("如何续训呀", "zh", at=now - 3600), question("how do I resume training", at=now - 2 * DAY),

@@ -194,8 +194,8 @@ def test_nul_bytes_never_reach_the_insights_database(settings: Settings) -> None
                 "session": chat.json()["session"]}
         assert client.post("/api/feedback", json=vote).status_code == 202
         assert recorder.flush()
-        db = recorder.store._db()
-        questions = [text for (text,) in db.execute("SELECT text FROM questions WHERE text LIKE 'nul%'")]
-        votes = db.execute("SELECT question, comment FROM votes WHERE question LIKE 'vote%'").fetchall()
+        db = recorder.store._db
+        questions = [text for (text,) in db.rows("SELECT text FROM questions WHERE text LIKE 'nul%'")]
+        votes = db.rows("SELECT question, comment FROM votes WHERE question LIKE 'vote%'")
     assert questions == ["nul question about resume"]
     assert votes == [("vote question", "bad answer")]

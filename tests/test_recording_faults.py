@@ -20,6 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from kb.insights import InsightsStore, store_path
+from kb.insights.sqlite_db import SqliteDatabase
 from kb.settings import Settings
 from server import create_app
 
@@ -38,16 +39,16 @@ def writer_connection_pragma(monkeypatch: pytest.MonkeyPatch) -> Callable[[Calla
     """`apply(pragma)`: run `pragma` on the connection the recorder's writer thread opens."""
 
     def apply(pragma: Callable[[sqlite3.Connection], None]) -> None:
-        original = InsightsStore._db
+        original = SqliteDatabase._db
 
-        def db(store: InsightsStore) -> sqlite3.Connection:
-            fresh = getattr(store._local, "db", None) is None
-            connection = original(store)
+        def db(database: SqliteDatabase) -> sqlite3.Connection:
+            fresh = getattr(database._local, "db", None) is None
+            connection = original(database)
             if fresh and threading.current_thread().name == WRITER:
                 pragma(connection)
             return connection
 
-        monkeypatch.setattr(InsightsStore, "_db", db)
+        monkeypatch.setattr(SqliteDatabase, "_db", db)
 
     return apply
 

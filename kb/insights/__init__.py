@@ -1,6 +1,8 @@
 """Insights: the questions people asked and their votes, recorded, grouped into gaps, and reported.
 
-- `store`, `migrations`, `records`: the SQLite file, its schema and the rows it holds;
+- `store`, `migrations`, `records`: the database, its schema and the rows it holds; the
+  store talks to a SQLite file (`sqlite_db`) or to PostgreSQL (`postgres_db`, with `sql`
+  translating the statements);
 - `recorder`, `writer`: what answering code calls to record, and the thread that writes;
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
   for each group, the answers that may be wrong;

@@ -52,9 +52,9 @@ def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
 
     window = parse_since(args.since)
     path = store_path(settings.data_dir)
-    if not path.exists():
+    if not settings.database_url and not path.exists():
         raise InsightsUnavailable(path, "does not exist: nothing has been recorded yet (the server records as it answers)")
-    store = InsightsStore(path)
+    store = InsightsStore(settings.database_url or path)
     try:
         finder = GapFinder(open_embedder(settings.embed_model))
         report = gather(store, finder, window, _entry_questions(settings), limit=max(args.limit, 1))

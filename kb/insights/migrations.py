@@ -1,14 +1,16 @@
-"""The insights database's schema: numbered migrations, from an empty file to the current version.
+"""The insights database's schema: numbered migrations, from an empty database to the current version.
 
 Each migration takes the file from the version before it to its own number (1-based); its
 statements are separated by ";\n". `upgrade` runs inside the caller's transaction, with the
 update of the version table, so a file is upgraded whole or not at all. A migration only
-ever adds (tables, columns, indexes): rows written by an older version are kept.
+ever adds (tables, columns, indexes): rows written by an older version are kept. The same
+list builds SQLite and PostgreSQL: the statements are SQLite's, translated for PostgreSQL
+(`kb.insights.sql.to_postgres`) by the connection they run on.
 """
 
 from __future__ import annotations
 
-import sqlite3
+from typing import Any
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "version_of", "upgrade"]
 
@@ -61,13 +63,13 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def version_of(db: sqlite3.Connection) -> int:
+def version_of(db: Any) -> int:
     """The file's schema version (0 for a new file)."""
     db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
     return int(db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0)
 
 
-def upgrade(db: sqlite3.Connection, version: int) -> None:
+def upgrade(db: Any, version: int) -> None:
     """Apply the migrations after `version`, in the caller's transaction."""
     for number in range(version + 1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[number - 1].split(";\n"):

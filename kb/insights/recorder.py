@@ -45,13 +45,13 @@ class Recorder(Writer):
 
     @classmethod
     def open(cls, settings: Settings) -> "Recorder":
-        """A recorder writing to the data directory's insights database; without one if it cannot be opened."""
+        """A recorder writing to KB_DATABASE_URL, or else the data directory's insights file; without one if it cannot be opened."""
         try:
-            store = InsightsStore(store_path(settings.data_dir))
+            store = InsightsStore(settings.database_url or store_path(settings.data_dir))
         except InsightsUnavailable as exc:
             log.warning("questions and votes are not recorded, and feedback is off: %s", exc)
             return cls(None, settings, problem=str(exc))
-        log.info("recording questions and votes in %s", store.path)
+        log.info("recording questions and votes in %s", store.location)
         return cls(store, settings)
 
     @property

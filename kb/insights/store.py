@@ -1,10 +1,12 @@
-"""The insights store: the questions people asked and their votes, in a SQLite file.
+"""The insights store: the questions people asked and their votes, in a SQLite file or in PostgreSQL.
 
-One file in the data directory (`insights.sqlite`), in WAL mode so readers never wait for
-the writer, with one connection per thread. The schema is built by numbered migrations
-and a version table (`kb/insights/migrations.py`): opening an older file upgrades it in
-one transaction, keeping every row; a file from a newer version is refused. Nothing here
-knows about HTTP: the server and the `kb insights` command both read and write through
+By default one file in the data directory (`insights.sqlite`, `kb/insights/sqlite_db.py`);
+with `KB_DATABASE_URL` a PostgreSQL database that every worker and replica shares
+(`kb/insights/postgres_db.py`). The statements below are written once and translated for
+PostgreSQL (`kb/insights/sql.py`). The schema is built by numbered migrations and a
+version table (`kb/insights/migrations.py`): opening an older database upgrades it in one
+transaction, keeping every row; one from a newer version is refused. Nothing here knows
+about HTTP: the server and the `kb insights` command both read and write through
 `InsightsStore`. What a row holds is described in `kb/insights/records.py`.
 """
 
@@ -13,17 +15,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import sqlite3
-import threading
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..errors import InsightsUnavailable
 from .migrations import SCHEMA_VERSION, upgrade, version_of
 from .records import (
     MAX_TEXT, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, Question, Totals, Vote, question_key,
 )
+from .sql import is_database_url, redact
+from .sqlite_db import SqliteDatabase
 
 __all__ = ["InsightsStore", "store_path", "BUSY_TIMEOUT"]
 
@@ -31,62 +33,73 @@ BUSY_TIMEOUT = 5.0  # seconds a write waits for another writer (another worker p
 
 
 def store_path(data_dir: Path) -> Path:
-    """Where the insights database lives in a data directory."""
+    """Where the insights database lives in a data directory (without `KB_DATABASE_URL`)."""
     return data_dir / "insights.sqlite"
 
 
+def _database(postgres: bool) -> Any:
+    """The class that talks to one kind of database (psycopg is imported only for PostgreSQL)."""
+    if postgres:
+        from .postgres_db import PostgresDatabase
+
+        return PostgresDatabase
+    return SqliteDatabase
+
+
 class InsightsStore:
-    """The insights database at `path`: created or upgraded on open, one connection per thread."""
+    """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open."""
 
-    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT):
-        self.path = Path(path)
-        self.busy_timeout = busy_timeout
-        self._local = threading.local()
-        self._all: dict[int, sqlite3.Connection] = {}  # by thread id, to close them all
-        self._lock = threading.Lock()
+    def __init__(self, where: Path | str, busy_timeout: float = BUSY_TIMEOUT):
+        self.path: Path | None = None if is_database_url(where) else Path(where)
+        self.location = redact(str(where)) if self.path is None else str(self.path)
+        self._db: Any = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            db = self._db()
-            db.execute("PRAGMA journal_mode=WAL")
-            self._migrate(db)
-            self._key = self._secret(db)
-        except (sqlite3.Error, OSError) as exc:
+            database = _database(self.path is None)
+        except ImportError as exc:
+            raise InsightsUnavailable(self.location, f"needs psycopg ({exc}): pip install 'kb[pg]'") from None
+        try:
+            self._db = database(self.path or str(where), busy_timeout)
+            self._migrate()
+            self._key = self._secret()
+        except database.errors as exc:
             self.close()
-            raise InsightsUnavailable(self.path, f"cannot be opened ({type(exc).__name__}: {exc})") from None
-
-    def _db(self) -> sqlite3.Connection:
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is None:
-            # Autocommit mode: each write below opens and commits its own transaction.
-            db = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; a crash loses at most the last commits
-            self._local.db = db
-            with self._lock:
-                # Threads come and go (a server's thread pool): close the connections of those gone.
-                alive = {t.ident for t in threading.enumerate()}
-                for ident in [i for i in self._all if i not in alive or i == threading.get_ident()]:
-                    self._all.pop(ident).close()
-                self._all[threading.get_ident()] = db
-        return db
-
-    def _migrate(self, db: sqlite3.Connection) -> None:
-        db.execute("BEGIN IMMEDIATE")  # one process upgrades; the others wait, then see the new version
-        try:
-            version = version_of(db)
-            if version > SCHEMA_VERSION:
-                raise InsightsUnavailable(self.path, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}")
-            upgrade(db, version)
-            db.execute("COMMIT")
+            raise InsightsUnavailable(self.location, f"cannot be opened ({type(exc).__name__}: {exc})") from None
         except BaseException:
-            db.execute("ROLLBACK")
+            self.close()
             raise
 
-    def _secret(self, db: sqlite3.Connection) -> bytes:
-        db.execute("INSERT OR IGNORE INTO meta VALUES ('voter_key', ?)", (secrets.token_hex(32),))
-        return bytes.fromhex(db.execute("SELECT value FROM meta WHERE key = 'voter_key'").fetchone()[0])
+    @property
+    def busy_timeout(self) -> float:
+        """Seconds a write waits for a lock (SQLite) or a connection (PostgreSQL); a change applies to new connections."""
+        return float(self._db.busy_timeout)
+
+    @busy_timeout.setter
+    def busy_timeout(self, seconds: float) -> None:
+        self._db.busy_timeout = seconds
+
+    @property
+    def dialect(self) -> str:
+        """`sqlite` or `postgres`."""
+        return str(self._db.dialect)
+
+    def unreachable(self, exc: BaseException) -> bool:
+        """Whether `exc` says the database server cannot be reached (it may come back), not that a write was wrong."""
+        return bool(self._db.unreachable(exc))
+
+    def _migrate(self) -> None:
+        with self._db.transaction(exclusive=True) as db:  # one process upgrades; the others wait, then see the new version
+            version = version_of(db)
+            if version > SCHEMA_VERSION:
+                raise InsightsUnavailable(self.location, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}")
+            upgrade(db, version)
+
+    def _secret(self) -> bytes:
+        with self._db.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('voter_key', ?)", (secrets.token_hex(32),))
+        return bytes.fromhex(self._db.rows("SELECT value FROM meta WHERE key = 'voter_key'")[0][0])
 
     def schema_version(self) -> int:
-        return int(self._db().execute("SELECT max(version) FROM schema_version").fetchone()[0])
+        return int(self._db.rows("SELECT max(version) FROM schema_version")[0][0])
 
     def pseudonym(self, identity: str) -> str:
         """A keyed hash of a session id or Slack user: the same for the same identity, and not reversible."""
@@ -108,7 +121,10 @@ class InsightsStore:
         return len(rows)
 
     def add_votes(self, votes: Iterable[Vote]) -> int:
-        """Record votes: one per voter per entry, so a later vote (for whichever question) replaces the earlier."""
+        """Record votes: one per voter per entry, so a later vote (for whichever question) replaces the earlier.
+
+        The same vote written by two servers at once (the same session on two replicas) stays one row.
+        """
         latest = {(v.voter, v.entry_id): v for v in votes}.values()
         rows = [
             (v.voted_at, v.entry_id, v.question[:MAX_TEXT], int(v.helpful), v.voter, v.channel, v.reason,
@@ -118,7 +134,9 @@ class InsightsStore:
         self._write(
             ("DELETE FROM votes WHERE voter = ? AND entry_id = ?", [(v.voter, v.entry_id) for v in latest]),
             ("INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel, reason, comment) "
-             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows),
+             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (voter, entry_id, question) DO UPDATE SET "
+             "voted_at = excluded.voted_at, helpful = excluded.helpful, channel = excluded.channel, "
+             "reason = excluded.reason, comment = excluded.comment", rows),
         )
         return len(rows)
 
@@ -126,60 +144,49 @@ class InsightsStore:
         """Run each statement over its rows, all in one transaction."""
         if not any(rows for _, rows in statements):
             return
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.transaction() as db:
             for sql, rows in statements:
-                db.executemany(sql, rows)
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+                if rows:
+                    db.executemany(sql, rows)
 
     def dismiss_gap(self, texts: Iterable[str], at: float | None = None) -> None:
         """Hide the unanswered questions with these texts (case and spacing aside) from the gaps, for good."""
         when = time.time() if at is None else at
-        self._write(("INSERT OR REPLACE INTO dismissed_gaps VALUES (?, ?)", [(question_key(t), when) for t in texts]))
+        self._write((
+            "INSERT INTO dismissed_gaps VALUES (?, ?) ON CONFLICT (text) DO UPDATE SET dismissed_at = excluded.dismissed_at",
+            [(question_key(t), when) for t in texts],
+        ))
 
     def restore_gap(self, texts: Iterable[str]) -> None:
         self._write(("DELETE FROM dismissed_gaps WHERE text = ?", [(question_key(t),) for t in texts]))
 
     def dismissed(self) -> set[str]:
         """The dismissed question texts, lower-cased and trimmed."""
-        return {row[0] for row in self._db().execute("SELECT text FROM dismissed_gaps")}
+        return {row[0] for row in self._db.rows("SELECT text FROM dismissed_gaps")}
 
     def prune(self, before: float) -> tuple[int, int]:
         """Delete questions and votes older than `before` (Unix seconds); (questions, votes) deleted."""
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.transaction() as db:
             questions = db.execute("DELETE FROM questions WHERE asked_at < ?", (before,)).rowcount
             votes = db.execute("DELETE FROM votes WHERE voted_at < ?", (before,)).rowcount
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
         return questions, votes
 
     # Reads, each for what happened since a time (Unix seconds)
 
     def totals(self, since: float) -> Totals:
-        db = self._db()
-        asked, answered = db.execute(
+        asked, answered = self._db.rows(
             "SELECT count(*), coalesce(sum(answered), 0) FROM questions WHERE asked_at >= ?", (since,)
-        ).fetchone()
-        helpful, unhelpful = db.execute(
+        )[0]
+        helpful, unhelpful = self._db.rows(
             "SELECT coalesce(sum(helpful), 0), coalesce(sum(1 - helpful), 0) FROM votes WHERE voted_at >= ?", (since,)
-        ).fetchone()
+        )[0]
         return Totals(asked, answered, helpful, unhelpful)
 
     def unanswered(self, since: float, limit: int = 2000) -> list[AskedQuestion]:
         """Questions the FAQ had no confident answer for, most asked first (each at most `MAX_TEXT` characters)."""
-        rows = self._db().execute(
-            "SELECT substr(trim(text), 1, ?), lang, count(*) AS n, min(asked_at), max(asked_at), group_concat(DISTINCT channel) "
-            "FROM questions "
+        rows = self._db.rows(
+            "SELECT min(substr(trim(text), 1, ?)), min(lang), count(*) AS n, min(asked_at), max(asked_at), "
+            "group_concat(DISTINCT channel) FROM questions "
             "WHERE answered = 0 AND asked_at >= ? GROUP BY lower(trim(text)) ORDER BY n DESC, max(asked_at) DESC "
             "LIMIT ?",
             (MAX_TEXT, since, limit),
@@ -191,24 +198,23 @@ class InsightsStore:
 
     def unhelpful(self, since: float, limit: int = 50, comments: int = 20) -> list[EntryVotes]:
         """Entries voted not helpful, most such votes first, with their reasons and latest comments."""
-        db = self._db()
-        found = db.execute(
+        found = self._db.rows(
             "SELECT entry_id, sum(1 - helpful) AS bad, sum(helpful) FROM votes WHERE voted_at >= ? "
-            "GROUP BY entry_id HAVING bad > 0 ORDER BY bad DESC, entry_id LIMIT ?",
+            "GROUP BY entry_id HAVING sum(1 - helpful) > 0 ORDER BY bad DESC, entry_id LIMIT ?",
             (since, limit),
-        ).fetchall()
+        )
         result = []
         for entry_id, bad, good in found:
-            reasons = db.execute(
+            reasons = self._db.rows(
                 "SELECT reason, count(*) AS n FROM votes WHERE entry_id = ? AND helpful = 0 AND voted_at >= ? "
                 "AND reason IS NOT NULL GROUP BY reason ORDER BY n DESC, reason",
                 (entry_id, since),
-            ).fetchall()
-            notes = db.execute(
+            )
+            notes = self._db.rows(
                 "SELECT question, reason, comment, voted_at, channel FROM votes WHERE entry_id = ? AND helpful = 0 "
                 "AND voted_at >= ? ORDER BY voted_at DESC LIMIT ?",
                 (entry_id, since, comments),
-            ).fetchall()
+            )
             result.append(
                 EntryVotes(entry_id, bad, good, tuple((r, n) for r, n in reasons), tuple(Comment(*n) for n in notes))
             )
@@ -216,7 +222,7 @@ class InsightsStore:
 
     def entry_hits(self, since: float, limit: int = 50) -> list[EntryHits]:
         """Entries given as the answer, most often first, with their votes."""
-        rows = self._db().execute(
+        rows = self._db.rows(
             "SELECT h.top_entry, h.n, coalesce(v.good, 0), coalesce(v.bad, 0) FROM "
             "(SELECT top_entry, count(*) AS n FROM questions WHERE answered = 1 AND top_entry IS NOT NULL "
             " AND asked_at >= ? GROUP BY top_entry) AS h LEFT JOIN "
@@ -228,26 +234,27 @@ class InsightsStore:
 
     def low_margins(self, since: float, below: float) -> list[tuple[str, str]]:
         """(entry, question) for answers whose best entry led the second by less than `below`, newest first."""
-        return self._db().execute(
+        return self._db.rows(
             "SELECT top_entry, trim(text) FROM questions WHERE answered = 1 AND top_entry IS NOT NULL "
             "AND margin < ? AND asked_at >= ? ORDER BY asked_at DESC",
             (below, since),
-        ).fetchall()
+        )
 
     def asked_again(self, since: float, within: float) -> list[tuple[str, str, str, str, str]]:
         """(entry, its question, its language, the next question, its language): an answer followed within
         `within` seconds by another question in the same conversation or search box, newest first."""
-        return self._db().execute(
-            "SELECT a.top_entry, trim(a.text), a.lang, trim(b.text), b.lang FROM questions AS b "
+        return self._db.rows(
+            "SELECT min(a.top_entry), min(trim(a.text)), min(a.lang), trim(b.text), b.lang FROM questions AS b "
             "JOIN questions AS a ON a.text = b.previous AND a.channel = b.channel AND a.answered = 1 "
             "AND a.top_entry IS NOT NULL AND a.asked_at BETWEEN b.asked_at - ? AND b.asked_at "
-            "WHERE b.previous IS NOT NULL AND b.asked_at >= ? GROUP BY b.id ORDER BY b.asked_at DESC",
+            "WHERE b.previous IS NOT NULL AND b.asked_at >= ? GROUP BY b.id, b.text, b.lang, b.asked_at "
+            "ORDER BY b.asked_at DESC",
             (within, since),
-        ).fetchall()
+        )
 
     def daily(self, since: float) -> list[DailyCount]:
         """Questions per day (UTC) by channel and language."""
-        rows = self._db().execute(
+        rows = self._db.rows(
             "SELECT date(asked_at, 'unixepoch') AS day, channel, lang, count(*) FROM questions WHERE asked_at >= ? "
             "GROUP BY day, channel, lang ORDER BY day, channel, lang",
             (since,),
@@ -258,11 +265,8 @@ class InsightsStore:
         """Rows in `questions` or `votes` (for tests and benchmarks)."""
         if table not in ("questions", "votes"):
             raise ValueError(f"no table {table!r}; expected questions or votes")
-        return int(self._db().execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        return int(self._db.rows(f"SELECT count(*) FROM {table}")[0][0])
 
     def close(self) -> None:
-        with self._lock:
-            connections, self._all = list(self._all.values()), {}
-        for db in connections:
-            db.close()
-        self._local = threading.local()
+        if self._db is not None:
+            self._db.close()

@@ -2,8 +2,9 @@
 
 Records are put on a queue and the caller returns at once; one writer thread takes them off
 and writes them in batches. When the database cannot be written (a lock another process
-holds, a full disk) the writer logs a warning, keeps the records and tries again every
-`RETRY_EVERY` seconds, so a lock that is released loses nothing. At most `queue_size`
+holds, a full disk, a PostgreSQL server down or restarting) the writer logs a warning (one
+per outage), keeps the records and tries again every `RETRY_EVERY` seconds, so a lock that
+is released or a server that comes back loses nothing. At most `queue_size`
 records wait to be written; beyond that a new record is dropped, counted (`dropped`) and
 logged. The writer also prunes rows older than `retention_days`.
 
@@ -212,18 +213,28 @@ class Writer:
                 continue
             try:
                 write(records)
-            except Exception as exc:  # sqlite3.Error, OSError: a lock held too long, a full disk, not a database
+            except Exception as exc:  # sqlite3.Error, OSError, psycopg.Error: a lock, a full disk, a server gone
                 self._refused.add(kind)
+                if store.unreachable(exc):  # one line for the outage, whichever records it holds up
+                    self._warn("write:unreachable", (
+                        f"the insights database {store.location} cannot be reached ({type(exc).__name__}: {exc}); "
+                        f"questions and votes are kept and tried again every {RETRY_EVERY:g} s, up to "
+                        f"{self.queue_size} (KB_INSIGHTS_QUEUE_SIZE); answers are served as usual"
+                    ))
+                    continue
                 self._warn(
                     f"write:{kind}:{type(exc).__name__}:{exc}",  # a lost vote is worth its own line
-                    f"could not record {len(records)} {kind} in {store.path}: {type(exc).__name__}: {exc}; "
+                    f"could not record {len(records)} {kind} in {store.location}: {type(exc).__name__}: {exc}; "
                     f"they are kept and tried again every {RETRY_EVERY:g} s ({self.waiting} records waiting, "
                     f"{self.dropped} dropped so far); answers are served as usual",
                 )
                 continue
             if kind in self._refused:
                 self._refused.discard(kind)
-                self._warned = {key: at for key, at in self._warned.items() if not key.startswith(f"write:{kind}:")}
+                self._warned = {
+                    key: at for key, at in self._warned.items()
+                    if not key.startswith(f"write:{kind}:") and key != "write:unreachable"
+                }
                 log.warning("recorded %d %s once the insights database took them (%d records dropped so far)",
                             len(records), kind, self.dropped)
             self._written(len(records))
@@ -234,7 +245,7 @@ class Writer:
         try:
             questions, votes = self.store.prune(time.time() - self.retention_days * 86400)
         except Exception as exc:
-            self._warn("prune", f"could not prune {self.store.path}: {type(exc).__name__}: {exc}")
+            self._warn("prune", f"could not prune {self.store.location}: {type(exc).__name__}: {exc}")
             return
         if questions or votes:
             log.info("pruned %d questions and %d votes older than %d days", questions, votes, self.retention_days)

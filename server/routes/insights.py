@@ -47,7 +47,13 @@ async def _report(finder: GapFinder, kb: KnowledgeBase, recorder: Recorder, sinc
     if recorder.store is None:
         raise HTTPException(503, f"nothing is recorded: {recorder.problem}")
     questions = {entry_id: entry.question for entry_id, entry in kb.by_id.items()}
-    return await run_in_threadpool(gather, recorder.store, finder, window, questions)
+    try:
+        return await run_in_threadpool(gather, recorder.store, finder, window, questions)
+    except Exception as exc:
+        if not recorder.store.unreachable(exc):
+            raise
+        raise HTTPException(503, f"the insights database {recorder.store.location} cannot be reached; "
+                                 "questions and votes are kept meanwhile and written once it is back") from None
 
 
 def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:

@@ -37,19 +37,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_http import free_port, pct, questions, ready_settings, start_server, timed  # noqa: E402
+from common import serving_dir  # noqa: E402
 
 from kb.insights import InsightsStore, Question, Recorder, store_path  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402
-
-
-def data_dir(tmp: Path, name: str, settings: Settings, recording: bool) -> Settings:
-    path = tmp / name
-    path.mkdir()
-    (path / "index").symlink_to(settings.index_dir.resolve())
-    if not recording:
-        store_path(path).mkdir()  # not a database: the server records nothing
-    return settings.with_(data_dir=path)
 
 
 def threads_writing(threads: int, work: int, write) -> float:  # type: ignore[no-untyped-def]
@@ -148,8 +140,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         settings = ready_settings(tmp / "built")
-        with_store = data_dir(tmp, "recording", settings, recording=True)
-        without = data_dir(tmp, "not-recording", settings, recording=False)
+        with_store = settings.with_(data_dir=serving_dir(tmp, "recording", settings))
+        without = settings.with_(data_dir=serving_dir(tmp, "not-recording", settings, recording=False))
         ports = free_port(), free_port()
         servers = [start_server(with_store, ports[0]), start_server(without, ports[1])]
         try:

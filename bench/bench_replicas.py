@@ -33,22 +33,11 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from common import Row, clients, drive, main, own_settings, questions, serving, timed  # noqa: E402
+from common import Row, clients, drive, main, own_settings, questions, serving, serving_dir, timed  # noqa: E402
 
-from kb.insights import store_path  # noqa: E402
-from kb.settings import Settings  # noqa: E402
 
 SECTION = "replicas"
 CLIENTS = 32
-
-
-def data_dir(tmp: Path, name: str, settings: Settings, recording: bool) -> Path:
-    path = tmp / name
-    path.mkdir()
-    (path / "index").symlink_to(settings.index_dir.resolve())
-    if not recording:
-        store_path(path).mkdir()  # not a database: the server records nothing
-    return path
 
 
 def settled(urls: list[str], timeout: float = 120) -> None:
@@ -73,9 +62,9 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
             database_url = server.create_database("bench")
         settings = own_settings(Path(tmp) / "own")
         servers = {
-            "recording off": ({}, data_dir(Path(tmp), "off", settings, False)),
-            "SQLite": ({}, data_dir(Path(tmp), "sqlite", settings, True)),
-            "PostgreSQL": ({"KB_DATABASE_URL": database_url}, data_dir(Path(tmp), "pg", settings, True)),
+            "recording off": ({}, serving_dir(Path(tmp), "off", settings, False)),
+            "SQLite": ({}, serving_dir(Path(tmp), "sqlite", settings, True)),
+            "PostgreSQL": ({"KB_DATABASE_URL": database_url}, serving_dir(Path(tmp), "pg", settings, True)),
         }
         pools = {}
         for label, (env, path) in servers.items():
@@ -90,7 +79,7 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
         p50 = {label: statistics.median(s) for label, s in samples.items()}
 
         # Two replicas, one database.
-        replicas = [stack.enter_context(serving(settings.with_(data_dir=data_dir(Path(tmp), f"replica-{n}", settings, True)),
+        replicas = [stack.enter_context(serving(settings.with_(data_dir=serving_dir(Path(tmp), f"replica-{n}", settings, True)),
                                                 KB_DATABASE_URL=database_url))[0] for n in range(2)]
         http = clients(replicas[0], CLIENTS)
         for client in http:

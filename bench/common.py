@@ -95,6 +95,19 @@ def own_settings(tmp: Path, sources: Path = SHIPPED_SOURCES) -> Settings:
     return settings
 
 
+def serving_dir(tmp: Path, name: str, settings: Settings, recording: bool = True) -> Path:
+    """A data directory `tmp/name` serving `settings`' index; with `recording` off, the insights
+    database's path is a directory, so a server there records nothing."""
+    from kb.insights import store_path
+
+    path = tmp / name
+    path.mkdir()
+    (path / "index").symlink_to(settings.index_dir.resolve())
+    if not recording:
+        store_path(path).mkdir()
+    return path
+
+
 def changed_sources(dst: Path, marker: str, sources: Path = SHIPPED_SOURCES) -> str:
     """Copy `sources` to `dst` and put `marker` at the start of one entry's answer; returns that entry's id.
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 __all__ = ["PostgresServer", "find_binaries"]
 
@@ -34,12 +34,6 @@ def find_binaries() -> Path | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class PostgresServer:
     """A cluster in `directory`, listening on 127.0.0.1:`port`, trusting local connections (a test server only)."""
 
@@ -55,7 +49,7 @@ class PostgresServer:
         # Not under pytest's temporary directory: as root that is private to root, and the server runs as postgres.
         directory = self.directory = Path(tempfile.mkdtemp(prefix="kb-postgres-"))
         self.data = directory / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.as_root = os.geteuid() == 0
         if self.as_root:
             shutil.chown(directory, "postgres", "postgres")

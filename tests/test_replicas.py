@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 import httpx
 import pytest
+from ports import free_port
 
 from kb.settings import Settings
 
@@ -40,14 +41,6 @@ class Replica:
 
     def logged(self, text: str) -> list[str]:
         return [line for line in self.log.read_text(encoding="utf-8", errors="replace").splitlines() if text in line]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_replica(settings: Settings, data_dir: Path, database_url: str) -> Replica:

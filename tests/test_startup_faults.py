@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
 import pytest
+from ports import free_port, wait_for_port
 
 from kb.settings import Settings
 
@@ -30,12 +29,6 @@ def serve(data_dir: Path, timeout: float = 60, **env: str) -> subprocess.Complet
     environment.update(KB_DATA_DIR=str(data_dir), **env)
     return subprocess.run([str(KB), "serve", "--port", str(free_port())], cwd=ROOT, env=environment,
                           capture_output=True, text=True, timeout=timeout)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def copy_index(settings: Settings, data_dir: Path) -> Path:
@@ -149,14 +142,3 @@ def test_a_stale_index_is_served_with_a_warning(settings: Settings, tmp_path: Pa
         "serving it anyway; run `kb ingest` to rebuild it"
     ]
     assert "Traceback" not in stderr
-
-
-def wait_for_port(port: int, process: subprocess.Popen[str], timeout: float = 60) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.1)
-    return False

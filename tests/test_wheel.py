@@ -15,15 +15,14 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import zipfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import httpx
+from ports import free_port, wait_for_port
 
 from kb.settings import Settings
 
@@ -61,23 +60,6 @@ def build_wheel(tmp_path: Path) -> Path:
     return wheel
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for_port(port: int, process: subprocess.Popen[str], timeout: float = 120) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
-            time.sleep(0.2)
-    return False
-
-
 def test_the_wheel_installed_in_a_fresh_venv_ingests_and_serves(settings: Settings, tmp_path: Path) -> None:
     wheel = build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as archive:
@@ -109,7 +91,7 @@ def test_the_wheel_installed_in_a_fresh_venv_ingests_and_serves(settings: Settin
     server = subprocess.Popen([str(kb), "serve", "--host", "127.0.0.1", "--port", str(port)], cwd=elsewhere, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        started = wait_for_port(port, server)
+        started = wait_for_port(port, server, timeout=120)
         if started:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
                 home, chat, widget = http.get("/"), http.get("/chat"), http.get("/widget.js")

@@ -13,8 +13,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 from unittest import mock
 
 import numpy as np
@@ -28,6 +27,7 @@ from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402
 from kb.stacktrace import looks_like_trace, reduce_trace  # noqa: E402
 from kb.dense import DenseIndex  # noqa: E402
+from kb.scoring import RANK_FEATURES  # noqa: E402
 
 FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 IDENTIFIER = re.compile(r"[_\-.]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
@@ -49,16 +49,18 @@ def main() -> None:
     print("| variant | R@1 | MRR@10 | out of scope abstained | answerable abstained |")
     print("|---|---|---|---|---|")
     print(row("everything", cal.calibrate(searcher, queries)[1]))
-    with mock.patch.dict(cal.GRID, {"hub": (0.0,)}):
-        print(row("no hubness correction", cal.calibrate(searcher, queries)[1]))
+    for name, fitted in (
+        ("no length prior (the earlier fusion: dense, coverage, question, framework)", [f for f in RANK_FEATURES if f != "length"]),
+        ("no lexical evidence (dense, framework, length)", ["dense", "named", "length"]),
+        ("dense only (no lexical or framework evidence)", ["dense"]),
+    ):
+        print(row(name, cal.calibrate(searcher, queries, fitted=fitted)[1]))
     with mock.patch.object(search, "strip_noise", lambda text: text):
         print(row("no tracker-noise cleaning", cal.calibrate(searcher, queries)[1]))
     gloss = searcher.glossary.gloss
     plan = searcher.plan
     with mock.patch.object(searcher, "plan", lambda *a, **k: (lambda p: dataclasses.replace(p, embed_text=gloss(p.text)))(plan(*a, **k))):
         print(row("query embedded with its glossary expansion", cal.calibrate(searcher, queries)[1]))
-    with mock.patch.dict(cal.GRID, {"question": (0.0,), "coverage": (0.0,), "framework": (0.0,), "hub": (0.0,)}):
-        print(row("dense only (no lexical, framework or hub terms)", cal.calibrate(searcher, queries)[1]))
     for name, patches in tried(searcher):
         with patches():
             print(row(f"tried: {name}", cal.calibrate(searcher, queries)[1]))
@@ -106,17 +108,20 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
     sims = rows @ q_vectors.T
     sims[s.rows.owners[:, None] == q_owners[None, :]] = -1.0  # not the entry's own questions
     hub = s.rows.best(np.arange(n), np.sort(sims, axis=1)[:, -10:].mean(axis=1))
+    hub -= hub.mean()
+    general = s.rows.best(np.arange(n), np.sort(rows @ s.background.T, axis=1)[:, -10:].mean(axis=1))
+    general -= general.mean()
+
+    def less_hub(hubness: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        def entry_cosines(ids: np.ndarray, q: np.ndarray) -> np.ndarray:
+            return cosines(ids, q) - hubness[ids]
+        return entry_cosines
 
     def reduced(text: str) -> str:
         return FENCE.sub(lambda m: "```\n" + reduce_trace(m.group(1)) + "\n```" if looks_like_trace(m.group(1)) else m.group(0), text)
 
     reduced_dense = DenseIndex.from_vectors(s.embedder.embed_passages([s.glossary.gloss(reduced(v.text)) for _, v in versions]))
 
-    @contextmanager
-    def reduced_traces() -> Iterator[None]:
-        with mock.patch.object(s, "dense", reduced_dense):
-            with mock.patch.object(s, "hub", s._hubness()):  # the hubness of the vectors searched
-                yield
 
     return [
         ("a vector per answer part (paragraph, list item, code block), half its best part's cosine",
@@ -125,9 +130,12 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
          lambda: mock.patch.object(s, "entry_cosines", with_parts(1.0))),
         ("the question alone embedded as a query too (symmetric match), added",
          lambda: mock.patch.object(s, "entry_cosines", with_questions)),
-        ("hubness against the corpus's other questions instead of general text",
-         lambda: mock.patch.object(s, "hub", (hub - hub.mean()).astype(np.float32))),
-        ("entries' tracebacks reduced like a pasted one before embedding", reduced_traces),
+        ("entry hubness (CSLS): its typical similarity to general text, taken off its cosine",
+         lambda: mock.patch.object(s, "entry_cosines", less_hub(general))),
+        ("entry hubness (CSLS): its typical similarity to the corpus's other questions, taken off its cosine",
+         lambda: mock.patch.object(s, "entry_cosines", less_hub(hub))),
+        ("entries' tracebacks reduced like a pasted one before embedding",
+         lambda: mock.patch.object(s, "dense", reduced_dense)),
         ("abstention also on the share of the question's words no entry has, and its identifiers the best entry lacks",
          lambda: _more_answer_features(s)),
     ]

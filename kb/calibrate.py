@@ -2,8 +2,9 @@
 k-fold cross-validation, reporting only what the held-out folds score.
 
 Each question is searched once; its evidence against every entry is kept, so any weights
-can be tried without searching again. Per fold: the ranking weights with the best MRR@10
-on the training folds (a small grid), then a logistic model of "this question is
+can be tried without searching again. Per fold: the ranking weights (a conditional logit model:
+an entry's chance of being the one that answers is a softmax of its weighted evidence, fitted
+to the training folds' answerable questions), then a logistic model of "this question is
 answerable" over the best hit's evidence, and its threshold: the highest that keeps
 training-fold false abstention within `MAX_FALSE_ABSTENTION`. The figures reported are
 those of the held-out fold, pooled. The weights written are fitted on all the questions.
@@ -12,7 +13,6 @@ those of the held-out fold, pooled. The weights written are fitted on all the qu
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -21,18 +21,13 @@ from typing import Sequence
 import numpy as np
 
 from .evaluate import DEPTH, EvalQuery, is_expected
-from .search import ANSWER_FEATURES, CALIBRATION_PATH, Features, Searcher, Weights
+from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, RANK_FEATURES, Features, Weights
+from .search import Searcher
 
-__all__ = ["calibrate", "write_calibration", "GRID", "MAX_FALSE_ABSTENTION"]
+__all__ = ["calibrate", "write_calibration", "MAX_FALSE_ABSTENTION"]
 
-GRID = {
-    "question": (0.0, 0.05, 0.1, 0.2),
-    "coverage": (0.0, 0.1, 0.2, 0.3),
-    "framework": (0.0, 0.05, 0.1),
-    "hub": (0.0, 0.5, 1.0),
-}
 MAX_FALSE_ABSTENTION = 0.03  # on the training folds; held-out folds are measured, not fitted
-L2 = 1.0  # ridge penalty of the answer model, on standardised features
+L2 = 1.0  # ridge penalty of both models, on standardised features
 
 
 @dataclass
@@ -64,16 +59,55 @@ def _ranks(questions: list[_Question], w: Weights) -> list[int | None]:
     return ranks
 
 
-def _best_ranking(questions: list[_Question], base: Weights) -> Weights:
-    answerable = [q for q in questions if q.query.answerable]
-    best, best_key = base, (-1.0, -1.0)
-    for values in itertools.product(*GRID.values()):
-        w = replace(base, **dict(zip(GRID, values)))
-        ranks = _ranks(answerable, w)
-        key = (sum(1 / r for r in ranks if r) / len(ranks), sum(r == 1 for r in ranks) / len(ranks))
-        if key > best_key:
-            best, best_key = w, key
-    return best
+def _standardised(questions: list[_Question], fitted: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    matrices = [q.features.matrix() for q in questions]
+    scale = np.concatenate(matrices).std(axis=0) if matrices else np.ones(len(RANK_FEATURES))
+    scale = np.where((scale > 0) & fitted, scale, np.inf)  # an unfitted or constant feature weighs 0
+    return [m / scale for m in matrices], scale
+
+
+def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[str] = RANK_FEATURES) -> Weights:
+    """Ranking weights by a conditional logit over the answerable questions: maximise the
+    log of the softmax share the correct entries get, with a ridge penalty. Damped Newton."""
+    answerable = [q for q in questions if q.query.answerable and q.correct.any()]
+    if not answerable:
+        return base
+    mask = np.array([name in fitted for name in RANK_FEATURES])
+    matrices, scale = _standardised(answerable, mask)
+
+    def objective(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        loss, gradient, hessian = L2 * w @ w, 2 * L2 * w, 2 * L2 * np.eye(len(w))
+        for z, q in zip(matrices, answerable):
+            s = z @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            share = p[q.correct].sum()
+            mean = p @ z
+            mean_correct = (p[q.correct] @ z[q.correct]) / share
+            loss -= np.log(share)
+            gradient += mean - mean_correct
+            centred = z - mean
+            hessian += (centred * p[:, None]).T @ centred  # the softmax's Fisher information
+        return loss, gradient, hessian
+
+    w = np.zeros(len(RANK_FEATURES))
+    loss, gradient, hessian = objective(w)
+    for _ in range(100):
+        step = np.linalg.solve(hessian, gradient)
+        rate = 1.0
+        while rate > 1e-4:
+            trial = objective(w - rate * step)
+            if trial[0] <= loss:
+                break
+            rate /= 2
+        else:
+            break
+        w = w - rate * step
+        converged = loss - trial[0] < 1e-9
+        loss, gradient, hessian = trial
+        if converged:
+            break
+    return replace(base, rank_coef=tuple(round(float(c), 6) for c in w / scale))
 
 
 def _answer_rows(questions: list[_Question], w: Weights) -> np.ndarray:
@@ -103,8 +137,8 @@ def _logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     return coef, float(beta[-1] - coef @ mean)
 
 
-def _fit(questions: list[_Question], base: Weights) -> Weights:
-    w = _best_ranking(questions, base)
+def _fit(questions: list[_Question], base: Weights, fitted: Sequence[str] = RANK_FEATURES) -> Weights:
+    w = _best_ranking(questions, base, fitted)
     x = _answer_rows(questions, w)
     y = np.array([q.query.answerable for q in questions], dtype=float)
     coef, bias = _logistic(x, y)
@@ -140,8 +174,11 @@ def _figures(questions: list[_Question], ranks: list[int | None], answered: list
     }
 
 
-def calibrate(searcher: Searcher, queries: Sequence[EvalQuery], folds: int = 5) -> tuple[Weights, dict]:
-    """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation."""
+def calibrate(
+    searcher: Searcher, queries: Sequence[EvalQuery], folds: int = 5, fitted: Sequence[str] = RANK_FEATURES,
+) -> tuple[Weights, dict]:
+    """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation.
+    Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0."""
     questions = _collect(searcher, queries)
     base = searcher.weights
     ranks: list[int | None] = [None] * len(questions)
@@ -150,13 +187,13 @@ def calibrate(searcher: Searcher, queries: Sequence[EvalQuery], folds: int = 5) 
     for fold in range(folds):
         train = [q for q in questions if _fold(q.query, folds) != fold]
         test = [i for i, q in enumerate(questions) if _fold(q.query, folds) == fold]
-        w = _fit(train, base)
-        chosen.append({name: getattr(w, name) for name in GRID})
+        w = _fit(train, base, fitted)
+        chosen.append(dict(zip(RANK_FEATURES, w.rank_coef)))
         held = [questions[i] for i in test]
         for i, rank, p in zip(test, _ranks(held, w), w.answer_probability(_answer_rows(held, w))):
             ranks[i], answered[i] = rank, bool(p >= w.answer_threshold)
     report = {"folds": folds, "cross_validated": _figures(questions, ranks, answered), "fold_weights": chosen}
-    return _fit(questions, base), report
+    return _fit(questions, base, fitted), report
 
 
 def write_calibration(weights: Weights, report: dict, sources: Sequence[str], path: Path = CALIBRATION_PATH) -> None:

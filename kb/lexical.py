@@ -110,6 +110,10 @@ class FieldIndex:
         index._terms = {term: t for t, term in enumerate(index._vocabulary)}
         return index
 
+    def lengths(self) -> np.ndarray:
+        """How many distinct terms each document holds."""
+        return np.bincount(self._ids, minlength=self.size)
+
     def df(self, term: str) -> int:
         t = self._terms.get(term)
         return 0 if t is None else int(self._start[t + 1] - self._start[t])

@@ -1,20 +1,31 @@
 """How the evidence for an entry is weighed, and when the best entry is good enough to answer with.
 
-The weights and the abstention model are fitted by `kb calibrate` (k-fold cross-validation
-over labelled questions) and stored in kb/data/calibration.json.
+An entry's score is a weighted sum of its evidence (`RANK_FEATURES`); the weights and the
+abstention model are fitted by `kb calibrate` (k-fold cross-validation over labelled
+questions) and stored in kb/data/calibration.json.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ANSWER_FEATURES", "CALIBRATION_PATH", "Features", "Weights"]
+__all__ = ["ANSWER_FEATURES", "CALIBRATION_PATH", "RANK_FEATURES", "Features", "Weights"]
+
+log = logging.getLogger(__name__)
 
 CALIBRATION_PATH = Path(__file__).resolve().parent / "data" / "calibration.json"
+# An entry's evidence, in the order of `Weights.rank_coef` (see `Features.matrix`):
+# - dense: its best vector's cosine with the query, minus what general text scores for the query;
+# - coverage, question: the share of the query's words in the whole entry, in its question alone;
+# - named: the query names the entry's framework ("slime OOM");
+# - length: how long the entry is (log of its distinct words, centred on the corpus): a long
+#   entry (a traceback, many config lines) shares some words and meaning with almost anything.
+RANK_FEATURES = ("dense", "coverage", "question", "named", "length")
 # The abstention model's inputs, in order (see `Features.of_best`).
 ANSWER_FEATURES = ("score", "gap", "coverage", "question", "other_framework", "dense_margin", "zh")
 
@@ -23,14 +34,11 @@ ANSWER_FEATURES = ("score", "gap", "coverage", "question", "other_framework", "d
 class Weights:
     """How the evidence is weighed, and when the best entry is good enough to answer with.
 
-    Written by `kb calibrate` (k-fold cross-validation over labelled questions) into
-    kb/data/calibration.json; these defaults are only for a missing file.
+    Written by `kb calibrate` into kb/data/calibration.json; these defaults are only for a
+    missing file (the dense margin, with a little lexical evidence).
     """
 
-    question: float = 0.05  # share of the query found in the entry's question
-    coverage: float = 0.20  # share of the query found anywhere in the entry
-    framework: float = 0.05  # the query names the entry's framework ("slime OOM")
-    hub: float = 0.0  # how much of an entry's similarity to text at large is taken off (hubness)
+    rank_coef: tuple[float, ...] = (1.0, 0.2, 0.05, 0.05, 0.0)
     # A logistic model over ANSWER_FEATURES of the best hit: answer when it gives >= threshold.
     answer_coef: tuple[float, ...] = (40.0, 0.0, 0.0, 0.0, 0.0, 0.0, -0.8)
     answer_bias: float = -2.4
@@ -41,11 +49,21 @@ class Weights:
         if not path.exists():
             return cls()
         data = json.loads(path.read_text(encoding="utf-8"))["weights"]
-        data["answer_coef"] = tuple(data["answer_coef"])
-        return cls(**data)
+        if "rank_coef" not in data:
+            log.warning("%s was written for an older ranking; using default weights until `kb calibrate` runs", path)
+            return cls()
+        return cls(
+            rank_coef=tuple(data["rank_coef"]), answer_coef=tuple(data["answer_coef"]),
+            answer_bias=data["answer_bias"], answer_threshold=data["answer_threshold"],
+        )
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "answer_coef": list(self.answer_coef)}
+        return {
+            **asdict(self),
+            "rank_features": list(RANK_FEATURES),
+            "rank_coef": list(self.rank_coef),
+            "answer_coef": list(self.answer_coef),
+        }
 
     def answer_probability(self, x: np.ndarray) -> np.ndarray:
         """P(answerable) for rows of ANSWER_FEATURES."""
@@ -63,16 +81,20 @@ class Features:
     question: np.ndarray  # share of the query's weight this entry's question contains
     named: np.ndarray  # the query names this entry's framework
     framework: str | None  # the corpus framework the query names, if any
-    hub: np.ndarray  # the entry's typical similarity to text at large
+    length: np.ndarray  # the entry's length (log of its distinct words, centred)
+
+    def matrix(self) -> np.ndarray:
+        """RANK_FEATURES, a row per entry."""
+        return np.stack([
+            self.cosine - self.background,
+            self.coverage,
+            self.question,
+            self.named.astype(np.float64),
+            self.length,
+        ], axis=1)
 
     def score(self, w: Weights) -> np.ndarray:
-        return (
-            (self.cosine - self.background)
-            - w.hub * self.hub
-            + w.question * self.question
-            + w.coverage * self.coverage
-            + w.framework * self.named
-        )
+        return self.matrix() @ np.asarray(w.rank_coef)
 
     def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool) -> np.ndarray:
         """ANSWER_FEATURES of the best entry (`order[0]`), given the scores."""

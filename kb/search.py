@@ -40,8 +40,6 @@ SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 # Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry
 # the fused score could put in the top few is near the top of one side or the other.
 CANDIDATES = 200
-# Entries' hubness is computed at load up to this many vectors (a matrix product with the background).
-HUBNESS_ROWS = 200_000
 
 
 @dataclass(frozen=True)
@@ -103,11 +101,13 @@ class Searcher:
         self.embedder = embedder
         self.glossary = glossary
         self.background = np.ascontiguousarray(background, dtype=np.float32)
-        self.hub = self._hubness()
         self.max_query_chars = max_query_chars
         self.candidates = candidates
         # Every language an entry has is matched: a question meets whichever version it shares words with.
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
+        # An entry's length, as the ranking weighs it: log of its distinct words, centred.
+        length = np.log1p(self.lexical.both.lengths().astype(np.float64))
+        self.length = length - (length.mean() if len(length) else 0.0)
         self.spelling = Spelling(self.lexical.both.vocabulary)
         self.filters = Filters(self.entries)
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
@@ -198,28 +198,11 @@ class Searcher:
             question=self.lexical.scores(terms, ids, self.lexical.question),
             named=np.isin(self._frameworks[ids], named_codes),
             framework=next((self._framework_name[c] for c in named_codes if c >= 0), None),
-            hub=self.hub[ids],
+            length=self.length[ids],
         )
 
     def query_terms(self, plan: Plan) -> QueryTerms:
         return self._respell(self.glossary.query_terms(plan.text))
-
-    def _hubness(self, top: int = 10, limit: int = HUBNESS_ROWS) -> np.ndarray:
-        """Each entry's typical similarity to general text: the mean of its `top` nearest
-        background sentences, for its most similar vector. An entry that is near everything
-        (a long English traceback, many config lines) is near every question too; this is
-        what a search takes off for it (in the spirit of CSLS). Zeros past `limit` vectors."""
-        size = len(self.rows.owners)
-        if not len(self.background) or size > limit:
-            return np.zeros(len(self.entries), dtype=np.float32)
-        per_row = np.empty(size, dtype=np.float32)
-        k = min(top, len(self.background))
-        for start in range(0, size, 4096):
-            rows = np.arange(start, min(size, start + 4096))
-            sims = self.dense.vectors(rows) @ self.background.T
-            per_row[rows] = np.sort(sims, axis=1)[:, -k:].mean(axis=1)
-        hub = self.rows.best(np.arange(len(self.entries)), per_row)
-        return (hub - hub.mean()).astype(np.float32)
 
     def entry_cosines(self, ids: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Each entry's cosine with `q`: the best of its vectors'."""

@@ -95,8 +95,8 @@ def approximate(tmp_path_factory, vectors) -> Path:
 @pytest.fixture(scope="module")
 def searcher(approximate) -> Searcher:
     index = read_index(approximate)
-    # Unit weights with no hubness term: on this synthetic corpus the cosine alone must decide.
-    weights = Weights(hub=0.0)
+    # On this synthetic corpus the cosine alone must decide.
+    weights = Weights(rank_coef=(1.0, 0.0, 0.0, 0.0, 0.0))
     return Searcher(index.entries, index.vectors, None, Glossary(()), index.background, weights=weights)  # type: ignore[arg-type]
 
 

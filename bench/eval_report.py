@@ -1,0 +1,38 @@
+"""Write tests/data/eval_report.json: the `kb eval` figures of the shipped calibration on the
+query sets that tests/test_eval.py holds the search to (within its tolerance).
+
+    python bench/eval_report.py
+
+Run it after `kb calibrate`; needs an index (`kb ingest`) in $KB_DATA_DIR.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from kb.evaluate import evaluate, load_queries  # noqa: E402
+from kb.knowledge import KnowledgeBase  # noqa: E402
+from kb.settings import Settings  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+SETS = ("dev", "holdout", "real_test")
+
+
+def main() -> None:
+    kb = KnowledgeBase.open(Settings.from_env())
+    report = {}
+    for name in SETS:
+        figures = evaluate(kb.search_blocking, load_queries(DATA / f"{name}.jsonl")).to_dict()
+        figures.pop("misses")
+        report[name] = figures
+        print(name, figures["overall"], figures["out_of_scope"])
+    (DATA / "eval_report.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

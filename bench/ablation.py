@@ -122,7 +122,6 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
 
     reduced_dense = DenseIndex.from_vectors(s.embedder.embed_passages([s.glossary.gloss(reduced(v.text)) for _, v in versions]))
 
-
     return [
         ("a vector per answer part (paragraph, list item, code block), half its best part's cosine",
          lambda: mock.patch.object(s, "entry_cosines", with_parts(0.5))),

@@ -49,8 +49,8 @@ class Weights:
         if not path.exists():
             return cls()
         data = json.loads(path.read_text(encoding="utf-8"))["weights"]
-        if "rank_coef" not in data:
-            log.warning("%s was written for an older ranking; using default weights until `kb calibrate` runs", path)
+        if data.get("rank_features") != list(RANK_FEATURES):
+            log.warning("%s weighs other evidence than this ranking; using default weights until `kb calibrate` runs", path)
             return cls()
         return cls(
             rank_coef=tuple(data["rank_coef"]), answer_coef=tuple(data["answer_coef"]),

@@ -6,6 +6,7 @@ import json
 import logging
 
 import numpy as np
+import pytest
 
 from kb.calibrate import _best_ranking, _Question
 from kb.evaluate import EvalQuery
@@ -68,9 +69,16 @@ def test_the_shipped_calibration_names_its_features_and_weighs_length_down():
     assert dict(zip(RANK_FEATURES, weights["rank_coef"]))["length"] < 0
 
 
-def test_a_calibration_file_of_an_older_ranking_falls_back_to_defaults_and_says_so(tmp_path, caplog):
+@pytest.mark.parametrize(
+    "weights",
+    [
+        {"question": 0.2, "coverage": 0.3, "answer_coef": [1.0]},  # the grid-fitted weights of an older kb
+        {"rank_coef": [1.0, 2.0], "rank_features": ["dense", "hubness"], "answer_coef": [1.0]},  # other evidence
+    ],
+)
+def test_a_calibration_file_of_another_ranking_falls_back_to_defaults_and_says_so(tmp_path, caplog, weights):
     path = tmp_path / "calibration.json"
-    path.write_text(json.dumps({"weights": {"question": 0.2, "coverage": 0.3, "answer_coef": [1.0]}}), encoding="utf-8")
+    path.write_text(json.dumps({"weights": weights}), encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="kb.scoring"):
         assert Weights.load(path) == Weights()
     assert str(path) in caplog.text and "kb calibrate" in caplog.text

@@ -17,6 +17,21 @@ from kb.settings import Settings
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
+def build_keeping_vectors(settings: Settings, config: pytest.Config) -> None:
+    """Build the index for `settings`, its passage vectors kept in pytest's cache directory
+    between sessions (unchanged passages are not embedded again; no cache under
+    `-p no:cacheprovider`)."""
+    from ingest import build_index
+
+    cache = getattr(config, "cache", None)
+    kept = cache.mkdir("kb-embedding-cache") if cache is not None else None
+    if kept is not None:
+        shutil.copytree(kept, settings.cache_dir, dirs_exist_ok=True)
+    build_index(settings)
+    if kept is not None:
+        shutil.copytree(settings.cache_dir, kept, dirs_exist_ok=True)
+
+
 @pytest.fixture(scope="session")
 def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """Settings with a fresh data directory holding an index of the shipped FAQs (built once).
@@ -25,17 +40,10 @@ def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     content hash) is kept between sessions in pytest's cache directory, so a rerun does
     not embed unchanged passages again.
     """
-    from ingest import build_index
-
     # One client (the test process) sends every request of the suite: no rate limit here;
     # tests/test_ratelimit.py sets its own.
     settings = Settings(data_dir=tmp_path_factory.mktemp("kb-data"), rate_limit="off")
-    kept = request.config.cache.mkdir("kb-embedding-cache") if request.config.cache else None
-    if kept is not None:
-        shutil.copytree(kept, settings.cache_dir, dirs_exist_ok=True)
-    build_index(settings)
-    if kept is not None:
-        shutil.copytree(settings.cache_dir, kept, dirs_exist_ok=True)
+    build_keeping_vectors(settings, request.config)
     return settings
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Iterator
@@ -25,6 +24,7 @@ from fastapi.testclient import TestClient
 from kb.settings import Settings
 from server import create_app
 from server.slack import shared_message
+from conftest import build_keeping_vectors
 from test_pages import form_token
 from test_slack import SECRET, command_body, slack_headers
 
@@ -38,13 +38,8 @@ SAFE_URL = re.compile(r"^(https?:|mailto:|/|#|\?)", re.IGNORECASE)
 @pytest.fixture(scope="session")
 def hostile_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """Settings serving an index of the hostile FAQ only (the embedding cache reused as tests/conftest.py does)."""
-    from ingest import build_index
-
     settings = Settings(data_dir=tmp_path_factory.mktemp("kb-hostile"), sources_dir=HOSTILE_SOURCES, rate_limit="off")
-    kept = request.config.cache.mkdir("kb-embedding-cache") if request.config.cache else None
-    if kept is not None:
-        shutil.copytree(kept, settings.cache_dir, dirs_exist_ok=True)
-    build_index(settings)
+    build_keeping_vectors(settings, request.config)
     return settings
 
 

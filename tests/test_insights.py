@@ -28,6 +28,7 @@ from kb.insights import (
     table, to_csv,
 )
 from kb.insights.cli import add_parser
+from kb.insights.writer import Writer
 from kb.settings import Settings
 
 DAY = 86400.0
@@ -247,6 +248,33 @@ def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(where:
     assert store.count("votes") == threads * per_thread
     print(f"\n{2 * threads * per_thread / seconds:.0f} single-row transactions per second from {threads} threads "
           f"({store.dialect})")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the writer thread's context switches in /proc")
+def test_records_queued_one_by_one_are_written_in_batches_without_waking_the_writer_each_time(tmp_path: Path) -> None:
+    """A request that records its question must not wake the writer thread to contend with it:
+    the writer sleeps through its linger and takes what came meanwhile in one batch."""
+    writer = Writer(InsightsStore(store_path(tmp_path)), queue_size=10_000, retention_days=90)
+    assert writer._thread is not None
+    status = Path(f"/proc/self/task/{writer._thread.native_id}/status")
+
+    def wake_ups() -> int:
+        return next(int(line.split()[1]) for line in status.read_text().splitlines()
+                    if line.startswith("voluntary_ctxt_switches"))
+
+    records = 300
+    before = wake_ups()
+    for i in range(records):
+        writer._put(question(f"question {i}", at=time.time()))
+        time.sleep(0.001)  # one request a millisecond
+    assert writer.flush()
+    woke = wake_ups() - before
+    store = writer.store
+    assert store is not None and store.count("questions") == records
+    writer.close()
+    # About two wake-ups a batch (the first record, the end of the linger), a batch per 0.5 s;
+    # waking for each record would be 300.
+    assert woke < records / 10, f"the writer woke {woke} times for {records} records"
 
 
 def asked(text: str, lang: str, count: int = 1, at: float = T0) -> AskedQuestion:

@@ -55,6 +55,11 @@ class _Flush:
 _STOP = object()
 
 
+def _ends_batch(item: object) -> bool:
+    """A flush or stop is written at once, with whatever came before it."""
+    return isinstance(item, _Flush) or item is _STOP
+
+
 def related_typing(before: str, after: str) -> bool:
     """Whether `after` continues what `before` was typing: one is the other's start, give or take a two-letter fix."""
     a, b = before.strip().casefold(), after.strip().casefold()
@@ -84,6 +89,7 @@ class Writer:
         self.waiting = 0  # records taken and not yet written: queued, being gathered, or kept after a failed write
         self._count = threading.Lock()
         self._queue: queue.Queue[object] = queue.Queue()  # bounded by `waiting`
+        self._urgent = threading.Event()  # a flush or stop is queued: end the linger now
         self._kept: tuple[list[Question], list[Vote]] = ([], [])  # refused by the database, to try again
         self._warned: dict[str, float] = {}
         self._refused: set[str] = set()  # kinds of record the database last refused
@@ -122,12 +128,14 @@ class Writer:
             return True
         marker = _Flush()
         self._queue.put(marker)
+        self._urgent.set()
         return marker.done.wait(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
         """Write what is queued, stop the writer and close the database."""
         if self._thread is not None:
             self._queue.put(_STOP)
+            self._urgent.set()
             self._thread.join(timeout)
             self._thread = None
             if self.waiting:
@@ -189,13 +197,21 @@ class Writer:
         """Add what arrives within `LINGER` of the first record (or until a flush or stop), up to `BATCH`.
 
         One transaction for many records: under a steady trickle of requests the writer
-        commits a few times a second instead of once per request.
+        commits a few times a second instead of once per request. It sleeps through the
+        linger rather than waking for each record, so queueing a record never wakes this
+        thread to contend with the request that queued it; a flush or stop ends the linger.
         """
-        deadline = time.monotonic() + LINGER
-        while items and len(items) < BATCH and not isinstance(items[-1], _Flush) and items[-1] is not _STOP:
+        if not items or _ends_batch(items[-1]):
+            return
+        if self._queue.qsize() < BATCH:  # else a full batch is already waiting: no linger
+            self._urgent.wait(LINGER)
+        self._urgent.clear()  # a flush or stop that set it is already queued: the loop below takes it
+        while len(items) < BATCH:
             try:
-                items.append(self._queue.get(timeout=max(deadline - time.monotonic(), 0.0)))
+                items.append(self._queue.get_nowait())
             except queue.Empty:
+                return
+            if _ends_batch(items[-1]):
                 return
 
     def _write(self, questions: list[Question], votes: list[Vote]) -> None:

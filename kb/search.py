@@ -15,7 +15,7 @@ from typing import Sequence
 import faiss
 import numpy as np
 
-from .dense import DenseIndex, EntryRows
+from .dense import DenseIndex, EntryRows, matvec
 from .embedding import Embedder
 from .entries import Entry
 from .errors import QueryError
@@ -193,7 +193,7 @@ class Searcher:
         named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
         return Features(
             cosine=self.entry_cosines(ids, q),
-            background=float(np.sort(self.background @ q)[-3:].mean()) if len(self.background) else 0.0,
+            background=float(np.sort(matvec(self.background, q))[-3:].mean()) if len(self.background) else 0.0,
             coverage=self.lexical.scores(terms, ids),
             question=self.lexical.scores(terms, ids, self.lexical.question),
             named=np.isin(self._frameworks[ids], named_codes),

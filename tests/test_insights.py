@@ -163,6 +163,17 @@ INSERT INTO votes VALUES (1, 1750000200, 'slime-1', 'OOM', 0, 'voter-a', 'web');
 """
 
 
+def assert_upgraded_store_counts_old_rows_and_takes_new_fields(store: InsightsStore) -> None:
+    """A store upgraded from the first release's two questions and one vote (V1_SCHEMA, or the
+    same rows in PostgreSQL): it counts them, takes the new columns, and the same voter's new
+    vote replaces the old one."""
+    assert store.totals(0) == Totals(questions=2, answered=1, helpful=0, unhelpful=1)
+    store.add_questions([question("ray hangs", kind="chat", slack_team="T1", slack_channel="C1")])
+    store.add_votes([Vote("slime-1", False, "OOM", "voter-a", "web", "outdated", "changed in v0.2")])
+    assert store.count("questions") == 3 and store.count("votes") == 1
+    assert store.unhelpful(0)[0].reasons == (("outdated", 1),)
+
+
 def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:  # a file as the first release wrote it, made by hand
@@ -177,12 +188,7 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
         ]
         assert db.execute("SELECT voter, helpful, reason, comment FROM votes").fetchall() == [("voter-a", 0, None, None)]
         assert db.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 1
-    assert store.totals(0) == Totals(questions=2, answered=1, helpful=0, unhelpful=1)
-    # The upgraded file takes the new columns, and an old vote is replaced by the same voter's new one.
-    store.add_questions([question("ray hangs", kind="chat", slack_team="T1", slack_channel="C1")])
-    store.add_votes([Vote("slime-1", False, "OOM", "voter-a", "web", "outdated", "changed in v0.2")])
-    assert store.count("questions") == 3 and store.count("votes") == 1
-    assert store.unhelpful(0)[0].reasons == (("outdated", 1),)
+    assert_upgraded_store_counts_old_rows_and_takes_new_fields(store)
     store.close()
     InsightsStore(path).close()  # opening again changes nothing
     with sqlite3.connect(path) as db:

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from kb.errors import SettingsError
-from kb.insights import SCHEMA_VERSION, InsightsStore, InsightsUnavailable, Question, Totals, Vote
+from kb.insights import SCHEMA_VERSION, InsightsStore, InsightsUnavailable, Question, Vote
 from kb.insights.migrations import MIGRATIONS
 from kb.insights.sql import redact, to_postgres
 from kb.settings import Settings
+from test_insights import assert_upgraded_store_counts_old_rows_and_takes_new_fields
 
 T0 = 1_750_000_000.123456  # a fraction of a second that float4 would lose
 
@@ -63,11 +64,7 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
     assert postgres.execute("SELECT id, text, kind, slack_team FROM questions ORDER BY id", name) == [
         (1, "如何续训", "search", None), (2, "OOM", "search", None),
     ]
-    assert store.totals(0) == Totals(questions=2, answered=1, helpful=0, unhelpful=1)
-    store.add_questions([question("ray hangs", kind="chat", slack_team="T1", slack_channel="C1")])
-    store.add_votes([Vote("slime-1", False, "OOM", "voter-a", "web", "outdated", "changed in v0.2")])
-    assert store.count("questions") == 3 and store.count("votes") == 1
-    assert store.unhelpful(0)[0].reasons == (("outdated", 1),)
+    assert_upgraded_store_counts_old_rows_and_takes_new_fields(store)
     store.close()
     InsightsStore(database_url).close()  # opening again changes nothing
     assert postgres.execute("SELECT version FROM schema_version", name) == [(3,)]

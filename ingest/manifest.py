@@ -15,14 +15,14 @@ from pathlib import Path
 
 from pydantic import ValidationInfo, field_validator
 
-from kb.entries import ENTRY_STYLES, Source
+from kb.entries import ENTRY_STYLES, TRANSLATORS, Source
 from kb.errors import SourceError, SourceErrors
 from kb.tomlfile import DataModel, TomlFile, load_toml
 
 from .document import read_text
 from .markdown_faq import guess_entries_style, title_of
 
-__all__ = ["load_manifest", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS"]
+__all__ = ["load_manifest", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS", "TRANSLATORS"]
 
 MANIFEST_NAME = "sources.toml"
 LANGS = ("zh", "en")
@@ -61,6 +61,18 @@ def _http(value: str, info: ValidationInfo) -> str:
     return value
 
 
+def _translated_by(value: str) -> str:
+    if value not in TRANSLATORS:
+        raise ValueError(f"unknown translated_by {value!r} (expected one of {', '.join(map(repr, TRANSLATORS))})")
+    return value
+
+
+def _date(value: str) -> str:
+    if value and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        raise ValueError(f"translated_on must be a date like 2026-01-31, got {value!r}")
+    return value
+
+
 class _Translation(DataModel):
     """A `[source.translation]` table: the same document in the other language."""
 
@@ -71,11 +83,17 @@ class _Translation(DataModel):
     live_url: str = ""
     entries: str = ""  # default: the source's
     license: str = ""
+    translated_by: str = "authors"  # who wrote this version: see TRANSLATORS
+    translated_on: str = ""  # when, for a translation that is not the authors' own
+    reviewed: bool = False  # a machine translation a maintainer has checked
+    skipped: list[str] = []  # ids of the source's entries this version leaves out (a draft's failures)
 
     _required = field_validator("file", "lang")(_nonempty)
     _lang = field_validator("lang")(_lang)
     _entries = field_validator("entries")(_entries)
     _http = field_validator("url", "live_url")(_http)
+    _translated_by = field_validator("translated_by")(_translated_by)
+    _date = field_validator("translated_on")(_date)
 
 
 class _Source(DataModel):
@@ -131,7 +149,11 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         if not (folder / other.file).is_file():
             raise doc.error(f"file {other.file!r} does not exist", at, "file")
         keep = {key: fields[key] for key in ("name", "framework", "version")}
-        translated = other.model_dump() | {"entries": other.entries or table.entries, "title": other.title or table.title}
+        translated = other.model_dump() | {
+            "entries": other.entries or table.entries, "title": other.title or table.title,
+            "translated_by": "" if other.translated_by == "authors" else other.translated_by,
+            "skipped": tuple(other.skipped),
+        }
         sources.append(Source(**fields, translation=Source(**keep, **translated)))
     return sources
 

@@ -17,25 +17,40 @@ from .tags import tag_entry
 __all__ = ["parse_sources", "with_translations"]
 
 
-def with_translations(entries: list[Entry], translated: list[Entry], path: Path, translation_path: Path) -> list[Entry]:
-    """Each entry with the entry at the same position of the translated document.
+def with_translations(
+    entries: list[Entry], translated: list[Entry], path: Path, translation_path: Path, version: Source | None = None
+) -> list[Entry]:
+    """Each entry with the entry at the same position of the translated document, leaving
+    out the entries the translation `version` skips (by id).
 
     The two documents must have as many entries; otherwise the pairing would be wrong for
     every entry after the first difference, so it is an error naming both files and counts.
+    A translation that is not the authors' own and has no page of its own (no url) links
+    to the original's entry instead.
     """
-    if len(entries) != len(translated):
+    skipped = set(version.skipped) if version else set()
+    unknown = sorted(skipped - {e.id for e in entries})
+    if unknown:
+        raise SourceError(translation_path, f"skips {', '.join(unknown)}, which {path} does not have")
+    paired = [e for e in entries if e.id not in skipped]
+    if len(paired) != len(translated):
+        left_out = f" ({len(skipped)} skipped)" if skipped else ""
         raise SourceError(
             translation_path,
-            f"{len(translated)} entries, but {path} has {len(entries)}: a translation has one entry "
+            f"{len(translated)} entries, but {path} has {len(paired)}{left_out}: a translation has one entry "
             "for each of its source's, in the same order",
         )
-    return [
-        replace(entry, translations=(Translation(
+    by = version.translated_by if version else ""
+    reviewed = version.reviewed if version else False
+    versions = {
+        entry.id: Translation(
             lang=other.lang, question=other.question, answer=other.answer, section=other.section,
-            url=other.url, source_url=other.source_url, line=other.line, file=other.file,
-        ),))
-        for entry, other in zip(entries, translated)
-    ]
+            url=other.url or (entry.url if by else ""), source_url=other.source_url or (entry.source_url if by else ""),
+            line=other.line, file=other.file, translated_by=by, reviewed=reviewed,
+        )
+        for entry, other in zip(paired, translated)
+    }
+    return [replace(entry, translations=(versions[entry.id],)) if entry.id in versions else entry for entry in entries]
 
 
 def _entries_of(sources_dir: Path, source: Source) -> list[Entry]:
@@ -44,7 +59,8 @@ def _entries_of(sources_dir: Path, source: Source) -> list[Entry]:
     if source.translation is None:
         return entries
     translation_path = sources_dir / source.translation.file
-    return with_translations(entries, parse_source(translation_path, source.translation), path, translation_path)
+    translated = parse_source(translation_path, source.translation)
+    return with_translations(entries, translated, path, translation_path, source.translation)
 
 
 def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:

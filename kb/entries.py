@@ -6,9 +6,13 @@ import hashlib
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-__all__ = ["Source", "Translation", "Entry", "entry_id", "ENTRY_STYLES"]
+__all__ = ["Source", "Translation", "Entry", "entry_id", "ENTRY_STYLES", "TRANSLATORS"]
 
 ENTRY_STYLES = ("headings", "list")  # how a FAQ document lays out its entries: `##` headings or a numbered list
+# Who wrote a version of a document, as a manifest says: its authors (the default), this
+# knowledge base's maintainers (a translation of the authors' text), or a machine (an LLM's
+# draft, from `kb translate`, until a maintainer marks it reviewed).
+TRANSLATORS = ("authors", "maintainers", "machine")
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,13 @@ class Source:
     # The same document in the other language, entry for entry (a Source of its own: its
     # file, lang, url and entries style; name, framework and version are this one's).
     translation: "Source | None" = None
+    # For a translation that is not the authors' own: who made it ("maintainers" or
+    # "machine"), when, whether a maintainer has reviewed a machine's, and the ids of the
+    # original's entries it leaves out.
+    translated_by: str = ""
+    translated_on: str = ""
+    reviewed: bool = False
+    skipped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,8 @@ class Translation:
     source_url: str  # the pinned page in this language
     line: int = 0
     file: str = ""  # the Markdown file of this language, as its manifest names it
+    translated_by: str = ""  # "" for the authors' own text; "maintainers" or "machine" for a translation
+    reviewed: bool = False  # a machine translation a maintainer has checked
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,9 @@ class Entry:
     file: str = ""  # that file, as the manifest names it ("faq.md"): what is known where there is no url
     # The entry in other languages (the authors' English page beside their Chinese one).
     translations: tuple[Translation, ...] = field(default=())
+    # Who wrote the text given: "" for the authors, else a translation (see `Translation`).
+    translated_by: str = ""
+    reviewed: bool = False
 
     @property
     def place(self) -> str:
@@ -91,6 +107,13 @@ class Entry:
         return f"{self.question}\n\n{self.answer}"
 
     @property
+    def original(self) -> Translation | None:
+        """For a translated version, the authors' own version it was translated from; else None."""
+        if not self.translated_by:
+            return None
+        return next((t for t in self.translations if not t.translated_by), None)
+
+    @property
     def languages(self) -> tuple[str, ...]:
         """Every language the entry has, sorted: ("en", "zh") or ("zh",)."""
         return tuple(sorted({self.lang, *(t.lang for t in self.translations)}))
@@ -107,12 +130,14 @@ class Entry:
         if other is None or lang == self.lang:
             return self
         this = Translation(
-            self.lang, self.question, self.answer, self.section, self.url, self.source_url, self.line, self.file
+            self.lang, self.question, self.answer, self.section, self.url, self.source_url, self.line, self.file,
+            self.translated_by, self.reviewed,
         )
         return replace(
             self,
             lang=other.lang, question=other.question, answer=other.answer, section=other.section,
             url=other.url, source_url=other.source_url, line=other.line, file=other.file,
+            translated_by=other.translated_by, reviewed=other.reviewed,
             translations=tuple(t if t is not other else this for t in self.translations),
         )
 

@@ -1,4 +1,4 @@
-"""The `kb` command: ingest the FAQs, search them, evaluate retrieval, serve the web app."""
+"""The `kb` command: ingest the FAQs, translate them, search them, evaluate retrieval, serve the web app."""
 
 from __future__ import annotations
 
@@ -47,6 +47,45 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
                 print("(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)")
     for warning in report.warnings:
         print(f"warning: {warning}")
+    for line in _unreviewed(dirs):
+        print(line)
+    return 0
+
+
+def _unreviewed(dirs: Sequence[Path]) -> list[str]:
+    """A line for each machine translation in the manifests of `dirs` that no one has reviewed yet."""
+    from ingest.manifest import load_manifest
+
+    lines = []
+    for directory in dirs:
+        for source in load_manifest(directory, errors=[]):
+            version = source.translation
+            if version is not None and version.translated_by == "machine" and not version.reviewed:
+                lines.append(
+                    f"{source.name}  {version.file}  machine translation, not reviewed: "
+                    "set reviewed = true in sources.toml once checked"
+                )
+    return lines
+
+
+def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
+    """Draft the other language's version of a source with the LLM; entries that fail a check are left out."""
+    from .translate import translate
+
+    folder = Path(args.sources) if args.sources else None
+    with progress_bar() as progress:
+        report = translate(settings, args.source, args.to, folder, force=args.force, progress=progress)
+    if report.frame.startswith("kept"):
+        print(f"{report.draft.name}: the title and headings before the first question were {report.frame}")
+    for failure in report.failures:
+        print(failure)
+    left_out = f"; {len(report.failures)} left out, listed in skipped" if report.failures else ""
+    print(f"wrote {report.draft}: {report.translated} of {report.entries} entries translated{left_out}")
+    described = "written, describing every source of the folder" if report.new_manifest else "updated"
+    print(
+        f"{report.manifest} {described}: [source.translation] of {report.source} says translated_by = \"machine\", "
+        "reviewed = false (set reviewed = true once a maintainer has checked the draft)"
+    )
     return 0
 
 
@@ -232,6 +271,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--with-shipped", action="store_true", help="index the FAQs shipped with kb as well as --sources")
     p.set_defaults(run=cmd_ingest)
+
+    p = sub.add_parser("translate", help="draft a source's version in the other language with the LLM (KB_LLM_*)")
+    p.add_argument("source", help="a source's name in the folder, or the path of its Markdown file")
+    p.add_argument("--to", required=True, choices=("en", "zh"), help="the language of the draft")
+    p.add_argument("--sources", metavar="DIR", help="the folder of FAQ Markdown (default: KB_SOURCES_DIR)")
+    p.add_argument("--force", action="store_true", help="replace a translation written by people")
+    p.set_defaults(run=cmd_translate)
 
     p = sub.add_parser("search", help="search the index: the best answer, then the other entries worth showing")
     p.add_argument("query", help="the question, an error message or a flag; `-` reads it from standard input")

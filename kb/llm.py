@@ -3,7 +3,8 @@
 Off unless `KB_LLM_BASE_URL` and `KB_LLM_MODEL` are set. The model sees only the entries
 retrieval found, numbered, and is asked to cite them as [1], [2]; `link_citations` turns
 those numbers into links. Any failure, including running past `KB_LLM_TIMEOUT` seconds in
-total, raises `LLMFailed`, and the caller falls back to the extractive answer.
+total, raises `LLMFailed`, and the caller falls back to the extractive answer. `complete`
+gives one whole reply to any messages (`kb translate` drafts translations with it).
 """
 
 from __future__ import annotations
@@ -127,6 +128,40 @@ class LLM:
     def answer(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> str:
         """The whole answer at once (the streamed pieces joined)."""
         return "".join(self.stream(question, hits, lang, history)).strip()
+
+    def complete(self, messages: Sequence[dict[str, str]], temperature: float = 0.0) -> str:
+        """One reply to `messages`, not streamed; raises LLMFailed on any failure, including
+        running past `KB_LLM_TIMEOUT` seconds in total."""
+        payload = {"model": self.model, "messages": list(messages), "stream": False, "temperature": temperature}
+        deadline = time.monotonic() + self.timeout
+        late = LLMFailed(self.url, f"no answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
+        try:
+            with self._client.stream("POST", self.url, json=payload, headers={"Accept": "application/json"}) as response:
+                body = b""
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if time.monotonic() > deadline:
+                        raise late
+        except httpx.TimeoutException:
+            raise late from None
+        except httpx.HTTPError as exc:
+            raise LLMFailed(self.url, f"{type(exc).__name__}: {exc}") from None
+        text = body.decode("utf-8", "replace")
+        if response.status_code != 200:
+            raise LLMFailed(self.url, f"HTTP {response.status_code}: {text.strip()[:300] or response.reason_phrase}")
+        try:
+            reply = json.loads(text)
+        except json.JSONDecodeError:
+            raise LLMFailed(self.url, f"not JSON: {text[:100]!r}") from None
+        choices = reply.get("choices") if isinstance(reply, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str):
+            raise LLMFailed(self.url, f"not a chat-completions reply: {text[:100]!r}")
+        if not content.strip():
+            raise LLMFailed(self.url, "the answer was empty")
+        return content
 
     def _piece(self, line: str) -> str | None:
         """Text from one server-sent-event line; None at `[DONE]`, "" for anything else."""

@@ -14,6 +14,7 @@ from .answer import elsewhere_note
 from .errors import IndexUnreadable, KBError
 from .hits import SearchResult, hit_fields
 from .insights.cli import add_parser as add_insights_parser
+from .learning.cli import add_parser as add_learning_parser
 from .settings import SHIPPED_SOURCES, Settings
 from .terminal import print_result, progress_bar
 
@@ -308,6 +309,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_serve)
 
     add_insights_parser(sub)
+    add_learning_parser(sub)
     return parser
 
 

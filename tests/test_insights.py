@@ -74,7 +74,7 @@ def columns(path: Path, name: str) -> list[str]:
 def test_a_new_file_has_the_current_schema_in_wal_mode(sqlite_store: InsightsStore) -> None:
     store = sqlite_store
     assert store.path.name == "insights.sqlite"
-    assert store.schema_version() == SCHEMA_VERSION == 3
+    assert store.schema_version() == SCHEMA_VERSION == 4
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert columns(store.path, "questions") == [
@@ -179,7 +179,7 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:  # a file as the first release wrote it, made by hand
         db.executescript(V1_SCHEMA)
     store = InsightsStore(path)
-    assert store.schema_version() == 3
+    assert store.schema_version() == 4
     assert "kind" in columns(path, "questions") and "slack_channel" in columns(path, "questions")
     assert "reason" in columns(path, "votes") and "comment" in columns(path, "votes")
     with sqlite3.connect(path) as db:
@@ -192,14 +192,14 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     store.close()
     InsightsStore(path).close()  # opening again changes nothing
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(3,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
 
 
 def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:
         db.executescript("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7);")
-    with pytest.raises(InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 3"):
+    with pytest.raises(InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 4"):
         InsightsStore(path)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("schema_version",)]

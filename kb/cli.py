@@ -71,7 +71,7 @@ def _unreviewed(dirs: Sequence[Path]) -> list[str]:
 
 def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
     """Draft the other language's version of a source with the LLM; entries that fail a check are left out."""
-    from .translate import translate
+    from ingest.translate import translate
 
     folder = Path(args.sources) if args.sources else None
     with progress_bar() as progress:

@@ -59,10 +59,13 @@ def embed_with_cache(
     cache: EmbeddingCache,
     progress: Callable[[int, int], None] | None = None,
     batch_size: int = 16,
+    queries: bool = False,
 ) -> tuple[np.ndarray, int]:
-    """Embed passages, computing only those the cache has not seen; returns (vectors, computed)."""
+    """Embed passages (or, with `queries`, questions as the model embeds a query), computing
+    only those the cache has not seen; returns (vectors, computed)."""
     texts = list(texts)
-    keys = [EmbeddingCache.key(t) for t in texts]
+    keys = [EmbeddingCache.key(f"query\0{t}" if queries else t) for t in texts]
+    embed = embedder.embed_queries if queries else embedder.embed_passages
     known = cache.get_many(keys)
     out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
     todo = []
@@ -76,7 +79,7 @@ def embed_with_cache(
         progress(done, len(texts))
     for start in range(0, len(todo), batch_size):
         batch = todo[start : start + batch_size]
-        vectors = embedder.embed_passages([texts[i] for i in batch], batch_size)
+        vectors = embed([texts[i] for i in batch], batch_size)
         out[batch] = vectors
         cache.put_many({keys[i]: vectors[j] for j, i in enumerate(batch)})
         done += len(batch)

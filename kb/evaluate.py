@@ -29,6 +29,7 @@ class EvalQuery:
     q: str
     expect: tuple[str, ...]
     lang: str
+    url: str = ""  # where a real question was asked (an issue tracker); "" for a written one
 
     @property
     def answerable(self) -> bool:
@@ -89,7 +90,10 @@ def load_queries(path: Path) -> list[EvalQuery]:
         try:
             raw = json.loads(line)
             queries.append(
-                EvalQuery(str(raw["id"]), str(raw["q"]), tuple(raw.get("expect", [])), str(raw.get("lang", "en")))
+                EvalQuery(
+                    str(raw["id"]), str(raw["q"]), tuple(raw.get("expect", [])), str(raw.get("lang", "en")),
+                    str(raw.get("url", "")),
+                )
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise SourceError(path, f"not a query object ({type(exc).__name__}: {exc})", line=number) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from .entries import Entry
+from .provenance import original_url, version_note
 
 __all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "SearchResult", "Signals", "hit_fields"]
 
@@ -75,9 +76,7 @@ class SearchResult:
 def hit_fields(hit: Hit, hl: str | None = None) -> dict:
     """A hit as plain data, the fields every channel gives (the JSON API adds the rendered
     answer and the entry's page on the server). `hl` is the reader's language: an entry
-    shown in another says so in `note`."""
-    from .answer import only_in  # kb.answer builds on this module
-
+    shown in another, or a translation, says so in `note`."""
     e = hit.entry
     return {
         "id": e.id,
@@ -94,6 +93,8 @@ def hit_fields(hit: Hit, hl: str | None = None) -> dict:
         "tags": list(e.tags),
         "lang": e.lang,
         "languages": list(e.languages),
-        "note": only_in(e.lang, hl) if hl and e.lang != hl else "",
+        "note": version_note(e, hl),
+        "translated_by": e.translated_by or None,
+        "original_url": original_url(e) or None,
         "matched": list(hit.matched),
     }

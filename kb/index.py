@@ -10,6 +10,9 @@
         rows.npy        the entry each vector belongs to (row i of vectors.faiss is entry rows[i])
         background.npy  vectors of general-domain sentences, to tell how high unrelated text scores
         lexical.npz     the entries' term postings (`kb.lexical`), so loading tokenizes nothing
+        learned.jsonl   the learned questions of the sources' files (`kb.learning`): alternates
+                        of entries and questions the FAQ does not cover, one a line
+        learned.npy     their vectors, as the model embeds a query, row i for line i
 
 A reader either sees the old build or the new one, never half of one.
 """
@@ -26,7 +29,7 @@ import typing
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 import faiss
 import numpy as np
@@ -34,6 +37,8 @@ import numpy as np
 from . import builds, dense
 from .entries import Entry
 from .errors import IndexUnreadable, IndexMissing
+from .learning.overlay import Learned
+from .learning.questions import LearnedQuestion
 from .lexical import LexicalIndex
 
 __all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", "read_meta"]
@@ -41,12 +46,13 @@ __all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", 
 # 2: meta.json names the vector index kind. A version 1 index (always flat) still reads.
 # 3: several vectors per entry, their owners in rows.npy. Older indexes (one each) still read.
 # 4: the lexical index in lexical.npz. Older indexes have it built at load.
-FORMAT_VERSION = 4
-FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz")
+# 5: learned questions in learned.jsonl and learned.npy. Older indexes have none.
+FORMAT_VERSION = 5
+FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz", "learned.jsonl", "learned.npy")
 
 
 def _files(format_version: int) -> tuple[str, ...]:
-    return FILES[: min(max(format_version, 2), 4) + 1]
+    return FILES[: {2: 3, 3: 4, 4: 5}.get(format_version, 3 if format_version < 2 else len(FILES))]
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,7 @@ class Index:
     background: np.ndarray
     rows: dense.EntryRows
     lexical: LexicalIndex
+    learned: Learned = field(default_factory=lambda: Learned.empty(0))
 
     def vector_matrix(self) -> np.ndarray:
         return self.vectors.reconstruct_n(0, self.vectors.ntotal)
@@ -99,13 +106,20 @@ def write_index(
     sources_hash: str,
     approximate_above: int = dense.APPROXIMATE_ABOVE,
     owners: np.ndarray | None = None,
+    learned: Sequence[LearnedQuestion] = (),
+    learned_vectors: np.ndarray | None = None,
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
     `owners[i]` is the entry vector i belongs to (default: one vector per entry, in order).
     The vectors go in a flat index up to `approximate_above` of them and in HNSW past it
-    (see `kb.dense` for why there).
+    (see `kb.dense` for why there). `learned` are the sources' learned questions, with their
+    vectors; an alternate's words join its entry's question on the lexical side.
     """
+    if learned_vectors is None:
+        learned_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+    if len(learned) != len(learned_vectors):
+        raise ValueError(f"{len(learned)} learned questions but {len(learned_vectors)} vectors")
     owners = np.arange(len(entries)) if owners is None else np.asarray(owners)
     if len(owners) != len(vectors):
         raise ValueError(f"{len(vectors)} vectors but {len(owners)} owners")
@@ -117,7 +131,9 @@ def write_index(
         tmp = builds_dir / f".{stamp}{builds.PARTIAL}"
         tmp.mkdir()
         try:
-            meta = _write_build(tmp, entries, vectors, background, model, sources_hash, approximate_above, owners)
+            meta = _write_build(
+                tmp, entries, vectors, background, model, sources_hash, approximate_above, owners, learned, learned_vectors
+            )
             os.rename(tmp, build)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -141,6 +157,8 @@ def _write_build(
     sources_hash: str,
     approximate_above: int,
     owners: np.ndarray,
+    learned: Sequence[LearnedQuestion],
+    learned_vectors: np.ndarray,
 ) -> IndexMeta:
     """Write a build's files into `tmp`, the manifest last."""
     with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
@@ -150,7 +168,13 @@ def _write_build(
     faiss.write_index(index, str(tmp / "vectors.faiss"))
     np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
     np.save(tmp / "rows.npy", owners.astype(np.int32))
-    LexicalIndex.of_entries(entries).save(tmp / "lexical.npz")
+    overlay = Learned.of(learned, learned_vectors, {e.id: i for i, e in enumerate(entries)}, vectors.shape[1])
+    from .search import LEXICAL_ALTERNATES
+    LexicalIndex.of_entries(entries, overlay.texts_by_entry(len(entries)) if LEXICAL_ALTERNATES else None).save(tmp / "lexical.npz")
+    with open(tmp / "learned.jsonl", "w", encoding="utf-8") as f:
+        for question in learned:
+            f.write(json.dumps(asdict(question), ensure_ascii=False) + "\n")
+    np.save(tmp / "learned.npy", np.asarray(learned_vectors, dtype=np.float32).reshape(len(learned), vectors.shape[1]))
     meta = IndexMeta(
         format_version=FORMAT_VERSION,
         model=model,
@@ -164,6 +188,11 @@ def _write_build(
     )
     (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
     return meta
+
+
+def _learned(path: Path) -> list[LearnedQuestion]:
+    with open(path, encoding="utf-8") as f:
+        return [LearnedQuestion(**json.loads(line)) for line in f if line.strip()]
 
 
 def read_meta(index_dir: Path) -> IndexMeta:
@@ -296,4 +325,13 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
             raise IndexUnreadable(index_dir, f"lexical.npz indexes {lexical.size} entries; entries.jsonl holds {len(entries)}")
     else:
         lexical = LexicalIndex.of_entries(entries)
-    return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical)
+    learned = Learned.empty(meta.dim)
+    if meta.format_version >= 5:
+        questions = _load(index_dir, "learned.jsonl", _learned)
+        learned_vectors = _load(index_dir, "learned.npy", _matrix)
+        if len(questions) != len(learned_vectors) or learned_vectors.shape[1] != meta.dim:
+            raise IndexUnreadable(
+                index_dir, f"learned.jsonl holds {len(questions)} questions; learned.npy {learned_vectors.shape} vectors"
+            )
+        learned = Learned.of(questions, learned_vectors, {e.id: i for i, e in enumerate(entries)}, meta.dim)
+    return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical, learned)

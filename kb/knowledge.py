@@ -63,6 +63,7 @@ class KnowledgeBase:
             max_query_chars=settings.max_query_chars,
             rows=index.rows,
             lexical=index.lexical,
+            learned=index.learned,
         )
         sources = _sources_of(index.entries)
         return cls(settings=settings, meta=index.meta, path=index.path, searcher=searcher, sources=sources)

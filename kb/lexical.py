@@ -161,11 +161,13 @@ class LexicalIndex:
         self._setup(FieldIndex(questions), FieldIndex([list(q) + list(a) for q, a in zip(questions, answers)]))
 
     @classmethod
-    def of_entries(cls, entries: Sequence["Entry"]) -> "LexicalIndex":
+    def of_entries(cls, entries: Sequence["Entry"], alternates: Sequence[Sequence[str]] | None = None) -> "LexicalIndex":
         """The entries' tokens, every language version of each. The framework's name belongs
-        with the question: "slime OOM" asks about slime's OOM."""
+        with the question: "slime OOM" asks about slime's OOM. `alternates[i]` are other
+        wordings of entry i's question, whose words join its question's."""
+        extra = alternates or [()] * len(entries)
         return cls(
-            [tokenize(" ".join([e.framework] + [v.question for v in e.versions()])) for e in entries],
+            [tokenize(" ".join([e.framework] + [v.question for v in e.versions()] + list(more))) for e, more in zip(entries, extra)],
             [tokenize("\n".join(f"{v.section}\n{v.answer}" for v in e.versions())) for e in entries],
         )
 

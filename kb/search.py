@@ -9,6 +9,7 @@ vector index and the entries that best cover its words in the postings, at most
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -22,6 +23,7 @@ from .errors import QueryError
 from .filters import Filters
 from .glossary import Glossary
 from .hits import NEAREST_MAX, SHOW_MARGIN, SHOW_MAX, Hit, SearchResult, Signals
+from .learning.overlay import Learned, LearnedMatch
 from .lexical import LexicalIndex, QueryTerms
 from .noise import strip_noise
 from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, Features, Weights
@@ -33,13 +35,20 @@ from .text import clean_query, detect_lang, tokenize
 # are exported here too, for code that imports them with the search.
 __all__ = [
     "ANSWER_FEATURES", "CALIBRATION_PATH", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX",
-    "Features", "Hit", "Plan", "Words", "SearchResult", "Searcher", "Signals", "Weights",
+    "Features", "Hit", "Plan", "Words", "SearchResult", "Searcher", "Signals", "Weights", "searched_text",
 ]
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 # Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry
 # the fused score could put in the top few is near the top of one side or the other.
 CANDIDATES = 200
+# Entries whose alternates come nearest the query, added to the candidates.
+LEARNED_CANDIDATES = 20
+# A question this close to one the FAQ is known not to cover (and nearer to it than to any
+# entry) is that question, or a rewording of it: the search abstains whatever the answer
+# model would say.
+SAME_QUESTION = 0.97
+LEXICAL_ALTERNATES = True
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,12 @@ class Words:
 
     terms: QueryTerms
     top: np.ndarray  # ids of the entries covering most of the query
+
+
+def searched_text(query: str) -> str:
+    """What a search matches and embeds of a question: a pasted stack trace down to what
+    identifies it, an issue title without its tracker noise."""
+    return reduce_trace(strip_noise(clean_query(query).strip()))
 
 
 def _dense_index(vectors: faiss.Index | DenseIndex | np.ndarray) -> DenseIndex:
@@ -87,6 +102,7 @@ class Searcher:
         lexical: LexicalIndex | None = None,
         candidates: int = CANDIDATES,
         rows: EntryRows | None = None,
+        learned: Learned | None = None,
     ):
         """`vectors` is the index's FAISS index (a matrix is put in a flat one); `rows` says
         which entry each vector belongs to (default: one each, in order). `lexical`, when
@@ -103,12 +119,11 @@ class Searcher:
         self.background = np.ascontiguousarray(background, dtype=np.float32)
         self.max_query_chars = max_query_chars
         self.candidates = candidates
+        # What has been learned (alternates, links, not-covered questions): swapped whole when it changes.
+        self.learned = learned or Learned.empty(self.dense.dim)
         # Every language an entry has is matched: a question meets whichever version it shares words with.
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
-        # An entry's length, as the ranking weighs it: log of its distinct words, centred.
-        length = np.log1p(self.lexical.both.lengths().astype(np.float64))
-        self.length = length - (length.mean() if len(length) else 0.0)
-        self.spelling = Spelling(self.lexical.both.vocabulary)
+        self._words_changed()
         self.filters = Filters(self.entries)
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
         self.row_filters = self.filters if self.rows.identity else Filters([self.entries[o] for o in self.rows.owners])
@@ -119,6 +134,22 @@ class Searcher:
         self._frameworks = np.array([self._framework_code[words[e.framework]] for e in self.entries], dtype=np.int32)
         self._tags = {t for e in self.entries for t in e.tags}
         self._sources = {e.source for e in self.entries}
+
+    def _words_changed(self) -> None:
+        # An entry's length, as the ranking weighs it: log of its distinct words, centred.
+        length = np.log1p(self.lexical.both.lengths().astype(np.float64))
+        self.length = length - (length.mean() if len(length) else 0.0)
+        self.spelling = Spelling(self.lexical.both.vocabulary)
+
+    def with_learned(self, learned: Learned) -> "Searcher":
+        """This searcher with other learned questions: their vectors beside the entries', the
+        alternates' words with their entries' questions. The entries and their vectors are shared."""
+        other = copy.copy(self)
+        other.learned = learned
+        if LEXICAL_ALTERNATES:
+            other.lexical = LexicalIndex.of_entries(self.entries, learned.texts_by_entry(len(self.entries)))
+            other._words_changed()
+        return other
 
     def _check(self, query: str, tags: Sequence[str], source: str | None) -> str:
         query = clean_query(query).strip()
@@ -143,8 +174,7 @@ class Searcher:
     ) -> Plan:
         """Check the query and work out what to embed; raises QueryError naming the field at fault."""
         query = self._check(query, tags, source)
-        # A pasted stack trace, down to what identifies it; an issue title without its tracker noise.
-        text = reduce_trace(strip_noise(query))
+        text = searched_text(query)
         return Plan(
             query=query, k=k, tags=tuple(tags), source=source, lang=lang,
             query_lang=detect_lang(query), text=text, embed_text=text,
@@ -163,15 +193,22 @@ class Searcher:
         terms = words.terms
         allowed_rows = self.row_filters.subset(plan.tags, plan.source, plan.lang)
         near = self.rows.entries_of(self.dense.nearest(q, max(self.candidates, plan.k), allowed_rows))
-        ids = np.union1d(near, words.top)
+        learned = self.learned.match(q)
+        taught = learned.nearest_entries(LEARNED_CANDIDATES)
+        allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
+        if allowed is not None and len(taught):
+            taught = taught[allowed.contains(taught)]
+        ids = np.union1d(np.union1d(near, words.top), taught)
 
-        f = self.features(terms, q, ids)
+        f = self.features(terms, q, ids, learned)
         score = f.score(self.weights)
         order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
         answered = False
         if len(order):
-            x = f.of_best(score, order, plan.query_lang == "zh")
+            x = f.of_best(score, order, plan.query_lang == "zh", self.weights)
             answered = bool(self.weights.answer_probability(x[None, :])[0] >= self.weights.answer_threshold)
+            if learned.not_covered >= SAME_QUESTION and learned.not_covered > f.best_alternate(order[0]):
+                answered = False
         order = order[: plan.k]
         matched = self._matched(terms, ids[order])
         hits = tuple(
@@ -188,9 +225,11 @@ class Searcher:
             query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=f.framework, searched=plan.text
         )
 
-    def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray) -> Features:
-        """The evidence for the entries `ids` against a query (its terms and embedding)."""
+    def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch | None = None) -> Features:
+        """The evidence for the entries `ids` against a query (its terms and embedding, and
+        what the learned questions say of it: by default, matched here)."""
         named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
+        learned = learned or self.learned.match(q)
         return Features(
             cosine=self.entry_cosines(ids, q),
             background=float(np.sort(matvec(self.background, q))[-3:].mean()) if len(self.background) else 0.0,
@@ -199,6 +238,8 @@ class Searcher:
             named=np.isin(self._frameworks[ids], named_codes),
             framework=next((self._framework_name[c] for c in named_codes if c >= 0), None),
             length=self.length[ids],
+            alternate=learned.best_of(ids),
+            not_covered=learned.not_covered,
         )
 
     def query_terms(self, plan: Plan) -> QueryTerms:

@@ -16,8 +16,10 @@ from rich.console import Console
 from rich.cells import cell_len
 from rich.markdown import Markdown
 
-from .answer import elsewhere_note, only_in
+from .answer import elsewhere_note
+from .entries import Entry
 from .hits import Hit, SearchResult
+from .provenance import original_url, version_note
 
 __all__ = ["clickable", "render_markdown", "print_result", "progress_bar"]
 
@@ -110,11 +112,19 @@ def print_result(result: SearchResult, hl: str, brief: bool = False) -> None:
 def _print_title(hit: Hit, hl: str) -> None:
     e = hit.entry
     print(f"{hit.rank}. {e.question}")
-    if e.lang != hl:
-        print(f"   ({only_in(e.lang, hl)})")
+    note = _version_line(e, hl)
+    if note:
+        print(f"   ({note})")
     version = f" · {e.source_version}" if e.source_version else ""
     print(f"   {e.framework}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
     print(f"   {clickable(e.place)}")
+
+
+def _version_line(e: Entry, hl: str) -> str:
+    """The entry's version note, with the original's link when the text is a translation."""
+    note = version_note(e, hl)
+    original = original_url(e) if e.lang == hl else ""
+    return f"{note} Original: {clickable(original)}" if note and original else note
 
 
 def _print_answer(hit: Hit, hl: str) -> None:
@@ -123,8 +133,9 @@ def _print_answer(hit: Hit, hl: str) -> None:
     color = sys.stdout.isatty()
     width = shutil.get_terminal_size().columns if color else 80
     print(render_markdown(f"## {e.question}", width, color))
-    if e.lang != hl:
-        print(f"({only_in(e.lang, hl)})")
+    note = _version_line(e, hl)
+    if note:
+        print(f"({note})")
     version = f" · {e.source_version}" if e.source_version else ""
     print(f"{e.framework}{version} · {clickable(e.place)}\n")
     print(render_markdown(e.answer, width, color))

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from kb.entries import Entry
 from kb.hits import Hit, hit_fields
+from kb.provenance import original_url, version_note
 from kb.text import clean_query
 
 from .links import permalink
@@ -43,7 +44,17 @@ class HitOut(BaseModel):
     lang: str = Field(description="the language of the question, answer and url given")
     languages: list[str] = Field(description="the languages the entry has, e.g. [\"en\", \"zh\"] or [\"zh\"]")
     note: str = Field(
-        default="", description="when the entry has no version in the reader's language: one line, in that language, saying so"
+        default="",
+        description="one line in the reader's language when the text given is not the authors' own in that language: "
+                    "the entry has no version in it, or this version is a translation (who made it); empty otherwise",
+    )
+    translated_by: Literal["maintainers", "machine"] | None = Field(
+        default=None,
+        description="who translated the text given, when it is not the authors' own: this knowledge base's "
+                    "maintainers, or a machine (an LLM's draft; see `note` for whether a maintainer reviewed it)",
+    )
+    original_url: str | None = Field(
+        default=None, description="for a translation: the deep link to the original it was translated from"
     )
     matched: list[str] = Field(description="query terms found in the entry, for highlighting")
 
@@ -77,6 +88,9 @@ class EntryOut(BaseModel):
     tags: list[str]
     lang: str
     languages: list[str]
+    note: str = Field(default="", description="as a hit's `note`: the text given is in another language, or a translation")
+    translated_by: Literal["maintainers", "machine"] | None = Field(default=None, description="as a hit's")
+    original_url: str | None = Field(default=None, description="as a hit's")
     related: list[HitOut]
 
 
@@ -183,8 +197,11 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
     )
 
 
-def entry_out(entry: Entry, related: list[Hit], base_url: str) -> EntryOut:
+def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | None = None) -> EntryOut:
+    """`reader` is the reader's language (default: the entry's own)."""
     return EntryOut(
+        note=version_note(entry, reader or entry.lang), translated_by=entry.translated_by or None,
+        original_url=original_url(entry) or None,
         id=entry.id, question=entry.question, answer=entry.answer,
         answer_html=str(render_markdown(entry.answer)), source=_source(entry), url=entry.url,
         permalink=permalink(base_url, entry.id), section=entry.section, tags=list(entry.tags),

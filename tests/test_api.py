@@ -18,7 +18,7 @@ from server import create_app
 
 HIT_KEYS = {
     "id", "question", "answer", "answer_html", "score", "source", "url", "permalink", "section", "tags", "lang",
-    "languages", "note", "matched", "file",
+    "languages", "note", "translated_by", "original_url", "matched", "file",
 }
 SOURCE_KEYS = {"name", "title", "url", "framework", "version"}
 RESUME_ZH = "slime 如何续训？"

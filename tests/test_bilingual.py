@@ -18,13 +18,15 @@ from ingest.sources import parse_sources
 from kb.entries import entry_id
 from kb.errors import SourceError
 from kb.evaluate import load_queries
+from kb.hits import hit_fields
 from kb.index import read_index
 from kb.knowledge import KnowledgeBase
 from kb.settings import SHIPPED_SOURCES, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV = ROOT / "tests" / "data" / "dev.jsonl"
-ASYNC_IO = "Unable to pre-compile async_io"  # an entry of the notes that have no English version
+ASYNC_IO = "Unable to pre-compile async_io"  # an entry of the notes the maintainers translated
+TRANSLATED = "Translated from the Chinese original by this knowledge base's maintainers."
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +37,12 @@ def entries():
 def test_every_shipped_source_is_paired_by_position(entries):
     assert len(entries) == 59
     paired = [e for e in entries if e.translations]
-    assert len(paired) == 42 and {e.source for e in paired} == {"chatlearn-v1", "roll", "slime", "chatlearn"}
-    alone = [e for e in entries if not e.translations]
-    assert len(alone) == 17 and {e.source for e in alone} == {"training-env"}
-    assert all(e.languages == ("en", "zh") for e in paired) and all(e.languages == ("zh",) for e in alone)
+    assert len(paired) == 59 and all(e.languages == ("en", "zh") for e in paired)
+    # The authors' own English pages say nothing of who wrote them; the training-environment
+    # notes have none upstream, and their English version is the maintainers' translation.
+    by = {(e.source, e.translations[0].translated_by) for e in entries}
+    assert by == {("chatlearn-v1", ""), ("roll", ""), ("slime", ""), ("chatlearn", ""), ("training-env", "maintainers")}
+    assert not any(e.translated_by for e in entries)
     # Ids come from the Chinese question, as before there were translations.
     assert all(e.lang == "zh" and e.id == entry_id(e.source, e.question) for e in entries)
     roll = [e for e in paired if e.source == "roll"]
@@ -169,14 +173,29 @@ def test_hl_in_the_chat_body_overrides_the_question_language(client: TestClient)
     assert chat["sources"][0]["question"] == "如何续训？" and "来源" in chat["answer"]
 
 
-def test_an_entry_in_chinese_only_says_so_to_an_english_reader(client: TestClient):
+def test_a_translated_entry_says_who_translated_it_and_links_the_original(client: TestClient):
     hit = client.get("/api/search", params={"q": "deepspeed: Unable to pre-compile async_io"}).json()["hits"][0]
-    assert hit["question"] == ASYNC_IO and hit["languages"] == ["zh"] and hit["lang"] == "zh"
-    assert hit["note"] == "This entry has no English version; it is shown in Chinese."
+    assert hit["question"] == ASYNC_IO and hit["languages"] == ["en", "zh"] and hit["lang"] == "en"
+    assert "Solution 1: [build the extensions manually]" in hit["answer"] and "报错" not in hit["answer"]
+    assert (hit["note"], hit["translated_by"]) == (TRANSLATED, "maintainers")
+    # No English page exists upstream: both links go to the Chinese original's line.
+    original = "/week3-error-collection.md?plain=1#L16"
+    assert hit["original_url"].endswith(original) and hit["url"].endswith(original)
     chat = client.post("/api/chat", json={"message": "deepspeed: Unable to pre-compile async_io"}).json()
-    assert chat["answer"].startswith("*This entry has no English version; it is shown in Chinese.*")
+    assert chat["answer"].startswith(f"*{TRANSLATED}*") and chat["sources"][0]["translated_by"] == "maintainers"
     zh = client.get("/api/search", params={"q": "deepspeed 预编译 async_io 失败"}).json()["hits"][0]
-    assert zh["question"] == ASYNC_IO and zh["note"] == ""
+    assert zh["question"] == ASYNC_IO and zh["lang"] == "zh"
+    assert (zh["note"], zh["translated_by"], zh["original_url"]) == ("", None, None)
+    entry = client.get(f"/api/entries/{hit['id']}", params={"hl": "en"}).json()
+    assert (entry["note"], entry["translated_by"]) == (TRANSLATED, "maintainers")
+    assert entry["original_url"].endswith(original)
+    page = client.get(f"/entries/{hit['id']}?hl=en").text
+    assert TRANSLATED.replace("'", "&#39;") in page and original in page
+    zh_page = client.get(f"/entries/{hit['id']}?hl=zh").text
+    assert "maintainers" not in zh_page and "维护者" not in zh_page
+    # The authors' own English version says nothing extra.
+    authors = client.get("/api/search", params={"q": "how do I resume training in slime?"}).json()["hits"][0]
+    assert (authors["note"], authors["translated_by"], authors["original_url"]) == ("", None, None)
 
 
 def test_entry_api_and_page_give_the_chosen_version(client: TestClient):
@@ -226,6 +245,19 @@ def test_own_faq_with_an_english_file_beside_it_needs_no_manifest(tmp_path):
     hit = kb.search_blocking("where are the shared checkpoints").in_language("en").hits[0]
     assert (hit.entry.question, hit.entry.languages) == ("Where are the shared checkpoints?", ("en", "zh"))
     assert kb.search_blocking("共享 checkpoint 在哪").hits[0].entry.question == "共享的 checkpoint 在哪里？"
+
+
+def test_an_entry_with_no_version_in_the_readers_language_says_so(tmp_path):
+    folder = tmp_path / "faq"
+    folder.mkdir()
+    (folder / "team.md").write_text(FAQ_ZH, encoding="utf-8")
+    workspace = Settings(data_dir=tmp_path / "data", sources_dir=folder)
+    build_index(workspace)
+    hit = KnowledgeBase.open(workspace).search_blocking("where are the shared checkpoints").hits[0]
+    fields = hit_fields(hit, "en")
+    assert (fields["lang"], fields["languages"]) == ("zh", ["zh"])
+    assert (fields["note"], fields["translated_by"]) == ("This entry has no English version; it is shown in Chinese.", None)
+    assert hit_fields(hit, "zh")["note"] == ""
 
 
 def test_own_faq_pairs_files_named_in_the_manifest(tmp_path):

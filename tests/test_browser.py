@@ -293,7 +293,9 @@ def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
     page.press("#message", "Enter")
     page.wait_for_function("() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')")
     second = page.locator(".turn.bot").nth(1)
-    assert second.locator(".only-in").inner_text() == "This entry has no English version; it is shown in Chinese."
+    said = second.locator(".only-in")
+    assert said.inner_text() == "Translated from the Chinese original by this knowledge base's maintainers. original"
+    assert said.locator("a.original-link").get_attribute("href").endswith("/week3-error-collection.md?plain=1#L16")
     t.screenshot_bottom(artifacts / "chat-english-desktop.png")
 
 

@@ -31,13 +31,19 @@ def test_search_brief_prints_question_source_score_and_link(settings):
     assert lines[2] == "   https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md?plain=1#L34"
 
 
-def test_search_hl_picks_the_version_shown_and_says_when_there_is_none(settings):
+def test_search_hl_picks_the_version_shown_and_says_when_it_is_a_translation(settings):
     run = kb("search", "how do I resume training in slime", "--hl", "zh", "-k", "1", "--brief", data_dir=settings.data_dir)
     assert run.stdout.splitlines()[0] == "1. 如何续训？"
     run = kb("search", "Unable to pre-compile async_io", "-k", "1", "--brief", data_dir=settings.data_dir)
     lines = run.stdout.splitlines()
     assert lines[0] == "1. Unable to pre-compile async_io"
-    assert lines[1] == "   (This entry has no English version; it is shown in Chinese.)"
+    assert lines[1] == (
+        "   (Translated from the Chinese original by this knowledge base's maintainers. Original: "
+        "https://github.com/LLM-Frame-Group/Target-Daliy/blob/9cb966b1dd94baa08436bf70d02b808a14f7f596/"
+        "week3-error-collection.md?plain=1#L16)"
+    )
+    run = kb("search", "Unable to pre-compile async_io", "-k", "1", "--brief", "--hl", "zh", data_dir=settings.data_dir)
+    assert run.stdout.splitlines()[1].startswith("   DeepSpeed · 2023-06-20 · score ")
 
 
 def test_search_json_has_the_api_fields(settings):

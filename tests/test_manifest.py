@@ -50,8 +50,12 @@ def test_shipped_manifest():
         ),
     )
     assert [s.translation.file if s.translation else None for s in sources] == [
-        "chatlearn-v1.en.md", "roll.en.md", "slime.en.md", "chatlearn.en.md", None,
+        "chatlearn-v1.en.md", "roll.en.md", "slime.en.md", "chatlearn.en.md", "training-env.en.md",
     ]
+    # The authors wrote four English pages; the training-environment notes have none upstream,
+    # and the English version is the maintainers' translation, with its date.
+    assert [s.translation.translated_by for s in sources] == ["", "", "", "", "maintainers"]
+    assert sources[4].translation.translated_on == "2026-11-24" and sources[4].translation.url == ""
     assert "/main/" not in sources[3].url and "248875a4a5617b3ec83511a51e25d5565b0ae071" in sources[3].url
 
 

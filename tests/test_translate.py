@@ -23,7 +23,7 @@ from fastapi import FastAPI, Request
 from ingest.manifest import load_manifest
 from ingest.sources import parse_sources
 from kb.cli import main
-from kb.translate import problem, toml_string
+from ingest.translate import problem, toml_string
 
 FAQ = """\
 # 训练常见问题

@@ -13,7 +13,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
-from kb.answer import only_in
+from kb.provenance import original_label, original_url, version_note
 from kb.tags import label as tag_label
 from kb.tags import tag_table
 
@@ -64,7 +64,9 @@ def create_templates() -> Jinja2Templates:
     env.filters["markdown"] = render_markdown
     env.filters["mark"] = mark_terms
     env.filters["plain"] = plain_text
-    env.globals["only_in"] = only_in
+    env.globals["version_note"] = version_note
+    env.globals["original_url"] = original_url
+    env.globals["original_label"] = original_label
     return Jinja2Templates(env=env)
 
 

@@ -28,4 +28,4 @@ async def get_entry(
 ) -> EntryOut:
     """One entry by id, with the entries nearest to it."""
     entry = kb.get(entry_id).localized(hl)
-    return entry_out(entry, kb.related(entry_id, RELATED, hl or entry.lang), base_url(request))
+    return entry_out(entry, kb.related(entry_id, RELATED, hl or entry.lang), base_url(request), hl)

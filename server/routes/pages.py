@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from kb.answer import RELATED, elsewhere_note, only_in
+from kb.answer import RELATED, elsewhere_note
 from kb.errors import QueryError
 from kb.knowledge import KnowledgeBase
 from kb.search import SHOW_MAX, Hit
@@ -103,7 +103,6 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
     related = kb.related(entry_id, RELATED, reader)
     context = {
         "entry": entry, "related": related, "reader": reader, "permalink": f"{base_url(request)}entries/{entry.id}",
-        "only_in": only_in(entry.lang, reader) if entry.lang != reader else "",
     }
     response = page(request, "entry.html", context)
     if hl:

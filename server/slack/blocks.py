@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from kb.answer import only_in
+from kb.provenance import original_label, original_url, version_note
 from kb.entries import Entry
 from kb.search import Hit
 
@@ -64,7 +64,11 @@ def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
 def _source(entry: Entry, t: Translator) -> dict[str, Any]:
     where = link(entry.url or entry.source_url, f"{entry.source_title} · {entry.source_version}")
     colon = "：" if t.lang == "zh" else ": "
-    note = f"\n{escape(only_in(entry.lang, t.lang))}" if entry.lang != t.lang else ""
+    said = version_note(entry, t.lang)
+    original = original_url(entry)
+    note = f"\n{escape(said)}" if said else ""
+    if said and original:
+        note += f" {link(original, original_label(t.lang))}"
     return _context(f"{escape(t('chat_source'))}{colon}{where}{note}")
 
 

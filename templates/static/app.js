@@ -177,7 +177,22 @@
     return a;
   }
 
+  /* A hit's version note (another language, or a translation), with the original's link
+     when it is a translation (as the version_line macro in _macros.html). */
+  function versionNote(hit) {
+    var p = el("p", "only-in", hit.note);
+    if (hit.original_url && hit.translated_by) {
+      p.appendChild(document.createTextNode(" "));
+      var a = el("a", "original-link", hit.lang === "zh" ? "原文" : "original"); /* in the text's language, as the note */
+      a.href = hit.original_url;
+      a.rel = "noopener noreferrer";
+      p.appendChild(a);
+    }
+    return p;
+  }
+
   window.KB = {
     strings: strings, format: format, markTerms: markTerms, enhance: enhance, el: el, sourceLink: sourceLink,
+    versionNote: versionNote,
   };
 })();

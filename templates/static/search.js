@@ -58,7 +58,7 @@
     KB.markTerms(h3, hit.matched);
     link.appendChild(h3);
     li.appendChild(link);
-    if (hit.note) li.appendChild(el("p", "only-in", hit.note));
+    if (hit.note) li.appendChild(KB.versionNote(hit));
     var answer = el("div", "result-answer prose");
     answer.innerHTML = hit.answer_html; /* rendered by the server with raw HTML disabled */
     KB.markTerms(answer, hit.matched);

@@ -343,7 +343,14 @@
     else if (!reply.answered) bubble.appendChild(el("p", { class: "note", text: S.none }));
     if (reply.mode === "fallback") bubble.appendChild(el("p", { class: "note warn", text: S.fallback }));
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
-    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(el("p", { class: "note", text: sources[0].note }));
+    if (html && reply.mode !== "llm" && sources[0].note) {
+      var said = el("p", { class: "note", text: sources[0].note });
+      if (sources[0].translated_by && sources[0].original_url) {
+        said.appendChild(document.createTextNode(" "));
+        said.appendChild(el("a", { href: sources[0].original_url, target: "_blank", rel: "noopener noreferrer", text: sources[0].lang === "zh" ? "原文" : "original" }));
+      }
+      bubble.appendChild(said);
+    }
     if (html) bubble.appendChild(answerBlock(html));
     if (reply.answered && sources.length) {
       var best = sources[0];

@@ -27,15 +27,15 @@ from typing import Callable, Sequence
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ingest.document import read_text
-from ingest.manifest import LANGS, MANIFEST_NAME, detect_lang, load_manifest
-from ingest.markdown_faq import parse_source, title_of
-from ingest.sources import with_translations
+from kb.entries import Entry, Source
+from kb.errors import KBError, LLMFailed, SourceError
+from kb.llm import LLM
+from kb.settings import Settings
 
-from .entries import Entry, Source
-from .errors import KBError, LLMFailed, SourceError
-from .llm import LLM
-from .settings import Settings
+from .document import read_text
+from .manifest import LANGS, MANIFEST_NAME, detect_lang, load_manifest
+from .markdown_faq import parse_source, title_of
+from .sources import with_translations
 
 __all__ = ["TranslateError", "Failure", "TranslationReport", "translate", "find_source", "problem", "toml_string"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -14,6 +14,9 @@ from .entries import Entry, Source
 from .errors import EntryNotFound, IndexUnreadable
 from .glossary import load_glossary
 from .index import IndexMeta, read_index, read_meta
+from .learning.links import Link
+from .learning.overlay import Learned
+from .learning.questions import LearnedQuestion
 from .lru import LRU
 from .hits import Hit, SearchResult
 from .search import Plan, Searcher
@@ -31,11 +34,16 @@ class KnowledgeBase:
     sources: list[Source]
     by_id: dict[str, Entry] = field(default_factory=dict, repr=False)
     position: dict[str, int] = field(default_factory=dict, repr=False)  # entry id -> its row in the index
-    # The results of recent searches (a build never changes, so neither do they): a
-    # repeated question, common from Slack and the widget's suggestions, skips all the work.
+    # The results of recent searches (neither a build nor what has been learned changes
+    # while this object serves): a repeated question, common from Slack and the widget's
+    # suggestions, skips all the work.
     results: LRU[Plan, SearchResult] = field(default_factory=lambda: LRU(0), repr=False)
+    # The learned questions the build holds (from the sources' files), before any link.
+    shipped: Learned | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if self.shipped is None:
+            self.shipped = self.searcher.learned
         self.by_id = {e.id: e for e in self.searcher.entries}
         self.results.resize(self.settings.query_cache_size)
         self.position = {}
@@ -71,6 +79,23 @@ class KnowledgeBase:
     @property
     def entries(self) -> list[Entry]:
         return self.searcher.entries
+
+    def taught(self, links: Sequence[Link]) -> "KnowledgeBase":
+        """This knowledge base with the active `links` learned beside what the build holds: a
+        new object (its own result cache), the build's index and entries shared. A link made
+        with another model, or to an entry this build lacks, is left out."""
+        model = self.searcher.embedder.model
+        usable = [link for link in links if link.model == model and link.vector.shape == (self.searcher.dense.dim,)]
+        vectors = np.stack([link.vector for link in usable]) if usable else np.zeros((0, self.searcher.dense.dim), np.float32)
+        learned = Learned.of([link.learned() for link in usable], vectors, self.position, self.searcher.dense.dim)
+        assert self.shipped is not None
+        searcher = self.searcher.with_learned(self.shipped + learned if len(learned) else self.shipped)
+        return replace(self, searcher=searcher, results=LRU(0), by_id={}, position={})
+
+    def alternates(self, entry_id: str) -> list[LearnedQuestion]:
+        """The entry's alternate questions: its sources' files', then links', in the order learned."""
+        self.get(entry_id)
+        return self.searcher.learned.of_entry(self.position[entry_id])
 
     async def search(
         self,

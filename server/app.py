@@ -45,8 +45,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         llm = LLM(resolved) if LLM.configured(resolved) else None
-        app.state.reloader = Reloader(resolved, llm)
         app.state.recorder = Recorder.open(resolved)
+        app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         slack.log_status(resolved)
         watch = asyncio.create_task(app.state.reloader.watch(resolved.reload_interval)) if resolved.reload_interval else None
         try:

@@ -9,6 +9,10 @@ already running finish on the old build. A build that fails to load is logged an
 one keeps serving: whatever is wrong with it (a file FAISS or NumPy cannot read, a manifest
 field of the wrong type), `/admin/reload` answers 409 with the reason, the watch logs it
 once and keeps watching for the next build.
+
+The links maintainers make (`kb.learning.links`, in the insights database every replica
+shares) are watched the same way: at each check a fingerprint of them is read, and when it
+changed the links are loaded and the served build is replaced by the same build taught them.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from starlette.types import Scope
 from kb import builds
 from kb.chat import Chat
 from kb.errors import BuildRefused, KBError
+from kb.insights import InsightsStore
 from kb.knowledge import KnowledgeBase
+from kb.learning.links import Link
 from kb.llm import LLM
 from kb.settings import Settings
 from kb.text import load_tokenizer
@@ -58,17 +64,41 @@ class ReloadOutcome:
 class Reloader:
     """Holds the served build and replaces it when the index link points elsewhere."""
 
-    def __init__(self, settings: Settings, llm: LLM | None):
+    def __init__(self, settings: Settings, llm: LLM | None, store: InsightsStore | None = None):
         self.settings = settings
         self.llm = llm
+        self.store = store  # where the links are; None: nothing to learn from
+        self.links: list[Link] = []
+        self.links_state: tuple[int, ...] | None = None
+        if store is not None:
+            self.links_state, self.links = store.links_state(), store.links()
         self.served = self._load()
         load_tokenizer()  # before the first Chinese question, not during it
         self._lock = asyncio.Lock()
         self._failed: str = ""  # the build that last failed to load, so it is logged once
 
     def _load(self) -> Served:
-        kb = KnowledgeBase.open(self.settings)
+        return self._serve(KnowledgeBase.open(self.settings))
+
+    def _serve(self, kb: KnowledgeBase) -> Served:
+        kb = kb.taught(self.links) if self.links else kb
         return Served(kb, Chat(kb, self.llm), builds.hold(kb.path))
+
+    async def relearn(self) -> bool:
+        """Teach the served build the links, if they changed since last read; True if they had."""
+        if self.store is None:
+            return False
+        async with self._lock:
+            state = await asyncio.to_thread(self.store.links_state)
+            if state == self.links_state:
+                return False
+            self.links = await asyncio.to_thread(self.store.links)
+            self.links_state = state
+            old = self.served
+            self.served = await asyncio.to_thread(self._serve, old.kb)
+            builds.release(old.held)
+            log.info("serving index build %s with %d links", self.served.build, len(self.links))
+            return True
 
     def close(self) -> None:
         builds.release(self.served.held)
@@ -104,6 +134,10 @@ class Reloader:
                 await self._check()
             except Exception as exc:  # the check itself failed (the data directory went away): try again next time
                 self._log_once(f"checking {self.settings.index_dir}", f"cannot check {self.settings.index_dir}: {exc}")
+            try:
+                await self.relearn()
+            except Exception as exc:  # the database is down: the links learned last stay, and it is tried again
+                self._log_once("links", f"cannot read the links: {exc}")
 
     async def _check(self) -> None:
         linked = self._linked()

@@ -46,6 +46,8 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
             print(f"no longer in the index: {', '.join(dropped)}")
             if not (shipped or args.with_shipped):
                 print("(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)")
+    if report.alternates or report.not_covered:
+        print(f"learned: {report.alternates} alternate questions, {report.not_covered} questions the FAQ does not cover")
     for warning in report.warnings:
         print(f"warning: {warning}")
     for line in _unreviewed(dirs):

@@ -164,12 +164,14 @@ class LexicalIndex:
     def of_entries(cls, entries: Sequence["Entry"], alternates: Sequence[Sequence[str]] | None = None) -> "LexicalIndex":
         """The entries' tokens, every language version of each. The framework's name belongs
         with the question: "slime OOM" asks about slime's OOM. `alternates[i]` are other
-        wordings of entry i's question, whose words join its question's."""
-        extra = alternates or [()] * len(entries)
-        return cls(
-            [tokenize(" ".join([e.framework] + [v.question for v in e.versions()] + list(more))) for e, more in zip(entries, extra)],
-            [tokenize("\n".join(f"{v.section}\n{v.answer}" for v in e.versions())) for e in entries],
-        )
+        wordings of entry i's question: their words count in the question field only, so
+        that they say "this is the question" without making the entry cover more."""
+        questions = [tokenize(" ".join([e.framework] + [v.question for v in e.versions()])) for e in entries]
+        answers = [tokenize("\n".join(f"{v.section}\n{v.answer}" for v in e.versions())) for e in entries]
+        index = cls.__new__(cls)
+        asked = [q + tokenize(" ".join(more)) for q, more in zip(questions, alternates)] if alternates else questions
+        index._setup(FieldIndex(asked), FieldIndex([list(q) + list(a) for q, a in zip(questions, answers)]))
+        return index
 
     def save(self, path: Path) -> None:
         fields = {"question": self.question, "both": self.both}

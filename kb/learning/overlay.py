@@ -114,15 +114,11 @@ class Learned:
         """The alternates of the entry at `position`, in the order they were learned."""
         return [self.questions[i] for i in np.flatnonzero(self.owners == position)]
 
-    def match(self, q: np.ndarray, skip: str | None = None) -> LearnedMatch:
-        """What the learned questions say about the query vector `q`. `skip` leaves out the
-        learned questions that are the query itself (for measuring on questions that were
-        learned: each is measured as if it had not been)."""
+    def match(self, q: np.ndarray) -> LearnedMatch:
+        """What the learned questions say about the query vector `q`."""
         if not len(self):
             return LearnedMatch(self._entries, np.zeros(0), -1.0, -1)
         cosines = matvec(self.vectors, np.asarray(q, dtype=np.float32))
-        if skip is not None:
-            cosines = np.where(self.keys == question_key(skip), -1.0, cosines)
         best = np.maximum.reduceat(cosines[self._by_entry], self._starts) if len(self._by_entry) else np.zeros(0)
         if not len(self._uncovered):
             return LearnedMatch(self._entries, best, -1.0, -1)

@@ -8,7 +8,11 @@ or `--database-url` is given, into PostgreSQL, then times over 5 rounds (min / m
 
 - `links()`: every active link read and its vector made (target: well under a second);
 - `links_state()`: the fingerprint;
-- `add_link()` of one more question among the 10,000 (it first removes an active link of the same question).
+- `add_link()` of one more question among the 10,000 (it first removes an active link of the same question);
+- a search with the 10,000 links learned against the same search with none: the questions
+  of the development set, each embedded once beforehand, ranked in alternating blocks; the
+  p50 of the whole search (the embedding's p50, measured in the same run, plus the
+  ranking's) must grow by at most 5%.
 
     .venv/bin/python bench/bench_links.py [--quick] [--links 10000] [--database-url postgresql://...]
 """
@@ -85,9 +89,55 @@ def measure(name: str, where: Path | str, count: int) -> list[Row]:
     ]
 
 
+def search_cost(count: int, rounds: int = 5) -> list[Row]:
+    """The search's p50 with `count` links learned against none (see the module's docstring)."""
+    from common import questions, ready_settings
+
+    from kb.knowledge import KnowledgeBase
+    from kb.learning import LearnedQuestion
+    from kb.learning.overlay import Learned
+
+    with tempfile.TemporaryDirectory() as tmp:
+        kb = KnowledgeBase.open(ready_settings(Path(tmp)))
+    searcher = kb.searcher
+    asked = questions()
+    plans = [searcher.plan(q, 5) for q in asked]
+    embed_times = []
+    vectors = []
+    for plan in plans:
+        started = time.perf_counter()
+        vectors.append(searcher.embedder.embed_query(plan.embed_text))
+        embed_times.append(time.perf_counter() - started)
+    rng = np.random.default_rng(0)
+    noise = rng.normal(size=(count, searcher.dense.dim)).astype(np.float32)
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    owners = rng.integers(-1, len(searcher.entries), size=count)  # a tenth or so not covered, as in use
+    learned = Learned(
+        [LearnedQuestion(f"question {i}", "en", entry=None if o < 0 else searcher.entries[o].id) for i, o in enumerate(owners)],
+        noise, owners,
+    )
+    taught = searcher.with_learned(learned)
+    bare = searcher.with_learned(Learned.empty(searcher.dense.dim))
+    times: dict[str, list[float]] = {"none": [], "taught": []}
+    for _ in range(rounds):
+        for name, s in (("none", bare), ("taught", taught)):
+            for plan, vector in zip(plans, vectors):
+                words = s.words(plan)
+                started = time.perf_counter()
+                s.rank(plan, vector, words)
+                times[name].append(time.perf_counter() - started)
+    embed = statistics.median(embed_times)
+    none, with_links = embed + statistics.median(times["none"]), embed + statistics.median(times["taught"])
+    growth = with_links / none - 1
+    return [
+        Row("search p50, no links (embedding + ranking)", f"{1000 * none:.2f} ms ({1000 * embed:.2f} + {1000 * statistics.median(times['none']):.2f})"),
+        Row(f"search p50, {count} links", f"{1000 * with_links:.2f} ms (+{100 * growth:.1f}%)", "<= +5%", growth <= 0.05),
+    ]
+
+
 def run(quick: bool = False, links: int = 10_000, database_url: str = "") -> list[Row]:
     count = 1000 if quick else links
-    rows: list[Row] = []
+    rows: list[Row] = search_cost(links)
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         print(f"SQLite, {count} links ...", file=sys.stderr)
         rows += measure("SQLite", store_path(Path(tmp)), count)

@@ -11,6 +11,11 @@ with all of them in one product:
 
 The overlay is rebuilt whole when the learned questions change (an ingest, a link made on
 any replica) and swapped in; a search reads one overlay from start to end.
+
+Alternates and not-covered questions are each in a flat FAISS index: a search reads the
+NEAREST alternates (an entry whose best alternate is not among them has none near enough
+to count: the ranking weighs only what rises above a floor near 0.9) and the nearest
+not-covered question. With 10,000 learned questions that is about 0.2 ms a search.
 """
 
 from __future__ import annotations
@@ -20,13 +25,16 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..dense import matvec
+import faiss
+
+from ..dense import one_thread
 from ..insights.records import question_key
 from .questions import LearnedQuestion
 
 __all__ = ["Learned", "LearnedMatch", "NOT_COVERED"]
 
 NOT_COVERED = -1  # the owner of a not-covered question
+NEAREST = 64  # alternates read a search
 
 
 @dataclass(frozen=True)
@@ -62,12 +70,12 @@ class Learned:
         self.owners = np.asarray(owners, dtype=np.int64)
         self.keys = np.array([question_key(q.question) for q in self.questions], dtype=object)
         self._uncovered = np.flatnonzero(self.owners == NOT_COVERED)
-        # The alternates grouped by entry: one maximum per group gives each entry's best.
-        covered = np.flatnonzero(self.owners != NOT_COVERED)
-        self._by_entry = covered[np.argsort(self.owners[covered], kind="stable")]
-        grouped = self.owners[self._by_entry]
-        self._starts = np.flatnonzero(np.concatenate(([True], grouped[1:] != grouped[:-1]))) if len(grouped) else grouped
-        self._entries = grouped[self._starts] if len(grouped) else grouped
+        self._covered = np.flatnonzero(self.owners != NOT_COVERED)
+        dim = self.vectors.shape[1]
+        self._alternates = faiss.IndexFlatIP(dim)
+        self._alternates.add(self.vectors[self._covered])
+        self._not_covered = faiss.IndexFlatIP(dim)
+        self._not_covered.add(self.vectors[self._uncovered])
 
     @classmethod
     def empty(cls, dim: int) -> "Learned":
@@ -116,11 +124,17 @@ class Learned:
 
     def match(self, q: np.ndarray) -> LearnedMatch:
         """What the learned questions say about the query vector `q`."""
-        if not len(self):
-            return LearnedMatch(self._entries, np.zeros(0), -1.0, -1)
-        cosines = matvec(self.vectors, np.asarray(q, dtype=np.float32))
-        best = np.maximum.reduceat(cosines[self._by_entry], self._starts) if len(self._by_entry) else np.zeros(0)
-        if not len(self._uncovered):
-            return LearnedMatch(self._entries, best, -1.0, -1)
-        nearest = int(self._uncovered[np.argmax(cosines[self._uncovered])])
-        return LearnedMatch(self._entries, best, float(cosines[nearest]), nearest)
+        entries, best = np.zeros(0, np.int64), np.zeros(0, np.float32)
+        not_covered, nearest = -1.0, -1
+        query = np.asarray(q, dtype=np.float32).reshape(1, -1)
+        with one_thread():
+            if len(self._covered):
+                cosines, rows = self._alternates.search(query, min(NEAREST, len(self._covered)))
+                owners = self.owners[self._covered[rows[0]]]
+                # best first: an entry's first row among them is its best alternate
+                entries, first = np.unique(owners, return_index=True)
+                best = cosines[0][first]
+            if len(self._uncovered):
+                cosine, row = self._not_covered.search(query, 1)
+                not_covered, nearest = float(cosine[0][0]), int(self._uncovered[row[0][0]])
+        return LearnedMatch(entries, best, not_covered, nearest)

@@ -262,6 +262,26 @@ def test_copy_button_copies_the_code(tab: Callable[..., Page], client: TestClien
     assert copied == page.locator(".codeblock pre code").first.inner_text()
 
 
+def test_a_translated_entry_page_says_who_translated_it_in_the_readers_language(
+    tab: Callable[..., Page], client: TestClient, artifacts: Path
+) -> None:
+    want = expected_first(client, "deepspeed: Unable to pre-compile async_io")
+    assert want["translated_by"] == "maintainers"
+    t = tab(viewport=DESKTOP, locale="en-US")
+    page = t.page
+    t.goto(f"/entries/{want['id']}?hl=en")
+    assert page.locator("h1.entry-q").inner_text() == "Unable to pre-compile async_io"
+    said = page.locator("article.entry .only-in")
+    assert said.inner_text() == "Translated from the Chinese original by this knowledge base's maintainers. original"
+    assert said.locator("a.original-link").get_attribute("href") == want["original_url"]
+    assert "Solution 1" in page.locator(".entry-answer").inner_text()
+    t.screenshot(artifacts / "entry-translated-en-desktop.png")
+    # In Chinese the entry is the authors' own text: nothing is said.
+    t.goto(f"/entries/{want['id']}?hl=zh")
+    assert page.locator("article.entry .only-in").count() == 0 and "解决方案" in page.locator(".entry-answer").inner_text()
+    page.context.clear_cookies()
+
+
 def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
     tab: Callable[..., Page], client: TestClient, artifacts: Path
 ) -> None:

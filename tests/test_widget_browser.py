@@ -387,3 +387,24 @@ def test_the_widget_says_when_the_named_frameworks_faq_has_nothing(
     assert reply.locator(".elsewhere").inner_text() == want["note"]
     assert reply.locator(".meta a.source").get_attribute("href") == want["sources"][0]["url"]
     page.screenshot(path=str(artifacts / "widget-elsewhere.png"))
+
+
+def test_the_widget_says_an_answer_is_the_maintainers_translation_and_links_the_original(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str], client: TestClient, artifacts: Path
+) -> None:
+    allowed, _, _ = sites
+    question = "deepspeed: Unable to pre-compile async_io"
+    want = expected_best(client, question)
+    assert want["translated_by"] == "maintainers" and want["lang"] == "en"
+    t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
+    page = load(t)
+    page.locator(".launcher").click()
+    reply = ask(page, question)
+    said = reply.locator("p.note").filter(has_text="Translated from")
+    assert said.inner_text() == "Translated from the Chinese original by this knowledge base's maintainers. original"
+    original = said.locator("a")
+    assert original.get_attribute("href") == want["original_url"] and original.get_attribute("target") == "_blank"
+    assert want["original_url"].endswith("/week3-error-collection.md?plain=1#L16")
+    assert "Solution 1" in reply.locator(".answer").inner_text() and "解决方案" not in reply.locator(".answer").inner_text()
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(artifacts / "widget-translated-entry-en.png"))

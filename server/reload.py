@@ -81,7 +81,9 @@ class Reloader:
         return self._serve(KnowledgeBase.open(self.settings))
 
     def _serve(self, kb: KnowledgeBase) -> Served:
-        kb = kb.taught(self.links) if self.links else kb
+        # Taught even no link when `kb` was taught some: the last link undone leaves the build's own.
+        if self.links or kb.searcher.learned is not kb.shipped:
+            kb = kb.taught(self.links)
         return Served(kb, Chat(kb, self.llm), builds.hold(kb.path))
 
     async def relearn(self) -> bool:

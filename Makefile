@@ -35,6 +35,7 @@ test: install-test
 
 # Every benchmark, one Markdown table (about half an hour on 2 cores); `make bench BENCH_ARGS=--quick` for a smoke run.
 bench: install
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python bench/run_all.py $(BENCH_ARGS)
 
 clean:

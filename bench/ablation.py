@@ -151,11 +151,11 @@ def _more_answer_features(s: Any) -> Any:
         identifiers: tuple = ()
         ids: Any = None
 
-        def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool) -> np.ndarray:
+        def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool, w: Any) -> np.ndarray:
             best = np.array([self.ids[order[0]]])
             held = [any(vocabulary.contains(t, best)[0] for t, _ in g) for g in self.identifiers]
             missing = 1 - sum(held) / len(held) if held else 0.0
-            return np.concatenate([super().of_best(score, order, zh), [self.unknown, missing]])
+            return np.concatenate([super().of_best(score, order, zh, w), [self.unknown, missing]])
 
     features = s.features
 

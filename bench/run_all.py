@@ -2,7 +2,8 @@
 
 Runs, in this process, the `run(quick)` of bench_startup (start-up, memory), bench_http
 (the query path), bench_long_inputs, bench_workers, bench_core (ingest), bench_soak, bench_scale and
-bench_replicas (on a throwaway PostgreSQL); and
+bench_replicas (on a throwaway PostgreSQL), bench_links (links: loading 10,000, their cost to a
+search) and learning (retrieval on real questions as links are added); and
 bench_slack and bench_insights as scripts, their printed figures read back into rows. All of
 them share one temporary data directory made first (`KB_DATA_DIR` points at it; the
 embedding cache of the usual data directory is copied in), so nothing outside it is written
@@ -36,7 +37,7 @@ from common import ROOT, Row, machine, ok_mark, own_settings, table  # noqa: E40
 
 IN_PROCESS = (
     "bench_startup", "bench_http", "bench_long_inputs", "bench_workers", "bench_core", "bench_soak", "bench_scale",
-    "bench_replicas",
+    "bench_replicas", "bench_links", "learning",
 )
 
 

@@ -169,8 +169,7 @@ def _write_build(
     np.save(tmp / "background.npy", np.asarray(background, dtype=np.float32))
     np.save(tmp / "rows.npy", owners.astype(np.int32))
     overlay = Learned.of(learned, learned_vectors, {e.id: i for i, e in enumerate(entries)}, vectors.shape[1])
-    from .search import LEXICAL_ALTERNATES
-    LexicalIndex.of_entries(entries, overlay.texts_by_entry(len(entries)) if LEXICAL_ALTERNATES else None).save(tmp / "lexical.npz")
+    LexicalIndex.of_entries(entries, overlay.texts_by_entry(len(entries))).save(tmp / "lexical.npz")
     with open(tmp / "learned.jsonl", "w", encoding="utf-8") as f:
         for question in learned:
             f.write(json.dumps(asdict(question), ensure_ascii=False) + "\n")

@@ -48,7 +48,6 @@ LEARNED_CANDIDATES = 20
 # entry) is that question, or a rewording of it: the search abstains whatever the answer
 # model would say.
 SAME_QUESTION = 0.97
-LEXICAL_ALTERNATES = True
 
 
 @dataclass(frozen=True)
@@ -146,9 +145,8 @@ class Searcher:
         alternates' words with their entries' questions. The entries and their vectors are shared."""
         other = copy.copy(self)
         other.learned = learned
-        if LEXICAL_ALTERNATES:
-            other.lexical = LexicalIndex.of_entries(self.entries, learned.texts_by_entry(len(self.entries)))
-            other._words_changed()
+        other.lexical = LexicalIndex.of_entries(self.entries, learned.texts_by_entry(len(self.entries)))
+        other._words_changed()
         return other
 
     def _check(self, query: str, tags: Sequence[str], source: str | None) -> str:

@@ -17,7 +17,7 @@ from pydantic import ValidationInfo, field_validator
 
 from kb.entries import ENTRY_STYLES, TRANSLATORS, Source
 from kb.errors import SourceError, SourceErrors
-from kb.tomlfile import DataModel, TomlFile, load_toml
+from kb.tomlfile import DataModel, TomlFile, iso_date, load_toml, nonempty, one_of
 
 from .document import read_text
 from .markdown_faq import guess_entries_style, title_of
@@ -35,12 +35,6 @@ def detect_lang(text: str) -> str:
     letters = sum(1 for c in text if c.isalpha())
     cjk = len(_CJK.findall(text))
     return "zh" if letters and cjk / letters >= 0.10 else "en"
-
-
-def _nonempty(value: str, info: ValidationInfo) -> str:
-    if not value.strip():
-        raise ValueError(f"field {info.field_name!r} is empty")
-    return value
 
 
 def _lang(value: str) -> str:
@@ -61,18 +55,6 @@ def _http(value: str, info: ValidationInfo) -> str:
     return value
 
 
-def _translated_by(value: str) -> str:
-    if value not in TRANSLATORS:
-        raise ValueError(f"unknown translated_by {value!r} (expected one of {', '.join(map(repr, TRANSLATORS))})")
-    return value
-
-
-def _date(value: str) -> str:
-    if value and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        raise ValueError(f"translated_on must be a date like 2026-01-31, got {value!r}")
-    return value
-
-
 class _Translation(DataModel):
     """A `[source.translation]` table: the same document in the other language."""
 
@@ -88,12 +70,12 @@ class _Translation(DataModel):
     reviewed: bool = False  # a machine translation a maintainer has checked
     skipped: list[str] = []  # ids of the source's entries this version leaves out (a draft's failures)
 
-    _required = field_validator("file", "lang")(_nonempty)
+    _required = field_validator("file", "lang")(nonempty)
     _lang = field_validator("lang")(_lang)
     _entries = field_validator("entries")(_entries)
     _http = field_validator("url", "live_url")(_http)
-    _translated_by = field_validator("translated_by")(_translated_by)
-    _date = field_validator("translated_on")(_date)
+    _translated_by = field_validator("translated_by")(one_of(*TRANSLATORS))
+    _date = field_validator("translated_on")(iso_date)
 
 
 class _Source(DataModel):
@@ -111,7 +93,7 @@ class _Source(DataModel):
     license: str = ""
     translation: _Translation | None = None
 
-    _required = field_validator("name", "file", "title", "framework", "lang")(_nonempty)
+    _required = field_validator("name", "file", "title", "framework", "lang")(nonempty)
     _lang = field_validator("lang")(_lang)
     _entries = field_validator("entries")(_entries)
     _http = field_validator("url", "live_url")(_http)

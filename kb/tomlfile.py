@@ -13,13 +13,13 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Callable, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo
 
 from .errors import SourceError
 
-__all__ = ["DataModel", "TomlFile", "load_toml", "line_of"]
+__all__ = ["DataModel", "TomlFile", "load_toml", "line_of", "nonempty", "one_of", "iso_date"]
 
 Loc = tuple[str | int, ...]
 M = TypeVar("M", bound=BaseModel)
@@ -35,6 +35,33 @@ class DataModel(BaseModel):
     """A table of a data file: no fields beyond those declared, no conversion between types."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# Field checks the data files share, for `field_validator(...)(check)`.
+
+
+def nonempty(value: str, info: ValidationInfo) -> str:
+    if not value.strip():
+        raise ValueError(f"field {info.field_name!r} is empty")
+    return value
+
+
+def one_of(*allowed: str) -> Callable[[str, ValidationInfo], str]:
+    """A check that the field is one of `allowed`."""
+
+    def check(value: str, info: ValidationInfo) -> str:
+        if value not in allowed:
+            raise ValueError(f"unknown {info.field_name} {value!r} (expected one of {', '.join(map(repr, allowed))})")
+        return value
+
+    return check
+
+
+def iso_date(value: str, info: ValidationInfo) -> str:
+    """Empty, or a date like 2026-01-31."""
+    if value and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        raise ValueError(f"{info.field_name} must be a date like 2026-01-31, got {value!r}")
+    return value
 
 
 def _table_name(raw: str) -> str:

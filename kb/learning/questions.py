@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from pydantic import ValidationInfo, field_validator
+from pydantic import field_validator
 
-from ..tomlfile import DataModel, load_toml
+from ..tomlfile import DataModel, iso_date, load_toml, nonempty, one_of
 
 __all__ = [
     "ALTERNATES_SUFFIX", "NOT_COVERED_FILE", "ORIGINS", "LearnedQuestion", "alternates_path", "load_learned",
@@ -59,30 +59,6 @@ class LearnedQuestion:
         return self.entry is None
 
 
-def _nonempty(value: str, info: ValidationInfo) -> str:
-    if not value.strip():
-        raise ValueError(f"field {info.field_name!r} is empty")
-    return value
-
-
-def _lang(value: str) -> str:
-    if value not in ("zh", "en"):
-        raise ValueError(f"unknown lang {value!r} (expected 'zh' or 'en')")
-    return value
-
-
-def _origin(value: str) -> str:
-    if value not in ORIGINS:
-        raise ValueError(f"unknown origin {value!r} (expected one of {', '.join(map(repr, ORIGINS))})")
-    return value
-
-
-def _date(value: str) -> str:
-    if value and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        raise ValueError(f"date must be like 2026-01-31, got {value!r}")
-    return value
-
-
 class _NotCovered(DataModel):
     question: str
     lang: str
@@ -90,16 +66,16 @@ class _NotCovered(DataModel):
     url: str = ""
     date: str = ""
 
-    _required = field_validator("question")(_nonempty)
-    _lang = field_validator("lang")(_lang)
-    _origin = field_validator("origin")(_origin)
-    _date = field_validator("date")(_date)
+    _required = field_validator("question")(nonempty)
+    _lang = field_validator("lang")(one_of("zh", "en"))
+    _origin = field_validator("origin")(one_of(*ORIGINS))
+    _date = field_validator("date")(iso_date)
 
 
 class _Alternate(_NotCovered):
     entry: str
 
-    _entry = field_validator("entry")(_nonempty)
+    _entry = field_validator("entry")(nonempty)
 
 
 class _AlternatesFile(DataModel):

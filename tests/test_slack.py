@@ -282,6 +282,21 @@ def test_exact_reply_for_the_resume_question(slack: TestClient) -> None:
     assert message["blocks"][2]["elements"][0]["text"].endswith("|slime Q&amp;A · 2025-06-30>")
 
 
+def test_a_translated_answer_says_who_translated_it_and_links_the_original(slack: TestClient) -> None:
+    question = "deepspeed: Unable to pre-compile async_io"
+    best = top_hits(slack, question)[0]
+    assert best["translated_by"] == "maintainers"
+    message = post_command(slack, question).json()
+    within_slack_limits(message)
+    source = message["blocks"][2]["elements"][0]["text"]
+    assert source.endswith(
+        "\nTranslated from the Chinese original by this knowledge base's maintainers. "
+        f"<{best['original_url']}|original>"
+    ), source
+    # The authors' own English text says nothing of who wrote it.
+    assert "Translated" not in post_command(slack, RESUME_EN).json()["blocks"][2]["elements"][0]["text"]
+
+
 @pytest.mark.parametrize(
     ("text", "help_text"),
     [("", HELP_EN + "\n\n" + HELP_ZH), ("   ", HELP_EN + "\n\n" + HELP_ZH), ("help", HELP_EN), ("HELP", HELP_EN), ("帮助", HELP_ZH)],

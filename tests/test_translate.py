@@ -151,6 +151,8 @@ def test_a_round_trip_drafts_english_and_search_finds_it(kb, faq: Path, llm) -> 
     best = json.loads(out)["hits"][0]
     assert (best["question"], best["lang"], best["file"]) == ("What if GPU memory runs out?", "en", "faq.en.md")
     assert best["languages"] == ["en", "zh"]
+    # Every channel says it is a machine's draft until a maintainer marks it reviewed.
+    assert (best["translated_by"], best["note"]) == ("machine", "Machine translation of the Chinese original, not yet reviewed.")
 
 
 def test_an_entry_whose_code_changed_is_left_out_and_skipped(kb, faq: Path) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
 from kb.entries import Entry
 from kb.hits import Hit, hit_fields
+from kb.learning.links import Link
+from kb.learning.questions import LearnedQuestion
 from kb.provenance import original_url, version_note
 from kb.text import clean_query
 
@@ -18,6 +21,7 @@ __all__ = [
     "SourceOut", "HitOut", "SearchOut", "EntryOut", "ChatTurn", "ChatIn", "ChatOut",
     "HealthOut", "WidgetConfigOut", "ErrorOut", "hit_out", "entry_out",
     "MAX_TURNS", "MAX_TURN_CHARS", "MAX_HISTORY_CHARS",
+    "AlternateOut", "alternate_out", "LinkIn", "LinkOut", "LinksOut", "link_out",
 ]
 
 
@@ -76,6 +80,17 @@ class SearchOut(BaseModel):
     )
 
 
+class AlternateOut(BaseModel):
+    question: str = Field(description="the question as it was asked")
+    lang: Literal["zh", "en"]
+    origin: Literal["asked", "tracker", "maintainer"] = Field(
+        description="`asked`: asked on this server and linked by a maintainer; `tracker`: from an issue tracker; "
+                    "`maintainer`: written by a maintainer"
+    )
+    url: str = Field(description="where it was asked, when that is public (an issue); empty otherwise")
+    date: str = Field(description="when it was asked or linked, YYYY-MM-DD; empty when not known")
+
+
 class EntryOut(BaseModel):
     id: str
     question: str
@@ -92,6 +107,11 @@ class EntryOut(BaseModel):
     translated_by: Literal["maintainers", "machine"] | None = Field(default=None, description="as a hit's")
     original_url: str | None = Field(default=None, description="as a hit's")
     related: list[HitOut]
+    alternates: list[AlternateOut] = Field(
+        default=[],
+        description="other wordings of the entry's question that the knowledge base has learned: kept beside "
+                    "the FAQ (`<source>.alternates.toml`) or linked by a maintainer; the reader's language first",
+    )
 
 
 # The chat limits keep the largest valid request inside the default KB_MAX_BODY_BYTES (256 KiB),
@@ -206,4 +226,62 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | Non
         answer_html=str(render_markdown(entry.answer)), source=_source(entry), url=entry.url,
         permalink=permalink(base_url, entry.id), section=entry.section, tags=list(entry.tags),
         lang=entry.lang, languages=list(entry.languages), related=[hit_out(h, base_url) for h in related],
+    )
+
+
+def alternate_out(question: LearnedQuestion) -> AlternateOut:
+    return AlternateOut(
+        question=question.question, lang=question.lang, origin=question.origin, url=question.url, date=question.date
+    )
+
+
+# Links: questions a maintainer tied to the entry that answers them, or marked not covered (`/admin/links`).
+
+MAX_LINK_QUESTION = 20_000  # characters sent; the question linked is checked against KB_MAX_QUERY_CHARS
+
+
+class LinkIn(BaseModel):
+    question: CleanText = Field(
+        max_length=MAX_LINK_QUESTION,
+        description="the question as people ask it (at most KB_MAX_QUERY_CHARS characters once trimmed); its "
+                    "language is detected",
+    )
+    entry_id: str | None = Field(
+        default=None, max_length=200, description="the id of the entry that answers it (or `not_covered`)"
+    )
+    not_covered: bool = Field(default=False, description="true: the FAQ does not answer the question (no `entry_id`)")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "LinkIn":
+        if self.not_covered == (self.entry_id is not None):
+            raise ValueError("give `entry_id` (the entry that answers the question) or `\"not_covered\": true`, not both")
+        return self
+
+
+class LinkOut(BaseModel):
+    id: int
+    question: str
+    lang: Literal["zh", "en"]
+    entry_id: str | None = Field(description="the entry the question is linked to; null when not covered")
+    not_covered: bool
+    made_at: str = Field(description="when the link was made, ISO 8601 in UTC")
+    origin: Literal["asked", "tracker", "maintainer"]
+    url: str
+    active: bool = Field(description="false once undone (`DELETE /admin/links/{id}`) or replaced by a newer link of the question")
+    removed_at: str | None = Field(default=None, description="when it was undone or replaced, ISO 8601 in UTC")
+
+
+class LinksOut(BaseModel):
+    links: list[LinkOut] = Field(description="oldest first")
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def link_out(link: Link) -> LinkOut:
+    return LinkOut(
+        id=link.id, question=link.question, lang=link.lang, entry_id=link.entry, not_covered=link.not_covered,
+        made_at=_utc(link.made_at), origin=link.origin, url=link.url, active=link.active,
+        removed_at=None if link.removed_at is None else _utc(link.removed_at),
     )

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
@@ -32,9 +33,28 @@ if TYPE_CHECKING:  # numpy and the links are imported when a link is read or wri
 
     from ..learning.links import Link
 
-__all__ = ["InsightsStore", "store_path", "BUSY_TIMEOUT"]
+__all__ = ["InsightsStore", "RecentQuestion", "store_path", "BUSY_TIMEOUT"]
 
 BUSY_TIMEOUT = 5.0  # seconds a write waits for another writer (another worker process)
+
+
+RECENT_ROWS_PER_QUESTION = 5  # rows `recent_questions` reads per question it returns (repeats are counted once)
+
+
+@dataclass(frozen=True)
+class RecentQuestion:
+    """A question as it was last asked (`InsightsStore.recent_questions`)."""
+
+    text: str
+    lang: str
+    channel: str
+    answered: bool
+    top_entry: str | None
+    asked_at: float  # Unix seconds, the last time
+    times: int = 1  # how often, among the recent rows read
+
+    def again(self) -> "RecentQuestion":
+        return replace(self, times=self.times + 1)
 
 
 def store_path(data_dir: Path) -> Path:
@@ -267,6 +287,23 @@ class InsightsStore:
             (since,),
         )
         return [DailyCount(*row) for row in rows]
+
+    def recent_questions(self, limit: int = 200) -> list[RecentQuestion]:
+        """The last `limit` questions asked, newest first, each text once (case and surrounding spaces aside),
+        as asked the last time, with how often it was among the rows read."""
+        rows = self._db.rows(
+            "SELECT trim(text), lang, channel, answered, top_entry, asked_at FROM questions "
+            "ORDER BY asked_at DESC, id DESC LIMIT ?",
+            (limit * RECENT_ROWS_PER_QUESTION,),
+        )
+        found: dict[str, RecentQuestion] = {}
+        for text, lang, channel, answered, top_entry, asked_at in rows:
+            key = question_key(text)
+            if key in found:
+                found[key] = found[key].again()
+            elif len(found) < limit:
+                found[key] = RecentQuestion(text, lang, channel, bool(answered), top_entry, asked_at)
+        return list(found.values())
 
     # Links: questions a maintainer tied to the entry that answers them, or marked not covered
     # (`kb.learning.links`). Written one at a time, across processes and replicas alike (the

@@ -123,6 +123,7 @@ def _others(links: Iterable[Link], question: str, but: int | None = None) -> lis
 
 def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
     from ..embedding import open_embedder
+    from ..search import searched_text
     from ..text import detect_lang
 
     question = args.question.strip()
@@ -137,7 +138,7 @@ def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
             raise EntryNotFound(args.entry)
     lang = args.lang or detect_lang(question)
     embedder = open_embedder(settings.embed_model)
-    vector = embedder.embed_query(question)
+    vector = embedder.embed_query(searched_text(question) or question)  # what a search of it embeds
     store = open_store(settings, create=True)
     assert store is not None
     try:
@@ -296,6 +297,7 @@ def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
     """Add what the files hold and the database lacks: no link, active or removed, with the same question and
     entry (so a link undone in the database is not brought back, and linking again is never undone)."""
     from ..embedding import open_embedder
+    from ..search import searched_text
 
     folder = _folder(settings, args)
     learned, warnings = load_learned(folder, known=_entries(settings))
@@ -312,7 +314,8 @@ def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
                 missing.append(question)
         if missing:
             embedder = open_embedder(settings.embed_model)
-            vectors = [embedder.query_vector(q.question) for q in missing]  # embedded together, in batches
+            # What a search of each question embeds; embedded together, in batches.
+            vectors = [embedder.query_vector(searched_text(q.question) or q.question) for q in missing]
             for question, vector in zip(missing, vectors):
                 store.add_link(question.question, question.lang, question.entry, vector.result(), embedder.model,
                                origin=question.origin, url=question.url, at=_made_at(question.date))

@@ -1,14 +1,14 @@
 """The routers, one per resource: search, chat, entries, health, the pages, the widget, Slack, feedback, insights,
-admin and the API's documentation pages."""
+admin (reload, links) and the API's documentation pages."""
 
-from . import admin, api_chat, api_entries, api_search, docs, feedback, health, insights, pages, slack, widget
+from . import admin, api_chat, api_entries, api_search, docs, feedback, health, insights, links, pages, slack, widget
 
 __all__ = [
-    "admin", "api_chat", "api_entries", "api_search", "docs", "feedback", "health", "insights", "pages", "slack",
-    "widget", "ROUTERS",
+    "admin", "api_chat", "api_entries", "api_search", "docs", "feedback", "health", "insights", "links", "pages",
+    "slack", "widget", "ROUTERS",
 ]
 
 ROUTERS = [
     api_search.router, api_chat.router, api_entries.router, health.router, pages.router,
-    widget.router, slack.router, feedback.router, insights.router, admin.router, docs.router,
+    widget.router, slack.router, feedback.router, insights.router, admin.router, links.router, docs.router,
 ]

@@ -1,4 +1,4 @@
-"""`GET /api/entries/{id}`: one entry with its related entries."""
+"""`GET /api/entries/{id}`: one entry with its related entries and the other wordings of its question it has learned."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from kb.answer import RELATED
 
 from ..deps import KBDep, base_url
-from ..schemas import EntryOut, ErrorOut, entry_out
+from ..schemas import EntryOut, ErrorOut, alternate_out, entry_out
 
 __all__ = ["router"]
 
@@ -26,6 +26,10 @@ async def get_entry(
                     "(default: the entry's own language)",
     )] = None,
 ) -> EntryOut:
-    """One entry by id, with the entries nearest to it."""
+    """One entry by id, with the entries nearest to it and its alternate questions."""
     entry = kb.get(entry_id).localized(hl)
-    return entry_out(entry, kb.related(entry_id, RELATED, hl or entry.lang), base_url(request), hl)
+    out = entry_out(entry, kb.related(entry_id, RELATED, hl or entry.lang), base_url(request), hl)
+    reader = hl or entry.lang
+    alternates = sorted(kb.alternates(entry_id), key=lambda q: q.lang != reader)  # the reader's language first
+    out.alternates = [alternate_out(q) for q in alternates]
+    return out

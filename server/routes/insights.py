@@ -5,33 +5,48 @@ browsers sign in with a form that sets an HttpOnly cookie. Each table is also a 
 A gap can be dismissed (and restored) with a form on the page; like sign-out, it is a POST
 that needs the SameSite=Strict sign-in cookie (or the bearer token), and one from another
 site's page (its `Origin`) is refused.
+
+Every question the page lists (a gap's wordings, the answers that may be wrong, the
+questions of not-helpful votes, the recent questions) can be linked to the entry that
+answers it ("Answered by…", an entry picker searching `/insights/entries` as one types) or
+marked not covered by the FAQ; a link can be undone and restored. These forms need the
+sign-in cookie or the bearer token, the page's form token and this site's `Origin`; they
+share the links' rate limit and database with the JSON API (server/routes/links.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Callable
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from kb.errors import QueryError
+from kb.insights.store import RecentQuestion
 from kb.insights import (
-    CHANNELS, DEFAULT_SINCE, LANGS, TABLES, GapFinder, Recorder, Report, day, draft_entries, gather, parse_since, table,
-    to_csv,
+    CHANNELS, DEFAULT_SINCE, LANGS, TABLES, GapFinder, InsightsStore, Recorder, Report, day, draft_entries, gather,
+    parse_since, question_key, table, to_csv,
 )
 from kb.knowledge import KnowledgeBase
+from kb.learning.links import Link, LinkNotFound
+from kb.learning.teach import learn, relearn_link, unlearn
 
 from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
 from ..rendering.chart import Series, stacked_bars
-from ..deps import AdminDep, AdminOnDep, FormTokenDep, GapFinderDep, KBDep, RecorderDep, SettingsDep, SignInLimitDep
+from ..deps import (
+    AdminDep, AdminOnDep, FormTokenDep, GapFinderDep, KBDep, RecorderDep, ReloaderDep, SettingsDep, SignInLimitDep,
+)
 from ..forms import form_token, with_form_token
+from .links import LinkLimitDep, LinkStoreDep, link_not_found, reachable, served_at_once
 from ..rendering.strings import Translator
 from ..schemas import ErrorOut
 from ..rendering.templates import page, request_lang
 
-__all__ = ["router", "SINCE_CHOICES"]
+__all__ = ["router", "SINCE_CHOICES", "RECENT", "LINKS_SHOWN"]
 
 router = APIRouter(tags=["insights"])
 
@@ -40,6 +55,11 @@ MAX_FIELD = 10_000  # characters of a form field (a token, a time window, a gap'
 PRIVATE = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex"}
 LANG_NAMES = {"zh": "中文", "en": "English"}
 Since = Annotated[str, Form(max_length=MAX_FIELD)]  # a form's time window, checked by parse_since
+RECENT = 200  # recent questions listed
+LINKS_SHOWN = 50  # links listed, newest first
+PICKER_K = 8  # entries the picker offers
+DATALIST_MAX = 500  # entries offered to type an id from without JavaScript (a <datalist>), at most
+SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links")  # where a form goes back to
 
 
 async def _report(finder: GapFinder, kb: KnowledgeBase, recorder: Recorder, since: str) -> Report:
@@ -78,15 +98,20 @@ def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
 @router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
 async def insights_page(
     request: Request, kb: KBDep, recorder: RecorderDep, settings: SettingsDep, finder: GapFinderDep,
-    since: str = DEFAULT_SINCE,
+    since: str = DEFAULT_SINCE, find: Annotated[str, Query(max_length=MAX_FIELD)] = "",
 ) -> HTMLResponse:
-    """The insights page, or its sign-in form."""
+    """The insights page, or its sign-in form. `find` filters the recent questions (the page without JavaScript)."""
     check_on(settings)
     if not signed_in(request, settings):
         return _sign_in_page(request, since, failed=False)
     report = await _report(finder, kb, recorder, since)
-    t = Translator(request_lang(request))
+    lang = request_lang(request)
+    t = Translator(lang)
+    assert recorder.store is not None  # _report answers 503 without one
+    links, recent = await _teaching(recorder.store, find)
     context = {
+        **_teach_context(kb, lang, links),
+        "recent": recent, "recent_limit": RECENT, "find": find,
         "report": report,
         "since": since,
         "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
@@ -102,6 +127,107 @@ async def insights_page(
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
+
+
+async def _teaching(store: InsightsStore, find: str) -> tuple[list[Link], list[RecentQuestion]]:
+    """(every link, newest first; the recent questions, those holding `find` when given)."""
+    with reachable(store):
+        links = await asyncio.to_thread(store.links, True)
+        recent = await asyncio.to_thread(store.recent_questions, RECENT)
+    wanted = find.strip().lower()
+    if wanted:
+        recent = [q for q in recent if wanted in q.text.lower()]
+    return links[::-1], recent
+
+
+def _teach_context(kb: KnowledgeBase, lang: str, links: list[Link]) -> dict[str, Any]:
+    """What the page's "Answered by…" and "Not covered" actions and its list of links need."""
+    active = {question_key(link.question): link for link in links if link.active}
+
+    def entry_question(entry_id: str) -> str:
+        entry = kb.by_id.get(entry_id)
+        return entry.localized(lang).question if entry else ""
+
+    choices = [(e.id, e.localized(lang).question) for e in kb.entries] if len(kb.entries) <= DATALIST_MAX else []
+    link_of: Callable[[str], Link | None] = lambda text: active.get(question_key(text))
+    return {
+        "link_of": link_of, "entry_question": entry_question, "links": links[:LINKS_SHOWN],
+        "links_total": len(links), "entry_choices": choices,
+    }
+
+
+def _back(since: str, section: str) -> RedirectResponse:
+    """Back to the page, at the section the form was in."""
+    anchor = section if section in SECTIONS else "links"
+    return RedirectResponse(f"/insights?{urlencode({'since': since})}#{anchor}", status_code=303, headers=PRIVATE)
+
+
+Back = Annotated[str, Form(max_length=40)]
+
+
+@router.post("/insights/links", include_in_schema=False)
+async def insights_link(
+    request: Request, _limit: LinkLimitDep, _: AdminDep, _form: FormTokenDep, kb: KBDep, store: LinkStoreDep,
+    reloader: ReloaderDep,
+    question: Annotated[str, Form(max_length=MAX_FIELD)] = "", entry_id: Annotated[str, Form(max_length=200)] = "",
+    not_covered: Annotated[str, Form(max_length=10)] = "", since: Since = DEFAULT_SINCE, back: Back = "",
+) -> Response:
+    """Link a question to the entry that answers it ("Answered by…"), or mark it not covered by the FAQ."""
+    same_origin(request)
+    entry = entry_id.strip()
+    covered = not_covered.strip().lower() not in ("1", "true", "on", "yes")
+    if covered and not entry:
+        raise QueryError("entry_id", "choose the entry that answers the question, or mark it not covered by the FAQ")
+    with reachable(store):
+        await learn(kb, store, question, entry if covered else None)
+    await served_at_once(reloader)
+    return _back(since, back)
+
+
+@router.post("/insights/links/{link_id}/{action}", include_in_schema=False)
+async def insights_link_change(
+    request: Request, link_id: int, action: str, _limit: LinkLimitDep, _: AdminDep, _form: FormTokenDep,
+    store: LinkStoreDep, reloader: ReloaderDep, since: Since = DEFAULT_SINCE, back: Back = "",
+) -> Response:
+    """Undo a link, or restore an undone one."""
+    if action not in ("undo", "restore"):
+        raise HTTPException(404, f"no link action {action!r}; the actions are undo and restore")
+    same_origin(request)
+    try:
+        with reachable(store):
+            await (unlearn if action == "undo" else relearn_link)(store, link_id)
+    except LinkNotFound:
+        raise link_not_found(link_id) from None
+    await served_at_once(reloader)
+    return _back(since, back)
+
+
+@router.get("/insights/entries", include_in_schema=False)
+async def insights_entries(
+    request: Request, _: AdminDep, kb: KBDep,
+    q: Annotated[str, Query(max_length=MAX_FIELD)] = "", k: Annotated[int, Query(ge=1, le=50)] = PICKER_K,
+) -> JSONResponse:
+    """The entry picker's choices for what a maintainer typed: an entry's id, or words searched for.
+
+    Searched like `/api/search`, but not recorded: what maintainers type to find an entry is
+    not a question people asked."""
+    lang = request_lang(request)
+    text = q.strip()
+    chosen = []
+    if text in kb.by_id:
+        chosen.append(kb.by_id[text])
+    if text:
+        try:
+            result = await kb.search(text, k)
+        except QueryError:
+            result = None
+        if result is not None:
+            chosen += [hit.entry for hit in result.hits if hit.entry.id != text]
+    entries = [
+        {"id": e.id, "question": e.localized(lang).question, "framework": e.framework, "source": e.source}
+        for e in chosen[:k]
+    ]
+    return JSONResponse({"entries": entries}, headers=PRIVATE)
 
 
 @router.post("/insights/sign-in", include_in_schema=False)

@@ -34,6 +34,7 @@ PAGE_METHODS = ["GET", "HEAD"]  # HEAD: the same headers and no body, for uptime
 PAGE_K = SHOW_MAX  # results searched for on the server-rendered page; those worth showing are shown
 MAX_HISTORY_FIELD = 200_000  # characters of the earlier turns the form carries back
 MAX_ID = 200
+MAX_ALTERNATES = 12  # alternate questions listed on an entry's page (all are in /api/entries/{id})
 
 
 def _facets(kb: KnowledgeBase) -> dict[str, Any]:
@@ -92,7 +93,8 @@ async def search_page(
 
 @router.api_route("/entries/{entry_id}", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -> HTMLResponse:
-    """One entry: the full answer, its source, tags and related entries, in the reader's language.
+    """One entry: the full answer, its source, tags, related entries and the other wordings of its question
+    it has learned ("Also asked as"), in the reader's language.
 
     `?hl=en|zh` picks the version (and is remembered in a cookie); else the one chosen
     before; else the page's language."""
@@ -101,8 +103,10 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
     reader = hl or content_lang(request)
     entry = kb.get(entry_id).localized(reader)
     related = kb.related(entry_id, RELATED, reader)
+    alternates = sorted(kb.alternates(entry_id), key=lambda q: q.lang != reader)  # the reader's language first
     context = {
         "entry": entry, "related": related, "reader": reader, "permalink": f"{base_url(request)}entries/{entry.id}",
+        "alternates": alternates[:MAX_ALTERNATES], "more_alternates": max(0, len(alternates) - MAX_ALTERNATES),
     }
     response = page(request, "entry.html", context)
     if hl:

@@ -1,0 +1,82 @@
+"""Teaching the knowledge base while it serves: link a question to the entry that answers it, or mark it
+not covered by the FAQ; undo a link, or bring it back.
+
+A link's vector is the model's embedding of what a search embeds of the question
+(`kb.search.searched_text`: tracker noise taken out, a pasted stack trace reduced), so that
+asking the question again meets it. The embedding runs on the embedder's own thread and the
+database is written in a worker thread: neither blocks the event loop of a server.
+
+A server that has made a change reloads the links (`Reloader.relearn` in server/reload.py);
+the other replicas see it at their next check. `kb link` does the same from the command line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from ..errors import QueryError
+from ..insights.store import InsightsStore
+from ..text import clean_query, detect_lang
+from .links import Link, LinkNotFound
+from .questions import ORIGINS
+
+if TYPE_CHECKING:
+    from ..knowledge import KnowledgeBase
+
+__all__ = ["learn", "unlearn", "relearn_link", "checked_question"]
+
+
+def checked_question(question: str, max_chars: int, field: str = "question") -> str:
+    """The question as it is linked (control characters removed, trimmed); a QueryError naming `field`
+    when it is empty or longer than `max_chars`."""
+    text = clean_query(question).strip()
+    if not text:
+        raise QueryError(field, "the question is empty")
+    if len(text) > max_chars:
+        raise QueryError(field, f"the question is {len(text)} characters; the limit is {max_chars}")
+    return text
+
+
+async def learn(
+    kb: KnowledgeBase,
+    store: InsightsStore,
+    question: str,
+    entry: str | None,
+    origin: str = "asked",
+    url: str = "",
+    field: str = "entry_id",
+) -> Link:
+    """Link `question` to the entry with id `entry` of `kb` (None: the FAQ does not cover it) and keep the
+    link in `store`. An active link of the same question is replaced (linking again moves it).
+
+    A QueryError names the field at fault: `field` for an id `kb` has no entry with, `question` for an
+    empty or too long question, `origin` for an unknown origin."""
+    from ..search import searched_text
+
+    if entry is not None and entry not in kb.by_id:
+        raise QueryError(field, f"no entry with id {entry!r}")
+    if origin not in ORIGINS:
+        raise QueryError("origin", f"unknown origin {origin!r}; use one of {', '.join(map(repr, ORIGINS))}")
+    text = checked_question(question, kb.settings.max_query_chars)
+    searched = searched_text(text) or text
+    embedder = kb.searcher.embedder
+    vector = await asyncio.wrap_future(embedder.query_vector(searched))
+    return await asyncio.to_thread(store.add_link, text, detect_lang(text), entry, vector, embedder.model, origin, url)
+
+
+async def unlearn(store: InsightsStore, link_id: int) -> Link:
+    """Undo link `link_id` (its row is kept: `relearn_link` brings it back); LinkNotFound when there is none."""
+    link = await asyncio.to_thread(store.remove_link, link_id)
+    if link is None:
+        raise LinkNotFound(link_id)
+    return link
+
+
+async def relearn_link(store: InsightsStore, link_id: int) -> Link:
+    """Make the removed link `link_id` active again (replacing any other active link of its question);
+    LinkNotFound when there is none."""
+    link = await asyncio.to_thread(store.restore_link, link_id)
+    if link is None:
+        raise LinkNotFound(link_id)
+    return link

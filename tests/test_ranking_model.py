@@ -51,7 +51,7 @@ def test_the_fit_learns_to_weigh_long_entries_down_and_ranks_better_than_cosine_
     fitted = _best_ranking(train, Weights())
     coef = dict(zip(RANK_FEATURES, fitted.rank_coef))
     assert coef["dense"] > 0 and coef["length"] < 0
-    cosine_alone = Weights(rank_coef=(1.0, 0.0, 0.0, 0.0, 0.0))
+    cosine_alone = Weights(rank_coef=(1.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     assert recall_at_1(test, fitted) > recall_at_1(test, cosine_alone) + 0.05
 
 

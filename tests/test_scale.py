@@ -96,7 +96,7 @@ def approximate(tmp_path_factory, vectors) -> Path:
 def searcher(approximate) -> Searcher:
     index = read_index(approximate)
     # On this synthetic corpus the cosine alone must decide.
-    weights = Weights(rank_coef=(1.0, 0.0, 0.0, 0.0, 0.0))
+    weights = Weights(rank_coef=(1.0, 0.0, 0.0, 0.0, 0.0, 0.0))
     return Searcher(index.entries, index.vectors, None, Glossary(()), index.background, weights=weights)  # type: ignore[arg-type]
 
 
@@ -155,7 +155,12 @@ def test_a_filtered_graph_walk_that_finds_too_few_falls_back_to_exact_search(sea
 def test_an_entry_the_vectors_miss_is_found_by_its_words(vectors):
     entries = make_entries()
     index = dense.build(vectors, approximate_above=0)
-    searcher = Searcher(entries, index, None, Glossary(()), unit(np.ones((4, DIM))), candidates=5)  # type: ignore[arg-type]
+    # Words weigh as much as the cosine, whatever the shipped calibration says: what is tested
+    # is that the entry becomes a candidate at all.
+    words_count = Weights(rank_coef=(1.0, 1.0, 0.0, 0.0, 0.0, 0.0))
+    searcher = Searcher(
+        entries, index, None, Glossary(()), unit(np.ones((4, DIM))), candidates=5, weights=words_count  # type: ignore[arg-type]
+    )
     q, near = queries(vectors, count=50, seed=3, noise=0.3)
     # Entries whose vector is a little too far from their query to be among the 5 nearest.
     missed = [(v, int(i)) for v, i in zip(q, near) if i not in exact_top(vectors, v, 5) and i in exact_top(vectors, v, 30)]

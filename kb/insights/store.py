@@ -290,11 +290,11 @@ class InsightsStore:
 
     def recent_questions(self, limit: int = 200) -> list[RecentQuestion]:
         """The last `limit` questions asked, newest first, each text once (case and surrounding spaces aside),
-        as asked the last time, with how often it was among the rows read."""
+        as asked the last time, with how often it was among the rows read (each at most `MAX_TEXT` characters)."""
         rows = self._db.rows(
-            "SELECT trim(text), lang, channel, answered, top_entry, asked_at FROM questions "
+            "SELECT substr(trim(text), 1, ?), lang, channel, answered, top_entry, asked_at FROM questions "
             "ORDER BY asked_at DESC, id DESC LIMIT ?",
-            (limit * RECENT_ROWS_PER_QUESTION,),
+            (MAX_TEXT, limit * RECENT_ROWS_PER_QUESTION),
         )
         found: dict[str, RecentQuestion] = {}
         for text, lang, channel, answered, top_entry, asked_at in rows:

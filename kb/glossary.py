@@ -58,11 +58,18 @@ def _subphrases(phrase: str) -> list[str]:
     return [" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)]
 
 
-def _alternative_tokens(form: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def _alternative_tokens(form: str) -> tuple[str, ...]:
     """A Chinese term stands as one word (jieba knows the glossary's terms); English by its words."""
     if has_cjk(form) and " " not in form:
-        return [form]
-    return tokenize(form)
+        return (form,)
+    return tuple(tokenize(form))
+
+
+@lru_cache(maxsize=8192)
+def _form_tokens(form: str) -> tuple[str, ...]:
+    """A glossary form's tokens (forms are few and met again and again: worked out once)."""
+    return tuple(tokenize(form))
 
 
 class Glossary:
@@ -88,7 +95,7 @@ class Glossary:
         """Each term with a form in the text, and the forms present."""
         text = normalize(text)
         present: dict[int, list[str]] = {}
-        for form, numbers in self._chinese.items():
+        for form, numbers in self._chinese.items() if has_cjk(text) else ():
             if form in text:
                 for n in numbers:
                     present.setdefault(n, []).append(form)
@@ -107,7 +114,7 @@ class Glossary:
         for term, present in self._found(query):
             alternatives = [t for f in term.forms if f not in present for t in _alternative_tokens(f)]
             for form in present:
-                for token in tokenize(form):
+                for token in _form_tokens(form):
                     if token in extra:
                         for alt in alternatives:
                             if alt != token:

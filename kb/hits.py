@@ -60,8 +60,10 @@ class SearchResult:
         """The same hits, each entry in the reader's language `hl` (default: the query's)
         where it has that version. Which entries, their order, scores and `answered` stay."""
         hl = hl or self.lang
-        hits = tuple(replace(h, entry=h.entry.localized(hl)) for h in self.hits)
-        return replace(self, hits=hits)
+        shown = [(h, h.entry.localized(hl)) for h in self.hits]
+        if all(entry is h.entry for h, entry in shown):  # every entry is in that language already
+            return self
+        return replace(self, hits=tuple(h if entry is h.entry else replace(h, entry=entry) for h, entry in shown))
 
     def worth_showing(self) -> tuple[Hit, ...]:
         """The hits a reader should see, best first: when the best answers, it and those

@@ -111,14 +111,19 @@ class KnowledgeBase:
         empty, too long, an unknown tag or source), cleaned of tracker noise, a pasted stack
         trace reduced; the result says what was searched (`query`, `lang`, `searched`). `tags`
         and `source` restrict the entries, `lang` to one language. The event loop serves other
-        requests while the model embeds the question, and the lexical half runs meanwhile.
+        requests while the model embeds the question.
         """
         plan = self.searcher.plan(question, k or self.settings.top_k, tags=tags, source=source, lang=lang)
         result = self.results.get(plan)
         if result is None:
-            vector = self.searcher.embedder.query_vector(plan.embed_text)
+            # The lexical half before the model, not while it runs. The model's OpenMP team has a
+            # thread on every core, so work on the event loop meanwhile overlaps nothing: it holds
+            # the GIL the embedding thread needs to start the model (which then started only once
+            # the words were done anyway), and once the model runs it takes a core from the team,
+            # whose threads wait for one another at every step.
             words = self.searcher.words(plan)
-            result = self.searcher.rank(plan, await asyncio.wrap_future(vector), words)
+            vector = await asyncio.wrap_future(self.searcher.embedder.query_vector(plan.embed_text))
+            result = self.searcher.rank(plan, vector, words)
             self.results.put(plan, result)
         return result
 

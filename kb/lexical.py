@@ -6,6 +6,11 @@ starts without tokenizing the corpus.
 A search never scores the lexical side over every entry: `top` finds the entries that best
 cover the query from the postings of its terms (cost proportional to the postings read),
 and `scores` gives the coverage of a given few entries by looking each one up.
+
+Both work on a table of which entries hold which query terms (an entry a row, a term of the
+query a column), filled from the terms' postings in a few array operations for all the terms
+at once, rather than term by term: a query has about 27 terms with its glossary equivalents
+and near spellings, and a step per term cost more than the arithmetic.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -24,12 +29,17 @@ from .text import tokenize
 if TYPE_CHECKING:
     from .entries import Entry
 
-__all__ = ["FieldIndex", "QueryTerms", "LexicalIndex", "POSTINGS_BUDGET"]
+__all__ = ["FieldIndex", "QueryTerms", "LexicalIndex", "Weighed", "POSTINGS_BUDGET"]
 
 # `top` reads the postings of the query's terms rarest first, up to this many ids in all.
 # A term past the budget is in tens of thousands of entries: it has a low idf and names no
 # particular entry, so it still counts in every candidate's score but nominates none.
 POSTINGS_BUDGET = 20_000
+# `holds` reads a term's postings whole (one merged lookup for all such terms) when they are
+# at most this many times the entries asked about; a longer list (a common word in a large
+# corpus) is searched for each entry instead, which costs log(postings) an entry.
+MERGE_POSTINGS = 16
+TERMS_KEPT = 65_536  # terms whose document frequency and idf a LexicalIndex keeps at hand
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,20 @@ class QueryTerms:
     """
 
     groups: tuple[tuple[tuple[str, float], ...], ...]  # ((term, weight), ...) per group
+
+
+class Weighed:
+    """A query's terms in query order (a term of two groups twice), with the group of each, what
+    each earns an entry that holds it, and the query's whole weight: what coverage needs,
+    worked out once per query rather than once per term and field."""
+
+    __slots__ = ("terms", "credit", "starts", "total")
+
+    def __init__(self, terms: list[str], credit: list[float], starts: list[int], total: float):
+        self.terms = terms
+        self.credit = np.array(credit, dtype=np.float32)
+        self.starts = np.array(starts, dtype=np.int64)  # where each group's terms begin
+        self.total = total
 
 
 class FieldIndex:
@@ -145,9 +169,6 @@ class FieldIndex:
         return postings[at] == ids
 
 
-Locate = Callable[[str], "np.ndarray | None"]  # term -> the scored entries with it (mask or positions)
-
-
 class LexicalIndex:
     """Coverage: how much of a query's weight an entry contains, in one field or all.
 
@@ -205,54 +226,115 @@ class LexicalIndex:
         self.both = both
         self.size = both.size
         self._rare = math.log(1 + (self.size + 0.5) / 0.5)
+        self._stats: dict[str, tuple[int, float]] = {}
+
+    def _term(self, term: str) -> tuple[int, float]:
+        """The term's document frequency (entries with it anywhere) and the idf it is weighed
+        by, kept for the terms met most recently (a query's are mostly met before)."""
+        found = self._stats.get(term)
+        if found is None:
+            if len(self._stats) >= TERMS_KEPT:
+                self._stats.clear()
+            df = self.both.df(term)
+            found = self._stats[term] = (df, self.both.idf(term) if term in self.both else self._rare)
+        return found
 
     def _idf(self, term: str) -> float:
-        return self.both.idf(term) if term in self.both else self._rare
+        return self._term(term)[1]
 
-    def _earned(self, query: QueryTerms, count: int, locate: Locate) -> np.ndarray:
-        """The share of the query's weight earned by `count` entries; `locate(term)` says
-        which of them contain the term (a mask or positions; None for none)."""
-        earned = np.zeros(count, dtype=np.float32)
+    def _df(self, term: str) -> int:
+        return self._term(term)[0]
+
+    def weighed(self, query: QueryTerms | Weighed) -> Weighed:
+        """The query's terms and what each earns: each group weighs the idf of its own word; a
+        term of it earns an entry the smaller of that weight and its own idf times its weight.
+        A search works this out once and hands it to each step (a `Weighed` is returned as is)."""
+        if isinstance(query, Weighed):
+            return query
+        terms: list[str] = []
+        credit: list[float] = []
+        starts: list[int] = []
         total = 0.0
         for group in query.groups:
             weight = self._idf(group[0][0])
             total += weight
-            best = np.zeros(count, dtype=np.float32)
+            starts.append(len(terms))
             for term, term_weight in group:
-                where = locate(term)
-                if where is not None:
-                    credit = min(weight, term_weight * self._idf(term))
-                    best[where] = np.maximum(best[where], credit)
-            earned += best
-        return earned / total if total else earned
+                terms.append(term)
+                credit.append(min(weight, term_weight * self._idf(term)))
+        return Weighed(terms, credit, starts, total)
 
-    def scores(self, query: QueryTerms, ids: np.ndarray, field: FieldIndex | None = None) -> np.ndarray:
+    def holds(self, query: QueryTerms | Weighed, ids: np.ndarray, field: FieldIndex | None = None) -> np.ndarray:
+        """Which of the query's terms (`Weighed.terms`, columns) each of the entries `ids` (rows) holds in `field`."""
+        return self._holds(self.weighed(query), np.asarray(ids, dtype=np.int64), (field or self.both,))[0]
+
+    def evidence(self, query: QueryTerms | Weighed, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For the entries `ids`: which of the query's terms each holds anywhere (`holds`), and the
+        share of the query each covers anywhere and in its question (`scores`), in one pass."""
+        weighed = self.weighed(query)
+        anywhere, question = self._holds(weighed, np.asarray(ids, dtype=np.int64), (self.both, self.question))
+        return anywhere, self.share(weighed, anywhere), self.share(weighed, question)
+
+    def _holds(self, weighed: Weighed, ids: np.ndarray, fields: Sequence[FieldIndex]) -> list[np.ndarray]:
+        """`holds` for each of `fields`, the postings of all their terms looked up at once."""
+        if len(ids) > 1 and not np.all(ids[1:] > ids[:-1]):  # merged lookups need ascending ids, each once
+            unique, inverse = np.unique(ids, return_inverse=True)
+            return [table[inverse] for table in self._holds(weighed, unique, fields)]
+        terms = len(weighed.terms)
+        table = np.zeros((len(ids), terms * len(fields)), dtype=bool)  # the fields' tables side by side
+        if len(ids):
+            merged: list[np.ndarray] = []
+            columns: list[int] = []
+            for f, field in enumerate(fields):
+                for column, term in enumerate(weighed.terms, f * terms):
+                    postings = field.matches(term)
+                    if len(postings) > MERGE_POSTINGS * len(ids):
+                        table[:, column] = field.contains(term, ids)
+                    elif len(postings):
+                        merged.append(postings)
+                        columns.append(column)
+            if merged:
+                postings = np.concatenate(merged)
+                column_of = np.repeat(columns, [len(p) for p in merged])
+                rows = np.minimum(np.searchsorted(ids, postings), len(ids) - 1)
+                hit = ids[rows] == postings
+                table[rows[hit], column_of[hit]] = True
+        return [table[:, f * terms : (f + 1) * terms] for f in range(len(fields))]
+
+    def share(self, query: QueryTerms | Weighed, table: np.ndarray) -> np.ndarray:
+        """The share of the query's weight each row of `holds`' table earns: per group the best
+        of its terms held, summed over the groups in query order."""
+        weighed = self.weighed(query)
+        if not len(weighed.starts):
+            return np.zeros(len(table), dtype=np.float32)
+        earned = np.where(table, weighed.credit, np.float32(0))
+        best = np.maximum.reduceat(earned, weighed.starts, axis=1)
+        # Summed group after group, in float32, as scores have always been added up.
+        earned = np.cumsum(best, axis=1, dtype=np.float32)[:, -1]
+        return earned / weighed.total if weighed.total else earned
+
+    def scores(self, query: QueryTerms | Weighed, ids: np.ndarray, field: FieldIndex | None = None) -> np.ndarray:
         """The share of the query's weight each of the entries `ids` contains (in `field`, or anywhere)."""
-        field = field or self.both
-        ids = np.asarray(ids, dtype=np.int64)
-
-        def locate(term: str) -> np.ndarray | None:
-            found = field.contains(term, ids)
-            return found if found.any() else None
-
-        return self._earned(query, len(ids), locate)
+        weighed = self.weighed(query)
+        return self.share(weighed, self.holds(weighed, ids, field))
 
     def coverage(self, query: QueryTerms, field: FieldIndex | None = None) -> np.ndarray:
         """`scores` for every entry, in id order."""
         return self.scores(query, np.arange(self.size), field)
 
-    def top(self, query: QueryTerms, n: int, allowed: Subset | None = None) -> np.ndarray:
+    def top(self, query: QueryTerms | Weighed, n: int, allowed: Subset | None = None) -> np.ndarray:
         """Ids of (up to) `n` entries covering most of the query, among `allowed` if given.
 
         Reads the postings of the query's terms rarest first, within `POSTINGS_BUDGET` ids;
         entries are ranked by the coverage those terms give them. A small corpus fits the
         budget whole, so there every entry that contains a query term is considered.
         """
-        terms = sorted({term for group in query.groups for term, _ in group if term in self.both}, key=self.both.df)
+        weighed = self.weighed(query)
+        terms = sorted({term for term in weighed.terms if self._df(term)}, key=self._df)
         postings: dict[str, np.ndarray] = {}
         read = 0
         for term in terms:
-            read += self.both.df(term)
+            read += self._df(term)
             if read > POSTINGS_BUDGET:
                 break
             ids = self.both.matches(term)
@@ -260,12 +342,12 @@ class LexicalIndex:
         found = np.unique(np.concatenate(list(postings.values()))) if postings else np.zeros(0, dtype=np.int32)
         if not len(found):
             return np.zeros(0, dtype=np.int64)
-
-        def locate(term: str) -> np.ndarray | None:
-            ids = postings.get(term)
-            return np.searchsorted(found, ids) if ids is not None and len(ids) else None
-
-        earned = self._earned(query, len(found), locate)
+        table = np.zeros((len(found), len(weighed.terms)), dtype=bool)
+        held = [(column, postings[term]) for column, term in enumerate(weighed.terms) if term in postings]
+        if held:  # every id read is in `found`: its row is where it sorts
+            rows = np.searchsorted(found, np.concatenate([ids for _, ids in held]))
+            table[rows, np.repeat([column for column, _ in held], [len(ids) for _, ids in held])] = True
+        earned = self.share(weighed, table)
         if len(found) > n:
             best = np.argpartition(-earned, n - 1)[:n]
             found = found[np.sort(best)]

@@ -24,7 +24,7 @@ from .filters import Filters
 from .glossary import Glossary
 from .hits import NEAREST_MAX, SHOW_MARGIN, SHOW_MAX, Hit, SearchResult, Signals
 from .learning.overlay import Learned, LearnedMatch
-from .lexical import LexicalIndex, QueryTerms
+from .lexical import LexicalIndex, QueryTerms, Weighed
 from .noise import strip_noise
 from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, Features, Weights
 from .spelling import Spelling
@@ -65,11 +65,25 @@ class Plan:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """What the words of a query say of some entries: which of its terms (`Weighed.terms`) each
+    holds anywhere, and the share of the query each covers, anywhere and in its question."""
+
+    ids: np.ndarray  # the entries
+    holds: np.ndarray  # a row per entry, a column per term
+    coverage: np.ndarray
+    question: np.ndarray
+
+
+@dataclass(frozen=True)
 class Words:
     """A query's words and the entries that cover them best: the lexical half of a search."""
 
     terms: QueryTerms
-    top: np.ndarray  # ids of the entries covering most of the query
+    # Ids of the entries covering most of the query; None in a corpus scored whole, where every
+    # allowed entry is a candidate anyway.
+    top: np.ndarray | None
+    weighed: Weighed | None = None  # the terms as the lexical index weighs them (worked out once a search)
 
 
 def searched_text(query: str) -> str:
@@ -124,6 +138,7 @@ class Searcher:
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
         self._words_changed()
         self.filters = Filters(self.entries)
+        self._every_entry = np.arange(len(self.entries), dtype=np.int64)
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
         self.row_filters = self.filters if self.rows.identity else Filters([self.entries[o] for o in self.rows.owners])
         # Each entry's framework as the word a query names it by, coded as a small integer.
@@ -179,26 +194,42 @@ class Searcher:
         )
 
     def words(self, plan: Plan) -> Words:
-        """The half of a search that needs no embedding (done while the model runs)."""
+        """The half of a search that needs no embedding (done before the model runs)."""
         terms = self.query_terms(plan)
+        weighed = self.lexical.weighed(terms)
+        if self._scored_whole(plan):
+            return Words(terms, None, weighed)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
-        top = self.lexical.top(terms, max(self.candidates, plan.k), allowed)
-        return Words(terms, top)
+        return Words(terms, self.lexical.top(weighed, max(self.candidates, plan.k), allowed), weighed)
+
+    def _scored_whole(self, plan: Plan) -> bool:
+        """Whether every allowed entry is a candidate: the corpus has no more vectors than a search
+        takes from the vector index, so the index would return them all."""
+        return self.dense.size <= max(self.candidates, plan.k)
+
+    def _evidence(self, weighed: Weighed, ids: np.ndarray) -> Evidence:
+        return Evidence(ids, *self.lexical.evidence(weighed, ids))
 
     def rank(self, plan: Plan, q: np.ndarray, words: Words | None = None) -> SearchResult:
         """The best entries for a planned query, given its embedding `q` (and its `words`)."""
         words = words or self.words(plan)
         terms = words.terms
-        allowed_rows = self.row_filters.subset(plan.tags, plan.source, plan.lang)
-        near = self.rows.entries_of(self.dense.nearest(q, max(self.candidates, plan.k), allowed_rows))
+        weighed = words.weighed or self.lexical.weighed(terms)
         learned = self.learned.match(q)
-        taught = learned.nearest_entries(LEARNED_CANDIDATES)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
-        if allowed is not None and len(taught):
-            taught = taught[allowed.contains(taught)]
-        ids = np.union1d(np.union1d(near, words.top), taught)
-
-        f = self.features(terms, q, ids, learned)
+        if words.top is None:
+            # A corpus scored whole: every allowed entry is a candidate. The nearest vectors, the
+            # entries that cover the query best and those of the nearest alternates are among them.
+            ids = self._every_entry if allowed is None else allowed.ids()
+        else:
+            allowed_rows = self.row_filters.subset(plan.tags, plan.source, plan.lang)
+            near = self.rows.entries_of(self.dense.nearest(q, max(self.candidates, plan.k), allowed_rows))
+            taught = learned.nearest_entries(LEARNED_CANDIDATES)
+            if allowed is not None and len(taught):
+                taught = taught[allowed.contains(taught)]
+            ids = np.union1d(np.union1d(near, words.top), taught)
+        evidence = self._evidence(weighed, ids)
+        f = self._features(terms, q, ids, learned, evidence)
         score = f.score(self.weights)
         order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
         answered = False
@@ -208,7 +239,7 @@ class Searcher:
             if learned.not_covered >= SAME_QUESTION and learned.not_covered > f.best_alternate(order[0]):
                 answered = False
         order = order[: plan.k]
-        matched = self._matched(terms, ids[order])
+        matched = self._matched(weighed, evidence.holds[order])
         hits = tuple(
             Hit(
                 entry=self.entries[int(ids[j])],
@@ -226,19 +257,37 @@ class Searcher:
     def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch | None = None) -> Features:
         """The evidence for the entries `ids` against a query (its terms and embedding, and
         what the learned questions say of it: by default, matched here)."""
+        return self._features(terms, q, np.asarray(ids), learned)
+
+    def _features(
+        self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch | None,
+        evidence: Evidence | None = None,
+    ) -> Features:
+        """`features`, given the lexical evidence for `ids` when it is known."""
         named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
+        named = {code for code in named_codes if code >= 0}
         learned = learned or self.learned.match(q)
+        evidence = evidence or self._evidence(self.lexical.weighed(terms), ids)
         return Features(
             cosine=self.entry_cosines(ids, q),
-            background=float(np.sort(matvec(self.background, q))[-3:].mean()) if len(self.background) else 0.0,
-            coverage=self.lexical.scores(terms, ids),
-            question=self.lexical.scores(terms, ids, self.lexical.question),
-            named=np.isin(self._frameworks[ids], named_codes),
+            background=self._background(q),
+            coverage=evidence.coverage,
+            question=evidence.question,
+            named=np.isin(self._frameworks[ids], list(named)) if named else np.zeros(len(ids), dtype=bool),
             framework=next((self._framework_name[c] for c in named_codes if c >= 0), None),
             length=self.length[ids],
             alternate=learned.best_of(ids),
             not_covered=learned.not_covered,
         )
+
+    def _background(self, q: np.ndarray) -> float:
+        """What general-domain text scores for the query: the mean of its three best cosines."""
+        if not len(self.background):
+            return 0.0
+        cosines = matvec(self.background, q)
+        if len(cosines) > 3:
+            cosines = np.partition(cosines, len(cosines) - 3)[-3:]
+        return float(np.sort(cosines)[-3:].mean())
 
     def query_terms(self, plan: Plan) -> QueryTerms:
         return self._respell(self.glossary.query_terms(plan.text))
@@ -255,11 +304,7 @@ class Searcher:
             groups.append(group + tuple((word, SPELLING_WEIGHT) for word in near))
         return QueryTerms(tuple(groups))
 
-    def _matched(self, terms: QueryTerms, ids: np.ndarray) -> list[tuple[str, ...]]:
-        """The query terms each of the entries `ids` contains, in query order."""
-        found: list[list[str]] = [[] for _ in ids]
-        for group in terms.groups:
-            for term, _ in group:
-                for j in np.flatnonzero(self.lexical.both.contains(term, ids)):
-                    found[j].append(term)
-        return [tuple(dict.fromkeys(words)) for words in found]
+    @staticmethod
+    def _matched(weighed: Weighed, holds: np.ndarray) -> list[tuple[str, ...]]:
+        """The query terms each entry contains, in query order, given which it holds (rows of `LexicalIndex.holds`)."""
+        return [tuple(dict.fromkeys(weighed.terms[j] for j in np.flatnonzero(row))) for row in holds]

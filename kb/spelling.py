@@ -13,6 +13,7 @@ from typing import Iterable
 __all__ = ["Spelling", "edit_distance"]
 
 MIN_LENGTH = 5  # shorter words have too many neighbours one edit away
+KEPT = 16_384  # words whose near spellings are kept (a search asks for each of its words')
 
 
 def _spellable(word: str) -> bool:
@@ -49,11 +50,20 @@ class Spelling:
             self._by_deletion[word].add(word)
             for variant in _deletions(word):
                 self._by_deletion[variant].add(word)
+        self._near: dict[str, list[str]] = {}
 
     def near(self, word: str) -> list[str]:
         """Corpus words one edit from `word` (none when `word` is itself a corpus word)."""
         if len(word) < MIN_LENGTH or not _spellable(word):
             return []
+        found = self._near.get(word)
+        if found is None:
+            if len(self._near) >= KEPT:
+                self._near.clear()
+            found = self._near[word] = self._find(word)
+        return list(found)
+
+    def _find(self, word: str) -> list[str]:
         candidates: set[str] = set(self._by_deletion.get(word, ()))
         for variant in _deletions(word):
             candidates |= self._by_deletion.get(variant, set())

@@ -84,12 +84,15 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+
 def is_cjk(char: str) -> bool:
-    return bool(re.match(rf"[{_CJK}]", char))
+    return bool(_CJK_CHAR.match(char))
 
 
 def has_cjk(text: str) -> bool:
-    return bool(re.search(rf"[{_CJK}]", text))
+    return bool(_CJK_CHAR.search(text))
 
 
 def detect_lang(text: str) -> str:
@@ -101,19 +104,30 @@ def detect_lang(text: str) -> str:
     return "zh" if len(re.findall(rf"[{_CJK}]", text)) >= 2 else "en"
 
 
-def _identifier_tokens(run: str) -> list[str]:
+# A search tokenizes its question, and the glossary forms it meets, on the event loop: the
+# tokens of a run (a word, an identifier, a stretch of Chinese) are kept for the runs seen
+# most recently, as questions share most of their words.
+RUNS_KEPT = 8192
+
+
+@lru_cache(maxsize=RUNS_KEPT)
+def _chinese_tokens(run: str) -> tuple[str, ...]:
+    return tuple(w for w in _jieba().cut_for_search(run) if w.strip())
+
+
+@lru_cache(maxsize=RUNS_KEPT)
+def _identifier_tokens(run: str) -> tuple[str, ...]:
     """`self.node2pg[node_rank]` -> the whole, its segments (`node_rank`), its words (`node`)."""
     run = run.rstrip(".:-/").lstrip("-/.:")
     if run.count("[") != run.count("]"):
         run = run.strip("[]")
     if not run:
-        return []
+        return ()
     whole = re.sub(r"-+", "_", run.lower())
     segments = [s for s in re.split(r"[^A-Za-z0-9_]+", run) if s.strip("_")]
     words = [w.lower() for seg in segments for w in _PART.findall(seg)]
     out = [whole] + [s.lower() for s in segments] + words
-    seen: set[str] = set()
-    return [t for t in out if not (t in seen or seen.add(t))]
+    return tuple(dict.fromkeys(out))
 
 
 def tokenize(text: str, keep_stopwords: bool = False) -> list[str]:
@@ -123,7 +137,7 @@ def tokenize(text: str, keep_stopwords: bool = False) -> list[str]:
     for match in _RUN.finditer(text):
         run = match.group()
         if is_cjk(run[0]):
-            tokens.extend(w for w in _jieba().cut_for_search(run) if w.strip())
+            tokens.extend(_chinese_tokens(run))
         else:
             tokens.extend(_identifier_tokens(run))
     if keep_stopwords:

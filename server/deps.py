@@ -30,7 +30,7 @@ from .slack.signature import BadSlackSignature, verify
 __all__ = [
     "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ReloaderDep", "GapFinderDep",
     "ChannelDep", "AdminDep", "AdminOnDep", "FormTokenDep", "SignInLimitDep", "VoteLimitDep", "app_settings", "base_url",
-    "feedback_context",
+    "feedback_context", "ChannelParam", "channel_of", "get_kb", "get_recorder",
 ]
 
 log = logging.getLogger("kb.server")
@@ -81,18 +81,24 @@ async def get_gap_finder(request: Request, kb: KBDep) -> GapFinder:
     return finder
 
 
-async def get_channel(
-    request: Request,
-    channel: Annotated[
-        Literal["web", "widget", "api"] | None,
-        Query(description="where the question comes from, for the insights page (default: `widget` for a call "
-                          "from another site's page, else `api`)"),
-    ] = None,
-) -> str:
+# The `channel` query parameter, as a dependency declares it and as a route that reads it itself does.
+ChannelParam = Annotated[
+    Literal["web", "widget", "api"] | None,
+    Query(description="where the question comes from, for the insights page (default: `widget` for a call "
+                      "from another site's page, else `api`)"),
+]
+
+
+def channel_of(request: Request, channel: str | None) -> str:
     """The channel a question or vote is recorded under: as given, else `widget` when another site's page calls."""
     if channel is not None:
         return channel
     return "widget" if from_other_site(request) else "api"  # only the widget calls from other sites' pages
+
+
+async def get_channel(request: Request, channel: ChannelParam = None) -> str:
+    """The channel a question or vote is recorded under: as given, else `widget` when another site's page calls."""
+    return channel_of(request, channel)
 
 
 async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, str]:

@@ -21,6 +21,11 @@ def bad_utf8_parameter(query_string: bytes) -> str | None:
     """The name of the first query parameter whose value is not UTF-8 once percent-decoded, if any."""
     if b"%" not in query_string and query_string.isascii():
         return None
+    try:  # the usual case, decoded whole: the separators are ASCII, so no character spans two parameters
+        unquote_to_bytes(query_string.replace(b"+", b" ")).decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        pass
     for pair in query_string.split(b"&"):
         name, _, value = pair.partition(b"=")
         for part in (value, name):

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 
 from kb.answer import elsewhere_note
 
-from ..deps import ChannelDep, KBDep, RecorderDep, base_url
+from ..deps import ChannelParam, base_url, channel_of, get_kb, get_recorder
 from ..schemas import ErrorOut, SearchOut, hit_out
 
 __all__ = ["router"]
@@ -19,14 +19,16 @@ router = APIRouter(prefix="/api", tags=["search"])
 # The search runs on the event loop except for the embedding, which is awaited: while the
 # model runs, the loop reads the next requests, and queries that wait together are embedded
 # in one batch.
+#
+# The route takes the knowledge base, the recorder and the channel itself rather than through
+# FastAPI dependencies (KBDep, RecorderDep, ChannelDep): FastAPI resolves each dependency
+# anew on every request, and this is the route a new question waits on. The `channel`
+# parameter is declared as ChannelDep declares it.
 
 
 @router.get("/search", response_model=SearchOut, responses={422: {"model": ErrorOut}})
 async def search(
     request: Request,
-    kb: KBDep,
-    recorder: RecorderDep,
-    channel: ChannelDep,
     q: Annotated[str, Query(description="the question, error message or flag (Chinese or English)")],
     k: Annotated[int | None, Query(ge=1, le=50, description="how many entries (default KB_TOP_K)")] = None,
     tag: Annotated[list[str], Query(description="only entries with this tag; repeat for all of several")] = [],
@@ -40,11 +42,13 @@ async def search(
         max_length=64, description="an id for one search box, sent with the searches made as the reader types: "
                                    "a run of them that extend one another is recorded once, for the insights page",
     )] = None,
+    channel: ChannelParam = None,
 ) -> SearchOut:
     """Search the FAQ entries."""
     started = time.perf_counter()
+    kb = await get_kb(request)
     result = await kb.search(q, k, tag, source or None, lang)
-    recorder.searched(result, channel, started, live=live)
+    (await get_recorder(request)).searched(result, channel_of(request, channel), started, live=live)
     root = base_url(request)
     hl = hl or result.lang
     shown = result.in_language(hl)

@@ -16,7 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
-    BuildRefused, EntryNotFound, IndexMissing, IndexUnreadable, InsightsUnavailable, KBError, LLMFailed, QueryError,
+    BuildRefused, CalibrationError, EntryNotFound, IndexMissing, IndexUnreadable, InsightsUnavailable, KBError, LLMFailed, QueryError,
     SettingsError, SourceError, SourceErrors,
 )
 
@@ -41,7 +41,7 @@ __all__ = [
     "KnowledgeBase", "Settings", "Entry", "Source", "Hit", "SearchResult", "Answer", "compose_answer",
     "Chat", "ChatReply",
     "KBError", "SettingsError", "SourceError", "SourceErrors", "IndexUnreadable", "IndexMissing", "BuildRefused",
-    "EntryNotFound", "QueryError", "LLMFailed", "InsightsUnavailable",
+    "EntryNotFound", "QueryError", "LLMFailed", "InsightsUnavailable", "CalibrationError",
 ]
 
 

@@ -8,6 +8,12 @@ to the training folds' answerable questions), then a logistic model of "this que
 answerable" over the best hit's evidence, and its threshold: the highest that keeps
 training-fold false abstention within `MAX_FALSE_ABSTENTION`. The figures reported are
 those of the held-out fold, pooled. The weights written are fitted on all the questions.
+
+With a judge (kb/judge/), the same is done again over each question's first-stage candidates
+(the best `DEPTH` under the weights just fitted), the judge's scores of the first `top` of
+them one more column of both models; both sets of figures are reported side by side. The
+lead of the first stage's best entry over its second above which the judge changed no
+held-out outcome is written as `skip_gap`: the search does not ask the judge there.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import JudgeFailed
 from .evaluate import DEPTH, EvalQuery, is_expected
 from .insights.records import question_key
-from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, RANK_FEATURES, Features, Weights
+from .judge import Judge
+from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, JUDGE, RANK_FEATURES, Features, Weights
 from .search import Searcher
 
 __all__ = ["calibrate", "write_calibration", "MAX_FALSE_ABSTENTION"]
@@ -37,6 +45,8 @@ class _Question:
     features: Features  # against every entry
     correct: np.ndarray  # which entries answer it
     zh: bool
+    text: str = ""  # what was searched (what a judge reads)
+    lang: str = "en"
 
 
 def _collect(searcher: Searcher, queries: Sequence[EvalQuery], folds: int) -> list[_Question]:
@@ -54,7 +64,7 @@ def _collect(searcher: Searcher, queries: Sequence[EvalQuery], folds: int) -> li
             vector = view.embedder.embed_query(plan.embed_text)
             features = view.features(view.query_terms(plan), vector, ids)
             correct = np.array([is_expected(e, query.expect) for e in view.entries]) if query.answerable else np.zeros(len(ids), bool)
-            found[i] = _Question(query, features, correct, plan.query_lang == "zh")
+            found[i] = _Question(query, features, correct, plan.query_lang == "zh", plan.text, plan.query_lang)
     return [q for q in found if q is not None]
 
 
@@ -69,7 +79,7 @@ def _ranks(questions: list[_Question], w: Weights) -> list[int | None]:
 
 def _standardised(questions: list[_Question], fitted: np.ndarray, w: Weights) -> tuple[list[np.ndarray], np.ndarray]:
     matrices = [q.features.matrix(w) for q in questions]
-    scale = np.concatenate(matrices).std(axis=0) if matrices else np.ones(len(RANK_FEATURES))
+    scale = np.concatenate(matrices).std(axis=0) if matrices else np.ones(len(w.rank_features))
     scale = np.where((scale > 0) & fitted, scale, np.inf)  # an unfitted or constant feature weighs 0
     return [m / scale for m in matrices], scale
 
@@ -80,7 +90,8 @@ def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[st
     answerable = [q for q in questions if q.query.answerable and q.correct.any()]
     if not answerable:
         return base
-    mask = np.array([name in fitted for name in RANK_FEATURES])
+    names = base.rank_features
+    mask = np.array([name in fitted for name in names])
     matrices, scale = _standardised(answerable, mask, base)
 
     def objective(w: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
@@ -98,7 +109,7 @@ def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[st
             hessian += (centred * p[:, None]).T @ centred  # the softmax's Fisher information
         return loss, gradient, hessian
 
-    w = np.zeros(len(RANK_FEATURES))
+    w = np.zeros(len(names))
     loss, gradient, hessian = objective(w)
     for _ in range(100):
         step = np.linalg.solve(hessian, gradient)
@@ -116,7 +127,7 @@ def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[st
         if converged:
             break
     coef = w / scale
-    if "alternate" in fitted and coef[RANK_FEATURES.index("alternate")] < 0:
+    if "alternate" in fitted and coef[names.index("alternate")] < 0:
         # An alternate is evidence for its own entry or none: never against it.
         return _best_ranking(questions, base, [name for name in fitted if name != "alternate"])
     return replace(base, rank_coef=tuple(round(float(c), 6) for c in coef))
@@ -201,9 +212,11 @@ FLOORS = (0.88, 0.9, 0.92, 0.94, 0.96)
 
 def calibrate(
     searcher: Searcher, queries: Sequence[EvalQuery], folds: int = 5, fitted: Sequence[str] = RANK_FEATURES,
+    judge: Judge | None = None, top: int = 10,
 ) -> tuple[Weights, dict]:
     """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation.
-    Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0.
+    Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0. With a `judge`
+    reading the first `top` candidates, the report's `judge` holds its weights and figures.
 
     The floors above which a learned question counts as the same question are chosen by
     the same cross-validation: the pair whose held-out folds put the right entry first and
@@ -221,7 +234,55 @@ def calibrate(
             trials.append((merit, alternate_floor, not_covered_floor, base, report))
     _, alternate_floor, not_covered_floor, base, report = max(trials, key=lambda t: t[0])
     report["floors"] = {"alternate": alternate_floor, "not_covered": not_covered_floor, "tried": list(FLOORS)}
-    return _fit(questions, base, fitted), report
+    weights = _fit(questions, base, fitted)
+    if judge is not None:
+        report["judge"] = _judge_report(searcher, questions, weights, report.pop("outcomes"), folds, fitted, judge, top)
+    report.pop("outcomes", None)
+    return weights, report
+
+
+def _judge_report(
+    searcher: Searcher, questions: list[_Question], weights: Weights, plain: tuple[list, list], folds: int,
+    fitted: Sequence[str], judge: Judge, top: int,
+) -> dict:
+    """The judged weights, fitted and cross-validated over each question's first-stage candidates
+    with the judge's scores; the gap from which it is skipped, and the figures with it."""
+    judged: list[_Question | None] = []
+    gaps = []
+    for q in questions:
+        score = q.features.score(weights)
+        order = np.argsort(-score, kind="stable")
+        gaps.append(float(score[order[0]] - score[order[1]]) if len(order) > 1 else float("inf"))
+        rows = order[: max(top, DEPTH)]
+        candidates = [searcher.entries[int(r)].localized(q.lang) for r in rows[:top]]
+        try:
+            scores = judge.scores(q.text, candidates)
+        except JudgeFailed:
+            judged.append(None)  # as in the search: the first stage's outcome stands
+            continue
+        column = np.zeros(len(rows))
+        column[: len(scores)] = scores
+        judged.append(_Question(q.query, replace(q.features.take(rows), judge=column), q.correct[rows], q.zh, q.text, q.lang))
+    kept = [i for i, q in enumerate(judged) if q is not None]
+    base = weights.with_judge()
+    names = (*fitted, JUDGE)
+    report = _cross_validate([judged[i] for i in kept], base, folds, names)  # type: ignore[misc]
+    ranks, answered = list(plain[0]), list(plain[1])
+    changed = []
+    for i, rank, said in zip(kept, *report.pop("outcomes")):
+        if (rank, said) != (ranks[i], answered[i]):
+            changed.append(i)
+        ranks[i], answered[i] = rank, said
+    # Above the widest lead at which the judge changed an outcome, it changed none: skip it there.
+    skip_gap = max((gaps[i] for i in changed), default=0.0) + 1e-6
+    skipped = sum(gaps[i] >= skip_gap for i in kept)
+    final = _fit([judged[i] for i in kept], base, names)  # type: ignore[misc]
+    return {
+        "kind": judge.kind, "model": judge.model, "top": top, "questions": len(questions),
+        "failed": len(questions) - len(kept), "skip_gap": round(skip_gap, 6), "skipped": int(skipped),
+        "changed": len(changed), "cross_validated": _figures(questions, ranks, answered),
+        "fold_weights": report["fold_weights"], "weights": final.to_dict(),
+    }
 
 
 def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitted: Sequence[str]) -> dict:
@@ -232,14 +293,18 @@ def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitte
         train = [q for q in questions if _fold(q.query, folds) != fold]
         test = [i for i, q in enumerate(questions) if _fold(q.query, folds) == fold]
         w = _fit(train, base, fitted)
-        chosen.append(dict(zip(RANK_FEATURES, w.rank_coef)))
+        chosen.append(dict(zip(w.rank_features, w.rank_coef)))
         held = [questions[i] for i in test]
         for i, rank, p in zip(test, _ranks(held, w), w.answer_probability(_answer_rows(held, w))):
             ranks[i], answered[i] = rank, bool(p >= w.answer_threshold)
-    return {"folds": folds, "cross_validated": _figures(questions, ranks, answered), "fold_weights": chosen}
+    return {
+        "folds": folds, "cross_validated": _figures(questions, ranks, answered), "fold_weights": chosen,
+        "outcomes": (ranks, answered),  # each question's, held out; not written
+    }
 
 
 def write_calibration(weights: Weights, report: dict, sources: Sequence[str], path: Path = CALIBRATION_PATH) -> None:
+    report = {name: value for name, value in report.items() if name != "outcomes"}
     data = {
         "about": "Written by `kb calibrate`; figures are those of held-out folds only.",
         "questions": list(sources),

@@ -124,22 +124,39 @@ def _result_json(result: SearchResult, hl: str) -> dict:
 
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
+    """Fit and cross-validate the weights; with a judge configured, with and without it, side by side."""
     from .calibrate import calibrate, write_calibration
     from .evaluate import load_queries
-    from .search import CALIBRATION_PATH
+    from .judge import open_judge
+    from .knowledge import KnowledgeBase
 
     queries = [q for path in args.files for q in load_queries(Path(path))]
-    kb = _open(settings)
-    weights, report = calibrate(kb.searcher, queries, folds=args.folds)
-    output = Path(args.output) if args.output else CALIBRATION_PATH
+    kb = KnowledgeBase.open(settings, refit=True)
+    judging = open_judge(settings)
+    judge = judging.judge if judging is not None else None
+    weights, report = calibrate(kb.searcher, queries, folds=args.folds, judge=judge, top=settings.rerank_top)
+    output = Path(args.output) if args.output else settings.calibration_path
     write_calibration(weights, report, [Path(p).name for p in args.files], output)
-    figures = report["cross_validated"]
+    columns = [("", report["cross_validated"])]
+    if judge is not None:
+        columns = [("without the judge:", report["cross_validated"]), ("with the judge:", report["judge"]["cross_validated"])]
     print(f"{len(queries)} questions, {args.folds}-fold cross-validation (held-out folds only):")
-    print(f"{'':10}{'queries':>8}{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}")
-    for name, s in [*figures["by_lang"].items(), ("all", figures["overall"])]:
-        print(f"{name:10}{s['queries']:>8}{s['recall_at_1']:>8.3f}{s['recall_at_3']:>8.3f}{s['mrr_at_10']:>8.3f}{s['false_abstention']:>10.1%}")
-    outside = figures["out_of_scope"]
-    print(f"out of scope: {outside['abstained']}/{outside['queries']} abstained")
+    for title, figures in columns:
+        if title:
+            print(title)
+        print(f"{'':10}{'queries':>8}{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}")
+        for name, s in [*figures["by_lang"].items(), ("all", figures["overall"])]:
+            print(f"{name:10}{s['queries']:>8}{s['recall_at_1']:>8.3f}{s['recall_at_3']:>8.3f}{s['mrr_at_10']:>8.3f}{s['false_abstention']:>10.1%}")
+        outside = figures["out_of_scope"]
+        print(f"out of scope: {outside['abstained']}/{outside['queries']} abstained")
+    if judge is not None:
+        j = report["judge"]
+        print(
+            f"judge {j['kind']} {j['model']}: read the first {j['top']} candidates; changed the held-out outcome of "
+            f"{j['changed']} questions; skipped when the first stage leads by {j['skip_gap']:.3f} or more: "
+            f"{j['skipped']} of {j['questions']} questions; failed on {j['failed']}"
+        )
+        judging.close()
     print(f"weights: {weights.to_dict()} -> {output}")
     return 0
 
@@ -204,6 +221,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from ingest.pipeline import index_is_stale
 
     _check_index(settings)
+    from .scoring import Calibration
+
+    Calibration.load(settings.calibration_path).check(settings.judge, settings.rerank_model or settings.llm_model)
     try:
         stale = index_is_stale(settings)
     except OSError as exc:  # the sources are gone or unreadable: the index is all there is

@@ -16,6 +16,8 @@ __all__ = [
     "QueryError",
     "LLMFailed",
     "InsightsUnavailable",
+    "CalibrationError",
+    "JudgeFailed",
 ]
 
 
@@ -110,3 +112,21 @@ class InsightsUnavailable(KBError):
         # A file's path, or a PostgreSQL URL (without its password) kept as written.
         self.path, self.message = (path if "://" in str(path) else Path(path)), message
         super().__init__(f"insights database {path}: {message}")
+
+
+class CalibrationError(KBError):
+    """The calibration cannot be used with the settings: it needs a judge that is not configured, or the reverse."""
+
+    def __init__(self, path: Path | str, message: str):
+        self.path, self.message = Path(path), message
+        super().__init__(f"calibration {path}: {message}")
+
+
+class JudgeFailed(KBError):
+    """The second-stage judge gave no usable verdict; `kind` is one of `JudgeFailed.KINDS`."""
+
+    KINDS = ("invalid", "out_of_range", "timeout", "error")
+
+    def __init__(self, kind: str, message: str):
+        self.kind, self.message = kind, message
+        super().__init__(f"judge: {message}")

@@ -14,11 +14,13 @@ from .entries import Entry, Source
 from .errors import EntryNotFound, IndexUnreadable
 from .glossary import load_glossary
 from .index import IndexMeta, read_index, read_meta
+from .judge import Judging, open_judge
 from .learning.links import Link
 from .learning.overlay import Learned
 from .learning.questions import LearnedQuestion
 from .lru import LRU
 from .hits import Hit, SearchResult
+from .scoring import Calibration
 from .search import Plan, Searcher
 from .settings import Settings
 
@@ -40,19 +42,35 @@ class KnowledgeBase:
     results: LRU[Plan, SearchResult] = field(default_factory=lambda: LRU(0), repr=False)
     # The learned questions the build holds (from the sources' files), before any link.
     shipped: Learned | None = field(default=None, repr=False)
+    # The second stage (KB_RERANK_MODEL, KB_RERANK): the judge, shared by every build, and the
+    # calibration whose judged weights weigh its scores.
+    judging: Judging | None = field(default=None, repr=False)
+    calibration: Calibration | None = field(default=None, repr=False)
+    # The judge's scores, by the question searched and the candidates it read, and judged results.
+    verdicts: LRU[tuple, np.ndarray] = field(default_factory=lambda: LRU(0), repr=False)
+    judged_results: LRU[Plan, SearchResult] = field(default_factory=lambda: LRU(0), repr=False)
 
     def __post_init__(self) -> None:
         if self.shipped is None:
             self.shipped = self.searcher.learned
         self.by_id = {e.id: e for e in self.searcher.entries}
         self.results.resize(self.settings.query_cache_size)
+        self.verdicts.resize(self.settings.query_cache_size)
+        self.judged_results.resize(self.settings.query_cache_size)
         self.position = {}
         for i, e in enumerate(self.searcher.entries):
             self.position.setdefault(e.id, i)
 
     @classmethod
-    def open(cls, settings: Settings) -> "KnowledgeBase":
-        """Load the index at `settings.index_dir` and the embedder that built it."""
+    def open(cls, settings: Settings, judging: Judging | None = None, refit: bool = False) -> "KnowledgeBase":
+        """Load the index at `settings.index_dir`, the embedder that built it, the calibration and
+        the judge the settings configure (or `judging`, one already loaded). A calibration fitted
+        with a judge that is not configured, or the reverse, raises CalibrationError naming the
+        setting; `refit` (for `kb calibrate`, which fits a new one) leaves the judge out."""
+        calibration = Calibration.load(settings.calibration_path)
+        if not refit:
+            calibration.check(settings.judge, settings.rerank_model or settings.llm_model)
+            judging = judging or open_judge(settings)
         meta = read_meta(settings.index_dir)
         embedder = open_embedder(settings.embed_model, settings.query_cache_size)
         if meta.model != embedder.model:
@@ -72,9 +90,13 @@ class KnowledgeBase:
             rows=index.rows,
             lexical=index.lexical,
             learned=index.learned,
+            weights=calibration.weights,
         )
         sources = _sources_of(index.entries)
-        return cls(settings=settings, meta=index.meta, path=index.path, searcher=searcher, sources=sources)
+        return cls(
+            settings=settings, meta=index.meta, path=index.path, searcher=searcher, sources=sources,
+            judging=None if refit else judging, calibration=calibration,
+        )
 
     @property
     def entries(self) -> list[Entry]:
@@ -90,7 +112,7 @@ class KnowledgeBase:
         learned = Learned.of([link.learned() for link in usable], vectors, self.position, self.searcher.dense.dim)
         assert self.shipped is not None
         searcher = self.searcher.with_learned(self.shipped + learned if len(learned) else self.shipped)
-        return replace(self, searcher=searcher, results=LRU(0), by_id={}, position={})
+        return replace(self, searcher=searcher, results=LRU(0), judged_results=LRU(0), by_id={}, position={})
 
     def alternates(self, entry_id: str) -> list[LearnedQuestion]:
         """The entry's alternate questions: its sources' files', then links', in the order learned."""
@@ -104,6 +126,7 @@ class KnowledgeBase:
         tags: Sequence[str] = (),
         source: str | None = None,
         lang: str | None = None,
+        judged: bool = True,
     ) -> SearchResult:
         """The entries that best answer `question`, best first, and whether the best answers it.
 
@@ -112,8 +135,21 @@ class KnowledgeBase:
         trace reduced; the result says what was searched (`query`, `lang`, `searched`). `tags`
         and `source` restrict the entries, `lang` to one language. The event loop serves other
         requests while the model embeds the question.
+
+        With a judge, the first stage's best KB_RERANK_TOP candidates are ranked again with its
+        scores (`_judged`); `judged=False` gives the first stage alone (the live results).
         """
         plan = self.searcher.plan(question, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        if self.judging is None or not judged:
+            return await self._first_stage(plan)
+        result = self.judged_results.get(plan)
+        if result is None:
+            result, final = await self._judged(plan)
+            if final:  # a failed judge is asked again next time
+                self.judged_results.put(plan, result)
+        return result
+
+    async def _first_stage(self, plan: Plan) -> SearchResult:
         result = self.results.get(plan)
         if result is None:
             # The lexical half before the model, not while it runs. The model's OpenMP team has a
@@ -126,6 +162,34 @@ class KnowledgeBase:
             result = self.searcher.rank(plan, vector, words)
             self.results.put(plan, result)
         return result
+
+    async def _judged(self, plan: Plan) -> tuple[SearchResult, bool]:
+        """The judged result, and whether it is final (False: the judge failed, and this is the
+        first stage's). A question whose first stage leads by the calibration's `skip_gap` or
+        more is not judged: on the calibration's questions the judge changed nothing there."""
+        assert self.judging is not None and self.calibration is not None and self.calibration.judged is not None
+        wide = replace(plan, k=max(plan.k, self.settings.rerank_top))
+        first = await self._first_stage(wide)
+        cut = replace(first, hits=first.hits[: plan.k])
+        hits = first.hits
+        if len(hits) < 2 or hits[0].score - hits[1].score >= self.calibration.skip_gap:
+            self.judging.count("skipped")
+            return cut, True
+        candidates = hits[: self.settings.rerank_top]
+        key = (plan.text, plan.query_lang, tuple(h.entry.id for h in candidates))
+        scores = self.verdicts.get(key)
+        if scores is not None:
+            self.judging.count("cached")
+        else:
+            scores = await self.judging.scores(plan.text, [h.entry.localized(plan.query_lang) for h in candidates])
+            if scores is None:
+                return cut, False
+            self.verdicts.put(key, scores)
+        ids = np.array([self.position[h.entry.id] for h in hits], dtype=np.int64)
+        judge = np.zeros(len(ids))
+        judge[: len(scores)] = scores
+        vector = await asyncio.wrap_future(self.searcher.embedder.query_vector(plan.embed_text))
+        return self.searcher.judged(plan, vector, ids, judge, self.calibration.judged), True
 
     def search_blocking(self, *args: Any, **kwargs: Any) -> SearchResult:
         """`search` for a program without an event loop (the `kb` command, evaluation)."""
@@ -164,6 +228,7 @@ def _sources_of(entries: list[Entry]) -> list[Source]:
                 name=e.source,
                 file="",
                 title=e.source_title,
+                titles=e.source_titles,
                 framework=e.framework,
                 lang=e.lang,
                 version=e.source_version,

@@ -129,10 +129,15 @@ class LLM:
         """The whole answer at once (the streamed pieces joined)."""
         return "".join(self.stream(question, hits, lang, history)).strip()
 
-    def complete(self, messages: Sequence[dict[str, str]], temperature: float = 0.0) -> str:
+    def complete(
+        self, messages: Sequence[dict[str, str]], temperature: float = 0.0, response_format: dict | None = None,
+    ) -> str:
         """One reply to `messages`, not streamed; raises LLMFailed on any failure, including
-        running past `KB_LLM_TIMEOUT` seconds in total."""
+        running past `KB_LLM_TIMEOUT` seconds in total. `response_format` is passed on (the
+        endpoint's structured output, for a JSON reply)."""
         payload = {"model": self.model, "messages": list(messages), "stream": False, "temperature": temperature}
+        if response_format is not None:
+            payload["response_format"] = response_format
         deadline = time.monotonic() + self.timeout
         late = LLMFailed(self.url, f"no answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
         try:

@@ -2,19 +2,25 @@
 
 An entry's score is a weighted sum of its evidence (`RANK_FEATURES`); the weights and the
 abstention model are fitted by `kb calibrate` (k-fold cross-validation over labelled
-questions) and stored in kb/data/calibration.json.
+questions) and stored in kb/data/calibration.json (or where KB_CALIBRATION says).
+
+With a second-stage judge (kb/judge/), its score of an entry is one more column (`JUDGE`)
+of both models: a calibration fitted with a judge holds a second set of weights that weigh
+it, used on the first stage's candidates once the judge has read them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ANSWER_FEATURES", "CALIBRATION_PATH", "RANK_FEATURES", "Features", "Weights"]
+from .errors import CalibrationError
+
+__all__ = ["ANSWER_FEATURES", "CALIBRATION_PATH", "JUDGE", "RANK_FEATURES", "Calibration", "Features", "Weights"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +43,9 @@ RANK_FEATURES = ("dense", "coverage", "question", "named", "length", "alternate"
 ANSWER_FEATURES = (
     "score", "gap", "coverage", "question", "other_framework", "dense_margin", "zh", "alternate", "not_covered",
 )
+# The judge's score of an entry, in [0, 1] (0 for an entry it did not read): the last column of
+# both models in weights fitted with a judge.
+JUDGE = "judge"
 
 
 @dataclass(frozen=True)
@@ -59,23 +68,38 @@ class Weights:
 
     @classmethod
     def load(cls, path: Path = CALIBRATION_PATH) -> "Weights":
-        if not path.exists():
-            return cls()
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        data = raw["weights"]
-        if data.get("rank_features") != list(RANK_FEATURES) or raw.get("answer_features") != list(ANSWER_FEATURES):
-            log.warning("%s weighs other evidence than this ranking; using default weights until `kb calibrate` runs", path)
-            return cls()
+        """The first stage's weights of a calibration (the defaults when there is none)."""
+        return Calibration.load(path).weights
+
+    @classmethod
+    def of_dict(cls, data: dict) -> "Weights":
         return cls(
             rank_coef=tuple(data["rank_coef"]), answer_coef=tuple(data["answer_coef"]),
             answer_bias=data["answer_bias"], answer_threshold=data["answer_threshold"],
             alternate_floor=data["alternate_floor"], not_covered_floor=data["not_covered_floor"],
         )
 
+    @property
+    def judged(self) -> bool:
+        """Whether these weights weigh a judge's score (the last column of both models)."""
+        return len(self.rank_coef) > len(RANK_FEATURES)
+
+    def with_judge(self) -> "Weights":
+        """These weights with a judge column, weighed 0 until fitted."""
+        return self if self.judged else replace(self, rank_coef=(*self.rank_coef, 0.0), answer_coef=(*self.answer_coef, 0.0))
+
+    @property
+    def rank_features(self) -> tuple[str, ...]:
+        return RANK_FEATURES + ((JUDGE,) if self.judged else ())
+
+    @property
+    def answer_features(self) -> tuple[str, ...]:
+        return ANSWER_FEATURES + ((JUDGE,) if self.judged else ())
+
     def to_dict(self) -> dict:
         return {
             **asdict(self),
-            "rank_features": list(RANK_FEATURES),
+            "rank_features": list(self.rank_features),
             "rank_coef": list(self.rank_coef),
             "answer_coef": list(self.answer_coef),
         }
@@ -99,6 +123,19 @@ class Features:
     length: np.ndarray  # the entry's length (log of its distinct words, centred)
     alternate: np.ndarray | None = None  # best of the entry's alternates · query (-1: it has none)
     not_covered: float = -1.0  # the nearest not-covered question's cosine with the query (-1: none)
+    judge: np.ndarray | None = None  # the judge's score of each entry (None: no judge read them)
+
+    def take(self, rows: np.ndarray) -> "Features":
+        """The evidence for some of these entries, in the order of `rows`."""
+        def part(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[rows]
+        return replace(
+            self, cosine=self.cosine[rows], coverage=self.coverage[rows], question=self.question[rows],
+            named=self.named[rows], length=self.length[rows], alternate=part(self.alternate), judge=part(self.judge),
+        )
+
+    def _judge(self) -> np.ndarray:
+        return self.judge if self.judge is not None else np.zeros(len(self.cosine))
 
     def above(self, floor: float) -> np.ndarray:
         """The `alternate` feature: how far each entry's best alternate rises above `floor`."""
@@ -111,23 +148,25 @@ class Features:
         return float(self.alternate[i]) if self.alternate is not None else -1.0
 
     def matrix(self, w: Weights) -> np.ndarray:
-        """RANK_FEATURES, a row per entry."""
-        return np.stack([
+        """`w.rank_features`, a row per entry."""
+        columns = [
             self.cosine - self.background,
             self.coverage,
             self.question,
             self.named.astype(np.float64),
             self.length,
             self.above(w.alternate_floor),
-        ], axis=1)
+        ]
+        return np.stack(columns + ([self._judge()] if w.judged else []), axis=1)
 
     def score(self, w: Weights) -> np.ndarray:
         return self.matrix(w) @ np.asarray(w.rank_coef)
 
     def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool, w: Weights) -> np.ndarray:
-        """ANSWER_FEATURES of the best entry (`order[0]`), given the scores."""
+        """`w.answer_features` of the best entry (`order[0]`), given the scores."""
         best = order[0]
         second = score[order[1]] if len(order) > 1 else score[best] - 0.1
+        judge = [float(self._judge()[best])] if w.judged else []
         return np.array([
             score[best],
             score[best] - second,
@@ -138,4 +177,55 @@ class Features:
             float(zh),
             self.above(w.alternate_floor)[best],
             max(self.not_covered - max(self.best_alternate(best), w.not_covered_floor), 0.0),
+            *judge,
         ])
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What `kb calibrate` wrote: the first stage's weights and, when fitted with a judge, the
+    weights that also weigh its score, which judge that was, and the first stage's lead over
+    its second entry from which the judge is not asked (it changed no outcome there)."""
+
+    weights: Weights
+    path: Path = CALIBRATION_PATH
+    judged: Weights | None = None
+    judge: str = ""  # "cross-encoder" or "llm"
+    judge_model: str = ""  # the cross-encoder's name or path, or the LLM's model name
+    skip_gap: float = float("inf")
+
+    @classmethod
+    def load(cls, path: Path = CALIBRATION_PATH) -> "Calibration":
+        if not path.exists():
+            return cls(Weights(), path)
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        data = raw["weights"]
+        if data.get("rank_features") != list(RANK_FEATURES) or raw.get("answer_features") != list(ANSWER_FEATURES):
+            log.warning("%s weighs other evidence than this ranking; using default weights until `kb calibrate` runs", path)
+            return cls(Weights(), path)
+        judge = raw.get("judge")
+        if not judge:
+            return cls(Weights.of_dict(data), path)
+        skip = judge.get("skip_gap")
+        return cls(
+            Weights.of_dict(data), path, Weights.of_dict(judge["weights"]), judge["kind"], judge["model"],
+            float("inf") if skip is None else float(skip),
+        )
+
+    def check(self, judge: str, judge_model: str) -> None:
+        """Raise CalibrationError, naming the setting, when the judge configured (`judge`:
+        "cross-encoder", "llm" or "") is not the kind this calibration was fitted with."""
+        setting = {"cross-encoder": "KB_RERANK_MODEL", "llm": "KB_RERANK"}
+        if self.judge and self.judge != judge:
+            wanted = f"KB_RERANK_MODEL={self.judge_model}" if self.judge == "cross-encoder" else "KB_RERANK=llm"
+            raise CalibrationError(
+                self.path, f"fitted with the {self.judge} judge {self.judge_model!r}, which is not configured: set "
+                f"{wanted}, or point KB_CALIBRATION at a calibration fitted without a judge",
+            )
+        if judge and not self.judge:
+            raise CalibrationError(
+                self.path, f"weighs no judge, but {setting[judge]} is set: run `kb calibrate FILE... --output PATH` "
+                f"with it set and KB_CALIBRATION=PATH, or unset {setting[judge]}",
+            )
+        if judge and judge_model != self.judge_model:
+            log.warning("%s was fitted with the judge %r; %r judges now", self.path, self.judge_model, judge_model)

@@ -10,7 +10,7 @@ vector index and the entries that best cover its words in the postings, at most
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import faiss
@@ -228,14 +228,29 @@ class Searcher:
             if allowed is not None and len(taught):
                 taught = taught[allowed.contains(taught)]
             ids = np.union1d(np.union1d(near, words.top), taught)
+        return self._result(plan, terms, weighed, q, ids, learned, self.weights)
+
+    def judged(self, plan: Plan, q: np.ndarray, ids: np.ndarray, judge: np.ndarray, weights: Weights) -> SearchResult:
+        """The first stage's candidates `ids` ranked again, with the judge's score of each
+        (`judge`, 0 for one it did not read) as one more column that `weights` weigh."""
+        terms = self.query_terms(plan)
+        return self._result(plan, terms, self.lexical.weighed(terms), q, ids, self.learned.match(q), weights, judge)
+
+    def _result(
+        self, plan: Plan, terms: QueryTerms, weighed: Weighed, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch,
+        weights: Weights, judge: np.ndarray | None = None,
+    ) -> SearchResult:
+        """The candidates `ids` scored, best first, and whether the best answers."""
         evidence = self._evidence(weighed, ids)
         f = self._features(terms, q, ids, learned, evidence)
-        score = f.score(self.weights)
+        if judge is not None:
+            f = replace(f, judge=judge)
+        score = f.score(weights)
         order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
         answered = False
         if len(order):
-            x = f.of_best(score, order, plan.query_lang == "zh", self.weights)
-            answered = bool(self.weights.answer_probability(x[None, :])[0] >= self.weights.answer_threshold)
+            x = f.of_best(score, order, plan.query_lang == "zh", weights)
+            answered = bool(weights.answer_probability(x[None, :])[0] >= weights.answer_threshold)
             if learned.not_covered >= SAME_QUESTION and learned.not_covered > f.best_alternate(order[0]):
                 answered = False
         order = order[: plan.k]

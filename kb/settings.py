@@ -49,6 +49,13 @@ class Settings:
         "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
     )
     slack_signing_secret: str = _setting("", "the Slack app's signing secret; the Slack routes are off without it")
+    rerank: str = _setting("", "`llm`: the LLM at KB_LLM_BASE_URL judges which candidate answers (empty: KB_RERANK_MODEL's, or none)")
+    rerank_model: str = _setting(
+        "", "a sentence-transformers CrossEncoder name or path that judges the first candidates (needs the `st` extra)"
+    )
+    rerank_top: int = _setting(10, "how many of the first stage's best candidates the judge reads")
+    rerank_timeout: float = _setting(5.0, "seconds to wait for the judge before the first stage's order stands")
+    calibration: str = _setting("", "the calibration `kb calibrate` wrote (empty: the one shipped in kb/data)")
     admin_token: str = _setting("", "bearer token for /insights and admin routes; they are off without it")
     database_url: str = _setting(
         "", "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
@@ -84,6 +91,12 @@ class Settings:
     @property
     def rate(self) -> tuple[int, float] | None:
         """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
+        if self.rerank not in ("", "llm"):
+            raise SettingsError("KB_RERANK", self.rerank, "`llm`, or empty")
+        if self.rerank == "llm" and self.rerank_model:
+            raise SettingsError("KB_RERANK", self.rerank, "empty while KB_RERANK_MODEL names a cross-encoder: one judge")
+        if self.rerank == "llm" and not (self.llm_base_url and self.llm_model):
+            raise SettingsError("KB_RERANK", self.rerank, "empty unless KB_LLM_BASE_URL and KB_LLM_MODEL are set")
         return _parse_rate(self.rate_limit)
 
     @property
@@ -94,6 +107,17 @@ class Settings:
     @property
     def origins(self) -> tuple[str, ...]:
         return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
+
+    @property
+    def judge(self) -> str:
+        """The second-stage judge configured: `cross-encoder`, `llm`, or "" (none)."""
+        return "llm" if self.rerank == "llm" else "cross-encoder" if self.rerank_model else ""
+
+    @property
+    def calibration_path(self) -> Path:
+        from .scoring import CALIBRATION_PATH
+
+        return Path(self.calibration).expanduser() if self.calibration else CALIBRATION_PATH
 
     @property
     def index_dir(self) -> Path:

@@ -29,6 +29,7 @@ from kb import builds
 from kb.chat import Chat
 from kb.errors import BuildRefused, KBError
 from kb.insights import InsightsStore
+from kb.judge import open_judge
 from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link
 from kb.llm import LLM
@@ -72,13 +73,14 @@ class Reloader:
         self.links_state: tuple[int, ...] | None = None
         if store is not None:
             self.links_state, self.links = store.links_state(), store.links()
+        self.judging = open_judge(settings)  # the second-stage judge, loaded once for every build
         self.served = self._load()
         load_tokenizer()  # before the first Chinese question, not during it
         self._lock = asyncio.Lock()
         self._failed: str = ""  # the build that last failed to load, so it is logged once
 
     def _load(self) -> Served:
-        return self._serve(KnowledgeBase.open(self.settings))
+        return self._serve(KnowledgeBase.open(self.settings, self.judging))
 
     def _serve(self, kb: KnowledgeBase) -> Served:
         # Taught even no link when `kb` was taught some: the last link undone leaves the build's own.
@@ -104,6 +106,8 @@ class Reloader:
 
     def close(self) -> None:
         builds.release(self.served.held)
+        if self.judging is not None:
+            self.judging.close()
 
     def _linked(self) -> Path:
         return Path(os.path.realpath(self.settings.index_dir))

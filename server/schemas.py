@@ -179,6 +179,17 @@ class ChatOut(BaseModel):
 class HealthOut(BaseModel):
     ok: bool
     entries: int
+class JudgeOut(BaseModel):
+    kind: Literal["cross-encoder", "llm"]
+    model: str
+    judged: int = Field(description="questions the judge read since start-up")
+    skipped: int = Field(description="questions the first stage led by the calibration's skip_gap or more, not judged")
+    cached: int = Field(description="questions whose verdict was kept from an earlier search of this build")
+    failed: dict[str, int] = Field(
+        description="verdicts not used, by kind (invalid, out_of_range, timeout, error): the first stage's order stood"
+    )
+
+
     model: str
     build: str = Field(description="the index build served (as in the `X-KB-Index` header)")
     built_at: str
@@ -191,6 +202,7 @@ class HealthOut(BaseModel):
 
 
 class WidgetConfigOut(BaseModel):
+    judge: JudgeOut | None = Field(None, description="the second-stage judge (KB_RERANK_MODEL, KB_RERANK), if any")
     feedback: bool = Field(description="whether this server takes votes (POST /api/feedback), so the widget shows its buttons")
     max_message_chars: int = Field(description="the longest question accepted, in characters")
 

@@ -47,7 +47,8 @@ async def search(
     """Search the FAQ entries."""
     started = time.perf_counter()
     kb = await get_kb(request)
-    result = await kb.search(q, k, tag, source or None, lang)
+    # Live results (`live`: sent as the reader types) are the first stage's; the judge, if any, ranks the rest.
+    result = await kb.search(q, k, tag, source or None, lang, judged=live is None)
     (await get_recorder(request)).searched(result, channel_of(request, channel), started, live=live)
     root = base_url(request)
     hl = hl or result.lang

@@ -1,4 +1,4 @@
-"""`GET /healthz`: is the index loaded, how many entries, which model, how old; questions and votes not yet recorded."""
+"""`GET /healthz`: is the index loaded, how many entries, which model, how old; questions and votes not yet recorded; what the judge did."""
 
 from __future__ import annotations
 
@@ -19,4 +19,5 @@ async def healthz(kb: KBDep, chat: ChatDep, recorder: RecorderDep) -> HealthOut:
         ok=True, entries=len(kb.entries), model=kb.meta.model, build=kb.path.name, built_at=kb.meta.built_at,
         index_age_seconds=round(kb.meta.age_seconds, 1), llm=chat.llm is not None,
         insights_waiting=recorder.waiting, insights_dropped=recorder.dropped,
+        judge=kb.judging.stats() if kb.judging is not None else None,
     )

@@ -1,7 +1,7 @@
 """Packaging beyond pyproject.toml: the top-level `templates/` ships inside the `server` package.
 
 The pages and static files live at the top of the checkout; in a wheel they are installed
-as `server/templates/`, where `server.templating.TEMPLATES_DIR` looks first.
+as `server/templates/`, where `server.rendering.templates.TEMPLATES_DIR` looks first.
 """
 
 from setuptools import find_namespace_packages, setup

@@ -72,7 +72,7 @@ async def widget_script(request: Request) -> Response:
 async def widget_config(response: Response, settings: SettingsDep, recorder: RecorderDep) -> WidgetConfigOut:
     """What the widget may offer on this server (feedback buttons, the longest question)."""
     response.headers["Cache-Control"] = "no-cache"
-    # Votes are taken while the insights store is open (see server/recording.py).
+    # Votes are taken while the insights store is open (see kb/insights/recorder.py).
     return WidgetConfigOut(feedback=recorder.feedback_on, max_message_chars=settings.max_query_chars)
 
 

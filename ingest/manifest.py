@@ -1,6 +1,9 @@
 """The sources manifest: `sources.toml`, one `[[source]]` table per FAQ document, and an
 optional `[source.translation]` table under it naming the same document in the other
-language (its file, lang, pinned url, licence and entries style).
+language (its file, lang, pinned url, licence and entries style). A title is one string,
+or a table of one per language (`title = { zh = "ROLL 问答", en = "ROLL Q&A" }`); an
+optional `[site]` table names the site that serves the sources (`name`, `tagline`, each
+one string or one per language).
 
 A directory without a manifest but with `*.md` files gets a default one, so that
 `kb ingest --sources DIR` works on a user's own Markdown: each `X.md` is a source, and an
@@ -20,9 +23,9 @@ from kb.errors import SourceError, SourceErrors
 from kb.tomlfile import DataModel, TomlFile, iso_date, load_toml, nonempty, one_of
 
 from .document import read_text
-from .markdown_faq import guess_entries_style, title_of
+from .markdown_faq import guess_entries_style, heading_title
 
-__all__ = ["load_manifest", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS", "TRANSLATORS"]
+__all__ = ["load_manifest", "load_site", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS", "TRANSLATORS"]
 
 MANIFEST_NAME = "sources.toml"
 LANGS = ("zh", "en")
@@ -47,6 +50,27 @@ def _entries(value: str) -> str:
     if value and value not in ENTRY_STYLES:
         raise ValueError(f"unknown entries style {value!r} (expected 'headings' or 'list')")
     return value
+
+
+def _per_language(value: object, info: ValidationInfo) -> dict[str, str]:
+    """A text given once for every language ("ROLL Q&A"), or per language ({zh = "…", en = "…"}),
+    as {lang: text}; a plain string is keyed "" (every language)."""
+    name = info.field_name
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError(f"field {name!r} is empty")
+        return {"": value}
+    if not isinstance(value, dict) or not value:
+        raise ValueError(
+            f"field {name!r} must be a string or a table of one per language "
+            f"({name} = {{ zh = \"…\", en = \"…\" }}), got {value!r}"
+        )
+    for lang, text in value.items():
+        if lang not in LANGS:
+            raise ValueError(f"field {name!r}: unknown language {lang!r} (expected 'zh' or 'en')")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"field {name!r}: the {lang} text must be a non-empty string, got {text!r}")
+    return dict(value)
 
 
 def _http(value: str, info: ValidationInfo) -> str:
@@ -83,7 +107,7 @@ class _Source(DataModel):
 
     name: str
     file: str
-    title: str
+    title: dict[str, str]  # {lang: title}; {"": title} for one title in every language
     framework: str
     lang: str
     version: str = ""
@@ -93,7 +117,8 @@ class _Source(DataModel):
     license: str = ""
     translation: _Translation | None = None
 
-    _required = field_validator("name", "file", "title", "framework", "lang")(nonempty)
+    _required = field_validator("name", "file", "framework", "lang")(nonempty)
+    _title = field_validator("title", mode="before")(_per_language)
     _lang = field_validator("lang")(_lang)
     _entries = field_validator("entries")(_entries)
     _http = field_validator("url", "live_url")(_http)
@@ -106,7 +131,17 @@ class _Source(DataModel):
         return value
 
 
+class _Site(DataModel):
+    """The `[site]` table: what the site serving these sources is called."""
+
+    name: dict[str, str]
+    tagline: dict[str, str] = {}
+
+    _texts = field_validator("name", "tagline", mode="before")(_per_language)
+
+
 class _Manifest(DataModel):
+    site: _Site | None = None
     source: list[_Source] = []
 
 
@@ -118,7 +153,10 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         at: tuple[str | int, ...] = ("source", number)
         if not (folder / table.file).is_file():
             raise doc.error(f"file {table.file!r} does not exist", at, "file")
-        fields = table.model_dump(exclude={"translation"})
+        fields = table.model_dump(exclude={"translation", "title"})
+        given = table.title
+        titles = {lang: given.get(lang) or given.get("") for lang in LANGS if given.get(lang) or given.get("")}
+        fields |= {"title": titles.get(table.lang) or next(iter(titles.values())), "titles": titles}
         other = table.translation
         if other is None:
             sources.append(Source(**fields))
@@ -131,8 +169,11 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         if not (folder / other.file).is_file():
             raise doc.error(f"file {other.file!r} does not exist", at, "file")
         keep = {key: fields[key] for key in ("name", "framework", "version")}
+        if other.title:  # a translation's own title, as manifests have always allowed
+            titles = fields["titles"] = titles | {other.lang: other.title}
         translated = other.model_dump() | {
-            "entries": other.entries or table.entries, "title": other.title or table.title,
+            "entries": other.entries or table.entries, "title": titles.get(other.lang) or fields["title"],
+            "titles": titles,
             "translated_by": "" if other.translated_by == "authors" else other.translated_by,
             "skipped": tuple(other.skipped),
         }
@@ -146,19 +187,33 @@ def _language_suffix(path: Path) -> str | None:
     return suffix if suffix in LANGS else None
 
 
-def _described(path: Path, name: str, lang: str | None = None, translation: Source | None = None) -> Source:
-    """A source for a Markdown file that no manifest describes: named after the file."""
+_ACRONYMS = {"faq": "FAQ", "faqs": "FAQs", "qa": "Q&A", "api": "API", "gpu": "GPU", "llm": "LLM"}
+
+
+def readable_name(stem: str) -> str:
+    """A file name as a title: "team-faq" -> "Team FAQ", "gpu_notes" -> "GPU notes"."""
+    words = [w for w in re.split(r"[-_.\s]+", stem) if w]
+    words = [_ACRONYMS.get(w.lower(), w) for w in words]
+    text = " ".join(words) or stem
+    return text[:1].upper() + text[1:]
+
+
+def _described(path: Path, name: str, lang: str | None = None) -> Source:
+    """A source for a Markdown file that no manifest describes: titled by its first heading,
+    else its file name; no framework (none is known)."""
     text = read_text(path)
+    lang = lang or detect_lang(text)
+    title = heading_title(text) or readable_name(Path(path.stem).stem if _language_suffix(path) else path.stem)
     return Source(
         name=name,
         file=path.name,
-        title=title_of(text) or name,
-        framework=name,
-        lang=lang or detect_lang(text),
+        title=title,
+        framework="",
+        lang=lang,
         version="",
         url="",
         entries=guess_entries_style(text),
-        translation=translation,
+        titles={lang: title},
     )
 
 
@@ -167,7 +222,9 @@ def _default_source(path: Path) -> Source:
     for other in LANGS:
         version = path.with_name(f"{path.stem}.{other}.md")
         if other != source.lang and version.is_file():
-            return replace(source, translation=_described(version, path.stem, other))
+            translation = _described(version, path.stem, other)
+            titles = source.titles | translation.titles
+            return replace(source, titles=titles, translation=replace(translation, titles=titles))
     return source
 
 
@@ -191,6 +248,19 @@ def _readable(documents: list[Path], errors: list[SourceError] | None) -> list[S
     else:
         errors.extend(found)
     return sources
+
+
+def load_site(sources_dir: Path) -> dict[str, dict[str, str]]:
+    """The `[site]` table of `sources_dir/sources.toml` as {"name": {lang: text}, "tagline": {...}}
+    (a text given once is keyed by each language); {} when there is no manifest or no table."""
+    manifest = Path(sources_dir) / MANIFEST_NAME
+    if not manifest.is_file():
+        return {}
+    site = load_toml(manifest, _Manifest, "the sources manifest").model.site
+    if site is None:
+        return {}
+    spread = lambda given: {lang: given.get(lang) or given[""] for lang in LANGS if given.get(lang) or given.get("")}
+    return {key: spread(value) for key, value in (("name", site.name), ("tagline", site.tagline)) if value}
 
 
 def load_manifest(sources_dir: Path, errors: list[SourceError] | None = None) -> list[Source]:

@@ -33,7 +33,7 @@ from .document import read_text
 from .linebreaks import has_lost_newlines, restore_newlines
 from .links import absolutize_links, drop_language_links
 
-__all__ = ["parse_source", "title_of", "guess_entries_style"]
+__all__ = ["parse_source", "title_of", "heading_title", "guess_entries_style"]
 
 _md = MarkdownIt("commonmark")
 
@@ -161,6 +161,13 @@ def title_of(text: str) -> str:
     """The text of the document's first heading ("" when it has none)."""
     headings = outline.headings(_md.parse(restore_newlines(text) if has_lost_newlines(text) else text))
     return headings[0].text if headings else ""
+
+
+def heading_title(text: str) -> str:
+    """The text of the document's first heading when that is a `#` heading, its title ("" when
+    the document opens with a question or section heading, or has none)."""
+    headings = outline.headings(_md.parse(restore_newlines(text) if has_lost_newlines(text) else text))
+    return headings[0].text if headings and headings[0].level == 1 else ""
 
 
 def guess_entries_style(text: str) -> str:

@@ -21,6 +21,7 @@ from kb.learning import LearnedQuestion, load_learned
 from kb.search import searched_text
 from kb.settings import Settings
 
+from .manifest import load_site
 from .sources import parse_sources
 
 __all__ = [
@@ -55,7 +56,7 @@ def summarize(entries: Iterable[Entry]) -> tuple[SourceSummary, ...]:
         counts[e.source] = counts.get(e.source, 0) + 1
         langs.setdefault(e.source, set()).update(e.languages)
     return tuple(
-        SourceSummary(name, e.source_title, counts[name], tuple(sorted(langs[name])), e.file) for name, e in first.items()
+        SourceSummary(name, e.source_title_in("en"), counts[name], tuple(sorted(langs[name])), e.file) for name, e in first.items()
     )
 
 
@@ -135,13 +136,22 @@ def build_index(
     warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings)
     meta = write_index(
         settings.index_dir, entries, vectors, background, embedder.model, sources_hash(sources_dir), owners=owners,
-        learned=learned, learned_vectors=learned_vectors,
+        learned=learned, learned_vectors=learned_vectors, site=site_of(sources_dir),
     )
     covered = sum(1 for q in learned if q.entry is not None)
     return BuildReport(
         meta, len(entries), embedded, time.perf_counter() - started, len(versions), warnings, summarize(entries), replaced,
         alternates=covered, not_covered=len(learned) - covered,
     )
+
+
+def site_of(sources_dirs: list[Path]) -> dict[str, dict[str, str]]:
+    """The site's name and tagline the folders' manifests give: each from the last folder that
+    gives it (a folder of one's own after the shipped FAQs names the site)."""
+    site: dict[str, dict[str, str]] = {}
+    for folder in sources_dirs:
+        site |= load_site(folder)
+    return site
 
 
 def learned_questions(sources_dirs: list[Path], entries: list[Entry]) -> tuple[list[LearnedQuestion], list[str]]:

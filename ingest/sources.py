@@ -55,7 +55,7 @@ def with_translations(
 
 def _entries_of(sources_dir: Path, source: Source) -> list[Entry]:
     path = sources_dir / source.file
-    entries = parse_source(path, source)
+    entries = [replace(e, source_titles=dict(source.titles)) for e in parse_source(path, source)]
     if source.translation is None:
         return entries
     translation_path = sources_dir / source.translation.file

@@ -64,7 +64,8 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         note = [f"*{elsewhere}*", ""] if elsewhere else []
         said = version_note(best, lang) if lang in _WORDS else ""
         note += [f"*{said}*", ""] if said else []
-        lines = note + [best.answer.strip(), "", f"{words['source']}: [{best.source_title} · {best.source_version}]({best.url})"]
+        where = " · ".join(filter(None, (best.source_title_in(lang), best.source_version)))
+        lines = note + [best.answer.strip(), "", f"{words['source']}: [{where}]({best.url})"]
         if len(hits) > 1:
             lines += ["", f"{words['related']}:"] + [f"- {_link(h)}" for h in hits[1:]]
         return Answer("\n".join(lines), True, tuple(hits), elsewhere)

@@ -21,8 +21,8 @@ class Source:
 
     name: str  # short id: "slime", "chatlearn-v1"
     file: str  # Markdown file, relative to the manifest
-    title: str
-    framework: str
+    title: str  # in the document's language (`titles` has it in each language the manifest gives)
+    framework: str  # "" for a document no manifest describes: no framework is made up for it
     lang: str  # "zh" or "en"
     version: str
     url: str  # pinned link; relative links in the text resolve against it
@@ -39,6 +39,12 @@ class Source:
     translated_on: str = ""
     reviewed: bool = False
     skipped: tuple[str, ...] = ()
+    # The title in each language it is given in ({"zh": "ROLL 问答", "en": "ROLL Q&A"}).
+    titles: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def title_in(self, lang: str) -> str:
+        """The title in `lang`, else the document's own."""
+        return self.titles.get(lang) or self.title
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,25 @@ class Entry:
     # Who wrote the text given: "" for the authors, else a translation (see `Translation`).
     translated_by: str = ""
     reviewed: bool = False
+    # The source's title in each language it has one ({"zh": "ROLL 问答", "en": "ROLL Q&A"}).
+    source_titles: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def source_title_in(self, lang: str) -> str:
+        """The source's title as an interface in `lang` names it: in that language where the
+        manifest gives one, else the title it has."""
+        return self.source_titles.get(lang) or self.source_title
+
+    def section_in(self, lang: str) -> str:
+        """The section the entry sits under as its version in `lang` names it ("" where that
+        version has none); for an entry with no version in `lang`, the section it has."""
+        if lang == self.lang:
+            return self.section
+        other = next((t for t in self.translations if t.lang == lang), None)
+        return self.section if other is None else other.section
+
+    def source_label(self, lang: str) -> str:
+        """What names the entry's source beside it: its framework, else its title in `lang`."""
+        return self.framework or self.source_title_in(lang)
 
     @property
     def place(self) -> str:

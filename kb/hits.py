@@ -86,8 +86,8 @@ def hit_fields(hit: Hit, hl: str | None = None) -> dict:
         "answer": e.answer,
         "score": hit.score,
         "source": {
-            "name": e.source, "title": e.source_title, "url": e.source_url,
-            "framework": e.framework, "version": e.source_version,
+            "name": e.source, "title": e.source_title_in(hl or e.lang), "titles": e.source_titles or {e.lang: e.source_title},
+            "url": e.source_url, "framework": e.framework, "version": e.source_version,
         },
         "url": e.url,
         "file": e.file,

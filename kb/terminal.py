@@ -116,7 +116,7 @@ def _print_title(hit: Hit, hl: str) -> None:
     if note:
         print(f"   ({note})")
     version = f" · {e.source_version}" if e.source_version else ""
-    print(f"   {e.framework}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
+    print(f"   {e.source_label(e.lang)}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
     print(f"   {clickable(e.place)}")
 
 
@@ -137,5 +137,5 @@ def _print_answer(hit: Hit, hl: str) -> None:
     if note:
         print(f"({note})")
     version = f" · {e.source_version}" if e.source_version else ""
-    print(f"{e.framework}{version} · {clickable(e.place)}\n")
+    print(f"{e.source_label(e.lang)}{version} · {clickable(e.place)}\n")
     print(render_markdown(e.answer, width, color))

@@ -140,7 +140,8 @@ def _at(data: Any, loc: Loc) -> Any:
 
 def _split(loc: Loc, data: Any, kind: str) -> tuple[Loc, str, str]:
     """`loc` as (its table, its field, the item of a list field: ` item 3` or "")."""
-    if isinstance(_at(data, loc), dict) and kind in ("value_error", "assertion_error"):  # a check of the whole table
+    whole = not loc or isinstance(loc[-1], int)  # an array's table, not a field given as an inline table
+    if whole and isinstance(_at(data, loc), dict) and kind in ("value_error", "assertion_error"):  # a check of the whole table
         return loc, "", ""
     item = ""
     while loc and isinstance(loc[-1], int):

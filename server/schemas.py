@@ -27,7 +27,10 @@ __all__ = [
 
 class SourceOut(BaseModel):
     name: str = Field(description="source id, as used by the `source` filter")
-    title: str
+    title: str = Field(description="the FAQ document's title, in the reader's language where it has one")
+    titles: dict[str, str] = Field(
+        default_factory=dict, description="the title in each language it has, e.g. {\"zh\": \"ROLL 问答\", \"en\": \"ROLL Q&A\"}"
+    )
     url: str = Field(description="pinned page of the FAQ document")
     framework: str
     version: str
@@ -213,10 +216,10 @@ class ErrorOut(BaseModel):
     status: int
 
 
-def _source(entry: Entry) -> SourceOut:
+def _source(entry: Entry, reader: str) -> SourceOut:
     return SourceOut(
-        name=entry.source, title=entry.source_title, url=entry.source_url,
-        framework=entry.framework, version=entry.source_version,
+        name=entry.source, title=entry.source_title_in(reader), titles=entry.source_titles or {entry.lang: entry.source_title},
+        url=entry.source_url, framework=entry.framework, version=entry.source_version,
     )
 
 
@@ -235,7 +238,7 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | Non
         note=version_note(entry, reader or entry.lang), translated_by=entry.translated_by or None,
         original_url=original_url(entry) or None,
         id=entry.id, question=entry.question, answer=entry.answer,
-        answer_html=str(render_markdown(entry.answer)), source=_source(entry), url=entry.url,
+        answer_html=str(render_markdown(entry.answer)), source=_source(entry, reader or entry.lang), url=entry.url,
         permalink=permalink(base_url, entry.id), section=entry.section, tags=list(entry.tags),
         lang=entry.lang, languages=list(entry.languages), related=[hit_out(h, base_url) for h in related],
     )

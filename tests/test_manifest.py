@@ -29,7 +29,7 @@ def test_shipped_manifest():
     assert sources[2] == Source(
         name="slime",
         file="slime.md",
-        title="slime Q&A",
+        title="slime 问答",
         framework="slime",
         lang="zh",
         version="2025-06-30",
@@ -47,7 +47,9 @@ def test_shipped_manifest():
             url="https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md",
             entries="list",
             license="Apache-2.0",
+            titles={"zh": "slime 问答", "en": "slime Q&A"},
         ),
+        titles={"zh": "slime 问答", "en": "slime Q&A"},
     )
     assert [s.translation.file if s.translation else None for s in sources] == [
         "chatlearn-v1.en.md", "roll.en.md", "slime.en.md", "chatlearn.en.md", "training-env.en.md",
@@ -69,7 +71,8 @@ def make(tmp_path: Path, manifest: str, files: tuple[str, ...] = ("demo.md",)) -
 def test_good_manifest_with_optional_fields_left_out(tmp_path):
     manifest = GOOD.replace('version = "1.0"\n', "").replace('entries = "list"\n', "")
     assert load_manifest(make(tmp_path, manifest)) == [
-        Source("demo", "demo.md", "Demo FAQ", "Demo", "en", "", "https://example.org/demo/faq.md")
+        Source("demo", "demo.md", "Demo FAQ", "Demo", "en", "", "https://example.org/demo/faq.md",
+               titles={"zh": "Demo FAQ", "en": "Demo FAQ"})  # one title: the same in every language
     ]
 
 
@@ -149,8 +152,8 @@ def test_default_manifest_for_plain_markdown(tmp_path):
         encoding="utf-8",
     )
     assert load_manifest(tmp_path) == [
-        Source("faq", "faq.md", "我们的常见问题", "faq", "zh", "", "", entries="headings"),
-        Source("notes", "notes.md", "notes", "notes", "en", "", "", entries="list"),
+        Source("faq", "faq.md", "我们的常见问题", "", "zh", "", "", entries="headings", titles={"zh": "我们的常见问题"}),
+        Source("notes", "notes.md", "Notes", "", "en", "", "", entries="list", titles={"en": "Notes"}),
     ]
     entries = parse_sources(tmp_path)
     assert [(e.source, e.question, e.url) for e in entries] == [

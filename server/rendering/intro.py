@@ -1,17 +1,37 @@
-"""What the home and chat pages say about the FAQ: a title, a tagline and example
-questions, from the sources of the index served (never a fixed list of frameworks)."""
+"""What the pages say about the site and its FAQ: the site's name, the home page's title,
+tagline and example questions, and the footer's promise, from the index served and the
+settings (never a fixed list of frameworks, never this project's own name for a user's FAQ).
+
+The site's name is `KB_SITE_NAME`, else the name the sources' manifest gives in its
+`[site]` table, else the one source's title, else the frameworks' FAQ ("ROLL and slime
+FAQ"), else "FAQ". The tagline is `KB_SITE_TAGLINE`, else the manifest's, else one
+naming the frameworks, else one that names none.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping, Sequence
 
+from kb.entries import Source
 from kb.knowledge import KnowledgeBase
+from kb.settings import Settings
 
 from .strings import Translator
 
-__all__ = ["Intro", "intro"]
+__all__ = ["Intro", "Site", "intro", "site", "name_site"]
 
 MAX_EXAMPLES = 4
+
+
+@dataclass(frozen=True)
+class Site:
+    """The site as a page in one language names it."""
+
+    name: str  # the header's brand and the pages' <title>
+    title: str  # the home page's heading
+    tagline: str
+    footer: str  # what every answer is, and whether it links to a pinned copy of the original
 
 
 @dataclass(frozen=True)
@@ -30,12 +50,46 @@ def _names(names: list[str], lang: str) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def intro(kb: KnowledgeBase, lang: str) -> Intro:
-    """One source: its own title; several: their frameworks. The examples are one question
-    from each source (the shortest it has in `lang`, for a chip that reads at a glance)."""
+def _footer(sources: Sequence[Source], t: Translator) -> str:
+    """The promise of a link to a pinned copy only where the sources have one."""
+    linked = [bool(s.url) for s in sources]
+    if all(linked):
+        return t("footer_note")
+    return t("footer_note_some_linked") if any(linked) else t("footer_note_unlinked")
+
+
+def site(kb: KnowledgeBase | None, settings: Settings, lang: str) -> Site:
+    """The site as the index `kb` and the settings name it, in `lang` (see `name_site`).
+    Without an index (an error page before one loads): the settings, else plain words."""
+    if kb is None:
+        t = Translator(lang)
+        name = settings.site_name or t("site_name_default")
+        return Site(name, name, settings.site_tagline, t("footer_note_unlinked"))
+    return name_site(kb.sources, kb.meta.site, settings, lang)
+
+
+def name_site(sources: Sequence[Source], given: Mapping[str, Mapping[str, str]], settings: Settings, lang: str) -> Site:
+    """The site's name, heading, tagline and footer in `lang`, for an index of `sources` whose
+    manifests gave `given` ({"name": {lang: text}, "tagline": {...}}); see the module's docstring."""
     t = Translator(lang)
-    frameworks = _names(list(dict.fromkeys(s.framework for s in kb.sources)), lang)
-    title = kb.sources[0].title if len(kb.sources) == 1 else t("home_title", frameworks=frameworks)
+    frameworks = _names(list(dict.fromkeys(s.framework for s in sources if s.framework)), lang)
+    own = given.get("name", {}).get(lang, "")
+    one = sources[0].title_in(lang) if len(sources) == 1 else ""
+    named = t("home_title", frameworks=frameworks) if frameworks else ""
+    name = settings.site_name or own or one or named or t("site_name_default")
+    title = settings.site_name or one or named or own or t("site_name_default")
+    plain = "tagline_plain_several" if len(sources) > 1 else "tagline_plain_one"
+    tagline = (
+        settings.site_tagline or given.get("tagline", {}).get(lang, "")
+        or (t("tagline", frameworks=frameworks) if frameworks else t(plain))
+    )
+    return Site(name, title, tagline, _footer(sources, t))
+
+
+def intro(kb: KnowledgeBase, lang: str, settings: Settings | None = None) -> Intro:
+    """The home page's heading and tagline (see `site`), and the examples: one question from
+    each source (the shortest it has in `lang`, for a chip that reads at a glance)."""
+    named = site(kb, settings or kb.settings, lang)
     questions: dict[str, str] = {}
     for entry in kb.entries:
         shown = entry.localized(lang)
@@ -44,4 +98,4 @@ def intro(kb: KnowledgeBase, lang: str) -> Intro:
         best = questions.get(entry.source)
         if best is None or len(shown.question) < len(best):
             questions[entry.source] = shown.question
-    return Intro(title, t("tagline", frameworks=frameworks), list(questions.values())[:MAX_EXAMPLES])
+    return Intro(named.title, named.tagline, list(questions.values())[:MAX_EXAMPLES])

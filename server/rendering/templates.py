@@ -17,6 +17,7 @@ from kb.provenance import original_label, original_url, version_note
 from kb.tags import label as tag_label
 from kb.tags import tag_table
 
+from .intro import site
 from .strings import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
 from .markdown import mark_terms, plain_text, render_markdown
 
@@ -81,13 +82,16 @@ def content_lang(request: Request) -> str:
 
 
 def page(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-    """Render a template with the reader's language, its strings (`t`) and tag labels (`tag`)."""
+    """Render a template with the reader's language, its strings (`t`), tag labels (`tag`) and
+    the site's name (`site`, from the build the request is pinned to, when there is one)."""
     lang = request_lang(request)
     templates: Jinja2Templates = request.app.state.templates
     t = Translator(lang)
+    served = (request.scope.get("state") or {}).get("served")
     full = {
         "lang": lang,
         "t": t,
+        "site": site(served.kb if served is not None else None, request.app.state.settings, lang),
         "topic_label": partial(_tag, lang=lang),
         "tag_labels": lambda ids: {i: _tag(i, lang) for i in ids},
         "topic_ids": tag_table().tags,

@@ -62,11 +62,12 @@ DATALIST_MAX = 500  # entries offered to type an id from without JavaScript (a <
 SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links")  # where a form goes back to
 
 
-async def _report(finder: GapFinder, kb: KnowledgeBase, recorder: Recorder, since: str) -> Report:
+async def _report(finder: GapFinder, kb: KnowledgeBase, recorder: Recorder, since: str, lang: str | None = None) -> Report:
+    """What was asked in the window; each entry named by its question in `lang` where it has one."""
     window = parse_since(since)
     if recorder.store is None:
         raise HTTPException(503, f"nothing is recorded: {recorder.problem}")
-    questions = {entry_id: entry.question for entry_id, entry in kb.by_id.items()}
+    questions = {entry_id: entry.localized(lang).question for entry_id, entry in kb.by_id.items()}
     try:
         return await run_in_threadpool(gather, recorder.store, finder, window, questions)
     except Exception as exc:
@@ -104,7 +105,7 @@ async def insights_page(
     check_on(settings)
     if not signed_in(request, settings):
         return _sign_in_page(request, since, failed=False)
-    report = await _report(finder, kb, recorder, since)
+    report = await _report(finder, kb, recorder, since, request_lang(request))
     lang = request_lang(request)
     t = Translator(lang)
     assert recorder.store is not None  # _report answers 503 without one

@@ -62,7 +62,7 @@ def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
 
 
 def _source(entry: Entry, t: Translator) -> dict[str, Any]:
-    where = link(entry.url or entry.source_url, f"{entry.source_title} · {entry.source_version}")
+    where = link(entry.url or entry.source_url, " · ".join(filter(None, (entry.source_title_in(t.lang), entry.source_version))))
     colon = "：" if t.lang == "zh" else ": "
     said = version_note(entry, t.lang)
     original = original_url(entry)
@@ -76,7 +76,7 @@ def _entry_list(heading: str, hits: Sequence[Hit], root: str) -> dict[str, Any]:
     lines = [f"*{escape(heading)}*"]
     for hit in hits:
         e = hit.entry
-        lines.append(f"• {link(_permalink(root, e), _short(e.question, QUESTION_LIMIT))} · {escape(e.framework)}")
+        lines.append(f"• {link(_permalink(root, e), _short(e.question, QUESTION_LIMIT))} · {escape(e.source_label(e.lang))}")
     return _section("\n".join(lines))
 
 

@@ -149,11 +149,22 @@
     return node;
   }
 
+  /* The source's title in the page's language where it has one (the text may be in another). */
+  function sourceTitle(hit) {
+    var lang = document.documentElement.getAttribute("data-lang");
+    return (hit.source.titles && hit.source.titles[lang]) || hit.source.title;
+  }
+
+  /* What names the source beside an entry: its framework, else its title (as Entry.source_label). */
+  function sourceLabel(hit) {
+    return hit.source.framework || sourceTitle(hit);
+  }
+
   /* The source, linked to the entry's place in it; without a url, its file instead (as _macros.html). */
   function sourceLink(hit) {
     var a = el(hit.url ? "a" : "span", "source");
-    a.title = hit.source.title;
-    a.appendChild(el("span", "source-fw", hit.source.framework));
+    a.title = sourceTitle(hit);
+    a.appendChild(el("span", "source-fw", sourceLabel(hit)));
     if (hit.source.version) a.appendChild(el("span", "source-ver", hit.source.version));
     if (!hit.url) {
       a.appendChild(el("span", "source-ver", hit.file));
@@ -193,6 +204,6 @@
 
   window.KB = {
     strings: strings, format: format, markTerms: markTerms, enhance: enhance, el: el, sourceLink: sourceLink,
-    versionNote: versionNote,
+    versionNote: versionNote, sourceTitle: sourceTitle, sourceLabel: sourceLabel,
   };
 })();

@@ -28,7 +28,7 @@
       var a = el("a");
       a.href = "/entries/" + encodeURIComponent(hit.id);
       a.appendChild(el("span", "related-q", hit.question));
-      a.appendChild(el("span", "related-src", [hit.source.framework, hit.source.version].filter(Boolean).join(" · ")));
+      a.appendChild(el("span", "related-src", [KB.sourceLabel(hit), hit.source.version].filter(Boolean).join(" · ")));
       li.appendChild(a);
       ul.appendChild(li);
     });

@@ -12,7 +12,7 @@
   var STRINGS = {
     en: {
       title: "FAQ", open: "Ask the FAQ", close: "Close", question: "Your question", send: "Send",
-      intro: "Ask in English or Chinese, or paste an error message. Answers come from the framework FAQs, with links to the source.",
+      intro: "Ask in English or Chinese, or paste an error message. Answers are quoted from the FAQ, each with where it comes from.",
       placeholder: "Ask a question…", thinking: "Looking it up…", source: "Source", entry: "Open the full entry",
       related: "Related", nearest: "Nearest entries", none: "The FAQ has no confident answer to this.",
       llm: "Written by a language model from the cited entries.",
@@ -23,7 +23,7 @@
     },
     zh: {
       title: "FAQ", open: "向 FAQ 提问", close: "关闭", question: "你的问题", send: "发送",
-      intro: "用中文或英文提问，或直接粘贴报错。回答来自各框架的 FAQ，并附原文链接。",
+      intro: "用中文或英文提问，或直接粘贴报错。回答摘自 FAQ，并注明出处。",
       placeholder: "输入问题……", thinking: "正在查找……", source: "来源", entry: "查看完整条目",
       related: "相关条目", nearest: "最接近的条目", none: "FAQ 里没有把握回答这个问题。",
       llm: "由语言模型根据引用的条目撰写。",
@@ -285,12 +285,21 @@
     return pump();
   }
 
+  /* The source's title in the labels' language where it has one; its framework, else that title, beside an entry. */
+  function sourceTitle(hit) {
+    return (hit.source.titles && hit.source.titles[lang]) || hit.source.title;
+  }
+
+  function sourceLabel(hit) {
+    return hit.source.framework || sourceTitle(hit);
+  }
+
   function entryList(label, hits) {
     var list = el("ul", { class: "list" });
     hits.forEach(function (hit) {
       list.appendChild(el("li", {}, [
         link(hit.permalink, hit.question), document.createTextNode(" "),
-        el("span", { class: "fw", text: "· " + hit.source.framework })
+        el("span", { class: "fw", text: "· " + sourceLabel(hit) })
       ]));
     });
     return el("div", { class: "meta" }, [el("span", { class: "label", text: label }), list]);
@@ -356,7 +365,7 @@
       var best = sources[0];
       bubble.appendChild(el("div", { class: "meta" }, [
         el("span", { class: "label", text: S.source }),
-        link(best.url, best.source.title + " · " + best.source.version, "source"),
+        link(best.url, [sourceTitle(best), best.source.version].filter(Boolean).join(" · "), "source"),
         document.createTextNode(" · "),
         link(best.permalink, S.entry, "entry")
       ]));

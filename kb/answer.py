@@ -54,10 +54,12 @@ def _link(hit: Hit) -> str:
 def compose_answer(result: SearchResult, lang: str) -> Answer:
     """The extractive answer: the best entry's answer verbatim, its source, related entries.
 
-    The hits are given as they are (`SearchResult.in_language` picks the reader's version);
-    an answer in another language than `lang` opens with a line saying so."""
+    The entries are those the search page shows (`SearchResult.worth_showing`): beside an
+    answer, only those within the calibrated margin of its score (often none); without one,
+    the nearest few. The hits are given as they are (`SearchResult.in_language` picks the
+    reader's version); an answer in another language than `lang` opens with a line saying so."""
     words = _WORDS.get(lang, _WORDS["en"])
-    hits = result.hits[: RELATED + 1]
+    hits = result.worth_showing()[: RELATED + 1]
     elsewhere = elsewhere_note(result, lang)
     if result.answered and hits:
         best = hits[0].entry

@@ -190,7 +190,7 @@ def test_chat_answers_with_a_source_link_and_follow_up(tab: Callable[..., Page],
     first = page.locator(".turn.bot").first
     assert first.locator(".reply-source a.source").get_attribute("href").startswith("https://")
     assert first.locator(".reply-source .source-fw").inner_text() == "ChatLearn"
-    assert 2 <= first.locator(".reply-related li").count() <= 3
+    assert first.locator(".reply-related li").count() == 0, "no other entry comes near enough to be related"
     assert first.locator(".answer").inner_text().strip()
 
     page.fill("#message", "what about for ROLL?")

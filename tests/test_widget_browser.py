@@ -178,7 +178,7 @@ def test_widget_answers_on_another_origin_and_stays_out_of_the_page(
     assert source.get_attribute("target") == "_blank"
     assert reply.locator(".meta a.entry").get_attribute("href") == f"{kb_url}/entries/{want['id']}"
     assert reply.locator(".answer").inner_text().strip()
-    assert reply.locator(".list li").count() >= 2, "related entries"
+    assert reply.locator(".list li").count() == 0, "no other entry comes near enough to be related"
     assert reply.locator(".votes button").count() == 2, "helpful / not helpful: the server takes votes"
     assert page.locator(".msg.user").inner_text() == EN_QUESTION
     page.wait_for_timeout(200)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from .answer import elsewhere_note
-from .errors import IndexUnreadable, KBError
+from .errors import IndexUnreadable, KBError, QueryError
 from .hits import SearchResult, hit_fields
 from .insights.cli import add_parser as add_insights_parser
 from .learning.cli import add_parser as add_learning_parser
@@ -104,7 +104,10 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     query = sys.stdin.read() if args.query == "-" else args.query
     kb = _open(settings)
     started = time.perf_counter()
-    result = kb.search_blocking(query, k=args.k, tags=args.tag or (), source=args.source)
+    try:
+        result = kb.search_blocking(query, k=args.k, tags=args.tag or (), source=args.source)
+    except QueryError as exc:
+        raise in_own_words(exc, SEARCH_OPTIONS) from None
     elapsed = time.perf_counter() - started
     hl = args.hl or result.lang
     shown = result.in_language(hl)
@@ -115,6 +118,18 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     print_result(result, hl, brief=args.brief)
     print(f"({elapsed * 1000:.0f} ms)", file=sys.stderr)
     return 0
+
+
+# The search's fields as `kb search` names them; the question itself is its argument, unnamed.
+SEARCH_OPTIONS = {"tag": "--tag", "source": "--source"}
+
+
+def in_own_words(exc: QueryError, options: dict[str, str]) -> KBError:
+    """A query error as the command words it: the option at fault by its flag (`--tag`), an
+    error in the question with no field name (the API's `q` means nothing on a command line)."""
+    if exc.field in options:
+        return KBError(f"{options[exc.field]}: {exc.message}")
+    return KBError(exc.message)
 
 
 def _result_json(result: SearchResult, hl: str) -> dict:

@@ -170,12 +170,17 @@ class Searcher:
             raise QueryError("q", "the query is empty")
         if len(query) > self.max_query_chars:
             raise QueryError("q", f"the query is {len(query)} characters; the limit is {self.max_query_chars}")
+        self.check_filters(tags, source)
+        return query
+
+    def check_filters(self, tags: Sequence[str] = (), source: str | None = None) -> None:
+        """Raise QueryError naming the filter at fault, and the values it may take, for a tag or
+        a source no entry has."""
         for tag in tags:
             if tag not in self._tags:
-                raise QueryError("tag", f"unknown tag {tag!r}")
+                raise QueryError("tag", f"unknown tag {tag!r}; known: {', '.join(sorted(self._tags))}")
         if source is not None and source not in self._sources:
             raise QueryError("source", f"unknown source {source!r}; known: {', '.join(sorted(self._sources))}")
-        return query
 
     def plan(
         self,

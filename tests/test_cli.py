@@ -92,6 +92,21 @@ def test_errors_are_one_line_with_exit_code_2(tmp_path, args, message):
     assert len(run.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("search", ""), "kb: error: the query is empty"),
+        (("search", "oom", "--tag", "nope"), "kb: error: --tag: unknown tag 'nope'; known: attention, batch-size, "),
+        (("search", "oom", "--source", "nowhere"), "kb: error: --source: unknown source 'nowhere'; known: chatlearn, "),
+    ],
+)
+def test_a_bad_search_is_told_in_the_commands_own_words(settings, args, message):
+    run = kb(*args, data_dir=settings.data_dir)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1
+    assert run.stderr.startswith(message)
+    assert "q:" not in run.stderr and "tag:" not in run.stderr.replace("--tag:", "")
+
+
 def test_bad_setting_is_named(tmp_path):
     run = kb("search", "oom", data_dir=tmp_path, KB_TOP_K="lots")
     assert (run.returncode, run.stderr.strip()) == (2, "kb: error: setting KB_TOP_K='lots': expected a whole number")

@@ -294,3 +294,16 @@ def test_head_on_the_pages_is_200_with_no_body_over_real_http(settings: Any, ser
     with sqlite3.connect(app.state.recorder.store.path) as db:
         [(recorded,)] = db.execute("SELECT count(*) FROM questions WHERE text = 'resume training after a HEAD'").fetchall()
     assert recorded == 1, "the GET search is recorded, a monitor's HEAD is not"
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"tag": "nope"}, "tag: unknown tag &#39;nope&#39;; known: attention, batch-size, chatlearn, "),
+        ({"q": "oom", "tag": "nope"}, "tag: unknown tag &#39;nope&#39;; known: attention, batch-size, chatlearn, "),
+        ({"source": "nowhere"}, "source: unknown source &#39;nowhere&#39;; known: chatlearn, "),
+    ],
+)
+def test_an_unknown_filter_names_the_values_it_may_take(client: TestClient, params: dict[str, str], message: str) -> None:
+    page = client.get("/search", params=params, headers=EN)
+    assert page.status_code == 422 and message in page.text

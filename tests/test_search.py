@@ -126,7 +126,7 @@ def test_k_limits_the_hits_and_ranks_count_from_one(kb):
     [
         ("   ", {}, "q: the query is empty"),
         ("x" * 2001, {}, "q: the query is 2001 characters; the limit is 2000"),
-        ("oom", {"tags": ["no-such-tag"]}, "tag: unknown tag 'no-such-tag'"),
+        ("oom", {"tags": ["no-such-tag"]}, "tag: unknown tag 'no-such-tag'; known: attention, batch-size, chatlearn, "),
         ("oom", {"source": "nowhere"}, "source: unknown source 'nowhere'"),
     ],
 )

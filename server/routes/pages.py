@@ -50,10 +50,7 @@ def _facets(kb: KnowledgeBase) -> dict[str, Any]:
 
 def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
     """Every entry of a source and/or tag, in document order (a filter with no query)."""
-    if source and source not in {s.name for s in kb.sources}:
-        raise QueryError("source", f"unknown source {source!r}")
-    if tag and not any(tag in e.tags for e in kb.entries):
-        raise QueryError("tag", f"unknown tag {tag!r}")
+    kb.searcher.check_filters((tag,) if tag else (), source or None)
     chosen = [e for e in kb.entries if (not source or e.source == source) and (not tag or tag in e.tags)]
     return [Hit(entry=e, score=0.0, rank=i) for i, e in enumerate(chosen, 1)]
 

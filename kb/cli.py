@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -259,9 +260,19 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
         os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
     uvicorn.run(
         "server.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-        **uvicorn_options(settings),
+        log_config=log_config(), **uvicorn_options(settings),
     )
     return 0
+
+
+def log_config() -> dict[str, Any]:
+    """uvicorn's logging, and the server's own lines (`kb.*`: the index build swapped in, with
+    its entries and seconds; refused origins; Slack) beside uvicorn's, from INFO up."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["kb"] = {"handlers": ["default"], "level": "INFO", "propagate": False}
+    return config
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,7 +75,12 @@ class Reloader:
         if store is not None:
             self.links_state, self.links = store.links_state(), store.links()
         self.judging = open_judge(settings)  # the second-stage judge, loaded once for every build
+        started = time.perf_counter()
         self.served = self._load()
+        log.info(
+            "serving index build %s: %d entries, loaded in %.1f s",
+            self.served.build, len(self.served.kb.entries), time.perf_counter() - started,
+        )
         load_tokenizer()  # before the first Chinese question, not during it
         self._lock = asyncio.Lock()
         self._failed: str = ""  # the build that last failed to load, so it is logged once
@@ -118,6 +124,7 @@ class Reloader:
             old, linked = self.served, self._linked()
             if linked == old.kb.path:
                 return ReloadOutcome(False, old.build, old.build, len(old.kb.entries))
+            started = time.perf_counter()
             try:
                 new = await asyncio.to_thread(self._load)
             except Exception as exc:  # whatever the build's files hold, the served build stays
@@ -126,7 +133,10 @@ class Reloader:
             self.served = new  # one assignment: a request sees the old build or the new one
             builds.release(old.held)  # requests still on it read memory only
             self._failed = ""
-            log.info("serving index build %s (%d entries), was %s", new.build, len(new.kb.entries), old.build)
+            log.info(
+                "swapped in index build %s: %d entries, loaded in %.1f s (was %s)",
+                new.build, len(new.kb.entries), time.perf_counter() - started, old.build,
+            )
             return ReloadOutcome(True, new.build, old.build, len(new.kb.entries))
 
     async def watch(self, interval: float) -> None:

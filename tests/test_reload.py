@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -293,3 +294,31 @@ def test_ingests_keep_the_newest_builds_and_the_one_served(workspace, serve):
     latest = rewrite(workspace)
     builds = sorted(p.name for p in (workspace.data_dir / "builds").iterdir() if not p.name.startswith("."))
     assert builds == [*newest[-2:], latest]
+
+
+def test_each_swap_is_logged_with_its_build_entries_and_seconds(workspace, caplog):
+    """A copy of the served build under a new name, the index link moved to it, as an ingest moves it."""
+    from fastapi.testclient import TestClient
+
+    old = build_of(workspace)
+    builds = workspace.data_dir / "builds"
+    new = old[:-1] + ("0" if old[-1] != "0" else "1")
+    shutil.copytree(builds / old, builds / new)
+    caplog.set_level("INFO", logger="kb.server")
+    with TestClient(create_app(workspace.with_(reload_interval=0))) as client:
+        os.symlink(f"builds/{new}", workspace.data_dir / "index.new")
+        os.replace(workspace.data_dir / "index.new", workspace.index_dir)
+        assert client.post("/admin/reload", headers=ADMIN).json()["reloaded"] is True
+    lines = [rec.getMessage() for rec in caplog.records if rec.name == "kb.server"]
+    assert any(re.fullmatch(rf"serving index build {old}: 59 entries, loaded in \d+\.\d s", line) for line in lines), lines
+    assert any(re.fullmatch(rf"swapped in index build {new}: 59 entries, loaded in \d+\.\d s \(was {old}\)", line) for line in lines), lines
+
+
+def test_kb_serve_writes_the_servers_own_lines_beside_uvicorns():
+    code = (
+        "import logging, logging.config; from kb.cli import log_config; logging.config.dictConfig(log_config()); "
+        "logging.getLogger('kb.server').info('swapped in index build b: 59 entries, loaded in 0.4 s (was a)')"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stderr.strip().endswith("swapped in index build b: 59 entries, loaded in 0.4 s (was a)")
+    assert "INFO" in run.stderr

@@ -492,13 +492,18 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
         question("OOM", answered=True, entry="slime-b0ab398d", at=now - 3600),
         question("very old", at=now - 20 * DAY),
     ])
-    store.add_votes([Vote("slime-b0ab398d", False, "OOM", "v", "web", "outdated", "v0.2 changed it", voted_at=now - 60)])
+    store.add_votes([
+        Vote("slime-b0ab398d", False, "OOM", "v", "web", "outdated", "v0.2 changed it", voted_at=now - 60),
+        Vote("slime-b0ab398d", False, "", "s", "slack", voted_at=now - 30),  # a Slack button: no question, no comment
+    ])
     store.close()
 
     assert run_cli(mine, "--since", "7d") == 0
     out = capsys.readouterr().out
+    comments = next(line for line in out.splitlines() if "v0.2 changed it" in line)
+    assert comments.endswith("  OOM / outdated / v0.2 changed it"), "no stray separator before the first comment"
     assert out.startswith("Insights, last 7d (")
-    assert "3 questions, 1 answered (33%), 2 not; votes: 0 helpful, 1 not helpful" in out
+    assert "3 questions, 1 answered (33%), 2 not; votes: 0 helpful, 2 not helpful" in out
     assert "Questions the FAQ could not answer, by topic" in out and "very old" not in out
     gap_line = next(line for line in out.splitlines() if "如何续训呀" in line)
     assert gap_line.split()[:2] == ["2", "如何续训呀"] and "how do I resume training" in gap_line
@@ -507,7 +512,7 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
     assert run_cli(mine, "--csv", "entries") == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert rows[0] == ["entry_id", "entry_question", "answered", "helpful", "not_helpful"]
-    assert rows[1][0] == "slime-b0ab398d" and rows[1][2:] == ["1", "0", "1"]
+    assert rows[1][0] == "slime-b0ab398d" and rows[1][2:] == ["1", "0", "2"]
 
     assert run_cli(mine, "--drafts", "--layout", "list") == 0
     assert capsys.readouterr().out.startswith("1. **如何续训呀？**")

@@ -74,7 +74,7 @@ def _width(text: str) -> int:
 
 
 def _fit(value: object, width: int = CELL) -> str:
-    text = " | ".join(str(value).splitlines())
+    text = " | ".join(line for line in str(value).splitlines() if line.strip())
     if _width(text) <= width:
         return text
     out = ""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, Mapping, Sequence
 
 from ..errors import QueryError
 from .doubts import DoubtfulAnswer, doubtful_answers
-from .records import DailyCount, EntryHits, EntryVotes, Totals, question_key
+from .records import Comment, DailyCount, EntryHits, EntryVotes, Totals, question_key
 from .store import InsightsStore
 
 if TYPE_CHECKING:  # grouping needs numpy and the embedder; the report's tables and `kb --help` do not
@@ -110,6 +110,13 @@ def gather(
     )
 
 
+def _comments(comments: Sequence[Comment]) -> str:
+    """A line for each vote that says something (its question, reason or comment); a bare
+    vote, as from a Slack button, adds no empty line."""
+    lines = (" / ".join(part for part in (c.question, c.reason or "", c.comment or "") if part) for c in comments)
+    return "\n".join(line for line in lines if line)
+
+
 def table(report: Report, name: str) -> Table:
     """One of `TABLES` as plain rows."""
     if name == "gaps":
@@ -130,8 +137,7 @@ def table(report: Report, name: str) -> Table:
         return Table(name, ("entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"), [
             (v.entry_id, report.question_of(v.entry_id), v.unhelpful, v.helpful,
              "; ".join(f"{reason}: {n}" for reason, n in v.reasons),
-             "\n".join(" / ".join(part for part in (c.question, c.reason or "", c.comment or "") if part)
-                       for c in v.comments))
+             _comments(v.comments))
             for v in report.unhelpful
         ])
     if name == "entries":

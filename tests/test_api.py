@@ -20,7 +20,7 @@ HIT_KEYS = {
     "id", "question", "answer", "answer_html", "score", "source", "url", "permalink", "section", "tags", "lang",
     "languages", "note", "translated_by", "original_url", "matched", "file",
 }
-SOURCE_KEYS = {"name", "title", "url", "framework", "version"}
+SOURCE_KEYS = {"name", "title", "titles", "url", "framework", "version"}
 RESUME_ZH = "slime 如何续训？"
 RESUME_EN = "how do I resume training from a checkpoint in slime"
 

@@ -157,7 +157,7 @@ def test_whole_entry_with_rewritten_relative_link():
         question="ECC Error",
         answer=f"ECC Error 为机器故障，建议结合 [续跑和容错]({V1_DIR}tutorial/continue_train.md) 来自动拉黑故障机器并重启作业。",
         source="chatlearn-v1",
-        source_title="ChatLearn FAQ (v1.0.3, Megatron era)",
+        source_title="ChatLearn 常见问题（v1.0.3，Megatron 时期）",  # the title in the document's language
         source_version="v1.0.3 (2024-11-18)",
         source_url=V1_URL,
         framework="ChatLearn",

@@ -282,7 +282,7 @@ def test_exact_reply_for_the_resume_question(slack: TestClient) -> None:
     message = post_command(slack, RESUME_ZH).json()
     assert message["blocks"][1] == {"type": "section", "text": {"type": "mrkdwn", "text": "直接将 `--load` 设置为 `--save` 的目录即可。"}}
     assert message["blocks"][2]["elements"][0]["text"].startswith("来源：<https://github.com/THUDM/slime/blob/")
-    assert message["blocks"][2]["elements"][0]["text"].endswith("|slime Q&amp;A · 2025-06-30>")
+    assert message["blocks"][2]["elements"][0]["text"].endswith("|slime 问答 · 2025-06-30>")  # the source's Chinese title
 
 
 def test_a_translated_answer_says_who_translated_it_and_links_the_original(slack: TestClient) -> None:

@@ -21,6 +21,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -191,7 +192,9 @@ def _deep_link(page: str, anchor: str) -> str:
         return page
     if re.fullmatch(r"L\d+", anchor):
         return f"{page}?plain=1#{anchor}" if "github.com/" in page else page
-    return f"{page}#{anchor}"
+    # Percent-encoded, as a browser sends it and copies it: `#%E7%BB%AD%E8%B7%91...` for a
+    # Chinese heading, in the JSON, the pages and Slack alike (an ASCII anchor is unchanged).
+    return f"{page}#{quote(anchor, safe='-_')}"
 
 
 def parse_source(path: Path, source: Source) -> list[Entry]:

@@ -280,3 +280,18 @@ def test_a_100_kb_query_over_real_http(settings: Any, serve: Any) -> None:
         assert head.startswith(b"HTTP/1.1 422"), head[:100]
         assert b"the query is 100000 characters" in body
         assert len(body) < 30_000
+
+
+def test_deep_links_are_percent_encoded_as_browsers_send_them(client: TestClient) -> None:
+    """A Chinese heading's anchor comes percent-encoded in every field and every entry, never raw."""
+    hit = client.get("/api/search", params={"q": "续跑调整 lr 报错", "k": 1}).json()["hits"][0]
+    assert hit["url"] == "https://github.com/alibaba/ChatLearn/blob/v1.0.3/docs/zh/faq.md#%E7%BB%AD%E8%B7%91%E8%B0%83%E6%95%B4-lr-%E6%8A%A5%E9%94%99"
+    english = client.get("/api/search", params={"q": "续跑调整 lr 报错", "k": 1, "hl": "en"}).json()["hits"][0]
+    assert english["url"].endswith("/docs/en/faq.md#adjusting-lr-error-in-continued-training")
+    ids = {h["id"] for q in ("oom", "checkpoint", "megatron", "ray", "训练", "deepspeed") for h in
+           client.get("/api/search", params={"q": q, "k": 50}).json()["hits"]}
+    for entry_id in ids:
+        for hl in ("zh", "en"):
+            body = client.get(f"/api/entries/{entry_id}", params={"hl": hl}).json()
+            for url in (body["url"], body["original_url"] or "", *(h["url"] for h in body["related"])):
+                assert url.isascii(), (entry_id, url)

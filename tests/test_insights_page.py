@@ -134,6 +134,12 @@ def test_signing_in_sets_an_http_only_cookie_that_opens_the_page(insights_settin
         assert later.get("/insights").status_code == 401  # a new token signs every browser out
 
 
+def test_the_chinese_page_names_entries_by_their_chinese_question(admin: TestClient) -> None:
+    html = admin.get("/insights", headers={"Accept-Language": "zh", **BEARER}).text
+    unhelpful = row_of(html.split('id="unhelpful"')[1], f'<a href="/entries/{RESUME}">')
+    assert f'<a href="/entries/{RESUME}">如何续训？</a>' in unhelpful and "How do I resume training?" not in unhelpful
+
+
 def row_of(html: str, text: str) -> str:
     """The table row holding `text`."""
     return next(row for row in re.findall(r"<tr>.*?</tr>", html, re.S) if text in row)
@@ -152,7 +158,8 @@ def test_the_page_shows_every_table(admin: TestClient, entry_ids: list[str]) -> 
     assert "如何续训" not in row_of(html, "<strong class=\"gap-label\">OOM</strong>")
     # Answers voted not helpful, with reasons and comments.
     unhelpful = row_of(html.split('id="unhelpful"')[1], f'<a href="/entries/{RESUME}">')
-    assert "如何续训？" in unhelpful and "Out of date ×1" in unhelpful and "Incomplete ×1" in unhelpful
+    assert "How do I resume training?" in unhelpful and "如何续训？" not in unhelpful  # entries named in English
+    assert "Out of date ×1" in unhelpful and "Incomplete ×1" in unhelpful
     assert "--ckpt-step 在 v0.2 改名了" in unhelpful and "<q>how do I resume from a checkpoint</q>" in unhelpful
     # Entries by hits, and the chart of questions per day by channel and by language.
     assert html.count('class="series-web"') > 10 and 'class="series-zh"' in html and 'class="series-slack"' in html

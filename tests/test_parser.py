@@ -3,6 +3,7 @@
 import re
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -125,23 +126,23 @@ def test_list_items_link_to_their_line_in_the_pinned_source_view(name):
 @pytest.mark.parametrize(
     ("name", "question", "url"),
     [
-        ("chatlearn-v1", "转换 Checkpoint 失败", V1_URL + "#转换-checkpoint-失败"),
+        ("chatlearn-v1", "转换 Checkpoint 失败", V1_URL + "#" + quote("转换-checkpoint-失败")),
         (
             "chatlearn-v1",
             "如何开启 Efficient memory sharing 功能来减少显存开销",
-            V1_URL + "#如何开启-efficient-memory-sharing-功能来减少显存开销",
+            V1_URL + "#" + quote("如何开启-efficient-memory-sharing-功能来减少显存开销"),
         ),
         (
             "chatlearn-v1",
             "RuntimeError: Error(s) in loading state_dict for VocabParallelEmbedding",
             V1_URL + "#runtimeerror-errors-in-loading-state_dict-for-vocabparallelembedding",
         ),
-        ("chatlearn-v1", "申请 custom_port", V1_URL + "#申请-custom_port"),
+        ("chatlearn-v1", "申请 custom_port", V1_URL + "#" + quote("申请-custom_port")),
         (
             "chatlearn",
             "Rollout推理过程中出现ray.exceptions.RayChannelTimeoutError",
-            "https://github.com/alibaba/ChatLearn/blob/248875a4a5617b3ec83511a51e25d5565b0ae071/docs/zh/faq.md"
-            "#rollout推理过程中出现rayexceptionsraychanneltimeouterror",
+            "https://github.com/alibaba/ChatLearn/blob/248875a4a5617b3ec83511a51e25d5565b0ae071/docs/zh/faq.md#"
+            + quote("rollout推理过程中出现rayexceptionsraychanneltimeouterror"),
         ),
         ("slime", "如何续训？", SLIME_URL + "?plain=1#L34"),
     ],

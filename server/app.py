@@ -32,7 +32,7 @@ from .routes import ROUTERS, docs, slack
 __all__ = ["create_app"]
 
 DESCRIPTION = """\
-Search the FAQs of RLHF frameworks (ChatLearn, ROLL, slime, Megatron, DeepSpeed, sglang, vLLM)
+Search the FAQ documents this server indexes, in Chinese or English,
 and ask questions answered from them. Errors come back as
 `{"ok": false, "error": "...", "status": N}` with the same status code.
 """
@@ -60,8 +60,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 llm.close()
 
     app = FastAPI(
-        title="RLHF Framework FAQ",
-        summary="Bilingual FAQ search and chat for RLHF training frameworks",
+        title=resolved.site_name or "FAQ knowledge base",  # the pages name the site after the index served
+        summary="Bilingual FAQ search and chat",
         description=DESCRIPTION,
         version="1.0",
         lifespan=lifespan,

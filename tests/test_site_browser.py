@@ -124,6 +124,9 @@ def test_a_folder_of_ones_own_is_served_under_its_name(open_page: Callable[..., 
     assert_own_name_only(t)
     t.screenshot(artifacts / "site-own-entry.png")
 
+    for path, title in (("/docs", "Team FAQ · API"), ("/redoc", "Team FAQ · API reference")):
+        assert f"<title>{title}</title>" in httpx.get(own_url + path).text
+
 
 def test_the_site_name_and_tagline_settings_win(own_settings: Settings, serve: Callable[..., Any]) -> None:
     from server import create_app

@@ -20,6 +20,8 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
+from ..rendering.intro import site
+
 __all__ = ["router", "ASSETS_URL", "assets", "policy"]
 
 router = APIRouter(include_in_schema=False)
@@ -48,6 +50,12 @@ def policy(html: str, inline_styles: bool = False) -> str:
     return _POLICY.format(scripts=hashes["script"], styles=styles)
 
 
+def _name(request: Request) -> str:
+    """The site's name, as its pages give it in English (the API's documentation is in English)."""
+    served = (request.scope.get("state") or {}).get("served")
+    return site(served.kb if served is not None else None, request.app.state.settings, "en").name
+
+
 def _page(response: HTMLResponse, inline_styles: bool = False) -> HTMLResponse:
     response.headers["Content-Security-Policy"] = policy(bytes(response.body).decode("utf-8"), inline_styles)
     return response
@@ -58,7 +66,7 @@ async def swagger_ui(request: Request) -> HTMLResponse:
     """The API's operations, to read and try (Swagger UI)."""
     app = request.app
     return _page(get_swagger_ui_html(
-        openapi_url=app.openapi_url, title=f"{app.title} · API",
+        openapi_url=app.openapi_url, title=f"{_name(request)} · API",
         swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js", swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
         swagger_favicon_url=f"{ASSETS_URL}/favicon.png", swagger_ui_parameters=app.swagger_ui_parameters,
     ))
@@ -69,7 +77,7 @@ async def redoc(request: Request) -> HTMLResponse:
     """The API's reference on one page (ReDoc)."""
     app = request.app
     return _page(get_redoc_html(
-        openapi_url=app.openapi_url, title=f"{app.title} · API reference",
+        openapi_url=app.openapi_url, title=f"{_name(request)} · API reference",
         redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js", redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
         with_google_fonts=False,
     ), inline_styles=True)

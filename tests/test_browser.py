@@ -236,6 +236,48 @@ def test_phone_width_screenshots(tab: Callable[..., Page], client: TestClient, a
     t.screenshot_bottom(artifacts / f"chat-phone-{scheme}.png")
 
 
+SMALL_PHONE = {"width": 375, "height": 667}
+
+# The placeholder's text against the room its box gives it (its content box), in the
+# placeholder's own font, as the browser draws it.
+PLACEHOLDER_FITS = """input => {
+  const style = getComputedStyle(input), text = getComputedStyle(input, "::placeholder");
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const context = document.createElement("canvas").getContext("2d");
+  context.font = `${text.fontStyle} ${text.fontWeight} ${text.fontSize} ${text.fontFamily}`;
+  return [context.measureText(input.placeholder).width, room];
+}"""
+
+# Each navigation link: drawn, inside the window, and the element a tap at its centre reaches.
+NAV_REACHABLE = """() => [...document.querySelectorAll(".site-header nav a")].map(a => {
+  const box = a.getBoundingClientRect();
+  const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+  return [a.getAttribute("href").split("?")[0], box.width > 0 && box.height > 0 && box.left >= 0
+          && box.right <= window.innerWidth && !!hit && (hit === a || a.contains(hit))];
+})"""
+
+
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_at_375_px_the_placeholder_fits_and_every_navigation_link_is_reachable(
+    tab: Callable[..., Page], artifacts: Path, locale: str
+) -> None:
+    t = tab(viewport=SMALL_PHONE, locale=locale, is_mobile=True, has_touch=True)
+    page = t.page
+    for path in ("/", "/search?q=OOM", "/entries/slime-b0ab398d", "/chat"):
+        t.goto(path)
+        t.no_horizontal_scroll()
+        links = page.evaluate(NAV_REACHABLE)
+        assert [href for href, _ in links][:3] == ["/", "/chat", "/docs"] and len(links) == 4, links
+        assert all(reachable for _, reachable in links), (path, links)
+        if page.locator("#q").count():
+            width, room = page.locator("#q").evaluate(PLACEHOLDER_FITS)
+            assert width <= room, f"{path}: the placeholder needs {width:.0f}px of {room:.0f}px"
+    t.goto("/")
+    t.screenshot(artifacts / f"home-375-{locale[:2]}.png")
+    page.locator(".site-header nav a[href='/docs']").tap()
+    page.wait_for_url("**/docs")
+
+
 def test_language_toggle_is_remembered(tab: Callable[..., Page]) -> None:
     t = tab(viewport=DESKTOP, locale="en-US")
     page = t.page

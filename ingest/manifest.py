@@ -73,6 +73,12 @@ def _per_language(value: object, info: ValidationInfo) -> dict[str, str]:
     return dict(value)
 
 
+def _spread(given: dict[str, str]) -> dict[str, str]:
+    """{lang: text} for each language a `_per_language` field gives one in: a text given once is every language's."""
+    texts = {lang: given.get(lang) or given.get("", "") for lang in LANGS}
+    return {lang: text for lang, text in texts.items() if text}
+
+
 def _http(value: str, info: ValidationInfo) -> str:
     if value and not re.match(r"https?://", value, re.IGNORECASE):
         raise ValueError(f"field {info.field_name!r} must be an http(s) URL, got {value!r}")
@@ -154,8 +160,7 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         if not (folder / table.file).is_file():
             raise doc.error(f"file {table.file!r} does not exist", at, "file")
         fields = table.model_dump(exclude={"translation", "title"})
-        given = table.title
-        titles = {lang: given.get(lang) or given.get("") for lang in LANGS if given.get(lang) or given.get("")}
+        titles = _spread(table.title)
         fields |= {"title": titles.get(table.lang) or next(iter(titles.values())), "titles": titles}
         other = table.translation
         if other is None:
@@ -259,8 +264,7 @@ def load_site(sources_dir: Path) -> dict[str, dict[str, str]]:
     site = load_toml(manifest, _Manifest, "the sources manifest").model.site
     if site is None:
         return {}
-    spread = lambda given: {lang: given.get(lang) or given[""] for lang in LANGS if given.get(lang) or given.get("")}
-    return {key: spread(value) for key, value in (("name", site.name), ("tagline", site.tagline)) if value}
+    return {key: _spread(value) for key, value in (("name", site.name), ("tagline", site.tagline)) if value}
 
 
 def load_manifest(sources_dir: Path, errors: list[SourceError] | None = None) -> list[Source]:

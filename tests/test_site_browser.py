@@ -10,7 +10,6 @@ Screenshots go to test-artifacts/site-*.png.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any, Callable, Iterator
 

@@ -117,6 +117,15 @@ def test_without_a_site_table_or_a_manifest_the_site_has_no_name_of_its_own(tmp_
     assert load_site(SHIPPED_SOURCES) == {"name": {"zh": "RLHF 框架 FAQ", "en": "RLHF Framework FAQ"}}
 
 
+def test_with_the_shipped_faqs_beside_ones_own_the_last_folder_that_names_the_site_names_it(tmp_path: Path) -> None:
+    from ingest.pipeline import site_of
+
+    own = folder(tmp_path, '[site]\nname = "Team knowledge base"\n' + SOURCE.format(title='"Team FAQ"'))
+    assert site_of([SHIPPED_SOURCES, own]) == {"name": {"zh": "Team knowledge base", "en": "Team knowledge base"}}
+    (own / "sources.toml").write_text(SOURCE.format(title='"Team FAQ"'), encoding="utf-8")
+    assert site_of([SHIPPED_SOURCES, own]) == {"name": {"zh": "RLHF 框架 FAQ", "en": "RLHF Framework FAQ"}}
+
+
 @pytest.mark.parametrize(
     ("site", "line", "message"),
     [

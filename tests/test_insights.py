@@ -513,6 +513,7 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert rows[0] == ["entry_id", "entry_question", "answered", "helpful", "not_helpful"]
     assert rows[1][0] == "slime-b0ab398d" and rows[1][2:] == ["1", "0", "2"]
+    assert rows[1][1] == "How do I resume training?"  # the command speaks English: entries by their English question
 
     assert run_cli(mine, "--drafts", "--layout", "list") == 0
     assert capsys.readouterr().out.startswith("1. **如何续训呀？**")

@@ -40,7 +40,8 @@ def _entry_questions(settings: Settings) -> dict[str, str]:
     from ..index import read_index
 
     try:
-        return {e.id: e.question for e in read_index(settings.index_dir).entries}
+        # The command speaks English: each entry by its English question where it has one.
+        return {e.id: e.localized("en").question for e in read_index(settings.index_dir).entries}
     except IndexMissing:
         return {}  # entries are shown by id
 

@@ -86,7 +86,7 @@ def elsewhere_note(result: SearchResult, lang: str) -> str:
         return ""
     words = _WORDS.get(lang, _WORDS["en"])
     if result.answered and result.hits:
-        return words["from_other"].format(named=result.named, other=result.hits[0].entry.framework)
+        return words["from_other"].format(named=result.named, other=result.hits[0].entry.source_label(lang))
     return words["not_covered"].format(named=result.named)
 
 

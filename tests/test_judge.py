@@ -125,9 +125,9 @@ def test_kb_serve_refuses_a_calibration_whose_judge_is_not_configured(
     assert err.startswith("kb: error: calibration ") and "KB_RERANK_MODEL" in err and len(err.splitlines()) == 1
 
 
-def test_the_server_judges_all_but_live_results_and_reports_it(judged: Settings) -> None:
+def test_the_server_judges_all_but_the_results_shown_while_typing_and_reports_it(judged: Settings) -> None:
     with TestClient(create_app(judged)) as client:
-        live = client.get("/api/search", params={"q": QUESTION, "k": 10, "live": "box1"}).json()
+        live = client.get("/api/search", params={"q": QUESTION, "k": 10, "live": "box1", "judge": "false"}).json()
         final = client.get("/api/search", params={"q": QUESTION, "k": 10}).json()
         kb = KnowledgeBase.open(judged)
         first = kb.search_blocking(QUESTION, k=10, judged=False)

@@ -136,7 +136,7 @@ def test_the_judge_does_not_hold_the_event_loop(judge_with: Callable[..., Settin
     thread.start()
     time.sleep(0.5)
     started = time.monotonic()
-    live = httpx.get(f"{server.url}/api/search", params={"q": "how do I resume", "live": "box"}, timeout=30)
+    live = httpx.get(f"{server.url}/api/search", params={"q": "how do I resume", "live": "box", "judge": "false"}, timeout=30)
     health = httpx.get(f"{server.url}/healthz", timeout=30)
     assert time.monotonic() - started < 1.0 and live.status_code == health.status_code == 200
     thread.join()

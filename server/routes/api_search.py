@@ -42,13 +42,16 @@ async def search(
         max_length=64, description="an id for one search box, sent with the searches made as the reader types: "
                                    "a run of them that extend one another is recorded once, for the insights page",
     )] = None,
+    judge: Annotated[bool, Query(
+        description="false: the first stage's order alone, without waiting for the second-stage judge "
+                    "(KB_RERANK_MODEL, KB_RERANK); the search page's results sent as the reader types ask for it",
+    )] = True,
     channel: ChannelParam = None,
 ) -> SearchOut:
     """Search the FAQ entries."""
     started = time.perf_counter()
     kb = await get_kb(request)
-    # Live results (`live`: sent as the reader types) are the first stage's; the judge, if any, ranks the rest.
-    result = await kb.search(q, k, tag, source or None, lang, judged=live is None)
+    result = await kb.search(q, k, tag, source or None, lang, judged=judge)
     (await get_recorder(request)).searched(result, channel_of(request, channel), started, live=live)
     root = base_url(request)
     hl = hl or result.lang

@@ -100,7 +100,8 @@
     showIntro(true);
   }
 
-  function run() {
+  /* While the reader types, the first stage's results (judge=0); on Enter, the judged order. */
+  function run(final) {
     var p = params();
     var key = p.toString();
     if (key === lastKey) return;
@@ -122,6 +123,7 @@
     api.set("k", String(LIMIT));
     api.set("channel", "web");
     api.set("live", liveId);
+    if (!final) api.set("judge", "0");
     status.textContent = KB.strings.results_searching;
     fetch("/api/search?" + api.toString(), { signal: inflight.signal, headers: { Accept: "application/json" } })
       .then(function (response) {
@@ -159,7 +161,7 @@
     event.preventDefault();
     clearTimeout(timer);
     lastKey = null;
-    run();
+    run(true);
   });
 
   input.addEventListener("keydown", function (event) {

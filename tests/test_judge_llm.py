@@ -7,6 +7,7 @@ answer, logged once per kind and counted in /healthz. The judge never holds the 
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -159,3 +160,20 @@ def test_kb_calibrate_with_the_llm_judge(
     assert "with the judge:" in out and "judge llm overlap: read the first 10 candidates" in out
     kb = open_kb(settings.with_(llm_base_url=stand_in[0], llm_model="overlap", rerank="llm", calibration=str(output)))
     assert kb.calibration is not None and kb.calibration.judge == "llm" and kb.search_blocking(QUESTION).hits
+
+
+def test_slack_is_acknowledged_in_time_while_a_slow_judge_reads(
+    judge_with: Callable[..., Settings], serve: Callable[..., Any]
+) -> None:
+    """Slack's 3 s: the command is acknowledged within them, and the judged answer follows at response_url."""
+    from test_slack import SECRET, SlackStandIn, command_body, slack_headers
+
+    server = serve(create_app(judge_with("slow", rerank_timeout=5.0).with_(slack_signing_secret=SECRET)))
+    slack = SlackStandIn(serve)
+    body = command_body(QUESTION, slack.response_url("late"))
+    started = time.monotonic()
+    response = httpx.post(f"{server.url}/slack/command", content=body, headers=slack_headers(body), timeout=30)
+    assert response.status_code == 200 and time.monotonic() - started < 3.0
+    late = slack.wait_for("late")
+    first = open_kb(judge_with("slow")).search_blocking(QUESTION, judged=False)
+    assert first.hits[1].entry.id in json.dumps(late)  # the judged answer: the second candidate first

@@ -22,6 +22,7 @@ from .entries import Entry
 from .errors import QueryError
 from .filters import Filters
 from .glossary import Glossary
+from .hubs import demoted, links_only_entries
 from .hits import NEAREST_MAX, SHOW_MARGIN, SHOW_MAX, Hit, SearchResult, Signals
 from .learning.overlay import Learned, LearnedMatch
 from .lexical import LexicalIndex, QueryTerms, Weighed
@@ -138,6 +139,7 @@ class Searcher:
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
         self._words_changed()
         self.filters = Filters(self.entries)
+        self.links_only = links_only_entries(self.entries)  # answers of links alone: hubs (kb.hubs)
         self._every_entry = np.arange(len(self.entries), dtype=np.int64)
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
         self.row_filters = self.filters if self.rows.identity else Filters([self.entries[o] for o in self.rows.owners])
@@ -250,7 +252,7 @@ class Searcher:
         f = self._features(terms, q, ids, learned, evidence)
         if judge is not None:
             f = replace(f, judge=judge)
-        score = f.score(weights)
+        score = demoted(f.score(weights), self.links_only[ids], evidence.coverage)
         order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
         answered = False
         if len(order):

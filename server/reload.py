@@ -78,7 +78,7 @@ class Reloader:
         started = time.perf_counter()
         self.served = self._load()
         log.info(
-            "serving index build %s: %d entries, loaded in %.1f s",
+            "serving index build %s: %d entries, loaded in %.2f s",
             self.served.build, len(self.served.kb.entries), time.perf_counter() - started,
         )
         load_tokenizer()  # before the first Chinese question, not during it
@@ -134,7 +134,7 @@ class Reloader:
             builds.release(old.held)  # requests still on it read memory only
             self._failed = ""
             log.info(
-                "swapped in index build %s: %d entries, loaded in %.1f s (was %s)",
+                "swapped in index build %s: %d entries, loaded in %.2f s (was %s)",
                 new.build, len(new.kb.entries), time.perf_counter() - started, old.build,
             )
             return ReloadOutcome(True, new.build, old.build, len(new.kb.entries))

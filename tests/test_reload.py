@@ -310,15 +310,15 @@ def test_each_swap_is_logged_with_its_build_entries_and_seconds(workspace, caplo
         os.replace(workspace.data_dir / "index.new", workspace.index_dir)
         assert client.post("/admin/reload", headers=ADMIN).json()["reloaded"] is True
     lines = [rec.getMessage() for rec in caplog.records if rec.name == "kb.server"]
-    assert any(re.fullmatch(rf"serving index build {old}: 59 entries, loaded in \d+\.\d s", line) for line in lines), lines
-    assert any(re.fullmatch(rf"swapped in index build {new}: 59 entries, loaded in \d+\.\d s \(was {old}\)", line) for line in lines), lines
+    assert any(re.fullmatch(rf"serving index build {old}: 59 entries, loaded in \d+\.\d\d s", line) for line in lines), lines
+    assert any(re.fullmatch(rf"swapped in index build {new}: 59 entries, loaded in \d+\.\d\d s \(was {old}\)", line) for line in lines), lines
 
 
 def test_kb_serve_writes_the_servers_own_lines_beside_uvicorns():
     code = (
         "import logging, logging.config; from kb.cli import log_config; logging.config.dictConfig(log_config()); "
-        "logging.getLogger('kb.server').info('swapped in index build b: 59 entries, loaded in 0.4 s (was a)')"
+        "logging.getLogger('kb.server').info('swapped in index build b: 59 entries, loaded in 0.42 s (was a)')"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert run.stderr.strip().endswith("swapped in index build b: 59 entries, loaded in 0.4 s (was a)")
+    assert run.stderr.strip().endswith("swapped in index build b: 59 entries, loaded in 0.42 s (was a)")
     assert "INFO" in run.stderr

@@ -70,7 +70,7 @@ class KnowledgeBase:
         calibration = Calibration.load(settings.calibration_path)
         if not refit:
             calibration.check(settings.judge, settings.rerank_model or settings.llm_model)
-            judging = judging or open_judge(settings)
+            judging = (judging or open_judge(settings)) if settings.judge else None
         meta = read_meta(settings.index_dir)
         embedder = open_embedder(settings.embed_model, settings.query_cache_size)
         if meta.model != embedder.model:

@@ -98,12 +98,17 @@ def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[st
         loss, gradient, hessian = L2 * w @ w, 2 * L2 * w, 2 * L2 * np.eye(len(w))
         for z, q in zip(matrices, answerable):
             s = z @ w
-            p = np.exp(s - s.max())
-            p /= p.sum()
-            share = p[q.correct].sum()
+            s -= s.max()
+            p = np.exp(s)
+            total = p.sum()
+            p /= total
+            # The correct entries' share, in logs: a trial step far out would round it to 0.
+            sc = s[q.correct]
+            top = sc.max()
+            pc = np.exp(sc - top)
             mean = p @ z
-            mean_correct = (p[q.correct] @ z[q.correct]) / share
-            loss -= np.log(share)
+            mean_correct = (pc @ z[q.correct]) / pc.sum()
+            loss -= top + np.log(pc.sum()) - np.log(total)
             gradient += mean - mean_correct
             centred = z - mean
             hessian += (centred * p[:, None]).T @ centred  # the softmax's Fisher information

@@ -153,18 +153,23 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     weights, report = calibrate(kb.searcher, queries, folds=args.folds, judge=judge, top=settings.rerank_top)
     output = Path(args.output) if args.output else settings.calibration_path
     write_calibration(weights, report, [Path(p).name for p in args.files], output)
-    columns = [("", report["cross_validated"])]
-    if judge is not None:
-        columns = [("without the judge:", report["cross_validated"]), ("with the judge:", report["judge"]["cross_validated"])]
+    columns = [report["cross_validated"]] + ([report["judge"]["cross_validated"]] if judge is not None else [])
     print(f"{len(queries)} questions, {args.folds}-fold cross-validation (held-out folds only):")
-    for title, figures in columns:
-        if title:
-            print(title)
-        print(f"{'':10}{'queries':>8}{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}")
-        for name, s in [*figures["by_lang"].items(), ("all", figures["overall"])]:
-            print(f"{name:10}{s['queries']:>8}{s['recall_at_1']:>8.3f}{s['recall_at_3']:>8.3f}{s['mrr_at_10']:>8.3f}{s['false_abstention']:>10.1%}")
-        outside = figures["out_of_scope"]
-        print(f"out of scope: {outside['abstained']}/{outside['queries']} abstained")
+    cell = f"{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}"
+    if judge is not None:
+        print(f"{'':18}{'without the judge':^35}{'with the judge':^35}")
+    print(f"{'':10}{'queries':>8}" + cell * len(columns))
+    for name in [*columns[0]["by_lang"], "all"]:
+        rows = [figures["overall"] if name == "all" else figures["by_lang"][name] for figures in columns]
+        print(f"{name:10}{rows[0]['queries']:>8}" + "".join(
+            f"{s['recall_at_1']:>8.3f}{s['recall_at_3']:>8.3f}{s['mrr_at_10']:>8.3f}{s['false_abstention']:>10.1%} "
+            for s in rows
+        ))
+    outside = [f"{f['out_of_scope']['abstained']}/{f['out_of_scope']['queries']} abstained" for f in columns]
+    if judge is None:
+        print(f"out of scope: {outside[0]}")
+    else:
+        print(f"{'out of scope':18}" + "".join(f"{o:^35}" for o in outside))
     if judge is not None:
         j = report["judge"]
         print(

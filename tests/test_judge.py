@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 from judges import build_tiny_cross_encoder, judged_calibration
 
 from kb.cli import main
+from kb.evaluate import load_queries
 from kb.errors import CalibrationError, SettingsError
 from kb.judge.cross_encoder import CrossEncoderJudge
 from kb.knowledge import KnowledgeBase
@@ -150,7 +151,9 @@ def test_kb_calibrate_reports_with_and_without_the_judge(
     data = Path(__file__).parent / "data" / "dev.jsonl"
     assert main(["calibrate", str(data), "--folds", "3", "--output", str(output)]) == 0
     out = capsys.readouterr().out
-    assert "without the judge:" in out and "with the judge:" in out
+    assert "without the judge" in out and "with the judge" in out
+    assert out.splitlines()[3].split()[:2] == ["en", str(sum(q.answerable and q.lang == "en" for q in load_queries(data)))]
+    assert len(out.splitlines()[3].split()) == 2 + 2 * 4  # each language's figures without and with, side by side
     assert f"judge cross-encoder {tiny}: read the first 10 candidates" in out and "skipped when the first stage leads by" in out
     kb = KnowledgeBase.open(settings.with_(rerank_model=str(tiny), calibration=str(output)))
     assert kb.calibration is not None and kb.calibration.judged is not None

@@ -49,10 +49,6 @@ class Settings:
     llm_model: str = _setting("", "model name sent to that endpoint")
     llm_api_key: str = _setting("", "bearer token for that endpoint")
     llm_timeout: float = _setting(20.0, "seconds before falling back to the extractive answer")
-    allowed_origins: str = _setting(
-        "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
-    )
-    slack_signing_secret: str = _setting("", "the Slack app's signing secret; the Slack routes are off without it")
     rerank: str = _setting("", "`llm`: the LLM at KB_LLM_BASE_URL judges which candidate answers (empty: KB_RERANK_MODEL's, or none)")
     rerank_model: str = _setting(
         "", "a sentence-transformers CrossEncoder name or path that judges the first candidates (needs the `st` extra)"
@@ -60,6 +56,10 @@ class Settings:
     rerank_top: int = _setting(10, "how many of the first stage's best candidates the judge reads")
     rerank_timeout: float = _setting(5.0, "seconds to wait for the judge before the first stage's order stands")
     calibration: str = _setting("", "the calibration `kb calibrate` wrote (empty: the one shipped in kb/data)")
+    allowed_origins: str = _setting(
+        "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
+    )
+    slack_signing_secret: str = _setting("", "the Slack app's signing secret; the Slack routes are off without it")
     admin_token: str = _setting("", "bearer token for /insights and admin routes; they are off without it")
     database_url: str = _setting(
         "", "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
@@ -91,26 +91,22 @@ class Settings:
         _parse_proxies(self.trusted_proxies)
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise SettingsError("KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty")
-
-    @property
-    def rate(self) -> tuple[int, float] | None:
-        """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
         if self.rerank not in ("", "llm"):
             raise SettingsError("KB_RERANK", self.rerank, "`llm`, or empty")
         if self.rerank == "llm" and self.rerank_model:
             raise SettingsError("KB_RERANK", self.rerank, "empty while KB_RERANK_MODEL names a cross-encoder: one judge")
         if self.rerank == "llm" and not (self.llm_base_url and self.llm_model):
             raise SettingsError("KB_RERANK", self.rerank, "empty unless KB_LLM_BASE_URL and KB_LLM_MODEL are set")
+
+    @property
+    def rate(self) -> tuple[int, float] | None:
+        """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
         return _parse_rate(self.rate_limit)
 
     @property
     def proxies(self) -> tuple[str, ...]:
         """KB_TRUSTED_PROXIES as a tuple of addresses and networks."""
         return _parse_proxies(self.trusted_proxies)
-
-    @property
-    def origins(self) -> tuple[str, ...]:
-        return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
 
     @property
     def judge(self) -> str:
@@ -122,6 +118,10 @@ class Settings:
         from .scoring import CALIBRATION_PATH
 
         return Path(self.calibration).expanduser() if self.calibration else CALIBRATION_PATH
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
 
     @property
     def index_dir(self) -> Path:

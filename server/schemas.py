@@ -179,9 +179,6 @@ class ChatOut(BaseModel):
     )
 
 
-class HealthOut(BaseModel):
-    ok: bool
-    entries: int
 class JudgeOut(BaseModel):
     kind: Literal["cross-encoder", "llm"]
     model: str
@@ -193,6 +190,9 @@ class JudgeOut(BaseModel):
     )
 
 
+class HealthOut(BaseModel):
+    ok: bool
+    entries: int
     model: str
     build: str = Field(description="the index build served (as in the `X-KB-Index` header)")
     built_at: str
@@ -202,10 +202,10 @@ class JudgeOut(BaseModel):
     insights_dropped: int = Field(
         description="questions and votes dropped since start-up: more than KB_INSIGHTS_QUEUE_SIZE were waiting"
     )
+    judge: JudgeOut | None = Field(None, description="the second-stage judge (KB_RERANK_MODEL, KB_RERANK), if any")
 
 
 class WidgetConfigOut(BaseModel):
-    judge: JudgeOut | None = Field(None, description="the second-stage judge (KB_RERANK_MODEL, KB_RERANK), if any")
     feedback: bool = Field(description="whether this server takes votes (POST /api/feedback), so the widget shows its buttons")
     max_message_chars: int = Field(description="the longest question accepted, in characters")
 

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator, Sequence
 from .answer import Answer, compose_answer, followup_query
 from .errors import LLMFailed, QueryError
 from .knowledge import KnowledgeBase
+from .hits import Hit, SearchResult
 from .llm import LLM, link_citations
-from .search import Hit, SearchResult
 from .text import clean_query, detect_lang
 
 __all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER"]

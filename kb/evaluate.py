@@ -16,7 +16,7 @@ from typing import Iterable
 
 from .entries import Entry
 from .errors import SourceError
-from .search import Hit, SearchResult
+from .hits import Hit, SearchResult
 
 __all__ = ["EvalQuery", "QueryOutcome", "EvalReport", "load_queries", "is_expected", "evaluate"]
 

@@ -17,7 +17,7 @@ from typing import Callable, Iterator, Sequence
 import httpx
 
 from .errors import LLMFailed
-from .search import Hit
+from .hits import Hit
 from .settings import Settings
 
 __all__ = ["LLM", "build_messages", "link_citations"]

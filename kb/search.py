@@ -32,12 +32,8 @@ from .spelling import Spelling
 from .stacktrace import reduce_trace
 from .text import clean_query, detect_lang, tokenize
 
-# What a search returns and how it is scored live in kb.hits and kb.scoring; their names
-# are exported here too, for code that imports them with the search.
-__all__ = [
-    "ANSWER_FEATURES", "CALIBRATION_PATH", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX",
-    "Features", "Hit", "Plan", "Words", "SearchResult", "Searcher", "Signals", "Weights", "searched_text",
-]
+# What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
+__all__ = ["Plan", "Words", "Searcher", "searched_text"]
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 # Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry

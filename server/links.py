@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kb.search import Hit
+from kb.hits import Hit
 
 __all__ = ["permalink", "permalinks"]
 

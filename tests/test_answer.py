@@ -3,7 +3,7 @@
 import pytest
 
 from kb.answer import compose_answer, followup_query
-from kb.search import SearchResult
+from kb.hits import SearchResult
 
 
 @pytest.mark.parametrize(

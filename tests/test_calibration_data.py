@@ -14,7 +14,7 @@ from kb.embedding import open_embedder
 from kb.evaluate import load_queries
 from kb.knowledge import KnowledgeBase
 from kb.noise import strip_noise
-from kb.search import Weights
+from kb.scoring import Weights
 
 DATA = Path(__file__).parent / "data"
 QUERY_SETS = ("dev.jsonl", "holdout.jsonl", "real_tune.jsonl", "real_test.jsonl")

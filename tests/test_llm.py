@@ -23,8 +23,8 @@ from test_pages import form_token
 
 from kb.entries import Entry
 from kb.errors import LLMFailed
+from kb.hits import Hit
 from kb.llm import LLM, build_messages, link_citations
-from kb.search import Hit
 from kb.settings import Settings
 from server import create_app
 

@@ -22,7 +22,8 @@ from kb.filters import Subset
 from kb.glossary import Glossary
 from kb.index import read_index, write_index
 from kb.knowledge import KnowledgeBase
-from kb.search import Searcher, Weights
+from kb.scoring import Weights
+from kb.search import Searcher
 from kb.settings import Settings
 
 N = 3000

@@ -27,7 +27,7 @@ from fastapi.testclient import TestClient
 from test_llm import fake_llm_app
 
 from kb.entries import Entry
-from kb.search import Hit
+from kb.hits import Hit
 from kb.settings import Settings
 from server import create_app
 from server.slack import answer_message, escape, help_message, sign, to_mrkdwn, trim, verify

@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from kb.evaluate import is_expected, load_queries
+from kb.hits import NEAREST_MAX, SHOW_MAX
 from kb.knowledge import KnowledgeBase
-from kb.search import NEAREST_MAX, SHOW_MAX
 from kb.settings import Settings
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from kb.chat import ChatReply
-from kb.search import Hit
+from kb.hits import Hit
 from kb.text import detect_lang
 
 from ..deps import ChannelDep, ChatDep, RecorderDep, base_url

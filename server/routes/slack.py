@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from kb.chat import Chat, Turn
 from kb.errors import EntryNotFound, QueryError
-from kb.search import SearchResult
+from kb.hits import SearchResult
 from kb.settings import Settings
 from kb.text import detect_lang
 

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from kb.provenance import original_label, original_url, version_note
 from kb.entries import Entry
-from kb.search import Hit
+from kb.hits import Hit
 
 from ..rendering.strings import LANGS, Translator
 from .mrkdwn import escape, link, to_mrkdwn, trim

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .answer import Answer, compose_answer, followup_query
+from .entries import Entry
 from .errors import LLMFailed, QueryError
-from .knowledge import KnowledgeBase
 from .hits import Hit, SearchResult
+from .knowledge import KnowledgeBase
 from .llm import LLM, link_citations
 from .text import clean_query, detect_lang
 
-__all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER"]
+__all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER", "subject_entry"]
 
 SOURCES_PER_ANSWER = 4  # the best entry and up to three related ones
 
@@ -59,6 +60,15 @@ class Turn:
         return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=self.lang, note=answer.note)
 
 
+def subject_entry(kb: KnowledgeBase, about: str | None) -> Entry | None:
+    """The entry with id `about` that a conversation is about (None for none); a QueryError naming `about` for an unknown id."""
+    if not about:
+        return None
+    if about not in kb.by_id:
+        raise QueryError("about", f"no entry with id {about!r}")
+    return kb.by_id[about]
+
+
 @dataclass
 class Chat:
     kb: KnowledgeBase
@@ -66,11 +76,8 @@ class Chat:
 
     def subject(self, about: str | None, message: str) -> str:
         """The question of the entry a conversation is about, in the message's language ("" for none)."""
-        if not about:
-            return ""
-        if about not in self.kb.by_id:
-            raise QueryError("about", f"no entry with id {about!r}")
-        return self.kb.by_id[about].localized(detect_lang(message)).question
+        entry = subject_entry(self.kb, about)
+        return entry.localized(detect_lang(message)).question if entry else ""
 
     async def search(self, question: str) -> SearchResult:
         """The sources for a question asked on its own, with no conversation (a bad one raises naming `q`)."""

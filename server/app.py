@@ -18,6 +18,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
+from kb.events import Events
 from kb.insights import Recorder
 from kb.llm import LLM
 from kb.settings import Settings
@@ -46,6 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         llm = LLM(resolved) if LLM.configured(resolved) else None
         app.state.recorder = Recorder.open(resolved)
+        app.state.events = Events([app.state.recorder.hear])  # what is asked and voted, to the insights
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         slack.log_status(resolved)
         watch = asyncio.create_task(app.state.reloader.watch(resolved.reload_interval)) if resolved.reload_interval else None

@@ -1,9 +1,9 @@
 """Route dependencies as `Annotated` aliases, the one way to what `create_app` keeps on `app.state`.
 
-The settings `create_app` resolved, the recorder, the reloader, the gap finder and the
-limits on sign-in attempts and votes; the build a request is pinned to (its knowledge base
-and chat); and what a request says: its language, its channel, a Slack form, the admin
-token, a page's form token.
+The settings `create_app` resolved, the recorder and the listeners to what is asked
+(`Events`), the reloader, the gap finder and the limits on sign-in attempts and votes; the
+build a request is pinned to (its knowledge base and chat); and what a request says: its
+language, its channel, a Slack form, the admin token, a page's form token.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from fastapi import Depends, HTTPException, Query, Request
 from starlette.requests import HTTPConnection
 
 from kb.chat import Chat
+from kb.events import Events
 from kb.insights import REASONS, GapFinder, Recorder
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
@@ -30,7 +31,7 @@ from .slack.signature import BadSlackSignature, verify
 __all__ = [
     "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ReloaderDep", "GapFinderDep",
     "ChannelDep", "AdminDep", "AdminOnDep", "FormTokenDep", "SignInLimitDep", "VoteLimitDep", "app_settings", "base_url",
-    "feedback_context", "ChannelParam", "channel_of", "get_kb", "get_recorder",
+    "feedback_context", "ChannelParam", "channel_of", "get_kb", "get_recorder", "EventsDep", "get_events",
 ]
 
 log = logging.getLogger("kb.server")
@@ -62,6 +63,10 @@ async def get_lang(request: Request) -> str:
 
 async def get_recorder(request: Request) -> Recorder:
     return request.app.state.recorder
+
+
+async def get_events(request: Request) -> Events:
+    return request.app.state.events
 
 
 async def get_reloader(request: Request) -> Reloader:
@@ -155,6 +160,7 @@ ChatDep = Annotated[Chat, Depends(get_chat)]
 LangDep = Annotated[str, Depends(get_lang)]
 SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
 RecorderDep = Annotated[Recorder, Depends(get_recorder)]
+EventsDep = Annotated[Events, Depends(get_events)]
 ReloaderDep = Annotated[Reloader, Depends(get_reloader)]
 GapFinderDep = Annotated[GapFinder, Depends(get_gap_finder)]
 ChannelDep = Annotated[str, Depends(get_channel)]

@@ -1,10 +1,10 @@
 """Recording questions and votes for the insights, without slowing or failing the answer.
 
-Whoever answers (the server's routes) hands its record to `Recorder`, which queues it and
-returns at once; `kb.insights.writer.Writer` writes the queue on its own thread, keeps what
-the database refuses, drops what is beyond `KB_INSIGHTS_QUEUE_SIZE` waiting records and
-counts it (`Recorder.dropped`, on `/healthz`), and prunes rows older than
-`KB_INSIGHTS_RETENTION_DAYS`. The answer is served either way. Text is stored without control characters or lone
+`Recorder.hear` listens to what the library publishes (`kb.events`: each search, chat turn
+and vote, from `kb.asking`): it queues a record and returns at once; `kb.insights.writer.Writer`
+writes the queue on its own thread, keeps what the database refuses, drops what is beyond
+`KB_INSIGHTS_QUEUE_SIZE` waiting records and counts it (`Recorder.dropped`, on `/healthz`),
+and prunes rows older than `KB_INSIGHTS_RETENTION_DAYS`. The answer is served either way. Text is stored without control characters or lone
 surrogates (`kb.text.clean_query`): a NUL never reaches the database, and one odd record
 cannot make SQLite refuse a whole batch.
 
@@ -15,14 +15,14 @@ once, as the last of the run, when the reader pauses.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from dataclasses import replace
 from typing import Any, Sequence
 
 from ..answer import followup_query
-from ..search import Hit, SearchResult
+from ..events import Chatted, Event, Searched, Voted
+from ..hits import Hit, SearchResult
 from ..settings import Settings
 from ..text import clean_query, detect_lang
 from .records import Question, Vote
@@ -121,23 +121,25 @@ class Recorder(Writer):
             return
         self.asked(text, lang, answered, sources, channel, started, kind="chat", previous=previous)
 
-    def when_searched(
-        self, search: asyncio.Future[SearchResult], channel: str, started: float, slack: tuple[str, str] | None = None
-    ) -> None:
-        """Record a search running as a future once it is done (a search that failed is not recorded)."""
-
-        def done(future: asyncio.Future[SearchResult]) -> None:
-            if not future.cancelled() and future.exception() is None:
-                self.searched(future.result(), channel, started, slack=slack)
-
-        search.add_done_callback(done)
-
     def vote(self, vote: Vote) -> None:
         self._put(replace(vote, question=clean_query(vote.question), comment=vote.comment and clean_query(vote.comment)))
 
-    def slack_vote(self, entry_id: str, helpful: bool, team: str, user: str) -> None:
-        """A vote from a button on a Slack reply; the user is kept only as a keyed hash, for one vote each."""
-        if self.store is None or not entry_id:
+    def hear(self, event: Event) -> None:
+        """The listener (`kb.events.Events`): record a search, a chat turn or a vote as it is published."""
+        kind = type(event)
+        if kind is Searched:
+            self.searched(event.result, event.channel, event.started, live=event.live, slack=event.slack)  # type: ignore[union-attr]
+        elif kind is Chatted:
+            e: Chatted = event  # type: ignore[assignment]
+            self.chatted(e.message, e.history, e.answered, e.sources, e.channel, e.started, e.subject)
+        elif kind is Voted:
+            self.voted(event)  # type: ignore[arg-type]
+
+    def voted(self, event: Voted) -> None:
+        """A vote; the voter is kept only as a keyed hash, for one vote each (none without a store or an entry)."""
+        if self.store is None or not event.entry_id:
             return
-        voter = self.pseudonym(f"slack:{team}:{user}")
-        self._put(Vote(entry_id=entry_id, helpful=helpful, question="", voter=voter, channel="slack"))
+        self.vote(Vote(
+            entry_id=event.entry_id, helpful=event.helpful, question=event.question, voter=self.pseudonym(event.voter),
+            channel=event.channel, reason=event.reason, comment=event.comment,
+        ))

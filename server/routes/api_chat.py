@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any, Iterator
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
+from kb import asking
 from kb.chat import ChatReply
 from kb.hits import Hit
 from kb.text import detect_lang
 
-from ..deps import ChannelDep, ChatDep, RecorderDep, base_url
+from ..deps import ChannelDep, ChatDep, EventsDep, RecorderDep, base_url
 from ..links import permalinks
 from ..rendering.markdown import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
@@ -69,25 +69,25 @@ def _sse(
     description=_STREAM_DOC,
     responses={200: {"content": {"text/event-stream": {}}}, 422: {"model": ErrorOut}},
 )
-async def chat(request: Request, body: ChatIn, chat: ChatDep, recorder: RecorderDep, channel: ChannelDep) -> Any:
+async def chat(
+    request: Request, body: ChatIn, chat: ChatDep, recorder: RecorderDep, events: EventsDep, channel: ChannelDep
+) -> Any:
     """Ask a question; get the best entry's answer with its sources."""
     history = [turn.model_dump() for turn in body.history]
     root = base_url(request)
     href = permalinks(root)
-    started = time.perf_counter()
     hl = body.hl or body.lang or detect_lang(body.message)
     session = issue(recorder) if recorder.feedback_on else None  # for votes from clients without cookies
-    subject = chat.subject(body.about, body.message)
     if "text/event-stream" in request.headers.get("accept", ""):
-        sources, answered, events = await chat.stream(body.message, history, hl, href, subject)
-        recorder.chatted(body.message, history, answered, sources, channel, started, subject)
+        sources, answered, pieces = await asking.chat_stream(
+            chat, events, body.message, history, channel=channel, href=href, hl=hl, about=body.about
+        )
         return StreamingResponse(
-            _sse(sources, answered, events, root, hl, session),
+            _sse(sources, answered, pieces, root, hl, session),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    reply = await chat.reply(body.message, history, hl, href, subject)
-    recorder.chatted(body.message, history, reply.answered, reply.sources, channel, started, subject)
+    reply = await asking.chat(chat, events, body.message, history, channel=channel, href=href, hl=hl, about=body.about)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
     return chat_out(reply, root, hl, session)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from kb.answer import elsewhere_note
+from kb import asking
 
-from ..deps import ChannelParam, base_url, channel_of, get_kb, get_recorder
+from ..deps import ChannelParam, base_url, channel_of, get_events, get_kb
 from ..schemas import ErrorOut, SearchOut, hit_out
 
 __all__ = ["router"]
@@ -20,8 +19,8 @@ router = APIRouter(prefix="/api", tags=["search"])
 # model runs, the loop reads the next requests, and queries that wait together are embedded
 # in one batch.
 #
-# The route takes the knowledge base, the recorder and the channel itself rather than through
-# FastAPI dependencies (KBDep, RecorderDep, ChannelDep): FastAPI resolves each dependency
+# The route takes the knowledge base, the listeners and the channel itself rather than through
+# FastAPI dependencies (KBDep, EventsDep, ChannelDep): FastAPI resolves each dependency
 # anew on every request, and this is the route a new question waits on. The `channel`
 # parameter is declared as ChannelDep declares it.
 
@@ -49,14 +48,12 @@ async def search(
     channel: ChannelParam = None,
 ) -> SearchOut:
     """Search the FAQ entries."""
-    started = time.perf_counter()
-    kb = await get_kb(request)
-    result = await kb.search(q, k, tag, source or None, lang, judged=judge)
-    (await get_recorder(request)).searched(result, channel_of(request, channel), started, live=live)
+    found = await asking.search(
+        await get_kb(request), await get_events(request), q, channel=channel_of(request, channel),
+        k=k, tags=tag, source=source or None, lang=lang, hl=hl, judged=judge, live=live,
+    )
     root = base_url(request)
-    hl = hl or result.lang
-    shown = result.in_language(hl)
     return SearchOut(
-        query=result.query, answered=result.answered, hl=hl, hits=[hit_out(h, root, hl) for h in shown.hits],
-        shown=len(result.worth_showing()), note=elsewhere_note(result, hl) or None,
+        query=found.result.query, answered=found.result.answered, hl=found.hl,
+        hits=[hit_out(h, root, found.hl) for h in found.hits], shown=found.shown, note=found.note or None,
     )

@@ -15,9 +15,10 @@ from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
 from kb.errors import QueryError
-from kb.insights import Reason, Vote
+from kb.events import Voted
+from kb.insights import Reason
 
-from ..deps import ChannelDep, KBDep, RecorderDep, SettingsDep, VoteLimitDep
+from ..deps import ChannelDep, EventsDep, KBDep, RecorderDep, SettingsDep, VoteLimitDep
 from ..schemas import ErrorOut
 from ..sessions import SESSION_COOKIE, session_id
 
@@ -54,7 +55,7 @@ class FeedbackOut(BaseModel):
     responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
 )
 async def feedback(
-    request: Request, body: FeedbackIn, kb: KBDep, recorder: RecorderDep, settings: SettingsDep,
+    request: Request, body: FeedbackIn, kb: KBDep, recorder: RecorderDep, events: EventsDep, settings: SettingsDep,
     channel: ChannelDep, _: VoteLimitDep,
 ) -> FeedbackOut:
     """Vote an answer helpful or not (one vote per answer per session)."""
@@ -72,8 +73,8 @@ async def feedback(
     session = session_id(recorder, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise HTTPException(403, _NO_SESSION)
-    recorder.vote(Vote(
-        entry_id=body.entry_id, helpful=body.helpful, question=message, voter=recorder.pseudonym(f"session:{session}"),
+    events.publish(Voted(
+        entry_id=body.entry_id, helpful=body.helpful, question=message, voter=f"session:{session}",
         channel=channel, reason=body.reason, comment=(body.comment or "").strip() or None,
     ))
     return FeedbackOut()

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import replace
 from collections import Counter
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from kb.answer import RELATED, elsewhere_note
+from kb import asking
+from kb.answer import RELATED
+from kb.chat import subject_entry
 from kb.errors import QueryError
+from kb.hits import SHOW_MAX
 from kb.knowledge import KnowledgeBase
-from kb.search import SHOW_MAX, Hit
 from kb.tags import tag_table
 
-from ..deps import ChatDep, FormTokenDep, KBDep, RecorderDep, base_url, feedback_context
+from ..deps import ChatDep, EventsDep, FormTokenDep, KBDep, RecorderDep, base_url, feedback_context
 from ..forms import form_token, with_form_token
 from ..links import permalinks
 from ..rendering.strings import CONTENT_COOKIE, COOKIE, LANGS
@@ -48,13 +48,6 @@ def _facets(kb: KnowledgeBase) -> dict[str, Any]:
     }
 
 
-def _browse(kb: KnowledgeBase, source: str, tag: str) -> list[Hit]:
-    """Every entry of a source and/or tag, in document order (a filter with no query)."""
-    kb.searcher.check_filters((tag,) if tag else (), source or None)
-    chosen = [e for e in kb.entries if (not source or e.source == source) and (not tag or tag in e.tags)]
-    return [Hit(entry=e, score=0.0, rank=i) for i, e in enumerate(chosen, 1)]
-
-
 @router.api_route("/", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
     """The search page."""
@@ -67,22 +60,21 @@ async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLRespon
 
 @router.api_route("/search", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def search_page(
-    request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", source: str = "", tag: str = ""
+    request: Request, kb: KBDep, recorder: RecorderDep, events: EventsDep, q: str = "", source: str = "", tag: str = ""
 ) -> HTMLResponse:
     """Search results rendered on the server, so the search works as a plain form."""
-    result, hits, reader = None, [], content_lang(request)
+    result, hits, reader, note = None, [], content_lang(request), ""
     if q.strip():
-        started = time.perf_counter()
-        result = await kb.search(q, PAGE_K, [tag] if tag else [], source or None)  # as in api_search
-        if request.method == "GET":  # a monitor's HEAD is not someone asking
-            recorder.searched(result, "web", started)
-        reader = result.lang  # entries in the question's language
-        hits = list(result.in_language(reader).worth_showing())
+        found = await asking.search(  # entries in the question's language; a monitor's HEAD is not someone asking
+            kb, events, q, channel="web", k=PAGE_K, tags=[tag] if tag else [], source=source or None,
+            asked=request.method == "GET",
+        )
+        result, reader, hits, note = found.result, found.hl, list(found.worth_showing), found.note
     elif source or tag:
-        hits = [replace(h, entry=h.entry.localized(reader)) for h in _browse(kb, source, tag)]
+        hits = asking.browse(kb, source, tag, reader)
     context = {
         "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
-        "elsewhere": elsewhere_note(result, reader) if result else "",
+        "elsewhere": note,
         "intro": intro(kb, request_lang(request)), **_facets(kb), **feedback_context(recorder),
     }
     return with_session(request, page(request, "search.html", context), recorder)
@@ -123,27 +115,22 @@ async def chat_page(request: Request, kb: KBDep, recorder: RecorderDep, q: str =
 
 def _subject(request: Request, kb: KnowledgeBase, about: str) -> Any:
     """The entry a conversation is about, in the reader's language; None for none."""
-    if not about:
-        return None
-    if about not in kb.by_id:
-        raise QueryError("about", f"no entry with id {about!r}")
-    return kb.by_id[about].localized(content_lang(request))
+    entry = subject_entry(kb, about)
+    return entry.localized(content_lang(request)) if entry else None
 
 
 @router.post("/chat", response_class=HTMLResponse)
 async def chat_form(
-    request: Request, kb: KBDep, chat: ChatDep, recorder: RecorderDep, _form: FormTokenDep,
+    request: Request, kb: KBDep, chat: ChatDep, recorder: RecorderDep, events: EventsDep, _form: FormTokenDep,
     message: Annotated[str, Form()] = "",
     history_field: Annotated[str, Form(alias="history", max_length=MAX_HISTORY_FIELD)] = "[]",
     about: Annotated[str, Form(max_length=MAX_ID)] = "",
 ) -> HTMLResponse:
     """A chat turn posted as a plain form (the page without JavaScript)."""
     history = _history(history_field)
-    subject = chat.subject(about, message)
     root = base_url(request)
-    started = time.perf_counter()
-    reply = await chat.reply(message, history, None, permalinks(root), subject)  # in the question's language
-    recorder.chatted(message, history, reply.answered, reply.sources, "web", started, subject)
+    # In the question's language.
+    reply = await asking.chat(chat, events, message, history, channel="web", href=permalinks(root), about=about)
     turns: list[dict[str, Any]] = [{"role": t["role"], "content": t["content"]} for t in history]
     turns.append({"role": "user", "content": message})
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})

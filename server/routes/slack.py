@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 import httpx
@@ -19,13 +18,15 @@ from fastapi import APIRouter, BackgroundTasks, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from kb.chat import Chat, Turn
+from kb import asking
+from kb.chat import SOURCES_PER_ANSWER, Chat, Turn
+from kb.events import Events, Voted
 from kb.errors import EntryNotFound, QueryError
 from kb.hits import SearchResult
 from kb.settings import Settings
 from kb.text import detect_lang
 
-from ..deps import ChatDep, KBDep, RecorderDep, SlackFormDep, base_url
+from ..deps import ChatDep, EventsDep, KBDep, SlackFormDep, base_url
 from ..rendering.strings import Translator
 from ..links import permalinks
 from ..schemas import ErrorOut
@@ -101,9 +102,15 @@ async def _reply_late(
     await later()
 
 
+async def _search(chat: Chat, events: Events, text: str, slack: tuple[str, str]) -> SearchResult:
+    """The sources for a command's question asked on its own (`Chat.search`), published as from Slack."""
+    found = await asking.search(chat.kb, events, text, channel="slack", k=SOURCES_PER_ANSWER, slack=slack)
+    return found.result
+
+
 @router.post("/command", response_class=JSONResponse, responses=_ERRORS)
 async def command(
-    request: Request, form: SlackFormDep, chat: ChatDep, recorder: RecorderDep, background: BackgroundTasks
+    request: Request, form: SlackFormDep, chat: ChatDep, events: EventsDep, background: BackgroundTasks
 ) -> Any:
     """Answer a `/faq` slash command from Slack (signed by Slack)."""
     if form.get("ssl_check"):
@@ -116,8 +123,8 @@ async def command(
         return help_message("zh" if text in ("帮助", "用法") else "en")
     root = base_url(request)
     response_url = form.get("response_url", "")
-    search = asyncio.ensure_future(chat.search(text))
-    recorder.when_searched(search, "slack", time.perf_counter(), (form.get("team_id", ""), form.get("channel_id", "")))
+    # Published once done, whether or not the reply waited for it (a search that failed is not).
+    search = asyncio.ensure_future(_search(chat, events, text, (form.get("team_id", ""), form.get("channel_id", ""))))
     try:
         result = await asyncio.wait_for(asyncio.shield(search), ACK_SECONDS if response_url else None)
     except QueryError as exc:
@@ -131,7 +138,7 @@ async def command(
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
 async def interactive(
-    request: Request, form: SlackFormDep, kb: KBDep, recorder: RecorderDep, background: BackgroundTasks
+    request: Request, form: SlackFormDep, kb: KBDep, events: EventsDep, background: BackgroundTasks
 ) -> Response:
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
     try:
@@ -155,7 +162,8 @@ async def interactive(
             background.add_task(post_to_slack, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
             log.info("Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id)
-            recorder.slack_vote(entry_id, action_id == "kb_helpful", payload.team_id, user_id)
+            voter = f"slack:{payload.team_id}:{user_id}"
+            events.publish(Voted(entry_id, action_id == "kb_helpful", "", voter, "slack"))
             background.add_task(post_to_slack, response_url, notice_message(t("slack_thanks")))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)

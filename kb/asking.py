@@ -1,0 +1,112 @@
+"""Asking: the library's front door: a search or a chat turn, finished for the reader, and an event for each.
+
+Every channel (the pages, the JSON API, the widget, Slack) asks through `search` and `chat`
+(or `chat_stream`): they return the result in the reader's language and publish what was
+asked to the listeners of `kb.events.Events` (the insights recorder among them), timed
+from the call. `browse` lists the entries of a filter with no question; it is not asked,
+so nothing is published.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from .answer import elsewhere_note
+from .chat import Chat, ChatReply
+from .events import Chatted, Events, Searched
+from .hits import Hit, SearchResult
+from .knowledge import KnowledgeBase
+
+__all__ = ["Found", "search", "chat", "chat_stream", "browse"]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A search finished for a reader: every hit in their language, how many to show, the note."""
+
+    result: SearchResult  # as searched: entries in the question's language
+    hl: str  # the reader's language
+    hits: tuple[Hit, ...]  # every hit, each entry in `hl` where it has that version
+    shown: int  # how many of `hits`, from the first, are worth showing
+    note: str  # the question names a framework whose FAQ has no answer ("" for none)
+
+    @property
+    def worth_showing(self) -> tuple[Hit, ...]:
+        return self.hits[: self.shown]
+
+
+async def search(
+    kb: KnowledgeBase,
+    events: Events,
+    question: str,
+    *,
+    channel: str,
+    k: int | None = None,
+    tags: Sequence[str] = (),
+    source: str | None = None,
+    lang: str | None = None,
+    hl: str | None = None,
+    judged: bool = True,
+    live: str | None = None,
+    slack: tuple[str, str] | None = None,
+    asked: bool = True,
+) -> Found:
+    """Search (`KnowledgeBase.search`) and publish a `Searched`, unless `asked` is False (a
+    monitor's HEAD of a page is not someone asking). `hl` is the reader's language (default:
+    the question's)."""
+    started = time.perf_counter()
+    result = await kb.search(question, k, tags, source, lang, judged=judged)
+    if asked:
+        events.publish(Searched(result, channel, started, live, slack))
+    hl = hl or result.lang
+    return Found(result, hl, result.in_language(hl).hits, len(result.worth_showing()), elsewhere_note(result, hl))
+
+
+async def chat(
+    bot: Chat,
+    events: Events,
+    message: str,
+    history: Sequence[dict[str, Any]],
+    *,
+    channel: str,
+    href: Callable[[Hit], str],
+    hl: str | None = None,
+    about: str | None = None,
+) -> ChatReply:
+    """A chat turn's whole answer (`Chat.reply`), about the entry with id `about` if given; publishes a `Chatted`."""
+    started = time.perf_counter()
+    subject = bot.subject(about, message)
+    reply = await bot.reply(message, history, hl, href, subject)
+    events.publish(Chatted(message, history, reply.answered, reply.sources, channel, started, subject))
+    return reply
+
+
+async def chat_stream(
+    bot: Chat,
+    events: Events,
+    message: str,
+    history: Sequence[dict[str, Any]],
+    *,
+    channel: str,
+    href: Callable[[Hit], str],
+    hl: str | None = None,
+    about: str | None = None,
+) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
+    """A chat turn streamed (`Chat.stream`): retrieved now, and published as a `Chatted` once retrieved."""
+    started = time.perf_counter()
+    subject = bot.subject(about, message)
+    sources, answered, pieces = await bot.stream(message, history, hl, href, subject)
+    events.publish(Chatted(message, history, answered, sources, channel, started, subject))
+    return sources, answered, pieces
+
+
+def browse(kb: KnowledgeBase, source: str | None, tag: str | None, hl: str) -> list[Hit]:
+    """Every entry of a source and/or tag, in document order, each in `hl` where it has that
+    version (a filter with no question); a QueryError names an unknown tag or source."""
+    tags = (tag,) if tag else ()
+    kb.searcher.check_filters(tags, source or None)
+    subset = kb.searcher.filters.subset(tags, source or None)
+    chosen = kb.entries if subset is None else [kb.entries[int(i)] for i in subset.ids()]
+    return [Hit(entry=e.localized(hl), score=0.0, rank=i) for i, e in enumerate(chosen, 1)]

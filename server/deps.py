@@ -1,7 +1,7 @@
 """Route dependencies as `Annotated` aliases, the one way to what `create_app` keeps on `app.state`.
 
 The settings `create_app` resolved, the recorder and the listeners to what is asked
-(`Events`), the reloader, the gap finder and the limits on sign-in attempts and votes; the
+(`Events`), the insights, the reloader and the limits on sign-in attempts and votes; the
 build a request is pinned to (its knowledge base and chat); and what a request says: its
 language, its channel, a Slack form, the admin token, a page's form token.
 """
@@ -17,7 +17,8 @@ from starlette.requests import HTTPConnection
 
 from kb.chat import Chat
 from kb.events import Events
-from kb.insights import REASONS, GapFinder, Recorder
+from kb.insights import REASONS, Recorder
+from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 
@@ -29,7 +30,7 @@ from .rendering.templates import request_lang
 from .slack.signature import BadSlackSignature, verify
 
 __all__ = [
-    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ReloaderDep", "GapFinderDep",
+    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ReloaderDep", "InsightsDep",
     "ChannelDep", "AdminDep", "AdminOnDep", "FormTokenDep", "SignInLimitDep", "VoteLimitDep", "app_settings", "base_url",
     "feedback_context", "ChannelParam", "channel_of", "get_kb", "get_recorder", "EventsDep", "get_events",
 ]
@@ -69,21 +70,21 @@ async def get_events(request: Request) -> Events:
     return request.app.state.events
 
 
+async def get_insights(request: Request) -> Insights:
+    """One per app, over its recorder (the gap finder it keeps embeds question vectors once across reports)."""
+    state = request.app.state
+    insights = getattr(state, "insights", None)
+    if insights is None:
+        insights = state.insights = Insights(state.recorder)
+    return insights
+
+
 async def get_reloader(request: Request) -> Reloader:
     return request.app.state.reloader
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 KBDep = Annotated[KnowledgeBase, Depends(get_kb)]
-
-
-async def get_gap_finder(request: Request, kb: KBDep) -> GapFinder:
-    """One per app, so question vectors are embedded once across page loads."""
-    state = request.app.state
-    finder = getattr(state, "gap_finder", None)
-    if finder is None:
-        finder = state.gap_finder = GapFinder(kb.searcher.embedder)
-    return finder
 
 
 # The `channel` query parameter, as a dependency declares it and as a route that reads it itself does.
@@ -162,7 +163,7 @@ SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
 RecorderDep = Annotated[Recorder, Depends(get_recorder)]
 EventsDep = Annotated[Events, Depends(get_events)]
 ReloaderDep = Annotated[Reloader, Depends(get_reloader)]
-GapFinderDep = Annotated[GapFinder, Depends(get_gap_finder)]
+InsightsDep = Annotated[Insights, Depends(get_insights)]
 ChannelDep = Annotated[str, Depends(get_channel)]
 AdminDep = Annotated[None, Depends(require_admin)]
 AdminOnDep = Annotated[None, Depends(require_admin_on)]

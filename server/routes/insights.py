@@ -16,32 +16,22 @@ share the links' rate limit and database with the JSON API (server/routes/links.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Annotated, Any, Callable
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from kb.errors import QueryError
-from kb.insights.store import RecentQuestion
-from kb.insights import (
-    CHANNELS, DEFAULT_SINCE, LANGS, TABLES, GapFinder, InsightsStore, Recorder, Report, day, draft_entries, gather,
-    parse_since, question_key, table, to_csv,
-)
+from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, question_key, table, to_csv
 from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link, LinkNotFound
-from kb.learning.teach import learn, relearn_link, unlearn
 
 from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
 from ..rendering.chart import Series, stacked_bars
-from ..deps import (
-    AdminDep, AdminOnDep, FormTokenDep, GapFinderDep, KBDep, RecorderDep, ReloaderDep, SettingsDep, SignInLimitDep,
-)
+from ..deps import AdminDep, AdminOnDep, FormTokenDep, InsightsDep, KBDep, ReloaderDep, SettingsDep, SignInLimitDep
 from ..forms import form_token, with_form_token
-from .links import LinkLimitDep, LinkStoreDep, link_not_found, reachable, served_at_once
+from .links import LinkLimitDep, LinksDep, link_not_found, served_at_once, unavailable
 from ..rendering.strings import Translator
 from ..schemas import ErrorOut
 from ..rendering.templates import page, request_lang
@@ -60,21 +50,6 @@ LINKS_SHOWN = 50  # links listed, newest first
 PICKER_K = 8  # entries the picker offers
 DATALIST_MAX = 500  # entries offered to type an id from without JavaScript (a <datalist>), at most
 SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links")  # where a form goes back to
-
-
-async def _report(finder: GapFinder, kb: KnowledgeBase, recorder: Recorder, since: str, lang: str | None = None) -> Report:
-    """What was asked in the window; each entry named by its question in `lang` where it has one."""
-    window = parse_since(since)
-    if recorder.store is None:
-        raise HTTPException(503, f"nothing is recorded: {recorder.problem}")
-    questions = {entry_id: entry.localized(lang).question for entry_id, entry in kb.by_id.items()}
-    try:
-        return await run_in_threadpool(gather, recorder.store, finder, window, questions)
-    except Exception as exc:
-        if not recorder.store.unreachable(exc):
-            raise
-        raise HTTPException(503, f"the insights database {recorder.store.location} cannot be reached; "
-                                 "questions and votes are kept meanwhile and written once it is back") from None
 
 
 def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
@@ -98,20 +73,20 @@ def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
 
 @router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
 async def insights_page(
-    request: Request, kb: KBDep, recorder: RecorderDep, settings: SettingsDep, finder: GapFinderDep,
+    request: Request, kb: KBDep, insights: InsightsDep, settings: SettingsDep,
     since: str = DEFAULT_SINCE, find: Annotated[str, Query(max_length=MAX_FIELD)] = "",
 ) -> HTMLResponse:
     """The insights page, or its sign-in form. `find` filters the recent questions (the page without JavaScript)."""
     check_on(settings)
     if not signed_in(request, settings):
         return _sign_in_page(request, since, failed=False)
-    report = await _report(finder, kb, recorder, since, request_lang(request))
     lang = request_lang(request)
+    with unavailable():
+        report = await insights.report(kb, since, lang)
+        links, recent = await insights.links(True), await insights.recent(RECENT, find)
     t = Translator(lang)
-    assert recorder.store is not None  # _report answers 503 without one
-    links, recent = await _teaching(recorder.store, find)
     context = {
-        **_teach_context(kb, lang, links),
+        **_teach_context(kb, lang, links[::-1]),  # newest first
         "recent": recent, "recent_limit": RECENT, "find": find,
         "report": report,
         "since": since,
@@ -128,17 +103,6 @@ async def insights_page(
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
-
-
-async def _teaching(store: InsightsStore, find: str) -> tuple[list[Link], list[RecentQuestion]]:
-    """(every link, newest first; the recent questions, those holding `find` when given)."""
-    with reachable(store):
-        links = await asyncio.to_thread(store.links, True)
-        recent = await asyncio.to_thread(store.recent_questions, RECENT)
-    wanted = find.strip().lower()
-    if wanted:
-        recent = [q for q in recent if wanted in q.text.lower()]
-    return links[::-1], recent
 
 
 def _teach_context(kb: KnowledgeBase, lang: str, links: list[Link]) -> dict[str, Any]:
@@ -168,7 +132,7 @@ Back = Annotated[str, Form(max_length=40)]
 
 @router.post("/insights/links", include_in_schema=False)
 async def insights_link(
-    request: Request, _limit: LinkLimitDep, _: AdminDep, _form: FormTokenDep, kb: KBDep, store: LinkStoreDep,
+    request: Request, _limit: LinkLimitDep, _: AdminDep, _form: FormTokenDep, kb: KBDep, insights: LinksDep,
     reloader: ReloaderDep,
     question: Annotated[str, Form(max_length=MAX_FIELD)] = "", entry_id: Annotated[str, Form(max_length=200)] = "",
     not_covered: Annotated[str, Form(max_length=10)] = "", since: Since = DEFAULT_SINCE, back: Back = "",
@@ -179,8 +143,8 @@ async def insights_link(
     covered = not_covered.strip().lower() not in ("1", "true", "on", "yes")
     if covered and not entry:
         raise QueryError("entry_id", "choose the entry that answers the question, or mark it not covered by the FAQ")
-    with reachable(store):
-        await learn(kb, store, question, entry if covered else None)
+    with unavailable():
+        await insights.link(kb, question, entry if covered else None)
     await served_at_once(reloader)
     return _back(since, back)
 
@@ -188,15 +152,15 @@ async def insights_link(
 @router.post("/insights/links/{link_id}/{action}", include_in_schema=False)
 async def insights_link_change(
     request: Request, link_id: int, action: str, _limit: LinkLimitDep, _: AdminDep, _form: FormTokenDep,
-    store: LinkStoreDep, reloader: ReloaderDep, since: Since = DEFAULT_SINCE, back: Back = "",
+    insights: LinksDep, reloader: ReloaderDep, since: Since = DEFAULT_SINCE, back: Back = "",
 ) -> Response:
     """Undo a link, or restore an undone one."""
     if action not in ("undo", "restore"):
         raise HTTPException(404, f"no link action {action!r}; the actions are undo and restore")
     same_origin(request)
     try:
-        with reachable(store):
-            await (unlearn if action == "undo" else relearn_link)(store, link_id)
+        with unavailable():
+            await (insights.unlink if action == "undo" else insights.relink)(link_id)
     except LinkNotFound:
         raise link_not_found(link_id) from None
     await served_at_once(reloader)
@@ -246,22 +210,18 @@ async def insights_sign_in(
 
 @router.post("/insights/gaps/{action}", include_in_schema=False)
 async def insights_gap(
-    request: Request, action: str, _: AdminDep, kb: KBDep, recorder: RecorderDep, finder: GapFinderDep,
+    request: Request, action: str, _: AdminDep, kb: KBDep, insights: InsightsDep,
     since: Since = DEFAULT_SINCE, label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
 ) -> Response:
     """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
     if action not in ("dismiss", "restore"):
         raise HTTPException(404, f"no gap action {action!r}; the actions are dismiss and restore")
     same_origin(request)
-    report = await _report(finder, kb, recorder, since)
-    listed = report.gaps if action == "dismiss" else report.dismissed
-    gap = next((g for g in listed if g.label == label), None)
+    with unavailable():
+        gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
     if gap is None:
         where = "gaps" if action == "dismiss" else "dismissed gaps"
         raise HTTPException(404, f"no {where} named {label[:200]!r} in the last {since}")
-    assert recorder.store is not None  # _report answers 503 without one
-    texts = [q.text for q in gap.questions]
-    await run_in_threadpool(recorder.store.dismiss_gap if action == "dismiss" else recorder.store.restore_gap, texts)
     return RedirectResponse(f"/insights?{urlencode({'since': since})}#gaps", status_code=303, headers=PRIVATE)
 
 
@@ -279,12 +239,13 @@ async def insights_sign_out(_on: AdminOnDep, _form: FormTokenDep) -> Response:
     responses={200: {"content": {"text/csv": {}}}, 401: {"model": ErrorOut}, 404: {"model": ErrorOut}},
 )
 async def insights_csv(
-    name: str, _: AdminDep, kb: KBDep, recorder: RecorderDep, finder: GapFinderDep, since: str = DEFAULT_SINCE
+    name: str, _: AdminDep, kb: KBDep, insights: InsightsDep, since: str = DEFAULT_SINCE
 ) -> Response:
     """One insights table as CSV: `gaps`, `unhelpful`, `entries` or `daily` (needs the admin token)."""
     if name not in TABLES:
         raise HTTPException(404, f"no insights table {name!r}; the tables are {', '.join(TABLES)}")
-    report = await _report(finder, kb, recorder, since)
+    with unavailable():
+        report = await insights.report(kb, since)
     # The byte-order mark lets spreadsheet programs read the Chinese text as UTF-8.
     body = "\ufeff" + to_csv(table(report, name))
     filename = f"kb-insights-{name}-{since.strip().lower()}.csv"  # `since` is checked: digits and h, d or w

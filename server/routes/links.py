@@ -13,28 +13,24 @@ whatever `KB_RATE_LIMIT` says.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from contextlib import contextmanager
 from typing import Annotated, Iterator
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
-from kb.errors import KBError
-from kb.insights import InsightsStore
+from kb.insights.service import Insights, InsightsOff, InsightsUnreachable
 from kb.learning.links import LinkNotFound
-from kb.learning.teach import learn, relearn_link, unlearn
 
 from ..admin import check_on, token_matches
-from ..deps import KBDep, RecorderDep, ReloaderDep, SettingsDep
+from ..deps import InsightsDep, KBDep, ReloaderDep, SettingsDep
 from ..limits import is_json
 from ..ratelimit import ClientLimit
 from ..reload import Reloader
 from ..schemas import ErrorOut, LinkIn, LinkOut, LinksOut, link_out
 
 __all__ = [
-    "router", "LINK_LIMIT", "LinkLimitDep", "LinkStoreDep", "link_store", "reachable", "served_at_once",
-    "link_not_found",
+    "router", "LINK_LIMIT", "LinkLimitDep", "LinksDep", "links_on", "unavailable", "served_at_once", "link_not_found",
 ]
 
 log = logging.getLogger("kb.server")
@@ -71,33 +67,27 @@ async def require_json(request: Request) -> None:
         raise HTTPException(415, "body: send the link as JSON, with `Content-Type: application/json`")
 
 
-async def link_store(recorder: RecorderDep) -> InsightsStore:
-    """The insights database the links are kept in; 503 with the reason when the server has none."""
-    if recorder.store is None:
-        raise HTTPException(503, f"links are off: they are kept in the insights database, which cannot be used "
-                                 f"({recorder.problem})")
-    return recorder.store
+@contextmanager
+def unavailable() -> Iterator[None]:
+    """503, saying why, when the insights database is off or its server cannot be reached."""
+    try:
+        yield
+    except (InsightsOff, InsightsUnreachable) as exc:
+        raise HTTPException(503, str(exc)) from None
+
+
+async def links_on(insights: InsightsDep) -> Insights:
+    """The insights, where links are kept; 503 with the reason when the server has no database."""
+    with unavailable():
+        insights.check_links()
+    return insights
 
 
 LinkLimitDep = Annotated[None, Depends(limit_links)]
 BearerDep = Annotated[None, Depends(require_bearer)]
 JsonBodyDep = Annotated[None, Depends(require_json)]
-LinkStoreDep = Annotated[InsightsStore, Depends(link_store)]
+LinksDep = Annotated[Insights, Depends(links_on)]
 LinkId = Annotated[int, Path(ge=1, le=2**62, description="the link's id")]
-
-
-@contextmanager
-def reachable(store: InsightsStore) -> Iterator[None]:
-    """Answer 503 when the database server cannot be reached (PostgreSQL down); other errors go on."""
-    try:
-        yield
-    except (KBError, HTTPException):
-        raise
-    except Exception as exc:
-        if not store.unreachable(exc):
-            raise
-        raise HTTPException(503, f"the insights database {store.location} cannot be reached; "
-                                 "links cannot be changed until it is back") from None
 
 
 def link_not_found(link_id: int) -> HTTPException:
@@ -125,7 +115,7 @@ _ERRORS = {
                422: {"model": ErrorOut, "description": "no entry with the id given, an empty question, or a bad field"}},
 )
 async def create_link(
-    _limit: LinkLimitDep, _admin: BearerDep, _json: JsonBodyDep, body: LinkIn, kb: KBDep, store: LinkStoreDep,
+    _limit: LinkLimitDep, _admin: BearerDep, _json: JsonBodyDep, body: LinkIn, kb: KBDep, insights: LinksDep,
     reloader: ReloaderDep,
 ) -> LinkOut:
     """Link a question to the entry that answers it, or mark it not covered by the FAQ (needs the bearer token).
@@ -135,28 +125,28 @@ async def create_link(
     within `KB_RELOAD_INTERVAL` seconds. An active link of the same question (case and
     surrounding spaces aside) is replaced: linking again moves it.
     """
-    with reachable(store):
-        link = await learn(kb, store, body.question, None if body.not_covered else body.entry_id)
+    with unavailable():
+        link = await insights.link(kb, body.question, None if body.not_covered else body.entry_id)
     await served_at_once(reloader)
     return link_out(link)
 
 
 @router.get("/links", response_model=LinksOut, responses=_ERRORS)
 async def list_links(
-    _limit: LinkLimitDep, _admin: BearerDep, store: LinkStoreDep,
+    _limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep,
     include_removed: Annotated[bool, Query(alias="all", description="the undone and replaced links too (`active: false`)")] = False,
 ) -> LinksOut:
     """The links, oldest first (needs the bearer token)."""
-    with reachable(store):
-        links = await asyncio.to_thread(store.links, include_removed)
+    with unavailable():
+        links = await insights.links(include_removed)
     return LinksOut(links=[link_out(link) for link in links])
 
 
 @router.get("/links/{link_id}", response_model=LinkOut, responses=_ERRORS)
-async def get_link(_limit: LinkLimitDep, _admin: BearerDep, store: LinkStoreDep, link_id: LinkId) -> LinkOut:
+async def get_link(_limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep, link_id: LinkId) -> LinkOut:
     """One link, active or not (needs the bearer token)."""
-    with reachable(store):
-        link = await asyncio.to_thread(store.link, link_id)
+    with unavailable():
+        link = await insights.link_of(link_id)
     if link is None:
         raise link_not_found(link_id)
     return link_out(link)
@@ -164,15 +154,15 @@ async def get_link(_limit: LinkLimitDep, _admin: BearerDep, store: LinkStoreDep,
 
 @router.delete("/links/{link_id}", response_model=LinkOut, responses=_ERRORS)
 async def delete_link(
-    _limit: LinkLimitDep, _admin: BearerDep, store: LinkStoreDep, reloader: ReloaderDep, link_id: LinkId
+    _limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep, reloader: ReloaderDep, link_id: LinkId
 ) -> LinkOut:
     """Undo a link (needs the bearer token): the question is searched as before it was linked.
 
     Its row is kept (`active: false`): `POST /admin/links/{id}/restore` brings it back.
     """
     try:
-        with reachable(store):
-            link = await unlearn(store, link_id)
+        with unavailable():
+            link = await insights.unlink(link_id)
     except LinkNotFound:
         raise link_not_found(link_id) from None
     await served_at_once(reloader)
@@ -181,12 +171,12 @@ async def delete_link(
 
 @router.post("/links/{link_id}/restore", response_model=LinkOut, responses=_ERRORS)
 async def restore_link(
-    _limit: LinkLimitDep, _admin: BearerDep, store: LinkStoreDep, reloader: ReloaderDep, link_id: LinkId
+    _limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep, reloader: ReloaderDep, link_id: LinkId
 ) -> LinkOut:
     """Bring back an undone link (needs the bearer token); a newer link of the same question is undone."""
     try:
-        with reachable(store):
-            link = await relearn_link(store, link_id)
+        with unavailable():
+            link = await insights.relink(link_id)
     except LinkNotFound:
         raise link_not_found(link_id) from None
     await served_at_once(reloader)

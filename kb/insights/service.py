@@ -1,0 +1,147 @@
+"""The insights as a maintainer works with them: the report, dismissed gaps, and the links that teach the knowledge base.
+
+`Insights` is the one object the /insights page, its CSV exports and the links' admin API
+go through: it owns the recorder's store (or says why there is none), the gap finder, and
+the answer when the database server cannot be reached. It raises `InsightsOff` (no
+database could be opened: nothing is recorded and links are off) and `InsightsUnreachable`
+(a database server that is down), each saying what cannot be done; a server answers both
+with 503.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator
+
+from ..errors import KBError
+from ..learning.links import Link
+from ..learning.teach import learn, relearn_link, unlearn
+from .report import Report, gather, parse_since
+from .store import InsightsStore, RecentQuestion
+
+if TYPE_CHECKING:
+    from ..knowledge import KnowledgeBase
+    from .groups import Gap, GapFinder
+    from .recorder import Recorder
+
+__all__ = ["Insights", "InsightsOff", "InsightsUnreachable"]
+
+_NOTHING_RECORDED = "nothing is recorded: {problem}"
+_LINKS_OFF = "links are off: they are kept in the insights database, which cannot be used ({problem})"
+_REPORT_UNREACHABLE = (
+    "the insights database {location} cannot be reached; questions and votes are kept meanwhile and written once it is back"
+)
+_LINKS_UNREACHABLE = "the insights database {location} cannot be reached; links cannot be changed until it is back"
+
+
+class InsightsOff(KBError):
+    """No insights database could be opened: nothing is recorded, and links are off."""
+
+
+class InsightsUnreachable(KBError):
+    """The insights database server cannot be reached now."""
+
+
+class Insights:
+    """The report, dismissing and restoring gaps, and the links, over the recorder's store."""
+
+    def __init__(self, recorder: Recorder):
+        self.recorder = recorder
+        self._finder: GapFinder | None = None
+
+    @property
+    def on(self) -> bool:
+        return self.recorder.store is not None
+
+    def _store(self, off: str) -> InsightsStore:
+        if self.recorder.store is None:
+            raise InsightsOff(off.format(problem=self.recorder.problem))
+        return self.recorder.store
+
+    @contextmanager
+    def _reaching(self, store: InsightsStore, unreachable: str) -> Iterator[None]:
+        """InsightsUnreachable when the database server cannot be reached (PostgreSQL down); other errors go on."""
+        try:
+            yield
+        except KBError:
+            raise
+        except Exception as exc:
+            if not store.unreachable(exc):
+                raise
+            raise InsightsUnreachable(unreachable.format(location=store.location)) from None
+
+    def finder(self, kb: KnowledgeBase) -> GapFinder:
+        """One for the program's life, so question vectors are embedded once across reports."""
+        if self._finder is None:
+            from .groups import GapFinder
+
+            self._finder = GapFinder(kb.searcher.embedder)
+        return self._finder
+
+    async def report(self, kb: KnowledgeBase, since: str, lang: str | None = None) -> Report:
+        """What was asked in the window `since` ("7d"); each entry named by its question in `lang` where it has one."""
+        window = parse_since(since)
+        store = self._store(_NOTHING_RECORDED)
+        questions = {entry_id: entry.localized(lang).question for entry_id, entry in kb.by_id.items()}
+        with self._reaching(store, _REPORT_UNREACHABLE):
+            return await asyncio.to_thread(gather, store, self.finder(kb), window, questions)
+
+    async def dismiss(self, kb: KnowledgeBase, since: str, label: str) -> Gap | None:
+        """Dismiss the gap of the window named `label`: its questions leave the list, now and after a restart.
+        None when the window has no such gap."""
+        report = await self.report(kb, since)
+        gap = next((g for g in report.gaps if g.label == label), None)
+        if gap is not None:
+            await asyncio.to_thread(self._store(_NOTHING_RECORDED).dismiss_gap, [q.text for q in gap.questions])
+        return gap
+
+    async def restore(self, kb: KnowledgeBase, since: str, label: str) -> Gap | None:
+        """Bring back the dismissed gap of the window named `label`; None when there is none."""
+        report = await self.report(kb, since)
+        gap = next((g for g in report.dismissed if g.label == label), None)
+        if gap is not None:
+            await asyncio.to_thread(self._store(_NOTHING_RECORDED).restore_gap, [q.text for q in gap.questions])
+        return gap
+
+    def check_links(self) -> None:
+        """InsightsOff when links cannot be kept (before anything else about a link request is looked at)."""
+        self._store(_LINKS_OFF)
+
+    async def links(self, include_removed: bool = False) -> list[Link]:
+        """The links, oldest first (`include_removed`: the undone and replaced ones too)."""
+        store = self._store(_LINKS_OFF)
+        with self._reaching(store, _LINKS_UNREACHABLE):
+            return await asyncio.to_thread(store.links, include_removed)
+
+    async def link_of(self, link_id: int) -> Link | None:
+        """One link, active or not; None when there is none."""
+        store = self._store(_LINKS_OFF)
+        with self._reaching(store, _LINKS_UNREACHABLE):
+            return await asyncio.to_thread(store.link, link_id)
+
+    async def recent(self, limit: int, find: str = "") -> list[RecentQuestion]:
+        """The last `limit` questions asked, newest first; those holding `find` when given."""
+        store = self._store(_LINKS_OFF)
+        with self._reaching(store, _LINKS_UNREACHABLE):
+            recent = await asyncio.to_thread(store.recent_questions, limit)
+        wanted = find.strip().lower()
+        return [q for q in recent if wanted in q.text.lower()] if wanted else recent
+
+    async def link(self, kb: KnowledgeBase, question: str, entry_id: str | None) -> Link:
+        """Link `question` to the entry that answers it (None: not covered by the FAQ); `kb.learning.teach.learn`."""
+        store = self._store(_LINKS_OFF)
+        with self._reaching(store, _LINKS_UNREACHABLE):
+            return await learn(kb, store, question, entry_id)
+
+    async def unlink(self, link_id: int) -> Link:
+        """Undo a link (LinkNotFound when there is none)."""
+        store = self._store(_LINKS_OFF)
+        with self._reaching(store, _LINKS_UNREACHABLE):
+            return await unlearn(store, link_id)
+
+    async def relink(self, link_id: int) -> Link:
+        """Bring back an undone link (LinkNotFound when there is none)."""
+        store = self._store(_LINKS_OFF)
+        with self._reaching(store, _LINKS_UNREACHABLE):
+            return await relearn_link(store, link_id)

@@ -147,9 +147,9 @@ async def limit_votes(request: Request) -> None:
     request.app.state.vote_limit.check(request.scope)
 
 
-def feedback_context(recorder: Recorder) -> dict[str, object]:
+def feedback_context(insights: Insights) -> dict[str, object]:
     """What a page needs to show vote buttons (templates/_votes.html): whether votes are taken, and the reasons."""
-    return {"feedback": recorder.feedback_on, "feedback_reasons": REASONS}
+    return {"feedback": insights.feedback_on, "feedback_reasons": REASONS}
 
 
 def base_url(request: Request) -> str:

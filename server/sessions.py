@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from fastapi import Request, Response
 
-from kb.insights import Recorder
+from kb.insights.service import Insights
 
 __all__ = ["SESSION_COOKIE", "issue", "session_id", "with_session"]
 
@@ -28,29 +28,29 @@ R = TypeVar("R", bound=Response)
 _SHAPE = re.compile(r"[A-Za-z0-9_-]{24}\.[0-9a-f]{32}")
 
 
-def _signature(recorder: Recorder, session: str) -> str:
-    return recorder.pseudonym(f"voting session token:{session}")
+def _signature(insights: Insights, session: str) -> str:
+    return insights.pseudonym(f"voting session token:{session}")
 
 
-def issue(recorder: Recorder) -> str:
-    """A new signed session (the recorder must have a store)."""
+def issue(insights: Insights) -> str:
+    """A new signed session (votes must be taken: `insights.feedback_on`)."""
     session = secrets.token_urlsafe(18)
-    return f"{session}.{_signature(recorder, session)}"
+    return f"{session}.{_signature(insights, session)}"
 
 
-def session_id(recorder: Recorder, token: str | None) -> str | None:
+def session_id(insights: Insights, token: str | None) -> str | None:
     """The id in a session this server signed; None for anything else."""
-    if not token or not _SHAPE.fullmatch(token) or recorder.store is None:
+    if not token or not _SHAPE.fullmatch(token) or not insights.feedback_on:
         return None
     session, _, signature = token.partition(".")
-    return session if hmac.compare_digest(signature, _signature(recorder, session)) else None
+    return session if hmac.compare_digest(signature, _signature(insights, session)) else None
 
 
-def with_session(request: Request, response: R, recorder: Recorder) -> R:
+def with_session(request: Request, response: R, insights: Insights) -> R:
     """A page with vote buttons, setting the session cookie unless the browser has a valid one already."""
-    if recorder.feedback_on and not session_id(recorder, request.cookies.get(SESSION_COOKIE)):
+    if insights.feedback_on and not session_id(insights, request.cookies.get(SESSION_COOKIE)):
         response.set_cookie(  # no max-age: it lasts the browser session
-            SESSION_COOKIE, issue(recorder), path="/", httponly=True, samesite="lax",
+            SESSION_COOKIE, issue(insights), path="/", httponly=True, samesite="lax",
             secure=request.url.scheme == "https",
         )
     return response

@@ -1,8 +1,8 @@
 """The insights as a maintainer works with them: the report, dismissed gaps, and the links that teach the knowledge base.
 
-`Insights` is the one object the /insights page, its CSV exports and the links' admin API
-go through: it owns the recorder's store (or says why there is none), the gap finder, and
-the answer when the database server cannot be reached. It raises `InsightsOff` (no
+`Insights` is the one object the /insights page, its CSV exports, the links' admin API and
+the votes' sessions go through: it owns the recorder's store (or says why there is none),
+the gap finder, and the answer when the database server cannot be reached. It raises `InsightsOff` (no
 database could be opened: nothing is recorded and links are off) and `InsightsUnreachable`
 (a database server that is down), each saying what cannot be done; a server answers both
 with 503.
@@ -51,8 +51,23 @@ class Insights:
         self._finder: GapFinder | None = None
 
     @property
-    def on(self) -> bool:
+    def feedback_on(self) -> bool:
+        """Whether votes are taken: there is a database to keep them."""
         return self.recorder.store is not None
+
+    def pseudonym(self, identity: str) -> str:
+        """A keyed hash of `identity` (a voter, a session), the same on every replica sharing the database."""
+        return self.recorder.pseudonym(identity)
+
+    @property
+    def waiting(self) -> int:
+        """Records not yet written."""
+        return self.recorder.waiting
+
+    @property
+    def dropped(self) -> int:
+        """Records dropped since start-up, the queue being full."""
+        return self.recorder.dropped
 
     def _store(self, off: str) -> InsightsStore:
         if self.recorder.store is None:

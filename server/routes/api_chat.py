@@ -14,7 +14,7 @@ from kb.chat import ChatReply
 from kb.hits import Hit
 from kb.text import detect_lang
 
-from ..deps import ChannelDep, ChatDep, EventsDep, RecorderDep, base_url
+from ..deps import ChannelDep, ChatDep, EventsDep, InsightsDep, base_url
 from ..links import permalinks
 from ..rendering.markdown import render_markdown
 from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
@@ -70,14 +70,14 @@ def _sse(
     responses={200: {"content": {"text/event-stream": {}}}, 422: {"model": ErrorOut}},
 )
 async def chat(
-    request: Request, body: ChatIn, chat: ChatDep, recorder: RecorderDep, events: EventsDep, channel: ChannelDep
+    request: Request, body: ChatIn, chat: ChatDep, insights: InsightsDep, events: EventsDep, channel: ChannelDep
 ) -> Any:
     """Ask a question; get the best entry's answer with its sources."""
     history = [turn.model_dump() for turn in body.history]
     root = base_url(request)
     href = permalinks(root)
     hl = body.hl or body.lang or detect_lang(body.message)
-    session = issue(recorder) if recorder.feedback_on else None  # for votes from clients without cookies
+    session = issue(insights) if insights.feedback_on else None  # for votes from clients without cookies
     if "text/event-stream" in request.headers.get("accept", ""):
         sources, answered, pieces = await asking.chat_stream(
             chat, events, body.message, history, channel=channel, href=href, hl=hl, about=body.about

@@ -18,7 +18,7 @@ from kb.errors import QueryError
 from kb.events import Voted
 from kb.insights import Reason
 
-from ..deps import ChannelDep, EventsDep, KBDep, RecorderDep, SettingsDep, VoteLimitDep
+from ..deps import ChannelDep, EventsDep, InsightsDep, KBDep, SettingsDep, VoteLimitDep
 from ..schemas import ErrorOut
 from ..sessions import SESSION_COOKIE, session_id
 
@@ -55,11 +55,11 @@ class FeedbackOut(BaseModel):
     responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
 )
 async def feedback(
-    request: Request, body: FeedbackIn, kb: KBDep, recorder: RecorderDep, events: EventsDep, settings: SettingsDep,
+    request: Request, body: FeedbackIn, kb: KBDep, insights: InsightsDep, events: EventsDep, settings: SettingsDep,
     channel: ChannelDep, _: VoteLimitDep,
 ) -> FeedbackOut:
     """Vote an answer helpful or not (one vote per answer per session)."""
-    if not recorder.feedback_on:
+    if not insights.feedback_on:
         raise HTTPException(503, FEEDBACK_OFF)  # the reason (a path, SQLite's error) was logged at start-up
     kb.get(body.entry_id)  # an unknown entry is a 404
     message = body.message.strip()
@@ -70,7 +70,7 @@ async def feedback(
         raise QueryError("message", f"the question is {len(message)} characters; the limit is {limit}")
     if body.helpful and body.reason is not None:
         raise QueryError("reason", f"{body.reason!r} is a reason for `helpful: false`; this vote is helpful")
-    session = session_id(recorder, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))
+    session = session_id(insights, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise HTTPException(403, _NO_SESSION)
     events.publish(Voted(

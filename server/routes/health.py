@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from ..deps import ChatDep, KBDep, RecorderDep
+from ..deps import ChatDep, InsightsDep, KBDep
 from ..schemas import HealthOut
 
 __all__ = ["router"]
@@ -13,11 +13,11 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=HealthOut)
-async def healthz(kb: KBDep, chat: ChatDep, recorder: RecorderDep) -> HealthOut:
+async def healthz(kb: KBDep, chat: ChatDep, insights: InsightsDep) -> HealthOut:
     """Entry count, embedding model, the index build served and its age, records waiting and dropped."""
     return HealthOut(
         ok=True, entries=len(kb.entries), model=kb.meta.model, build=kb.path.name, built_at=kb.meta.built_at,
         index_age_seconds=round(kb.meta.age_seconds, 1), llm=chat.llm is not None,
-        insights_waiting=recorder.waiting, insights_dropped=recorder.dropped,
+        insights_waiting=insights.waiting, insights_dropped=insights.dropped,
         judge=kb.judging.stats() if kb.judging is not None else None,
     )

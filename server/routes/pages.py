@@ -17,7 +17,7 @@ from kb.hits import SHOW_MAX
 from kb.knowledge import KnowledgeBase
 from kb.tags import tag_table
 
-from ..deps import ChatDep, EventsDep, FormTokenDep, KBDep, RecorderDep, base_url, feedback_context
+from ..deps import ChatDep, EventsDep, FormTokenDep, InsightsDep, KBDep, base_url, feedback_context
 from ..forms import form_token, with_form_token
 from ..links import permalinks
 from ..rendering.strings import CONTENT_COOKIE, COOKIE, LANGS
@@ -49,18 +49,18 @@ def _facets(kb: KnowledgeBase) -> dict[str, Any]:
 
 
 @router.api_route("/", methods=PAGE_METHODS, response_class=HTMLResponse)
-async def home(request: Request, kb: KBDep, recorder: RecorderDep) -> HTMLResponse:
+async def home(request: Request, kb: KBDep, insights: InsightsDep) -> HTMLResponse:
     """The search page."""
     context = {
         "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", "elsewhere": "", "intro": intro(kb, request_lang(request)),
-        **_facets(kb), **feedback_context(recorder),
+        **_facets(kb), **feedback_context(insights),
     }
-    return with_session(request, page(request, "search.html", context), recorder)
+    return with_session(request, page(request, "search.html", context), insights)
 
 
 @router.api_route("/search", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def search_page(
-    request: Request, kb: KBDep, recorder: RecorderDep, events: EventsDep, q: str = "", source: str = "", tag: str = ""
+    request: Request, kb: KBDep, insights: InsightsDep, events: EventsDep, q: str = "", source: str = "", tag: str = ""
 ) -> HTMLResponse:
     """Search results rendered on the server, so the search works as a plain form."""
     result, hits, reader, note = None, [], content_lang(request), ""
@@ -75,9 +75,9 @@ async def search_page(
     context = {
         "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
         "elsewhere": note,
-        "intro": intro(kb, request_lang(request)), **_facets(kb), **feedback_context(recorder),
+        "intro": intro(kb, request_lang(request)), **_facets(kb), **feedback_context(insights),
     }
-    return with_session(request, page(request, "search.html", context), recorder)
+    return with_session(request, page(request, "search.html", context), insights)
 
 
 @router.api_route("/entries/{entry_id}", methods=PAGE_METHODS, response_class=HTMLResponse)
@@ -104,13 +104,13 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
 
 
 @router.api_route("/chat", methods=PAGE_METHODS, response_class=HTMLResponse)
-async def chat_page(request: Request, kb: KBDep, recorder: RecorderDep, q: str = "", about: str = "") -> HTMLResponse:
+async def chat_page(request: Request, kb: KBDep, insights: InsightsDep, q: str = "", about: str = "") -> HTMLResponse:
     """The chat page; `?about=<entry id>` starts a conversation about that entry (an entry page's follow-up link)."""
     context = {
         "turns": [], "history_json": "[]", "draft": q, "about": _subject(request, kb, about), "form_token": form_token(request),
-        "intro": intro(kb, request_lang(request)), **feedback_context(recorder),
+        "intro": intro(kb, request_lang(request)), **feedback_context(insights),
     }
-    return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
+    return with_form_token(request, with_session(request, page(request, "chat.html", context), insights))
 
 
 def _subject(request: Request, kb: KnowledgeBase, about: str) -> Any:
@@ -121,7 +121,7 @@ def _subject(request: Request, kb: KnowledgeBase, about: str) -> Any:
 
 @router.post("/chat", response_class=HTMLResponse)
 async def chat_form(
-    request: Request, kb: KBDep, chat: ChatDep, recorder: RecorderDep, events: EventsDep, _form: FormTokenDep,
+    request: Request, kb: KBDep, chat: ChatDep, insights: InsightsDep, events: EventsDep, _form: FormTokenDep,
     message: Annotated[str, Form()] = "",
     history_field: Annotated[str, Form(alias="history", max_length=MAX_HISTORY_FIELD)] = "[]",
     about: Annotated[str, Form(max_length=MAX_ID)] = "",
@@ -138,9 +138,9 @@ async def chat_form(
     context = {
         "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "",
         "about": _subject(request, chat.kb, about), "form_token": form_token(request), "intro": intro(kb, request_lang(request)),
-        **feedback_context(recorder),
+        **feedback_context(insights),
     }
-    return with_form_token(request, with_session(request, page(request, "chat.html", context), recorder))
+    return with_form_token(request, with_session(request, page(request, "chat.html", context), insights))
 
 
 def _history(raw: str) -> list[dict[str, str]]:

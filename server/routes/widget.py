@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from ..deps import RecorderDep, SettingsDep, base_url
+from ..deps import InsightsDep, SettingsDep, base_url
 from ..schemas import WidgetConfigOut
 from ..rendering.templates import STATIC_DIR, page
 
@@ -69,11 +69,11 @@ async def widget_script(request: Request) -> Response:
 
 
 @router.get("/api/widget-config", response_model=WidgetConfigOut)
-async def widget_config(response: Response, settings: SettingsDep, recorder: RecorderDep) -> WidgetConfigOut:
+async def widget_config(response: Response, settings: SettingsDep, insights: InsightsDep) -> WidgetConfigOut:
     """What the widget may offer on this server (feedback buttons, the longest question)."""
     response.headers["Cache-Control"] = "no-cache"
-    # Votes are taken while the insights store is open (see kb/insights/recorder.py).
-    return WidgetConfigOut(feedback=recorder.feedback_on, max_message_chars=settings.max_query_chars)
+    # Votes are taken while the insights store is open (see kb/insights/service.py).
+    return WidgetConfigOut(feedback=insights.feedback_on, max_message_chars=settings.max_query_chars)
 
 
 @router.get("/widget-demo", response_class=HTMLResponse, include_in_schema=False)

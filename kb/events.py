@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence, Union
+from typing import Any, Callable, Iterable, Sequence
 
 from .hits import Hit, SearchResult
 
@@ -58,7 +58,7 @@ class Voted:
     comment: str | None = None
 
 
-Event = Union[Searched, Chatted, Voted]
+Event = Searched | Chatted | Voted
 Listener = Callable[[Event], None]
 
 

@@ -7,8 +7,8 @@ read with that entry's question (`kb.answer.followup_query`).
 The extractive answer is always composed; the LLM (when configured) writes a grounded
 answer only when retrieval is confident (`Chat.writes`), and if it fails the extractive
 answer is returned with `mode="fallback"` so the caller can say so. The steps can be taken
-one at a time (`search`, `turn`, `write`): Slack shows the extractive answer at once and
-posts the written one later.
+one at a time (a search for SOURCES_PER_ANSWER entries through `kb.asking.search`, `turn`,
+`write`): Slack shows the extractive answer at once and posts the written one later.
 """
 
 from __future__ import annotations
@@ -78,10 +78,6 @@ class Chat:
         """The question of the entry a conversation is about, in the message's language ("" for none)."""
         entry = subject_entry(self.kb, about)
         return entry.localized(detect_lang(message)).question if entry else ""
-
-    async def search(self, question: str) -> SearchResult:
-        """The sources for a question asked on its own, with no conversation (a bad one raises naming `q`)."""
-        return await self.kb.search(question, k=SOURCES_PER_ANSWER)
 
     def turn(self, result: SearchResult, message: str, lang: str | None = None) -> Turn:
         """The extractive answer to a search made for `message`, in `lang` (else the message's language)."""

@@ -132,7 +132,7 @@ def changed_sources(dst: Path, marker: str, sources: Path = SHIPPED_SOURCES) -> 
 
 def kb_command(*args: str) -> list[str]:
     """The `kb` command line, run by this Python."""
-    return [sys.executable, "-m", "kb.cli", *args]
+    return [sys.executable, "-m", "kbcli.cli", *args]
 
 
 def kb_env(settings: Settings, **env_vars: str) -> dict[str, str]:

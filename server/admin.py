@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, Response
 
-from kb.settings import Settings
+from .settings import ServerSettings
 
 __all__ = [
     "COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "check_admin", "same_origin", "sign_in", "sign_out",
@@ -25,7 +25,7 @@ _OFF = "the admin routes (/insights, /admin) are off: set KB_ADMIN_TOKEN to a se
 _NEEDED = "send the header `Authorization: Bearer <KB_ADMIN_TOKEN>` (or, for the insights, sign in at /insights)"
 
 
-def check_on(settings: Settings) -> None:
+def check_on(settings: ServerSettings) -> None:
     """404 while no admin token is set."""
     if not settings.admin_token:
         raise HTTPException(404, _OFF)
@@ -35,12 +35,12 @@ def _cookie_value(token: str) -> str:
     return hmac.new(token.encode("utf-8"), b"kb insights sign-in", hashlib.sha256).hexdigest()
 
 
-def token_matches(settings: Settings, given: str) -> bool:
+def token_matches(settings: ServerSettings, given: str) -> bool:
     token = settings.admin_token
     return bool(token) and hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
 
 
-def signed_in(request: Request, settings: Settings) -> bool:
+def signed_in(request: Request, settings: ServerSettings) -> bool:
     """A matching bearer token, or the cookie a sign-in set."""
     scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() == "bearer" and token_matches(settings, credentials.strip()):
@@ -51,7 +51,7 @@ def signed_in(request: Request, settings: Settings) -> bool:
     return bool(cookie) and bool(token) and hmac.compare_digest(cookie.encode("utf-8", "replace"), expected)
 
 
-def check_admin(request: Request, settings: Settings) -> None:
+def check_admin(request: Request, settings: ServerSettings) -> None:
     """For the admin routes (`AdminDep`): 404 while off, 401 without the token."""
     check_on(settings)
     if not signed_in(request, settings):
@@ -68,7 +68,7 @@ def same_origin(request: Request) -> None:
         raise HTTPException(403, f"a form from {origin[:200]} may not change the insights; use the /insights page")
 
 
-def sign_in(response: Response, request: Request, settings: Settings) -> None:
+def sign_in(response: Response, request: Request, settings: ServerSettings) -> None:
     response.set_cookie(
         COOKIE, _cookie_value(settings.admin_token), max_age=COOKIE_MAX_AGE, path=COOKIE_PATH,
         httponly=True, samesite="strict", secure=request.url.scheme == "https",

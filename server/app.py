@@ -29,6 +29,7 @@ from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, LogBudget
 from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
 from .routes import ROUTERS, docs, slack
+from .settings import ServerSettings
 
 __all__ = ["create_app"]
 
@@ -40,8 +41,9 @@ and ask questions answered from them. Errors come back as
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """The app for these settings (`None`: read `KB_*` from the environment, as `kb serve` has uvicorn do)."""
-    resolved = settings if settings is not None else Settings.from_env()
+    """The app for these settings (`None`: read `KB_*` from the environment, as `kb serve` has uvicorn do);
+    the library's settings alone get the server's defaults (`ServerSettings.of`)."""
+    resolved = ServerSettings.of(settings) if settings is not None else ServerSettings.from_env()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

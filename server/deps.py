@@ -20,13 +20,13 @@ from kb.events import Events
 from kb.insights import REASONS, Recorder
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
-from kb.settings import Settings
 
 from .admin import check_admin, check_on
 from .forms import check_form, from_other_site
 from .ratelimit import LogBudget
 from .reload import Reloader, pinned
 from .rendering.templates import request_lang
+from .settings import ServerSettings
 from .slack.signature import BadSlackSignature, verify
 
 __all__ = [
@@ -41,12 +41,12 @@ log = logging.getLogger("kb.server")
 # thread pool, a thread hop per request for what is an attribute lookup.
 
 
-def app_settings(connection: HTTPConnection) -> Settings:
+def app_settings(connection: HTTPConnection) -> ServerSettings:
     """The settings `create_app` resolved, for code outside a route (the error handler)."""
     return connection.app.state.settings
 
 
-async def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> ServerSettings:
     return app_settings(request)
 
 
@@ -83,7 +83,7 @@ async def get_reloader(request: Request) -> Reloader:
     return request.app.state.reloader
 
 
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+SettingsDep = Annotated[ServerSettings, Depends(get_settings)]
 KBDep = Annotated[KnowledgeBase, Depends(get_kb)]
 
 

@@ -20,12 +20,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb.lru import LRU
-from kb.settings import Settings
 
 from .errors import ON_EVERY_RESPONSE, RATE_EXEMPT, send_error
 from .limits import BodyRefused, CheckedBody, bad_utf8_parameter, is_json, too_large
 from .ratelimit import LogBudget, TokenBuckets, client_address
 from .reload import Reloader, pin
+from .settings import ServerSettings
 
 __all__ = [
     "SecurityHeaders", "PinBuild", "APICors", "RateLimit", "RequestLimits",
@@ -156,7 +156,7 @@ class RateLimit:
     in the ASGI scope (see server/ratelimit.py for proxies).
     """
 
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+    def __init__(self, app: ASGIApp, settings: ServerSettings) -> None:
         self.app = app
         self.limit = settings.rate_limit
         self._buckets = TokenBuckets(*settings.rate) if settings.rate is not None else None

@@ -13,6 +13,7 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from kb.settings import Settings
+from server.settings import ServerSettings
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
@@ -33,8 +34,8 @@ def build_keeping_vectors(settings: Settings, config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
-    """Settings with a fresh data directory holding an index of the shipped FAQs (built once).
+def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ServerSettings:
+    """The server's settings with a fresh data directory holding an index of the shipped FAQs (built once).
 
     The index is built from scratch every session; only the embedding cache (vectors by
     content hash) is kept between sessions in pytest's cache directory, so a rerun does
@@ -42,7 +43,7 @@ def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     """
     # One client (the test process) sends every request of the suite: no rate limit here;
     # tests/test_ratelimit.py sets its own.
-    settings = Settings(data_dir=tmp_path_factory.mktemp("kb-data"), rate_limit="off")
+    settings = ServerSettings(data_dir=tmp_path_factory.mktemp("kb-data"), rate_limit="off")
     build_keeping_vectors(settings, request.config)
     return settings
 
@@ -60,7 +61,7 @@ class LoopbackServer:
     """A real uvicorn serving an ASGI app on 127.0.0.1 at a free port, in a thread."""
 
     def __init__(self, app: Any, **options: Any):
-        """`options`: more of uvicorn's settings, as `kb serve` passes them (`kb.cli.uvicorn_options`)."""
+        """`options`: more of uvicorn's settings, as `kb serve` passes them (`kbcli.cli.uvicorn_options`)."""
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -121,7 +121,7 @@ def test_a_bad_translation_is_one_error_and_the_old_index_keeps_serving(workspac
 
     environment = {"KB_DATA_DIR": str(workspace.data_dir), "KB_SOURCES_DIR": str(workspace.sources_dir), "PATH": "/usr/bin:/bin"}
     run = subprocess.run(
-        [sys.executable, "-m", "kb.cli", "ingest"], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "kbcli.cli", "ingest"], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1 and message in run.stderr

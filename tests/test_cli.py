@@ -18,7 +18,7 @@ def kb(*args: str, data_dir: Path, **env: str) -> subprocess.CompletedProcess[st
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment.update(KB_DATA_DIR=str(data_dir), **env)
     return subprocess.run(
-        [sys.executable, "-m", "kb.cli", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "kbcli.cli", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
     )
 
 
@@ -155,7 +155,7 @@ def test_search_reads_a_pasted_trace_from_standard_input(settings):
         "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
     run = subprocess.run(
-        [sys.executable, "-m", "kb.cli", "search", "-", "--brief"], cwd=ROOT, input=trace, capture_output=True,
+        [sys.executable, "-m", "kbcli.cli", "search", "-", "--brief"], cwd=ROOT, input=trace, capture_output=True,
         text=True, timeout=300, env={**{k: v for k, v in os.environ.items() if not k.startswith("KB_")},
                                      "KB_DATA_DIR": str(settings.data_dir)},
     )
@@ -184,7 +184,7 @@ def test_eval_shows_progress_on_a_terminal_only(settings):
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("KB_")}, "KB_DATA_DIR": str(settings.data_dir)}
     leader, follower = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "kb.cli", "eval", queries, "--json"], cwd=ROOT, env=env,
+        [sys.executable, "-m", "kbcli.cli", "eval", queries, "--json"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=follower, text=True,
     )
     os.close(follower)

@@ -27,9 +27,9 @@ from kb.insights import (
     GapFinder, InsightsUnavailable, InsightsStore, Question, Totals, Vote, draft_entry, gather, parse_since, store_path,
     table, to_csv,
 )
-from kb.insights.cli import add_parser
 from kb.insights.writer import Writer
 from kb.settings import Settings
+from kbcli.insights import add_parser
 
 DAY = 86400.0
 T0 = 1_750_000_000.0  # 2025-06-15 15:06:40 UTC
@@ -451,7 +451,7 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
 
 @pytest.mark.parametrize("module", [
     "kb.insights", "kb.insights.store", "kb.insights.records", "kb.insights.migrations", "kb.insights.groups",
-    "kb.insights.drafts", "kb.insights.doubts", "kb.insights.report", "kb.insights.cli", "kb.insights.recorder",
+    "kb.insights.drafts", "kb.insights.doubts", "kb.insights.report", "kbcli.insights", "kb.insights.recorder",
     "kb.insights.writer", "server.admin", "server.rendering.chart", "server.routes.feedback", "server.routes.insights",
 ])
 def test_exported_members_exist(module: str) -> None:
@@ -468,7 +468,7 @@ def test_the_command_offers_every_table_and_layout_without_loading_the_embedder(
         assert parser.parse_args(["insights", "--csv", table_name]).csv == table_name
     for layout in LAYOUTS:
         assert parser.parse_args(["insights", "--drafts", "--layout", layout]).layout == layout
-    code = "import sys, kb.insights.cli; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
+    code = "import sys, kbcli.insights; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]  # `kb --help` stays quick
 

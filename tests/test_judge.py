@@ -15,12 +15,12 @@ import pytest
 from fastapi.testclient import TestClient
 from judges import build_tiny_cross_encoder, judged_calibration
 
-from kb.cli import main
 from kb.evaluate import load_queries
 from kb.errors import CalibrationError, SettingsError
 from kb.judge.cross_encoder import CrossEncoderJudge
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
+from kbcli.cli import main
 from server import create_app
 
 QUESTION = "how do I resume training from a checkpoint"

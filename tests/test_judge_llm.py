@@ -149,7 +149,7 @@ def test_kb_calibrate_with_the_llm_judge(
     settings: Settings, stand_in: tuple[str, list], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from kb.cli import main
+    from kbcli.cli import main
 
     for name, value in {"KB_DATA_DIR": str(settings.data_dir), "KB_LLM_BASE_URL": stand_in[0], "KB_LLM_MODEL": "overlap",
                         "KB_RERANK": "llm"}.items():

@@ -19,6 +19,7 @@ from kb.settings import Settings
 from kb.text import clean_query
 from server import create_app
 from server.schemas import MAX_HISTORY_CHARS, MAX_TURN_CHARS, MAX_TURNS, ChatIn
+from server.settings import ServerSettings
 
 JSON = {"Content-Type": "application/json"}
 
@@ -128,7 +129,7 @@ def test_the_largest_valid_chat_request_fits_the_default_body_limit(settings: Se
     history = [{"role": "assistant", "content": "续" * (per_turn + (i < rest))} for i in range(MAX_TURNS)]
     request = {"message": "续" * settings.max_query_chars, "history": history, "lang": "zh"}
     ChatIn.model_validate(request)  # valid as it stands
-    assert len(json.dumps(request, ensure_ascii=True).encode()) <= Settings().max_body_bytes
+    assert len(json.dumps(request, ensure_ascii=True).encode()) <= ServerSettings().max_body_bytes
 
 
 # --- control characters and bytes that are not text ------------------------------------------

@@ -14,16 +14,16 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
-from kb.cli import main
 from kb.embedding import open_embedder
 from kb.entries import Entry
 from kb.index import read_index
 from kb.insights import SCHEMA_VERSION, InsightsStore, store_path
 from kb.insights.sql import to_postgres
-from kb.learning.cli import read_learned_file
 from kb.learning.links import Link, LinkNotFound
 from kb.learning.questions import NOT_COVERED_FILE, LearnedQuestion, alternates_path, load_learned, write_learned
 from kb.settings import Settings
+from kbcli.cli import main
+from kbcli.learning import read_learned_file
 
 T0 = 1_750_000_000.123456  # 2025-06-15 UTC; a fraction of a second that float4 would lose
 DAY = 86400.0
@@ -455,11 +455,11 @@ def test_the_commands_use_postgres_when_given_a_database_url(data_dir: Path, dat
 
 
 def test_the_commands_load_no_numpy_until_they_run(tmp_path: Path) -> None:
-    code = "import sys, kb.learning.cli, kb.cli; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
+    code = "import sys, kbcli.learning, kbcli.cli; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]  # `kb --help` stays quick
     for command in (["link", "--help"], ["links", "--help"], ["links", "export", "--help"]):
-        run = subprocess.run([sys.executable, "-m", "kb.cli", *command], capture_output=True, text=True,
+        run = subprocess.run([sys.executable, "-m", "kbcli.cli", *command], capture_output=True, text=True,
                              env={**os.environ, "KB_DATA_DIR": str(tmp_path)})
         assert run.returncode == 0 and run.stdout.startswith(f"usage: kb {' '.join(command[:-1])}")
 

@@ -15,6 +15,7 @@ import pytest
 from test_browser import DESKTOP, Page, browser, tab  # noqa: F401 (fixtures)
 
 from kb.settings import Settings
+from server.settings import ServerSettings
 
 PHONE = {"width": 375, "height": 740}
 SHIPPED_NAMES = ("ChatLearn", "ROLL", "slime")
@@ -37,7 +38,7 @@ def own_settings(tmp_path_factory: pytest.TempPathFactory, settings: Settings) -
     )
     data = tmp_path_factory.mktemp("team-data")
     shutil.copytree(settings.cache_dir, data / "cache")
-    own = Settings(data_dir=data, sources_dir=folder, rate_limit="off")
+    own = ServerSettings(data_dir=data, sources_dir=folder, rate_limit="off")
     build_index(own)
     return own
 

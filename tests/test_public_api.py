@@ -7,11 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import kb
 
 ROOT = Path(__file__).resolve().parent.parent
-WEB = {"fastapi", "starlette", "jinja2", "uvicorn", "server", "ingest"}
-WIRING = {"kb/cli.py"}  # the `kb` command wires the ingest and the server to the library
+WEB = {"fastapi", "starlette", "jinja2", "uvicorn", "server", "ingest", "kbcli"}
+# Dependencies run one way: the command (kbcli) -> the server and the ingest -> the library (kb).
+FORBIDDEN = {"kb": {"server", "ingest", "kbcli"}, "ingest": {"server", "kbcli"}, "server": {"ingest", "kbcli"}}
 
 
 def test_every_public_name_is_listed_and_loads() -> None:
@@ -57,5 +60,19 @@ def _imported(path: Path) -> set[str]:
 def test_the_library_never_imports_the_web_app_or_the_ingest() -> None:
     for path in sorted((ROOT / "kb").rglob("*.py")):
         name = path.relative_to(ROOT).as_posix()
-        if name not in WIRING:
-            assert not _imported(path) & WEB, f"{name} imports {sorted(_imported(path) & WEB)}"
+        assert not _imported(path) & WEB, f"{name} imports {sorted(_imported(path) & WEB)}"
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_dependencies_run_from_the_command_to_the_library(package: str) -> None:
+    for path in sorted((ROOT / package).rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        assert not _imported(path) & FORBIDDEN[package], f"{name} imports {sorted(_imported(path) & FORBIDDEN[package])}"
+
+
+def test_the_command_is_the_console_script() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts == {"kb": "kbcli.cli:main"}
+    assert not (ROOT / "kb" / "cli.py").exists()

@@ -14,11 +14,12 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from kb.cli import uvicorn_options
 from kb.errors import SettingsError
 from kb.settings import Settings
+from kbcli.cli import uvicorn_options
 from server import create_app
 from server.ratelimit import TokenBuckets
+from server.settings import ServerSettings
 from test_pages import form_token
 from test_slack import SECRET, command_body, slack_headers
 
@@ -148,7 +149,7 @@ def test_sign_in_attempts_are_limited_to_5_a_minute_whatever_x_forwarded_for_say
 @pytest.mark.parametrize(("value", "proxies"), [("", ()), ("10.0.0.5", ("10.0.0.5",)),
                                                 (" 10.0.0.0/24 , ::1 ", ("10.0.0.0/24", "::1"))])
 def test_trusted_proxies_are_read(value: str, proxies: tuple[str, ...]) -> None:
-    settings = Settings.from_env({"KB_TRUSTED_PROXIES": value})
+    settings = ServerSettings.from_env({"KB_TRUSTED_PROXIES": value})
     assert settings.proxies == proxies
     assert uvicorn_options(settings) == {"proxy_headers": bool(proxies), "forwarded_allow_ips": list(proxies) or None}
 
@@ -156,7 +157,7 @@ def test_trusted_proxies_are_read(value: str, proxies: tuple[str, ...]) -> None:
 @pytest.mark.parametrize("value", ["localhost", "10.0.0.5,*", "10.0.0.300"])
 def test_a_bad_trusted_proxy_is_named_at_start_up(value: str) -> None:
     with pytest.raises(SettingsError, match=r"setting KB_TRUSTED_PROXIES=.*: expected IP addresses or networks"):
-        Settings.from_env({"KB_TRUSTED_PROXIES": value})
+        ServerSettings.from_env({"KB_TRUSTED_PROXIES": value})
 
 
 def test_off_means_no_limit(client: TestClient) -> None:
@@ -206,7 +207,7 @@ def test_the_number_of_buckets_is_bounded() -> None:
 @pytest.mark.parametrize("value", ["600", "0/minute", "ten/second", "5/day", "5 per minute", ""])
 def test_a_bad_rate_limit_is_named_at_start_up(value: str) -> None:
     with pytest.raises(SettingsError) as info:
-        Settings.from_env({"KB_RATE_LIMIT": value})
+        ServerSettings.from_env({"KB_RATE_LIMIT": value})
     assert str(info.value) == (
         f"setting KB_RATE_LIMIT={value!r}: expected N/second, N/minute or N/hour with N above 0, or off"
     )
@@ -215,4 +216,4 @@ def test_a_bad_rate_limit_is_named_at_start_up(value: str) -> None:
 @pytest.mark.parametrize(("value", "rate"), [("2/second", (2, 1.0)), ("600/minute", (600, 60.0)),
                                              ("1000/HOUR", (1000, 3600.0)), ("off", None)])
 def test_rate_limits_are_read(value: str, rate: tuple[int, float] | None) -> None:
-    assert Settings.from_env({"KB_RATE_LIMIT": value}).rate == rate
+    assert ServerSettings.from_env({"KB_RATE_LIMIT": value}).rate == rate

@@ -55,7 +55,7 @@ def kb_ingest(settings: Settings, sources: Path) -> subprocess.CompletedProcess[
     """`kb ingest` in its own process, as an operator runs it next to the server."""
     env = dict(os.environ, KB_DATA_DIR=str(settings.data_dir), KB_SOURCES_DIR=str(sources))
     return subprocess.run(
-        [sys.executable, "-m", "kb.cli", "ingest"], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "kbcli.cli", "ingest"], env=env, capture_output=True, text=True, timeout=300
     )
 
 
@@ -316,7 +316,7 @@ def test_each_swap_is_logged_with_its_build_entries_and_seconds(workspace, caplo
 
 def test_kb_serve_writes_the_servers_own_lines_beside_uvicorns():
     code = (
-        "import logging, logging.config; from kb.cli import log_config; logging.config.dictConfig(log_config()); "
+        "import logging, logging.config; from kbcli.cli import log_config; logging.config.dictConfig(log_config()); "
         "logging.getLogger('kb.server').info('swapped in index build b: 59 entries, loaded in 0.42 s (was a)')"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

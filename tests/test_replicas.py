@@ -51,7 +51,7 @@ def start_replica(settings: Settings, data_dir: Path, database_url: str) -> Repl
                KB_RATE_LIMIT="off", KB_DATABASE_URL=database_url, KB_ADMIN_TOKEN=TOKEN, OMP_NUM_THREADS="1")
     env.pop("KB_LLM_BASE_URL", None)
     with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "kb.cli", "serve", "--port", str(port)], env=env, cwd=ROOT,
+        process = subprocess.Popen([sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)], env=env, cwd=ROOT,
                                    stdout=subprocess.DEVNULL, stderr=out)
     replica = Replica(f"http://127.0.0.1:{port}", process, log)
     deadline = time.monotonic() + 120

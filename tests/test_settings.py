@@ -6,6 +6,7 @@ import pytest
 
 from kb.errors import SettingsError
 from kb.settings import SHIPPED_SOURCES, Settings
+from server.settings import ServerSettings
 
 
 def test_defaults_without_environment():
@@ -36,5 +37,17 @@ def test_bad_value_names_the_variable(name, value, message):
 
 def test_every_setting_is_documented_in_the_readme():
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    missing = [name for name, _, _ in Settings.documented() if f"`{name}`" not in readme]
+    missing = [name for name, _, _ in ServerSettings.documented() if f"`{name}`" not in readme]
     assert missing == []
+
+
+def test_the_server_reads_the_librarys_settings_and_its_own_from_the_same_variables(tmp_path):
+    library = {name for name, _, _ in Settings.documented()}
+    server = {name for name, _, _ in ServerSettings.documented()}
+    assert library < server and "KB_ADMIN_TOKEN" in server - library and "KB_DATA_DIR" in library
+    environ = {"KB_DATA_DIR": str(tmp_path), "KB_ADMIN_TOKEN": "secret", "KB_RATE_LIMIT": "5/second"}
+    s = ServerSettings.from_env(environ)
+    assert (s.data_dir, s.admin_token, s.rate) == (Path(tmp_path), "secret", (5, 1.0))
+    assert not hasattr(Settings.from_env(environ), "admin_token")
+    assert ServerSettings.of(Settings.from_env(environ)) == ServerSettings.from_env({"KB_DATA_DIR": str(tmp_path)})
+    assert ServerSettings.of(s) is s

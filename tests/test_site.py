@@ -13,6 +13,7 @@ from kb.entries import Source
 from kb.errors import SourceError
 from kb.settings import SHIPPED_SOURCES, Settings
 from server.rendering.intro import Site, name_site
+from server.settings import ServerSettings
 
 SOURCE = """
 [[source]]
@@ -174,7 +175,7 @@ def src(name: str, title: str, framework: str = "", url: str = "", zh: str = "")
 
 
 SHIPPED_SITE = {"name": {"zh": "RLHF 框架 FAQ", "en": "RLHF Framework FAQ"}}
-NONE = Settings()
+NONE = ServerSettings()
 LINKED = "Every answer is quoted from a framework's own FAQ and links to a pinned copy of the original."
 UNLINKED = "Every answer is quoted from the FAQ it comes from, with its file and line."
 SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinned copy of the original where there is one."
@@ -207,7 +208,7 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
          Site("ROLL FAQ", "ROLL FAQ", "What the ROLL FAQs already answer, in one search.", SOME)),
         # The settings win over everything the index says, in both languages.
         ([src("roll", "ROLL Q&A", "ROLL", "https://x.org/a")], {"name": {"zh": "知识库"}, "tagline": {"zh": "问吧"}},
-         Settings(site_name="Acme FAQ", site_tagline="Ask Acme."), "zh",
+         ServerSettings(site_name="Acme FAQ", site_tagline="Ask Acme."), "zh",
          Site("Acme FAQ", "Acme FAQ", "Ask Acme.", "答案均摘自各框架官方 FAQ，并链接到原文固定版本。")),
         ([src("roll", "ROLL Q&A", "ROLL", "https://x.org/a")], {"tagline": {"en": "Ask ROLL."}}, NONE, "en",
          Site("ROLL Q&A", "ROLL Q&A", "Ask ROLL.", LINKED)),
@@ -218,5 +219,5 @@ def test_the_name_and_tagline_come_from_the_settings_then_the_index(sources, giv
 
 
 def test_the_site_settings_are_read_from_the_environment() -> None:
-    settings = Settings.from_env({"KB_SITE_NAME": "Acme FAQ", "KB_SITE_TAGLINE": "Ask Acme."})
+    settings = ServerSettings.from_env({"KB_SITE_NAME": "Acme FAQ", "KB_SITE_TAGLINE": "Ask Acme."})
     assert (settings.site_name, settings.site_tagline) == ("Acme FAQ", "Ask Acme.")

@@ -20,6 +20,7 @@ from test_browser import DESKTOP, Page, browser, type_query  # noqa: F401 (fixtu
 from ingest.manifest import load_manifest
 from ingest.sources import parse_sources
 from kb.settings import SHIPPED_SOURCES, Settings
+from server.settings import ServerSettings
 
 OWN_FAQ = (
     "## How do I get GPU quota?\n\nAsk in #infra with your project name.\n\n"
@@ -39,7 +40,7 @@ def own_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
     folder = tmp_path_factory.mktemp("own-site")
     (folder / "team-faq.md").write_text(OWN_FAQ, encoding="utf-8")
-    settings = Settings(data_dir=tmp_path_factory.mktemp("own-site-data"), sources_dir=folder, rate_limit="off")
+    settings = ServerSettings(data_dir=tmp_path_factory.mktemp("own-site-data"), sources_dir=folder, rate_limit="off")
     build_index(settings)
     return settings
 

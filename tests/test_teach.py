@@ -229,7 +229,7 @@ def test_a_link_embeds_what_a_search_of_the_question_embeds(teach_settings: Sett
 
 def test_kb_link_embeds_what_a_search_of_the_question_embeds(settings: Settings, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from kb.cli import main
+    from kbcli.cli import main
 
     (tmp_path / "index").symlink_to(settings.index_dir.resolve())
     for name in [k for k in os.environ if k.startswith("KB_")]:
@@ -370,7 +370,7 @@ def test_an_entry_page_lists_its_alternates(live: tuple[str, Any], api: httpx.Cl
 def start_server(data_dir: Path, env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes], Path]:
     port, log = free_port(), data_dir / f"server-{len(list(data_dir.glob('server-*.log')))}.log"
     with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "kb.cli", "serve", "--port", str(port)], env=env, cwd=ROOT,
+        process = subprocess.Popen([sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)], env=env, cwd=ROOT,
                                    stdout=subprocess.DEVNULL, stderr=out)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120

@@ -22,8 +22,8 @@ from fastapi import FastAPI, Request
 
 from ingest.manifest import load_manifest
 from ingest.sources import parse_sources
-from kb.cli import main
 from ingest.translate import problem, toml_string
+from kbcli.cli import main
 
 FAQ = """\
 # 训练常见问题

@@ -27,7 +27,7 @@ from ports import free_port, wait_for_port
 from kb.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "kb", "ingest", "server", "templates")
+PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "kb", "ingest", "server", "kbcli", "templates")
 PACKAGED = (
     "server/templates/base.html", "server/templates/static/widget.js", "server/templates/static/app.css",
     "server/rendering/strings.toml", "kb/data/tags.toml", "kb/data/glossary.toml", "kb/sources/sources.toml",

@@ -23,6 +23,7 @@ from fastapi.testclient import TestClient
 
 from kb.settings import Settings
 from server import create_app
+from server.settings import ServerSettings
 from server.slack import shared_message
 from conftest import build_keeping_vectors
 from test_pages import form_token
@@ -38,7 +39,7 @@ SAFE_URL = re.compile(r"^(https?:|mailto:|/|#|\?)", re.IGNORECASE)
 @pytest.fixture(scope="session")
 def hostile_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """Settings serving an index of the hostile FAQ only (the embedding cache reused as tests/conftest.py does)."""
-    settings = Settings(data_dir=tmp_path_factory.mktemp("kb-hostile"), sources_dir=HOSTILE_SOURCES, rate_limit="off")
+    settings = ServerSettings(data_dir=tmp_path_factory.mktemp("kb-hostile"), sources_dir=HOSTILE_SOURCES, rate_limit="off")
     build_keeping_vectors(settings, request.config)
     return settings
 

@@ -6,7 +6,7 @@
 - `recorder`, `writer`: what answering code calls to record, and the thread that writes;
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
   for each group, the answers that may be wrong;
-- `report`, `cli`: the tables the /insights page, its CSV exports and `kb insights` show.
+- `report`: the tables the /insights page, its CSV exports and `kb insights` (`kbcli.insights`) show.
 
 Grouping needs numpy and the embedder, and recording needs the search's types: their names
 (`GapFinder`, `Gap`, `draft_entry`, `Recorder`, ...) load on first use, so that importing

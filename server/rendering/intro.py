@@ -15,8 +15,8 @@ from typing import Mapping, Sequence
 
 from kb.entries import Source
 from kb.knowledge import KnowledgeBase
-from kb.settings import Settings
 
+from ..settings import ServerSettings
 from .strings import Translator
 
 __all__ = ["Intro", "Site", "intro", "site", "name_site"]
@@ -58,7 +58,7 @@ def _footer(sources: Sequence[Source], t: Translator) -> str:
     return t("footer_note_some_linked") if any(linked) else t("footer_note_unlinked")
 
 
-def site(kb: KnowledgeBase | None, settings: Settings, lang: str) -> Site:
+def site(kb: KnowledgeBase | None, settings: ServerSettings, lang: str) -> Site:
     """The site as the index `kb` and the settings name it, in `lang` (see `name_site`).
     Without an index (an error page before one loads): the settings, else plain words."""
     if kb is None:
@@ -68,7 +68,7 @@ def site(kb: KnowledgeBase | None, settings: Settings, lang: str) -> Site:
     return name_site(kb.sources, kb.meta.site, settings, lang)
 
 
-def name_site(sources: Sequence[Source], given: Mapping[str, Mapping[str, str]], settings: Settings, lang: str) -> Site:
+def name_site(sources: Sequence[Source], given: Mapping[str, Mapping[str, str]], settings: ServerSettings, lang: str) -> Site:
     """The site's name, heading, tagline and footer in `lang`, for an index of `sources` whose
     manifests gave `given` ({"name": {lang: text}, "tagline": {...}}); see the module's docstring."""
     t = Translator(lang)
@@ -86,7 +86,7 @@ def name_site(sources: Sequence[Source], given: Mapping[str, Mapping[str, str]],
     return Site(name, title, tagline, _footer(sources, t))
 
 
-def intro(kb: KnowledgeBase, lang: str, settings: Settings | None = None) -> Intro:
+def intro(kb: KnowledgeBase, lang: str, settings: ServerSettings | None = None) -> Intro:
     """The home page's heading and tagline (see `site`), and the examples: one question from
     each source (the shortest it has in `lang`, for a chip that reads at a glance)."""
     named = site(kb, settings or kb.settings, lang)

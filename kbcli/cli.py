@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from .answer import elsewhere_note
-from .errors import IndexUnreadable, KBError, QueryError
-from .hits import SearchResult, hit_fields
-from .insights.cli import add_parser as add_insights_parser
-from .learning.cli import add_parser as add_learning_parser
-from .settings import SHIPPED_SOURCES, Settings
+from kb.answer import elsewhere_note
+from kb.errors import IndexUnreadable, KBError, QueryError
+from kb.hits import SearchResult, hit_fields
+from kb.settings import SHIPPED_SOURCES, Settings
+from server.settings import ServerSettings
+
+from .insights import add_parser as add_insights_parser
+from .learning import add_parser as add_learning_parser
 from .terminal import print_result, progress_bar
 
 __all__ = ["main"]
@@ -94,7 +96,7 @@ def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _open(settings: Settings):
-    from .knowledge import KnowledgeBase
+    from kb.knowledge import KnowledgeBase
 
     return KnowledgeBase.open(settings)
 
@@ -141,10 +143,10 @@ def _result_json(result: SearchResult, hl: str) -> dict:
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     """Fit and cross-validate the weights; with a judge configured, with and without it, side by side."""
-    from .calibrate import calibrate, write_calibration
-    from .evaluate import load_queries
-    from .judge import open_judge
-    from .knowledge import KnowledgeBase
+    from kb.calibrate import calibrate, write_calibration
+    from kb.evaluate import load_queries
+    from kb.judge import open_judge
+    from kb.knowledge import KnowledgeBase
 
     queries = [q for path in args.files for q in load_queries(Path(path))]
     kb = KnowledgeBase.open(settings, refit=True)
@@ -183,7 +185,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from .evaluate import evaluate, load_queries
+    from kb.evaluate import evaluate, load_queries
 
     queries = load_queries(Path(args.file))
     kb = _open(settings)
@@ -231,7 +233,7 @@ def _explain(report) -> None:
             print(f"  {hit.rank}. {hit.score:+.3f} {detail}  {hit.entry.question[:60]}")
 
 
-def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
     """Check the index, then run the web app; a missing or broken index stops here with one line, exit 2.
 
     The index is not built here: `kb ingest` does that. An index built from sources that
@@ -242,7 +244,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from ingest.pipeline import index_is_stale
 
     _check_index(settings)
-    from .scoring import Calibration
+    from kb.scoring import Calibration
 
     Calibration.load(settings.calibration_path).check(settings.judge, settings.rerank_model or settings.llm_model)
     try:
@@ -280,7 +282,7 @@ def log_config() -> dict[str, Any]:
     return config
 
 
-def uvicorn_options(settings: Settings) -> dict[str, Any]:
+def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
     """How uvicorn treats `X-Forwarded-For` and `X-Forwarded-Proto`: believed only from `KB_TRUSTED_PROXIES`.
 
     The client address they give is the one the rate limits count, so from anyone else
@@ -295,8 +297,8 @@ def _check_index(settings: Settings) -> None:
 
     The embedder it loads stays loaded for the server in this process.
     """
-    from .embedding import open_embedder
-    from .index import read_index, read_meta
+    from kb.embedding import open_embedder
+    from kb.index import read_index, read_meta
 
     _as_index_error(settings, lambda: read_meta(settings.index_dir))  # missing or foreign: said before the model loads
     model = open_embedder(settings.embed_model).model
@@ -369,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        settings = Settings.from_env()
+        settings = ServerSettings.from_env()  # the library's and the server's: a bad one stops every command
         return args.run(settings, args)
     except KBError as exc:
         for line in str(exc).splitlines():  # several bad source files: a line each

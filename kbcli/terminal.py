@@ -12,14 +12,14 @@ from typing import Callable, Iterator
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
-from rich.console import Console
 from rich.cells import cell_len
+from rich.console import Console
 from rich.markdown import Markdown
 
-from .answer import elsewhere_note
-from .entries import Entry
-from .hits import Hit, SearchResult
-from .provenance import original_url, version_note
+from kb.answer import elsewhere_note
+from kb.entries import Entry
+from kb.hits import Hit, SearchResult
+from kb.provenance import original_url, version_note
 
 __all__ = ["clickable", "render_markdown", "print_result", "progress_bar"]
 
@@ -72,7 +72,13 @@ def _paragraph(text: str, width: int, color: bool) -> str:
 def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
     """A callback `(stage, done, total)` that draws a bar per stage on standard error while
     the block runs; one that does nothing when standard error is not a terminal."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
 
     console = Console(file=sys.stderr)
     if not console.is_terminal:

@@ -7,7 +7,7 @@
     kb links export [--sources DIR]              write the links into the FAQ folder's learned-question files
     kb links import [--sources DIR]              add the learned questions of those files to the database
 
-`kb/cli.py` adds both subcommands with `add_parser(sub)`. Links are kept in the insights
+`kbcli/cli.py` adds both subcommands with `add_parser(sub)`. Links are kept in the insights
 database (the SQLite file in KB_DATA_DIR, or KB_DATABASE_URL). Building the parser loads
 no numpy and no embedder: they are imported when a command runs.
 """
@@ -21,19 +21,26 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from ..errors import EntryNotFound, IndexMissing, QueryError, SourceError
-from ..insights.cli import print_rows
-from ..insights.records import LANGS, question_key
-from ..insights.store import InsightsStore, store_path
-from ..settings import Settings
-from ..tomlfile import load_toml
-from .questions import (
-    NOT_COVERED_FILE, LearnedQuestion, _AlternatesFile, _NotCoveredFile, alternates_path, load_learned, write_learned,
+from kb.errors import EntryNotFound, IndexMissing, QueryError, SourceError
+from kb.insights.records import LANGS, question_key
+from kb.insights.store import InsightsStore, store_path
+from kb.learning.questions import (
+    NOT_COVERED_FILE,
+    LearnedQuestion,
+    _AlternatesFile,
+    _NotCoveredFile,
+    alternates_path,
+    load_learned,
+    write_learned,
 )
+from kb.settings import Settings
+from kb.tomlfile import load_toml
+
+from .insights import print_rows
 
 if TYPE_CHECKING:
-    from ..entries import Entry
-    from .links import Link
+    from kb.entries import Entry
+    from kb.learning.links import Link
 
 __all__ = ["add_parser", "cmd_link", "cmd_links_list", "cmd_links_remove", "cmd_links_restore", "cmd_links_export",
            "cmd_links_import", "open_store", "read_learned_file"]
@@ -82,7 +89,7 @@ def open_store(settings: Settings, create: bool) -> InsightsStore | None:
 
 def _entries(settings: Settings) -> dict[str, Entry]:
     """The entries of the index, by id (IndexMissing when there is no index)."""
-    from ..index import read_index
+    from kb.index import read_index
 
     return {e.id: e for e in read_index(settings.index_dir).entries}
 
@@ -122,9 +129,9 @@ def _others(links: Iterable[Link], question: str, but: int | None = None) -> lis
 
 
 def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
-    from ..embedding import open_embedder
-    from ..search import searched_text
-    from ..text import detect_lang
+    from kb.embedding import open_embedder
+    from kb.search import searched_text
+    from kb.text import detect_lang
 
     question = args.question.strip()
     if not question:
@@ -187,7 +194,7 @@ def cmd_links_list(settings: Settings, args: argparse.Namespace) -> int:
 
 def _changed(settings: Settings, link_id: int, change: str) -> tuple[Link | None, Link, list[Link]]:
     """(the link before, after, the links its restoring removed) for `change`, remove or restore."""
-    from .links import LinkNotFound
+    from kb.learning.links import LinkNotFound
 
     store = open_store(settings, create=False)
     if store is None:
@@ -296,8 +303,8 @@ def _made_at(date: str) -> float | None:
 def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
     """Add what the files hold and the database lacks: no link, active or removed, with the same question and
     entry (so a link undone in the database is not brought back, and linking again is never undone)."""
-    from ..embedding import open_embedder
-    from ..search import searched_text
+    from kb.embedding import open_embedder
+    from kb.search import searched_text
 
     folder = _folder(settings, args)
     learned, warnings = load_learned(folder, known=_entries(settings))

@@ -1,6 +1,6 @@
 """`kb insights`: the insights tables in a terminal: what was asked, what the FAQ lacks, what did not help.
 
-`kb/cli.py` adds the subcommand with `add_parser(sub)`. The tables are those of the
+`kbcli/cli.py` adds the subcommand with `add_parser(sub)`. The tables are those of the
 /insights page and its CSV exports (`kb.insights.report`). Building the parser loads no
 numpy and no embedder, so `kb --help` stays quick: grouping is imported when it runs.
 """
@@ -12,12 +12,21 @@ import sys
 import unicodedata
 from typing import Any, Sequence
 
-from ..entries import ENTRY_STYLES
-from ..settings import Settings
-from .records import CHANNELS, LANGS
-from .report import DEFAULT_SINCE, TABLES, Report, day, gather, parse_since, table, to_csv
-from ..errors import InsightsUnavailable
-from .store import InsightsStore, store_path
+from kb.entries import ENTRY_STYLES
+from kb.errors import InsightsUnavailable
+from kb.insights.records import CHANNELS, LANGS
+from kb.insights.report import (
+    DEFAULT_SINCE,
+    TABLES,
+    Report,
+    day,
+    gather,
+    parse_since,
+    table,
+    to_csv,
+)
+from kb.insights.store import InsightsStore, store_path
+from kb.settings import Settings
 
 __all__ = ["add_parser", "cmd_insights", "print_report", "print_rows"]
 
@@ -36,8 +45,8 @@ def add_parser(sub: Any) -> None:
 
 
 def _entry_questions(settings: Settings) -> dict[str, str]:
-    from ..errors import IndexMissing
-    from ..index import read_index
+    from kb.errors import IndexMissing
+    from kb.index import read_index
 
     try:
         # The command speaks English: each entry by its English question where it has one.
@@ -47,9 +56,9 @@ def _entry_questions(settings: Settings) -> dict[str, str]:
 
 
 def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
-    from ..embedding import open_embedder
-    from .drafts import draft_entry
-    from .groups import GapFinder
+    from kb.embedding import open_embedder
+    from kb.insights.drafts import draft_entry
+    from kb.insights.groups import GapFinder
 
     window = parse_since(args.since)
     path = store_path(settings.data_dir)

@@ -1,0 +1,98 @@
+"""The web app's settings: the library's (`kb.settings.Settings`) and those only a server has.
+
+Both come from the same `KB_` environment variables: a field `name` is set by `KB_NAME`.
+The server's are its name and tagline, who may call it (origins, tokens, Slack's secret),
+how often it looks for a new index, and what it accepts from a client (rate, body size,
+proxies believed).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, fields
+
+from kb.errors import SettingsError
+from kb.settings import Settings, setting
+
+__all__ = ["ServerSettings"]
+
+
+@dataclass(frozen=True)
+class ServerSettings(Settings):
+    """The library's settings and the web app's own."""
+
+    site_name: str = setting(
+        "", "the site's name in every page's header and title and the home page's heading (empty: from the index)"
+    )
+    site_tagline: str = setting("", "the home page's tagline (empty: from the index)")
+    allowed_origins: str = setting(
+        "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
+    )
+    slack_signing_secret: str = setting("", "the Slack app's signing secret; the Slack routes are off without it")
+    admin_token: str = setting("", "bearer token for /insights and admin routes; they are off without it")
+    reload_interval: float = setting(
+        2.0, "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",
+        zero_off=True,
+    )
+    rate_limit: str = setting(
+        "600/minute", "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)"
+    )
+    max_body_bytes: int = setting(262_144, "largest request body accepted, in bytes (larger: 413)")
+    trusted_proxies: str = setting(
+        "", "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
+            "X-Forwarded-Proto are believed (empty: none, not even this machine)"
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
+        _parse_proxies(self.trusted_proxies)
+
+    @classmethod
+    def of(cls, settings: Settings) -> "ServerSettings":
+        """`settings` as they are when they are a server's; else the library's, with the server's defaults."""
+        if isinstance(settings, cls):
+            return settings
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(Settings)})
+
+    @property
+    def rate(self) -> tuple[int, float] | None:
+        """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
+        return _parse_rate(self.rate_limit)
+
+    @property
+    def proxies(self) -> tuple[str, ...]:
+        """KB_TRUSTED_PROXIES as a tuple of addresses and networks."""
+        return _parse_proxies(self.trusted_proxies)
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
+
+
+_PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
+
+
+def _parse_rate(raw: str) -> tuple[int, float] | None:
+    """`N/second`, `N/minute` or `N/hour` as (N, seconds); `off` as None."""
+    text = raw.strip().lower()
+    if text == "off":
+        return None
+    count, _, unit = text.partition("/")
+    if count.strip().isdigit() and int(count) > 0 and unit.strip() in _PERIODS:
+        return int(count), _PERIODS[unit.strip()]
+    raise SettingsError("KB_RATE_LIMIT", raw, "N/second, N/minute or N/hour with N above 0, or off")
+
+
+def _parse_proxies(raw: str) -> tuple[str, ...]:
+    """Comma-separated IP addresses or networks (`10.0.0.5`, `10.0.0.0/24`, `::1`)."""
+    proxies = tuple(p.strip() for p in raw.split(",") if p.strip())
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise SettingsError(
+                "KB_TRUSTED_PROXIES", raw, f"IP addresses or networks separated by commas ({proxy!r} is neither)"
+            ) from None
+    return proxies
+

@@ -3,10 +3,13 @@
 - `store`, `migrations`, `records`: the database, its schema and the rows it holds; the
   store talks to a SQLite file (`sqlite_db`) or to PostgreSQL (`postgres_db`, with `sql`
   translating the statements);
-- `recorder`, `writer`: what answering code calls to record, and the thread that writes;
+- `recorder`, `writer`: the listener to what is asked and voted (`kb.events`), and the
+  thread that writes;
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
   for each group, the answers that may be wrong;
-- `report`: the tables the /insights page, its CSV exports and `kb insights` (`kbcli.insights`) show.
+- `report`: the tables the /insights page, its CSV exports and `kb insights` (`kbcli.insights`) show;
+- `service`: `Insights`, the one object the /insights page, its CSV exports and the links'
+  admin API go through (the report, dismissing and restoring gaps, the links).
 
 Grouping needs numpy and the embedder, and recording needs the search's types: their names
 (`GapFinder`, `Gap`, `draft_entry`, `Recorder`, ...) load on first use, so that importing

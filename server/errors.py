@@ -21,6 +21,8 @@ from starlette.types import Receive, Scope, Send
 from kb.errors import BuildRefused, EntryNotFound, IndexUnreadable, KBError, LLMFailed, QueryError, SettingsError
 
 from .deps import app_settings
+from .exceptions import ServerError
+from .headers import SECURITY_HEADERS
 from .rendering.templates import page
 from .schemas import ErrorOut
 from .slack.payload import BadSlackPayload
@@ -28,31 +30,28 @@ from .slack.signature import BadSlackSignature
 
 __all__ = [
     "handle_error", "install_error_handler", "describe", "send_error", "document_error_responses", "RATE_EXEMPT",
-    "ON_EVERY_RESPONSE",
+    "STATUS", "status_of",
 ]
 
 log = logging.getLogger("kb.server")
 
-# Headers every response carries, JSON and static files included (`SecurityHeaders` in
-# server/middleware.py): `nosniff` keeps a browser from running a JSON answer or a text file
-# as a script or page whatever its content; `Referrer-Policy` sends other sites only this
-# server's origin, never the query in the URL.
-ON_EVERY_RESPONSE = (
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"strict-origin-when-cross-origin"),
-)
-SECURITY_HEADERS = {name.decode(): value.decode() for name, value in ON_EVERY_RESPONSE}
+# The HTTP status of each error, by class; an error's is that of the nearest class in its
+# hierarchy listed here (as Starlette picks an exception handler), else 500.
+STATUS: dict[type[Exception], int] = {
+    EntryNotFound: 404,
+    QueryError: 422,
+    IndexUnreadable: 503,
+    LLMFailed: 502,
+    SettingsError: 500,
+    BuildRefused: 409,
+    BadSlackSignature: 401,
+    BadSlackPayload: 400,
+}
 
-_STATUS: list[tuple[type[KBError], int]] = [
-    (EntryNotFound, 404),
-    (QueryError, 422),
-    (IndexUnreadable, 503),
-    (LLMFailed, 502),
-    (SettingsError, 500),
-    (BadSlackSignature, 401),
-    (BadSlackPayload, 400),
-    (BuildRefused, 409),
-]
+
+def status_of(exc: Exception) -> int:
+    """The status `STATUS` gives the nearest class of `exc`'s hierarchy; 500 when none is listed."""
+    return next((STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS), 500)
 
 
 def _validation_message(exc: RequestValidationError) -> str:
@@ -80,9 +79,8 @@ def describe(exc: Exception) -> tuple[int, str]:
         return 422, _validation_message(exc)
     if isinstance(exc, StarletteHTTPException):
         return exc.status_code, str(exc.detail)
-    if isinstance(exc, KBError):
-        status = next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
-        return status, str(exc)
+    if isinstance(exc, (KBError, ServerError)):
+        return status_of(exc), str(exc)
     return 500, "internal error"
 
 
@@ -97,7 +95,7 @@ def _wants_json(request: Request) -> bool:
 async def handle_error(request: Request, exc: Exception) -> Response:
     status, message = describe(exc)
     if status >= 500:
-        log.error("%s %s: %s", request.method, request.url.path, message, exc_info=not isinstance(exc, KBError))
+        log.error("%s %s: %s", request.method, request.url.path, message, exc_info=not isinstance(exc, (KBError, ServerError)))
     # A 500 is sent from outside the middleware (Starlette's ServerErrorMiddleware), so it
     # gets the headers every response carries here.
     headers = {**SECURITY_HEADERS, **(getattr(exc, "headers", None) or {})}
@@ -126,7 +124,7 @@ async def send_error(
 
 
 def install_error_handler(app: FastAPI) -> None:
-    for cls in (KBError, StarletteHTTPException, RequestValidationError, Exception):
+    for cls in (KBError, ServerError, StarletteHTTPException, RequestValidationError, Exception):
         app.add_exception_handler(cls, handle_error)
     document_error_responses(app)
 

@@ -21,7 +21,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb.lru import LRU
 
-from .errors import ON_EVERY_RESPONSE, RATE_EXEMPT, send_error
+from .errors import RATE_EXEMPT, send_error
+from .headers import ON_EVERY_RESPONSE
 from .limits import BodyRefused, CheckedBody, bad_utf8_parameter, is_json, too_large
 from .ratelimit import LogBudget, TokenBuckets, client_address
 from .reload import Reloader, pin

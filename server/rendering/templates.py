@@ -17,11 +17,12 @@ from kb.provenance import original_label, original_url, version_note
 from kb.tags import label as tag_label
 from kb.tags import tag_table
 
+from ..headers import PAGE_HEADERS
 from .intro import site
 from .strings import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
 from .markdown import mark_terms, plain_text, render_markdown
 
-__all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "content_lang", "SECURITY_HEADERS"]
+__all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "content_lang"]
 
 # The pages and static files: `server/templates/` in an installed wheel (setup.py puts the
 # top-level `templates/` there), `templates/` beside `server/` in a source checkout.
@@ -31,15 +32,6 @@ TEMPLATES_DIR = next(
 )
 STATIC_DIR = TEMPLATES_DIR / "static"
 
-# Pages load scripts, styles and fonts from this server only; nothing inline, no CDN. (Every
-# response, pages included, also gets nosniff and a Referrer-Policy: server/middleware.py.)
-SECURITY_HEADERS = {
-    "Content-Security-Policy": (
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; "
-        "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
-    ),
-    "Vary": "Accept-Language, Cookie",
-}
 
 
 def _static_versions() -> dict[str, str]:
@@ -100,7 +92,7 @@ def page(request: Request, name: str, context: dict[str, Any], status_code: int 
         **context,
     }
     response = templates.TemplateResponse(request, name, full, status_code=status_code)
-    response.headers.update(SECURITY_HEADERS)
+    response.headers.update(PAGE_HEADERS)
     return response
 
 

@@ -12,12 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kb.errors import KBError
+from ..exceptions import ServerError
 
 __all__ = ["BlockActions", "Action", "BadSlackPayload", "block_actions"]
 
 
-class BadSlackPayload(KBError):
+class BadSlackPayload(ServerError):
     """A payload that is not JSON or not of the shape Slack sends; the message names the field."""
 
 

@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import time
 
-from kb.errors import KBError
+from ..exceptions import ServerError
 
 __all__ = ["BadSlackSignature", "sign", "verify", "MAX_AGE_SECONDS", "MAX_TIMESTAMP_DIGITS"]
 
@@ -19,7 +19,7 @@ MAX_AGE_SECONDS = 300
 MAX_TIMESTAMP_DIGITS = 12  # Unix seconds have 10 digits until the year 2286
 
 
-class BadSlackSignature(KBError):
+class BadSlackSignature(ServerError):
     """A request that does not carry a valid, fresh Slack signature; the message says which part failed."""
 
 

@@ -10,32 +10,11 @@ from typing import Any, Sequence
 from .hits import Hit, SearchResult
 from .provenance import version_note
 from .text import tokenize
+from .wording import LANGS, words
 
 __all__ = ["Answer", "compose_answer", "elsewhere_note", "followup_query", "RELATED"]
 
 RELATED = 3  # entries offered beside an answer, and on an entry's page
-
-_WORDS = {
-    "en": {
-        "source": "Source",
-        "related": "Related",
-        "none": "No confident answer in the FAQ. The nearest entries:",
-        "empty": "No confident answer in the FAQ, and no entry comes near.",
-        "not_covered": "{named}'s FAQ does not cover this.",
-        "from_other": "{named}'s FAQ does not cover this; this answer is from {other}'s FAQ.",
-        "nearest": "The nearest entries:",
-    },
-    "zh": {
-        "source": "来源",
-        "related": "相关条目",
-        "none": "FAQ 中没有把握的答案。最接近的条目：",
-        "empty": "FAQ 中没有把握的答案，也没有相近的条目。",
-        "not_covered": "{named} 的 FAQ 没有涉及这个问题。",
-        "from_other": "{named} 的 FAQ 没有涉及这个问题；这个答案来自 {other} 的 FAQ。",
-        "nearest": "最接近的条目：",
-    },
-}
-
 
 @dataclass(frozen=True)
 class Answer:
@@ -58,22 +37,21 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
     answer, only those within the calibrated margin of its score (often none); without one,
     the nearest few. The hits are given as they are (`SearchResult.in_language` picks the
     reader's version); an answer in another language than `lang` opens with a line saying so."""
-    words = _WORDS.get(lang, _WORDS["en"])
     hits = result.worth_showing()[: RELATED + 1]
     elsewhere = elsewhere_note(result, lang)
     if result.answered and hits:
         best = hits[0].entry
         note = [f"*{elsewhere}*", ""] if elsewhere else []
-        said = version_note(best, lang) if lang in _WORDS else ""
+        said = version_note(best, lang) if lang in LANGS else ""
         note += [f"*{said}*", ""] if said else []
         where = " · ".join(filter(None, (best.source_title_in(lang), best.source_version)))
-        lines = note + [best.answer.strip(), "", f"{words['source']}: [{where}]({best.url})"]
+        lines = note + [best.answer.strip(), "", f"{words('answer_source', lang)}: [{where}]({best.url})"]
         if len(hits) > 1:
-            lines += ["", f"{words['related']}:"] + [f"- {_link(h)}" for h in hits[1:]]
+            lines += ["", f"{words('answer_related', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
         return Answer("\n".join(lines), True, tuple(hits), elsewhere)
     if not hits:
-        return Answer(words["empty"], False, ())
-    opening = f"{elsewhere} {words['nearest']}" if elsewhere else words["none"]
+        return Answer(words("answer_empty", lang), False, ())
+    opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
     lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
     return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere)
 
@@ -84,10 +62,9 @@ def elsewhere_note(result: SearchResult, lang: str) -> str:
     found comes from instead; "" otherwise."""
     if not result.elsewhere:
         return ""
-    words = _WORDS.get(lang, _WORDS["en"])
     if result.answered and result.hits:
-        return words["from_other"].format(named=result.named, other=result.hits[0].entry.source_label(lang))
-    return words["not_covered"].format(named=result.named)
+        return words("answer_from_other", lang, named=result.named, other=result.hits[0].entry.source_label(lang))
+    return words("answer_not_covered", lang, named=result.named)
 
 
 # A follow-up leans on the question before it: "what about for sglang?", "那 vLLM 呢？"

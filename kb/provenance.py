@@ -9,39 +9,21 @@ or a machine's draft not yet reviewed). The authors' own versions say nothing.
 from __future__ import annotations
 
 from .entries import Entry
+from .wording import strings, words
 
 __all__ = ["only_in", "translation_note", "version_note", "original_url", "original_label"]
 
-_WORDS = {
-    "en": {
-        "only_in": "This entry has no English version; it is shown in {language}.",
-        "maintainers": "Translated from the {language} original by this knowledge base's maintainers.",
-        "machine": "Machine translation of the {language} original, not yet reviewed.",
-        "reviewed": "Machine translation of the {language} original, reviewed by this knowledge base's maintainers.",
-        "zh": "Chinese",
-        "en": "English",
-        "original": "original",
-    },
-    "zh": {
-        "only_in": "这个条目没有中文版本，下面是{language}原文。",
-        "maintainers": "本条由本知识库的维护者译自{language}原文。",
-        "machine": "本条为{language}原文的机器翻译，尚未审校。",
-        "reviewed": "本条为{language}原文的机器翻译，已由本知识库的维护者审校。",
-        "zh": "中文",
-        "en": "英文",
-        "original": "原文",
-    },
-}
+_TRANSLATORS = ("maintainers", "machine", "reviewed")  # who a translation note names (kb/data/strings.toml: note_*)
 
 
-def _words(reader: str) -> dict[str, str]:
-    return _WORDS.get(reader, _WORDS["en"])
+def _language(lang: str, reader: str) -> str:
+    """A language's name in the reader's language; the code itself for one the table does not name."""
+    return words(f"note_language_{lang}", reader) if f"note_language_{lang}" in strings() else lang
 
 
 def only_in(shown: str, reader: str) -> str:
     """One line in the reader's language: the entry has no version in it and is shown in `shown`."""
-    words = _words(reader)
-    return words["only_in"].format(language=words.get(shown, shown))
+    return words("note_only_in", reader, language=_language(shown, reader))
 
 
 def translation_note(entry: Entry, reader: str) -> str:
@@ -50,9 +32,8 @@ def translation_note(entry: Entry, reader: str) -> str:
     original = entry.original
     if original is None:
         return ""
-    words = _words(reader)
     kind = "reviewed" if entry.translated_by == "machine" and entry.reviewed else entry.translated_by
-    return words.get(kind, words["maintainers"]).format(language=words.get(original.lang, original.lang))
+    return words(f"note_{kind if kind in _TRANSLATORS else 'maintainers'}", reader, language=_language(original.lang, reader))
 
 
 def version_note(entry: Entry, reader: str | None) -> str:
@@ -73,4 +54,4 @@ def original_url(entry: Entry) -> str:
 
 def original_label(reader: str) -> str:
     """The word for the original, in the reader's language: a link's text beside a translation note."""
-    return _words(reader)["original"]
+    return words("note_original", reader)

@@ -97,3 +97,14 @@ def test_toggle_rejects_an_unknown_language(client: TestClient) -> None:
     response = client.get("/lang/fr", headers={"Accept": "application/json"})
     assert response.status_code == 422
     assert response.json()["error"].startswith("lang:")
+
+
+def test_the_library_and_the_server_read_one_table() -> None:
+    from pathlib import Path
+
+    from kb import wording
+    from kb.wording import STRINGS_FILE, words
+
+    assert strings is wording.strings
+    assert [p.name for p in Path(__file__).resolve().parent.parent.glob("*/**/strings.toml")] == [STRINGS_FILE.name]
+    assert Translator("zh")("answer_source") == words("answer_source", "zh") == "来源"

@@ -12,12 +12,12 @@ from typing import Callable, Iterator
 import pytest
 
 from ingest.manifest import load_manifest
+from kb import wording as i18n
 from kb.errors import SourceError
 from kb.glossary import Glossary
 from kb.settings import SHIPPED_SOURCES
 from kb.tags import TAGS_PATH, load_tags
 from kb.text import GLOSSARY_PATH
-from server.rendering import strings as i18n
 
 Loader = Callable[[Path], object]
 

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "kb", "ingest", "server", "kbcli", "templates")
 PACKAGED = (
     "server/templates/base.html", "server/templates/static/widget.js", "server/templates/static/app.css",
-    "server/rendering/strings.toml", "kb/data/tags.toml", "kb/data/glossary.toml", "kb/sources/sources.toml",
+    "kb/data/strings.toml", "kb/data/tags.toml", "kb/data/glossary.toml", "kb/sources/sources.toml",
 )
 WHERE = "import json, sysconfig, kb, server, ingest; print(json.dumps([sysconfig.get_path('purelib'), kb.__file__, server.__file__, ingest.__file__]))"
 

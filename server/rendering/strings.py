@@ -1,4 +1,4 @@
-"""Interface language: the string table (strings.toml), and choosing zh or en for a request.
+"""Interface language: the library's string table (kb/data/strings.toml, `kb.wording`), and choosing zh or en for a request.
 
 The language comes from the `kb_lang` cookie when the reader chose one with the toggle,
 else from the best match in `Accept-Language`, else English.
@@ -7,46 +7,14 @@ else from the best match in `Accept-Language`, else English.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from pydantic import RootModel, ValidationInfo, field_validator
-
-from kb.tomlfile import DataModel, load_toml
+from kb.wording import DEFAULT_LANG, LANGS, strings
 
 __all__ = ["LANGS", "DEFAULT_LANG", "COOKIE", "CONTENT_COOKIE", "Translator", "strings", "negotiate", "choose_lang"]
 
-LANGS = ("zh", "en")
-DEFAULT_LANG = "en"
 COOKIE = "kb_lang"
 CONTENT_COOKIE = "kb_hl"  # the language an entry page was last switched to
-STRINGS_FILE = Path(__file__).with_name("strings.toml")
-
-
-class _Text(DataModel):
-    """One string in both languages: a text, or a list of texts (`t.list`)."""
-
-    zh: str | list[str]
-    en: str | list[str]
-
-    @field_validator("zh", "en", mode="before")
-    @classmethod
-    def _text(cls, value: Any, info: ValidationInfo) -> Any:
-        if not (isinstance(value, str) or isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise ValueError(f"field {info.field_name!r} must be a string or a list of strings, got {value!r}")
-        if not value:
-            raise ValueError(f"field {info.field_name!r} is empty")
-        return value
-
-
-_Strings = RootModel[dict[str, _Text]]
-
-
-@lru_cache(maxsize=1)
-def strings() -> dict[str, dict[str, Any]]:
-    """The string table: {key: {"zh": ..., "en": ...}}; every key must have both languages."""
-    return load_toml(STRINGS_FILE, _Strings, "the string table").data
 
 
 @dataclass(frozen=True)

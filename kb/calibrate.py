@@ -165,11 +165,33 @@ def _logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     return coef, float(beta[-1] - coef @ mean)
 
 
+# Evidence that an entry answers never counts against answering, and a near not-covered
+# question never counts for it: a feature whose fitted weight has the wrong sign is left out
+# and the model fitted again (real out-of-scope questions share words and meaning with the
+# entries as much as answerable ones do, so a free fit can learn that more of either means
+# less likely answered, and then answers "the best pizza in Naples, ROLL?").
+ANSWER_SIGNS = {
+    "score": 1, "gap": 1, "coverage": 1, "question": 1, "dense_margin": 1, "alternate": 1, "not_covered": -1, JUDGE: 1,
+}
+
+
+def _signed_logistic(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, float]:
+    """`_logistic`, leaving out each feature whose weight takes the wrong sign (ANSWER_SIGNS)."""
+    signs = np.array([ANSWER_SIGNS.get(name, 0) for name in names])
+    kept = np.ones(len(names), bool)
+    while True:
+        coef, bias = _logistic(np.where(kept, x, 0.0), y)
+        wrong = kept & (coef * signs < 0)
+        if not wrong.any():
+            return np.where(kept, coef, 0.0), bias
+        kept &= ~wrong
+
+
 def _fit(questions: list[_Question], base: Weights, fitted: Sequence[str] = RANK_FEATURES) -> Weights:
     w = _best_ranking(questions, base, fitted)
     x = _answer_rows(questions, w)
     y = np.array([q.query.answerable for q in questions], dtype=float)
-    coef, bias = _logistic(x, y)
+    coef, bias = _signed_logistic(x, y, w.answer_features)
     w = replace(w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6), answer_threshold=0.0)
     p = w.answer_probability(x)
     # Real questions (from issue trackers) are harder than written ones: the threshold keeps

@@ -167,8 +167,11 @@ class Features:
         best = order[0]
         second = score[order[1]] if len(order) > 1 else score[best] - 0.1
         judge = [float(self._judge()[best])] if w.judged else []
+        # Naming a framework lifts its entries over the others' but says nothing of whether one
+        # answers ("the best pizza in Naples, ROLL?"): the answer model reads the score without it.
+        named = float(self.named[best]) * w.rank_coef[RANK_FEATURES.index("named")]
         return np.array([
-            score[best],
+            score[best] - named,
             score[best] - second,
             self.coverage[best],
             self.question[best],

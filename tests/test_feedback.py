@@ -148,8 +148,8 @@ def test_questions_are_recorded_with_their_channel_language_and_outcome(client: 
     widget_page = {"Origin": "https://docs.example.com"}
     assert client.get("/api/search", params={"q": "如何续训"}).status_code == 200
     assert client.get("/api/search", params={"q": "OOM", "channel": "web"}).status_code == 200
-    assert client.get("/api/search", params={"q": "how do I bake bread"}, headers=widget_page).status_code == 200
-    assert client.get("/api/search", params={"q": "ray hangs"}, headers={"Origin": "http://testserver"}).status_code == 200
+    assert client.get("/api/search", params={"q": "what's the weather in Paris"}, headers=widget_page).status_code == 200
+    assert client.get("/api/search", params={"q": "how do I resume training"}, headers={"Origin": "http://testserver"}).status_code == 200
     assert client.post("/api/chat", json={"message": "how do I resume training in slime?"}).status_code == 200
     history = [{"role": "user", "content": "slime 训练时 OOM 怎么办？"}, {"role": "assistant", "content": "..."}]
     stream = client.post("/api/chat?channel=widget", json={"message": "那 ROLL 呢？", "history": history},
@@ -163,8 +163,8 @@ def test_questions_are_recorded_with_their_channel_language_and_outcome(client: 
     assert recorded == [
         ("如何续训", "zh", "api", "search", 1, 1, 1, 1),
         ("OOM", "en", "web", "search", 1, 1, 1, 1),
-        ("how do I bake bread", "en", "widget", "search", 0, 1, 1, 1),
-        ("ray hangs", "en", "api", "search", 1, 1, 1, 1),
+        ("what's the weather in Paris", "en", "widget", "search", 0, 1, 1, 1),
+        ("how do I resume training", "en", "api", "search", 1, 1, 1, 1),
         ("how do I resume training in slime?", "en", "api", "chat", 1, 1, 1, 1),
         ("训练时 OOM 怎么办？ 那 ROLL 呢？", "zh", "widget", "chat", 1, 1, 1, 1),  # the follow-up, as searched
         ("怎么烤面包", "zh", "web", "search", 0, 1, 1, 1),

@@ -114,8 +114,8 @@ class _Source(DataModel):
     name: str
     file: str
     title: dict[str, str]  # {lang: title}; {"": title} for one title in every language
-    framework: str
     lang: str
+    framework: str = ""  # the framework the FAQ is about, when it is about one
     version: str = ""
     url: str = ""
     live_url: str = ""
@@ -123,7 +123,7 @@ class _Source(DataModel):
     license: str = ""
     translation: _Translation | None = None
 
-    _required = field_validator("name", "file", "framework", "lang")(nonempty)
+    _required = field_validator("name", "file", "lang")(nonempty)
     _title = field_validator("title", mode="before")(_per_language)
     _lang = field_validator("lang")(_lang)
     _entries = field_validator("entries")(_entries)

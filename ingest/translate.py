@@ -390,9 +390,11 @@ def _table(header: str, fields: Sequence[tuple[str, str | bool | Sequence[str]]]
 
 def _source_table(source: Source) -> list[str]:
     fields: list[tuple[str, str | bool | Sequence[str]]] = [
-        (key, getattr(source, key)) for key in ("name", "file", "title", "framework", "lang")
+        (key, getattr(source, key)) for key in ("name", "file", "title", "lang")
     ]
-    fields += [(key, getattr(source, key)) for key in ("version", "url", "live_url", "license") if getattr(source, key)]
+    fields += [
+        (key, getattr(source, key)) for key in ("framework", "version", "url", "live_url", "license") if getattr(source, key)
+    ]
     return _table("[[source]]", [*fields, ("entries", source.entries)])
 
 

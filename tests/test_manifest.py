@@ -102,8 +102,13 @@ def test_toml_syntax_error_names_the_line(tmp_path):
 
 
 def test_missing_required_field(tmp_path):
-    found = error(tmp_path, GOOD.replace('framework = "Demo"\n', ""))
-    assert found.message == "source 'demo': missing required field 'framework'"
+    found = error(tmp_path, GOOD.replace('lang = "en"\n', "", 1))
+    assert found.message == "source 'demo': missing required field 'lang'"
+
+
+def test_a_source_need_not_name_a_framework(tmp_path):
+    (source,) = load_manifest(make(tmp_path, GOOD.replace('framework = "Demo"\n', "")))
+    assert source.framework == ""
 
 
 def test_unknown_entries_style(tmp_path):

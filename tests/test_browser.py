@@ -394,7 +394,7 @@ def test_the_api_docs_render_with_every_other_origin_blocked(
     t.problems[:] = [p for p in t.problems if "https://cdn.redoc.ly/redoc/logo-mini.svg" not in p]
 
 
-FOLLOW_UP = "how do I do that on 2 nodes?"
+FOLLOW_UP = "can I do that on 2 nodes?"
 
 
 @pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "desktop"), ({"width": 375, "height": 740}, "phone")])

@@ -362,7 +362,7 @@ def test_markup_in_a_question_is_shown_as_text_never_run(tab: Callable[..., Page
     t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
     page = load(t)
     page.locator(".launcher").click()
-    question = "<img src=x onerror=alert(1)><script>alert(2)</script> pizza"
+    question = "<img src=x onerror=alert(1)><script>alert(2)</script> what's the weather in Paris"
     page.locator("#kbw-q").fill(question)
     page.locator("#kbw-q").press("Enter")
     page.wait_for_selector(".msg.bot .note")

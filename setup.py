@@ -7,6 +7,10 @@ as `server/templates/`, where `server.rendering.templates.TEMPLATES_DIR` looks f
 from setuptools import find_namespace_packages, setup
 
 setup(
-    packages=[*find_namespace_packages(include=["kb*", "ingest*", "server*", "kbcli*"]), "server.templates", "server.templates.static"],
+    packages=[
+        *find_namespace_packages(include=["kb*", "ingest*", "server*", "kbcli*"]),
+        "server.templates",
+        "server.templates.static",
+    ],
     package_dir={"server.templates": "templates"},
 )

@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kb import calibrate as cal  # noqa: E402
 from kb import search  # noqa: E402
+from kb.dense import DenseIndex  # noqa: E402
 from kb.evaluate import load_queries  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
+from kb.scoring import RANK_FEATURES  # noqa: E402
 from kb.settings import Settings  # noqa: E402
 from kb.stacktrace import looks_like_trace, reduce_trace  # noqa: E402
-from kb.dense import DenseIndex  # noqa: E402
-from kb.scoring import RANK_FEATURES  # noqa: E402
 
 FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 IDENTIFIER = re.compile(r"[_\-.]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
@@ -38,8 +38,10 @@ def row(name: str, report: dict) -> str:
     by = f["by_lang"]
     o = f["overall"]
     oos = f["out_of_scope"]
-    return (f"| {name} | {o['recall_at_1']:.3f} (en {by['en']['recall_at_1']:.3f}, zh {by['zh']['recall_at_1']:.3f}) "
-            f"| {o['mrr_at_10']:.3f} | {oos['abstained']}/{oos['queries']} | {o['false_abstention']:.1%} |")
+    return (
+        f"| {name} | {o['recall_at_1']:.3f} (en {by['en']['recall_at_1']:.3f}, zh {by['zh']['recall_at_1']:.3f}) "
+        f"| {o['mrr_at_10']:.3f} | {oos['abstained']}/{oos['queries']} | {o['false_abstention']:.1%} |"
+    )
 
 
 def main() -> None:
@@ -50,7 +52,10 @@ def main() -> None:
     print("|---|---|---|---|---|")
     print(row("everything", cal.calibrate(searcher, queries)[1]))
     for name, fitted in (
-        ("no length prior (the earlier fusion: dense, coverage, question, framework)", [f for f in RANK_FEATURES if f != "length"]),
+        (
+            "no length prior (the earlier fusion: dense, coverage, question, framework)",
+            [f for f in RANK_FEATURES if f != "length"],
+        ),
         ("no lexical evidence (dense, framework, length)", ["dense", "named", "length"]),
         ("dense only (no lexical or framework evidence)", ["dense"]),
     ):
@@ -59,7 +64,9 @@ def main() -> None:
         print(row("no tracker-noise cleaning", cal.calibrate(searcher, queries)[1]))
     gloss = searcher.glossary.gloss
     plan = searcher.plan
-    with mock.patch.object(searcher, "plan", lambda *a, **k: (lambda p: dataclasses.replace(p, embed_text=gloss(p.text)))(plan(*a, **k))):
+    with mock.patch.object(
+        searcher, "plan", lambda *a, **k: (lambda p: dataclasses.replace(p, embed_text=gloss(p.text)))(plan(*a, **k))
+    ):
         print(row("query embedded with its glossary expansion", cal.calibrate(searcher, queries)[1]))
     for name, patches in tried(searcher):
         with patches():
@@ -99,6 +106,7 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
             whole = cosines(ids, q)
             part = _best_of(part_owners, part_vectors @ q, n)[ids]
             return (1 - share) * whole + share * np.maximum(part, whole)
+
         return entry_cosines
 
     def with_questions(ids: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -115,28 +123,47 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
     def less_hub(hubness: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         def entry_cosines(ids: np.ndarray, q: np.ndarray) -> np.ndarray:
             return cosines(ids, q) - hubness[ids]
+
         return entry_cosines
 
     def reduced(text: str) -> str:
-        return FENCE.sub(lambda m: "```\n" + reduce_trace(m.group(1)) + "\n```" if looks_like_trace(m.group(1)) else m.group(0), text)
+        return FENCE.sub(
+            lambda m: "```\n" + reduce_trace(m.group(1)) + "\n```" if looks_like_trace(m.group(1)) else m.group(0), text
+        )
 
-    reduced_dense = DenseIndex.from_vectors(s.embedder.embed_passages([s.glossary.gloss(reduced(v.text)) for _, v in versions]))
+    reduced_dense = DenseIndex.from_vectors(
+        s.embedder.embed_passages([s.glossary.gloss(reduced(v.text)) for _, v in versions])
+    )
 
     return [
-        ("a vector per answer part (paragraph, list item, code block), half its best part's cosine",
-         lambda: mock.patch.object(s, "entry_cosines", with_parts(0.5))),
-        ("a vector per answer part, the best of the entry's vectors",
-         lambda: mock.patch.object(s, "entry_cosines", with_parts(1.0))),
-        ("the question alone embedded as a query too (symmetric match), added",
-         lambda: mock.patch.object(s, "entry_cosines", with_questions)),
-        ("entry hubness (CSLS): its typical similarity to general text, taken off its cosine",
-         lambda: mock.patch.object(s, "entry_cosines", less_hub(general))),
-        ("entry hubness (CSLS): its typical similarity to the corpus's other questions, taken off its cosine",
-         lambda: mock.patch.object(s, "entry_cosines", less_hub(hub))),
-        ("entries' tracebacks reduced like a pasted one before embedding",
-         lambda: mock.patch.object(s, "dense", reduced_dense)),
-        ("abstention also on the share of the question's words no entry has, and its identifiers the best entry lacks",
-         lambda: _more_answer_features(s)),
+        (
+            "a vector per answer part (paragraph, list item, code block), half its best part's cosine",
+            lambda: mock.patch.object(s, "entry_cosines", with_parts(0.5)),
+        ),
+        (
+            "a vector per answer part, the best of the entry's vectors",
+            lambda: mock.patch.object(s, "entry_cosines", with_parts(1.0)),
+        ),
+        (
+            "the question alone embedded as a query too (symmetric match), added",
+            lambda: mock.patch.object(s, "entry_cosines", with_questions),
+        ),
+        (
+            "entry hubness (CSLS): its typical similarity to general text, taken off its cosine",
+            lambda: mock.patch.object(s, "entry_cosines", less_hub(general)),
+        ),
+        (
+            "entry hubness (CSLS): its typical similarity to the corpus's other questions, taken off its cosine",
+            lambda: mock.patch.object(s, "entry_cosines", less_hub(hub)),
+        ),
+        (
+            "entries' tracebacks reduced like a pasted one before embedding",
+            lambda: mock.patch.object(s, "dense", reduced_dense),
+        ),
+        (
+            "abstention also on the share of the question's words no entry has, and its identifiers the best entry lacks",
+            lambda: _more_answer_features(s),
+        ),
     ]
 
 

@@ -62,15 +62,24 @@ def run(quick: bool = False) -> list[Row]:
         changed_sources(Path(tmp) / "sources", "A sentence only the changed build has.")
         one, one_passages, _ = timed_build(settings, Path(tmp) / "sources")
     return [
-        Row("passages embedded per second (scratch ingest, empty cache)",
-            f"{passages / embed_seconds:.0f}/s ({passages} passages in {embed_seconds:.1f} s)", "–"),
+        Row(
+            "passages embedded per second (scratch ingest, empty cache)",
+            f"{passages / embed_seconds:.0f}/s ({passages} passages in {embed_seconds:.1f} s)",
+            "–",
+        ),
         Row("`kb ingest` from scratch", f"{scratch.seconds:.1f} s ({scratch.entries} entries)", "–"),
-        Row("`kb ingest`, nothing changed",
+        Row(
+            "`kb ingest`, nothing changed",
             f"{unchanged.seconds:.2f} s, {unchanged_passages} embedded",
             f"< {UNCHANGED_BUDGET_S:g} s, 0 embedded",
-            unchanged.seconds < UNCHANGED_BUDGET_S and unchanged_passages == 0),
-        Row("`kb ingest`, one answer changed", f"{one.seconds:.2f} s, {one_passages} embedded", "1 embedded",
-            one_passages == 1 and one.embedded == 1),
+            unchanged.seconds < UNCHANGED_BUDGET_S and unchanged_passages == 0,
+        ),
+        Row(
+            "`kb ingest`, one answer changed",
+            f"{one.seconds:.2f} s, {one_passages} embedded",
+            "1 embedded",
+            one_passages == 1 and one.embedded == 1,
+        ),
     ]
 
 

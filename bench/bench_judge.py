@@ -104,11 +104,13 @@ def run(quick: bool = False, count: int = 60) -> list[Row]:
             calibration = judged_calibration(Path(tmp) / f"{kind}.json", kind, model)
             for top in COUNTS:
                 added = added_ms(settings.with_(calibration=str(calibration), rerank_top=top), asked)
-                rows.append(Row(
-                    f"{name}, {top} candidate{'s' if top > 1 else ''}: added per question",
-                    f"p50 {statistics.median(added):.1f} ms, mean {statistics.fmean(added):.1f} ms, "
-                    f"max {max(added):.1f} ms ({len(added)} questions)",
-                ))
+                rows.append(
+                    Row(
+                        f"{name}, {top} candidate{'s' if top > 1 else ''}: added per question",
+                        f"p50 {statistics.median(added):.1f} ms, mean {statistics.fmean(added):.1f} ms, "
+                        f"max {max(added):.1f} ms ({len(added)} questions)",
+                    )
+                )
     return rows
 
 

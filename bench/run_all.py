@@ -36,8 +36,16 @@ sys.path.insert(0, str(BENCH))
 from common import ROOT, Row, machine, ok_mark, own_settings, table  # noqa: E402
 
 IN_PROCESS = (
-    "bench_startup", "bench_http", "bench_long_inputs", "bench_workers", "bench_core", "bench_soak", "bench_scale",
-    "bench_replicas", "bench_links", "learning",
+    "bench_startup",
+    "bench_http",
+    "bench_long_inputs",
+    "bench_workers",
+    "bench_core",
+    "bench_soak",
+    "bench_scale",
+    "bench_replicas",
+    "bench_links",
+    "learning",
 )
 
 
@@ -46,21 +54,32 @@ def slack_rows(output: str) -> list[Row]:
     if not found:
         raise ValueError("no `POST /slack/command` line")
     p50, p99, slowest = map(float, found.groups())
-    return [Row("signed `/faq` slash command, p50 / p99 / slowest", f"{p50:.0f} / {p99:.0f} / {slowest:.0f} ms",
-                "slowest < 3 s (Slack's limit)", slowest < 3000)]
+    return [
+        Row(
+            "signed `/faq` slash command, p50 / p99 / slowest",
+            f"{p50:.0f} / {p99:.0f} / {slowest:.0f} ms",
+            "slowest < 3 s (Slack's limit)",
+            slowest < 3000,
+        )
+    ]
 
 
 def insights_rows(output: str) -> list[Row]:
     ratio = float(_find(r"p50 with / without: ([\d.]+)", output)[0])
     cost = float(_find(r"Recorder.searched costs the request ([\d.]+) µs", output)[0])
     clients, rate, failed, recorded, sent = map(
-        int, _find(r"(\d+) concurrent clients: (\d+) searches/s, (\d+) failed, (\d+) of (\d+) recorded", output))
+        int, _find(r"(\d+) concurrent clients: (\d+) searches/s, (\d+) failed, (\d+) of (\d+) recorded", output)
+    )
     return [
         Row("`/api/search` p50 with the insights store / without", f"{ratio:.3f}", "≈ 1 (≤ 1.05)", ratio <= 1.05),
         Row("`Recorder.searched`, cost to the request", f"{cost:.0f} µs", "–"),
         # Rows still queued from its latency blocks can land in the count too, hence "at least".
-        Row(f"recording under {clients} concurrent clients", f"{rate}/s, {failed} failed, {recorded} of {sent} recorded",
-            "none failed, all recorded", failed == 0 and recorded >= sent),
+        Row(
+            f"recording under {clients} concurrent clients",
+            f"{rate}/s, {failed} failed, {recorded} of {sent} recorded",
+            "none failed, all recorded",
+            failed == 0 and recorded >= sent,
+        ),
     ]
 
 
@@ -89,8 +108,13 @@ def in_process(name: str, quick: bool) -> tuple[str, list[Row]]:
 
 def script(name: str, quick: bool) -> tuple[str, list[Row]]:
     section, args, quick_args, rows = SCRIPTS[name]
-    done = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), *(quick_args if quick else args)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), *(quick_args if quick else args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     sys.stderr.write(done.stdout)
     if done.returncode != 0:
         raise RuntimeError(f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1:]}")
@@ -119,11 +143,17 @@ def main() -> None:
             print(f"== {name}: {time.perf_counter() - began:.0f} s", file=sys.stderr)
 
     print()
-    print(table([(section, r.metric, r.measured, r.target, ok_mark(r.ok)) for section, r in results],
-                ("section", "metric", "measured", "target", "ok?")))
+    print(
+        table(
+            [(section, r.metric, r.measured, r.target, ok_mark(r.ok)) for section, r in results],
+            ("section", "metric", "measured", "target", "ok?"),
+        )
+    )
     failed = sum(r.ok is False for _, r in results)
-    print(f"\n{failed} of {sum(r.ok is not None for _, r in results)} targets missed; "
-          f"{'quick run' if args.quick else 'full run'} in {time.perf_counter() - started:.0f} s on:")
+    print(
+        f"\n{failed} of {sum(r.ok is not None for _, r in results)} targets missed; "
+        f"{'quick run' if args.quick else 'full run'} in {time.perf_counter() - started:.0f} s on:"
+    )
     print("\n".join(f"- {line}" for line in machine()))
 
 

@@ -97,7 +97,7 @@ def _wrap_bare_urls(text: str) -> str:
         if start and text[start - 1] == "<":  # already an autolink
             return match.group(0)
         url = _trim_url(match.group(0))
-        return f"<{url}>{match.group(0)[len(url):]}"
+        return f"<{url}>{match.group(0)[len(url) :]}"
 
     return _BARE_URL.sub(wrap, text)
 
@@ -143,6 +143,4 @@ def absolutize_links(markdown: str, base_url: str) -> str:
     wrapped as `<https://...>` autolinks. An empty `base_url` leaves relative links be."""
     code = code_lines(markdown)
     lines = markdown.split("\n")
-    return "\n".join(
-        line if number in code else _line(line, base_url) for number, line in enumerate(lines)
-    )
+    return "\n".join(line if number in code else _line(line, base_url) for number, line in enumerate(lines))

@@ -63,7 +63,7 @@ def _per_language(value: object, info: ValidationInfo) -> dict[str, str]:
     if not isinstance(value, dict) or not value:
         raise ValueError(
             f"field {name!r} must be a string or a table of one per language "
-            f"({name} = {{ zh = \"…\", en = \"…\" }}), got {value!r}"
+            f'({name} = {{ zh = "…", en = "…" }}), got {value!r}'
         )
     for lang, text in value.items():
         if lang not in LANGS:
@@ -177,7 +177,8 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         if other.title:  # a translation's own title, as manifests have always allowed
             titles = fields["titles"] = titles | {other.lang: other.title}
         translated = other.model_dump() | {
-            "entries": other.entries or table.entries, "title": titles.get(other.lang) or fields["title"],
+            "entries": other.entries or table.entries,
+            "title": titles.get(other.lang) or fields["title"],
             "titles": titles,
             "translated_by": "" if other.translated_by == "authors" else other.translated_by,
             "skipped": tuple(other.skipped),
@@ -187,7 +188,7 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
 
 
 def _language_suffix(path: Path) -> str | None:
-    """"en" for `faq.en.md`, None for `faq.md`."""
+    """ "en" for `faq.en.md`, None for `faq.md`."""
     suffix = Path(path.stem).suffix.lstrip(".")
     return suffix if suffix in LANGS else None
 

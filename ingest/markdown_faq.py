@@ -112,9 +112,7 @@ def _by_headings(lines: list[str], headings: list[outline.Heading], base_url: st
     return found
 
 
-def _by_list(
-    tokens: list[Token], lines: list[str], headings: list[outline.Heading], base_url: str
-) -> list[_Question]:
+def _by_list(tokens: list[Token], lines: list[str], headings: list[outline.Heading], base_url: str) -> list[_Question]:
     items = []  # (question, line, spans, item end)
     for i, token in enumerate(tokens):
         if token.type == "list_item_open" and token.map:
@@ -172,7 +170,7 @@ def heading_title(text: str) -> str:
 
 
 def guess_entries_style(text: str) -> str:
-    """"headings" when questions are headings, "list" when they are bold list items."""
+    """ "headings" when questions are headings, "list" when they are bold list items."""
     text = restore_newlines(text) if has_lost_newlines(text) else text
     tokens = _md.parse(text)
     headings = outline.headings(tokens)
@@ -211,9 +209,7 @@ def parse_source(path: Path, source: Source) -> list[Entry]:
         found = _by_list(tokens, lines, headings, source.url)
         expected = "bold list items ('1. **question**')"
     if not found:
-        raise SourceError(
-            path, f"no entries found: expected {expected} (entries = {source.entries!r})"
-        )
+        raise SourceError(path, f"no entries found: expected {expected} (entries = {source.entries!r})")
     entries: list[Entry] = []
     first_line: dict[str, int] = {}
     for q in _titled(found):

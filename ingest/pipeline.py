@@ -25,7 +25,13 @@ from .manifest import load_site
 from .sources import parse_sources
 
 __all__ = [
-    "BuildReport", "SourceSummary", "build_index", "sources_hash", "index_is_stale", "indexed_sources", "BACKGROUND_PATH",
+    "BuildReport",
+    "SourceSummary",
+    "build_index",
+    "sources_hash",
+    "index_is_stale",
+    "indexed_sources",
+    "BACKGROUND_PATH",
 ]
 
 BACKGROUND_PATH = Path(__file__).resolve().parent.parent / "kb" / "data" / "background.txt"
@@ -56,7 +62,8 @@ def summarize(entries: Iterable[Entry]) -> tuple[SourceSummary, ...]:
         counts[e.source] = counts.get(e.source, 0) + 1
         langs.setdefault(e.source, set()).update(e.languages)
     return tuple(
-        SourceSummary(name, e.source_title_in("en"), counts[name], tuple(sorted(langs[name])), e.file) for name, e in first.items()
+        SourceSummary(name, e.source_title_in("en"), counts[name], tuple(sorted(langs[name])), e.file)
+        for name, e in first.items()
     )
 
 
@@ -130,18 +137,36 @@ def build_index(
         vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step)
         background, _ = embed_with_cache(embedder, [glossary.gloss(s) for s in background_sentences()], cache)
         # A learned question is embedded as the question a search embeds, so that asking it again meets it.
-        learned_vectors, _ = embed_with_cache(embedder, [searched_text(q.question) for q in learned], cache, queries=True)
+        learned_vectors, _ = embed_with_cache(
+            embedder, [searched_text(q.question) for q in learned], cache, queries=True
+        )
     finally:
         cache.close()
     warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings)
     meta = write_index(
-        settings.index_dir, entries, vectors, background, embedder.model, sources_hash(sources_dir), owners=owners,
-        learned=learned, learned_vectors=learned_vectors, site=site_of(sources_dir),
+        settings.index_dir,
+        entries,
+        vectors,
+        background,
+        embedder.model,
+        sources_hash(sources_dir),
+        owners=owners,
+        learned=learned,
+        learned_vectors=learned_vectors,
+        site=site_of(sources_dir),
     )
     covered = sum(1 for q in learned if q.entry is not None)
     return BuildReport(
-        meta, len(entries), embedded, time.perf_counter() - started, len(versions), warnings, summarize(entries), replaced,
-        alternates=covered, not_covered=len(learned) - covered,
+        meta,
+        len(entries),
+        embedded,
+        time.perf_counter() - started,
+        len(versions),
+        warnings,
+        summarize(entries),
+        replaced,
+        alternates=covered,
+        not_covered=len(learned) - covered,
     )
 
 

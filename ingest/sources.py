@@ -44,9 +44,16 @@ def with_translations(
     reviewed = version.reviewed if version else False
     versions = {
         entry.id: Translation(
-            lang=other.lang, question=other.question, answer=other.answer, section=other.section,
-            url=other.url or (entry.url if by else ""), source_url=other.source_url or (entry.source_url if by else ""),
-            line=other.line, file=other.file, translated_by=by, reviewed=reviewed,
+            lang=other.lang,
+            question=other.question,
+            answer=other.answer,
+            section=other.section,
+            url=other.url or (entry.url if by else ""),
+            source_url=other.source_url or (entry.source_url if by else ""),
+            line=other.line,
+            file=other.file,
+            translated_by=by,
+            reviewed=reviewed,
         )
         for entry, other in zip(paired, translated)
     }

@@ -179,7 +179,9 @@ def _unwrapped(reply: str, original: str) -> str:
     text = reply.strip("\n").rstrip()
     lines = text.split("\n")
     if (
-        len(lines) >= 2 and re.fullmatch(r"```\s*(markdown|md)?\s*", lines[0]) and lines[-1].strip() == "```"
+        len(lines) >= 2
+        and re.fullmatch(r"```\s*(markdown|md)?\s*", lines[0])
+        and lines[-1].strip() == "```"
         and not original.lstrip().startswith("```")
     ):
         return "\n".join(lines[1:-1]).strip("\n")
@@ -240,9 +242,7 @@ class _Draft:
         self.entries = self._parse(self.text())
 
     def text(self, index: int = -1, lines: Sequence[str] = ()) -> str:
-        return "\n".join(
-            line for i, piece in enumerate(self.pieces) for line in (lines if i == index else piece.text)
-        )
+        return "\n".join(line for i, piece in enumerate(self.pieces) for line in (lines if i == index else piece.text))
 
     def _parse(self, text: str) -> list[Entry]:
         self.scratch.write_text(text, encoding="utf-8")
@@ -296,7 +296,8 @@ def _other(lang: str) -> str:
 
 def _messages(piece: _Piece, source_lang: str, target_lang: str) -> list[dict[str, str]]:
     system = SYSTEM_PROMPT.format(
-        source=_LANG_NAMES[source_lang], target=_LANG_NAMES[target_lang],
+        source=_LANG_NAMES[source_lang],
+        target=_LANG_NAMES[target_lang],
         part=_PARTS["frame" if piece.entry is None else "entry"],
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": piece.core}]
@@ -318,7 +319,9 @@ def find_source(name_or_path: str, folder: Path) -> tuple[Path, Source, list[Sou
                 return folder, source, sources
         for source in sources:
             if source.translation and (folder / source.translation.file).resolve() == given.resolve():
-                raise SourceError(given, f"is the {source.translation.lang} version of {source.file}; translate {source.file}")
+                raise SourceError(
+                    given, f"is the {source.translation.lang} version of {source.file}; translate {source.file}"
+                )
         raise SourceError(given, f"is not a source of {folder / MANIFEST_NAME} (it lists {_names(sources)})")
     sources = load_manifest(folder)
     for source in sources:
@@ -353,7 +356,9 @@ def _draft_file_checked(folder: Path, source: Source, lang: str, force: bool) ->
         return existing.file
     file = _draft_file(source, lang)
     if (folder / file).exists() and not force:
-        raise SourceError(folder / file, "exists and is not a translation the manifest names; kb translate --force replaces it")
+        raise SourceError(
+            folder / file, "exists and is not a translation the manifest names; kb translate --force replaces it"
+        )
     return file
 
 
@@ -393,15 +398,20 @@ def _source_table(source: Source) -> list[str]:
         (key, getattr(source, key)) for key in ("name", "file", "title", "lang")
     ]
     fields += [
-        (key, getattr(source, key)) for key in ("framework", "version", "url", "live_url", "license") if getattr(source, key)
+        (key, getattr(source, key))
+        for key in ("framework", "version", "url", "live_url", "license")
+        if getattr(source, key)
     ]
     return _table("[[source]]", [*fields, ("entries", source.entries)])
 
 
 def _authors_table(translation: Source) -> list[str]:
     fields: list[tuple[str, str | bool | Sequence[str]]] = [
-        ("file", translation.file), ("lang", translation.lang), ("title", translation.title),
-        ("entries", translation.entries), ("translated_by", "authors"),
+        ("file", translation.file),
+        ("lang", translation.lang),
+        ("title", translation.title),
+        ("entries", translation.entries),
+        ("translated_by", "authors"),
     ]
     return _table("[source.translation]", fields)
 
@@ -411,8 +421,10 @@ def _machine_table(file: str, lang: str, title: str, entries: str, skipped: Sequ
     if title:
         fields.append(("title", title))
     fields += [
-        ("entries", entries), ("translated_by", "machine"),
-        ("translated_on", datetime.date.today().isoformat()), ("reviewed", False),
+        ("entries", entries),
+        ("translated_by", "machine"),
+        ("translated_on", datetime.date.today().isoformat()),
+        ("reviewed", False),
     ]
     if skipped:
         fields.append(("skipped", list(skipped)))
@@ -440,7 +452,9 @@ def _with_table(manifest: Path, text: str, number: int, table: list[str]) -> str
     headers = [(i, re.sub(r"\s+", "", m[1])) for i, line in enumerate(lines) if (m := _HEADER.fullmatch(line))]
     starts = [i for i, name in headers if name == "source" and lines[i].lstrip().startswith("[[")]
     if number >= len(starts):
-        raise SourceError(manifest, f"its [[source]] table #{number + 1} was not found; add the translation table by hand")
+        raise SourceError(
+            manifest, f"its [[source]] table #{number + 1} was not found; add the translation table by hand"
+        )
     start = starts[number]
     end = next((i for i, name in headers if i > start and name != "source.translation"), len(lines))
     own = next((i for i, name in headers if start < i < end and name == "source.translation"), None)
@@ -459,17 +473,27 @@ def _with_table(manifest: Path, text: str, number: int, table: list[str]) -> str
 
 
 def translate(
-    settings: Settings, name_or_path: str, lang: str, folder: Path | None = None,
-    force: bool = False, progress: Progress | None = None,
+    settings: Settings,
+    name_or_path: str,
+    lang: str,
+    folder: Path | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
 ) -> TranslationReport:
     """Draft the source's version in `lang` and describe it in the folder's manifest."""
     folder, source, sources = find_source(name_or_path, Path(folder or settings.sources_dir))
     if lang not in LANGS:
         raise TranslateError(f"cannot translate into {lang!r}: the languages are {', '.join(LANGS)}")
     if lang == source.lang:
-        raise TranslateError(f"{source.file} is already in {_LANG_NAMES[lang]} (lang = {source.lang!r}); translate it --to {_other(lang)}")
+        raise TranslateError(
+            f"{source.file} is already in {_LANG_NAMES[lang]} (lang = {source.lang!r}); translate it --to {_other(lang)}"
+        )
     file = _draft_file_checked(folder, source, lang, force)
-    missing = [name for name, value in (("KB_LLM_BASE_URL", settings.llm_base_url), ("KB_LLM_MODEL", settings.llm_model)) if not value]
+    missing = [
+        name
+        for name, value in (("KB_LLM_BASE_URL", settings.llm_base_url), ("KB_LLM_MODEL", settings.llm_model))
+        if not value
+    ]
     if missing:
         raise TranslateError(
             f"kb translate needs an LLM: set {' and '.join(missing)} (an OpenAI-compatible endpoint and its model name)"
@@ -484,7 +508,9 @@ def translate(
     llm = LLM(settings)
     with tempfile.TemporaryDirectory(prefix="kb-translate-") as scratch:
         draft = _Draft(pieces, source, Path(scratch))
-        todo = [i for i, p in enumerate(pieces) if p.entry is not None or _speaks(_prose(_md.parse(p.core)), source.lang)]
+        todo = [
+            i for i, p in enumerate(pieces) if p.entry is not None or _speaks(_prose(_md.parse(p.core)), source.lang)
+        ]
         answered = 0
         try:
             for done, index in enumerate(todo):
@@ -496,7 +522,9 @@ def translate(
                     reason = draft.offer(index, reply) if reply.strip() else "the reply was empty"
                 except LLMFailed as exc:
                     if not answered and done + 1 >= _GIVE_UP_AFTER:
-                        raise LLMFailed(exc.url, f"{exc.message} (the first {done + 1} requests all failed; nothing written)") from None
+                        raise LLMFailed(
+                            exc.url, f"{exc.message} (the first {done + 1} requests all failed; nothing written)"
+                        ) from None
                     reason = exc.message
                 if piece.entry is None:
                     frame = f"kept as written: {reason}" if reason else "translated"
@@ -540,8 +568,11 @@ def _write_checked(
         if version is None or version.file != file or version.translated_by != "machine":
             raise SourceError(manifest, f"does not describe {file} as the machine translation of {source.file}")
         with_translations(
-            parse_source(folder / described.file, described), parse_source(folder / file, version),
-            folder / described.file, folder / file, version,
+            parse_source(folder / described.file, described),
+            parse_source(folder / file, version),
+            folder / described.file,
+            folder / file,
+            version,
         )
     except BaseException:
         for path, old in ((manifest, old_manifest), (folder / file, old_draft)):

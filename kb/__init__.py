@@ -16,8 +16,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
-    BuildRefused, CalibrationError, EntryNotFound, IndexMissing, IndexUnreadable, InsightsUnavailable, KBError, LLMFailed, QueryError,
-    SettingsError, SourceError, SourceErrors,
+    BuildRefused,
+    CalibrationError,
+    EntryNotFound,
+    IndexMissing,
+    IndexUnreadable,
+    InsightsUnavailable,
+    KBError,
+    LLMFailed,
+    QueryError,
+    SettingsError,
+    SourceError,
+    SourceErrors,
 )
 
 if TYPE_CHECKING:
@@ -31,17 +41,39 @@ if TYPE_CHECKING:
 _LATER = {
     "KnowledgeBase": "knowledge",
     "Settings": "settings",
-    "Entry": "entries", "Source": "entries",
-    "Hit": "hits", "SearchResult": "hits",
-    "Answer": "answer", "compose_answer": "answer",
-    "Chat": "chat", "ChatReply": "chat",
+    "Entry": "entries",
+    "Source": "entries",
+    "Hit": "hits",
+    "SearchResult": "hits",
+    "Answer": "answer",
+    "compose_answer": "answer",
+    "Chat": "chat",
+    "ChatReply": "chat",
 }
 
 __all__ = [
-    "KnowledgeBase", "Settings", "Entry", "Source", "Hit", "SearchResult", "Answer", "compose_answer",
-    "Chat", "ChatReply",
-    "KBError", "SettingsError", "SourceError", "SourceErrors", "IndexUnreadable", "IndexMissing", "BuildRefused",
-    "EntryNotFound", "QueryError", "LLMFailed", "InsightsUnavailable", "CalibrationError",
+    "KnowledgeBase",
+    "Settings",
+    "Entry",
+    "Source",
+    "Hit",
+    "SearchResult",
+    "Answer",
+    "compose_answer",
+    "Chat",
+    "ChatReply",
+    "KBError",
+    "SettingsError",
+    "SourceError",
+    "SourceErrors",
+    "IndexUnreadable",
+    "IndexMissing",
+    "BuildRefused",
+    "EntryNotFound",
+    "QueryError",
+    "LLMFailed",
+    "InsightsUnavailable",
+    "CalibrationError",
 ]
 
 

@@ -16,6 +16,7 @@ __all__ = ["Answer", "compose_answer", "elsewhere_note", "followup_query", "RELA
 
 RELATED = 3  # entries offered beside an answer, and on an entry's page
 
+
 @dataclass(frozen=True)
 class Answer:
     text: str  # Markdown

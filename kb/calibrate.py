@@ -35,7 +35,9 @@ from .search import Searcher
 
 __all__ = ["calibrate", "write_calibration", "MAX_FALSE_ABSTENTION"]
 
-MAX_FALSE_ABSTENTION = 0.05  # on the training folds (the most a reader should meet); held-out folds are measured, not fitted
+MAX_FALSE_ABSTENTION = (
+    0.05  # on the training folds (the most a reader should meet); held-out folds are measured, not fitted
+)
 L2 = 1.0  # ridge penalty of both models, on standardised features
 
 
@@ -63,7 +65,11 @@ def _collect(searcher: Searcher, queries: Sequence[EvalQuery], folds: int) -> li
             plan = view.plan(query.q, k=DEPTH)
             vector = view.embedder.embed_query(plan.embed_text)
             features = view.features(view.query_terms(plan), vector, ids)
-            correct = np.array([is_expected(e, query.expect) for e in view.entries]) if query.answerable else np.zeros(len(ids), bool)
+            correct = (
+                np.array([is_expected(e, query.expect) for e in view.entries])
+                if query.answerable
+                else np.zeros(len(ids), bool)
+            )
             found[i] = _Question(query, features, correct, plan.query_lang == "zh", plan.text, plan.query_lang)
     return [q for q in found if q is not None]
 
@@ -171,7 +177,14 @@ def _logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
 # entries as much as answerable ones do, so a free fit can learn that more of either means
 # less likely answered, and then answers "the best pizza in Naples, ROLL?").
 ANSWER_SIGNS = {
-    "score": 1, "gap": 1, "coverage": 1, "question": 1, "dense_margin": 1, "alternate": 1, "not_covered": -1, JUDGE: 1,
+    "score": 1,
+    "gap": 1,
+    "coverage": 1,
+    "question": 1,
+    "dense_margin": 1,
+    "alternate": 1,
+    "not_covered": -1,
+    JUDGE: 1,
 }
 
 
@@ -192,7 +205,9 @@ def _fit(questions: list[_Question], base: Weights, fitted: Sequence[str] = RANK
     x = _answer_rows(questions, w)
     y = np.array([q.query.answerable for q in questions], dtype=float)
     coef, bias = _signed_logistic(x, y, w.answer_features)
-    w = replace(w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6), answer_threshold=0.0)
+    w = replace(
+        w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6), answer_threshold=0.0
+    )
     p = w.answer_probability(x)
     # Real questions (from issue trackers) are harder than written ones: the threshold keeps
     # false abstention within bounds for each kind, not only for the two together.
@@ -238,8 +253,12 @@ FLOORS = (0.88, 0.9, 0.92, 0.94, 0.96)
 
 
 def calibrate(
-    searcher: Searcher, queries: Sequence[EvalQuery], folds: int = 5, fitted: Sequence[str] = RANK_FEATURES,
-    judge: Judge | None = None, top: int = 10,
+    searcher: Searcher,
+    queries: Sequence[EvalQuery],
+    folds: int = 5,
+    fitted: Sequence[str] = RANK_FEATURES,
+    judge: Judge | None = None,
+    top: int = 10,
 ) -> tuple[Weights, dict]:
     """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation.
     Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0. With a `judge`
@@ -257,7 +276,9 @@ def calibrate(
             report = _cross_validate(questions, base, folds, fitted)
             figures = report["cross_validated"]
             outside = figures["out_of_scope"]
-            merit = figures["overall"]["recall_at_1"] + (outside["abstained"] / outside["queries"] if outside["queries"] else 0.0)
+            merit = figures["overall"]["recall_at_1"] + (
+                outside["abstained"] / outside["queries"] if outside["queries"] else 0.0
+            )
             trials.append((merit, alternate_floor, not_covered_floor, base, report))
     _, alternate_floor, not_covered_floor, base, report = max(trials, key=lambda t: t[0])
     report["floors"] = {"alternate": alternate_floor, "not_covered": not_covered_floor, "tried": list(FLOORS)}
@@ -269,8 +290,14 @@ def calibrate(
 
 
 def _judge_report(
-    searcher: Searcher, questions: list[_Question], weights: Weights, plain: tuple[list, list], folds: int,
-    fitted: Sequence[str], judge: Judge, top: int,
+    searcher: Searcher,
+    questions: list[_Question],
+    weights: Weights,
+    plain: tuple[list, list],
+    folds: int,
+    fitted: Sequence[str],
+    judge: Judge,
+    top: int,
 ) -> dict:
     """The judged weights, fitted and cross-validated over each question's first-stage candidates
     with the judge's scores; the gap from which it is skipped, and the figures with it."""
@@ -289,7 +316,9 @@ def _judge_report(
             continue
         column = np.zeros(len(rows))
         column[: len(scores)] = scores
-        judged.append(_Question(q.query, replace(q.features.take(rows), judge=column), q.correct[rows], q.zh, q.text, q.lang))
+        judged.append(
+            _Question(q.query, replace(q.features.take(rows), judge=column), q.correct[rows], q.zh, q.text, q.lang)
+        )
     kept = [i for i, q in enumerate(judged) if q is not None]
     base = weights.with_judge()
     names = (*fitted, JUDGE)
@@ -305,10 +334,17 @@ def _judge_report(
     skipped = sum(gaps[i] >= skip_gap for i in kept)
     final = _fit([judged[i] for i in kept], base, names)  # type: ignore[misc]
     return {
-        "kind": judge.kind, "model": judge.model, "top": top, "questions": len(questions),
-        "failed": len(questions) - len(kept), "skip_gap": round(skip_gap, 6), "skipped": int(skipped),
-        "changed": len(changed), "cross_validated": _figures(questions, ranks, answered),
-        "fold_weights": report["fold_weights"], "weights": final.to_dict(),
+        "kind": judge.kind,
+        "model": judge.model,
+        "top": top,
+        "questions": len(questions),
+        "failed": len(questions) - len(kept),
+        "skip_gap": round(skip_gap, 6),
+        "skipped": int(skipped),
+        "changed": len(changed),
+        "cross_validated": _figures(questions, ranks, answered),
+        "fold_weights": report["fold_weights"],
+        "weights": final.to_dict(),
     }
 
 
@@ -325,7 +361,9 @@ def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitte
         for i, rank, p in zip(test, _ranks(held, w), w.answer_probability(_answer_rows(held, w))):
             ranks[i], answered[i] = rank, bool(p >= w.answer_threshold)
     return {
-        "folds": folds, "cross_validated": _figures(questions, ranks, answered), "fold_weights": chosen,
+        "folds": folds,
+        "cross_validated": _figures(questions, ranks, answered),
+        "fold_weights": chosen,
         "outcomes": (ranks, answered),  # each question's, held out; not written
     }
 

@@ -57,7 +57,9 @@ class Turn:
     def written(self, text: str, href: Callable[[Hit], str]) -> ChatReply:
         """The LLM's answer as the reply, its citations linked to the sources."""
         answer = self.extractive
-        return ChatReply(link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=self.lang, note=answer.note)
+        return ChatReply(
+            link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=self.lang, note=answer.note
+        )
 
 
 def subject_entry(kb: KnowledgeBase, about: str | None) -> Entry | None:
@@ -84,7 +86,9 @@ class Chat:
         lang = lang or detect_lang(message)
         return Turn(message, lang, compose_answer(result.in_language(lang), lang))
 
-    async def retrieve(self, message: str, history: Sequence[dict[str, Any]], lang: str | None, subject: str = "") -> Turn:
+    async def retrieve(
+        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, subject: str = ""
+    ) -> Turn:
         """Search for a message of a conversation (a follow-up read with the question before it)."""
         message = clean_query(message).strip()
         if not message:
@@ -111,7 +115,11 @@ class Chat:
         return turn.written(text, href)
 
     async def reply(
-        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str],
+        self,
+        message: str,
+        history: Sequence[dict[str, Any]],
+        lang: str | None,
+        href: Callable[[Hit], str],
         subject: str = "",
     ) -> ChatReply:
         """The whole answer at once (the LLM, when it writes, runs in a worker thread)."""
@@ -121,7 +129,11 @@ class Chat:
         return await asyncio.to_thread(self.write, turn, history, href)
 
     async def stream(
-        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, href: Callable[[Hit], str],
+        self,
+        message: str,
+        history: Sequence[dict[str, Any]],
+        lang: str | None,
+        href: Callable[[Hit], str],
         subject: str = "",
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events

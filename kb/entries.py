@@ -155,14 +155,29 @@ class Entry:
         if other is None or lang == self.lang:
             return self
         this = Translation(
-            self.lang, self.question, self.answer, self.section, self.url, self.source_url, self.line, self.file,
-            self.translated_by, self.reviewed,
+            self.lang,
+            self.question,
+            self.answer,
+            self.section,
+            self.url,
+            self.source_url,
+            self.line,
+            self.file,
+            self.translated_by,
+            self.reviewed,
         )
         return replace(
             self,
-            lang=other.lang, question=other.question, answer=other.answer, section=other.section,
-            url=other.url, source_url=other.source_url, line=other.line, file=other.file,
-            translated_by=other.translated_by, reviewed=other.reviewed,
+            lang=other.lang,
+            question=other.question,
+            answer=other.answer,
+            section=other.section,
+            url=other.url,
+            source_url=other.source_url,
+            line=other.line,
+            file=other.file,
+            translated_by=other.translated_by,
+            reviewed=other.reviewed,
             translations=tuple(t if t is not other else this for t in self.translations),
         )
 

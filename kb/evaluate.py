@@ -67,11 +67,15 @@ class EvalReport:
             "by_lang": {k: asdict(v) for k, v in self.by_lang.items()},
             "out_of_scope": {"queries": self.out_of_scope, "abstained": self.abstained},
             "misses": [
-                {"id": o.query.id, "q": o.query.q, "rank": o.rank, "answered": o.answered,
-                 "top": o.result.hits[0].entry.id if o.result.hits else None}
+                {
+                    "id": o.query.id,
+                    "q": o.query.q,
+                    "rank": o.rank,
+                    "answered": o.answered,
+                    "top": o.result.hits[0].entry.id if o.result.hits else None,
+                }
                 for o in self.outcomes
-                if (o.query.answerable and (o.rank != 1 or not o.answered))
-                or (not o.query.answerable and o.answered)
+                if (o.query.answerable and (o.rank != 1 or not o.answered)) or (not o.query.answerable and o.answered)
             ],
         }
 
@@ -91,7 +95,10 @@ def load_queries(path: Path) -> list[EvalQuery]:
             raw = json.loads(line)
             queries.append(
                 EvalQuery(
-                    str(raw["id"]), str(raw["q"]), tuple(raw.get("expect", [])), str(raw.get("lang", "en")),
+                    str(raw["id"]),
+                    str(raw["q"]),
+                    tuple(raw.get("expect", [])),
+                    str(raw.get("lang", "en")),
                     str(raw.get("url", "")),
                 )
             )

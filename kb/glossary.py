@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
 from pydantic import model_validator
 
 from .lexical import QueryTerms

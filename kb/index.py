@@ -37,7 +37,7 @@ import numpy as np
 
 from . import builds, dense
 from .entries import Entry
-from .errors import IndexUnreadable, IndexMissing
+from .errors import IndexMissing, IndexUnreadable
 from .learning.overlay import Learned
 from .learning.questions import LearnedQuestion
 from .lexical import LexicalIndex
@@ -137,7 +137,16 @@ def write_index(
         tmp.mkdir()
         try:
             meta = _write_build(
-                tmp, entries, vectors, background, model, sources_hash, approximate_above, owners, learned, learned_vectors,
+                tmp,
+                entries,
+                vectors,
+                background,
+                model,
+                sources_hash,
+                approximate_above,
+                owners,
+                learned,
+                learned_vectors,
                 site or {},
             )
             os.rename(tmp, build)
@@ -331,7 +340,9 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
     if meta.format_version >= 4:
         lexical = _load(index_dir, "lexical.npz", LexicalIndex.load)
         if lexical.size != len(entries):
-            raise IndexUnreadable(index_dir, f"lexical.npz indexes {lexical.size} entries; entries.jsonl holds {len(entries)}")
+            raise IndexUnreadable(
+                index_dir, f"lexical.npz indexes {lexical.size} entries; entries.jsonl holds {len(entries)}"
+            )
     else:
         lexical = LexicalIndex.of_entries(entries)
     learned = Learned.empty(meta.dim)
@@ -340,7 +351,8 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
         learned_vectors = _load(index_dir, "learned.npy", _matrix)
         if len(questions) != len(learned_vectors) or learned_vectors.shape[1] != meta.dim:
             raise IndexUnreadable(
-                index_dir, f"learned.jsonl holds {len(questions)} questions; learned.npy {learned_vectors.shape} vectors"
+                index_dir,
+                f"learned.jsonl holds {len(questions)} questions; learned.npy {learned_vectors.shape} vectors",
             )
         learned = Learned.of(questions, learned_vectors, {e.id: i for i, e in enumerate(entries)}, meta.dim)
     return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical, learned)

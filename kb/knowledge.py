@@ -13,13 +13,13 @@ from .embedding import open_embedder
 from .entries import Entry, Source
 from .errors import EntryNotFound, IndexUnreadable
 from .glossary import load_glossary
+from .hits import Hit, SearchResult
 from .index import IndexMeta, read_index, read_meta
 from .judge import Judging, open_judge
 from .learning.links import Link
 from .learning.overlay import Learned
 from .learning.questions import LearnedQuestion
 from .lru import LRU
-from .hits import Hit, SearchResult
 from .scoring import Calibration
 from .search import Plan, Searcher
 from .settings import Settings
@@ -76,8 +76,7 @@ class KnowledgeBase:
         if meta.model != embedder.model:
             raise IndexUnreadable(
                 settings.index_dir,
-                f"built with model {meta.model!r} but KB_EMBED_MODEL gives {embedder.model!r}; "
-                "run `kb ingest` again",
+                f"built with model {meta.model!r} but KB_EMBED_MODEL gives {embedder.model!r}; run `kb ingest` again",
             )
         index = read_index(settings.index_dir, model=embedder.model)
         searcher = Searcher(
@@ -94,8 +93,13 @@ class KnowledgeBase:
         )
         sources = _sources_of(index.entries)
         return cls(
-            settings=settings, meta=index.meta, path=index.path, searcher=searcher, sources=sources,
-            judging=None if refit else judging, calibration=calibration,
+            settings=settings,
+            meta=index.meta,
+            path=index.path,
+            searcher=searcher,
+            sources=sources,
+            judging=None if refit else judging,
+            calibration=calibration,
         )
 
     @property
@@ -108,7 +112,9 @@ class KnowledgeBase:
         with another model, or to an entry this build lacks, is left out."""
         model = self.searcher.embedder.model
         usable = [link for link in links if link.model == model and link.vector.shape == (self.searcher.dense.dim,)]
-        vectors = np.stack([link.vector for link in usable]) if usable else np.zeros((0, self.searcher.dense.dim), np.float32)
+        vectors = (
+            np.stack([link.vector for link in usable]) if usable else np.zeros((0, self.searcher.dense.dim), np.float32)
+        )
         learned = Learned.of([link.learned() for link in usable], vectors, self.position, self.searcher.dense.dim)
         assert self.shipped is not None
         searcher = self.searcher.with_learned(self.shipped + learned if len(learned) else self.shipped)

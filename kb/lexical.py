@@ -182,7 +182,9 @@ class LexicalIndex:
         self._setup(FieldIndex(questions), FieldIndex([list(q) + list(a) for q, a in zip(questions, answers)]))
 
     @classmethod
-    def of_entries(cls, entries: Sequence["Entry"], alternates: Sequence[Sequence[str]] | None = None) -> "LexicalIndex":
+    def of_entries(
+        cls, entries: Sequence["Entry"], alternates: Sequence[Sequence[str]] | None = None
+    ) -> "LexicalIndex":
         """The entries' tokens, every language version of each. The framework's name belongs
         with the question: "slime OOM" asks about slime's OOM. `alternates[i]` are other
         wordings of entry i's question: their words count in the question field only, so
@@ -205,7 +207,9 @@ class LexicalIndex:
             with np.load(path, allow_pickle=False) as saved:
                 arrays = {name: saved[name] for name in saved.files}
             field = {
-                name: FieldIndex.from_arrays({k.partition(".")[2]: a for k, a in arrays.items() if k.startswith(name + ".")})
+                name: FieldIndex.from_arrays(
+                    {k.partition(".")[2]: a for k, a in arrays.items() if k.startswith(name + ".")}
+                )
                 for name in ("question", "both")
             }
         except (KeyError, zipfile.BadZipFile, UnicodeDecodeError) as exc:

@@ -36,9 +36,7 @@ Keep commands, flags, configuration keys and error messages exactly as written, 
 Be brief: a few sentences or a short list. Write in {language}."""
 
 
-def build_messages(
-    question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()
-) -> list[dict[str, str]]:
+def build_messages(question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> list[dict[str, str]]:
     """The chat-completions `messages`: instructions, recent turns, then entries and question."""
     language = _LANG_NAMES.get(lang, "English")
     messages = [{"role": "system", "content": SYSTEM_PROMPT.format(language=language)}]
@@ -92,9 +90,7 @@ class LLM:
     def configured(settings: Settings) -> bool:
         return bool(settings.llm_base_url and settings.llm_model)
 
-    def stream(
-        self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()
-    ) -> Iterator[str]:
+    def stream(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> Iterator[str]:
         """Yield the answer as it is written, in pieces; raises LLMFailed on any failure."""
         payload = {
             "model": self.model,
@@ -130,7 +126,10 @@ class LLM:
         return "".join(self.stream(question, hits, lang, history)).strip()
 
     def complete(
-        self, messages: Sequence[dict[str, str]], temperature: float = 0.0, response_format: dict | None = None,
+        self,
+        messages: Sequence[dict[str, str]],
+        temperature: float = 0.0,
+        response_format: dict | None = None,
     ) -> str:
         """One reply to `messages`, not streamed; raises LLMFailed on any failure, including
         running past `KB_LLM_TIMEOUT` seconds in total. `response_format` is passed on (the
@@ -141,7 +140,9 @@ class LLM:
         deadline = time.monotonic() + self.timeout
         late = LLMFailed(self.url, f"no answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
         try:
-            with self._client.stream("POST", self.url, json=payload, headers={"Accept": "application/json"}) as response:
+            with self._client.stream(
+                "POST", self.url, json=payload, headers={"Accept": "application/json"}
+            ) as response:
                 body = b""
                 for chunk in response.iter_bytes():
                     body += chunk

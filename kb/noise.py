@@ -24,8 +24,12 @@ _GREETING = re.compile(
     r"大家好|各位(?:大佬|老师|好)?|你好|您好|老师好|请教(?:一下|一个问题|个问题)?|请问(?:一下)?)[\s,，!！。:：]*",
     re.IGNORECASE,
 )
-_THANKS = re.compile(r"[\s,，.。!！]*(?:thanks?(?: you)?(?: in advance)?|thx|谢谢(?:大家|各位)?|多谢|感谢)[\s!！.。~～]*$", re.IGNORECASE)
-_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)+(?:[-+.]?\w+)?(?![\w.])|(?<![\w.])v\d+(?:\.\d+)?(?![\w.])", re.IGNORECASE)
+_THANKS = re.compile(
+    r"[\s,，.。!！]*(?:thanks?(?: you)?(?: in advance)?|thx|谢谢(?:大家|各位)?|多谢|感谢)[\s!！.。~～]*$", re.IGNORECASE
+)
+_VERSION = re.compile(
+    r"(?<![\w.])v?\d+\.\d+(?:\.\d+)+(?:[-+.]?\w+)?(?![\w.])|(?<![\w.])v\d+(?:\.\d+)?(?![\w.])", re.IGNORECASE
+)
 _HARDWARE = re.compile(
     r"\b(?:on|with|using|in)?\s*\d+\s*[x×*]?\s*(?:nodes?\s+of\s+)?(?:H100|H800|H20|A100|A800|A10|V100|L40S?|4090|3090|GPUs?|cards?|nodes?)\b"
     r"|\d+\s*(?:卡|张卡|台机器|机)",

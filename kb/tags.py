@@ -17,7 +17,7 @@ from pydantic import ValidationInfo, field_validator
 from .errors import SourceError
 from .tomlfile import DataModel, load_toml
 
-__all__ = ["Tag", "TagTable", "TAGS_PATH", "load_tags", "tag_table", "label", "TAGS"]
+__all__ = ["Tag", "TagTable", "TAGS_PATH", "load_tags", "tag_table", "label", "TAGS"]  # noqa: F822 (TAGS: module __getattr__)
 
 TAGS_PATH = Path(__file__).parent / "data" / "tags.toml"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")

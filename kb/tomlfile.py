@@ -26,8 +26,14 @@ M = TypeVar("M", bound=BaseModel)
 
 _HEADER = re.compile(r"\s*(\[\[?)\s*([\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
 _KINDS = {
-    "string_type": "a string", "list_type": "a list", "dict_type": "a table", "model_type": "a table",
-    "model_attributes_type": "a table", "int_type": "an integer", "float_type": "a number", "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a table",
+    "model_type": "a table",
+    "model_attributes_type": "a table",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
 }
 
 
@@ -141,7 +147,9 @@ def _at(data: Any, loc: Loc) -> Any:
 def _split(loc: Loc, data: Any, kind: str) -> tuple[Loc, str, str]:
     """`loc` as (its table, its field, the item of a list field: ` item 3` or "")."""
     whole = not loc or isinstance(loc[-1], int)  # an array's table, not a field given as an inline table
-    if whole and isinstance(_at(data, loc), dict) and kind in ("value_error", "assertion_error"):  # a check of the whole table
+    if (
+        whole and isinstance(_at(data, loc), dict) and kind in ("value_error", "assertion_error")
+    ):  # a check of the whole table
         return loc, "", ""
     item = ""
     while loc and isinstance(loc[-1], int):

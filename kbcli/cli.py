@@ -50,7 +50,9 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
             if not (shipped or args.with_shipped):
                 print("(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)")
     if report.alternates or report.not_covered:
-        print(f"learned: {report.alternates} alternate questions, {report.not_covered} questions the FAQ does not cover")
+        print(
+            f"learned: {report.alternates} alternate questions, {report.not_covered} questions the FAQ does not cover"
+        )
     for warning in report.warnings:
         print(f"warning: {warning}")
     for line in _unreviewed(dirs):
@@ -89,7 +91,7 @@ def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
     print(f"wrote {report.draft}: {report.translated} of {report.entries} entries translated{left_out}")
     described = "written, describing every source of the folder" if report.new_manifest else "updated"
     print(
-        f"{report.manifest} {described}: [source.translation] of {report.source} says translated_by = \"machine\", "
+        f'{report.manifest} {described}: [source.translation] of {report.source} says translated_by = "machine", '
         "reviewed = false (set reviewed = true once a maintainer has checked the draft)"
     )
     return 0
@@ -115,7 +117,11 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     hl = args.hl or result.lang
     shown = result.in_language(hl)
     if args.json:
-        body = {**_result_json(shown, hl), "shown": len(shown.worth_showing()), "note": elsewhere_note(result, hl) or None}
+        body = {
+            **_result_json(shown, hl),
+            "shown": len(shown.worth_showing()),
+            "note": elsewhere_note(result, hl) or None,
+        }
         print(json.dumps(body, ensure_ascii=False, indent=2))
         return 0
     print_result(result, hl, brief=args.brief)
@@ -138,7 +144,12 @@ def in_own_words(exc: QueryError, options: dict[str, str]) -> KBError:
 def _result_json(result: SearchResult, hl: str) -> dict:
     """The search as `/api/search` gives it, without what only a server has (the rendered
     answer, the entries' pages)."""
-    return {"query": result.query, "answered": result.answered, "hl": hl, "hits": [hit_fields(h, hl) for h in result.hits]}
+    return {
+        "query": result.query,
+        "answered": result.answered,
+        "hl": hl,
+        "hits": [hit_fields(h, hl) for h in result.hits],
+    }
 
 
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
@@ -163,10 +174,13 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     print(f"{'':10}{'queries':>8}" + cell * len(columns))
     for name in [*columns[0]["by_lang"], "all"]:
         rows = [figures["overall"] if name == "all" else figures["by_lang"][name] for figures in columns]
-        print(f"{name:10}{rows[0]['queries']:>8}" + "".join(
-            f"{s['recall_at_1']:>8.3f}{s['recall_at_3']:>8.3f}{s['mrr_at_10']:>8.3f}{s['false_abstention']:>10.1%} "
-            for s in rows
-        ))
+        print(
+            f"{name:10}{rows[0]['queries']:>8}"
+            + "".join(
+                f"{s['recall_at_1']:>8.3f}{s['recall_at_3']:>8.3f}{s['mrr_at_10']:>8.3f}{s['false_abstention']:>10.1%} "
+                for s in rows
+            )
+        )
     outside = [f"{f['out_of_scope']['abstained']}/{f['out_of_scope']['queries']} abstained" for f in columns]
     if judge is None:
         print(f"out of scope: {outside[0]}")
@@ -218,9 +232,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
 
 def _explain(report) -> None:
     for o in report.outcomes:
-        wrong = (o.query.answerable and (o.rank != 1 or not o.answered)) or (
-            not o.query.answerable and o.answered
-        )
+        wrong = (o.query.answerable and (o.rank != 1 or not o.answered)) or (not o.query.answerable and o.answered)
         if not wrong:
             continue
         print(f"\n{o.query.id} [{o.query.lang}] {o.query.q}")
@@ -266,8 +278,13 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
         # spinning on the same cores slow every worker down: share the cores out instead.
         os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
     uvicorn.run(
-        "server.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
-        log_config=log_config(), **uvicorn_options(settings),
+        "server.app:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_config=log_config(),
+        **uvicorn_options(settings),
     )
     return 0
 
@@ -322,7 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="parse the FAQ sources, embed them, write the index")
     p.add_argument(
-        "--sources", metavar="DIR", action="append",
+        "--sources",
+        metavar="DIR",
+        action="append",
         help="a directory of FAQ Markdown; repeat for several (default: KB_SOURCES_DIR)",
     )
     p.add_argument("--with-shipped", action="store_true", help="index the FAQs shipped with kb as well as --sources")

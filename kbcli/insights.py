@@ -63,7 +63,9 @@ def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
     window = parse_since(args.since)
     path = store_path(settings.data_dir)
     if not settings.database_url and not path.exists():
-        raise InsightsUnavailable(path, "does not exist: nothing has been recorded yet (the server records as it answers)")
+        raise InsightsUnavailable(
+            path, "does not exist: nothing has been recorded yet (the server records as it answers)"
+        )
     store = InsightsStore(settings.database_url or path)
     try:
         finder = GapFinder(open_embedder(settings.embed_model))
@@ -115,23 +117,36 @@ def print_report(report: Report, since: str) -> None:
     t = report.totals
     share = f" ({100 * t.answered / t.questions:.0f}%)" if t.questions else ""
     print(f"Insights, last {since} ({day(report.since)} to {day(report.until)}, UTC)")
-    print(f"{t.questions} questions, {t.answered} answered{share}, {t.questions - t.answered} not; "
-          f"votes: {t.helpful} helpful, {t.unhelpful} not helpful")
+    print(
+        f"{t.questions} questions, {t.answered} answered{share}, {t.questions - t.answered} not; "
+        f"votes: {t.helpful} helpful, {t.unhelpful} not helpful"
+    )
     gaps = table(report, "gaps")
-    print_rows("Questions the FAQ could not answer, by topic",
-               ("asked", "topic", "languages", "channels", "other wordings"),
-               [(r[1], r[0], r[3], r[4], " | ".join(str(r[7]).split(" | ")[1:])) for r in gaps.rows])
+    print_rows(
+        "Questions the FAQ could not answer, by topic",
+        ("asked", "topic", "languages", "channels", "other wordings"),
+        [(r[1], r[0], r[3], r[4], " | ".join(str(r[7]).split(" | ")[1:])) for r in gaps.rows],
+    )
     doubtful = table(report, "doubtful")
-    print_rows("Answers that may be wrong", ("answered", "again", "no", "close", "entry", "question", "examples"),
-               [(r[2], r[3], r[4], r[5], r[0], r[1], r[6]) for r in doubtful.rows])
+    print_rows(
+        "Answers that may be wrong",
+        ("answered", "again", "no", "close", "entry", "question", "examples"),
+        [(r[2], r[3], r[4], r[5], r[0], r[1], r[6]) for r in doubtful.rows],
+    )
     if report.dismissed:
         print(f"\n({len(report.dismissed)} dismissed topics left out; restore them on the /insights page)")
     bad = table(report, "unhelpful")
-    print_rows("Answers voted not helpful", ("no", "yes", "entry", "question", "reasons", "comments"),
-               [(r[2], r[3], r[0], r[1], r[4], r[5]) for r in bad.rows])
+    print_rows(
+        "Answers voted not helpful",
+        ("no", "yes", "entry", "question", "reasons", "comments"),
+        [(r[2], r[3], r[0], r[1], r[4], r[5]) for r in bad.rows],
+    )
     hits = table(report, "entries")
-    print_rows("Entries by hits", ("answered", "yes", "no", "entry", "question"),
-               [(r[2], r[3], r[4], r[0], r[1]) for r in hits.rows])
+    print_rows(
+        "Entries by hits",
+        ("answered", "yes", "no", "entry", "question"),
+        [(r[2], r[3], r[4], r[0], r[1]) for r in hits.rows],
+    )
     by_channel, by_lang = report.per_day("channel", CHANNELS), report.per_day("lang", LANGS)
     rows = []
     for i, date in enumerate(report.days()):

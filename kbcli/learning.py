@@ -42,8 +42,17 @@ if TYPE_CHECKING:
     from kb.entries import Entry
     from kb.learning.links import Link
 
-__all__ = ["add_parser", "cmd_link", "cmd_links_list", "cmd_links_remove", "cmd_links_restore", "cmd_links_export",
-           "cmd_links_import", "open_store", "read_learned_file"]
+__all__ = [
+    "add_parser",
+    "cmd_link",
+    "cmd_links_list",
+    "cmd_links_remove",
+    "cmd_links_restore",
+    "cmd_links_export",
+    "cmd_links_import",
+    "open_store",
+    "read_learned_file",
+]
 
 
 def add_parser(sub: Any) -> None:
@@ -273,8 +282,10 @@ def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
         elif link.entry in entries:
             path = alternates_path(folder, entries[link.entry].source)
         else:
-            print(f"warning: link #{link.id} {link.question!r}: no entry {link.entry!r} in the index; left out",
-                  file=sys.stderr)
+            print(
+                f"warning: link #{link.id} {link.question!r}: no entry {link.entry!r} in the index; left out",
+                file=sys.stderr,
+            )
             continue
         planned.setdefault(path, []).append(link.learned())
     written = 0
@@ -291,7 +302,9 @@ def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
         written += len(added)
         there = len(questions) - len(added)
         print(f"{len(added):>5} written to {path}" + (f" ({there} already there)" if there else ""))
-    print(f"{written} learned question{'s' if written != 1 else ''} written from {len(links)} active link{'s' if len(links) != 1 else ''}")
+    print(
+        f"{written} learned question{'s' if written != 1 else ''} written from {len(links)} active link{'s' if len(links) != 1 else ''}"
+    )
     return 0
 
 
@@ -324,10 +337,20 @@ def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
             # What a search of each question embeds; embedded together, in batches.
             vectors = [embedder.query_vector(searched_text(q.question) or q.question) for q in missing]
             for question, vector in zip(missing, vectors):
-                store.add_link(question.question, question.lang, question.entry, vector.result(), embedder.model,
-                               origin=question.origin, url=question.url, at=_made_at(question.date))
+                store.add_link(
+                    question.question,
+                    question.lang,
+                    question.entry,
+                    vector.result(),
+                    embedder.model,
+                    origin=question.origin,
+                    url=question.url,
+                    at=_made_at(question.date),
+                )
     finally:
         store.close()
-    print(f"{len(missing)} of {len(learned)} learned questions in {folder} added as links"
-          + (f" ({len(learned) - len(missing)} already there)" if len(learned) > len(missing) else ""))
+    print(
+        f"{len(missing)} of {len(learned)} learned questions in {folder} added as links"
+        + (f" ({len(learned) - len(missing)} already there)" if len(learned) > len(missing) else "")
+    )
     return 0

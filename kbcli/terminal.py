@@ -63,7 +63,9 @@ def _paragraph(text: str, width: int, color: bool) -> str:
     # Runs as shown: a link's text and its URL apart (Markdown's brackets split them).
     longest = max((cell_len(run) for run in re.findall(r"[^\s\[\]()]+", text)), default=0)
     out = io.StringIO()
-    console = Console(file=out, width=max(width, longest + 6), force_terminal=color, no_color=not color, highlight=False)
+    console = Console(
+        file=out, width=max(width, longest + 6), force_terminal=color, no_color=not color, highlight=False
+    )
     console.print(Markdown(text, hyperlinks=False))
     return "\n".join(_TRAILING.sub(r"\1", line) for line in out.getvalue().strip("\n").splitlines())
 

@@ -15,7 +15,15 @@ from fastapi import HTTPException, Request, Response
 from .settings import ServerSettings
 
 __all__ = [
-    "COOKIE", "COOKIE_PATH", "check_on", "signed_in", "token_matches", "check_admin", "same_origin", "sign_in", "sign_out",
+    "COOKIE",
+    "COOKIE_PATH",
+    "check_on",
+    "signed_in",
+    "token_matches",
+    "check_admin",
+    "same_origin",
+    "sign_in",
+    "sign_out",
 ]
 
 COOKIE = "kb_admin"
@@ -55,9 +63,7 @@ def check_admin(request: Request, settings: ServerSettings) -> None:
     """For the admin routes (`AdminDep`): 404 while off, 401 without the token."""
     check_on(settings)
     if not signed_in(request, settings):
-        raise HTTPException(
-            401, f"this needs the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"}
-        )
+        raise HTTPException(401, f"this needs the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"})
 
 
 def same_origin(request: Request) -> None:
@@ -70,8 +76,13 @@ def same_origin(request: Request) -> None:
 
 def sign_in(response: Response, request: Request, settings: ServerSettings) -> None:
     response.set_cookie(
-        COOKIE, _cookie_value(settings.admin_token), max_age=COOKIE_MAX_AGE, path=COOKIE_PATH,
-        httponly=True, samesite="strict", secure=request.url.scheme == "https",
+        COOKIE,
+        _cookie_value(settings.admin_token),
+        max_age=COOKIE_MAX_AGE,
+        path=COOKIE_PATH,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
     )
 
 

@@ -52,7 +52,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.events = Events([app.state.recorder.hear])  # what is asked and voted, to the insights
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         slack.log_status(resolved)
-        watch = asyncio.create_task(app.state.reloader.watch(resolved.reload_interval)) if resolved.reload_interval else None
+        watch = (
+            asyncio.create_task(app.state.reloader.watch(resolved.reload_interval))
+            if resolved.reload_interval
+            else None
+        )
         try:
             yield
         finally:

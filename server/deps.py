@@ -30,9 +30,29 @@ from .settings import ServerSettings
 from .slack.signature import BadSlackSignature, verify
 
 __all__ = [
-    "SettingsDep", "KBDep", "ChatDep", "LangDep", "SlackFormDep", "RecorderDep", "ReloaderDep", "InsightsDep",
-    "ChannelDep", "AdminDep", "AdminOnDep", "FormTokenDep", "SignInLimitDep", "VoteLimitDep", "app_settings", "base_url",
-    "feedback_context", "ChannelParam", "channel_of", "get_kb", "get_recorder", "EventsDep", "get_events",
+    "SettingsDep",
+    "KBDep",
+    "ChatDep",
+    "LangDep",
+    "SlackFormDep",
+    "RecorderDep",
+    "ReloaderDep",
+    "InsightsDep",
+    "ChannelDep",
+    "AdminDep",
+    "AdminOnDep",
+    "FormTokenDep",
+    "SignInLimitDep",
+    "VoteLimitDep",
+    "app_settings",
+    "base_url",
+    "feedback_context",
+    "ChannelParam",
+    "channel_of",
+    "get_kb",
+    "get_recorder",
+    "EventsDep",
+    "get_events",
 ]
 
 log = logging.getLogger("kb.server")
@@ -90,8 +110,10 @@ KBDep = Annotated[KnowledgeBase, Depends(get_kb)]
 # The `channel` query parameter, as a dependency declares it and as a route that reads it itself does.
 ChannelParam = Annotated[
     Literal["web", "widget", "api"] | None,
-    Query(description="where the question comes from, for the insights page (default: `widget` for a call "
-                      "from another site's page, else `api`)"),
+    Query(
+        description="where the question comes from, for the insights page (default: `widget` for a call "
+        "from another site's page, else `api`)"
+    ),
 ]
 
 
@@ -111,8 +133,12 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
     """The form fields of a request Slack signed: 404 while Slack is off, 401 when unsigned, badly signed or stale."""
     secret = settings.slack_signing_secret
     if not secret:
-        raise HTTPException(404, "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret")
-    body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read (RequestLimits)
+        raise HTTPException(
+            404, "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret"
+        )
+    body = (
+        await request.body()
+    )  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read (RequestLimits)
     headers = request.headers
     try:
         # Over the raw bytes, before anything is parsed.

@@ -29,8 +29,14 @@ from .slack.payload import BadSlackPayload
 from .slack.signature import BadSlackSignature
 
 __all__ = [
-    "handle_error", "install_error_handler", "describe", "send_error", "document_error_responses", "RATE_EXEMPT",
-    "STATUS", "status_of",
+    "handle_error",
+    "install_error_handler",
+    "describe",
+    "send_error",
+    "document_error_responses",
+    "RATE_EXEMPT",
+    "STATUS",
+    "status_of",
 ]
 
 log = logging.getLogger("kb.server")
@@ -95,7 +101,9 @@ def _wants_json(request: Request) -> bool:
 async def handle_error(request: Request, exc: Exception) -> Response:
     status, message = describe(exc)
     if status >= 500:
-        log.error("%s %s: %s", request.method, request.url.path, message, exc_info=not isinstance(exc, (KBError, ServerError)))
+        log.error(
+            "%s %s: %s", request.method, request.url.path, message, exc_info=not isinstance(exc, (KBError, ServerError))
+        )
     # A 500 is sent from outside the middleware (Starlette's ServerErrorMiddleware), so it
     # gets the headers every response carries here.
     headers = {**SECURITY_HEADERS, **(getattr(exc, "headers", None) or {})}

@@ -29,8 +29,15 @@ from .reload import Reloader, pin
 from .settings import ServerSettings
 
 __all__ = [
-    "SecurityHeaders", "PinBuild", "APICors", "RateLimit", "RequestLimits",
-    "ALLOWED_METHODS", "ALLOWED_HEADERS", "PREFLIGHT_MAX_AGE", "MAX_REMEMBERED",
+    "SecurityHeaders",
+    "PinBuild",
+    "APICors",
+    "RateLimit",
+    "RequestLimits",
+    "ALLOWED_METHODS",
+    "ALLOWED_HEADERS",
+    "PREFLIGHT_MAX_AGE",
+    "MAX_REMEMBERED",
 ]
 
 log = logging.getLogger("kb.server")
@@ -105,7 +112,10 @@ class APICors(CORSMiddleware):
 
     def __init__(self, app: ASGIApp, origins: Sequence[str], prefix: str = "/api/") -> None:
         super().__init__(
-            app, allow_origins=origins, allow_methods=ALLOWED_METHODS, allow_headers=ALLOWED_HEADERS,
+            app,
+            allow_origins=origins,
+            allow_methods=ALLOWED_METHODS,
+            allow_headers=ALLOWED_HEADERS,
             max_age=PREFLIGHT_MAX_AGE,
         )
         self.prefix = prefix
@@ -144,8 +154,12 @@ class APICors(CORSMiddleware):
         if self.refused.get(origin):
             return
         self.refused.put(origin, True)
-        self._log.warning(log, "cross-origin API call refused: origin %r is not in KB_ALLOWED_ORIGINS "
-                               "(add it to KB_ALLOWED_ORIGINS to allow it)", origin)
+        self._log.warning(
+            log,
+            "cross-origin API call refused: origin %r is not in KB_ALLOWED_ORIGINS "
+            "(add it to KB_ALLOWED_ORIGINS to allow it)",
+            origin,
+        )
 
 
 class RateLimit:
@@ -172,7 +186,10 @@ class RateLimit:
             return
         retry = max(1, math.ceil(waiting))
         await send_error(
-            scope, receive, send, 429,
+            scope,
+            receive,
+            send,
+            429,
             f"too many requests from this client: the limit is {self.limit} (KB_RATE_LIMIT); try again in {retry} s",
             {"Retry-After": str(retry)},
         )

@@ -96,7 +96,8 @@ class ClientLimit:
         if waiting:
             retry = max(1, math.ceil(waiting))
             raise HTTPException(
-                429, f"too many {self.what} from this client: the limit is {self.limit}; try again in {retry} s",
+                429,
+                f"too many {self.what} from this client: the limit is {self.limit}; try again in {retry} s",
                 {"Retry-After": str(retry)},
             )
 

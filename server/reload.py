@@ -79,7 +79,9 @@ class Reloader:
         self.served = self._load()
         log.info(
             "serving index build %s: %d entries, loaded in %.2f s",
-            self.served.build, len(self.served.kb.entries), time.perf_counter() - started,
+            self.served.build,
+            len(self.served.kb.entries),
+            time.perf_counter() - started,
         )
         load_tokenizer()  # before the first Chinese question, not during it
         self._lock = asyncio.Lock()
@@ -129,13 +131,18 @@ class Reloader:
                 new = await asyncio.to_thread(self._load)
             except Exception as exc:  # whatever the build's files hold, the served build stays
                 reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
-                raise BuildRefused(f"build {linked.name} not loaded ({reason}); still serving build {old.build}") from None
+                raise BuildRefused(
+                    f"build {linked.name} not loaded ({reason}); still serving build {old.build}"
+                ) from None
             self.served = new  # one assignment: a request sees the old build or the new one
             builds.release(old.held)  # requests still on it read memory only
             self._failed = ""
             log.info(
                 "swapped in index build %s: %d entries, loaded in %.2f s (was %s)",
-                new.build, len(new.kb.entries), time.perf_counter() - started, old.build,
+                new.build,
+                len(new.kb.entries),
+                time.perf_counter() - started,
+                old.build,
             )
             return ReloadOutcome(True, new.build, old.build, len(new.kb.entries))
 

@@ -18,10 +18,27 @@ from .links import permalink
 from .rendering.markdown import render_markdown
 
 __all__ = [
-    "SourceOut", "HitOut", "SearchOut", "EntryOut", "ChatTurn", "ChatIn", "ChatOut",
-    "HealthOut", "WidgetConfigOut", "ErrorOut", "hit_out", "entry_out",
-    "MAX_TURNS", "MAX_TURN_CHARS", "MAX_HISTORY_CHARS",
-    "AlternateOut", "alternate_out", "LinkIn", "LinkOut", "LinksOut", "link_out",
+    "SourceOut",
+    "HitOut",
+    "SearchOut",
+    "EntryOut",
+    "ChatTurn",
+    "ChatIn",
+    "ChatOut",
+    "HealthOut",
+    "WidgetConfigOut",
+    "ErrorOut",
+    "hit_out",
+    "entry_out",
+    "MAX_TURNS",
+    "MAX_TURN_CHARS",
+    "MAX_HISTORY_CHARS",
+    "AlternateOut",
+    "alternate_out",
+    "LinkIn",
+    "LinkOut",
+    "LinksOut",
+    "link_out",
 ]
 
 
@@ -29,7 +46,8 @@ class SourceOut(BaseModel):
     name: str = Field(description="source id, as used by the `source` filter")
     title: str = Field(description="the FAQ document's title, in the reader's language where it has one")
     titles: dict[str, str] = Field(
-        default_factory=dict, description="the title in each language it has, e.g. {\"zh\": \"ROLL 问答\", \"en\": \"ROLL Q&A\"}"
+        default_factory=dict,
+        description='the title in each language it has, e.g. {"zh": "ROLL 问答", "en": "ROLL Q&A"}',
     )
     url: str = Field(description="pinned page of the FAQ document")
     framework: str
@@ -49,16 +67,16 @@ class HitOut(BaseModel):
     section: str
     tags: list[str]
     lang: str = Field(description="the language of the question, answer and url given")
-    languages: list[str] = Field(description="the languages the entry has, e.g. [\"en\", \"zh\"] or [\"zh\"]")
+    languages: list[str] = Field(description='the languages the entry has, e.g. ["en", "zh"] or ["zh"]')
     note: str = Field(
         default="",
         description="one line in the reader's language when the text given is not the authors' own in that language: "
-                    "the entry has no version in it, or this version is a translation (who made it); empty otherwise",
+        "the entry has no version in it, or this version is a translation (who made it); empty otherwise",
     )
     translated_by: Literal["maintainers", "machine"] | None = Field(
         default=None,
         description="who translated the text given, when it is not the authors' own: this knowledge base's "
-                    "maintainers, or a machine (an LLM's draft; see `note` for whether a maintainer reviewed it)",
+        "maintainers, or a machine (an LLM's draft; see `note` for whether a maintainer reviewed it)",
     )
     original_url: str | None = Field(
         default=None, description="for a translation: the deep link to the original it was translated from"
@@ -73,13 +91,13 @@ class SearchOut(BaseModel):
     hits: list[HitOut]
     shown: int = Field(
         description="how many of the hits, from the first, deserve showing: when `answered`, the best and those "
-                    "scoring close to it; otherwise the nearest three at most, which may not answer the question"
+        "scoring close to it; otherwise the nearest three at most, which may not answer the question"
     )
     note: str | None = Field(
         default=None,
         description="when the question names a framework whose FAQ has no confident answer, one line in the "
-                    "reader's language saying so, and which framework's FAQ the answer is from (\"ROLL's FAQ does "
-                    "not cover this; this answer is from slime's FAQ.\"); null otherwise",
+        "reader's language saying so, and which framework's FAQ the answer is from (\"ROLL's FAQ does "
+        "not cover this; this answer is from slime's FAQ.\"); null otherwise",
     )
 
 
@@ -88,7 +106,7 @@ class AlternateOut(BaseModel):
     lang: Literal["zh", "en"]
     origin: Literal["asked", "tracker", "maintainer"] = Field(
         description="`asked`: asked on this server and linked by a maintainer; `tracker`: from an issue tracker; "
-                    "`maintainer`: written by a maintainer"
+        "`maintainer`: written by a maintainer"
     )
     url: str = Field(description="where it was asked, when that is public (an issue); empty otherwise")
     date: str = Field(description="when it was asked or linked, YYYY-MM-DD; empty when not known")
@@ -106,14 +124,16 @@ class EntryOut(BaseModel):
     tags: list[str]
     lang: str
     languages: list[str]
-    note: str = Field(default="", description="as a hit's `note`: the text given is in another language, or a translation")
+    note: str = Field(
+        default="", description="as a hit's `note`: the text given is in another language, or a translation"
+    )
     translated_by: Literal["maintainers", "machine"] | None = Field(default=None, description="as a hit's")
     original_url: str | None = Field(default=None, description="as a hit's")
     related: list[HitOut]
     alternates: list[AlternateOut] = Field(
         default=[],
         description="other wordings of the entry's question that the knowledge base has learned: kept beside "
-                    "the FAQ (`<source>.alternates.toml`) or linked by a maintainer; the reader's language first",
+        "the FAQ (`<source>.alternates.toml`) or linked by a maintainer; the reader's language first",
     )
 
 
@@ -135,7 +155,8 @@ class ChatTurn(BaseModel):
 class ChatIn(BaseModel):
     message: CleanText = Field(description="the question, in Chinese or English")
     history: list[ChatTurn] = Field(
-        default=[], max_length=MAX_TURNS,
+        default=[],
+        max_length=MAX_TURNS,
         description=f"earlier turns, oldest first: at most {MAX_TURNS}, {MAX_HISTORY_CHARS} characters in all",
     )
     hl: Literal["zh", "en"] | None = Field(
@@ -143,7 +164,8 @@ class ChatIn(BaseModel):
     )
     lang: Literal["zh", "en"] | None = Field(default=None, description="the same as `hl` (older name)")
     about: str | None = Field(
-        default=None, max_length=200,
+        default=None,
+        max_length=200,
         description="the id of the entry the conversation is about (`/chat?about=`): each question is read with its question",
     )
 
@@ -170,12 +192,12 @@ class ChatOut(BaseModel):
     session: str | None = Field(
         default=None,
         description="a voting session, to send back as `session` with votes on this answer (`POST /api/feedback`) "
-                    "by a client that sends no cookies; null while votes are off",
+        "by a client that sends no cookies; null while votes are off",
     )
     note: str | None = Field(
         default=None,
         description="as in `/api/search`: the framework the question names has no confident answer in its FAQ, "
-                    "one line in the reader's language, to show before the answer; null otherwise",
+        "one line in the reader's language, to show before the answer; null otherwise",
     )
 
 
@@ -206,7 +228,9 @@ class HealthOut(BaseModel):
 
 
 class WidgetConfigOut(BaseModel):
-    feedback: bool = Field(description="whether this server takes votes (POST /api/feedback), so the widget shows its buttons")
+    feedback: bool = Field(
+        description="whether this server takes votes (POST /api/feedback), so the widget shows its buttons"
+    )
     max_message_chars: int = Field(description="the longest question accepted, in characters")
 
 
@@ -218,8 +242,12 @@ class ErrorOut(BaseModel):
 
 def _source(entry: Entry, reader: str) -> SourceOut:
     return SourceOut(
-        name=entry.source, title=entry.source_title_in(reader), titles=entry.source_titles or {entry.lang: entry.source_title},
-        url=entry.source_url, framework=entry.framework, version=entry.source_version,
+        name=entry.source,
+        title=entry.source_title_in(reader),
+        titles=entry.source_titles or {entry.lang: entry.source_title},
+        url=entry.source_url,
+        framework=entry.framework,
+        version=entry.source_version,
     )
 
 
@@ -235,12 +263,21 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
 def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | None = None) -> EntryOut:
     """`reader` is the reader's language (default: the entry's own)."""
     return EntryOut(
-        note=version_note(entry, reader or entry.lang), translated_by=entry.translated_by or None,
+        note=version_note(entry, reader or entry.lang),
+        translated_by=entry.translated_by or None,
         original_url=original_url(entry) or None,
-        id=entry.id, question=entry.question, answer=entry.answer,
-        answer_html=str(render_markdown(entry.answer)), source=_source(entry, reader or entry.lang), url=entry.url,
-        permalink=permalink(base_url, entry.id), section=entry.section, tags=list(entry.tags),
-        lang=entry.lang, languages=list(entry.languages), related=[hit_out(h, base_url) for h in related],
+        id=entry.id,
+        question=entry.question,
+        answer=entry.answer,
+        answer_html=str(render_markdown(entry.answer)),
+        source=_source(entry, reader or entry.lang),
+        url=entry.url,
+        permalink=permalink(base_url, entry.id),
+        section=entry.section,
+        tags=list(entry.tags),
+        lang=entry.lang,
+        languages=list(entry.languages),
+        related=[hit_out(h, base_url) for h in related],
     )
 
 
@@ -259,7 +296,7 @@ class LinkIn(BaseModel):
     question: CleanText = Field(
         max_length=MAX_LINK_QUESTION,
         description="the question as people ask it (at most KB_MAX_QUERY_CHARS characters once trimmed); its "
-                    "language is detected",
+        "language is detected",
     )
     entry_id: str | None = Field(
         default=None, max_length=200, description="the id of the entry that answers it (or `not_covered`)"
@@ -269,7 +306,7 @@ class LinkIn(BaseModel):
     @model_validator(mode="after")
     def _one_target(self) -> "LinkIn":
         if self.not_covered == (self.entry_id is not None):
-            raise ValueError("give `entry_id` (the entry that answers the question) or `\"not_covered\": true`, not both")
+            raise ValueError('give `entry_id` (the entry that answers the question) or `"not_covered": true`, not both')
         return self
 
 
@@ -282,7 +319,9 @@ class LinkOut(BaseModel):
     made_at: str = Field(description="when the link was made, ISO 8601 in UTC")
     origin: Literal["asked", "tracker", "maintainer"]
     url: str
-    active: bool = Field(description="false once undone (`DELETE /admin/links/{id}`) or replaced by a newer link of the question")
+    active: bool = Field(
+        description="false once undone (`DELETE /admin/links/{id}`) or replaced by a newer link of the question"
+    )
     removed_at: str | None = Field(default=None, description="when it was undone or replaced, ISO 8601 in UTC")
 
 
@@ -296,7 +335,14 @@ def _utc(seconds: float) -> str:
 
 def link_out(link: Link) -> LinkOut:
     return LinkOut(
-        id=link.id, question=link.question, lang=link.lang, entry_id=link.entry, not_covered=link.not_covered,
-        made_at=_utc(link.made_at), origin=link.origin, url=link.url, active=link.active,
+        id=link.id,
+        question=link.question,
+        lang=link.lang,
+        entry_id=link.entry,
+        not_covered=link.not_covered,
+        made_at=_utc(link.made_at),
+        origin=link.origin,
+        url=link.url,
+        active=link.active,
         removed_at=None if link.removed_at is None else _utc(link.removed_at),
     )

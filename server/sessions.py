@@ -14,7 +14,6 @@ from __future__ import annotations
 import hmac
 import re
 import secrets
-
 from typing import TypeVar
 
 from fastapi import Request, Response
@@ -50,7 +49,11 @@ def with_session(request: Request, response: R, insights: Insights) -> R:
     """A page with vote buttons, setting the session cookie unless the browser has a valid one already."""
     if insights.feedback_on and not session_id(insights, request.cookies.get(SESSION_COOKIE)):
         response.set_cookie(  # no max-age: it lasts the browser session
-            SESSION_COOKIE, issue(insights), path="/", httponly=True, samesite="lax",
+            SESSION_COOKIE,
+            issue(insights),
+            path="/",
+            httponly=True,
+            samesite="lax",
             secure=request.url.scheme == "https",
         )
     return response

@@ -31,16 +31,19 @@ class ServerSettings(Settings):
     slack_signing_secret: str = setting("", "the Slack app's signing secret; the Slack routes are off without it")
     admin_token: str = setting("", "bearer token for /insights and admin routes; they are off without it")
     reload_interval: float = setting(
-        2.0, "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",
+        2.0,
+        "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",
         zero_off=True,
     )
     rate_limit: str = setting(
-        "600/minute", "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)"
+        "600/minute",
+        "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)",
     )
     max_body_bytes: int = setting(262_144, "largest request body accepted, in bytes (larger: 413)")
     trusted_proxies: str = setting(
-        "", "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
-            "X-Forwarded-Proto are believed (empty: none, not even this machine)"
+        "",
+        "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto are believed (empty: none, not even this machine)",
     )
 
     def __post_init__(self) -> None:
@@ -95,4 +98,3 @@ def _parse_proxies(raw: str) -> tuple[str, ...]:
                 "KB_TRUSTED_PROXIES", raw, f"IP addresses or networks separated by commas ({proxy!r} is neither)"
             ) from None
     return proxies
-

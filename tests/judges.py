@@ -36,8 +36,14 @@ def build_tiny_cross_encoder(path: Path, seed: int = 0) -> Path:
     tokenizer = BertTokenizerFast(vocab=str(path / "vocab.txt"), do_lower_case=True)
     torch.manual_seed(seed)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=256, num_labels=1, initializer_range=0.5,
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=256,
+        num_labels=1,
+        initializer_range=0.5,
     )
     BertForSequenceClassification(config).save_pretrained(path)
     tokenizer.save_pretrained(path)
@@ -70,7 +76,9 @@ def judge_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
             await asyncio.sleep(3)
         prompt = body["messages"][-1]["content"]
         verdict: Any = {
-            "none": {"answer": "none"}, "garbage": "I think it is the second one.", "out-of-range": {"answer": 99},
+            "none": {"answer": "none"},
+            "garbage": "I think it is the second one.",
+            "out-of-range": {"answer": 99},
         }.get(model, {"answer": 2})
         if model == "overlap":
             chosen = _overlap(prompt)
@@ -81,8 +89,9 @@ def judge_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
     return app
 
 
-def judged_calibration(path: Path, kind: str, model: str, rank: float = 1000.0, decides: bool = False,
-                       skip_gap: float | None = None) -> Path:
+def judged_calibration(
+    path: Path, kind: str, model: str, rank: float = 1000.0, decides: bool = False, skip_gap: float | None = None
+) -> Path:
     """The shipped calibration with judged weights added by hand, written to `path`: the
     first stage's weights and the judge's score weighed `rank` times in the ranking. With
     `decides`, the judge's score of the best entry alone decides whether to answer (at 0.5)."""
@@ -92,7 +101,9 @@ def judged_calibration(path: Path, kind: str, model: str, rank: float = 1000.0, 
     first = data["weights"]
     answer_coef = [0.0] * len(first["answer_coef"]) + [20.0] if decides else first["answer_coef"] + [0.0]
     weights = {
-        **first, "rank_coef": first["rank_coef"] + [rank], "answer_coef": answer_coef,
+        **first,
+        "rank_coef": first["rank_coef"] + [rank],
+        "answer_coef": answer_coef,
         "answer_bias": -10.0 if decides else first["answer_bias"],
         "answer_threshold": 0.5 if decides else first["answer_threshold"],
         "rank_features": first["rank_features"] + ["judge"],

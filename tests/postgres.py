@@ -25,7 +25,8 @@ def find_binaries() -> Path | None:
     """The directory holding initdb and pg_ctl, newest version first; None when PostgreSQL is not installed."""
     on_path = shutil.which("pg_ctl")
     candidates = ([str(Path(on_path).parent)] if on_path else []) + sorted(
-        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: int(Path(p).parent.name) if Path(p).parent.name.isdigit() else 0,
         reverse=True,
     )
     for directory in candidates:
@@ -40,8 +41,10 @@ class PostgresServer:
     def __init__(self) -> None:
         binaries = find_binaries()
         if binaries is None:
-            message = ("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin): "
-                       "apt-get install postgresql, or run `make install-test` as root")
+            message = (
+                "PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin): "
+                "apt-get install postgresql, or run `make install-test` as root"
+            )
             if os.environ.get("CI"):
                 pytest.fail(message, pytrace=False)
             pytest.skip(message)
@@ -54,11 +57,14 @@ class PostgresServer:
         if self.as_root:
             shutil.chown(directory, "postgres", "postgres")
             directory.chmod(0o700)
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8",
-                  "--locale=C")
+        self._run(
+            "initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C"
+        )
         with open(self.data / "postgresql.conf", "a", encoding="utf-8") as conf:
-            conf.write(f"listen_addresses = '127.0.0.1'\nport = {self.port}\nunix_socket_directories = '{directory}'\n"
-                       "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\n")
+            conf.write(
+                f"listen_addresses = '127.0.0.1'\nport = {self.port}\nunix_socket_directories = '{directory}'\n"
+                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\n"
+            )
         self.start()
 
     def _run(self, program: str, *args: str) -> None:

@@ -9,7 +9,10 @@ from ingest.anchors import github_anchor
     ("heading", "anchor"),
     [
         ("转换 Checkpoint 失败", "转换-checkpoint-失败"),
-        ("如何开启 Efficient memory sharing 功能来减少显存开销", "如何开启-efficient-memory-sharing-功能来减少显存开销"),
+        (
+            "如何开启 Efficient memory sharing 功能来减少显存开销",
+            "如何开启-efficient-memory-sharing-功能来减少显存开销",
+        ),
         (
             "RuntimeError: Error(s) in loading state_dict for VocabParallelEmbedding",
             "runtimeerror-errors-in-loading-state_dict-for-vocabparallelembedding",
@@ -23,7 +26,10 @@ from ingest.anchors import github_anchor
         ("其他问题", "其他问题"),
         ("训练环境搭建——问题汇总", "训练环境搭建问题汇总"),
         ("a > b", "a--b"),
-        ("为什么FSDP模型初始化时,在transfomers读权重文件的时候ray有oom报错?", "为什么fsdp模型初始化时在transfomers读权重文件的时候ray有oom报错"),
+        (
+            "为什么FSDP模型初始化时,在transfomers读权重文件的时候ray有oom报错?",
+            "为什么fsdp模型初始化时在transfomers读权重文件的时候ray有oom报错",
+        ),
         ("全角（括号）、逗号，句号。", "全角括号逗号句号"),
         ("  padded  ", "padded"),
     ],

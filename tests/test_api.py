@@ -17,8 +17,23 @@ from kb.settings import Settings
 from server import create_app
 
 HIT_KEYS = {
-    "id", "question", "answer", "answer_html", "score", "source", "url", "permalink", "section", "tags", "lang",
-    "languages", "note", "translated_by", "original_url", "matched", "file",
+    "id",
+    "question",
+    "answer",
+    "answer_html",
+    "score",
+    "source",
+    "url",
+    "permalink",
+    "section",
+    "tags",
+    "lang",
+    "languages",
+    "note",
+    "translated_by",
+    "original_url",
+    "matched",
+    "file",
 }
 SOURCE_KEYS = {"name", "title", "titles", "url", "framework", "version"}
 RESUME_ZH = "slime 如何续训？"
@@ -37,7 +52,9 @@ def test_public_api() -> None:
     assert server.__all__ == ["create_app"]
 
 
-def test_the_app_reads_the_environment_once_when_it_is_made(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_app_reads_the_environment_once_when_it_is_made(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`create_app()` (as uvicorn's factory calls it) resolves the settings then; the app, its middleware
     and its routes all use that one object, whatever the environment says later."""
     for name in [name for name in os.environ if name.startswith("KB_")]:
@@ -58,15 +75,27 @@ def test_the_app_reads_the_environment_once_when_it_is_made(settings: Settings, 
 
 @pytest.mark.parametrize(
     "module",
-    ["server.app", "kb.chat", "server.deps", "server.errors", "server.rendering.strings", "server.rendering.markdown",
-     "server.schemas", "server.rendering.templates", "server.routes", "kb.llm"],
+    [
+        "server.app",
+        "kb.chat",
+        "server.deps",
+        "server.errors",
+        "server.rendering.strings",
+        "server.rendering.markdown",
+        "server.schemas",
+        "server.rendering.templates",
+        "server.routes",
+        "kb.llm",
+    ],
 )
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)
     assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
 
 
-@pytest.mark.parametrize(("query", "lang", "question"), [(RESUME_ZH, "zh", "如何续训？"), (RESUME_EN, "en", "How do I resume training?")])
+@pytest.mark.parametrize(
+    ("query", "lang", "question"), [(RESUME_ZH, "zh", "如何续训？"), (RESUME_EN, "en", "How do I resume training?")]
+)
 def test_search_finds_the_entry_in_both_languages(client: TestClient, query: str, lang: str, question: str) -> None:
     body = client.get("/api/search", params={"q": query}).json()
     assert body["query"] == query and body["answered"] is True and body["hl"] == lang
@@ -120,7 +149,7 @@ def test_search_rejects_bad_input_naming_the_field(client: TestClient, params: d
 
 
 def test_search_returns_markup_in_a_query_as_data(client: TestClient) -> None:
-    query = '<script>alert(1)</script> [x](javascript:alert(1))'
+    query = "<script>alert(1)</script> [x](javascript:alert(1))"
     response = client.get("/api/search", params={"q": query})
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
@@ -223,7 +252,9 @@ def _events(text: str) -> list[tuple[str, dict[str, Any]]]:
 
 def test_chat_streams_server_sent_events(client: TestClient) -> None:
     whole = client.post("/api/chat", json={"message": RESUME_ZH}).json()
-    with client.stream("POST", "/api/chat", json={"message": RESUME_ZH}, headers={"Accept": "text/event-stream"}) as response:
+    with client.stream(
+        "POST", "/api/chat", json={"message": RESUME_ZH}, headers={"Accept": "text/event-stream"}
+    ) as response:
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("text/event-stream")
         events = _events(response.read().decode())
@@ -240,8 +271,9 @@ def test_streamed_chat_reports_bad_input_before_streaming(client: TestClient) ->
     assert error_body(response, 422).startswith("message: ")
 
 
-@pytest.mark.parametrize(("path", "assets"), [("/docs", ["swagger-ui-bundle.js", "swagger-ui.css"]),
-                                              ("/redoc", ["redoc.standalone.js"])])
+@pytest.mark.parametrize(
+    ("path", "assets"), [("/docs", ["swagger-ui-bundle.js", "swagger-ui.css"]), ("/redoc", ["redoc.standalone.js"])]
+)
 def test_the_api_docs_load_their_assets_from_this_server(client: TestClient, path: str, assets: list[str]) -> None:
     page = client.get(path)
     assert page.status_code == 200 and "cdn" not in page.text and "https://" not in page.text
@@ -256,7 +288,12 @@ def test_the_api_docs_load_their_assets_from_this_server(client: TestClient, pat
 def test_openapi_documents_every_route_with_a_summary(client: TestClient) -> None:
     assert client.get("/docs").status_code == 200
     spec = client.get("/openapi.json").json()
-    for path, method in [("/api/search", "get"), ("/api/chat", "post"), ("/api/entries/{entry_id}", "get"), ("/healthz", "get")]:
+    for path, method in [
+        ("/api/search", "get"),
+        ("/api/chat", "post"),
+        ("/api/entries/{entry_id}", "get"),
+        ("/healthz", "get"),
+    ]:
         operation = spec["paths"][path][method]
         assert operation["summary"] and not operation["summary"].startswith(method.title())
     assert "text/event-stream" in spec["paths"]["/api/chat"]["post"]["responses"]["200"]["content"]
@@ -271,8 +308,10 @@ def test_a_100_kb_query_over_real_http(settings: Any, serve: Any) -> None:
     host, port = live.url.removeprefix("http://").split(":")
     for path in (b"/api/search", b"/search"):
         with socket.create_connection((host, int(port)), timeout=10) as sock:
-            sock.sendall(b"GET " + path + b"?q=" + b"x" * 100_000 + b" HTTP/1.1\r\nHost: kb\r\n"
-                         b"Accept: text/html\r\nConnection: close\r\n\r\n")
+            sock.sendall(
+                b"GET " + path + b"?q=" + b"x" * 100_000 + b" HTTP/1.1\r\nHost: kb\r\n"
+                b"Accept: text/html\r\nConnection: close\r\n\r\n"
+            )
             reply = b""
             while chunk := sock.recv(65536):
                 reply += chunk
@@ -285,11 +324,17 @@ def test_a_100_kb_query_over_real_http(settings: Any, serve: Any) -> None:
 def test_deep_links_are_percent_encoded_as_browsers_send_them(client: TestClient) -> None:
     """A Chinese heading's anchor comes percent-encoded in every field and every entry, never raw."""
     hit = client.get("/api/search", params={"q": "续跑调整 lr 报错", "k": 1}).json()["hits"][0]
-    assert hit["url"] == "https://github.com/alibaba/ChatLearn/blob/v1.0.3/docs/zh/faq.md#%E7%BB%AD%E8%B7%91%E8%B0%83%E6%95%B4-lr-%E6%8A%A5%E9%94%99"
+    assert (
+        hit["url"]
+        == "https://github.com/alibaba/ChatLearn/blob/v1.0.3/docs/zh/faq.md#%E7%BB%AD%E8%B7%91%E8%B0%83%E6%95%B4-lr-%E6%8A%A5%E9%94%99"
+    )
     english = client.get("/api/search", params={"q": "续跑调整 lr 报错", "k": 1, "hl": "en"}).json()["hits"][0]
     assert english["url"].endswith("/docs/en/faq.md#adjusting-lr-error-in-continued-training")
-    ids = {h["id"] for q in ("oom", "checkpoint", "megatron", "ray", "训练", "deepspeed") for h in
-           client.get("/api/search", params={"q": q, "k": 50}).json()["hits"]}
+    ids = {
+        h["id"]
+        for q in ("oom", "checkpoint", "megatron", "ray", "训练", "deepspeed")
+        for h in client.get("/api/search", params={"q": q, "k": 50}).json()["hits"]
+    }
     for entry_id in ids:
         for hl in ("zh", "en"):
             body = client.get(f"/api/entries/{entry_id}", params={"hl": hl}).json()

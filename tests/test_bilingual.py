@@ -47,14 +47,18 @@ def test_every_shipped_source_is_paired_by_position(entries):
     assert all(e.lang == "zh" and e.id == entry_id(e.source, e.question) for e in entries)
     roll = [e for e in paired if e.source == "roll"]
     assert (roll[0].question, roll[0].translations[0].question) == (
-        "Megatron 模型如何转成 HF", "How to convert Megatron models to HF format?"
+        "Megatron 模型如何转成 HF",
+        "How to convert Megatron models to HF format?",
     )
     assert (roll[-1].translations[0].question, roll[-1].translations[0].section) == (
         "Error: TypeError: BackendCompilerFailed.__init__() missing 1 required positional argument",
         "Common Errors and Solutions",
     )
     slime = [e.translations[0].question for e in paired if e.source == "slime"]
-    assert slime[0] == "Why do I see garbled text during training?" and slime[-1] == "Gradient becomes NaN or Inf during training."
+    assert (
+        slime[0] == "Why do I see garbled text during training?"
+        and slime[-1] == "Gradient becomes NaN or Inf during training."
+    )
     assert not any("中文版" in e.translations[0].answer for e in paired)
 
 
@@ -67,20 +71,24 @@ def test_each_version_keeps_its_own_deep_link(entries):
         "/docs_roll/docs/English/QuickStart/qa_issues.md#how-to-debug-code"
     )
     timeout = by_question["Rollout推理过程中出现ray.exceptions.RayChannelTimeoutError"]
-    assert timeout.url.startswith("https://github.com/alibaba/ChatLearn/blob/248875a4a5617b3ec83511a51e25d5565b0ae071/docs/zh/")
+    assert timeout.url.startswith(
+        "https://github.com/alibaba/ChatLearn/blob/248875a4a5617b3ec83511a51e25d5565b0ae071/docs/zh/"
+    )
     assert timeout.translations[0].url == (
         "https://github.com/alibaba/ChatLearn/blob/248875a4a5617b3ec83511a51e25d5565b0ae071/docs/en/faq.md"
         "#rayexceptionsraychanneltimeouterror-during-rollout-inference"
     )
     english = by_question["如何续训？"].localized("en")
     assert (english.lang, english.question, english.source_url) == (
-        "en", "How do I resume training?",
+        "en",
+        "How do I resume training?",
         "https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md",
     )
     assert english.localized("zh") == by_question["如何续训？"]
 
 
 # Bad translation files: one clear error naming the files, exit 2, the old index still serving.
+
 
 @pytest.fixture
 def workspace(tmp_path, settings):
@@ -117,11 +125,23 @@ def test_a_bad_translation_is_one_error_and_the_old_index_keeps_serving(workspac
         assert f"{workspace.sources_dir / 'slime.md'} has 13" in str(caught.value)
     assert read_index(workspace.index_dir).meta == before
     kb = KnowledgeBase.open(workspace)
-    assert kb.search_blocking("how do I resume training").in_language("en").hits[0].entry.question == "How do I resume training?"
+    assert (
+        kb.search_blocking("how do I resume training").in_language("en").hits[0].entry.question
+        == "How do I resume training?"
+    )
 
-    environment = {"KB_DATA_DIR": str(workspace.data_dir), "KB_SOURCES_DIR": str(workspace.sources_dir), "PATH": "/usr/bin:/bin"}
+    environment = {
+        "KB_DATA_DIR": str(workspace.data_dir),
+        "KB_SOURCES_DIR": str(workspace.sources_dir),
+        "PATH": "/usr/bin:/bin",
+    }
     run = subprocess.run(
-        [sys.executable, "-m", "kbcli.cli", "ingest"], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "kbcli.cli", "ingest"],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode == 2
     assert len(run.stderr.strip().splitlines()) == 1 and message in run.stderr
@@ -141,6 +161,7 @@ def test_a_translation_listed_out_of_order_is_a_warning_in_the_summary(workspace
 
 # The reader's language on every channel.
 
+
 def test_hl_never_changes_what_is_found(client: TestClient):
     for query in load_queries(DEV):
         plain = client.get("/api/search", params={"q": query.q}).json()
@@ -155,7 +176,12 @@ def test_hl_never_changes_what_is_found(client: TestClient):
 @pytest.mark.parametrize(
     ("question", "lang", "text", "link"),
     [
-        ("how do I resume training in slime?", "en", "Simply set the `--load` directory to your `--save` directory.", "/docs/en/qa.md?plain=1#L34"),
+        (
+            "how do I resume training in slime?",
+            "en",
+            "Simply set the `--load` directory to your `--save` directory.",
+            "/docs/en/qa.md?plain=1#L34",
+        ),
         ("slime 怎么续训？", "zh", "直接将 `--load` 设置为 `--save` 的目录即可", "/docs/zh/qa.md?plain=1#L34"),
     ],
 )
@@ -205,13 +231,13 @@ def test_entry_api_and_page_give_the_chosen_version(client: TestClient):
     assert all(h["lang"] == "en" for h in english["related"])
 
     page = client.get(f"/entries/{first['id']}", headers={"Accept-Language": "zh-CN"})
-    assert "<h1 class=\"entry-q\">如何续训？</h1>" in page.text and f'href="/entries/{first["id"]}?hl=en"' in page.text
+    assert '<h1 class="entry-q">如何续训？</h1>' in page.text and f'href="/entries/{first["id"]}?hl=en"' in page.text
     try:
         switched = client.get(f"/entries/{first['id']}?hl=en", headers={"Accept-Language": "zh-CN"})
-        assert "<h1 class=\"entry-q\">How do I resume training?</h1>" in switched.text
+        assert '<h1 class="entry-q">How do I resume training?</h1>' in switched.text
         assert client.cookies.get("kb_hl") == "en"  # remembered, like the interface language
         remembered = client.get(f"/entries/{first['id']}", headers={"Accept-Language": "zh-CN"})
-        assert "<h1 class=\"entry-q\">How do I resume training?</h1>" in remembered.text
+        assert '<h1 class="entry-q">How do I resume training?</h1>' in remembered.text
     finally:
         client.cookies.delete("kb_hl")
     assert client.get(f"/entries/{first['id']}?hl=fr").status_code == 422
@@ -238,7 +264,12 @@ def test_own_faq_with_an_english_file_beside_it_needs_no_manifest(tmp_path):
     (folder / "team.md").write_text(FAQ_ZH, encoding="utf-8")
     (folder / "team.en.md").write_text(FAQ_EN, encoding="utf-8")
     [source] = load_manifest(folder)
-    assert (source.name, source.lang, source.translation.file, source.translation.lang) == ("team", "zh", "team.en.md", "en")
+    assert (source.name, source.lang, source.translation.file, source.translation.lang) == (
+        "team",
+        "zh",
+        "team.en.md",
+        "en",
+    )
     workspace = Settings(data_dir=tmp_path / "data", sources_dir=folder)
     assert build_index(workspace).entries == 2
     kb = KnowledgeBase.open(workspace)
@@ -256,7 +287,10 @@ def test_an_entry_with_no_version_in_the_readers_language_says_so(tmp_path):
     hit = KnowledgeBase.open(workspace).search_blocking("where are the shared checkpoints").hits[0]
     fields = hit_fields(hit, "en")
     assert (fields["lang"], fields["languages"]) == ("zh", ["zh"])
-    assert (fields["note"], fields["translated_by"]) == ("This entry has no English version; it is shown in Chinese.", None)
+    assert (fields["note"], fields["translated_by"]) == (
+        "This entry has no English version; it is shown in Chinese.",
+        None,
+    )
     assert hit_fields(hit, "zh")["note"] == ""
 
 
@@ -275,5 +309,7 @@ def test_own_faq_pairs_files_named_in_the_manifest(tmp_path):
     (folder / "sources.toml").write_text(
         (folder / "sources.toml").read_text(encoding="utf-8").replace('lang = "en"', 'lang = "zh"'), encoding="utf-8"
     )
-    with pytest.raises(SourceError, match=r"source 'team', \[source.translation\]: lang 'zh' is the source's own language"):
+    with pytest.raises(
+        SourceError, match=r"source 'team', \[source.translation\]: lang 'zh' is the source's own language"
+    ):
         load_manifest(folder)

@@ -18,8 +18,13 @@ from fastapi.testclient import TestClient
 from kb.settings import Settings
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
@@ -107,13 +112,17 @@ def type_query(page: Any, query: str) -> None:
     page.wait_for_function(
         "q => new URLSearchParams(location.search).get('q') === q"
         " && !document.querySelector('[data-status]').textContent.includes('…')"
-        " && (document.querySelector('#results > .result') || !document.querySelector('[data-empty]').hidden)", arg=query
+        " && (document.querySelector('#results > .result') || !document.querySelector('[data-empty]').hidden)",
+        arg=query,
     )
 
 
 @pytest.mark.parametrize(
     ("query", "words"),
-    [("slime 如何续训", "续训"), ("Why is my job stuck on the ray submission page?", "stuck on the Ray submission page")],
+    [
+        ("slime 如何续训", "续训"),
+        ("Why is my job stuck on the ray submission page?", "stuck on the Ray submission page"),
+    ],
 )
 def test_search_while_typing_then_open_with_the_keyboard(
     tab: Callable[..., Page], client: TestClient, artifacts: Path, query: str, words: str
@@ -150,7 +159,10 @@ def test_live_results_say_when_the_named_frameworks_faq_has_nothing(
     t.goto("/")
     type_query(page, "how do I resume training in ROLL")
     note = page.locator("[data-elsewhere]")
-    assert note.is_visible() and note.inner_text() == want["note"] == "ROLL's FAQ does not cover this; this answer is from slime's FAQ."
+    assert (
+        note.is_visible()
+        and note.inner_text() == want["note"] == "ROLL's FAQ does not cover this; this answer is from slime's FAQ."
+    )
     assert page.locator(".result").first.get_attribute("id") == f"r-{want['hits'][0]['id']}"
     t.screenshot(artifacts / f"search-elsewhere-{name}.png")
     type_query(page, "slime 如何续训")
@@ -176,8 +188,10 @@ def test_filters_narrow_the_live_results(tab: Callable[..., Page]) -> None:
     type_query(page, "OOM")
     page.select_option("select[name=source]", "roll")
     page.wait_for_url("**source=roll*")
-    page.wait_for_function("() => document.querySelectorAll('.result').length > 0 && "
-                           "[...document.querySelectorAll('.result')].every(r => r.id.startsWith('r-roll-'))")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.result').length > 0 && "
+        "[...document.querySelectorAll('.result')].every(r => r.id.startsWith('r-roll-'))"
+    )
 
 
 def test_chat_answers_with_a_source_link_and_follow_up(tab: Callable[..., Page], artifacts: Path) -> None:
@@ -195,7 +209,9 @@ def test_chat_answers_with_a_source_link_and_follow_up(tab: Callable[..., Page],
 
     page.fill("#message", "what about for ROLL?")
     page.press("#message", "Enter")
-    page.wait_for_function("() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')"
+    )
     second = page.locator(".turn.bot").nth(1)
     assert second.locator(".reply-source .source-fw").inner_text() == "ROLL"
     t.screenshot_bottom(artifacts / "chat-desktop.png")
@@ -320,7 +336,9 @@ def test_a_translated_entry_page_says_who_translated_it_in_the_readers_language(
     t.screenshot(artifacts / "entry-translated-en-desktop.png")
     # In Chinese the entry is the authors' own text: nothing is said.
     t.goto(f"/entries/{want['id']}?hl=zh")
-    assert page.locator("article.entry .only-in").count() == 0 and "解决方案" in page.locator(".entry-answer").inner_text()
+    assert (
+        page.locator("article.entry .only-in").count() == 0 and "解决方案" in page.locator(".entry-answer").inner_text()
+    )
     page.context.clear_cookies()
 
 
@@ -353,7 +371,9 @@ def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
 
     page.fill("#message", "deepspeed: Unable to pre-compile async_io")
     page.press("#message", "Enter")
-    page.wait_for_function("() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')"
+    )
     second = page.locator(".turn.bot").nth(1)
     said = second.locator(".only-in")
     assert said.inner_text() == "Translated from the Chinese original by this knowledge base's maintainers. original"
@@ -363,7 +383,10 @@ def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
 
 # --- the API's documentation -----------------------------------------------------------------
 
-@pytest.mark.parametrize(("path", "operation"), [("/docs", ".opblock-summary-path"), ("/redoc", "[data-section-id^='operation/']")])
+
+@pytest.mark.parametrize(
+    ("path", "operation"), [("/docs", ".opblock-summary-path"), ("/redoc", "[data-section-id^='operation/']")]
+)
 def test_the_api_docs_render_with_every_other_origin_blocked(
     tab: Callable[..., Page], base_url: str, artifacts: Path, path: str, operation: str
 ) -> None:

@@ -28,7 +28,10 @@ def test_no_background_line_is_near_an_evaluation_query():
     vectors = np.asarray(embedder.embed_queries(queries))
     nearest = (vectors @ background.T).max(axis=1)
     worst = int(np.argmax(nearest))
-    assert nearest[worst] < NEAR, (queries[worst], background_sentences()[int(np.argmax(vectors[worst] @ background.T))])
+    assert nearest[worst] < NEAR, (
+        queries[worst],
+        background_sentences()[int(np.argmax(vectors[worst] @ background.T))],
+    )
 
 
 def test_background_names_its_independent_source():

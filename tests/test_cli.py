@@ -18,7 +18,12 @@ def kb(*args: str, data_dir: Path, **env: str) -> subprocess.CompletedProcess[st
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment.update(KB_DATA_DIR=str(data_dir), **env)
     return subprocess.run(
-        [sys.executable, "-m", "kbcli.cli", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "kbcli.cli", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -28,11 +33,16 @@ def test_search_brief_prints_question_source_score_and_link(settings):
     lines = run.stdout.splitlines()
     assert lines[0] == "1. How do I resume training?"
     assert lines[1].startswith("   slime · 2025-06-30 · score ")
-    assert lines[2] == "   https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md?plain=1#L34"
+    assert (
+        lines[2]
+        == "   https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md?plain=1#L34"
+    )
 
 
 def test_search_hl_picks_the_version_shown_and_says_when_it_is_a_translation(settings):
-    run = kb("search", "how do I resume training in slime", "--hl", "zh", "-k", "1", "--brief", data_dir=settings.data_dir)
+    run = kb(
+        "search", "how do I resume training in slime", "--hl", "zh", "-k", "1", "--brief", data_dir=settings.data_dir
+    )
     assert run.stdout.splitlines()[0] == "1. 如何续训？"
     run = kb("search", "Unable to pre-compile async_io", "-k", "1", "--brief", data_dir=settings.data_dir)
     lines = run.stdout.splitlines()
@@ -145,8 +155,10 @@ def test_search_keeps_code_blocks_verbatim_and_identifiers_whole(settings):
     run = kb("search", "Unable to pre-compile async_io", data_dir=settings.data_dir)
     lines = run.stdout.splitlines()
     assert "set DS_BUILD_OPS=1   # for win - Set-Item Env:\\DS_BUILD_OPS 0" in lines  # spacing kept
-    assert "[WARNING] If libaio is already installed (perhaps from source), try setting the CFLAGS and LDFLAGS " \
-           "environment variables to where it can be found." in lines  # longer than 80 columns, not wrapped
+    assert (
+        "[WARNING] If libaio is already installed (perhaps from source), try setting the CFLAGS and LDFLAGS "
+        "environment variables to where it can be found." in lines
+    )  # longer than 80 columns, not wrapped
     assert any("SPARSE_ATTN" in line for line in lines if not line.startswith("set "))
 
 
@@ -157,9 +169,13 @@ def test_search_reads_a_pasted_trace_from_standard_input(settings):
         "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
     run = subprocess.run(
-        [sys.executable, "-m", "kbcli.cli", "search", "-", "--brief"], cwd=ROOT, input=trace, capture_output=True,
-        text=True, timeout=300, env={**{k: v for k, v in os.environ.items() if not k.startswith("KB_")},
-                                     "KB_DATA_DIR": str(settings.data_dir)},
+        [sys.executable, "-m", "kbcli.cli", "search", "-", "--brief"],
+        cwd=ROOT,
+        input=trace,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("KB_")}, "KB_DATA_DIR": str(settings.data_dir)},
     )
     assert run.returncode == 0, run.stderr
     assert "illegal memory access" in run.stdout.splitlines()[0]
@@ -186,8 +202,12 @@ def test_eval_shows_progress_on_a_terminal_only(settings):
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("KB_")}, "KB_DATA_DIR": str(settings.data_dir)}
     leader, follower = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "kbcli.cli", "eval", queries, "--json"], cwd=ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=follower, text=True,
+        [sys.executable, "-m", "kbcli.cli", "eval", queries, "--json"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
     )
     os.close(follower)
     drawn = b""
@@ -245,7 +265,9 @@ def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
     mine = own_faq(tmp_path / "mine")
     theirs = tmp_path / "theirs"
     theirs.mkdir()
-    (theirs / "ops.md").write_text("# Ops\n\n## How do I restart a node?\n\nRun `ops restart NODE`.\n", encoding="utf-8")
+    (theirs / "ops.md").write_text(
+        "# Ops\n\n## How do I restart a node?\n\nRun `ops restart NODE`.\n", encoding="utf-8"
+    )
     run = kb("ingest", "--sources", str(mine), "--sources", str(theirs), data_dir=data_dir)
     assert run.returncode == 0, run.stderr
     assert f"the index holds 2 sources, from {mine}, {theirs}:" in run.stdout

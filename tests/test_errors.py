@@ -15,16 +15,19 @@ class _NarrowQuery(QueryError):
     """A subclass the table does not list: it takes its parent's status."""
 
 
-@pytest.mark.parametrize(("error", "status"), [
-    (EntryNotFound("nope"), 404),
-    (QueryError("q", "is empty"), 422),
-    (_NarrowQuery("q", "is empty"), 422),
-    (SettingsError("KB_TOP_K", "0", "a number above 0"), 500),
-    (BadSlackSignature("the X-Slack-Signature header is missing"), 401),
-    (BadSlackPayload("payload: not JSON"), 400),
-    (KBError("an error the table does not name"), 500),
-    (ServerError("an error the table does not name"), 500),
-])
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [
+        (EntryNotFound("nope"), 404),
+        (QueryError("q", "is empty"), 422),
+        (_NarrowQuery("q", "is empty"), 422),
+        (SettingsError("KB_TOP_K", "0", "a number above 0"), 500),
+        (BadSlackSignature("the X-Slack-Signature header is missing"), 401),
+        (BadSlackPayload("payload: not JSON"), 400),
+        (KBError("an error the table does not name"), 500),
+        (ServerError("an error the table does not name"), 500),
+    ],
+)
 def test_the_status_comes_from_the_nearest_class_listed(error: Exception, status: int) -> None:
     assert status_of(error) == status
     assert describe(error) == (status, str(error))

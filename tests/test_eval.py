@@ -40,7 +40,9 @@ def test_retrieval_holds_its_measured_figures(kb, name):
 
 
 def test_calibration_report_is_cross_validated_on_development_data_only():
-    calibration = json.loads((Path(__file__).parent.parent / "kb" / "data" / "calibration.json").read_text(encoding="utf-8"))
+    calibration = json.loads(
+        (Path(__file__).parent.parent / "kb" / "data" / "calibration.json").read_text(encoding="utf-8")
+    )
     assert set(calibration["questions"]) == {"dev.jsonl", "holdout.jsonl", "real_tune.jsonl"}
     assert calibration["folds"] >= 5 and len(calibration["fold_weights"]) == calibration["folds"]
     figures = calibration["cross_validated"]

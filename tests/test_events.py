@@ -51,9 +51,20 @@ def test_a_search_not_asked_or_refused_publishes_nothing(kb: KnowledgeBase) -> N
 def test_a_chat_turn_publishes_its_question_with_the_subject_of_its_entry(kb: KnowledgeBase) -> None:
     events, published = heard()
     entry = kb.entries[0]
-    reply = asyncio.run(asking.chat(Chat(kb), events, "how about on 2 nodes?", [], channel="api", href=str, about=entry.id))
-    assert published == [Chatted("how about on 2 nodes?", [], reply.answered, reply.sources, "api",
-                                 published[0].started, entry.localized("en").question)]  # type: ignore[union-attr]
+    reply = asyncio.run(
+        asking.chat(Chat(kb), events, "how about on 2 nodes?", [], channel="api", href=str, about=entry.id)
+    )
+    assert published == [
+        Chatted(
+            "how about on 2 nodes?",
+            [],
+            reply.answered,
+            reply.sources,
+            "api",
+            published[0].started,
+            entry.localized("en").question,
+        )
+    ]  # type: ignore[union-attr]
     with pytest.raises(QueryError, match="about: no entry with id 'nope'"):
         asyncio.run(asking.chat(Chat(kb), events, "hi", [], channel="api", href=str, about="nope"))
     assert len(published) == 1

@@ -25,8 +25,10 @@ from kb.settings import Settings
 from server import create_app
 
 RESUME = "slime-b0ab398d"  # 如何续训？
-NO_SESSION = ("session: a vote needs a session this server issued: the kb_session cookie its pages set, "
-              "or the `session` of an /api/chat reply")
+NO_SESSION = (
+    "session: a vote needs a session this server issued: the kb_session cookie its pages set, "
+    "or the `session` of an /api/chat reply"
+)
 
 
 @pytest.fixture
@@ -51,7 +53,9 @@ def rows(client: TestClient, sql: str) -> list[tuple[Any, ...]]:
 
 
 def vote(client: TestClient, **body: Any) -> httpx.Response:
-    return client.post("/api/feedback?channel=web", json={"entry_id": RESUME, "message": "如何续训", "helpful": True, **body})
+    return client.post(
+        "/api/feedback?channel=web", json={"entry_id": RESUME, "message": "如何续训", "helpful": True, **body}
+    )
 
 
 @pytest.mark.parametrize("path", ["/", "/search?q=OOM", "/chat"])
@@ -71,7 +75,14 @@ def test_a_vote_is_recorded_with_its_answer_reason_comment_and_a_hash_of_the_ses
     [(entry, question, helpful, channel, reason, comment, voter)] = rows(
         client, "SELECT entry_id, question, helpful, channel, reason, comment, voter FROM votes"
     )
-    assert (entry, question, helpful, channel, reason, comment) == (RESUME, "如何续训", 0, "web", "outdated", "--load changed in v0.2")
+    assert (entry, question, helpful, channel, reason, comment) == (
+        RESUME,
+        "如何续训",
+        0,
+        "web",
+        "outdated",
+        "--load changed in v0.2",
+    )
     assert len(voter) == 32 and voter not in session and session.partition(".")[0] not in voter
 
 
@@ -120,21 +131,30 @@ def test_votes_past_the_limit_get_429_with_retry_after(client: TestClient) -> No
     assert all(vote(client).status_code == 202 for _ in range(60))
     response = vote(client)
     assert response.status_code == 429 and 1 <= int(response.headers["retry-after"]) <= 2
-    assert response.json()["error"].startswith("too many votes from this client: the limit is 60 a minute; try again in ")
+    assert response.json()["error"].startswith(
+        "too many votes from this client: the limit is 60 a minute; try again in "
+    )
 
 
-@pytest.mark.parametrize(("body", "query", "status", "error"), [
-    ({"entry_id": "nope"}, "", 404, "no entry with id 'nope'"),
-    ({"message": "  "}, "", 422, "message: the question the answer was for is empty"),
-    ({"message": "x" * 2001}, "", 422, "message: the question is 2001 characters; the limit is 2000"),
-    ({"reason": "wrong"}, "", 422, "reason: 'wrong' is a reason for `helpful: false`; this vote is helpful"),
-    ({"helpful": False, "reason": "boring"}, "", 422,
-     "reason: 'boring' is not allowed; use one of 'wrong', 'outdated', 'incomplete', 'unclear' or 'off_topic'"),
-    ({"comment": "x" * 1001}, "", 422, "comment: String should have at most 1000 characters"),
-    ({"session": "made-up-session-id"}, "", 403, NO_SESSION),
-    ({"session": "A" * 24 + "." + "0" * 32}, "", 403, NO_SESSION),
-    ({}, "?channel=slack", 422, "channel: 'slack' is not allowed; use one of 'web', 'widget' or 'api'"),
-])
+@pytest.mark.parametrize(
+    ("body", "query", "status", "error"),
+    [
+        ({"entry_id": "nope"}, "", 404, "no entry with id 'nope'"),
+        ({"message": "  "}, "", 422, "message: the question the answer was for is empty"),
+        ({"message": "x" * 2001}, "", 422, "message: the question is 2001 characters; the limit is 2000"),
+        ({"reason": "wrong"}, "", 422, "reason: 'wrong' is a reason for `helpful: false`; this vote is helpful"),
+        (
+            {"helpful": False, "reason": "boring"},
+            "",
+            422,
+            "reason: 'boring' is not allowed; use one of 'wrong', 'outdated', 'incomplete', 'unclear' or 'off_topic'",
+        ),
+        ({"comment": "x" * 1001}, "", 422, "comment: String should have at most 1000 characters"),
+        ({"session": "made-up-session-id"}, "", 403, NO_SESSION),
+        ({"session": "A" * 24 + "." + "0" * 32}, "", 403, NO_SESSION),
+        ({}, "?channel=slack", 422, "channel: 'slack' is not allowed; use one of 'web', 'widget' or 'api'"),
+    ],
+)
 def test_a_vote_that_cannot_be_taken_says_why(
     client: TestClient, body: dict[str, Any], query: str, status: int, error: str
 ) -> None:
@@ -148,18 +168,31 @@ def test_questions_are_recorded_with_their_channel_language_and_outcome(client: 
     widget_page = {"Origin": "https://docs.example.com"}
     assert client.get("/api/search", params={"q": "如何续训"}).status_code == 200
     assert client.get("/api/search", params={"q": "OOM", "channel": "web"}).status_code == 200
-    assert client.get("/api/search", params={"q": "what's the weather in Paris"}, headers=widget_page).status_code == 200
-    assert client.get("/api/search", params={"q": "how do I resume training"}, headers={"Origin": "http://testserver"}).status_code == 200
+    assert (
+        client.get("/api/search", params={"q": "what's the weather in Paris"}, headers=widget_page).status_code == 200
+    )
+    assert (
+        client.get(
+            "/api/search", params={"q": "how do I resume training"}, headers={"Origin": "http://testserver"}
+        ).status_code
+        == 200
+    )
     assert client.post("/api/chat", json={"message": "how do I resume training in slime?"}).status_code == 200
     history = [{"role": "user", "content": "slime 训练时 OOM 怎么办？"}, {"role": "assistant", "content": "..."}]
-    stream = client.post("/api/chat?channel=widget", json={"message": "那 ROLL 呢？", "history": history},
-                         headers={"Accept": "text/event-stream", **widget_page})
+    stream = client.post(
+        "/api/chat?channel=widget",
+        json={"message": "那 ROLL 呢？", "history": history},
+        headers={"Accept": "text/event-stream", **widget_page},
+    )
     assert stream.status_code == 200 and "event: done" in stream.text
     assert client.get("/search", params={"q": "怎么烤面包"}).status_code == 200
     form = {"message": "what is the weather in Paris?", "history": "[]", "form_token": form_token(client)}
     assert client.post("/chat", data=form).status_code == 200
-    recorded = rows(client, "SELECT text, lang, channel, kind, answered, top_entry IS NOT NULL, top_score IS NOT NULL, "
-                            "latency_ms > 0 FROM questions ORDER BY id")
+    recorded = rows(
+        client,
+        "SELECT text, lang, channel, kind, answered, top_entry IS NOT NULL, top_score IS NOT NULL, "
+        "latency_ms > 0 FROM questions ORDER BY id",
+    )
     assert recorded == [
         ("如何续训", "zh", "api", "search", 1, 1, 1, 1),
         ("OOM", "en", "web", "search", 1, 1, 1, 1),
@@ -204,22 +237,23 @@ def test_a_typed_search_is_written_once_the_reader_pauses(own: Settings) -> None
         recorder.close()
 
 
-@pytest.mark.parametrize(("before", "after", "related"), [
-    ("how do", "how do I resume", True),
-    ("how do I resume", "how do", True),  # deleting back
-    ("how do I resuem", "how do I resume training", True),  # a typo fixed as the reader goes
-    ("如何", "如何续训", True),
-    ("OOM", "how do I resume training", False),
-    ("slime OOM", "slime resume", False),
-    ("", "OOM", False),
-])
+@pytest.mark.parametrize(
+    ("before", "after", "related"),
+    [
+        ("how do", "how do I resume", True),
+        ("how do I resume", "how do", True),  # deleting back
+        ("how do I resuem", "how do I resume training", True),  # a typo fixed as the reader goes
+        ("如何", "如何续训", True),
+        ("OOM", "how do I resume training", False),
+        ("slime OOM", "slime resume", False),
+        ("", "OOM", False),
+    ],
+)
 def test_which_searches_continue_the_one_before(before: str, after: str, related: bool) -> None:
     assert related_typing(before, after) is related
 
 
-def test_a_database_that_cannot_be_opened_costs_no_answer(
-    own: Settings, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_database_that_cannot_be_opened_costs_no_answer(own: Settings, caplog: pytest.LogCaptureFixture) -> None:
     store_path(own.data_dir).mkdir()  # a directory where the database file should be
     with caplog.at_level(logging.WARNING, logger="kb.insights"), TestClient(create_app(own)) as client:
         assert client.get("/api/search", params={"q": "如何续训"}).status_code == 200
@@ -232,7 +266,8 @@ def test_a_database_that_cannot_be_opened_costs_no_answer(
         assert response.json()["error"] == "feedback is off: votes cannot be recorded on this server (its log says why)"
         assert client.post("/api/chat", json={"message": "如何续训"}).json()["session"] is None
     assert any(
-        r.levelno == logging.WARNING and r.getMessage().startswith(
+        r.levelno == logging.WARNING
+        and r.getMessage().startswith(
             f"questions and votes are not recorded, and feedback is off: insights database {store_path(own.data_dir)}: "
             "cannot be opened (OperationalError: "
         )
@@ -267,7 +302,12 @@ def test_a_locked_database_logs_a_warning_and_every_answer_is_served(
     deadline = time.monotonic() + 10
     while recorder.waiting and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert sorted(rows(client, "SELECT text FROM questions")) == [("OOM",), ("how do I bake bread",), ("ray hangs",), ("如何续训",)]
+    assert sorted(rows(client, "SELECT text FROM questions")) == [
+        ("OOM",),
+        ("how do I bake bread",),
+        ("ray hangs",),
+        ("如何续训",),
+    ]
     assert rows(client, "SELECT count(*) FROM votes") == [(1,)]
 
 
@@ -287,7 +327,9 @@ def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callab
                 if response.status_code != 200:
                     failures.append(response.text)
                 if i % 5 == 0:
-                    response = http.post("/api/feedback", json={"entry_id": RESUME, "message": f"q {n} {i}", "helpful": True})
+                    response = http.post(
+                        "/api/feedback", json={"entry_id": RESUME, "message": f"q {n} {i}", "helpful": True}
+                    )
                     if response.status_code != 202:
                         failures.append(response.text)
 
@@ -330,8 +372,11 @@ def test_votes_from_the_widget_on_another_site_count_as_widget(own: Settings) ->
     widget_page = {"Origin": "https://docs.example.com"}
     with TestClient(create_app(own)) as widget:
         session = widget.post("/api/chat", json={"message": "如何续训"}, headers=widget_page).json()["session"]
-        response = widget.post("/api/feedback", json={"entry_id": RESUME, "message": "如何续训", "helpful": True,
-                                                      "session": session}, headers=widget_page)
+        response = widget.post(
+            "/api/feedback",
+            json={"entry_id": RESUME, "message": "如何续训", "helpful": True, "session": session},
+            headers=widget_page,
+        )
         assert response.status_code == 202 and "set-cookie" not in response.headers
         assert rows(widget, "SELECT channel FROM votes") == [("widget",)]
 
@@ -365,10 +410,15 @@ def test_questions_keep_the_best_entrys_lead_and_the_question_asked_just_before(
     reply = client.post("/api/chat", json={"message": first}).json()
     history = [{"role": "user", "content": first}, {"role": "assistant", "content": reply["answer"]}]
     client.post("/api/chat", json={"message": again, "history": history})
-    client.post("/api/chat", json={"message": "what about for ROLL?", "history": history})  # a follow-up, not asked again
+    client.post(
+        "/api/chat", json={"message": "what about for ROLL?", "history": history}
+    )  # a follow-up, not asked again
     for typed in ("colocate mode", "NCCL timeout"):  # one search box, two questions
         client.get("/api/search", params={"q": typed, "live": "box-1", "channel": "web"})
-    recorded = {text: (previous, margin) for text, previous, margin in rows(client, "SELECT text, previous, margin FROM questions")}
+    recorded = {
+        text: (previous, margin)
+        for text, previous, margin in rows(client, "SELECT text, previous, margin FROM questions")
+    }
     assert recorded[first][0] is None and recorded[again][0] == first
     assert next(p for t, (p, _) in recorded.items() if t.endswith("what about for ROLL?")) is None
     assert recorded["colocate mode"][0] is None and recorded["NCCL timeout"][0] == "colocate mode"
@@ -376,5 +426,7 @@ def test_questions_keep_the_best_entrys_lead_and_the_question_asked_just_before(
     close = "OOM when training with vLLM"  # an answer shown with related entries: its lead over the first of them
     sources = client.post("/api/chat", json={"message": close}).json()["sources"]
     best, second = (h["score"] for h in sources[:2])
-    lead = next(margin for text, _, margin in rows(client, "SELECT text, previous, margin FROM questions") if text == close)
+    lead = next(
+        margin for text, _, margin in rows(client, "SELECT text, previous, margin FROM questions") if text == close
+    )
     assert lead == pytest.approx(best - second, abs=1e-6)

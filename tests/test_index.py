@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kb.entries import Entry, entry_id
-from kb.errors import IndexUnreadable, IndexMissing
+from kb.errors import IndexMissing, IndexUnreadable
 from kb.index import FORMAT_VERSION, read_index, write_index
 from kb.lexical import LexicalIndex, QueryTerms
 
@@ -51,7 +51,10 @@ def test_round_trip(index_dir):
     assert np.allclose(index.vector_matrix(), unit_vectors(3))
     assert index.background.shape == (4, 8)
     assert (index.meta.format_version, index.meta.model, index.meta.dim, index.meta.entry_count) == (
-        FORMAT_VERSION, "demo-model", 8, 3,
+        FORMAT_VERSION,
+        "demo-model",
+        8,
+        3,
     )
 
 
@@ -153,7 +156,9 @@ def test_a_build_left_half_written_by_a_killed_ingest_is_removed_by_the_next(ind
     import subprocess
     import sys
 
-    killed = subprocess.run([sys.executable, "-c", KILLED_WHILE_WRITING, str(index_dir)], capture_output=True, text=True)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_WHILE_WRITING, str(index_dir)], capture_output=True, text=True
+    )
     assert killed.returncode == -9, killed.stderr
     builds_dir = index_dir.parent / "builds"
     left = [p.name for p in builds_dir.iterdir() if p.name.endswith(".partial")]
@@ -197,7 +202,9 @@ def test_a_build_being_written_by_another_ingest_is_left_alone(index_dir):
 
 def test_the_lexical_index_is_written_at_ingest_and_loaded_as_built(index_dir, monkeypatch):
     built = LexicalIndex.of_entries(make_entries(3))
-    monkeypatch.setattr(LexicalIndex, "of_entries", lambda entries: pytest.fail("a current index was tokenized at load"))
+    monkeypatch.setattr(
+        LexicalIndex, "of_entries", lambda entries: pytest.fail("a current index was tokenized at load")
+    )
     loaded = read_index(index_dir).lexical
     assert (index_dir / "lexical.npz").exists()
     assert loaded.size == built.size == 3

@@ -23,9 +23,28 @@ from kb.embedding import open_embedder
 from kb.entries import Source
 from kb.errors import QueryError
 from kb.insights import (
-    DEFAULT_SINCE, LAYOUTS, SCHEMA_VERSION, TABLES, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, Gap,
-    GapFinder, InsightsUnavailable, InsightsStore, Question, Totals, Vote, draft_entry, gather, parse_since, store_path,
-    table, to_csv,
+    DEFAULT_SINCE,
+    LAYOUTS,
+    SCHEMA_VERSION,
+    TABLES,
+    AskedQuestion,
+    Comment,
+    DailyCount,
+    EntryHits,
+    EntryVotes,
+    Gap,
+    GapFinder,
+    InsightsStore,
+    InsightsUnavailable,
+    Question,
+    Totals,
+    Vote,
+    draft_entry,
+    gather,
+    parse_since,
+    store_path,
+    table,
+    to_csv,
 )
 from kb.insights.writer import Writer
 from kb.settings import Settings
@@ -35,10 +54,26 @@ DAY = 86400.0
 T0 = 1_750_000_000.0  # 2025-06-15 15:06:40 UTC
 
 
-def question(text: str, lang: str = "en", channel: str = "web", answered: bool = False, entry: str | None = None,
-             at: float = T0, **more: object) -> Question:
-    return Question(text=text, lang=lang, channel=channel, answered=answered, top_entry=entry,
-                    top_score=0.5 if entry else None, latency_ms=12.5, asked_at=at, **more)  # type: ignore[arg-type]
+def question(
+    text: str,
+    lang: str = "en",
+    channel: str = "web",
+    answered: bool = False,
+    entry: str | None = None,
+    at: float = T0,
+    **more: object,
+) -> Question:
+    return Question(
+        text=text,
+        lang=lang,
+        channel=channel,
+        answered=answered,
+        top_entry=entry,
+        top_score=0.5 if entry else None,
+        latency_ms=12.5,
+        asked_at=at,
+        **more,
+    )  # type: ignore[arg-type]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -78,43 +113,74 @@ def test_a_new_file_has_the_current_schema_in_wal_mode(sqlite_store: InsightsSto
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert columns(store.path, "questions") == [
-        "id", "asked_at", "text", "lang", "channel", "top_entry", "top_score", "answered", "latency_ms",
-        "kind", "slack_team", "slack_channel", "margin", "previous",
+        "id",
+        "asked_at",
+        "text",
+        "lang",
+        "channel",
+        "top_entry",
+        "top_score",
+        "answered",
+        "latency_ms",
+        "kind",
+        "slack_team",
+        "slack_channel",
+        "margin",
+        "previous",
     ]
     assert columns(store.path, "dismissed_gaps") == ["text", "dismissed_at"]
     assert columns(store.path, "votes") == [
-        "id", "voted_at", "entry_id", "question", "helpful", "voter", "channel", "reason", "comment",
+        "id",
+        "voted_at",
+        "entry_id",
+        "question",
+        "helpful",
+        "voter",
+        "channel",
+        "reason",
+        "comment",
     ]
 
 
 def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> None:
-    store.add_questions([
-        question("如何续训", "zh", at=T0),
-        question("如何续训 ", "zh", channel="slack", at=T0 + 60),  # the same question, spacing aside
-        question("How do I bake bread?", at=T0 + DAY),
-        question("OOM", answered=True, entry="slime-1", at=T0 + DAY),
-        question("oom in slime", answered=True, entry="slime-1", channel="widget", at=T0 + DAY),
-        question("ray hangs", answered=True, entry="roll-2", channel="api", kind="chat", at=T0 + DAY),
-    ])
+    store.add_questions(
+        [
+            question("如何续训", "zh", at=T0),
+            question("如何续训 ", "zh", channel="slack", at=T0 + 60),  # the same question, spacing aside
+            question("How do I bake bread?", at=T0 + DAY),
+            question("OOM", answered=True, entry="slime-1", at=T0 + DAY),
+            question("oom in slime", answered=True, entry="slime-1", channel="widget", at=T0 + DAY),
+            question("ray hangs", answered=True, entry="roll-2", channel="api", kind="chat", at=T0 + DAY),
+        ]
+    )
     alice, bob = store.pseudonym("cookie:alice"), store.pseudonym("cookie:bob")
-    store.add_votes([
-        Vote("slime-1", False, "OOM", alice, "web", "outdated", "max_tokens_per_gpu moved", voted_at=T0 + DAY),
-        Vote("slime-1", True, "oom in slime", bob, "widget", voted_at=T0 + DAY + 1),
-        Vote("roll-2", True, "ray hangs", alice, "api", voted_at=T0 + DAY + 2),
-    ])
+    store.add_votes(
+        [
+            Vote("slime-1", False, "OOM", alice, "web", "outdated", "max_tokens_per_gpu moved", voted_at=T0 + DAY),
+            Vote("slime-1", True, "oom in slime", bob, "widget", voted_at=T0 + DAY + 1),
+            Vote("roll-2", True, "ray hangs", alice, "api", voted_at=T0 + DAY + 2),
+        ]
+    )
     assert store.totals(T0) == Totals(questions=6, answered=3, helpful=2, unhelpful=1)
     assert store.unanswered(T0) == [
         AskedQuestion("如何续训", "zh", 2, T0, T0 + 60, ("slack", "web")),
         AskedQuestion("How do I bake bread?", "en", 1, T0 + DAY, T0 + DAY, ("web",)),
     ]
-    assert store.unhelpful(T0) == [EntryVotes(
-        "slime-1", unhelpful=1, helpful=1, reasons=(("outdated", 1),),
-        comments=(Comment("OOM", "outdated", "max_tokens_per_gpu moved", T0 + DAY, "web"),),
-    )]
+    assert store.unhelpful(T0) == [
+        EntryVotes(
+            "slime-1",
+            unhelpful=1,
+            helpful=1,
+            reasons=(("outdated", 1),),
+            comments=(Comment("OOM", "outdated", "max_tokens_per_gpu moved", T0 + DAY, "web"),),
+        )
+    ]
     assert store.entry_hits(T0) == [EntryHits("slime-1", 2, 1, 1), EntryHits("roll-2", 1, 1, 0)]
     assert store.daily(T0) == [
-        DailyCount("2025-06-15", "slack", "zh", 1), DailyCount("2025-06-15", "web", "zh", 1),
-        DailyCount("2025-06-16", "api", "en", 1), DailyCount("2025-06-16", "web", "en", 2),
+        DailyCount("2025-06-15", "slack", "zh", 1),
+        DailyCount("2025-06-15", "web", "zh", 1),
+        DailyCount("2025-06-16", "api", "en", 1),
+        DailyCount("2025-06-16", "web", "en", 2),
         DailyCount("2025-06-16", "widget", "en", 1),
     ]
     assert store.totals(T0 + DAY) == Totals(questions=4, answered=3, helpful=2, unhelpful=1)
@@ -136,7 +202,9 @@ def test_one_vote_per_entry_per_voter_and_the_last_one_counts(store: InsightsSto
     assert store.count("votes") == 4 and store.totals(0).unhelpful == 2
 
 
-def test_pseudonyms_are_keyed_per_database_and_never_the_id(tmp_path: Path, where: Path | str, store: InsightsStore) -> None:
+def test_pseudonyms_are_keyed_per_database_and_never_the_id(
+    tmp_path: Path, where: Path | str, store: InsightsStore
+) -> None:
     same = store.pseudonym("slack:T1:U123")
     assert same == store.pseudonym("slack:T1:U123") != store.pseudonym("slack:T1:U124")
     assert "U123" not in same and len(same) == 32
@@ -184,9 +252,12 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     assert "reason" in columns(path, "votes") and "comment" in columns(path, "votes")
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT id, text, kind, slack_team FROM questions ORDER BY id").fetchall() == [
-            (1, "如何续训", "search", None), (2, "OOM", "search", None),
+            (1, "如何续训", "search", None),
+            (2, "OOM", "search", None),
         ]
-        assert db.execute("SELECT voter, helpful, reason, comment FROM votes").fetchall() == [("voter-a", 0, None, None)]
+        assert db.execute("SELECT voter, helpful, reason, comment FROM votes").fetchall() == [
+            ("voter-a", 0, None, None)
+        ]
         assert db.execute("SELECT count(*) FROM schema_version").fetchone()[0] == 1
     assert_upgraded_store_counts_old_rows_and_takes_new_fields(store)
     store.close()
@@ -198,8 +269,12 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
 def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:
-        db.executescript("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7);")
-    with pytest.raises(InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 4"):
+        db.executescript(
+            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7);"
+        )
+    with pytest.raises(
+        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 4"
+    ):
         InsightsStore(path)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("schema_version",)]
@@ -212,19 +287,25 @@ def test_a_path_that_is_not_a_database_is_named_in_the_error(tmp_path: Path, mak
         path.write_bytes(b"this is not sqlite " * 100)
     else:
         path.mkdir()
-    with pytest.raises(InsightsUnavailable, match=rf"insights database {path}: cannot be opened \((DatabaseError|OperationalError): "):
+    with pytest.raises(
+        InsightsUnavailable, match=rf"insights database {path}: cannot be opened \((DatabaseError|OperationalError): "
+    ):
         InsightsStore(path)
 
 
 def test_prune_deletes_only_rows_older_than_the_cutoff(store: InsightsStore) -> None:
     store.add_questions([question("old", at=T0), question("new", at=T0 + 10 * DAY)])
-    store.add_votes([Vote("e", True, "old", "v1", "web", voted_at=T0), Vote("e", True, "new", "v2", "web", voted_at=T0 + 10 * DAY)])
+    store.add_votes(
+        [Vote("e", True, "old", "v1", "web", voted_at=T0), Vote("e", True, "new", "v2", "web", voted_at=T0 + 10 * DAY)]
+    )
     assert store.prune(T0 + DAY) == (1, 1)
     assert [q.text for q in store.unanswered(0)] == ["new"]
     assert store.prune(T0 + DAY) == (0, 0)
 
 
-def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(where: Path | str, store: InsightsStore) -> None:
+def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(
+    where: Path | str, store: InsightsStore
+) -> None:
     """16 threads, each with its own connection, plus another store on the same database (as a second worker)."""
     second = InsightsStore(where)
     threads, per_thread = 16, 60
@@ -252,8 +333,10 @@ def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(where:
     assert errors == []
     assert store.count("questions") == threads * per_thread
     assert store.count("votes") == threads * per_thread
-    print(f"\n{2 * threads * per_thread / seconds:.0f} single-row transactions per second from {threads} threads "
-          f"({store.dialect})")
+    print(
+        f"\n{2 * threads * per_thread / seconds:.0f} single-row transactions per second from {threads} threads "
+        f"({store.dialect})"
+    )
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the writer thread's context switches in /proc")
@@ -265,8 +348,11 @@ def test_records_queued_one_by_one_are_written_in_batches_without_waking_the_wri
     status = Path(f"/proc/self/task/{writer._thread.native_id}/status")
 
     def wake_ups() -> int:
-        return next(int(line.split()[1]) for line in status.read_text().splitlines()
-                    if line.startswith("voluntary_ctxt_switches"))
+        return next(
+            int(line.split()[1])
+            for line in status.read_text().splitlines()
+            if line.startswith("voluntary_ctxt_switches")
+        )
 
     records = 300
     before = wake_ups()
@@ -296,13 +382,16 @@ def test_grouping_puts_the_same_question_in_two_languages_together_and_oom_apart
 def test_off_topic_questions_are_grouped_across_languages_too(finder: GapFinder) -> None:
     """No glossary term joins these: the embedder's own multilingual similarity does."""
     questions = [
-        asked("what's the weather in Beijing", "en", 2), asked("北京天气怎么样", "zh", 2),
-        asked("how do I resume training", "en"), asked("who won the world cup", "en"),
+        asked("what's the weather in Beijing", "en", 2),
+        asked("北京天气怎么样", "zh", 2),
+        asked("how do I resume training", "en"),
+        asked("who won the world cup", "en"),
     ]
     groups = {frozenset(q.text for q in g.questions) for g in finder.group(questions)}
     assert groups == {
         frozenset({"what's the weather in Beijing", "北京天气怎么样"}),
-        frozenset({"how do I resume training"}), frozenset({"who won the world cup"}),
+        frozenset({"how do I resume training"}),
+        frozenset({"who won the world cup"}),
     }
 
 
@@ -318,10 +407,16 @@ def test_grouping_reuses_the_vectors_search_computed() -> None:
 
 def test_grouping_separates_topics_in_a_mixed_batch(finder: GapFinder) -> None:
     questions = [
-        asked("如何续训", "zh", 4), asked("how do I resume training", "en", 3), asked("怎么断点续训？", "zh", 2),
-        asked("OOM", "en", 3), asked("显存不足怎么办", "zh", 2), asked("CUDA out of memory", "en"),
-        asked("NCCL timeout", "en", 2), asked("nccl 超时怎么办", "zh"),
-        asked("how to install vllm", "en"), asked("安装 vllm 报错", "zh"),
+        asked("如何续训", "zh", 4),
+        asked("how do I resume training", "en", 3),
+        asked("怎么断点续训？", "zh", 2),
+        asked("OOM", "en", 3),
+        asked("显存不足怎么办", "zh", 2),
+        asked("CUDA out of memory", "en"),
+        asked("NCCL timeout", "en", 2),
+        asked("nccl 超时怎么办", "zh"),
+        asked("how to install vllm", "en"),
+        asked("安装 vllm 报错", "zh"),
     ]
     groups = {frozenset(q.text for q in g.questions) for g in finder.group(questions)}
     assert groups == {
@@ -333,8 +428,13 @@ def test_grouping_separates_topics_in_a_mixed_batch(finder: GapFinder) -> None:
 
 
 GAP = Gap(
-    label="如何续训", count=5, questions=(asked("如何续训", "zh", 3, T0), asked("how do I resume training", "en", 2, T0 + 2 * DAY)),
-    langs=("en", "zh"), channels=("slack", "web"), first_asked=T0, last_asked=T0 + 2 * DAY,
+    label="如何续训",
+    count=5,
+    questions=(asked("如何续训", "zh", 3, T0), asked("how do I resume training", "en", 2, T0 + 2 * DAY)),
+    langs=("en", "zh"),
+    channels=("slack", "web"),
+    first_asked=T0,
+    last_asked=T0 + 2 * DAY,
 )
 
 
@@ -353,7 +453,11 @@ def test_a_draft_entry_has_the_question_the_askers_words_and_no_answer() -> None
 
 @pytest.mark.parametrize("layout", ["headings", "list"])
 def test_a_draft_pasted_into_a_source_document_is_read_as_a_new_entry(tmp_path: Path, layout: str) -> None:
-    existing = "## 如何设置学习率？\n\n用 `--lr`。\n" if layout == "headings" else "1. **如何设置学习率？**\n\n   用 `--lr`。\n"
+    existing = (
+        "## 如何设置学习率？\n\n用 `--lr`。\n"
+        if layout == "headings"
+        else "1. **如何设置学习率？**\n\n   用 `--lr`。\n"
+    )
     document = tmp_path / "faq.md"
     document.write_text(f"# FAQ\n\n{existing}\n{draft_entry(GAP, layout)}", encoding="utf-8")
     source = Source("t", "faq.md", "FAQ", "slime", "zh", "v1", "https://example.com/faq.md", entries=layout)
@@ -362,18 +466,30 @@ def test_a_draft_pasted_into_a_source_document_is_read_as_a_new_entry(tmp_path: 
 
 def test_the_report_tables_and_their_csv(store: InsightsStore, finder: GapFinder) -> None:
     now = T0 + 3 * DAY
-    store.add_questions([
-        question("如何续训", "zh", at=T0 + DAY), question("how do I resume training", at=T0 + 2 * DAY),
-        question("=HYPERLINK(\"http://evil\")", at=T0 + 2 * DAY),
-        question("OOM", answered=True, entry="slime-1", at=T0 + 2 * DAY),
-        question("too old", at=T0 - 40 * DAY),
-    ])
+    store.add_questions(
+        [
+            question("如何续训", "zh", at=T0 + DAY),
+            question("how do I resume training", at=T0 + 2 * DAY),
+            question('=HYPERLINK("http://evil")', at=T0 + 2 * DAY),
+            question("OOM", answered=True, entry="slime-1", at=T0 + 2 * DAY),
+            question("too old", at=T0 - 40 * DAY),
+        ]
+    )
     store.add_votes([Vote("slime-1", False, "OOM", "v", "web", "wrong", "line one\nline two", voted_at=T0 + 2 * DAY)])
     report = gather(store, finder, parse_since("30d"), {"slime-1": "为什么训着训着 OOM 了？"}, now=now)
     assert report.totals == Totals(questions=4, answered=1, helpful=0, unhelpful=1)
     assert table(report, "gaps").rows == [
         # Wordings asked as often: the latest names the group.
-        ("how do I resume training", 2, 2, "en zh", "web", "2025-06-16", "2025-06-17", "how do I resume training | 如何续训"),
+        (
+            "how do I resume training",
+            2,
+            2,
+            "en zh",
+            "web",
+            "2025-06-16",
+            "2025-06-17",
+            "how do I resume training | 如何续训",
+        ),
         ('=HYPERLINK("http://evil")', 1, 1, "en", "web", "2025-06-17", "2025-06-17", '=HYPERLINK("http://evil")'),
     ]
     assert table(report, "entries").rows == [("slime-1", "为什么训着训着 OOM 了？", 1, 0, 1)]
@@ -382,11 +498,22 @@ def test_the_report_tables_and_their_csv(store: InsightsStore, finder: GapFinder
     ]
     assert table(report, "daily").rows == [("2025-06-16", "web", "zh", 1), ("2025-06-17", "web", "en", 3)]
     rows = list(csv.reader(io.StringIO(to_csv(table(report, "gaps")))))
-    assert rows[0] == ["topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples"]
-    assert rows[2][0] == "'=HYPERLINK(\"http://evil\")"  # a spreadsheet shows it as text, never runs it
+    assert rows[0] == [
+        "topic",
+        "questions",
+        "wordings",
+        "languages",
+        "channels",
+        "first_asked",
+        "last_asked",
+        "examples",
+    ]
+    assert rows[2][0] == '\'=HYPERLINK("http://evil")'  # a spreadsheet shows it as text, never runs it
     rows = list(csv.reader(io.StringIO(to_csv(table(report, "unhelpful")))))
     assert rows[1][-1] == "OOM / wrong / line one\nline two"
-    with pytest.raises(QueryError, match="table: no table 'votes'; expected one of gaps, doubtful, unhelpful, entries, daily"):
+    with pytest.raises(
+        QueryError, match="table: no table 'votes'; expected one of gaps, doubtful, unhelpful, entries, daily"
+    ):
         table(report, "votes")
 
 
@@ -404,7 +531,9 @@ def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_com
     reopened.add_questions([question("北京天气怎么样", "zh", at=T0 + 2)])  # the same topic, asked anew
     report = gather(reopened, finder, parse_since("7d"), {}, now=T0 + DAY)
     assert [g.label for g in report.gaps] == ["how do I resume training"]
-    assert [sorted(q.text for q in g.questions) for g in report.dismissed] == [["what's the weather in Beijing", "北京天气怎么样"]]
+    assert [sorted(q.text for q in g.questions) for g in report.dismissed] == [
+        ["what's the weather in Beijing", "北京天气怎么样"]
+    ]
     assert [r[0] for r in table(report, "gaps").rows] == ["how do I resume training"]
 
     reopened.restore_gap([q.text for q in report.dismissed[0].questions])
@@ -413,22 +542,45 @@ def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_com
     reopened.close()
 
 
-def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(store: InsightsStore, finder: GapFinder) -> None:
-    store.add_questions([
-        # Answered, then asked again in other words at once: the answer missed.
-        question("how do I resume training", answered=True, entry="slime-resume", at=T0, margin=0.2),
-        question("how can I continue training from my last checkpoint", answered=True, entry="roll-ckpt", at=T0 + 30,
-                 margin=0.2, previous="how do I resume training"),
-        # Answered, then a question about something else: no sign.
-        question("what is colocate mode", answered=True, entry="roll-colocate", at=T0 + 100, margin=0.3),
-        question("NCCL timeout", answered=True, entry="roll-nccl", at=T0 + 130, margin=0.3, previous="what is colocate mode"),
-        # Asked again, but ten minutes later: not "at once".
-        question("what is separate mode", answered=True, entry="roll-separate", at=T0 + 200, margin=0.3),
-        question("explain separate mode", answered=True, entry="roll-separate", at=T0 + 800, margin=0.3,
-                 previous="what is separate mode"),
-        # Won by a hair.
-        question("ray hangs at start", answered=True, entry="slime-ray", at=T0 + 300, margin=0.01),
-    ])
+def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(
+    store: InsightsStore, finder: GapFinder
+) -> None:
+    store.add_questions(
+        [
+            # Answered, then asked again in other words at once: the answer missed.
+            question("how do I resume training", answered=True, entry="slime-resume", at=T0, margin=0.2),
+            question(
+                "how can I continue training from my last checkpoint",
+                answered=True,
+                entry="roll-ckpt",
+                at=T0 + 30,
+                margin=0.2,
+                previous="how do I resume training",
+            ),
+            # Answered, then a question about something else: no sign.
+            question("what is colocate mode", answered=True, entry="roll-colocate", at=T0 + 100, margin=0.3),
+            question(
+                "NCCL timeout",
+                answered=True,
+                entry="roll-nccl",
+                at=T0 + 130,
+                margin=0.3,
+                previous="what is colocate mode",
+            ),
+            # Asked again, but ten minutes later: not "at once".
+            question("what is separate mode", answered=True, entry="roll-separate", at=T0 + 200, margin=0.3),
+            question(
+                "explain separate mode",
+                answered=True,
+                entry="roll-separate",
+                at=T0 + 800,
+                margin=0.3,
+                previous="what is separate mode",
+            ),
+            # Won by a hair.
+            question("ray hangs at start", answered=True, entry="slime-ray", at=T0 + 300, margin=0.01),
+        ]
+    )
     store.add_votes([Vote("roll-colocate", False, "what is colocate mode", "v1", "web", "wrong", voted_at=T0 + 110)])
     report = gather(store, finder, parse_since("7d"), {"slime-resume": "如何续训？"}, now=T0 + DAY)
     found = {d.entry_id: (d.answered, d.asked_again, d.unhelpful, d.low_margin) for d in report.doubtful}
@@ -438,22 +590,41 @@ def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(store
     assert rows["slime-resume"][-1] == "how do I resume training → how can I continue training from my last checkpoint"
 
 
-@pytest.mark.parametrize("text, seconds", [("24h", 86400), ("7d", 7 * 86400), ("2W", 14 * 86400), (" 30d ", 30 * 86400)])
+@pytest.mark.parametrize(
+    "text, seconds", [("24h", 86400), ("7d", 7 * 86400), ("2W", 14 * 86400), (" 30d ", 30 * 86400)]
+)
 def test_since_takes_hours_days_or_weeks(text: str, seconds: int) -> None:
     assert parse_since(text) == seconds
 
 
 @pytest.mark.parametrize("text", ["", "7", "d", "0d", "7 days", "-1d", "1y"])
 def test_a_bad_since_says_what_it_wants(text: str) -> None:
-    with pytest.raises(QueryError, match=r"since: .* is not a time window; use a number and h, d or w, like 24h, 7d or 2w"):
+    with pytest.raises(
+        QueryError, match=r"since: .* is not a time window; use a number and h, d or w, like 24h, 7d or 2w"
+    ):
         parse_since(text)
 
 
-@pytest.mark.parametrize("module", [
-    "kb.insights", "kb.insights.store", "kb.insights.records", "kb.insights.migrations", "kb.insights.groups",
-    "kb.insights.drafts", "kb.insights.doubts", "kb.insights.report", "kbcli.insights", "kb.insights.recorder",
-    "kb.insights.writer", "server.admin", "server.rendering.chart", "server.routes.feedback", "server.routes.insights",
-])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "kb.insights",
+        "kb.insights.store",
+        "kb.insights.records",
+        "kb.insights.migrations",
+        "kb.insights.groups",
+        "kb.insights.drafts",
+        "kb.insights.doubts",
+        "kb.insights.report",
+        "kbcli.insights",
+        "kb.insights.recorder",
+        "kb.insights.writer",
+        "server.admin",
+        "server.rendering.chart",
+        "server.routes.feedback",
+        "server.routes.insights",
+    ],
+)
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)
     assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
@@ -487,15 +658,22 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
     mine = settings.with_(data_dir=tmp_path, database_url=where if isinstance(where, str) else "")
     store = InsightsStore(where)
     now = time.time()
-    store.add_questions([
-        question("如何续训呀", "zh", at=now - 3600), question("how do I resume training", at=now - 2 * DAY),
-        question("OOM", answered=True, entry="slime-b0ab398d", at=now - 3600),
-        question("very old", at=now - 20 * DAY),
-    ])
-    store.add_votes([
-        Vote("slime-b0ab398d", False, "OOM", "v", "web", "outdated", "v0.2 changed it", voted_at=now - 60),
-        Vote("slime-b0ab398d", False, "", "s", "slack", voted_at=now - 30),  # a Slack button: no question, no comment
-    ])
+    store.add_questions(
+        [
+            question("如何续训呀", "zh", at=now - 3600),
+            question("how do I resume training", at=now - 2 * DAY),
+            question("OOM", answered=True, entry="slime-b0ab398d", at=now - 3600),
+            question("very old", at=now - 20 * DAY),
+        ]
+    )
+    store.add_votes(
+        [
+            Vote("slime-b0ab398d", False, "OOM", "v", "web", "outdated", "v0.2 changed it", voted_at=now - 60),
+            Vote(
+                "slime-b0ab398d", False, "", "s", "slack", voted_at=now - 30
+            ),  # a Slack button: no question, no comment
+        ]
+    )
     store.close()
 
     assert run_cli(mine, "--since", "7d") == 0

@@ -28,9 +28,13 @@ BEARER = {"Authorization": f"Bearer {TOKEN}"}
 DAY = 86400.0
 RESUME = "slime-b0ab398d"  # 如何续训？
 GAPS = [  # unanswered questions: (text, lang, channel, times)
-    ("如何续训", "zh", "web", 5), ("how do I resume training", "en", "widget", 3), ("怎么断点续训？", "zh", "slack", 2),
-    ("如何开启 FP8 训练", "zh", "web", 4), ("how to enable fp8 training", "en", "api", 2),
-    ("OOM", "en", "slack", 3), ("CUDA out of memory", "en", "web", 1),
+    ("如何续训", "zh", "web", 5),
+    ("how do I resume training", "en", "widget", 3),
+    ("怎么断点续训？", "zh", "slack", 2),
+    ("如何开启 FP8 训练", "zh", "web", 4),
+    ("how to enable fp8 training", "en", "api", 2),
+    ("OOM", "en", "slack", 3),
+    ("CUDA out of memory", "en", "web", 1),
 ]
 
 
@@ -40,25 +44,71 @@ def seed(data_dir: Path, entry_ids: list[str], now: float) -> None:
     questions = []
     for day in range(14):
         at = now - day * DAY - 3600
-        for n, (channel, lang) in enumerate([("web", "zh"), ("web", "en"), ("widget", "en"), ("slack", "zh"), ("api", "en")]):
+        for n, (channel, lang) in enumerate(
+            [("web", "zh"), ("web", "en"), ("widget", "en"), ("slack", "zh"), ("api", "en")]
+        ):
             for i in range((day * 3 + n * 5) % 7 + 1):
                 entry = entry_ids[(day + n + i) % len(entry_ids)]
-                questions.append(Question(f"question {day}-{n}-{i}", lang, channel, True, entry, 0.2, 14.0, asked_at=at - i))
+                questions.append(
+                    Question(f"question {day}-{n}-{i}", lang, channel, True, entry, 0.2, 14.0, asked_at=at - i)
+                )
     for text, lang, channel, times in GAPS:
-        questions += [Question(text, lang, channel, False, entry_ids[0], 0.01, 15.0, asked_at=now - k * DAY - 60) for k in range(times)]
+        questions += [
+            Question(text, lang, channel, False, entry_ids[0], 0.01, 15.0, asked_at=now - k * DAY - 60)
+            for k in range(times)
+        ]
     questions += [  # answers that may be wrong: one won by a hair, one asked again at once in other words
         Question("ray hangs at start", "en", "web", True, entry_ids[2], 0.3, 12.0, asked_at=now - 7200, margin=0.004),
-        Question("how do I convert a Megatron checkpoint", "en", "widget", True, entry_ids[3], 0.3, 12.0, asked_at=now - 5000, margin=0.2),
-        Question("how can I turn Megatron weights into HF format", "en", "widget", True, entry_ids[3], 0.3, 12.0,
-                 asked_at=now - 4970, margin=0.2, previous="how do I convert a Megatron checkpoint"),
+        Question(
+            "how do I convert a Megatron checkpoint",
+            "en",
+            "widget",
+            True,
+            entry_ids[3],
+            0.3,
+            12.0,
+            asked_at=now - 5000,
+            margin=0.2,
+        ),
+        Question(
+            "how can I turn Megatron weights into HF format",
+            "en",
+            "widget",
+            True,
+            entry_ids[3],
+            0.3,
+            12.0,
+            asked_at=now - 4970,
+            margin=0.2,
+            previous="how do I convert a Megatron checkpoint",
+        ),
     ]
     store.add_questions(questions)
-    store.add_votes([
-        Vote(RESUME, False, "如何续训", "voter-1", "web", "outdated", "--ckpt-step 在 v0.2 改名了", voted_at=now - 600),
-        Vote(RESUME, False, "how do I resume from a checkpoint", "voter-2", "widget", "incomplete", voted_at=now - 500),
-        Vote(RESUME, True, "续训", "voter-3", "web", voted_at=now - 400),
-        Vote(entry_ids[1], True, "q", "voter-1", "api", voted_at=now - 300),
-    ])
+    store.add_votes(
+        [
+            Vote(
+                RESUME,
+                False,
+                "如何续训",
+                "voter-1",
+                "web",
+                "outdated",
+                "--ckpt-step 在 v0.2 改名了",
+                voted_at=now - 600,
+            ),
+            Vote(
+                RESUME,
+                False,
+                "how do I resume from a checkpoint",
+                "voter-2",
+                "widget",
+                "incomplete",
+                voted_at=now - 500,
+            ),
+            Vote(RESUME, True, "续训", "voter-3", "web", voted_at=now - 400),
+            Vote(entry_ids[1], True, "q", "voter-1", "api", voted_at=now - 300),
+        ]
+    )
     store.close()
 
 
@@ -84,7 +134,11 @@ def admin(insights_settings: Settings) -> Iterator[TestClient]:
 
 def test_the_page_is_off_without_an_admin_token(client: TestClient) -> None:
     off = "the admin routes (/insights, /admin) are off: set KB_ADMIN_TOKEN to a secret token to turn them on"
-    assert client.get("/insights", headers={"Accept": "application/json"}).json() == {"ok": False, "error": off, "status": 404}
+    assert client.get("/insights", headers={"Accept": "application/json"}).json() == {
+        "ok": False,
+        "error": off,
+        "status": 404,
+    }
     assert client.get("/insights/gaps.csv", headers=BEARER).status_code == 404
     assert client.post("/insights/sign-in", data={"token": ""}).status_code == 404
     page = client.get("/insights", headers={"Accept-Language": "en"})
@@ -114,7 +168,11 @@ def test_signing_in_sets_an_http_only_cookie_that_opens_the_page(insights_settin
     with TestClient(create_app(insights_settings)) as browser:
         form = {"since": "7d", "form_token": form_token(browser, "/insights")}
         wrong = browser.post("/insights/sign-in", data={**form, "token": "guess"}, headers={"Accept-Language": "en"})
-        assert wrong.status_code == 401 and "That is not the admin token." in wrong.text and "kb_admin" not in browser.cookies
+        assert (
+            wrong.status_code == 401
+            and "That is not the admin token." in wrong.text
+            and "kb_admin" not in browser.cookies
+        )
 
         response = browser.post("/insights/sign-in", data={**form, "token": TOKEN}, follow_redirects=False)
         assert response.status_code == 303 and response.headers["location"] == "/insights?since=7d"
@@ -126,7 +184,9 @@ def test_signing_in_sets_an_http_only_cookie_that_opens_the_page(insights_settin
         page = browser.get("/insights?since=7d", headers={"Accept-Language": "en"})
         assert page.status_code == 200 and "Questions the FAQ could not answer" in page.text
 
-        out = browser.post("/insights/sign-out", data={"form_token": form_token(browser, "/insights")}, follow_redirects=False)
+        out = browser.post(
+            "/insights/sign-out", data={"form_token": form_token(browser, "/insights")}, follow_redirects=False
+        )
         assert out.status_code == 303 and 'kb_admin=""' in out.headers["set-cookie"]
         assert browser.get("/insights").status_code == 401
     with TestClient(create_app(insights_settings.with_(admin_token="a-new-token"))) as later:
@@ -151,11 +211,15 @@ def test_the_page_shows_every_table(admin: TestClient, entry_ids: list[str]) -> 
     assert response.headers["cache-control"] == "no-store" and response.headers["x-robots-tag"] == "noindex"
     html = response.text
     # The same question in Chinese and English is one missing topic; OOM is another.
-    resume = row_of(html, "<strong class=\"gap-label\">如何续训</strong>")
+    resume = row_of(html, '<strong class="gap-label">如何续训</strong>')
     assert "how do I resume training" in resume and "怎么断点续训？" in resume and "OOM" not in resume
-    assert '<td class="num" data-label="Asked">10</td>' in resume and "English, 中文" in resume and "Slack, Web, Widget" in resume
+    assert (
+        '<td class="num" data-label="Asked">10</td>' in resume
+        and "English, 中文" in resume
+        and "Slack, Web, Widget" in resume
+    )
     assert "## 如何续训？" in resume and "1. **如何续训？**" in resume  # the drafts, both layouts
-    assert "如何续训" not in row_of(html, "<strong class=\"gap-label\">OOM</strong>")
+    assert "如何续训" not in row_of(html, '<strong class="gap-label">OOM</strong>')
     # Answers voted not helpful, with reasons and comments.
     unhelpful = row_of(html.split('id="unhelpful"')[1], f'<a href="/entries/{RESUME}">')
     assert "How do I resume training?" in unhelpful and "如何续训？" not in unhelpful  # entries named in English
@@ -196,31 +260,52 @@ def test_each_table_downloads_as_csv(admin: TestClient, name: str) -> None:
         assert signs[RESUME] == ["0", "2", "0"]  # two not-helpful votes
         assert {tuple(v) for v in signs.values()} >= {("0", "0", "1"), ("1", "0", "0")}  # a close call; asked again
     if name == "daily":
-        assert {r[1] for r in rows[1:]} == {"web", "widget", "slack", "api"} and {r[2] for r in rows[1:]} == {"zh", "en"}
+        assert {r[1] for r in rows[1:]} == {"web", "widget", "slack", "api"} and {r[2] for r in rows[1:]} == {
+            "zh",
+            "en",
+        }
 
 
 def test_a_bad_window_or_table_says_what_was_wrong(admin: TestClient) -> None:
     json_please = {"Accept": "application/json", **BEARER}
     assert admin.get("/insights?since=forever", headers=json_please).json() == {
-        "ok": False, "status": 422,
+        "ok": False,
+        "status": 422,
         "error": "since: 'forever' is not a time window; use a number and h, d or w, like 24h, 7d or 2w",
     }
     assert admin.get("/insights/votes.csv", headers=json_please).json() == {
-        "ok": False, "status": 404, "error": "no insights table 'votes'; the tables are gaps, doubtful, unhelpful, entries, daily",
+        "ok": False,
+        "status": 404,
+        "error": "no insights table 'votes'; the tables are gaps, doubtful, unhelpful, entries, daily",
     }
 
 
 def test_a_stacked_bar_chart_in_svg() -> None:
     assert [nice_ceiling(n) for n in (0, 1, 2, 3, 7, 10, 11, 38, 120)] == [1, 1, 2, 4, 8, 10, 20, 40, 200]
-    svg = str(stacked_bars("Questions <per> day", ["2025-06-01", "2025-06-02", "2025-06-03"], [
-        Series("web", "Web", (2, 0, 1)), Series("slack", "Slack", (2, 1, 0)),
-    ]))
+    svg = str(
+        stacked_bars(
+            "Questions <per> day",
+            ["2025-06-01", "2025-06-02", "2025-06-03"],
+            [
+                Series("web", "Web", (2, 0, 1)),
+                Series("slack", "Slack", (2, 1, 0)),
+            ],
+        )
+    )
     assert svg.startswith('<svg class="chart" viewBox="0 0 720 220" role="img"')
-    assert "<title>Questions &lt;per&gt; day</title>" in svg and "<desc>2025-06-01 to 2025-06-03: Web 3, Slack 3</desc>" in svg
-    bars = re.findall(r'<rect class="series-(\w+)" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"><title>([^<]+)</title>', svg)
+    assert (
+        "<title>Questions &lt;per&gt; day</title>" in svg
+        and "<desc>2025-06-01 to 2025-06-03: Web 3, Slack 3</desc>" in svg
+    )
+    bars = re.findall(
+        r'<rect class="series-(\w+)" x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)"><title>([^<]+)</title>',
+        svg,
+    )
     assert [(s, t) for s, _, _, t in bars] == [
-        ("web", "2025-06-01 · Web: 2"), ("slack", "2025-06-01 · Slack: 2"),
-        ("slack", "2025-06-02 · Slack: 1"), ("web", "2025-06-03 · Web: 1"),
+        ("web", "2025-06-01 · Web: 2"),
+        ("slack", "2025-06-01 · Slack: 2"),
+        ("slack", "2025-06-02 · Slack: 1"),
+        ("web", "2025-06-03 · Web: 1"),
     ]
     assert float(bars[0][2]) + float(bars[1][2]) == pytest.approx(164.0)  # the tallest day (4) fills the plot
     assert re.findall(r'<text class="axis" x="58" y="[\d.]+" text-anchor="end">(\d+)</text>', svg) == ["0", "2", "4"]
@@ -331,9 +416,14 @@ def test_votes_from_the_search_and_chat_pages_reach_the_store(
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not stored(live, "SELECT 1 FROM votes WHERE comment IS NOT NULL"):
         time.sleep(0.1)
-    votes = stored(live, "SELECT entry_id, question, helpful, channel, reason, comment FROM votes WHERE channel = 'web' "
-                         "AND question = 'slime resume training from a checkpoint'")
-    assert votes == [(entry, "slime resume training from a checkpoint", 0, "web", "outdated", "the flag is --ckpt-step now")]
+    votes = stored(
+        live,
+        "SELECT entry_id, question, helpful, channel, reason, comment FROM votes WHERE channel = 'web' "
+        "AND question = 'slime resume training from a checkpoint'",
+    )
+    assert votes == [
+        (entry, "slime resume training from a checkpoint", 0, "web", "outdated", "the flag is --ckpt-step now")
+    ]
     typed = stored(live, "SELECT text FROM questions WHERE channel = 'web' AND text LIKE 'slime resume%'")
     assert typed == [("slime resume training from a checkpoint",)], "typing is recorded once, as the finished question"
 
@@ -372,7 +462,9 @@ def labels_inside_their_charts(page: Any) -> list[str]:
 
 @pytest.mark.browser
 @pytest.mark.parametrize(("width", "name"), [(1280, "desktop"), (375, "phone")])
-def test_every_column_and_every_chart_label_shows(tab: Callable[..., Any], artifacts: Path, width: int, name: str) -> None:
+def test_every_column_and_every_chart_label_shows(
+    tab: Callable[..., Any], artifacts: Path, width: int, name: str
+) -> None:
     t = tab(viewport={"width": width, "height": 900}, locale="en-US")
     page = sign_in(t)
     t.no_horizontal_scroll()
@@ -382,8 +474,11 @@ def test_every_column_and_every_chart_label_shows(tab: Callable[..., Any], artif
         .map(c => c.dataset.label || c.textContent.trim().slice(0, 30))""")
     assert hidden == [], "cells cut off or hidden"
     if width < 600:
-        labels = page.locator("#gaps tbody tr").first.locator("td[data-label]").evaluate_all(
-            "cells => cells.slice(1).map(c => getComputedStyle(c, '::before').content)")
+        labels = (
+            page.locator("#gaps tbody tr")
+            .first.locator("td[data-label]")
+            .evaluate_all("cells => cells.slice(1).map(c => getComputedStyle(c, '::before').content)")
+        )
         assert labels == ['"Asked "', '"Languages "', '"Channels "', '"Last asked "'], "each value named by its column"
     assert labels_inside_their_charts(page) == []
     t.goto("/insights?since=90d")  # the narrowest bars: the last day's label comes closest to the edge
@@ -403,10 +498,12 @@ def test_a_gap_is_dismissed_for_good_and_can_be_restored(
     (tmp_path / "index").symlink_to(settings.index_dir)
     seed(tmp_path, entry_ids, time.time())
     store = InsightsStore(store_path(tmp_path))
-    store.add_questions([
-        Question("what's the weather in Beijing", "en", "web", False, None, None, 10.0, asked_at=time.time() - 90),
-        Question("北京天气怎么样", "zh", "widget", False, None, None, 10.0, asked_at=time.time() - 80),
-    ])
+    store.add_questions(
+        [
+            Question("what's the weather in Beijing", "en", "web", False, None, None, 10.0, asked_at=time.time() - 90),
+            Question("北京天气怎么样", "zh", "widget", False, None, None, 10.0, asked_at=time.time() - 80),
+        ]
+    )
     store.close()
     mine = settings.with_(data_dir=tmp_path, admin_token=TOKEN)
     t = Page(browser, serve(create_app(mine)).url, viewport={"width": 1280, "height": 900}, locale="en-US")
@@ -437,10 +534,15 @@ def test_dismissing_needs_the_admin_and_a_form_from_this_site(admin: TestClient)
     json_please = {"Accept": "application/json"}
     anonymous = admin.post("/insights/gaps/dismiss", data={"label": "OOM", "since": "30d"}, headers=json_please)
     assert anonymous.status_code == 401
-    elsewhere = admin.post("/insights/gaps/dismiss", data={"label": "OOM", "since": "30d"},
-                           headers={**json_please, **BEARER, "Origin": "https://evil.example.net"})
+    elsewhere = admin.post(
+        "/insights/gaps/dismiss",
+        data={"label": "OOM", "since": "30d"},
+        headers={**json_please, **BEARER, "Origin": "https://evil.example.net"},
+    )
     assert elsewhere.status_code == 403 and "https://evil.example.net" in elsewhere.json()["error"]
-    unknown = admin.post("/insights/gaps/dismiss", data={"label": "no such topic", "since": "30d"}, headers={**json_please, **BEARER})
+    unknown = admin.post(
+        "/insights/gaps/dismiss", data={"label": "no such topic", "since": "30d"}, headers={**json_please, **BEARER}
+    )
     assert unknown.json() == {"ok": False, "status": 404, "error": "no gaps named 'no such topic' in the last 30d"}
     page = admin.get("/insights", headers={"Accept-Language": "en", **BEARER}).text
     assert "OOM" in page, "nothing was dismissed"

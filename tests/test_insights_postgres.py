@@ -7,26 +7,40 @@ import threading
 from typing import Any
 
 import pytest
+from test_insights import assert_upgraded_store_counts_old_rows_and_takes_new_fields
 
 from kb.errors import SettingsError
 from kb.insights import SCHEMA_VERSION, InsightsStore, InsightsUnavailable, Question, Vote
 from kb.insights.migrations import MIGRATIONS
 from kb.insights.sql import redact, to_postgres
 from kb.settings import Settings
-from test_insights import assert_upgraded_store_counts_old_rows_and_takes_new_fields
 
 T0 = 1_750_000_000.123456  # a fraction of a second that float4 would lose
 
 
 def question(text: str, at: float = T0, **more: Any) -> Question:
-    return Question(text=text, lang="en", channel="web", answered=False, top_entry=None, top_score=None,
-                    latency_ms=1.5, asked_at=at, **more)
+    return Question(
+        text=text,
+        lang="en",
+        channel="web",
+        answered=False,
+        top_entry=None,
+        top_score=None,
+        latency_ms=1.5,
+        asked_at=at,
+        **more,
+    )
 
 
 def columns(postgres: Any, url: str, table: str) -> list[tuple[str, str]]:
-    return [tuple(row) for row in postgres.execute(  # type: ignore[misc]
-        f"SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{table}' "
-        "ORDER BY ordinal_position", url.rpartition("/")[2])]
+    return [
+        tuple(row)
+        for row in postgres.execute(  # type: ignore[misc]
+            f"SELECT column_name, data_type FROM information_schema.columns WHERE table_name = '{table}' "
+            "ORDER BY ordinal_position",
+            url.rpartition("/")[2],
+        )
+    ]
 
 
 def test_a_new_database_has_the_current_schema_with_8_byte_times(postgres: Any, database_url: str) -> None:
@@ -34,13 +48,31 @@ def test_a_new_database_has_the_current_schema_with_8_byte_times(postgres: Any, 
     assert store.dialect == "postgres" and store.schema_version() == SCHEMA_VERSION == 4
     assert store.path is None and store.location == database_url
     assert columns(postgres, database_url, "questions") == [
-        ("id", "bigint"), ("asked_at", "double precision"), ("text", "text"), ("lang", "text"), ("channel", "text"),
-        ("top_entry", "text"), ("top_score", "double precision"), ("answered", "integer"),
-        ("latency_ms", "double precision"), ("kind", "text"), ("slack_team", "text"), ("slack_channel", "text"),
-        ("margin", "double precision"), ("previous", "text"),
+        ("id", "bigint"),
+        ("asked_at", "double precision"),
+        ("text", "text"),
+        ("lang", "text"),
+        ("channel", "text"),
+        ("top_entry", "text"),
+        ("top_score", "double precision"),
+        ("answered", "integer"),
+        ("latency_ms", "double precision"),
+        ("kind", "text"),
+        ("slack_team", "text"),
+        ("slack_channel", "text"),
+        ("margin", "double precision"),
+        ("previous", "text"),
     ]
     assert [c for c, _ in columns(postgres, database_url, "votes")] == [
-        "id", "voted_at", "entry_id", "question", "helpful", "voter", "channel", "reason", "comment",
+        "id",
+        "voted_at",
+        "entry_id",
+        "question",
+        "helpful",
+        "voter",
+        "channel",
+        "reason",
+        "comment",
     ]
     store.add_questions([question("how do I resume training")])
     [(asked_at,)] = postgres.execute("SELECT asked_at FROM questions", database_url.rpartition("/")[2])
@@ -53,16 +85,20 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
     name = database_url.rpartition("/")[2]
     for statement in MIGRATIONS[0].split(";\n"):  # the first release's schema, as the store would have made it
         postgres.execute(to_postgres(statement), name)
-    postgres.execute("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (1);"
-                     "INSERT INTO questions (asked_at, text, lang, channel, top_entry, top_score, answered, latency_ms) "
-                     "VALUES (1750000000, '如何续训', 'zh', 'web', NULL, NULL, 0, 9.5), "
-                     "(1750000100, 'OOM', 'en', 'slack', 'slime-1', 0.41, 1, 11.0);"
-                     "INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel) "
-                     "VALUES (1750000200, 'slime-1', 'OOM', 0, 'voter-a', 'web')", name)
+    postgres.execute(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (1);"
+        "INSERT INTO questions (asked_at, text, lang, channel, top_entry, top_score, answered, latency_ms) "
+        "VALUES (1750000000, '如何续训', 'zh', 'web', NULL, NULL, 0, 9.5), "
+        "(1750000100, 'OOM', 'en', 'slack', 'slime-1', 0.41, 1, 11.0);"
+        "INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel) "
+        "VALUES (1750000200, 'slime-1', 'OOM', 0, 'voter-a', 'web')",
+        name,
+    )
     store = InsightsStore(database_url)
     assert store.schema_version() == 4
     assert postgres.execute("SELECT id, text, kind, slack_team FROM questions ORDER BY id", name) == [
-        (1, "如何续训", "search", None), (2, "OOM", "search", None),
+        (1, "如何续训", "search", None),
+        (2, "OOM", "search", None),
     ]
     assert_upgraded_store_counts_old_rows_and_takes_new_fields(store)
     store.close()
@@ -72,7 +108,9 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
 
 def test_a_database_from_a_newer_version_is_refused_untouched(postgres: Any, database_url: str) -> None:
     name = database_url.rpartition("/")[2]
-    postgres.execute("CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7)", name)
+    postgres.execute(
+        "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7)", name
+    )
     with pytest.raises(InsightsUnavailable, match=r"schema version 7 is newer than this kb's 4"):
         InsightsStore(database_url)
     assert postgres.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'", name) == [

@@ -15,8 +15,8 @@ import pytest
 from fastapi.testclient import TestClient
 from judges import build_tiny_cross_encoder, judged_calibration
 
-from kb.evaluate import load_queries
 from kb.errors import CalibrationError, SettingsError
+from kb.evaluate import load_queries
 from kb.judge.cross_encoder import CrossEncoderJudge
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
@@ -74,7 +74,12 @@ def test_the_judge_reorders_the_first_candidates(judged: Settings) -> None:
     assert kb.search_blocking(QUESTION, k=10) == result
     assert kb.search_blocking(QUESTION, k=3).hits == result.hits[:3]
     assert kb.judging.stats() | {"failed": None} == {
-        "kind": "cross-encoder", "model": judged.rerank_model, "judged": 1, "skipped": 0, "cached": 1, "failed": None,
+        "kind": "cross-encoder",
+        "model": judged.rerank_model,
+        "judged": 1,
+        "skipped": 0,
+        "cached": 1,
+        "failed": None,
     }
 
 
@@ -136,7 +141,11 @@ def test_the_server_judges_all_but_the_results_shown_while_typing_and_reports_it
         assert [h["id"] for h in final["hits"]] == [h.entry.id for h in kb.search_blocking(QUESTION, k=10).hits]
         judge = client.get("/healthz").json()["judge"]
     assert judge == {
-        "kind": "cross-encoder", "model": judged.rerank_model, "judged": 1, "skipped": 0, "cached": 0,
+        "kind": "cross-encoder",
+        "model": judged.rerank_model,
+        "judged": 1,
+        "skipped": 0,
+        "cached": 0,
         "failed": {"invalid": 0, "out_of_range": 0, "timeout": 0, "error": 0},
     }
 
@@ -152,9 +161,15 @@ def test_kb_calibrate_reports_with_and_without_the_judge(
     assert main(["calibrate", str(data), "--folds", "3", "--output", str(output)]) == 0
     out = capsys.readouterr().out
     assert "without the judge" in out and "with the judge" in out
-    assert out.splitlines()[3].split()[:2] == ["en", str(sum(q.answerable and q.lang == "en" for q in load_queries(data)))]
+    assert out.splitlines()[3].split()[:2] == [
+        "en",
+        str(sum(q.answerable and q.lang == "en" for q in load_queries(data))),
+    ]
     assert len(out.splitlines()[3].split()) == 2 + 2 * 4  # each language's figures without and with, side by side
-    assert f"judge cross-encoder {tiny}: read the first 10 candidates" in out and "skipped when the first stage leads by" in out
+    assert (
+        f"judge cross-encoder {tiny}: read the first 10 candidates" in out
+        and "skipped when the first stage leads by" in out
+    )
     kb = KnowledgeBase.open(settings.with_(rerank_model=str(tiny), calibration=str(output)))
     assert kb.calibration is not None and kb.calibration.judged is not None
     assert kb.calibration.judged.rank_features[-1] == "judge"

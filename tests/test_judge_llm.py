@@ -19,8 +19,8 @@ import httpx
 import pytest
 from judges import judge_llm_app, judged_calibration
 
-from kb.judge.llm import verdict
 from kb.errors import JudgeFailed
+from kb.judge.llm import verdict
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 from server import create_app
@@ -54,10 +54,14 @@ def stand_in(serve: Callable[..., Any]) -> Iterator[tuple[str, list[dict[str, An
 
 
 @pytest.fixture(scope="module")
-def judge_with(settings: Settings, stand_in: tuple[str, list], tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Settings]:
+def judge_with(
+    settings: Settings, stand_in: tuple[str, list], tmp_path_factory: pytest.TempPathFactory
+) -> Callable[..., Settings]:
     """`judge_with(model, **settings)`: settings with the stand-in judging as `model`; the judge
     weighed far above the first stage, and its score of the best entry deciding whether to answer."""
-    path = judged_calibration(tmp_path_factory.mktemp("cal") / "calibration.json", "llm", "second", rank=1e6, decides=True)
+    path = judged_calibration(
+        tmp_path_factory.mktemp("cal") / "calibration.json", "llm", "second", rank=1e6, decides=True
+    )
 
     def make(model: str, **changes: Any) -> Settings:
         return settings.with_(llm_base_url=stand_in[0], llm_model=model, rerank="llm", calibration=str(path), **changes)
@@ -65,7 +69,9 @@ def judge_with(settings: Settings, stand_in: tuple[str, list], tmp_path_factory:
     return make
 
 
-def test_a_verdict_for_the_second_candidate_puts_it_first(judge_with: Callable[..., Settings], stand_in: tuple[str, list]) -> None:
+def test_a_verdict_for_the_second_candidate_puts_it_first(
+    judge_with: Callable[..., Settings], stand_in: tuple[str, list]
+) -> None:
     kb = open_kb(judge_with("second"))
     first = kb.search_blocking(QUESTION, judged=False)
     result = kb.search_blocking(QUESTION)
@@ -92,7 +98,9 @@ def test_an_endpoint_without_structured_output_is_asked_without_it(judge_with: C
     assert kb.search_blocking(QUESTION).hits[0].entry == first.hits[1].entry
 
 
-@pytest.mark.parametrize(("model", "kind"), [("garbage", "invalid"), ("out-of-range", "out_of_range"), ("slow", "timeout")])
+@pytest.mark.parametrize(
+    ("model", "kind"), [("garbage", "invalid"), ("out-of-range", "out_of_range"), ("slow", "timeout")]
+)
 def test_an_unusable_verdict_leaves_the_first_stage(
     judge_with: Callable[..., Settings], model: str, kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -109,15 +117,26 @@ def test_an_unusable_verdict_leaves_the_first_stage(
 
 @pytest.mark.parametrize(
     ("reply", "chosen"),
-    [('{"answer": 2}', 2), ('{"answer": "none"}', None), ('```json\n{"answer": "3"}\n```', 3), ('{"answer": null}', None)],
+    [
+        ('{"answer": 2}', 2),
+        ('{"answer": "none"}', None),
+        ('```json\n{"answer": "3"}\n```', 3),
+        ('{"answer": null}', None),
+    ],
 )
 def test_verdicts_read(reply: str, chosen: int | None) -> None:
     assert verdict(reply, 10) == chosen
 
 
 @pytest.mark.parametrize(
-    ("reply", "kind"), [("the second", "invalid"), ('{"answer": 11}', "out_of_range"), ('{"answer": -1}', "out_of_range"),
-                        ('{"answer": [2]}', "invalid"), ('{"answer": true}', "invalid")],
+    ("reply", "kind"),
+    [
+        ("the second", "invalid"),
+        ('{"answer": 11}', "out_of_range"),
+        ('{"answer": -1}', "out_of_range"),
+        ('{"answer": [2]}', "invalid"),
+        ('{"answer": true}', "invalid"),
+    ],
 )
 def test_unusable_verdicts(reply: str, kind: str) -> None:
     with pytest.raises(JudgeFailed) as caught:
@@ -137,7 +156,9 @@ def test_the_judge_does_not_hold_the_event_loop(judge_with: Callable[..., Settin
     thread.start()
     time.sleep(0.5)
     started = time.monotonic()
-    live = httpx.get(f"{server.url}/api/search", params={"q": "how do I resume", "live": "box", "judge": "false"}, timeout=30)
+    live = httpx.get(
+        f"{server.url}/api/search", params={"q": "how do I resume", "live": "box", "judge": "false"}, timeout=30
+    )
     health = httpx.get(f"{server.url}/healthz", timeout=30)
     assert time.monotonic() - started < 1.0 and live.status_code == health.status_code == 200
     thread.join()
@@ -146,16 +167,26 @@ def test_the_judge_does_not_hold_the_event_loop(judge_with: Callable[..., Settin
 
 
 def test_kb_calibrate_with_the_llm_judge(
-    settings: Settings, stand_in: tuple[str, list], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    settings: Settings,
+    stand_in: tuple[str, list],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from kbcli.cli import main
 
-    for name, value in {"KB_DATA_DIR": str(settings.data_dir), "KB_LLM_BASE_URL": stand_in[0], "KB_LLM_MODEL": "overlap",
-                        "KB_RERANK": "llm"}.items():
+    for name, value in {
+        "KB_DATA_DIR": str(settings.data_dir),
+        "KB_LLM_BASE_URL": stand_in[0],
+        "KB_LLM_MODEL": "overlap",
+        "KB_RERANK": "llm",
+    }.items():
         monkeypatch.setenv(name, value)
     output = tmp_path / "calibration.json"
-    assert main(["calibrate", str(Path(__file__).parent / "data" / "dev.jsonl"), "--folds", "3", "--output", str(output)]) == 0
+    assert (
+        main(["calibrate", str(Path(__file__).parent / "data" / "dev.jsonl"), "--folds", "3", "--output", str(output)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "with the judge" in out and "judge llm overlap: read the first 10 candidates" in out
     kb = open_kb(settings.with_(llm_base_url=stand_in[0], llm_model="overlap", rerank="llm", calibration=str(output)))

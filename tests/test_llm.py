@@ -68,9 +68,18 @@ def llm_server(serve: Callable[[Any], Any]) -> Iterator[tuple[str, list[dict[str
 
 def _entry(n: int) -> Entry:
     return Entry(
-        id=f"demo-{n}", question=f"Question {n}?", answer=f"Answer {n}.", source="demo", source_title="Demo FAQ",
-        source_version="v1", source_url="https://example.org/faq", framework="Demo", section="", url="https://example.org/faq#q",
-        lang="en", tags=("usage",),
+        id=f"demo-{n}",
+        question=f"Question {n}?",
+        answer=f"Answer {n}.",
+        source="demo",
+        source_title="Demo FAQ",
+        source_version="v1",
+        source_url="https://example.org/faq",
+        framework="Demo",
+        section="",
+        url="https://example.org/faq#q",
+        lang="en",
+        tags=("usage",),
     )
 
 
@@ -82,7 +91,9 @@ def _href(hit: Hit) -> str:
 
 
 def test_messages_number_the_entries_and_name_the_language() -> None:
-    messages = build_messages("how to resume?", HITS, "zh", [{"role": "user", "content": "earlier"}, {"role": "bogus", "content": "x"}])
+    messages = build_messages(
+        "how to resume?", HITS, "zh", [{"role": "user", "content": "earlier"}, {"role": "bogus", "content": "x"}]
+    )
     assert messages[0]["role"] == "system" and "Simplified Chinese" in messages[0]["content"]
     assert messages[1] == {"role": "user", "content": "earlier"}
     assert "[1] Question: Question 1?" in messages[-1]["content"]
@@ -153,7 +164,9 @@ def test_llm_needs_both_url_and_model() -> None:
 
 
 @pytest.fixture(scope="module")
-def llm_client(settings: Settings, llm_server: tuple[str, list[dict[str, Any]]]) -> Iterator[Callable[[str, float], TestClient]]:
+def llm_client(
+    settings: Settings, llm_server: tuple[str, list[dict[str, Any]]]
+) -> Iterator[Callable[[str, float], TestClient]]:
     """`make(model, timeout)`: the app answering with the stand-in LLM under that model name."""
     clients: list[TestClient] = []
 

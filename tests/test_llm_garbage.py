@@ -94,7 +94,9 @@ def test_garbage_from_the_llm_gives_the_extractive_answer(
 
 @pytest.mark.parametrize("model", MODELS)
 def test_garbage_in_a_stream_ends_with_the_extractive_answer(with_llm: Callable[[str], TestClient], model: str) -> None:
-    with with_llm(model).stream("POST", "/api/chat", json=QUESTION, headers={"Accept": "text/event-stream"}) as response:
+    with with_llm(model).stream(
+        "POST", "/api/chat", json=QUESTION, headers={"Accept": "text/event-stream"}
+    ) as response:
         text = response.read().decode()
     events = [
         (lines["event"], json.loads(lines["data"]))

@@ -25,8 +25,10 @@ from server import create_app
 
 TOKEN = "long-inputs-admin-token-8c2e"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
-REPORT = ("训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
-          "还是报 CUDA out of memory，请问应该怎么排查？日志如下：")
+REPORT = (
+    "训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
+    "还是报 CUDA out of memory，请问应该怎么排查？日志如下："
+)
 LONG_ZH = (REPORT + "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB。" * 40)[:2000]
 
 
@@ -80,19 +82,26 @@ def test_a_2000_character_chinese_question_is_embedded_from_a_bounded_text(serve
     assert r.status_code == 200 and r.json()["hits"]
     assert len(LONG_ZH) == 2000 and reading.token_count(LONG_ZH) > 8 * QUERY_TOKENS
     assert_bounded(reading, LONG_ZH)
-    short = httpx.get(f"{url}/api/search", params={"q": "显存不够怎么办"}).json()
+    assert httpx.get(f"{url}/api/search", params={"q": "显存不够怎么办"}).json()["hits"]
     assert "显存不够怎么办" in reading.read  # a typical question is read whole
 
 
 def test_a_chat_turn_after_a_long_history_is_stored_as_its_start(server, reading) -> None:
     url, app = server
     previous = ("怎么在 slime 里续训？" + "我的任务被调度器杀掉了，" * 2000)[:20_000]
-    history = [{"role": "user", "content": previous}, {"role": "assistant", "content": "直接将 --load 设置为 --save 的目录即可。"}]
+    history = [
+        {"role": "user", "content": previous},
+        {"role": "assistant", "content": "直接将 --load 设置为 --save 的目录即可。"},
+    ]
     r = httpx.post(f"{url}/api/chat", json={"message": "那 ROLL 呢？", "history": history}, timeout=60)
     assert r.status_code == 200
     assert app.state.recorder.flush()
-    [(text,)] = sqlite3.connect(store_path(app.state.settings.data_dir)).execute("SELECT text FROM questions").fetchall()
-    assert len(text) == MAX_TEXT and text.startswith("怎么在") and "我的任务被调度器杀掉了" in text  # a follow-up: joined to the question before
+    [(text,)] = (
+        sqlite3.connect(store_path(app.state.settings.data_dir)).execute("SELECT text FROM questions").fetchall()
+    )
+    assert (
+        len(text) == MAX_TEXT and text.startswith("怎么在") and "我的任务被调度器杀掉了" in text
+    )  # a follow-up: joined to the question before
     assert all(reading.token_count(read) <= QUERY_TOKENS for read in reading.read)
 
 
@@ -108,7 +117,7 @@ def test_insights_reads_and_embeds_bounded_texts_whatever_was_stored(server, rea
         )
     page = httpx.get(f"{url}/insights", headers=BEARER, timeout=120)
     assert page.status_code == 200
-    assert huge[0][:200] in page.text and huge[0][:MAX_TEXT + 1] not in page.text
+    assert huge[0][:200] in page.text and huge[0][: MAX_TEXT + 1] not in page.text
     assert_bounded(reading, *(text[:MAX_TEXT] for text in huge))
     gaps = httpx.get(f"{url}/insights/gaps.csv", headers=BEARER, timeout=120)
     assert gaps.status_code == 200 and len(gaps.content) < 5 * 3 * MAX_TEXT * 4  # five groups, bounded texts

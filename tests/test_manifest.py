@@ -52,7 +52,11 @@ def test_shipped_manifest():
         titles={"zh": "slime 问答", "en": "slime Q&A"},
     )
     assert [s.translation.file if s.translation else None for s in sources] == [
-        "chatlearn-v1.en.md", "roll.en.md", "slime.en.md", "chatlearn.en.md", "training-env.en.md",
+        "chatlearn-v1.en.md",
+        "roll.en.md",
+        "slime.en.md",
+        "chatlearn.en.md",
+        "training-env.en.md",
     ]
     # The authors wrote four English pages; the training-environment notes have none upstream,
     # and the English version is the maintainers' translation, with its date.
@@ -71,8 +75,16 @@ def make(tmp_path: Path, manifest: str, files: tuple[str, ...] = ("demo.md",)) -
 def test_good_manifest_with_optional_fields_left_out(tmp_path):
     manifest = GOOD.replace('version = "1.0"\n', "").replace('entries = "list"\n', "")
     assert load_manifest(make(tmp_path, manifest)) == [
-        Source("demo", "demo.md", "Demo FAQ", "Demo", "en", "", "https://example.org/demo/faq.md",
-               titles={"zh": "Demo FAQ", "en": "Demo FAQ"})  # one title: the same in every language
+        Source(
+            "demo",
+            "demo.md",
+            "Demo FAQ",
+            "Demo",
+            "en",
+            "",
+            "https://example.org/demo/faq.md",
+            titles={"zh": "Demo FAQ", "en": "Demo FAQ"},
+        )  # one title: the same in every language
     ]
 
 
@@ -157,7 +169,9 @@ def test_default_manifest_for_plain_markdown(tmp_path):
         encoding="utf-8",
     )
     assert load_manifest(tmp_path) == [
-        Source("faq", "faq.md", "我们的常见问题", "", "zh", "", "", entries="headings", titles={"zh": "我们的常见问题"}),
+        Source(
+            "faq", "faq.md", "我们的常见问题", "", "zh", "", "", entries="headings", titles={"zh": "我们的常见问题"}
+        ),
         Source("notes", "notes.md", "Notes", "", "en", "", "", entries="list", titles={"en": "Notes"}),
     ]
     entries = parse_sources(tmp_path)
@@ -179,9 +193,13 @@ def test_default_manifest_reads_a_one_line_document_as_headings(tmp_path):
 
 @pytest.mark.parametrize(
     ("text", "lang"),
-    [("如何加快 FSDP 的训练速度", "zh"), ("How to speed up FSDP training", "en"), ("", "en"),
-     ("checkpoint saving 显存", "zh"),  # 2 CJK of 19 letters: over 10%
-     ("A long English sentence about checkpoints and the 显存 limit", "en")],
+    [
+        ("如何加快 FSDP 的训练速度", "zh"),
+        ("How to speed up FSDP training", "en"),
+        ("", "en"),
+        ("checkpoint saving 显存", "zh"),  # 2 CJK of 19 letters: over 10%
+        ("A long English sentence about checkpoints and the 显存 limit", "en"),
+    ],
 )
 def test_detect_lang(text, lang):
     assert detect_lang(text) == lang

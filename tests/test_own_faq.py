@@ -63,11 +63,18 @@ def test_the_home_page_speaks_of_the_index_sources(base_url: str, lang: str) -> 
     assert f"<h1>{title}</h1>" in page
     examples = re.findall(r'class="example" href="[^"]*">([^<]*)<', page)
     assert len(examples) == 2  # one question from each source
-    assert set(examples) <= {"How do I get GPU quota?", "Where are the shared checkpoints?", "怎么申请集群账号？", "VPN 连不上怎么办？"}
+    assert set(examples) <= {
+        "How do I get GPU quota?",
+        "Where are the shared checkpoints?",
+        "怎么申请集群账号？",
+        "VPN 连不上怎么办？",
+    }
 
 
 def test_an_entry_without_a_link_shows_its_file(base_url: str) -> None:
-    page = httpx.get(f"{base_url}/entries/{entry_id(base_url, 'shared checkpoints')}", headers={"Accept-Language": "en"}).text
+    page = httpx.get(
+        f"{base_url}/entries/{entry_id(base_url, 'shared checkpoints')}", headers={"Accept-Language": "en"}
+    ).text
     assert 'href=""' not in page
     assert "View in the original FAQ" not in page
     assert "<dt>Version</dt>" not in page
@@ -78,8 +85,12 @@ def test_an_entry_without_a_link_shows_its_file(base_url: str) -> None:
     assert (hit["url"], hit["file"]) == ("", "infra.md")
 
 
-@pytest.mark.parametrize(("width", "context"), [("desktop", {"viewport": DESKTOP}), ("phone", {"viewport": PHONE, "is_mobile": True})])
-def test_screenshots_of_an_own_faq(tab: Callable[..., Page], base_url: str, artifacts: Path, width: str, context) -> None:
+@pytest.mark.parametrize(
+    ("width", "context"), [("desktop", {"viewport": DESKTOP}), ("phone", {"viewport": PHONE, "is_mobile": True})]
+)
+def test_screenshots_of_an_own_faq(
+    tab: Callable[..., Page], base_url: str, artifacts: Path, width: str, context
+) -> None:
     t = tab(locale="en-US", **context)
     t.goto("/")
     assert t.page.locator("h1").inner_text() == "FAQ"

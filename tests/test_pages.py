@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from html import unescape
 import socket
 import sqlite3
+from html import unescape
 from typing import Any
 
 import pytest
@@ -25,11 +25,14 @@ def first_hit_id(client: TestClient, query: str) -> str:
 
 # --- rendering ---------------------------------------------------------------------------
 
+
 def test_markdown_escapes_raw_html_and_drops_unsafe_links() -> None:
-    html = str(render_markdown(
-        "<script>alert(1)</script> [a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) "
-        "[c](data:text/html,x) <javascript:alert(1)> [ok](https://example.org) [rel](/entries/x)"
-    ))
+    html = str(
+        render_markdown(
+            "<script>alert(1)</script> [a](javascript:alert(1)) [b](JaVaScRiPt:alert(1)) "
+            "[c](data:text/html,x) <javascript:alert(1)> [ok](https://example.org) [rel](/entries/x)"
+        )
+    )
     assert "<script" not in html and "&lt;script&gt;" in html
     assert 'href="javascript' not in html.lower() and 'href="data:' not in html
     assert '<a href="https://example.org" rel="noopener noreferrer">ok</a>' in html
@@ -38,8 +41,16 @@ def test_markdown_escapes_raw_html_and_drops_unsafe_links() -> None:
 
 @pytest.mark.parametrize(
     ("url", "safe"),
-    [("https://x.org", True), ("/a/b", True), ("#top", True), ("mailto:a@b.c", True),
-     ("javascript:alert(1)", False), (" java\tscript:alert(1)", False), ("vbscript:x", False), ("data:,x", False)],
+    [
+        ("https://x.org", True),
+        ("/a/b", True),
+        ("#top", True),
+        ("mailto:a@b.c", True),
+        ("javascript:alert(1)", False),
+        (" java\tscript:alert(1)", False),
+        ("vbscript:x", False),
+        ("data:,x", False),
+    ],
 )
 def test_safe_urls(url: str, safe: bool) -> None:
     assert is_safe_url(url) is safe
@@ -61,23 +72,29 @@ def test_code_blocks_are_highlighted_with_a_copy_button() -> None:
     assert text_of(html.split("<code", 1)[1].split(">", 1)[1].split("</code>", 1)[0]) == code
 
 
-@pytest.mark.parametrize(("info", "code", "token"), [
-    ("yaml", "actor:\n  max_tokens_per_gpu: 8192  # per GPU\n", '<span class="tok-nt">max_tokens_per_gpu</span>'),
-    ("python", "@torch.no_grad()\ndef step(x):\n    return x is None\n", '<span class="tok-k">def</span> step'),
-    ("", "pip install slime\nexport CUDA_DEVICE_MAX_CONNECTIONS=1", '<span class="tok-nb">export</span>'),
-    ("text", "$ ray status\nNo cluster", '<span class="tok-gp">$ </span>ray status\nNo cluster'),
-])
+@pytest.mark.parametrize(
+    ("info", "code", "token"),
+    [
+        ("yaml", "actor:\n  max_tokens_per_gpu: 8192  # per GPU\n", '<span class="tok-nt">max_tokens_per_gpu</span>'),
+        ("python", "@torch.no_grad()\ndef step(x):\n    return x is None\n", '<span class="tok-k">def</span> step'),
+        ("", "pip install slime\nexport CUDA_DEVICE_MAX_CONNECTIONS=1", '<span class="tok-nb">export</span>'),
+        ("text", "$ ray status\nNo cluster", '<span class="tok-gp">$ </span>ray status\nNo cluster'),
+    ],
+)
 def test_code_is_highlighted_by_its_language_and_kept_verbatim(info: str, code: str, token: str) -> None:
     html = highlight_code(code, info)
     assert token in html
     assert text_of(html) == code
 
 
-@pytest.mark.parametrize(("info", "code"), [
-    ("", "RuntimeError: size mismatch for weight: copying a param with shape torch.Size([4, 8])"),
-    ("no-such-language", "def f(): return 1 # not Python to this block"),
-    ("text", "global_batch_size = per_device_train_batch_size * world_size"),
-])
+@pytest.mark.parametrize(
+    ("info", "code"),
+    [
+        ("", "RuntimeError: size mismatch for weight: copying a param with shape torch.Size([4, 8])"),
+        ("no-such-language", "def f(): return 1 # not Python to this block"),
+        ("text", "global_batch_size = per_device_train_batch_size * world_size"),
+    ],
+)
 def test_unknown_or_missing_languages_are_plain_text(info: str, code: str) -> None:
     html = highlight_code(code, info)
     assert "<span" not in html and text_of(html) == code
@@ -86,7 +103,7 @@ def test_unknown_or_missing_languages_are_plain_text(info: str, code: str) -> No
 
 @pytest.mark.parametrize("info", ["bash", "python", "yaml", "console", "", "html"])
 def test_highlighter_escapes_everything(info: str) -> None:
-    code = 'echo "<b>" # <i>\n<script>alert(1)</script>\n$ x=\'</code>\' & y\n'
+    code = "echo \"<b>\" # <i>\n<script>alert(1)</script>\n$ x='</code>' & y\n"
     html = highlight_code(code, info)
     assert "<b>" not in html and "<i>" not in html and "<script" not in html and "</code>" not in html
     assert "&lt;" in html and "&amp; y" in html and text_of(html) == code
@@ -98,7 +115,7 @@ def test_the_stylesheet_for_highlighted_code_is_the_one_served(client: TestClien
     served = client.get("/static/code.css")
     assert served.status_code == 200 and served.headers["content-type"].startswith("text/css")
     assert served.text == stylesheet(), (
-        "templates/static/code.css is out of date: python -c \"from server.rendering.highlight import stylesheet; "
+        'templates/static/code.css is out of date: python -c "from server.rendering.highlight import stylesheet; '
         "print(stylesheet(), end='')\" > templates/static/code.css"
     )
     assert ".codeblock .tok-c1 { color: var(--tok-comment)" in served.text
@@ -113,6 +130,7 @@ def test_marks_wrap_terms_in_text_and_inline_code_not_in_markup() -> None:
 
 
 # --- the search page ---------------------------------------------------------------------
+
 
 def test_home_page(client: TestClient) -> None:
     response = client.get("/", headers=EN)
@@ -147,7 +165,9 @@ def test_empty_search_is_the_home_page(client: TestClient) -> None:
     assert response.status_code == 200 and 'class="result"' not in response.text
 
 
-@pytest.mark.parametrize("query", ['<script>alert("x")</script>', '"><img src=x onerror=alert(1)>', "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "query", ['<script>alert("x")</script>', '"><img src=x onerror=alert(1)>', "javascript:alert(1)"]
+)
 def test_queries_are_reflected_escaped(client: TestClient, query: str) -> None:
     response = client.get("/search", params={"q": query}, headers=EN)
     assert response.status_code == 200
@@ -169,6 +189,7 @@ def test_a_very_long_query_is_refused_on_the_page(client: TestClient) -> None:
 
 
 # --- entries -------------------------------------------------------------------------------
+
 
 def test_entry_page(client: TestClient) -> None:
     entry = client.get(f"/api/entries/{first_hit_id(client, 'slime 如何续训')}").json()
@@ -205,6 +226,7 @@ def test_unknown_page_is_a_404_page(client: TestClient) -> None:
 
 # --- chat ----------------------------------------------------------------------------------
 
+
 def test_chat_page(client: TestClient) -> None:
     response = client.get("/chat", params={"q": "如何续训？"}, headers=ZH)
     assert response.status_code == 200
@@ -221,14 +243,25 @@ def form_token(client: Any, path: str = "/chat") -> str:
 
 def test_chat_form_works_without_javascript_and_keeps_the_conversation(client: TestClient) -> None:
     token = form_token(client)
-    first = client.post("/chat", data={"message": "slime 训练时 OOM 怎么办？", "history": "[]", "form_token": token}, headers=EN)
+    first = client.post(
+        "/chat", data={"message": "slime 训练时 OOM 怎么办？", "history": "[]", "form_token": token}, headers=EN
+    )
     assert first.status_code == 200
     assert 'class="reply-source"' in first.text and 'class="source"' in first.text
     history = re.search(r'name="history" value="([^"]*)"', first.text)
     assert history
-    turns = json.loads(history.group(1).replace("&#34;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&#39;", "'"))
+    turns = json.loads(
+        history.group(1)
+        .replace("&#34;", '"')
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#39;", "'")
+    )
     assert [t["role"] for t in turns] == ["user", "assistant"]
-    second = client.post("/chat", data={"message": "那 ROLL 呢？", "history": json.dumps(turns), "form_token": token}, headers=EN)
+    second = client.post(
+        "/chat", data={"message": "那 ROLL 呢？", "history": json.dumps(turns), "form_token": token}, headers=EN
+    )
     assert second.text.count('class="turn user"') == 2
     assert second.text.count('class="turn bot"') == 2
 
@@ -239,9 +272,13 @@ def test_a_chat_about_an_entry_shows_it_and_reads_questions_with_it_without_java
     assert f'href="/chat?about={entry_id}"' in entry_page
     chat = client.get("/chat", params={"about": entry_id}, headers=EN).text
     assert f'<input type="hidden" name="about" value="{entry_id}">' in chat
-    assert re.search(rf'data-chat-subject>.*<a href="/entries/{entry_id}"[^>]*>How do I resume training\?</a>', chat), "the subject, in the reader's language"
+    assert re.search(rf'data-chat-subject>.*<a href="/entries/{entry_id}"[^>]*>How do I resume training\?</a>', chat), (
+        "the subject, in the reader's language"
+    )
     reply = client.post(
-        "/chat", data={"message": "how do I do that on 2 nodes?", "about": entry_id, "form_token": form_token(client)}, headers=EN
+        "/chat",
+        data={"message": "how do I do that on 2 nodes?", "about": entry_id, "form_token": form_token(client)},
+        headers=EN,
     ).text
     assert f'<a href="/entries/{entry_id}"' in reply.split('class="reply-source"', 1)[1][:400]
     assert f'name="about" value="{entry_id}"' in reply, "the next question is about the entry too"
@@ -250,8 +287,9 @@ def test_a_chat_about_an_entry_shows_it_and_reads_questions_with_it_without_java
 
 
 def test_chat_form_shows_no_confident_answer(client: TestClient) -> None:
-    response = client.post("/chat", data={"message": "what is the best pizza in Naples?", "form_token": form_token(client)},
-                           headers=EN)
+    response = client.post(
+        "/chat", data={"message": "what is the best pizza in Naples?", "form_token": form_token(client)}, headers=EN
+    )
     assert "The FAQ has no confident answer to this." in response.text
     assert "Nearest entries" in response.text
 
@@ -262,6 +300,7 @@ def test_chat_form_rejects_an_empty_message(client: TestClient) -> None:
 
 
 # --- HEAD, as uptime monitors send it ------------------------------------------------------
+
 
 def _raw(url: str, method: str, path: str) -> tuple[str, dict[str, str], bytes]:
     """One request over a plain socket, read to the end: (status line, headers, whatever came after them)."""
@@ -292,7 +331,9 @@ def test_head_on_the_pages_is_200_with_no_body_over_real_http(settings: Any, ser
         assert headers["content-length"] == got["content-length"] == str(len(page)), path
     app.state.recorder.flush()
     with sqlite3.connect(app.state.recorder.store.path) as db:
-        [(recorded,)] = db.execute("SELECT count(*) FROM questions WHERE text = 'resume training after a HEAD'").fetchall()
+        [(recorded,)] = db.execute(
+            "SELECT count(*) FROM questions WHERE text = 'resume training after a HEAD'"
+        ).fetchall()
     assert recorded == 1, "the GET search is recorded, a monitor's HEAD is not"
 
 
@@ -304,6 +345,8 @@ def test_head_on_the_pages_is_200_with_no_body_over_real_http(settings: Any, ser
         ({"source": "nowhere"}, "source: unknown source &#39;nowhere&#39;; known: chatlearn, "),
     ],
 )
-def test_an_unknown_filter_names_the_values_it_may_take(client: TestClient, params: dict[str, str], message: str) -> None:
+def test_an_unknown_filter_names_the_values_it_may_take(
+    client: TestClient, params: dict[str, str], message: str
+) -> None:
     page = client.get("/search", params=params, headers=EN)
     assert page.status_code == 422 and message in page.text

@@ -212,7 +212,7 @@ def test_roll_bodies_run_to_the_next_item_and_keep_pseudo_subheadings():
     assert answer.endswith("注意: 不需要除以expert_model_parallel_size")
     assert entries["如何获取训练的timeline"].answer == (
         "可以尝试在yaml中开启profile\n\n"
-        "```yaml\nsystem_envs:\n  RAY_PROFILING: \"1\"\n"
+        '```yaml\nsystem_envs:\n  RAY_PROFILING: "1"\n'
         "profiler_output_dir: /data/oss_bucket_0/yali/llm/profile/${exp_name}\n```\n\n"
         "然后利用<https://ui.perfetto.dev/> 工具进行分析"
     )
@@ -240,8 +240,7 @@ def test_nested_lists_and_indented_fences_are_dedented_by_the_item_indent():
         "```shell\nsudo docker exec -it <Your Docker> bash\n\n```"
     )
     assert entries["Deepspeed & flash-attn"].answer == (
-        "<https://github.com/lm-sys/FastChat/pull/177>\n"
-        "<https://github.com/HazyResearch/flash-attention/issues/108>"
+        "<https://github.com/lm-sys/FastChat/pull/177>\n<https://github.com/HazyResearch/flash-attention/issues/108>"
     )
 
 
@@ -296,7 +295,9 @@ def write(tmp_path: Path, content: str | bytes) -> Path:
 
 
 def test_code_comment_in_a_user_document(tmp_path):
-    path = write(tmp_path, "# Title\n\n## First?\n\n```bash\n# not a heading\nrun\n```\n\n## Second\n\nSee [x](a/b.md).\n")
+    path = write(
+        tmp_path, "# Title\n\n## First?\n\n```bash\n# not a heading\nrun\n```\n\n## Second\n\nSee [x](a/b.md).\n"
+    )
     entries = parse_source(path, doc_source(url="https://example.org/docs/faq.md"))
     assert [(e.question, e.answer, e.url, e.line) for e in entries] == [
         ("First?", "```bash\n# not a heading\nrun\n```", "https://example.org/docs/faq.md#first", 3),

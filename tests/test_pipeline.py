@@ -37,7 +37,9 @@ def test_changed_source_makes_the_index_stale_and_embeds_only_the_change(workspa
     notes = workspace.sources_dir / "training-env.md"
     notes.write_text(notes.read_text(encoding="utf-8") + "\n1. **新加的问题？**\n\n   新的回答。\n", encoding="utf-8")
     english = workspace.sources_dir / "training-env.en.md"
-    english.write_text(english.read_text(encoding="utf-8") + "\n1. **A new question?**\n\n   A new answer.\n", encoding="utf-8")
+    english.write_text(
+        english.read_text(encoding="utf-8") + "\n1. **A new question?**\n\n   A new answer.\n", encoding="utf-8"
+    )
     assert index_is_stale(workspace)
     report = build_index(workspace)
     assert (report.entries, report.passages, report.embedded) == (60, 120, 2)

@@ -41,7 +41,10 @@ def test_a_search_through_the_public_api(settings) -> None:
 def test_importing_kb_loads_nothing_heavy() -> None:
     out = subprocess.run(
         [sys.executable, "-c", "import sys, kb; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"],
-        capture_output=True, text=True, check=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
     ).stdout.split()
     assert "kb" in out and not {"numpy", "faiss", *WEB} & set(out)
 
@@ -67,7 +70,9 @@ def test_the_library_never_imports_the_web_app_or_the_ingest() -> None:
 def test_dependencies_run_from_the_command_to_the_library(package: str) -> None:
     for path in sorted((ROOT / package).rglob("*.py")):
         name = path.relative_to(ROOT).as_posix()
-        assert not _imported(path) & FORBIDDEN[package], f"{name} imports {sorted(_imported(path) & FORBIDDEN[package])}"
+        assert not _imported(path) & FORBIDDEN[package], (
+            f"{name} imports {sorted(_imported(path) & FORBIDDEN[package])}"
+        )
 
 
 def test_the_command_is_the_console_script() -> None:

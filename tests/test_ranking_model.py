@@ -12,11 +12,17 @@ from kb.calibrate import _best_ranking, _Question
 from kb.evaluate import EvalQuery
 from kb.scoring import RANK_FEATURES, Features, Weights
 
+
 def features(dense: np.ndarray, coverage: np.ndarray, length: np.ndarray) -> Features:
     n = len(dense)
     return Features(
-        cosine=dense, background=0.0, coverage=coverage, question=np.zeros(n), named=np.zeros(n, bool),
-        framework=None, length=length,
+        cosine=dense,
+        background=0.0,
+        coverage=coverage,
+        question=np.zeros(n),
+        named=np.zeros(n, bool),
+        framework=None,
+        length=length,
     )
 
 

@@ -13,6 +13,8 @@ from typing import Any, Callable, Iterator
 import httpx
 import pytest
 from fastapi.testclient import TestClient
+from test_pages import form_token
+from test_slack import SECRET, command_body, slack_headers
 
 from kb.errors import SettingsError
 from kb.settings import Settings
@@ -20,8 +22,6 @@ from kbcli.cli import uvicorn_options
 from server import create_app
 from server.ratelimit import TokenBuckets
 from server.settings import ServerSettings
-from test_pages import form_token
-from test_slack import SECRET, command_body, slack_headers
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +52,10 @@ def test_the_third_immediate_request_gets_429_with_retry_after(limited: TestClie
     assert response.status_code == 429
     assert int(response.headers["retry-after"]) >= 1
     assert response.json() == {
-        "ok": False, "status": 429,
+        "ok": False,
+        "status": 429,
         "error": f"too many requests from this client: the limit is 2/second (KB_RATE_LIMIT); "
-                 f"try again in {response.headers['retry-after']} s",
+        f"try again in {response.headers['retry-after']} s",
     }
 
 
@@ -104,11 +105,14 @@ def test_429_carries_cors_headers_so_the_widget_can_read_it(settings: Settings) 
     assert int(response.headers["retry-after"]) == 60
 
 
-def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket(settings: Settings, serve: Callable[..., Any]) -> None:
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bucket(
+    settings: Settings, serve: Callable[..., Any]
+) -> None:
     """A real uvicorn, as `kb serve` runs it with KB_TRUSTED_PROXIES naming the proxy (here this machine)."""
     settings = settings.with_(rate_limit="1/hour", trusted_proxies="127.0.0.1")
     server = serve(create_app(settings), **uvicorn_options(settings))
     with httpx.Client(base_url=server.url) as http:
+
         def get(address: str) -> int:
             return http.get("/api/widget-config", headers={"X-Forwarded-For": address}).status_code
 
@@ -146,8 +150,9 @@ def test_sign_in_attempts_are_limited_to_5_a_minute_whatever_x_forwarded_for_say
     assert "too many sign-in attempts from this client: the limit is 5 a minute" in sixth.text
 
 
-@pytest.mark.parametrize(("value", "proxies"), [("", ()), ("10.0.0.5", ("10.0.0.5",)),
-                                                (" 10.0.0.0/24 , ::1 ", ("10.0.0.0/24", "::1"))])
+@pytest.mark.parametrize(
+    ("value", "proxies"), [("", ()), ("10.0.0.5", ("10.0.0.5",)), (" 10.0.0.0/24 , ::1 ", ("10.0.0.0/24", "::1"))]
+)
 def test_trusted_proxies_are_read(value: str, proxies: tuple[str, ...]) -> None:
     settings = ServerSettings.from_env({"KB_TRUSTED_PROXIES": value})
     assert settings.proxies == proxies
@@ -166,6 +171,7 @@ def test_off_means_no_limit(client: TestClient) -> None:
 
 
 # --- the buckets ---------------------------------------------------------------------------
+
 
 class Clock:
     def __init__(self) -> None:
@@ -213,7 +219,9 @@ def test_a_bad_rate_limit_is_named_at_start_up(value: str) -> None:
     )
 
 
-@pytest.mark.parametrize(("value", "rate"), [("2/second", (2, 1.0)), ("600/minute", (600, 60.0)),
-                                             ("1000/HOUR", (1000, 3600.0)), ("off", None)])
+@pytest.mark.parametrize(
+    ("value", "rate"),
+    [("2/second", (2, 1.0)), ("600/minute", (600, 60.0)), ("1000/HOUR", (1000, 3600.0)), ("off", None)],
+)
 def test_rate_limits_are_read(value: str, rate: tuple[int, float] | None) -> None:
     assert ServerSettings.from_env({"KB_RATE_LIMIT": value}).rate == rate

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from kb.insights import InsightsStore, store_path
+from kb.insights import store_path
 from kb.insights.sqlite_db import SqliteDatabase
 from kb.settings import Settings
 from server import create_app
@@ -72,8 +72,12 @@ def ask_everything(client: TestClient) -> None:
     assert search.status_code == 200 and search.json()["hits"]
     chat = client.post("/api/chat", json={"message": "slime 如何续训？" + LONG})
     assert chat.status_code == 200 and chat.json()["mode"] == "extractive"
-    vote = {"entry_id": search.json()["hits"][0]["id"], "helpful": True, "message": "resume " + LONG,
-            "session": chat.json()["session"]}
+    vote = {
+        "entry_id": search.json()["hits"][0]["id"],
+        "helpful": True,
+        "message": "resume " + LONG,
+        "session": chat.json()["session"],
+    }
     assert client.post("/api/feedback", json=vote).status_code == 202
 
 
@@ -95,8 +99,11 @@ def run_app(settings: Settings, tmp_path: Path) -> Iterator[Callable[[], TestCli
     [(disk_full, "database or disk is full"), (read_only, "attempt to write a readonly database")],
 )
 def test_search_and_chat_answer_when_the_database_cannot_be_written(
-    run_app: Callable[[], TestClient], writer_connection_pragma: Callable[..., None],
-    caplog: pytest.LogCaptureFixture, fault: Callable[[sqlite3.Connection], None], sqlite_says: str,
+    run_app: Callable[[], TestClient],
+    writer_connection_pragma: Callable[..., None],
+    caplog: pytest.LogCaptureFixture,
+    fault: Callable[[sqlite3.Connection], None],
+    sqlite_says: str,
 ) -> None:
     writer_connection_pragma(fault)
     client = run_app()
@@ -111,8 +118,10 @@ def test_search_and_chat_answer_when_the_database_cannot_be_written(
     assert recorder.dropped == 0 and recorder.waiting >= 1 and recorder.waiting + written == 3
     store = recorder.store.path
     assert any(
-        message.startswith("could not record ") and f" in {store}: OperationalError: {sqlite_says}; " in message
-        and "they are kept and tried again" in message and message.endswith("answers are served as usual")
+        message.startswith("could not record ")
+        and f" in {store}: OperationalError: {sqlite_says}; " in message
+        and "they are kept and tried again" in message
+        and message.endswith("answers are served as usual")
         for message in caplog.messages
     ), caplog.messages
 
@@ -125,15 +134,18 @@ def test_a_database_that_cannot_be_created_turns_recording_off(
     with caplog.at_level(logging.WARNING, logger="kb.insights"), TestClient(create_app(configured)) as client:
         search = client.get("/api/search", params={"q": "how do I resume training in slime?"})
         chat = client.post("/api/chat", json={"message": "slime 如何续训？"})
-        vote = client.post("/api/feedback", json={"entry_id": search.json()["hits"][0]["id"], "helpful": True,
-                                                  "message": "resume"})
+        vote = client.post(
+            "/api/feedback", json={"entry_id": search.json()["hits"][0]["id"], "helpful": True, "message": "resume"}
+        )
         config = client.get("/api/widget-config").json()
     assert search.status_code == 200 and chat.status_code == 200
     assert vote.status_code == 503
     assert vote.json()["error"] == "feedback is off: votes cannot be recorded on this server (its log says why)"
     assert config["feedback"] is False, "the widget is told not to show its vote buttons"
-    assert any(message.startswith("questions and votes are not recorded, and feedback is off: insights database ")
-               for message in caplog.messages), caplog.messages
+    assert any(
+        message.startswith("questions and votes are not recorded, and feedback is off: insights database ")
+        for message in caplog.messages
+    ), caplog.messages
 
 
 def test_a_file_that_is_not_a_database_turns_recording_off(
@@ -212,7 +224,9 @@ def test_records_wait_out_a_locked_database_and_none_is_lost(
     health = httpx.get(f"{server.url}/healthz").json()
     assert (health["insights_waiting"], health["insights_dropped"]) == (0, 0)
     refused = [m for m in caplog.messages if m.startswith("could not record ")]
-    assert 1 <= len(refused) <= 2 and all("database is locked" in m for m in refused), refused  # once a kind, not once a try
+    assert 1 <= len(refused) <= 2 and all("database is locked" in m for m in refused), (
+        refused
+    )  # once a kind, not once a try
     assert any(m.startswith("recorded 40 questions once the insights database took them") for m in caplog.messages)
 
 

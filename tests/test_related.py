@@ -16,7 +16,9 @@ from server import create_app
 RESUME = "how do I resume training"
 WEATHER = "what's the weather in Paris"
 ECC = "chatlearn-v1-77a5152c"  # "ECC Error"
-NON_CONTIGUOUS = "chatlearn-v1-500db2f2"  # "Alignment training with pipeline parallelism may encounter non-contiguous tensors"
+NON_CONTIGUOUS = (
+    "chatlearn-v1-500db2f2"  # "Alignment training with pipeline parallelism may encounter non-contiguous tensors"
+)
 
 
 @pytest.fixture(scope="module")

@@ -220,8 +220,14 @@ def rehash(build: Path) -> None:
 
 # Builds whose files match their checksums but cannot be loaded, and what the refusal names.
 UNLOADABLE: dict[str, tuple[Callable[[Path], None], str]] = {
-    "vectors.faiss from elsewhere": (lambda b: (garbage(b / "vectors.faiss"), rehash(b)), "vectors.faiss cannot be read"),
-    "background.npy of garbage": (lambda b: (garbage(b / "background.npy"), rehash(b)), "background.npy cannot be read"),
+    "vectors.faiss from elsewhere": (
+        lambda b: (garbage(b / "vectors.faiss"), rehash(b)),
+        "vectors.faiss cannot be read",
+    ),
+    "background.npy of garbage": (
+        lambda b: (garbage(b / "background.npy"), rehash(b)),
+        "background.npy cannot be read",
+    ),
     "rows.npy of another shape": (
         lambda b: (__import__("numpy").save(b / "rows.npy", __import__("numpy").zeros((2, 2))), rehash(b)),
         "rows.npy cannot be read",
@@ -229,7 +235,10 @@ UNLOADABLE: dict[str, tuple[Callable[[Path], None], str]] = {
     "lexical.npz of garbage": (lambda b: (garbage(b / "lexical.npz"), rehash(b)), "lexical.npz cannot be read"),
     "checksums: []": (lambda b: edit_manifest(b, checksums=[]), "checksums is [], expected dict"),
     "built_at a number": (lambda b: edit_manifest(b, built_at=20261121), "built_at is 20261121, expected str"),
-    "built_at not a time": (lambda b: edit_manifest(b, built_at="yesterday"), "built_at is 'yesterday', expected an ISO-8601"),
+    "built_at not a time": (
+        lambda b: edit_manifest(b, built_at="yesterday"),
+        "built_at is 'yesterday', expected an ISO-8601",
+    ),
 }
 
 
@@ -276,8 +285,15 @@ def rewrite(settings: Settings) -> str:
     from kb.index import read_index, write_index
 
     index = read_index(settings.index_dir)
-    write_index(settings.index_dir, index.entries, index.vector_matrix(), index.background, index.meta.model,
-                index.meta.sources_hash, owners=index.rows.owners)
+    write_index(
+        settings.index_dir,
+        index.entries,
+        index.vector_matrix(),
+        index.background,
+        index.meta.model,
+        index.meta.sources_hash,
+        owners=index.rows.owners,
+    )
     return build_of(settings)
 
 
@@ -310,8 +326,13 @@ def test_each_swap_is_logged_with_its_build_entries_and_seconds(workspace, caplo
         os.replace(workspace.data_dir / "index.new", workspace.index_dir)
         assert client.post("/admin/reload", headers=ADMIN).json()["reloaded"] is True
     lines = [rec.getMessage() for rec in caplog.records if rec.name == "kb.server"]
-    assert any(re.fullmatch(rf"serving index build {old}: 59 entries, loaded in \d+\.\d\d s", line) for line in lines), lines
-    assert any(re.fullmatch(rf"swapped in index build {new}: 59 entries, loaded in \d+\.\d\d s \(was {old}\)", line) for line in lines), lines
+    assert any(
+        re.fullmatch(rf"serving index build {old}: 59 entries, loaded in \d+\.\d\d s", line) for line in lines
+    ), lines
+    assert any(
+        re.fullmatch(rf"swapped in index build {new}: 59 entries, loaded in \d+\.\d\d s \(was {old}\)", line)
+        for line in lines
+    ), lines
 
 
 def test_kb_serve_writes_the_servers_own_lines_beside_uvicorns():

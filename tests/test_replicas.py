@@ -47,12 +47,25 @@ def start_replica(settings: Settings, data_dir: Path, database_url: str) -> Repl
     data_dir.mkdir()
     os.symlink(settings.index_dir.resolve(), data_dir / "index")  # the same index, copied or mounted
     port, log = free_port(), data_dir / "server.log"
-    env = dict(os.environ, KB_DATA_DIR=str(data_dir), KB_SOURCES_DIR=str(settings.sources_dir), PYTHONPATH=str(ROOT),
-               KB_RATE_LIMIT="off", KB_DATABASE_URL=database_url, KB_ADMIN_TOKEN=TOKEN, OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        KB_DATA_DIR=str(data_dir),
+        KB_SOURCES_DIR=str(settings.sources_dir),
+        PYTHONPATH=str(ROOT),
+        KB_RATE_LIMIT="off",
+        KB_DATABASE_URL=database_url,
+        KB_ADMIN_TOKEN=TOKEN,
+        OMP_NUM_THREADS="1",
+    )
     env.pop("KB_LLM_BASE_URL", None)
     with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)], env=env, cwd=ROOT,
-                                   stdout=subprocess.DEVNULL, stderr=out)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
     replica = Replica(f"http://127.0.0.1:{port}", process, log)
     deadline = time.monotonic() + 120
     while True:
@@ -76,7 +89,9 @@ def shared(postgres: Any) -> str:
 
 
 @pytest.fixture(scope="module")
-def replicas(settings: Settings, postgres: Any, shared: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Replica]]:
+def replicas(
+    settings: Settings, postgres: Any, shared: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[Replica]]:
     root = tmp_path_factory.mktemp("replicas")
     started = [start_replica(settings, root / name, postgres.url(shared)) for name in ("a", "b")]
     yield started
@@ -180,7 +195,10 @@ def test_32_concurrent_clients_across_both_replicas_lose_no_record(
     assert failures == [] and len(answered) == 32 * 8
     settled(replicas)
     assert count(postgres, shared, "SELECT count(*) FROM questions WHERE text LIKE 'concurrent client %'") == 32 * 8
-    assert count(postgres, shared, "SELECT count(DISTINCT text) FROM questions WHERE text LIKE 'concurrent client %'") == 256
+    assert (
+        count(postgres, shared, "SELECT count(DISTINCT text) FROM questions WHERE text LIKE 'concurrent client %'")
+        == 256
+    )
     assert all(r.health()["insights_dropped"] == 0 for r in replicas)
 
 

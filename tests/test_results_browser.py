@@ -64,10 +64,15 @@ def test_a_long_answer_is_still_cut_with_a_fade(tab: Callable[..., Page]) -> Non
 
 @pytest.mark.parametrize(("width", "context"), WIDTHS)
 @pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
-def test_the_home_page_names_the_shipped_frameworks(tab: Callable[..., Page], artifacts: Path, width, context, locale) -> None:
+def test_the_home_page_names_the_shipped_frameworks(
+    tab: Callable[..., Page], artifacts: Path, width, context, locale
+) -> None:
     t = tab(locale=locale, **context)
     t.goto("/")
-    title = {"en-US": "ChatLearn, ROLL, slime and DeepSpeed FAQ", "zh-CN": "ChatLearn、ROLL、slime 和 DeepSpeed 常见问题"}
+    title = {
+        "en-US": "ChatLearn, ROLL, slime and DeepSpeed FAQ",
+        "zh-CN": "ChatLearn、ROLL、slime 和 DeepSpeed 常见问题",
+    }
     assert t.page.locator("h1").inner_text() == title[locale]
     assert t.page.locator(".example").count() == 4  # one question from each source, up to four
     t.no_horizontal_scroll()

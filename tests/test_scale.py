@@ -120,7 +120,9 @@ def test_approximate_top_10_agrees_with_exact(approximate, vectors):
     assert recall >= 0.98
 
 
-@pytest.mark.parametrize("walk_step", [dense.EXACT_PER_WALK_STEP, 0], ids=["filter-searched-exactly", "filter-in-the-graph"])
+@pytest.mark.parametrize(
+    "walk_step", [dense.EXACT_PER_WALK_STEP, 0], ids=["filter-searched-exactly", "filter-in-the-graph"]
+)
 @pytest.mark.parametrize(
     ("filters", "keep"),
     [
@@ -129,7 +131,9 @@ def test_approximate_top_10_agrees_with_exact(approximate, vectors):
         ({"source": "src1"}, lambda e: e.source == "src1"),  # a third
     ],
 )
-def test_filters_fill_k_hits_with_the_nearest_matching_entries(searcher, vectors, monkeypatch, walk_step, filters, keep):
+def test_filters_fill_k_hits_with_the_nearest_matching_entries(
+    searcher, vectors, monkeypatch, walk_step, filters, keep
+):
     monkeypatch.setattr(dense, "EXACT_PER_WALK_STEP", walk_step)
     allowed = np.array([keep(e) for e in searcher.entries])
     q, _ = queries(vectors, count=20)
@@ -160,11 +164,19 @@ def test_an_entry_the_vectors_miss_is_found_by_its_words(vectors):
     # is that the entry becomes a candidate at all.
     words_count = Weights(rank_coef=(1.0, 1.0, 0.0, 0.0, 0.0, 0.0))
     searcher = Searcher(
-        entries, index, None, Glossary(()), unit(np.ones((4, DIM))), candidates=5, weights=words_count  # type: ignore[arg-type]
+        entries,
+        index,
+        None,
+        Glossary(()),
+        unit(np.ones((4, DIM))),
+        candidates=5,
+        weights=words_count,  # type: ignore[arg-type]
     )
     q, near = queries(vectors, count=50, seed=3, noise=0.3)
     # Entries whose vector is a little too far from their query to be among the 5 nearest.
-    missed = [(v, int(i)) for v, i in zip(q, near) if i not in exact_top(vectors, v, 5) and i in exact_top(vectors, v, 30)]
+    missed = [
+        (v, int(i)) for v, i in zip(q, near) if i not in exact_top(vectors, v, 5) and i in exact_top(vectors, v, 30)
+    ]
     assert missed
     for v, target in missed:
         hit = searcher.rank(searcher.plan(f"ident{target}", k=5), v).hits[0]
@@ -208,7 +220,9 @@ def test_a_kind_that_disagrees_with_the_file_is_refused(approximate, tmp_path):
 
 def test_related_entries_on_the_approximate_index(approximate, searcher, vectors, tmp_path):
     index = read_index(approximate)
-    kb = KnowledgeBase(settings=Settings(data_dir=tmp_path), meta=index.meta, path=index.path, searcher=searcher, sources=[])
+    kb = KnowledgeBase(
+        settings=Settings(data_dir=tmp_path), meta=index.meta, path=index.path, searcher=searcher, sources=[]
+    )
     agree = []
     for i in range(0, N, 60):
         related = kb.related(f"demo-{i:05d}", k=5)

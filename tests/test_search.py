@@ -26,7 +26,10 @@ def top(kb: KnowledgeBase, query: str, **filters) -> str:
         ("how do I resume training in slime", "如何续训？"),
         # ROLL's and ChatLearn's FAQs give the same converter; ChatLearn's has learned questions
         # worded like this one, which outweigh the framework named.
-        ("convert a Megatron checkpoint to HuggingFace format in ROLL", ("Megatron 模型如何转成 HF", "Megatron和HF模型相互转换")),
+        (
+            "convert a Megatron checkpoint to HuggingFace format in ROLL",
+            ("Megatron 模型如何转成 HF", "Megatron和HF模型相互转换"),
+        ),
         ("训练卡在 ray 提交页面", "为什么我的任务一直卡在 ray 提交的页面上？"),
         ("how to speed up FSDP training", "如何加快FSDP的训练速度"),
         ("DeepSpeed async_io 预编译失败", "Unable to pre-compile async_io"),

@@ -11,7 +11,7 @@ from ingest.manifest import load_manifest, load_site, readable_name
 from ingest.sources import parse_sources
 from kb.entries import Source
 from kb.errors import SourceError
-from kb.settings import SHIPPED_SOURCES, Settings
+from kb.settings import SHIPPED_SOURCES
 from server.rendering.intro import Site, name_site
 from server.settings import ServerSettings
 
@@ -130,7 +130,11 @@ def test_with_the_shipped_faqs_beside_ones_own_the_last_folder_that_names_the_si
 @pytest.mark.parametrize(
     ("site", "line", "message"),
     [
-        ('[site]\nname = { de = "Wissen" }\n', 3, "[site]: field 'name': unknown language 'de' (expected 'zh' or 'en')"),
+        (
+            '[site]\nname = { de = "Wissen" }\n',
+            3,
+            "[site]: field 'name': unknown language 'de' (expected 'zh' or 'en')",
+        ),
         ('[site]\ntagline = "x"\n', 2, "[site]: missing required field 'name'"),
         ('[site]\nname = "x"\nslogan = "y"\n', 4, "[site]: unknown field 'slogan'"),
         ("[site]\nname = 3\n", 3, "[site]: field 'name' must be a string or a table of one per language"),
@@ -145,10 +149,14 @@ def test_a_bad_site_table_names_the_file_line_and_field(tmp_path: Path, site: st
 # A folder without a manifest
 
 
-def test_a_folder_without_a_manifest_is_titled_by_its_heading_or_file_name_and_names_no_framework(tmp_path: Path) -> None:
+def test_a_folder_without_a_manifest_is_titled_by_its_heading_or_file_name_and_names_no_framework(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "team-faq.md").write_text("## How do I get a GPU?\n\nAsk in #infra.\n", encoding="utf-8")
     (tmp_path / "onboarding.md").write_text("# 新人指南\n\n## 怎么申请账号？\n\n发工号。\n", encoding="utf-8")
-    (tmp_path / "onboarding.en.md").write_text("# Onboarding guide\n\n## How do I get an account?\n\nSend your id.\n", encoding="utf-8")
+    (tmp_path / "onboarding.en.md").write_text(
+        "# Onboarding guide\n\n## How do I get an account?\n\nSend your id.\n", encoding="utf-8"
+    )
     onboarding, team = load_manifest(tmp_path)
     assert (team.title, team.framework, team.titles) == ("Team FAQ", "", {"en": "Team FAQ"})
     assert (onboarding.title, onboarding.framework) == ("新人指南", "")
@@ -160,7 +168,13 @@ def test_a_folder_without_a_manifest_is_titled_by_its_heading_or_file_name_and_n
 
 @pytest.mark.parametrize(
     ("stem", "title"),
-    [("team-faq", "Team FAQ"), ("gpu_notes", "GPU notes"), ("qa", "Q&A"), ("onboarding", "Onboarding"), ("新人指南", "新人指南")],
+    [
+        ("team-faq", "Team FAQ"),
+        ("gpu_notes", "GPU notes"),
+        ("qa", "Q&A"),
+        ("onboarding", "Onboarding"),
+        ("新人指南", "新人指南"),
+    ],
 )
 def test_a_file_name_reads_as_a_title(stem: str, title: str) -> None:
     assert readable_name(stem) == title
@@ -185,33 +199,89 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
     ("sources", "given", "settings", "lang", "expected"),
     [
         # One source of one's own: its title everywhere, no framework, no promise of links.
-        ([src("team-faq", "Team FAQ")], {}, NONE, "en",
-         Site("Team FAQ", "Team FAQ", "What this FAQ already answers, in one search.", UNLINKED)),
-        ([src("team", "Team FAQ", zh="团队常见问题")], {}, NONE, "zh",
-         Site("团队常见问题", "团队常见问题", "这份 FAQ 已经回答过的问题，一处搜索。", "答案均摘自收录的 FAQ，并注明所在文件和行号。")),
+        (
+            [src("team-faq", "Team FAQ")],
+            {},
+            NONE,
+            "en",
+            Site("Team FAQ", "Team FAQ", "What this FAQ already answers, in one search.", UNLINKED),
+        ),
+        (
+            [src("team", "Team FAQ", zh="团队常见问题")],
+            {},
+            NONE,
+            "zh",
+            Site(
+                "团队常见问题",
+                "团队常见问题",
+                "这份 FAQ 已经回答过的问题，一处搜索。",
+                "答案均摘自收录的 FAQ，并注明所在文件和行号。",
+            ),
+        ),
         # Several sources that name no framework and no site: plain words, never a made-up name.
-        ([src("infra", "Infra FAQ"), src("onboarding", "Onboarding")], {}, NONE, "en",
-         Site("FAQ", "FAQ", "What these FAQs already answer, in one search.", UNLINKED)),
+        (
+            [src("infra", "Infra FAQ"), src("onboarding", "Onboarding")],
+            {},
+            NONE,
+            "en",
+            Site("FAQ", "FAQ", "What these FAQs already answer, in one search.", UNLINKED),
+        ),
         # Several, with the name the owner sets in the manifest.
-        ([src("infra", "Infra FAQ"), src("onboarding", "Onboarding")], {"name": {"en": "Team handbook"}}, NONE, "en",
-         Site("Team handbook", "Team handbook", "What these FAQs already answer, in one search.", UNLINKED)),
+        (
+            [src("infra", "Infra FAQ"), src("onboarding", "Onboarding")],
+            {"name": {"en": "Team handbook"}},
+            NONE,
+            "en",
+            Site("Team handbook", "Team handbook", "What these FAQs already answer, in one search.", UNLINKED),
+        ),
         # The shipped corpus: its name in both languages, the frameworks as the heading, links promised.
-        ([src("roll", "ROLL Q&A", "ROLL", "https://x.org/a"), src("slime", "slime Q&A", "slime", "https://x.org/b")],
-         SHIPPED_SITE, NONE, "zh",
-         Site("RLHF 框架 FAQ", "ROLL 和 slime 常见问题", "ROLL 和 slime 的 FAQ 已经回答过的问题，一处搜索。",
-              "答案均摘自各框架官方 FAQ，并链接到原文固定版本。")),
-        ([src("roll", "ROLL Q&A", "ROLL", "https://x.org/a"), src("slime", "slime Q&A", "slime", "https://x.org/b")],
-         SHIPPED_SITE, NONE, "en",
-         Site("RLHF Framework FAQ", "ROLL and slime FAQ", "What the ROLL and slime FAQs already answer, in one search.", LINKED)),
+        (
+            [src("roll", "ROLL Q&A", "ROLL", "https://x.org/a"), src("slime", "slime Q&A", "slime", "https://x.org/b")],
+            SHIPPED_SITE,
+            NONE,
+            "zh",
+            Site(
+                "RLHF 框架 FAQ",
+                "ROLL 和 slime 常见问题",
+                "ROLL 和 slime 的 FAQ 已经回答过的问题，一处搜索。",
+                "答案均摘自各框架官方 FAQ，并链接到原文固定版本。",
+            ),
+        ),
+        (
+            [src("roll", "ROLL Q&A", "ROLL", "https://x.org/a"), src("slime", "slime Q&A", "slime", "https://x.org/b")],
+            SHIPPED_SITE,
+            NONE,
+            "en",
+            Site(
+                "RLHF Framework FAQ",
+                "ROLL and slime FAQ",
+                "What the ROLL and slime FAQs already answer, in one search.",
+                LINKED,
+            ),
+        ),
         # Some sources linked, some not: the footer says so.
-        ([src("roll", "ROLL Q&A", "ROLL", "https://x.org/a"), src("team", "Team FAQ")], {}, NONE, "en",
-         Site("ROLL FAQ", "ROLL FAQ", "What the ROLL FAQs already answer, in one search.", SOME)),
+        (
+            [src("roll", "ROLL Q&A", "ROLL", "https://x.org/a"), src("team", "Team FAQ")],
+            {},
+            NONE,
+            "en",
+            Site("ROLL FAQ", "ROLL FAQ", "What the ROLL FAQs already answer, in one search.", SOME),
+        ),
         # The settings win over everything the index says, in both languages.
-        ([src("roll", "ROLL Q&A", "ROLL", "https://x.org/a")], {"name": {"zh": "知识库"}, "tagline": {"zh": "问吧"}},
-         ServerSettings(site_name="Acme FAQ", site_tagline="Ask Acme."), "zh",
-         Site("Acme FAQ", "Acme FAQ", "Ask Acme.", "答案均摘自各框架官方 FAQ，并链接到原文固定版本。")),
-        ([src("roll", "ROLL Q&A", "ROLL", "https://x.org/a")], {"tagline": {"en": "Ask ROLL."}}, NONE, "en",
-         Site("ROLL Q&A", "ROLL Q&A", "Ask ROLL.", LINKED)),
+        (
+            [src("roll", "ROLL Q&A", "ROLL", "https://x.org/a")],
+            {"name": {"zh": "知识库"}, "tagline": {"zh": "问吧"}},
+            ServerSettings(site_name="Acme FAQ", site_tagline="Ask Acme."),
+            "zh",
+            Site("Acme FAQ", "Acme FAQ", "Ask Acme.", "答案均摘自各框架官方 FAQ，并链接到原文固定版本。"),
+        ),
+        (
+            [src("roll", "ROLL Q&A", "ROLL", "https://x.org/a")],
+            {"tagline": {"en": "Ask ROLL."}},
+            NONE,
+            "en",
+            Site("ROLL Q&A", "ROLL Q&A", "Ask ROLL.", LINKED),
+        ),
     ],
 )
 def test_the_name_and_tagline_come_from_the_settings_then_the_index(sources, given, settings, lang, expected) -> None:

@@ -80,7 +80,9 @@ def english_names() -> set[str]:
     sections = set()
     for entry in parse_sources(SHIPPED_SOURCES):
         english = entry.section_in("en")
-        if english and english != entry.section_in("zh") and len(english) > 3:  # not "FAQ", which the Chinese name holds
+        if (
+            english and english != entry.section_in("zh") and len(english) > 3
+        ):  # not "FAQ", which the Chinese name holds
             sections.add(english)
     return titles | sections
 
@@ -100,7 +102,9 @@ def assert_own_name_only(t: Page) -> None:
     assert t.page.locator("meta[name=description]").get_attribute("content") != ""
 
 
-def test_a_folder_of_ones_own_is_served_under_its_name(open_page: Callable[..., Page], own_url: str, artifacts: Path) -> None:
+def test_a_folder_of_ones_own_is_served_under_its_name(
+    open_page: Callable[..., Page], own_url: str, artifacts: Path
+) -> None:
     t = open_page(own_url, viewport=DESKTOP, locale="en-US")
     t.goto("/")
     assert t.page.locator("h1").inner_text() == "Team FAQ"
@@ -161,7 +165,9 @@ def test_the_chinese_interface_names_sources_and_sections_in_chinese(
     assert_no_english_names(page, "the search page")
 
     # A ROLL entry read in English: its page's labels, source and section stay Chinese.
-    hit = httpx.get(shipped_url + "/api/search", params={"q": "ROLL GPU resource configuration", "hl": "en"}).json()["hits"][0]
+    hit = httpx.get(shipped_url + "/api/search", params={"q": "ROLL GPU resource configuration", "hl": "en"}).json()[
+        "hits"
+    ][0]
     assert hit["source"]["titles"] == {"zh": "ROLL 问答", "en": "ROLL Q&A"} and hit["section"]
     t.goto(f"/entries/{hit['id']}?hl=en")
     assert page.locator("h1.entry-q").inner_text() == hit["question"]

@@ -53,19 +53,31 @@ def slack_headers(body: bytes, timestamp: int | None = None, secret: str = SECRE
 
 def command_body(text: str, response_url: str = "", **fields: str) -> bytes:
     form = {
-        "token": "unused", "team_id": "T0001", "team_domain": "example", "channel_id": "C0001",
-        "channel_name": "training", "user_id": "U0001", "user_name": "ada.lovelace", "command": "/faq",
-        "text": text, "response_url": response_url, "trigger_id": "1.2.3", **fields,
+        "token": "unused",
+        "team_id": "T0001",
+        "team_domain": "example",
+        "channel_id": "C0001",
+        "channel_name": "training",
+        "user_id": "U0001",
+        "user_name": "ada.lovelace",
+        "command": "/faq",
+        "text": text,
+        "response_url": response_url,
+        "trigger_id": "1.2.3",
+        **fields,
     }
     return urlencode(form).encode()
 
 
 def interaction_body(action_id: str, value: str, response_url: str, block_id: str = "kb_actions:en") -> bytes:
     payload = {
-        "type": "block_actions", "user": {"id": "U0001", "username": "ada.lovelace"},
-        "container": {"type": "message", "is_ephemeral": True}, "response_url": response_url,
-        "actions": [{"type": "button", "action_id": action_id, "block_id": block_id, "value": value,
-                     "action_ts": "1.2"}],
+        "type": "block_actions",
+        "user": {"id": "U0001", "username": "ada.lovelace"},
+        "container": {"type": "message", "is_ephemeral": True},
+        "response_url": response_url,
+        "actions": [
+            {"type": "button", "action_id": action_id, "block_id": block_id, "value": value, "action_ts": "1.2"}
+        ],
     }
     return urlencode({"payload": json.dumps(payload)}).encode()
 
@@ -146,7 +158,8 @@ def top_hits(client: TestClient, query: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    "module", ["server.slack", "server.slack.blocks", "server.slack.mrkdwn", "server.slack.signature", "server.routes.slack"]
+    "module",
+    ["server.slack", "server.slack.blocks", "server.slack.mrkdwn", "server.slack.signature", "server.routes.slack"],
 )
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)
@@ -154,6 +167,7 @@ def test_exported_members_exist(module: str) -> None:
 
 
 # --- signatures ------------------------------------------------------------------------
+
 
 def test_signature_matches_slacks_documented_example() -> None:
     body = (
@@ -186,19 +200,49 @@ def test_a_stale_or_future_timestamp_says_which_it_is() -> None:
 
 def _tampered(body: bytes) -> dict[str, str]:
     headers = slack_headers(body)
-    headers["X-Slack-Signature"] = headers["X-Slack-Signature"][:-1] + ("0" if headers["X-Slack-Signature"][-1] != "0" else "1")
+    headers["X-Slack-Signature"] = headers["X-Slack-Signature"][:-1] + (
+        "0" if headers["X-Slack-Signature"][-1] != "0" else "1"
+    )
     return headers
 
 
 REJECTIONS: list[tuple[str, Callable[[bytes], dict[str, str]], str]] = [
-    ("no headers", lambda b: {"Content-Type": "application/x-www-form-urlencoded"}, "X-Slack-Request-Timestamp header is missing"),
-    ("no signature", lambda b: {k: v for k, v in slack_headers(b).items() if k != "X-Slack-Signature"}, "X-Slack-Signature header is missing"),
-    ("no timestamp", lambda b: {k: v for k, v in slack_headers(b).items() if k != "X-Slack-Request-Timestamp"}, "X-Slack-Request-Timestamp header is missing"),
+    (
+        "no headers",
+        lambda b: {"Content-Type": "application/x-www-form-urlencoded"},
+        "X-Slack-Request-Timestamp header is missing",
+    ),
+    (
+        "no signature",
+        lambda b: {k: v for k, v in slack_headers(b).items() if k != "X-Slack-Signature"},
+        "X-Slack-Signature header is missing",
+    ),
+    (
+        "no timestamp",
+        lambda b: {k: v for k, v in slack_headers(b).items() if k != "X-Slack-Request-Timestamp"},
+        "X-Slack-Request-Timestamp header is missing",
+    ),
     ("one hex digit changed", _tampered, "X-Slack-Signature does not match the body"),
-    ("another secret", lambda b: slack_headers(b, secret="not-the-secret"), "X-Slack-Signature does not match the body"),
-    ("stale", lambda b: slack_headers(b, timestamp=int(time.time()) - 301), "s old; Slack requests older than 300 s are refused"),
-    ("from the future", lambda b: slack_headers(b, timestamp=int(time.time()) + 400), "s in the future; more than 300 s ahead is refused"),
-    ("timestamp not a number", lambda b: {**slack_headers(b), "X-Slack-Request-Timestamp": "yesterday"}, "'yesterday' is not a whole number"),
+    (
+        "another secret",
+        lambda b: slack_headers(b, secret="not-the-secret"),
+        "X-Slack-Signature does not match the body",
+    ),
+    (
+        "stale",
+        lambda b: slack_headers(b, timestamp=int(time.time()) - 301),
+        "s old; Slack requests older than 300 s are refused",
+    ),
+    (
+        "from the future",
+        lambda b: slack_headers(b, timestamp=int(time.time()) + 400),
+        "s in the future; more than 300 s ahead is refused",
+    ),
+    (
+        "timestamp not a number",
+        lambda b: {**slack_headers(b), "X-Slack-Request-Timestamp": "yesterday"},
+        "'yesterday' is not a whole number",
+    ),
     ("body changed after signing", slack_headers, "does not match the body"),
 ]
 
@@ -206,8 +250,12 @@ REJECTIONS: list[tuple[str, Callable[[bytes], dict[str, str]], str]] = [
 @pytest.mark.parametrize("path", ["/slack/command", "/slack/interactive"])
 @pytest.mark.parametrize(("case", "headers", "message"), REJECTIONS, ids=[r[0] for r in REJECTIONS])
 def test_unsigned_bad_or_stale_requests_get_401_and_are_logged(
-    slack: TestClient, caplog: pytest.LogCaptureFixture, path: str, case: str,
-    headers: Callable[[bytes], dict[str, str]], message: str,
+    slack: TestClient,
+    caplog: pytest.LogCaptureFixture,
+    path: str,
+    case: str,
+    headers: Callable[[bytes], dict[str, str]],
+    message: str,
 ) -> None:
     body = command_body(RESUME_EN)
     sent = body.replace(b"resume", b"delete") if case == "body changed after signing" else body
@@ -228,7 +276,8 @@ def test_slack_routes_are_off_without_the_secret(settings: Settings, caplog: pyt
                 response = client.post(path, content=body, headers=slack_headers(body))
                 assert response.status_code == 404
                 assert response.json() == {
-                    "ok": False, "status": 404,
+                    "ok": False,
+                    "status": 404,
                     "error": "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret",
                 }
     assert "Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404" in caplog.messages
@@ -236,22 +285,43 @@ def test_slack_routes_are_off_without_the_secret(settings: Settings, caplog: pyt
 
 # --- the command -----------------------------------------------------------------------
 
+
 def expected_answer(hits: list[dict[str, Any]], lang: str, pending: bool = False) -> dict[str, Any]:
     """The reply Slack should get for these hits (written out by hand from the API's fields)."""
     best = hits[0]
     words = {
         "zh": ("来源：", "相关条目", "分享到频道", "👍 有帮助", "👎 没帮助", "正在根据这些条目撰写回答，稍后发送……"),
-        "en": ("Source: ", "Related entries", "Share in channel", "👍 Helpful", "👎 Not helpful", "A written answer from these entries is on its way…"),
+        "en": (
+            "Source: ",
+            "Related entries",
+            "Share in channel",
+            "👍 Helpful",
+            "👎 Not helpful",
+            "A written answer from these entries is on its way…",
+        ),
     }[lang]
     source = f"<{best['url']}|{escape(best['source']['title'])} · {best['source']['version']}>"
     related = "\n".join(f"• <{h['permalink']}|{escape(h['question'])}> · {h['source']['framework']}" for h in hits[1:3])
     buttons = [
-        {"type": "button", "action_id": "kb_share", "value": best["id"], "style": "primary",
-         "text": {"type": "plain_text", "text": words[2], "emoji": True}},
-        {"type": "button", "action_id": "kb_helpful", "value": best["id"],
-         "text": {"type": "plain_text", "text": words[3], "emoji": True}},
-        {"type": "button", "action_id": "kb_unhelpful", "value": best["id"],
-         "text": {"type": "plain_text", "text": words[4], "emoji": True}},
+        {
+            "type": "button",
+            "action_id": "kb_share",
+            "value": best["id"],
+            "style": "primary",
+            "text": {"type": "plain_text", "text": words[2], "emoji": True},
+        },
+        {
+            "type": "button",
+            "action_id": "kb_helpful",
+            "value": best["id"],
+            "text": {"type": "plain_text", "text": words[3], "emoji": True},
+        },
+        {
+            "type": "button",
+            "action_id": "kb_unhelpful",
+            "value": best["id"],
+            "text": {"type": "plain_text", "text": words[4], "emoji": True},
+        },
     ]
     blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*<{best['permalink']}|{best['question']}>*"}},
@@ -263,7 +333,11 @@ def expected_answer(hits: list[dict[str, Any]], lang: str, pending: bool = False
     if pending:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": words[5]}]})
     blocks.append({"type": "actions", "block_id": f"kb_actions:{lang}", "elements": buttons})
-    return {"response_type": "ephemeral", "text": f"{best['question']}\n{' '.join(best['answer'].split())}", "blocks": blocks}
+    return {
+        "response_type": "ephemeral",
+        "text": f"{best['question']}\n{' '.join(best['answer'].split())}",
+        "blocks": blocks,
+    }
 
 
 @pytest.mark.parametrize(("question", "lang"), [(RESUME_ZH, "zh"), (RESUME_EN, "en")])
@@ -280,9 +354,14 @@ def test_command_answers_in_the_response_body(slack: TestClient, question: str, 
 
 def test_exact_reply_for_the_resume_question(slack: TestClient) -> None:
     message = post_command(slack, RESUME_ZH).json()
-    assert message["blocks"][1] == {"type": "section", "text": {"type": "mrkdwn", "text": "直接将 `--load` 设置为 `--save` 的目录即可。"}}
+    assert message["blocks"][1] == {
+        "type": "section",
+        "text": {"type": "mrkdwn", "text": "直接将 `--load` 设置为 `--save` 的目录即可。"},
+    }
     assert message["blocks"][2]["elements"][0]["text"].startswith("来源：<https://github.com/THUDM/slime/blob/")
-    assert message["blocks"][2]["elements"][0]["text"].endswith("|slime 问答 · 2025-06-30>")  # the source's Chinese title
+    assert message["blocks"][2]["elements"][0]["text"].endswith(
+        "|slime 问答 · 2025-06-30>"
+    )  # the source's Chinese title
 
 
 def test_a_translated_answer_says_who_translated_it_and_links_the_original(slack: TestClient) -> None:
@@ -302,7 +381,13 @@ def test_a_translated_answer_says_who_translated_it_and_links_the_original(slack
 
 @pytest.mark.parametrize(
     ("text", "help_text"),
-    [("", HELP_EN + "\n\n" + HELP_ZH), ("   ", HELP_EN + "\n\n" + HELP_ZH), ("help", HELP_EN), ("HELP", HELP_EN), ("帮助", HELP_ZH)],
+    [
+        ("", HELP_EN + "\n\n" + HELP_ZH),
+        ("   ", HELP_EN + "\n\n" + HELP_ZH),
+        ("help", HELP_EN),
+        ("HELP", HELP_EN),
+        ("帮助", HELP_ZH),
+    ],
 )
 def test_no_text_or_help_gives_usage(slack: TestClient, text: str, help_text: str) -> None:
     message = post_command(slack, text).json()
@@ -345,20 +430,32 @@ def test_ssl_check_is_acknowledged(slack: TestClient) -> None:
 
 # --- Block Kit and mrkdwn --------------------------------------------------------------
 
+
 def _entry(answer: str) -> Entry:
     return Entry(
-        id="demo-1", question="How long can an answer be?", answer=answer, source="demo", source_title="Demo FAQ",
-        source_version="v1", source_url="https://example.org/faq", framework="Demo", section="",
-        url="https://example.org/faq#long", lang="en",
+        id="demo-1",
+        question="How long can an answer be?",
+        answer=answer,
+        source="demo",
+        source_title="Demo FAQ",
+        source_version="v1",
+        source_url="https://example.org/faq",
+        framework="Demo",
+        section="",
+        url="https://example.org/faq#long",
+        lang="en",
     )
 
 
-@pytest.mark.parametrize("answer", [
-    "word " * 2000,
-    "line of text\n" * 600,
-    "Intro.\n\n```bash\n" + "echo step && ls <dir>\n" * 400 + "```\n",
-    "See [the guide](https://example.org/guide?a=1&b=2) " * 200,
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "word " * 2000,
+        "line of text\n" * 600,
+        "Intro.\n\n```bash\n" + "echo step && ls <dir>\n" * 400 + "```\n",
+        "See [the guide](https://example.org/guide?a=1&b=2) " * 200,
+    ],
+)
 def test_a_long_answer_is_trimmed_to_3000_characters_with_a_read_more_link(answer: str) -> None:
     hits = [Hit(_entry(answer), 0.9, 1)]
     message = answer_message(hits, True, "en", "https://faq.example.com/")
@@ -390,7 +487,10 @@ def test_trim_leaves_short_text_alone_and_never_splits_an_entity() -> None:
         ("## Heading **here**", "*Heading here*"),
         ("- one\n  - two", "• one\n  • two"),
         ("> quoted <tag>", "> quoted &lt;tag&gt;"),
-        ("```python\nif a < b and c > d:\n    [x](https://no)\n```", "```\nif a &lt; b and c &gt; d:\n    [x](https://no)\n```"),
+        (
+            "```python\nif a < b and c > d:\n    [x](https://no)\n```",
+            "```\nif a &lt; b and c &gt; d:\n    [x](https://no)\n```",
+        ),
         ("<!channel> <@U123> <https://evil|ok>", "&lt;!channel&gt; &lt;@U123&gt; &lt;https://evil|ok&gt;"),
         ("max_tokens_per_gpu 与 --max-tokens-per-gpu", "max_tokens_per_gpu 与 --max-tokens-per-gpu"),
     ],
@@ -412,7 +512,11 @@ def test_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
             "Never &lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;",
             id="html-in-text",
         ),
-        pytest.param("See [train | eval](https://x.org/run) now", "See <https://x.org/run|train | eval> now", id="pipe-in-link-text"),
+        pytest.param(
+            "See [train | eval](https://x.org/run) now",
+            "See <https://x.org/run|train | eval> now",
+            id="pipe-in-link-text",
+        ),
         pytest.param("[**bold** `code`](https://x.org)", "<https://x.org|bold code>", id="formatting-in-link-text"),
         pytest.param(
             "1. first\n   - sub a\n     - deeper\n   - sub b\n2. second",
@@ -430,7 +534,11 @@ def test_markdown_becomes_slack_mrkdwn(markdown: str, mrkdwn: str) -> None:
             "*如何续训*\n\n*注意*：把 `--load` 设为 `--save` 的目录即可_续训_。\n\n> 参见<https://x.org/zh|文档>",
             id="chinese",
         ),
-        pytest.param("***both*** and ![logo](https://x.org/l.png)", "_*both*_ and <https://x.org/l.png|logo>", id="bold-italic-and-image"),
+        pytest.param(
+            "***both*** and ![logo](https://x.org/l.png)",
+            "_*both*_ and <https://x.org/l.png|logo>",
+            id="bold-italic-and-image",
+        ),
         pytest.param(
             "| flag | meaning |\n|---|---|\n| `--load` | resume <dir> |",
             "*flag* | *meaning*\n`--load` | resume &lt;dir&gt;",
@@ -453,6 +561,7 @@ def test_every_entry_fits_slacks_limits(slack: TestClient) -> None:
 
 # --- buttons: share in channel, helpful / not helpful ----------------------------------
 
+
 def test_share_reposts_the_answer_in_the_channel(slack: TestClient, stand_in: SlackStandIn) -> None:
     best = top_hits(slack, RESUME_ZH)[0]
     body = interaction_body("kb_share", best["id"], stand_in.response_url("share"), "kb_actions:zh")
@@ -461,8 +570,14 @@ def test_share_reposts_the_answer_in_the_channel(slack: TestClient, stand_in: Sl
     posted = stand_in.wait_for("share")
     within_slack_limits(posted)
     assert posted["response_type"] == "in_channel" and posted["replace_original"] is False
-    assert posted["blocks"][0] == {"type": "section", "text": {"type": "mrkdwn", "text": f"*<{best['permalink']}|{best['question']}>*"}}
-    assert posted["blocks"][-1] == {"type": "context", "elements": [{"type": "mrkdwn", "text": "<@U0001> 通过 /faq 分享"}]}
+    assert posted["blocks"][0] == {
+        "type": "section",
+        "text": {"type": "mrkdwn", "text": f"*<{best['permalink']}|{best['question']}>*"},
+    }
+    assert posted["blocks"][-1] == {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": "<@U0001> 通过 /faq 分享"}],
+    }
     assert not any(block["type"] == "actions" for block in posted["blocks"])
 
 
@@ -476,7 +591,9 @@ def test_votes_are_logged_and_thanked(
     vote = "helpful" if action == "kb_helpful" else "not helpful"
     assert f"Slack feedback: {vote} on entry slime-b0ab398d" in caplog.messages
     assert stand_in.wait_for(name) == {
-        "response_type": "ephemeral", "replace_original": False, "text": "Thanks for the feedback.",
+        "response_type": "ephemeral",
+        "replace_original": False,
+        "text": "Thanks for the feedback.",
         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Thanks for the feedback."}}],
     }
 
@@ -496,6 +613,7 @@ def test_a_payload_that_is_not_json_is_a_400(slack: TestClient) -> None:
 
 # --- with an LLM: the top entries at once, the written answer to response_url ---------
 
+
 @pytest.fixture(scope="module")
 def llm_slack(settings: Settings, serve: Callable[[Any], Any]) -> Callable[[str], str]:
     """`url(model)`: a real server (uvicorn) with Slack on and the stand-in LLM answering as `model`."""
@@ -504,7 +622,9 @@ def llm_slack(settings: Settings, serve: Callable[[Any], Any]) -> Callable[[str]
 
     def url(model: str) -> str:
         if model not in servers:
-            configured = settings.with_(slack_signing_secret=SECRET, llm_base_url=llm_url, llm_model=model, llm_timeout=10)
+            configured = settings.with_(
+                slack_signing_secret=SECRET, llm_base_url=llm_url, llm_model=model, llm_timeout=10
+            )
             servers[model] = serve(create_app(configured)).url
         return servers[model]
 
@@ -533,14 +653,23 @@ def test_with_an_llm_the_entries_come_at_once_and_the_written_answer_follows(
     assert len(hits) == 1  # no other entry comes near: the answer's own entry alone is cited
     first = hits[0]["permalink"]
     assert written["response_type"] == "ephemeral" and written["replace_original"] is False
-    assert written["blocks"][0] == {"type": "section", "text": {"type": "mrkdwn", "text": (
-        f"Set `--load` to the `--save` directory and training resumes <{first}|[1]>. See also [2]."
-    )}}
-    assert written["blocks"][1] == {"type": "context", "elements": [{"type": "mrkdwn", "text": "Written by a language model from the cited entries"}]}
+    assert written["blocks"][0] == {
+        "type": "section",
+        "text": {
+            "type": "mrkdwn",
+            "text": (f"Set `--load` to the `--save` directory and training resumes <{first}|[1]>. See also [2]."),
+        },
+    }
+    assert written["blocks"][1] == {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": "Written by a language model from the cited entries"}],
+    }
     assert written["blocks"][-1]["elements"][0]["value"] == hits[0]["id"]
 
 
-def test_when_the_llm_fails_slack_is_told_the_entries_stand(llm_slack: Callable[[str], str], stand_in: SlackStandIn) -> None:
+def test_when_the_llm_fails_slack_is_told_the_entries_stand(
+    llm_slack: Callable[[str], str], stand_in: SlackStandIn
+) -> None:
     with httpx.Client(base_url=llm_slack("broken")) as http:
         response = post_command(http, RESUME_ZH, stand_in.response_url("broken"))
     assert response.status_code == 200 and response.json()["blocks"][-2]["type"] == "context"
@@ -565,7 +694,10 @@ def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
     monkeypatch.setattr(kb, "search", slow_search)
     message = post_command(slack, RESUME_EN, stand_in.response_url("late")).json()
     assert message == {
-        "response_type": "ephemeral", "text": "Still looking it up; the answer will follow here…",
-        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Still looking it up; the answer will follow here…"}}],
+        "response_type": "ephemeral",
+        "text": "Still looking it up; the answer will follow here…",
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": "Still looking it up; the answer will follow here…"}}
+        ],
     }
     assert stand_in.wait_for("late") == {**expected_answer(hits, "en"), "replace_original": False}

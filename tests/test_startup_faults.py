@@ -27,8 +27,14 @@ KB = Path(sys.executable).with_name("kb")
 def serve(data_dir: Path, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment.update(KB_DATA_DIR=str(data_dir), **env)
-    return subprocess.run([str(KB), "serve", "--port", str(free_port())], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [str(KB), "serve", "--port", str(free_port())],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def copy_index(settings: Settings, data_dir: Path) -> Path:
@@ -129,8 +135,14 @@ def test_a_stale_index_is_served_with_a_warning(settings: Settings, tmp_path: Pa
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment.update(KB_DATA_DIR=str(data), KB_SOURCES_DIR=str(sources))
     port = free_port()
-    process = subprocess.Popen([str(KB), "serve", "--port", str(port)], cwd=ROOT, env=environment,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(KB), "serve", "--port", str(port)],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert wait_for_port(port, process), "the server did not start"
     finally:

@@ -16,64 +16,326 @@ from kb.tags import TAGS
 
 REVIEWED = {
     "chatlearn-v1-77a5152c": ("chatlearn", "checkpoint", "hardware", "jobs"),  # ECC Error
-    "chatlearn-v1-5af1fcbb": ("chatlearn", "rollout", "reward"),  # How to build a custom training flow for multiple reward mode
-    "chatlearn-v1-718b8d0a": ("chatlearn", "configuration", "checkpoint", "parallelism"),  # RuntimeError: Error(s) in loading state_dict for VocabParall
+    "chatlearn-v1-5af1fcbb": (
+        "chatlearn",
+        "rollout",
+        "reward",
+    ),  # How to build a custom training flow for multiple reward mode
+    "chatlearn-v1-718b8d0a": (
+        "chatlearn",
+        "configuration",
+        "checkpoint",
+        "parallelism",
+    ),  # RuntimeError: Error(s) in loading state_dict for VocabParall
     "chatlearn-v1-c9520ec8": ("chatlearn", "configuration"),  # YAML Configuration
     "chatlearn-v1-7636c157": ("chatlearn", "oom"),  # How to enable 'Efficient memory sharing' to reduce memory us
-    "chatlearn-v1-462e8aec": ("chatlearn", "configuration", "checkpoint", "conversion", "parallelism", "reward", "megatron"),  # Megatron Model Conversion and Parallel Strategy
-    "chatlearn-v1-5ce102b7": ("chatlearn", "compatibility", "checkpoint", "conversion", "performance", "megatron"),  # Failure when converting checkpoint
-    "chatlearn-v1-500db2f2": ("chatlearn", "parallelism", "rollout", "ray", "megatron"),  # Alignment training with pipeline parallelism may encounter n
+    "chatlearn-v1-462e8aec": (
+        "chatlearn",
+        "configuration",
+        "checkpoint",
+        "conversion",
+        "parallelism",
+        "reward",
+        "megatron",
+    ),  # Megatron Model Conversion and Parallel Strategy
+    "chatlearn-v1-5ce102b7": (
+        "chatlearn",
+        "compatibility",
+        "checkpoint",
+        "conversion",
+        "performance",
+        "megatron",
+    ),  # Failure when converting checkpoint
+    "chatlearn-v1-500db2f2": (
+        "chatlearn",
+        "parallelism",
+        "rollout",
+        "ray",
+        "megatron",
+    ),  # Alignment training with pipeline parallelism may encounter n
     "chatlearn-v1-a6b22cac": ("chatlearn", "configuration", "network", "jobs"),  # Applying for custom_port
     "chatlearn-v1-010d9e69": ("chatlearn", "configuration", "jobs"),  # Task failure but DLC status shows success
-    "chatlearn-v1-01087ca6": ("chatlearn", "configuration", "checkpoint", "learning-rate", "megatron"),  # Adjusting lr error in continued training
-    "chatlearn-v1-2f08e017": ("chatlearn", "configuration", "checkpoint"),  # How to specify the frequency of model saving during training
+    "chatlearn-v1-01087ca6": (
+        "chatlearn",
+        "configuration",
+        "checkpoint",
+        "learning-rate",
+        "megatron",
+    ),  # Adjusting lr error in continued training
+    "chatlearn-v1-2f08e017": (
+        "chatlearn",
+        "configuration",
+        "checkpoint",
+    ),  # How to specify the frequency of model saving during training
     "roll-5af528c9": ("roll", "conversion", "megatron", "huggingface"),  # How to convert Megatron models to HF format?
     "roll-2fbe805a": ("roll", "configuration", "resources", "rollout"),  # What is colocate mode?
     "roll-319f34ed": ("roll", "configuration", "resources", "rollout"),  # What is separate mode?
-    "roll-8a9b8240": ("roll", "configuration", "parallelism", "resources", "batch-size", "data", "rollout", "megatron", "vllm", "sglang"),  # What do rollout_batch_size and num_return_sequences_in_group
-    "roll-ddc4f935": ("roll", "parallelism", "resources", "batch-size", "moe", "megatron", "deepspeed"),  # How to set gradient_accumulation_steps and per_device_train_
+    "roll-8a9b8240": (
+        "roll",
+        "configuration",
+        "parallelism",
+        "resources",
+        "batch-size",
+        "data",
+        "rollout",
+        "megatron",
+        "vllm",
+        "sglang",
+    ),  # What do rollout_batch_size and num_return_sequences_in_group
+    "roll-ddc4f935": (
+        "roll",
+        "parallelism",
+        "resources",
+        "batch-size",
+        "moe",
+        "megatron",
+        "deepspeed",
+    ),  # How to set gradient_accumulation_steps and per_device_train_
     "roll-c8c94313": ("roll", "configuration", "profiling", "debugging", "ray"),  # How to get the training timeline?
     "roll-b02092f6": ("roll", "debugging", "ray"),  # How to debug code?
     "roll-7ea2bdda": ("roll", "configuration", "resources"),  # Error: self.node2pg[node_rank] KeyError: 1
-    "roll-74e03259": ("roll", "configuration", "parallelism", "batch-size", "learning-rate", "data", "rollout"),  # Error: assert self.lr_decay_steps > 0
-    "roll-07a33c12": ("roll", "parallelism", "batch-size", "data", "rollout"),  # Error: AssertionError: batch_size 32 < chunks 64
-    "roll-e4e46963": ("roll", "configuration", "compile"),  # Error: TypeError: BackendCompilerFailed.__init__() missing 1
-    "slime-d8c372bd": ("slime", "configuration", "checkpoint", "data", "megatron"),  # Why do I see garbled text during training?
-    "slime-983e9032": ("slime", "configuration", "timeout", "resources", "jobs", "rollout", "ray"),  # Why is my task stuck on the Ray submission page?
-    "slime-98bc3dfa": ("slime", "configuration", "oom", "performance", "parallelism", "batch-size", "data", "rollout"),  # Why did I encounter an Out-of-Memory (OOM) error during trai
-    "slime-7f213b6f": ("slime", "configuration", "resources", "huggingface"),  # During multi-node training, what should I do if the transfor
+    "roll-74e03259": (
+        "roll",
+        "configuration",
+        "parallelism",
+        "batch-size",
+        "learning-rate",
+        "data",
+        "rollout",
+    ),  # Error: assert self.lr_decay_steps > 0
+    "roll-07a33c12": (
+        "roll",
+        "parallelism",
+        "batch-size",
+        "data",
+        "rollout",
+    ),  # Error: AssertionError: batch_size 32 < chunks 64
+    "roll-e4e46963": (
+        "roll",
+        "configuration",
+        "compile",
+    ),  # Error: TypeError: BackendCompilerFailed.__init__() missing 1
+    "slime-d8c372bd": (
+        "slime",
+        "configuration",
+        "checkpoint",
+        "data",
+        "megatron",
+    ),  # Why do I see garbled text during training?
+    "slime-983e9032": (
+        "slime",
+        "configuration",
+        "timeout",
+        "resources",
+        "jobs",
+        "rollout",
+        "ray",
+    ),  # Why is my task stuck on the Ray submission page?
+    "slime-98bc3dfa": (
+        "slime",
+        "configuration",
+        "oom",
+        "performance",
+        "parallelism",
+        "batch-size",
+        "data",
+        "rollout",
+    ),  # Why did I encounter an Out-of-Memory (OOM) error during trai
+    "slime-7f213b6f": (
+        "slime",
+        "configuration",
+        "resources",
+        "huggingface",
+    ),  # During multi-node training, what should I do if the transfor
     "slime-b0ab398d": ("slime", "checkpoint"),  # How do I resume training?
     "slime-66198bd4": ("slime", "configuration", "batch-size", "data", "rollout"),  # How is the batch size calculated?
     "slime-9498fae5": ("slime", "performance", "data"),  # Does slime perform data packing / variable-length (varlen) p
-    "slime-c1e44c3a": ("slime", "timeout", "parallelism", "resources", "network", "sglang"),  # What should I do if the sglang component shows a Max retries
-    "slime-43f40047": ("slime", "stability", "debugging", "data"),  # My gradient norm is very high and the training crashes. What
-    "slime-d5382212": ("slime", "configuration", "timeout", "performance", "data", "rollout", "sglang", "huggingface"),  # My sglang generation takes an extremely long time, GPU power
-    "slime-ef4b9674": ("slime", "configuration", "oom", "sglang"),  # Sglang shows an an illegal memory access was encountered err
-    "slime-0be934c6": ("slime", "configuration", "compile", "ray"),  # A JSONDecodeError occurs related to torch compile/inductor.
+    "slime-c1e44c3a": (
+        "slime",
+        "timeout",
+        "parallelism",
+        "resources",
+        "network",
+        "sglang",
+    ),  # What should I do if the sglang component shows a Max retries
+    "slime-43f40047": (
+        "slime",
+        "stability",
+        "debugging",
+        "data",
+    ),  # My gradient norm is very high and the training crashes. What
+    "slime-d5382212": (
+        "slime",
+        "configuration",
+        "timeout",
+        "performance",
+        "data",
+        "rollout",
+        "sglang",
+        "huggingface",
+    ),  # My sglang generation takes an extremely long time, GPU power
+    "slime-ef4b9674": (
+        "slime",
+        "configuration",
+        "oom",
+        "sglang",
+    ),  # Sglang shows an an illegal memory access was encountered err
+    "slime-0be934c6": (
+        "slime",
+        "configuration",
+        "compile",
+        "ray",
+    ),  # A JSONDecodeError occurs related to torch compile/inductor.
     "slime-92ed7b3e": ("slime", "configuration", "stability"),  # Gradient becomes NaN or Inf during training.
-    "chatlearn-8b7488c3": ("chatlearn", "conversion", "megatron", "huggingface"),  # Converting Models Between Megatron and Hugging Face Formats
-    "chatlearn-eff2f5be": ("chatlearn", "configuration", "oom", "performance", "batch-size", "moe", "fsdp"),  # How to Accelerate FSDP Training Speed
-    "chatlearn-937ea492": ("chatlearn", "configuration", "timeout", "parallelism", "rollout", "ray", "vllm"),  # ray.exceptions.RayChannelTimeoutError During Rollout Inferen
-    "chatlearn-37dc280b": ("chatlearn", "configuration", "checkpoint", "oom", "ray", "fsdp", "huggingface"),  # Why does Ray report an OOM error when loading weights with t
-    "chatlearn-a0b0593f": ("chatlearn", "configuration", "oom", "performance", "parallelism", "resources", "batch-size", "rollout", "fsdp"),  # Why does torch.OutOfMemoryError: CUDA out of memory occur du
-    "chatlearn-10896810": ("chatlearn", "compatibility", "configuration", "oom", "stability", "performance", "moe", "compile", "megatron"),  # Why Does RL Training of the Megatron-Core MoE Model Suffer f
+    "chatlearn-8b7488c3": (
+        "chatlearn",
+        "conversion",
+        "megatron",
+        "huggingface",
+    ),  # Converting Models Between Megatron and Hugging Face Formats
+    "chatlearn-eff2f5be": (
+        "chatlearn",
+        "configuration",
+        "oom",
+        "performance",
+        "batch-size",
+        "moe",
+        "fsdp",
+    ),  # How to Accelerate FSDP Training Speed
+    "chatlearn-937ea492": (
+        "chatlearn",
+        "configuration",
+        "timeout",
+        "parallelism",
+        "rollout",
+        "ray",
+        "vllm",
+    ),  # ray.exceptions.RayChannelTimeoutError During Rollout Inferen
+    "chatlearn-37dc280b": (
+        "chatlearn",
+        "configuration",
+        "checkpoint",
+        "oom",
+        "ray",
+        "fsdp",
+        "huggingface",
+    ),  # Why does Ray report an OOM error when loading weights with t
+    "chatlearn-a0b0593f": (
+        "chatlearn",
+        "configuration",
+        "oom",
+        "performance",
+        "parallelism",
+        "resources",
+        "batch-size",
+        "rollout",
+        "fsdp",
+    ),  # Why does torch.OutOfMemoryError: CUDA out of memory occur du
+    "chatlearn-10896810": (
+        "chatlearn",
+        "compatibility",
+        "configuration",
+        "oom",
+        "stability",
+        "performance",
+        "moe",
+        "compile",
+        "megatron",
+    ),  # Why Does RL Training of the Megatron-Core MoE Model Suffer f
     "training-env-cd8551d4": ("deepspeed", "docker"),  # Exec docker
     "training-env-09239f0e": ("deepspeed", "installation", "compile"),  # Unable to pre-compile async_io
-    "training-env-a3fde4a6": ("deepspeed", "compatibility", "configuration", "performance", "parallelism", "learning-rate", "attention", "fsdp"),  # Note (Deepspeed)
-    "training-env-dbbfbefd": ("deepspeed", "installation", "compatibility", "configuration", "attention"),  # Pip err ModuleNotFoundError: No module named 'torch'
+    "training-env-a3fde4a6": (
+        "deepspeed",
+        "compatibility",
+        "configuration",
+        "performance",
+        "parallelism",
+        "learning-rate",
+        "attention",
+        "fsdp",
+    ),  # Note (Deepspeed)
+    "training-env-dbbfbefd": (
+        "deepspeed",
+        "installation",
+        "compatibility",
+        "configuration",
+        "attention",
+    ),  # Pip err ModuleNotFoundError: No module named 'torch'
     "training-env-f8fdc4f1": ("deepspeed", "installation", "attention"),  # Functools Err
-    "training-env-ffa2d42d": ("deepspeed", "compatibility", "checkpoint", "oom", "attention", "fsdp"),  # OOM while saving
+    "training-env-ffa2d42d": (
+        "deepspeed",
+        "compatibility",
+        "checkpoint",
+        "oom",
+        "attention",
+        "fsdp",
+    ),  # OOM while saving
     "training-env-33d6816c": ("deepspeed", "attention"),  # Deepspeed & flash-attn
     "training-env-76bdcff9": ("deepspeed", "compatibility", "hardware", "attention"),  # Note (FastChat)
-    "training-env-77e94575": ("deepspeed", "installation", "lora"),  # bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cget_
-    "training-env-d7f5329c": ("deepspeed", "installation", "compatibility", "configuration", "lora", "huggingface"),  # Transformers version
-    "training-env-72fcab3a": ("deepspeed", "installation", "compatibility", "checkpoint", "lora"),  # Error when saving (Qlora)
-    "training-env-258460ab": ("deepspeed", "configuration", "oom", "performance", "resources", "hardware", "batch-size", "data", "rollout", "lora"),  # Note (Qlora)
-    "training-env-2480d48b": ("deepspeed", "installation", "compatibility", "checkpoint", "lora"),  # Error when saving (lora)
-    "training-env-0ecfbbcc": ("deepspeed", "compatibility", "checkpoint", "conversion", "oom", "data", "lora", "huggingface"),  # Note (lora)
-    "training-env-672d13b7": ("deepspeed", "checkpoint", "oom", "huggingface"),  # The program gets killed for no apparent reason
+    "training-env-77e94575": (
+        "deepspeed",
+        "installation",
+        "lora",
+    ),  # bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cget_
+    "training-env-d7f5329c": (
+        "deepspeed",
+        "installation",
+        "compatibility",
+        "configuration",
+        "lora",
+        "huggingface",
+    ),  # Transformers version
+    "training-env-72fcab3a": (
+        "deepspeed",
+        "installation",
+        "compatibility",
+        "checkpoint",
+        "lora",
+    ),  # Error when saving (Qlora)
+    "training-env-258460ab": (
+        "deepspeed",
+        "configuration",
+        "oom",
+        "performance",
+        "resources",
+        "hardware",
+        "batch-size",
+        "data",
+        "rollout",
+        "lora",
+    ),  # Note (Qlora)
+    "training-env-2480d48b": (
+        "deepspeed",
+        "installation",
+        "compatibility",
+        "checkpoint",
+        "lora",
+    ),  # Error when saving (lora)
+    "training-env-0ecfbbcc": (
+        "deepspeed",
+        "compatibility",
+        "checkpoint",
+        "conversion",
+        "oom",
+        "data",
+        "lora",
+        "huggingface",
+    ),  # Note (lora)
+    "training-env-672d13b7": (
+        "deepspeed",
+        "checkpoint",
+        "oom",
+        "huggingface",
+    ),  # The program gets killed for no apparent reason
     "training-env-f73eba13": ("deepspeed", "debugging", "compile"),  # CUDA masks the error
-    "training-env-4f887c9c": ("deepspeed", "installation", "compatibility", "performance", "attention", "compile"),  # Other ways to speed things up
+    "training-env-4f887c9c": (
+        "deepspeed",
+        "installation",
+        "compatibility",
+        "performance",
+        "attention",
+        "compile",
+    ),  # Other ways to speed things up
 }
 
 

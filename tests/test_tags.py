@@ -19,7 +19,13 @@ def test_exported_members():
     import ingest
 
     assert ingest.__all__ == [
-        "BuildReport", "build_index", "index_is_stale", "load_manifest", "parse_source", "parse_sources", "tag_entry",
+        "BuildReport",
+        "build_index",
+        "index_is_stale",
+        "load_manifest",
+        "parse_source",
+        "parse_sources",
+        "tag_entry",
     ]
     assert all(callable(getattr(ingest, name)) for name in ingest.__all__)
 

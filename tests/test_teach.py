@@ -62,11 +62,13 @@ def teach_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactory)
     (data_dir / "index").symlink_to(settings.index_dir)
     now = time.time()
     store = InsightsStore(store_path(data_dir))
-    store.add_questions([
-        Question(FLAT, "en", "web", False, None, 0.1, 12.0, asked_at=now - 300),
-        Question("how do I resume training", "en", "widget", True, RESUME, 0.5, 11.0, asked_at=now - 200),
-        Question("如何续训", "zh", "slack", True, RESUME, 0.5, 11.0, asked_at=now - 100),
-    ])
+    store.add_questions(
+        [
+            Question(FLAT, "en", "web", False, None, 0.1, 12.0, asked_at=now - 300),
+            Question("how do I resume training", "en", "widget", True, RESUME, 0.5, 11.0, asked_at=now - 200),
+            Question("如何续训", "zh", "slack", True, RESUME, 0.5, 11.0, asked_at=now - 100),
+        ]
+    )
     store.close()
     return settings.with_(data_dir=data_dir, admin_token=TOKEN)
 
@@ -87,7 +89,9 @@ def api(live: tuple[str, Any]) -> Iterator[httpx.Client]:
             client.delete(f"/admin/links/{link['id']}")
 
 
-def test_a_linked_question_finds_its_entry_first_and_a_close_rewording_too(api: httpx.Client, live: tuple[str, Any]) -> None:
+def test_a_linked_question_finds_its_entry_first_and_a_close_rewording_too(
+    api: httpx.Client, live: tuple[str, Any]
+) -> None:
     base = live[0]
     before = first(base, FLAT)
     assert before["hits"][0] != BATCH and not before["answered"]
@@ -95,7 +99,12 @@ def test_a_linked_question_finds_its_entry_first_and_a_close_rewording_too(api: 
     assert made.status_code == 201, made.text
     link = made.json()
     assert {k: link[k] for k in ("question", "lang", "entry_id", "not_covered", "origin", "url", "active")} == {
-        "question": FLAT, "lang": "en", "entry_id": BATCH, "not_covered": False, "origin": "asked", "url": "",
+        "question": FLAT,
+        "lang": "en",
+        "entry_id": BATCH,
+        "not_covered": False,
+        "origin": "asked",
+        "url": "",
         "active": True,
     }
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", link["made_at"]) and link["removed_at"] is None
@@ -141,7 +150,7 @@ def test_what_the_api_refuses_it_names(api: httpx.Client) -> None:
     assert error(api.post("/admin/links", json={"question": FLAT, "entry_id": "no-such-entry"}), 422) == (
         "entry_id: no entry with id 'no-such-entry'"
     )
-    both = "body: give `entry_id` (the entry that answers the question) or `\"not_covered\": true`, not both"
+    both = 'body: give `entry_id` (the entry that answers the question) or `"not_covered": true`, not both'
     assert error(api.post("/admin/links", json={"question": FLAT, "entry_id": BATCH, "not_covered": True}), 422) == both
     assert error(api.post("/admin/links", json={"question": FLAT}), 422) == both
     assert error(api.post("/admin/links", json={"question": " \x00 ", "not_covered": True}), 422) == (
@@ -160,8 +169,12 @@ def test_the_json_api_needs_the_bearer_token_and_a_json_body(live: tuple[str, An
     base = live[0]
     body = {"question": FLAT, "entry_id": BATCH}
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Basic {TOKEN}"}):
-        for method, path in (("POST", "/admin/links"), ("GET", "/admin/links"), ("DELETE", "/admin/links/1"),
-                             ("POST", "/admin/links/1/restore")):
+        for method, path in (
+            ("POST", "/admin/links"),
+            ("GET", "/admin/links"),
+            ("DELETE", "/admin/links/1"),
+            ("POST", "/admin/links/1/restore"),
+        ):
             response = httpx.request(method, base + path, json=body if method == "POST" else None, headers=headers)
             assert response.status_code == 401, (method, path, headers)
             assert response.headers["www-authenticate"] == "Bearer"
@@ -180,7 +193,9 @@ def test_the_json_api_needs_the_bearer_token_and_a_json_body(live: tuple[str, An
     assert error(api.post("/admin/links", data=body), 415) == (
         "body: send the link as JSON, with `Content-Type: application/json`"
     )
-    plain = api.post("/admin/links", content=b'{"question": "x", "not_covered": true}', headers={"Content-Type": "text/plain"})
+    plain = api.post(
+        "/admin/links", content=b'{"question": "x", "not_covered": true}', headers={"Content-Type": "text/plain"}
+    )
     assert plain.status_code == 415
     assert api.get("/admin/links").json() == {"links": []}
 
@@ -210,7 +225,9 @@ def test_the_api_says_why_when_links_are_off(settings: Settings, tmp_path: Path,
     (tmp_path / "index").symlink_to(settings.index_dir)
     store_path(tmp_path).write_bytes(b"not a database" * 100)
     base = serve(create_app(settings.with_(data_dir=tmp_path, admin_token=TOKEN))).url
-    message = error(httpx.post(base + "/admin/links", json={"question": FLAT, "not_covered": True}, headers=BEARER), 503)
+    message = error(
+        httpx.post(base + "/admin/links", json={"question": FLAT, "not_covered": True}, headers=BEARER), 503
+    )
     assert message.startswith("links are off: they are kept in the insights database, which cannot be used (")
     assert error(httpx.get(base + "/admin/links", headers=BEARER), 503) == message
 
@@ -227,8 +244,9 @@ def test_a_link_embeds_what_a_search_of_the_question_embeds(teach_settings: Sett
     store.close()
 
 
-def test_kb_link_embeds_what_a_search_of_the_question_embeds(settings: Settings, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kb_link_embeds_what_a_search_of_the_question_embeds(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from kbcli.cli import main
 
     (tmp_path / "index").symlink_to(settings.index_dir.resolve())
@@ -274,7 +292,7 @@ def test_the_insights_page_links_and_undoes_with_its_forms(live: tuple[str, Any]
     with signed_in(base) as browser:
         page = browser.get("/insights").text
         recent = page.split('id="recent"')[1].split("</section>")[0]
-        assert "<h2>Recent questions</h2>" in page and f"<q lang=\"en\">{FLAT}</q>" in recent
+        assert "<h2>Recent questions</h2>" in page and f'<q lang="en">{FLAT}</q>' in recent
         assert "<h2>Links</h2>" in page
         assert 'list="entry-choices"' in page and f'<option value="{BATCH}">' in page
         item = item_of(recent, FLAT)
@@ -284,9 +302,13 @@ def test_the_insights_page_links_and_undoes_with_its_forms(live: tuple[str, Any]
         fields = {"question": FLAT, "entry_id": BATCH, "since": "7d", "back": "recent", "form_token": token}
         # Without the form token, or from another site's page, nothing is linked.
         assert browser.post("/insights/links", data={**fields, "form_token": ""}).status_code == 403
-        assert browser.post("/insights/links", data=fields, headers={"Origin": "https://evil.example"}).status_code == 403
+        assert (
+            browser.post("/insights/links", data=fields, headers={"Origin": "https://evil.example"}).status_code == 403
+        )
         with httpx.Client(base_url=base) as stranger:
-            assert stranger.post("/insights/links", data=fields, headers={"Accept": "application/json"}).status_code == 401
+            assert (
+                stranger.post("/insights/links", data=fields, headers={"Accept": "application/json"}).status_code == 401
+            )
         assert api.get("/admin/links").json()["links"] == []
 
         unknown = browser.post("/insights/links", data={**fields, "entry_id": "no-such-entry"})
@@ -302,22 +324,38 @@ def test_the_insights_page_links_and_undoes_with_its_forms(live: tuple[str, Any]
         row = link_row(page, link["id"])
         assert row.startswith('<tr class="active"') and FLAT in row and f'/insights/links/{link["id"]}/undo"' in row
 
-        nc = browser.post("/insights/links", data={"question": "如何续训", "not_covered": "1", "since": "7d",
-                                                    "back": "recent", "form_token": form_token(browser)})
+        nc = browser.post(
+            "/insights/links",
+            data={
+                "question": "如何续训",
+                "not_covered": "1",
+                "since": "7d",
+                "back": "recent",
+                "form_token": form_token(browser),
+            },
+        )
         assert nc.status_code == 303 and first(base, "如何续训")["answered"] is False
         assert "Marked not covered" in browser.get("/insights?since=7d").text
 
-        undo = browser.post(f"/insights/links/{link['id']}/undo", data={"since": "7d", "back": "links",
-                                                                       "form_token": form_token(browser)})
+        undo = browser.post(
+            f"/insights/links/{link['id']}/undo",
+            data={"since": "7d", "back": "links", "form_token": form_token(browser)},
+        )
         assert undo.status_code == 303 and undo.headers["location"] == "/insights?since=7d#links"
         assert first(base, FLAT)["hits"][0] != BATCH
         row = link_row(browser.get("/insights?since=7d").text, link["id"])
-        assert row.startswith('<tr class="removed"') and f'/insights/links/{link["id"]}/restore"' in row and "Undone " in row
+        assert (
+            row.startswith('<tr class="removed"')
+            and f'/insights/links/{link["id"]}/restore"' in row
+            and "Undone " in row
+        )
         restore = browser.post(f"/insights/links/{link['id']}/restore", data={"form_token": form_token(browser)})
         assert restore.status_code == 303 and first(base, FLAT)["hits"][0] == BATCH
         assert browser.post("/insights/links/987654/undo", data={"form_token": form_token(browser)}).status_code == 404
 
-        filtered = browser.get("/insights", params={"find": "REWARD"}).text.split('id="recent"')[1].split("</section>")[0]
+        filtered = (
+            browser.get("/insights", params={"find": "REWARD"}).text.split('id="recent"')[1].split("</section>")[0]
+        )
         assert FLAT in filtered and "如何续训" not in filtered
 
 
@@ -332,7 +370,10 @@ def test_the_entry_picker_searches_without_recording(live: tuple[str, Any], api:
         assert browser.get("/insights/entries", params={"q": RESUME}).json()["entries"][0]["id"] == RESUME
         assert browser.get("/insights/entries", params={"q": "  "}).json() == {"entries": []}
         assert app.state.recorder.flush() and app.state.recorder.store.count("questions") == asked
-    assert httpx.get(base + "/insights/entries", params={"q": "x"}, headers={"Accept": "application/json"}).status_code == 401
+    assert (
+        httpx.get(base + "/insights/entries", params={"q": "x"}, headers={"Accept": "application/json"}).status_code
+        == 401
+    )
 
 
 def test_an_entry_page_lists_its_alternates(live: tuple[str, Any], api: httpx.Client, teach_settings: Settings) -> None:
@@ -347,16 +388,27 @@ def test_an_entry_page_lists_its_alternates(live: tuple[str, Any], api: httpx.Cl
     assert 'id="also-asked"' not in httpx.get(f"{base}/entries/{without}").text
     assert httpx.get(f"{base}/api/entries/{without}").json()["alternates"] == []
 
-    made = api.post("/admin/links", json={"question": "my reward is flat, which batch size should I use", "entry_id": without})
+    made = api.post(
+        "/admin/links", json={"question": "my reward is flat, which batch size should I use", "entry_id": without}
+    )
     assert made.status_code == 201
     today = time.strftime("%Y-%m-%d", time.gmtime())
-    assert httpx.get(f"{base}/api/entries/{without}").json()["alternates"] == [{
-        "question": "my reward is flat, which batch size should I use", "lang": "en", "origin": "asked", "url": "",
-        "date": today,
-    }]
+    assert httpx.get(f"{base}/api/entries/{without}").json()["alternates"] == [
+        {
+            "question": "my reward is flat, which batch size should I use",
+            "lang": "en",
+            "origin": "asked",
+            "url": "",
+            "date": today,
+        }
+    ]
     zh = httpx.get(f"{base}/entries/{without}", headers={"Accept-Language": "zh-CN"}).text
     also = zh.split('id="also-asked"')[1].split("</section>")[0]
-    assert "<h2>其他问法</h2>" in zh and "my reward is flat, which batch size should I use" in also and "在本站提问" in also
+    assert (
+        "<h2>其他问法</h2>" in zh
+        and "my reward is flat, which batch size should I use" in also
+        and "在本站提问" in also
+    )
     assert "<a><span" in also  # no url: not a link
     alternates = httpx.get(f"{base}/api/entries/{with_url}", params={"hl": "en"}).json()["alternates"]
     langs = [a["lang"] for a in alternates]
@@ -370,8 +422,13 @@ def test_an_entry_page_lists_its_alternates(live: tuple[str, Any], api: httpx.Cl
 def start_server(data_dir: Path, env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes], Path]:
     port, log = free_port(), data_dir / f"server-{len(list(data_dir.glob('server-*.log')))}.log"
     with open(log, "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)], env=env, cwd=ROOT,
-                                   stdout=subprocess.DEVNULL, stderr=out)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
@@ -403,8 +460,15 @@ def replicas(request: pytest.FixtureRequest, settings: Settings, tmp_path: Path)
     on an index that a `kb ingest` in the returned data directory replaces: (url a, url b, that directory)."""
     workspace = tmp_path / "data"
     shutil.copytree(settings.data_dir, workspace, symlinks=True, ignore=shutil.ignore_patterns("insights.sqlite*"))
-    env = dict(os.environ, KB_SOURCES_DIR=str(settings.sources_dir), PYTHONPATH=str(ROOT), KB_RATE_LIMIT="off",
-               KB_ADMIN_TOKEN=TOKEN, KB_RELOAD_INTERVAL="0.2", OMP_NUM_THREADS="1")
+    env = dict(
+        os.environ,
+        KB_SOURCES_DIR=str(settings.sources_dir),
+        PYTHONPATH=str(ROOT),
+        KB_RATE_LIMIT="off",
+        KB_ADMIN_TOKEN=TOKEN,
+        KB_RELOAD_INTERVAL="0.2",
+        OMP_NUM_THREADS="1",
+    )
     env.pop("KB_LLM_BASE_URL", None)
     env.pop("KB_DATABASE_URL", None)
     if request.param == "sqlite":  # two workers of one host: one data directory, one insights file
@@ -433,9 +497,17 @@ def replicas(request: pytest.FixtureRequest, settings: Settings, tmp_path: Path)
 def new_build(settings: Settings) -> None:
     """A new build of the same index, as `kb ingest` of unchanged sources writes it."""
     index = read_index(settings.index_dir)
-    write_index(settings.index_dir, index.entries, index.vector_matrix(), index.background, index.meta.model,
-                index.meta.sources_hash, owners=index.rows.owners, learned=index.learned.questions,
-                learned_vectors=index.learned.vectors)
+    write_index(
+        settings.index_dir,
+        index.entries,
+        index.vector_matrix(),
+        index.background,
+        index.meta.model,
+        index.meta.sources_hash,
+        owners=index.rows.owners,
+        learned=index.learned.questions,
+        learned_vectors=index.learned.vectors,
+    )
 
 
 def test_a_link_made_on_one_replica_is_served_by_the_other_and_survives_a_new_build(

@@ -34,10 +34,12 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
     now = time.time()
-    store.add_questions([
-        Question(FLAT, "en", "web", False, None, 0.1, 12.0, asked_at=now - 300),
-        Question("如何续训", "zh", "slack", True, "slime-b0ab398d", 0.5, 11.0, asked_at=now - 100),
-    ])
+    store.add_questions(
+        [
+            Question(FLAT, "en", "web", False, None, 0.1, 12.0, asked_at=now - 300),
+            Question("如何续训", "zh", "slack", True, "slime-b0ab398d", 0.5, 11.0, asked_at=now - 100),
+        ]
+    )
     store.close()
     return serve(create_app(settings.with_(data_dir=data_dir, admin_token=TOKEN))).url
 
@@ -80,7 +82,9 @@ def first_result(t: Page, question: str) -> str:
 
 
 @pytest.mark.browser
-def test_answered_by_links_a_question_from_the_insights_page(tab: Callable[..., Page], live: str, artifacts: Path) -> None:
+def test_answered_by_links_a_question_from_the_insights_page(
+    tab: Callable[..., Page], live: str, artifacts: Path
+) -> None:
     t = tab(viewport=DESKTOP, locale="en-US")
     page = sign_in(t)
     item = page.locator("#recent li", has=page.locator("q", has_text=FLAT))

@@ -13,7 +13,13 @@ def test_dashes_and_underscores_give_the_same_whole_token():
 
 def test_code_expression_keeps_segments():
     assert tokenize("self.node2pg[node_rank]") == [
-        "self.node2pg[node_rank]", "self", "node2pg", "node_rank", "node", "pg", "rank",
+        "self.node2pg[node_rank]",
+        "self",
+        "node2pg",
+        "node_rank",
+        "node",
+        "pg",
+        "rank",
     ]
 
 

@@ -52,8 +52,7 @@ ENGLISH = {
     "显存不够怎么办？": "What if GPU memory runs out?",
     "减小 `micro_batch_size`，或者打开 `--recompute-activations`。": "Lower `micro_batch_size`, or turn on `--recompute-activations`.",
     "在哪里报告问题？": "Where do I report a problem?",
-    "请在 https://github.com/example/trainer/issues 提交问题，并附上完整日志。":
-        "Open an issue at https://github.com/example/trainer/issues with the whole log.",
+    "请在 https://github.com/example/trainer/issues 提交问题，并附上完整日志。": "Open an issue at https://github.com/example/trainer/issues with the whole log.",
 }
 
 # Lines of the questions in FAQ.
@@ -78,7 +77,9 @@ def fake_translator_app(requests: list[dict[str, Any]]) -> FastAPI:
         if model == "doubler" and "报告问题" in text:
             reply += "\n\n## Anything else?\n\nAsk in the team channel.\n"
         return {
-            "id": "cmpl-1", "object": "chat.completion", "model": model,
+            "id": "cmpl-1",
+            "object": "chat.completion",
+            "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
         }
 
@@ -153,7 +154,10 @@ def test_a_round_trip_drafts_english_and_search_finds_it(kb, faq: Path, llm) -> 
     assert (best["question"], best["lang"], best["file"]) == ("What if GPU memory runs out?", "en", "faq.en.md")
     assert best["languages"] == ["en", "zh"]
     # Every channel says it is a machine's draft until a maintainer marks it reviewed.
-    assert (best["translated_by"], best["note"]) == ("machine", "Machine translation of the Chinese original, not yet reviewed.")
+    assert (best["translated_by"], best["note"]) == (
+        "machine",
+        "Machine translation of the Chinese original, not yet reviewed.",
+    )
 
 
 def test_an_entry_whose_code_changed_is_left_out_and_skipped(kb, faq: Path) -> None:
@@ -213,7 +217,9 @@ def test_ingest_names_unreviewed_machine_translations_until_reviewed(kb, faq: Pa
     note = "faq  faq.en.md  machine translation, not reviewed: set reviewed = true in sources.toml once checked"
     assert note in out.splitlines()
     manifest = faq / "sources.toml"
-    manifest.write_text(manifest.read_text(encoding="utf-8").replace("reviewed = false", "reviewed = true"), encoding="utf-8")
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace("reviewed = false", "reviewed = true"), encoding="utf-8"
+    )
     code, out, err = kb("ingest", "--sources", str(faq), model=None)
     assert code == 0, err
     assert "not reviewed" not in out
@@ -270,7 +276,9 @@ def test_a_wrong_source_or_language_is_one_line(kb, faq: Path, args: tuple[str, 
     assert sorted(p.name for p in faq.iterdir()) == ["faq.md"]
 
 
-@pytest.mark.parametrize("value", ["plain", 'quo"te', "back\\slash", "tab\there", "line\nbreak", "\x00\x1f\x7f", "中文 ✓"])
+@pytest.mark.parametrize(
+    "value", ["plain", 'quo"te', "back\\slash", "tab\there", "line\nbreak", "\x00\x1f\x7f", "中文 ✓"]
+)
 def test_toml_strings_read_back_as_written(value: str) -> None:
     assert tomllib.loads(f"key = {toml_string(value)}")["key"] == value
 
@@ -279,11 +287,26 @@ def test_toml_strings_read_back_as_written(value: str) -> None:
     ("reply", "found"),
     [
         ("## Resume?\n\nUse `--load`:\n\n```bash\nrun --load x\n```\n\nSee https://a.example/x.", None),
-        ("## Resume?\n\nUse `--load`:\n\n```bash\nrun --load y\n```\n\nSee https://a.example/x.", "a code block changed"),
-        ("## Resume?\n\nUse `-load`:\n\n```bash\nrun --load x\n```\n\nSee https://a.example/x.", "inline code `--load` changed"),
-        ("## Resume?\n\nUse `--load`:\n\n```bash\nrun --load x\n```\n\nSee https://a.example/y.", "the link https://a.example/x changed"),
-        ("### Resume?\n\nUse `--load`:\n\n```bash\nrun --load x\n```\n\nSee https://a.example/x.", "the Markdown structure changed (headings, list items or code blocks)"),
-        ("## 续训？\n\n用 `--load`：\n\n```bash\nrun --load x\n```\n\n见 https://a.example/x。", "the reply is not in English"),
+        (
+            "## Resume?\n\nUse `--load`:\n\n```bash\nrun --load y\n```\n\nSee https://a.example/x.",
+            "a code block changed",
+        ),
+        (
+            "## Resume?\n\nUse `-load`:\n\n```bash\nrun --load x\n```\n\nSee https://a.example/x.",
+            "inline code `--load` changed",
+        ),
+        (
+            "## Resume?\n\nUse `--load`:\n\n```bash\nrun --load x\n```\n\nSee https://a.example/y.",
+            "the link https://a.example/x changed",
+        ),
+        (
+            "### Resume?\n\nUse `--load`:\n\n```bash\nrun --load x\n```\n\nSee https://a.example/x.",
+            "the Markdown structure changed (headings, list items or code blocks)",
+        ),
+        (
+            "## 续训？\n\n用 `--load`：\n\n```bash\nrun --load x\n```\n\n见 https://a.example/x。",
+            "the reply is not in English",
+        ),
     ],
 )
 def test_the_checks_on_a_reply(reply: str, found: str | None) -> None:

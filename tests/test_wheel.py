@@ -29,8 +29,13 @@ from kb.settings import Settings
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "kb", "ingest", "server", "kbcli", "templates")
 PACKAGED = (
-    "server/templates/base.html", "server/templates/static/widget.js", "server/templates/static/app.css",
-    "kb/data/strings.toml", "kb/data/tags.toml", "kb/data/glossary.toml", "kb/sources/sources.toml",
+    "server/templates/base.html",
+    "server/templates/static/widget.js",
+    "server/templates/static/app.css",
+    "kb/data/strings.toml",
+    "kb/data/tags.toml",
+    "kb/data/glossary.toml",
+    "kb/sources/sources.toml",
 )
 WHERE = "import json, sysconfig, kb, server, ingest; print(json.dumps([sysconfig.get_path('purelib'), kb.__file__, server.__file__, ingest.__file__]))"
 
@@ -88,8 +93,14 @@ def test_the_wheel_installed_in_a_fresh_venv_ingests_and_serves(settings: Settin
     assert (data / "index" / "meta.json").is_file()
 
     port = free_port()
-    server = subprocess.Popen([str(kb), "serve", "--host", "127.0.0.1", "--port", str(port)], cwd=elsewhere, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [str(kb), "serve", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=elsewhere,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         started = wait_for_port(port, server, timeout=120)
         if started:

@@ -127,7 +127,9 @@ def load(t: Page, path: str = "/") -> Any:
 
 def shadow(page: Any, script: str) -> Any:
     """Evaluate `script` with `root` bound to the widget's shadow root."""
-    return page.evaluate(f"() => {{ const root = document.querySelector('kb-faq-widget').shadowRoot; return ({script}); }}")
+    return page.evaluate(
+        f"() => {{ const root = document.querySelector('kb-faq-widget').shadowRoot; return ({script}); }}"
+    )
 
 
 def ask(page: Any, question: str) -> Any:
@@ -155,7 +157,9 @@ def test_widget_answers_on_another_origin_and_stays_out_of_the_page(
     t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
     page = load(t)
 
-    new_globals = page.evaluate("() => Object.keys(window).filter(k => !window.__globalsBefore.includes(k) && k !== '__globalsBefore')")
+    new_globals = page.evaluate(
+        "() => Object.keys(window).filter(k => !window.__globalsBefore.includes(k) && k !== '__globalsBefore')"
+    )
     assert new_globals == ["KBWidget"]
     launcher = page.locator(".launcher")
     assert launcher.get_attribute("aria-label") == "Ask the FAQ"
@@ -166,7 +170,9 @@ def test_widget_answers_on_another_origin_and_stays_out_of_the_page(
 
     launcher.click()  # also proves the host's z-index 999999 toolbar does not cover it
     panel = page.locator(".panel")
-    assert panel.is_visible() and panel.get_attribute("role") == "dialog" and panel.get_attribute("aria-modal") == "true"
+    assert (
+        panel.is_visible() and panel.get_attribute("role") == "dialog" and panel.get_attribute("aria-modal") == "true"
+    )
     assert launcher.get_attribute("aria-expanded") == "true"
     assert page.locator("#kbw-title").inner_text() == "Training FAQ"
     assert shadow(page, "root.activeElement && root.activeElement.id") == "kbw-q"
@@ -187,7 +193,9 @@ def test_widget_answers_on_another_origin_and_stays_out_of_the_page(
     # Tab and Shift+Tab go round the panel's controls and never leave it.
     for key in ["Tab"] * 14 + ["Shift+Tab"] * 14:
         page.keyboard.press(key)
-        assert shadow(page, "!!root.activeElement && root.getElementById('kbw-panel').contains(root.activeElement)"), key
+        assert shadow(page, "!!root.activeElement && root.getElementById('kbw-panel').contains(root.activeElement)"), (
+            key
+        )
     page.keyboard.press("Escape")
     assert not panel.is_visible()
     assert launcher.get_attribute("aria-expanded") == "false"
@@ -229,7 +237,11 @@ def test_widget_fills_a_phone_screen_and_follows_the_colour_scheme(
 
 @pytest.mark.parametrize(("viewport", "name"), [(DESKTOP, "desktop"), (PHONE, "phone")])
 def test_with_data_lang_auto_the_labels_follow_the_question_and_votes_are_drawn_icons(
-    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str], artifacts: Path, viewport: dict[str, int], name: str
+    tab: Callable[..., Page],
+    sites: tuple[HostSite, HostSite, str],
+    artifacts: Path,
+    viewport: dict[str, int],
+    name: str,
 ) -> None:
     """An English host page: a Chinese question gets Chinese labels, an English one English labels again."""
     allowed, _, _ = sites
@@ -255,15 +267,21 @@ def test_with_data_lang_auto_the_labels_follow_the_question_and_votes_are_drawn_
 
     page.locator("#kbw-q").fill(EN_QUESTION)
     page.locator("#kbw-q").press("Enter")
-    page.wait_for_function("() => document.querySelector('kb-faq-widget').shadowRoot.querySelectorAll('.msg.bot .meta a.source').length == 2")
+    page.wait_for_function(
+        "() => document.querySelector('kb-faq-widget').shadowRoot.querySelectorAll('.msg.bot .meta a.source').length == 2"
+    )
     latest = page.locator(".msg.bot").last
     assert latest.locator(".meta .label").first.inner_text() == "Source"
     assert [b.inner_text() for b in latest.locator(".votes button").all()] == ["Helpful", "Not helpful"]
-    assert page.locator(".msg.bot").first.locator(".meta .label").first.inner_text() == "来源", "earlier answers keep theirs"
+    assert page.locator(".msg.bot").first.locator(".meta .label").first.inner_text() == "来源", (
+        "earlier answers keep theirs"
+    )
     assert page.locator("#kbw-q").get_attribute("placeholder") == "Ask a question…"
 
 
-def test_data_attributes_set_language_position_and_accent(tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]) -> None:
+def test_data_attributes_set_language_position_and_accent(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]
+) -> None:
     allowed, _, _ = sites
     t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
     page = load(t, "/left")
@@ -298,7 +316,11 @@ def test_a_page_from_an_origin_not_allowed_gets_a_clear_console_error(
     page.locator(".launcher").click()
     assert page.locator(".blocked").inner_text() == "This site is not set up to use the FAQ server."
     # The browser's own CORS report is expected here; nothing else may go wrong.
-    t.problems[:] = [p for p in t.problems if "KB_ALLOWED_ORIGINS" not in p and "CORS" not in p and "Failed to load resource" not in p]
+    t.problems[:] = [
+        p
+        for p in t.problems
+        if "KB_ALLOWED_ORIGINS" not in p and "CORS" not in p and "Failed to load resource" not in p
+    ]
 
 
 def test_the_widget_votes_from_another_origin_with_the_session_the_server_signed(
@@ -357,7 +379,9 @@ def test_demo_page_works_under_the_sites_strict_content_security_policy(
     page.screenshot(path=str(artifacts / "widget-demo.png"))
 
 
-def test_markup_in_a_question_is_shown_as_text_never_run(tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]) -> None:
+def test_markup_in_a_question_is_shown_as_text_never_run(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]
+) -> None:
     allowed, _, _ = sites
     t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
     page = load(t)
@@ -405,6 +429,9 @@ def test_the_widget_says_an_answer_is_the_maintainers_translation_and_links_the_
     original = said.locator("a")
     assert original.get_attribute("href") == want["original_url"] and original.get_attribute("target") == "_blank"
     assert want["original_url"].endswith("/week3-error-collection.md?plain=1#L16")
-    assert "Solution 1" in reply.locator(".answer").inner_text() and "解决方案" not in reply.locator(".answer").inner_text()
+    assert (
+        "Solution 1" in reply.locator(".answer").inner_text()
+        and "解决方案" not in reply.locator(".answer").inner_text()
+    )
     page.wait_for_timeout(200)
     page.screenshot(path=str(artifacts / "widget-translated-entry-en.png"))

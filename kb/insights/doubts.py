@@ -67,8 +67,12 @@ def doubtful_answers(store: InsightsStore, finder: GapFinder, since: float, limi
     answered = {e.entry_id: e.hits for e in store.entry_hits(since, limit=10_000)}
     found = [
         DoubtfulAnswer(
-            entry_id, answered.get(entry_id, 0), asked_again[entry_id], unhelpful.get(entry_id, 0),
-            low_margin[entry_id], tuple(dict.fromkeys(examples[entry_id]))[:EXAMPLES],
+            entry_id,
+            answered.get(entry_id, 0),
+            asked_again[entry_id],
+            unhelpful.get(entry_id, 0),
+            low_margin[entry_id],
+            tuple(dict.fromkeys(examples[entry_id]))[:EXAMPLES],
         )
         for entry_id in {*asked_again, *low_margin, *unhelpful}
     ]

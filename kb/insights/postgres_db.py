@@ -62,7 +62,12 @@ class PostgresDatabase:
         self.busy_timeout = timeout  # for new pools only: this one keeps the timeout it was made with
         self.location = redact(url)
         self._pool = ConnectionPool(
-            url, min_size=1, max_size=size, timeout=timeout, open=False, name=POOL_NAME,
+            url,
+            min_size=1,
+            max_size=size,
+            timeout=timeout,
+            open=False,
+            name=POOL_NAME,
             kwargs={"autocommit": True, "connect_timeout": max(int(timeout), 1)},
             check=ConnectionPool.check_connection,
         )

@@ -21,12 +21,12 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from ..answer import followup_query
+from ..errors import InsightsUnavailable
 from ..events import Chatted, Event, Searched, Voted
 from ..hits import Hit, SearchResult
 from ..settings import Settings
 from ..text import clean_query, detect_lang
 from .records import Question, Vote
-from ..errors import InsightsUnavailable
 from .store import InsightsStore, store_path
 from .writer import LIVE_QUIET, Writer, related_typing
 
@@ -94,10 +94,16 @@ class Recorder(Writer):
             best = sources[0] if sources else None
             team, slack_channel = slack if slack and self.slack_ids else (None, None)
             question = Question(
-                text=clean_query(text), lang=lang, channel=channel, answered=answered,
-                top_entry=best.entry.id if best else None, top_score=best.score if best else None,
-                latency_ms=round((time.perf_counter() - started) * 1000, 2), kind=kind,
-                slack_team=team or None, slack_channel=slack_channel or None,
+                text=clean_query(text),
+                lang=lang,
+                channel=channel,
+                answered=answered,
+                top_entry=best.entry.id if best else None,
+                top_score=best.score if best else None,
+                latency_ms=round((time.perf_counter() - started) * 1000, 2),
+                kind=kind,
+                slack_team=team or None,
+                slack_channel=slack_channel or None,
                 margin=sources[0].score - sources[1].score if len(sources) > 1 else None,
                 previous=clean_query(previous) if previous else None,
             )
@@ -106,8 +112,14 @@ class Recorder(Writer):
             log.exception("could not record a question")
 
     def chatted(
-        self, message: str, history: Sequence[dict[str, Any]], answered: bool, sources: Sequence[Hit], channel: str,
-        started: float, subject: str = "",
+        self,
+        message: str,
+        history: Sequence[dict[str, Any]],
+        answered: bool,
+        sources: Sequence[Hit],
+        channel: str,
+        started: float,
+        subject: str = "",
     ) -> None:
         """Record a chat turn as the question searched (a follow-up joined to the question before it, or to the subject's)."""
         try:
@@ -122,7 +134,9 @@ class Recorder(Writer):
         self.asked(text, lang, answered, sources, channel, started, kind="chat", previous=previous)
 
     def vote(self, vote: Vote) -> None:
-        self._put(replace(vote, question=clean_query(vote.question), comment=vote.comment and clean_query(vote.comment)))
+        self._put(
+            replace(vote, question=clean_query(vote.question), comment=vote.comment and clean_query(vote.comment))
+        )
 
     def hear(self, event: Event) -> None:
         """The listener (`kb.events.Events`): record a search, a chat turn or a vote as it is published."""
@@ -139,7 +153,14 @@ class Recorder(Writer):
         """A vote; the voter is kept only as a keyed hash, for one vote each (none without a store or an entry)."""
         if self.store is None or not event.entry_id:
             return
-        self.vote(Vote(
-            entry_id=event.entry_id, helpful=event.helpful, question=event.question, voter=self.pseudonym(event.voter),
-            channel=event.channel, reason=event.reason, comment=event.comment,
-        ))
+        self.vote(
+            Vote(
+                entry_id=event.entry_id,
+                helpful=event.helpful,
+                question=event.question,
+                voter=self.pseudonym(event.voter),
+                channel=event.channel,
+                reason=event.reason,
+                comment=event.comment,
+            )
+        )

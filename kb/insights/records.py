@@ -14,8 +14,22 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 __all__ = [
-    "Question", "Vote", "AskedQuestion", "Comment", "EntryVotes", "EntryHits", "DailyCount", "Totals",
-    "Channel", "Reason", "CHANNELS", "KINDS", "REASONS", "LANGS", "MAX_TEXT", "question_key",
+    "Question",
+    "Vote",
+    "AskedQuestion",
+    "Comment",
+    "EntryVotes",
+    "EntryHits",
+    "DailyCount",
+    "Totals",
+    "Channel",
+    "Reason",
+    "CHANNELS",
+    "KINDS",
+    "REASONS",
+    "LANGS",
+    "MAX_TEXT",
+    "question_key",
 ]
 
 Channel = Literal["web", "widget", "slack", "api"]

@@ -121,33 +121,67 @@ def table(report: Report, name: str) -> Table:
     """One of `TABLES` as plain rows."""
     if name == "gaps":
         columns = ("topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples")
-        return Table(name, columns, [
-            (g.label, g.count, len(g.questions), " ".join(g.langs), " ".join(g.channels), day(g.first_asked),
-             day(g.last_asked), " | ".join(g.examples))
-            for g in report.gaps
-        ])
+        return Table(
+            name,
+            columns,
+            [
+                (
+                    g.label,
+                    g.count,
+                    len(g.questions),
+                    " ".join(g.langs),
+                    " ".join(g.channels),
+                    day(g.first_asked),
+                    day(g.last_asked),
+                    " | ".join(g.examples),
+                )
+                for g in report.gaps
+            ],
+        )
     if name == "doubtful":
         columns = ("entry_id", "entry_question", "answered", "asked_again", "not_helpful", "low_margin", "examples")
-        return Table(name, columns, [
-            (d.entry_id, report.question_of(d.entry_id), d.answered, d.asked_again, d.unhelpful, d.low_margin,
-             " | ".join(d.examples))
-            for d in report.doubtful
-        ])
+        return Table(
+            name,
+            columns,
+            [
+                (
+                    d.entry_id,
+                    report.question_of(d.entry_id),
+                    d.answered,
+                    d.asked_again,
+                    d.unhelpful,
+                    d.low_margin,
+                    " | ".join(d.examples),
+                )
+                for d in report.doubtful
+            ],
+        )
     if name == "unhelpful":
-        return Table(name, ("entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"), [
-            (v.entry_id, report.question_of(v.entry_id), v.unhelpful, v.helpful,
-             "; ".join(f"{reason}: {n}" for reason, n in v.reasons),
-             _comments(v.comments))
-            for v in report.unhelpful
-        ])
+        return Table(
+            name,
+            ("entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"),
+            [
+                (
+                    v.entry_id,
+                    report.question_of(v.entry_id),
+                    v.unhelpful,
+                    v.helpful,
+                    "; ".join(f"{reason}: {n}" for reason, n in v.reasons),
+                    _comments(v.comments),
+                )
+                for v in report.unhelpful
+            ],
+        )
     if name == "entries":
-        return Table(name, ("entry_id", "entry_question", "answered", "helpful", "not_helpful"), [
-            (e.entry_id, report.question_of(e.entry_id), e.hits, e.helpful, e.unhelpful) for e in report.entries
-        ])
+        return Table(
+            name,
+            ("entry_id", "entry_question", "answered", "helpful", "not_helpful"),
+            [(e.entry_id, report.question_of(e.entry_id), e.hits, e.helpful, e.unhelpful) for e in report.entries],
+        )
     if name == "daily":
-        return Table(name, ("day", "channel", "lang", "questions"), [
-            (d.day, d.channel, d.lang, d.count) for d in report.daily
-        ])
+        return Table(
+            name, ("day", "channel", "lang", "questions"), [(d.day, d.channel, d.lang, d.count) for d in report.daily]
+        )
     raise QueryError("table", f"no table {name!r}; expected one of {', '.join(TABLES)}")
 
 

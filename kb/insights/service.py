@@ -29,9 +29,7 @@ __all__ = ["Insights", "InsightsOff", "InsightsUnreachable"]
 
 _NOTHING_RECORDED = "nothing is recorded: {problem}"
 _LINKS_OFF = "links are off: they are kept in the insights database, which cannot be used ({problem})"
-_REPORT_UNREACHABLE = (
-    "the insights database {location} cannot be reached; questions and votes are kept meanwhile and written once it is back"
-)
+_REPORT_UNREACHABLE = "the insights database {location} cannot be reached; questions and votes are kept meanwhile and written once it is back"
 _LINKS_UNREACHABLE = "the insights database {location} cannot be reached; links cannot be changed until it is back"
 
 

@@ -23,7 +23,17 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from ..errors import InsightsUnavailable
 from .migrations import SCHEMA_VERSION, upgrade, version_of
 from .records import (
-    LANGS, MAX_TEXT, AskedQuestion, Comment, DailyCount, EntryHits, EntryVotes, Question, Totals, Vote, question_key,
+    LANGS,
+    MAX_TEXT,
+    AskedQuestion,
+    Comment,
+    DailyCount,
+    EntryHits,
+    EntryVotes,
+    Question,
+    Totals,
+    Vote,
+    question_key,
 )
 from .sql import is_database_url, redact
 from .sqlite_db import SqliteDatabase
@@ -112,10 +122,14 @@ class InsightsStore:
         return bool(self._db.unreachable(exc))
 
     def _migrate(self) -> None:
-        with self._db.transaction(exclusive=True) as db:  # one process upgrades; the others wait, then see the new version
+        with self._db.transaction(
+            exclusive=True
+        ) as db:  # one process upgrades; the others wait, then see the new version
             version = version_of(db)
             if version > SCHEMA_VERSION:
-                raise InsightsUnavailable(self.location, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}")
+                raise InsightsUnavailable(
+                    self.location, f"schema version {version} is newer than this kb's {SCHEMA_VERSION}"
+                )
             upgrade(db, version)
 
     def _secret(self) -> bytes:
@@ -134,15 +148,30 @@ class InsightsStore:
 
     def add_questions(self, questions: Iterable[Question]) -> int:
         rows = [
-            (q.asked_at, q.text[:MAX_TEXT], q.lang, q.channel, q.kind, q.top_entry, q.top_score, int(q.answered),
-             q.latency_ms, q.slack_team, q.slack_channel, q.margin, q.previous and q.previous[:MAX_TEXT])
+            (
+                q.asked_at,
+                q.text[:MAX_TEXT],
+                q.lang,
+                q.channel,
+                q.kind,
+                q.top_entry,
+                q.top_score,
+                int(q.answered),
+                q.latency_ms,
+                q.slack_team,
+                q.slack_channel,
+                q.margin,
+                q.previous and q.previous[:MAX_TEXT],
+            )
             for q in questions
         ]
-        self._write((
-            "INSERT INTO questions (asked_at, text, lang, channel, kind, top_entry, top_score, answered, "
-            "latency_ms, slack_team, slack_channel, margin, previous) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        ))
+        self._write(
+            (
+                "INSERT INTO questions (asked_at, text, lang, channel, kind, top_entry, top_score, answered, "
+                "latency_ms, slack_team, slack_channel, margin, previous) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        )
         return len(rows)
 
     def add_votes(self, votes: Iterable[Vote]) -> int:
@@ -152,16 +181,27 @@ class InsightsStore:
         """
         latest = {(v.voter, v.entry_id): v for v in votes}.values()
         rows = [
-            (v.voted_at, v.entry_id, v.question[:MAX_TEXT], int(v.helpful), v.voter, v.channel, v.reason,
-             v.comment and v.comment[:MAX_TEXT])
+            (
+                v.voted_at,
+                v.entry_id,
+                v.question[:MAX_TEXT],
+                int(v.helpful),
+                v.voter,
+                v.channel,
+                v.reason,
+                v.comment and v.comment[:MAX_TEXT],
+            )
             for v in latest
         ]
         self._write(
             ("DELETE FROM votes WHERE voter = ? AND entry_id = ?", [(v.voter, v.entry_id) for v in latest]),
-            ("INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel, reason, comment) "
-             "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (voter, entry_id, question) DO UPDATE SET "
-             "voted_at = excluded.voted_at, helpful = excluded.helpful, channel = excluded.channel, "
-             "reason = excluded.reason, comment = excluded.comment", rows),
+            (
+                "INSERT INTO votes (voted_at, entry_id, question, helpful, voter, channel, reason, comment) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (voter, entry_id, question) DO UPDATE SET "
+                "voted_at = excluded.voted_at, helpful = excluded.helpful, channel = excluded.channel, "
+                "reason = excluded.reason, comment = excluded.comment",
+                rows,
+            ),
         )
         return len(rows)
 
@@ -177,10 +217,12 @@ class InsightsStore:
     def dismiss_gap(self, texts: Iterable[str], at: float | None = None) -> None:
         """Hide the unanswered questions with these texts (case and spacing aside) from the gaps, for good."""
         when = time.time() if at is None else at
-        self._write((
-            "INSERT INTO dismissed_gaps VALUES (?, ?) ON CONFLICT (text) DO UPDATE SET dismissed_at = excluded.dismissed_at",
-            [(question_key(t), when) for t in texts],
-        ))
+        self._write(
+            (
+                "INSERT INTO dismissed_gaps VALUES (?, ?) ON CONFLICT (text) DO UPDATE SET dismissed_at = excluded.dismissed_at",
+                [(question_key(t), when) for t in texts],
+            )
+        )
 
     def restore_gap(self, texts: Iterable[str]) -> None:
         self._write(("DELETE FROM dismissed_gaps WHERE text = ?", [(question_key(t),) for t in texts]))
@@ -311,8 +353,17 @@ class InsightsStore:
 
     _LINK_COLUMNS = "id, made_at, question, lang, entry_id, origin, url, model, vector, removed_at"
 
-    def add_link(self, question: str, lang: str, entry: str | None, vector: np.ndarray, model: str,
-                 origin: str = "asked", url: str = "", at: float | None = None) -> Link:
+    def add_link(
+        self,
+        question: str,
+        lang: str,
+        entry: str | None,
+        vector: np.ndarray,
+        model: str,
+        origin: str = "asked",
+        url: str = "",
+        at: float | None = None,
+    ) -> Link:
         """Link `question` to `entry` (None: not covered by the FAQ), with its vector made by `model`.
 
         An active link of the same question (case and surrounding spaces aside) is removed in the

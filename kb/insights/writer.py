@@ -107,8 +107,11 @@ class Writer:
             else:
                 self.waiting += 1
         if full:
-            self._warn("queue", f"{self.queue_size} records are waiting to be written to the insights database "
-                       f"(KB_INSIGHTS_QUEUE_SIZE); new ones are dropped ({self.dropped} so far)")
+            self._warn(
+                "queue",
+                f"{self.queue_size} records are waiting to be written to the insights database "
+                f"(KB_INSIGHTS_QUEUE_SIZE); new ones are dropped ({self.dropped} so far)",
+            )
         else:
             self._queue.put(record)
 
@@ -139,8 +142,11 @@ class Writer:
             self._thread.join(timeout)
             self._thread = None
             if self.waiting:
-                log.warning("%d questions and votes could not be written to the insights database before shutdown; "
-                            "they are lost", self.waiting)
+                log.warning(
+                    "%d questions and votes could not be written to the insights database before shutdown; "
+                    "they are lost",
+                    self.waiting,
+                )
         if self.store is not None:
             self.store.close()
 
@@ -222,7 +228,8 @@ class Writer:
         kept_questions += questions
         kept_votes += votes
         batches: list[tuple[str, list[Any], Callable[[list[Any]], int]]] = [
-            ("questions", kept_questions, store.add_questions), ("votes", kept_votes, store.add_votes),
+            ("questions", kept_questions, store.add_questions),
+            ("votes", kept_votes, store.add_votes),
         ]
         for kind, records, write in batches:
             if not records:
@@ -232,11 +239,14 @@ class Writer:
             except Exception as exc:  # sqlite3.Error, OSError, psycopg.Error: a lock, a full disk, a server gone
                 self._refused.add(kind)
                 if store.unreachable(exc):  # one line for the outage, whichever records it holds up
-                    self._warn("write:unreachable", (
-                        f"the insights database {store.location} cannot be reached ({type(exc).__name__}: {exc}); "
-                        f"questions and votes are kept and tried again every {RETRY_EVERY:g} s, up to "
-                        f"{self.queue_size} (KB_INSIGHTS_QUEUE_SIZE); answers are served as usual"
-                    ))
+                    self._warn(
+                        "write:unreachable",
+                        (
+                            f"the insights database {store.location} cannot be reached ({type(exc).__name__}: {exc}); "
+                            f"questions and votes are kept and tried again every {RETRY_EVERY:g} s, up to "
+                            f"{self.queue_size} (KB_INSIGHTS_QUEUE_SIZE); answers are served as usual"
+                        ),
+                    )
                     continue
                 self._warn(
                     f"write:{kind}:{type(exc).__name__}:{exc}",  # a lost vote is worth its own line
@@ -248,11 +258,16 @@ class Writer:
             if kind in self._refused:
                 self._refused.discard(kind)
                 self._warned = {
-                    key: at for key, at in self._warned.items()
+                    key: at
+                    for key, at in self._warned.items()
                     if not key.startswith(f"write:{kind}:") and key != "write:unreachable"
                 }
-                log.warning("recorded %d %s once the insights database took them (%d records dropped so far)",
-                            len(records), kind, self.dropped)
+                log.warning(
+                    "recorded %d %s once the insights database took them (%d records dropped so far)",
+                    len(records),
+                    kind,
+                    self.dropped,
+                )
             self._written(len(records))
             records.clear()
 

@@ -94,8 +94,12 @@ class Judging:
             first = self.failed[exc.kind] == 0
             self.failed[exc.kind] += 1
         if first:
-            log.warning("%s judge %s: %s; the first stage's order stands (logged once for this kind of failure)",
-                        self.judge.kind, self.judge.model, exc.message)
+            log.warning(
+                "%s judge %s: %s; the first stage's order stands (logged once for this kind of failure)",
+                self.judge.kind,
+                self.judge.model,
+                exc.message,
+            )
 
     def stats(self) -> dict:
         """What /healthz reports: the judge, and how many questions it judged, skipped, found cached, failed on."""

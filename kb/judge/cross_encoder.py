@@ -30,13 +30,19 @@ class CrossEncoderJudge:
             import torch
             from sentence_transformers import CrossEncoder
         except ImportError:
-            raise SettingsError("KB_RERANK_MODEL", model, "empty, or the `st` extra installed: pip install 'kb[st]'") from None
+            raise SettingsError(
+                "KB_RERANK_MODEL", model, "empty, or the `st` extra installed: pip install 'kb[st]'"
+            ) from None
         try:
             self._model = CrossEncoder(model)
         except Exception as exc:  # not found, not a model, offline without it cached
-            raise SettingsError("KB_RERANK_MODEL", model, f"a CrossEncoder that loads ({type(exc).__name__}: {exc})") from None
+            raise SettingsError(
+                "KB_RERANK_MODEL", model, f"a CrossEncoder that loads ({type(exc).__name__}: {exc})"
+            ) from None
         if self._model.num_labels != 1:
-            raise SettingsError("KB_RERANK_MODEL", model, f"a reranker with one output (this one has {self._model.num_labels})")
+            raise SettingsError(
+                "KB_RERANK_MODEL", model, f"a reranker with one output (this one has {self._model.num_labels})"
+            )
         self._sigmoid = torch.nn.Sigmoid()  # scores in [0, 1], whatever activation the model was saved with
 
     def scores(self, question: str, candidates: Sequence[Entry]) -> np.ndarray:

@@ -11,10 +11,21 @@
 from __future__ import annotations
 
 from .questions import (
-    ALTERNATES_SUFFIX, NOT_COVERED_FILE, ORIGINS, LearnedQuestion, alternates_path, load_learned, write_learned,
+    ALTERNATES_SUFFIX,
+    NOT_COVERED_FILE,
+    ORIGINS,
+    LearnedQuestion,
+    alternates_path,
+    load_learned,
+    write_learned,
 )
 
 __all__ = [
-    "ALTERNATES_SUFFIX", "NOT_COVERED_FILE", "ORIGINS", "LearnedQuestion", "alternates_path", "load_learned",
+    "ALTERNATES_SUFFIX",
+    "NOT_COVERED_FILE",
+    "ORIGINS",
+    "LearnedQuestion",
+    "alternates_path",
+    "load_learned",
     "write_learned",
 ]

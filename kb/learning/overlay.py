@@ -23,9 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-import numpy as np
-
 import faiss
+import numpy as np
 
 from ..dense import one_thread
 from ..insights.records import question_key

@@ -34,7 +34,12 @@ from pydantic import field_validator
 from ..tomlfile import DataModel, iso_date, load_toml, nonempty, one_of
 
 __all__ = [
-    "ALTERNATES_SUFFIX", "NOT_COVERED_FILE", "ORIGINS", "LearnedQuestion", "alternates_path", "load_learned",
+    "ALTERNATES_SUFFIX",
+    "NOT_COVERED_FILE",
+    "ORIGINS",
+    "LearnedQuestion",
+    "alternates_path",
+    "load_learned",
     "write_learned",
 ]
 
@@ -106,7 +111,9 @@ def load_learned(folder: Path, known: Iterable[str] | None = None) -> tuple[list
         for number, table in enumerate(doc.model.alternate):
             if known_ids is not None and table.entry not in known_ids:
                 line = doc.line(("alternate", number, "entry"))
-                warnings.append(f"{path}:{line}: no entry {table.entry!r}; the alternate {table.question!r} is left out")
+                warnings.append(
+                    f"{path}:{line}: no entry {table.entry!r}; the alternate {table.question!r} is left out"
+                )
                 continue
             found.append(LearnedQuestion(**table.model_dump()))
     path = folder / NOT_COVERED_FILE
@@ -137,9 +144,9 @@ def _table(header: str, question: LearnedQuestion) -> str:
 
 _HEADER_COMMENT = {
     "alternate": "# Other wordings of this source's questions, each linked to the entry it asks for.\n"
-                 "# Fields: entry, question, lang (zh|en), origin (asked|tracker|maintainer), url, date.\n",
+    "# Fields: entry, question, lang (zh|en), origin (asked|tracker|maintainer), url, date.\n",
     "not_covered": "# Questions this FAQ does not answer: a question close to one of them is told so.\n"
-                   "# Fields: question, lang (zh|en), origin (asked|tracker|maintainer), url, date.\n",
+    "# Fields: question, lang (zh|en), origin (asked|tracker|maintainer), url, date.\n",
 }
 
 
@@ -150,7 +157,9 @@ def write_learned(path: Path, questions: Sequence[LearnedQuestion]) -> None:
     path = Path(path)
     header = "not_covered" if path.name == NOT_COVERED_FILE else "alternate"
     if any(q.not_covered != (header == "not_covered") for q in questions):
-        raise ValueError(f"{path.name} holds only {'not-covered questions' if header == 'not_covered' else 'alternates'}")
+        raise ValueError(
+            f"{path.name} holds only {'not-covered questions' if header == 'not_covered' else 'alternates'}"
+        )
     body = "\n\n".join(_table(header, q) for q in questions)
     partial = path.with_name(path.name + ".partial")
     partial.write_text(_HEADER_COMMENT[header] + ("\n" + body + "\n" if body else ""), encoding="utf-8")

@@ -32,8 +32,11 @@ __all__ = ["highlight_code", "language", "stylesheet", "CLASS_PREFIX"]
 CLASS_PREFIX = "tok-"
 UNLABELLED = {"", "text", "txt", "plain", "plaintext", "log", "output"}  # guessed, else plain
 _PROMPT = re.compile(r"^\s*\$ ", re.M)
-_SHELL_HINT = re.compile(r"^\s*(?:export |pip3? |python3? |bash |sh |git |conda |torchrun |deepspeed |cd |sudo |"
-                         r"docker |apt-get |ray |nvidia-smi)", re.M)
+_SHELL_HINT = re.compile(
+    r"^\s*(?:export |pip3? |python3? |bash |sh |git |conda |torchrun |deepspeed |cd |sudo |"
+    r"docker |apt-get |ray |nvidia-smi)",
+    re.M,
+)
 _TRACEBACK = re.compile(r"\A\s*Traceback \(most recent call last\):")
 
 
@@ -63,7 +66,9 @@ _COLOURED = tuple(COLOURS)
 
 
 @simplefilter
-def _coloured_only(self: Any, lexer: Lexer, stream: Iterator[tuple[Any, str]], options: Any) -> Iterator[tuple[Any, str]]:
+def _coloured_only(
+    self: Any, lexer: Lexer, stream: Iterator[tuple[Any, str]], options: Any
+) -> Iterator[tuple[Any, str]]:
     """Tokens the style does not colour (names, punctuation, whitespace, what a lexer could not read) as plain text:
     no span for them."""
     for kind, value in stream:
@@ -113,7 +118,7 @@ def highlight_code(code: str, info: str = "") -> str:
     html = highlight(code, lexer, _FORMATTER)
     if not code.endswith("\n"):  # the newline the lexer added: only closing tags can follow it
         at = html.rfind("\n")
-        html = html[:at] + html[at + 1:]
+        html = html[:at] + html[at + 1 :]
     return html
 
 

@@ -42,7 +42,7 @@ class Intro:
 
 
 def _names(names: list[str], lang: str) -> str:
-    """"A, B and C" / "A、B 和 C"."""
+    """ "A, B and C" / "A、B 和 C"."""
     if len(names) < 2:
         return "".join(names)
     if lang == "zh":
@@ -68,7 +68,9 @@ def site(kb: KnowledgeBase | None, settings: ServerSettings, lang: str) -> Site:
     return name_site(kb.sources, kb.meta.site, settings, lang)
 
 
-def name_site(sources: Sequence[Source], given: Mapping[str, Mapping[str, str]], settings: ServerSettings, lang: str) -> Site:
+def name_site(
+    sources: Sequence[Source], given: Mapping[str, Mapping[str, str]], settings: ServerSettings, lang: str
+) -> Site:
     """The site's name, heading, tagline and footer in `lang`, for an index of `sources` whose
     manifests gave `given` ({"name": {lang: text}, "tagline": {...}}); see the module's docstring."""
     t = Translator(lang)
@@ -80,7 +82,8 @@ def name_site(sources: Sequence[Source], given: Mapping[str, Mapping[str, str]],
     title = settings.site_name or one or named or own or t("site_name_default")
     plain = "tagline_plain_several" if len(sources) > 1 else "tagline_plain_one"
     tagline = (
-        settings.site_tagline or given.get("tagline", {}).get(lang, "")
+        settings.site_tagline
+        or given.get("tagline", {}).get(lang, "")
         or (t("tagline", frameworks=frameworks) if frameworks else t(plain))
     )
     return Site(name, title, tagline, _footer(sources, t))

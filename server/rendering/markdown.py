@@ -34,6 +34,7 @@ def is_safe_url(url: str) -> bool:
 
 # --- marking query terms ---------------------------------------------------------------
 
+
 def _terms_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
     # One-letter terms ("续", "a") would light up half the text; they are left unmarked.
     words = sorted({t.strip() for t in terms if t and len(t.strip()) > 1}, key=len, reverse=True)
@@ -58,7 +59,7 @@ def _mark_escaped(text: str, pattern: re.Pattern[str] | None) -> str:
         return escapeHtml(text)
     out, last = [], 0
     for match in pattern.finditer(text):
-        out.append(escapeHtml(text[last:match.start()]))
+        out.append(escapeHtml(text[last : match.start()]))
         out.append(f"<mark>{escapeHtml(match.group())}</mark>")
         last = match.end()
     out.append(escapeHtml(text[last:]))
@@ -71,6 +72,7 @@ def mark_terms(text: str, terms: Iterable[str] = ()) -> Markup:
 
 
 # --- the Markdown renderer -------------------------------------------------------------
+
 
 def _render_text(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
     return _mark_escaped(tokens[idx].content, env.get("marks"))

@@ -19,8 +19,8 @@ from kb.tags import tag_table
 
 from ..headers import PAGE_HEADERS
 from .intro import site
-from .strings import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
 from .markdown import mark_terms, plain_text, render_markdown
+from .strings import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
 
 __all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "content_lang"]
 
@@ -28,10 +28,10 @@ __all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_l
 # top-level `templates/` there), `templates/` beside `server/` in a source checkout.
 _SERVER_DIR = Path(str(files("server"))).resolve()
 TEMPLATES_DIR = next(
-    (d for d in (_SERVER_DIR / "templates", _SERVER_DIR.parent / "templates") if d.is_dir()), _SERVER_DIR.parent / "templates"
+    (d for d in (_SERVER_DIR / "templates", _SERVER_DIR.parent / "templates") if d.is_dir()),
+    _SERVER_DIR.parent / "templates",
 )
 STATIC_DIR = TEMPLATES_DIR / "static"
-
 
 
 def _static_versions() -> dict[str, str]:

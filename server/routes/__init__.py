@@ -4,11 +4,32 @@ admin (reload, links) and the API's documentation pages."""
 from . import admin, api_chat, api_entries, api_search, docs, feedback, health, insights, links, pages, slack, widget
 
 __all__ = [
-    "admin", "api_chat", "api_entries", "api_search", "docs", "feedback", "health", "insights", "links", "pages",
-    "slack", "widget", "ROUTERS",
+    "admin",
+    "api_chat",
+    "api_entries",
+    "api_search",
+    "docs",
+    "feedback",
+    "health",
+    "insights",
+    "links",
+    "pages",
+    "slack",
+    "widget",
+    "ROUTERS",
 ]
 
 ROUTERS = [
-    api_search.router, api_chat.router, api_entries.router, health.router, pages.router,
-    widget.router, slack.router, feedback.router, insights.router, admin.router, links.router, docs.router,
+    api_search.router,
+    api_chat.router,
+    api_entries.router,
+    health.router,
+    pages.router,
+    widget.router,
+    slack.router,
+    feedback.router,
+    insights.router,
+    admin.router,
+    links.router,
+    docs.router,
 ]

@@ -27,18 +27,23 @@ router = APIRouter(prefix="/api", tags=["chat"])
 
 _STREAM_DOC = (
     "With `Accept: text/event-stream` the answer is streamed: `event: sources` "
-    "(`{\"answered\", \"sources\"}`), then `event: delta` (`{\"text\"}`) pieces as the answer is "
+    '(`{"answered", "sources"}`), then `event: delta` (`{"text"}`) pieces as the answer is '
     "written, then `event: done` with the same object the JSON response has. When the LLM "
-    "fails mid-answer, `done` carries the extractive answer (`mode: \"fallback\"`), which "
+    'fails mid-answer, `done` carries the extractive answer (`mode: "fallback"`), which '
     "replaces the pieces."
 )
 
 
 def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | None = None) -> ChatOut:
     return ChatOut(
-        answer=reply.answer, answer_html=str(render_markdown(reply.answer)), answered=reply.answered,
-        mode=reply.mode, sources=[hit_out(h, root, hl) for h in reply.sources], lang=reply.lang,  # type: ignore[arg-type]
-        session=session, note=reply.note or None,
+        answer=reply.answer,
+        answer_html=str(render_markdown(reply.answer)),
+        answered=reply.answered,
+        mode=reply.mode,
+        sources=[hit_out(h, root, hl) for h in reply.sources],
+        lang=reply.lang,  # type: ignore[arg-type]
+        session=session,
+        note=reply.note or None,
     )
 
 

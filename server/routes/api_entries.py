@@ -21,10 +21,13 @@ async def get_entry(
     request: Request,
     kb: KBDep,
     entry_id: str,
-    hl: Annotated[Literal["zh", "en"] | None, Query(
-        description="the reader's language: the entry and its related entries in it where they have it "
-                    "(default: the entry's own language)",
-    )] = None,
+    hl: Annotated[
+        Literal["zh", "en"] | None,
+        Query(
+            description="the reader's language: the entry and its related entries in it where they have it "
+            "(default: the entry's own language)",
+        ),
+    ] = None,
 ) -> EntryOut:
     """One entry by id, with the entries nearest to it and its alternate questions."""
     entry = kb.get(entry_id).localized(hl)

@@ -32,28 +32,53 @@ async def search(
     k: Annotated[int | None, Query(ge=1, le=50, description="how many entries (default KB_TOP_K)")] = None,
     tag: Annotated[list[str], Query(description="only entries with this tag; repeat for all of several")] = [],
     source: Annotated[str | None, Query(description="only entries from this source (e.g. `slime`)")] = None,
-    lang: Annotated[Literal["zh", "en"] | None, Query(description="only entries with a version in this language")] = None,
-    hl: Annotated[Literal["zh", "en"] | None, Query(
-        description="the reader's language: each entry is given in it where it has that version "
-                    "(default: the question's language); changes what is shown, never which entries or their order",
-    )] = None,
-    live: Annotated[str | None, Query(
-        max_length=64, description="an id for one search box, sent with the searches made as the reader types: "
-                                   "a run of them that extend one another is recorded once, for the insights page",
-    )] = None,
-    judge: Annotated[bool, Query(
-        description="false: the first stage's order alone, without waiting for the second-stage judge "
-                    "(KB_RERANK_MODEL, KB_RERANK); the search page's results sent as the reader types ask for it",
-    )] = True,
+    lang: Annotated[
+        Literal["zh", "en"] | None, Query(description="only entries with a version in this language")
+    ] = None,
+    hl: Annotated[
+        Literal["zh", "en"] | None,
+        Query(
+            description="the reader's language: each entry is given in it where it has that version "
+            "(default: the question's language); changes what is shown, never which entries or their order",
+        ),
+    ] = None,
+    live: Annotated[
+        str | None,
+        Query(
+            max_length=64,
+            description="an id for one search box, sent with the searches made as the reader types: "
+            "a run of them that extend one another is recorded once, for the insights page",
+        ),
+    ] = None,
+    judge: Annotated[
+        bool,
+        Query(
+            description="false: the first stage's order alone, without waiting for the second-stage judge "
+            "(KB_RERANK_MODEL, KB_RERANK); the search page's results sent as the reader types ask for it",
+        ),
+    ] = True,
     channel: ChannelParam = None,
 ) -> SearchOut:
     """Search the FAQ entries."""
     found = await asking.search(
-        await get_kb(request), await get_events(request), q, channel=channel_of(request, channel),
-        k=k, tags=tag, source=source or None, lang=lang, hl=hl, judged=judge, live=live,
+        await get_kb(request),
+        await get_events(request),
+        q,
+        channel=channel_of(request, channel),
+        k=k,
+        tags=tag,
+        source=source or None,
+        lang=lang,
+        hl=hl,
+        judged=judge,
+        live=live,
     )
     root = base_url(request)
     return SearchOut(
-        query=found.result.query, answered=found.result.answered, hl=found.hl,
-        hits=[hit_out(h, root, found.hl) for h in found.hits], shown=found.shown, note=found.note or None,
+        query=found.result.query,
+        answered=found.result.answered,
+        hl=found.hl,
+        hits=[hit_out(h, root, found.hl) for h in found.hits],
+        shown=found.shown,
+        note=found.note or None,
     )

@@ -65,19 +65,29 @@ def _page(response: HTMLResponse, inline_styles: bool = False) -> HTMLResponse:
 async def swagger_ui(request: Request) -> HTMLResponse:
     """The API's operations, to read and try (Swagger UI)."""
     app = request.app
-    return _page(get_swagger_ui_html(
-        openapi_url=app.openapi_url, title=f"{_name(request)} · API",
-        swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js", swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
-        swagger_favicon_url=f"{ASSETS_URL}/favicon.png", swagger_ui_parameters=app.swagger_ui_parameters,
-    ))
+    return _page(
+        get_swagger_ui_html(
+            openapi_url=app.openapi_url,
+            title=f"{_name(request)} · API",
+            swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS_URL}/favicon.png",
+            swagger_ui_parameters=app.swagger_ui_parameters,
+        )
+    )
 
 
 @router.get("/redoc")
 async def redoc(request: Request) -> HTMLResponse:
     """The API's reference on one page (ReDoc)."""
     app = request.app
-    return _page(get_redoc_html(
-        openapi_url=app.openapi_url, title=f"{_name(request)} · API reference",
-        redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js", redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
-        with_google_fonts=False,
-    ), inline_styles=True)
+    return _page(
+        get_redoc_html(
+            openapi_url=app.openapi_url,
+            title=f"{_name(request)} · API reference",
+            redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js",
+            redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
+            with_google_fonts=False,
+        ),
+        inline_styles=True,
+    )

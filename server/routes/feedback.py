@@ -41,7 +41,8 @@ class FeedbackIn(BaseModel):
     reason: Reason | None = Field(default=None, description="why it did not help (with `helpful: false` only)")
     comment: str | None = Field(default=None, max_length=MAX_COMMENT, description="a free-text comment")
     session: str | None = Field(
-        default=None, max_length=128,
+        default=None,
+        max_length=128,
         description="the `session` of an /api/chat reply, for clients that send no cookies (the widget)",
     )
 
@@ -51,12 +52,20 @@ class FeedbackOut(BaseModel):
 
 
 @router.post(
-    "/feedback", status_code=202, response_model=FeedbackOut,
+    "/feedback",
+    status_code=202,
+    response_model=FeedbackOut,
     responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
 )
 async def feedback(
-    request: Request, body: FeedbackIn, kb: KBDep, insights: InsightsDep, events: EventsDep, settings: SettingsDep,
-    channel: ChannelDep, _: VoteLimitDep,
+    request: Request,
+    body: FeedbackIn,
+    kb: KBDep,
+    insights: InsightsDep,
+    events: EventsDep,
+    settings: SettingsDep,
+    channel: ChannelDep,
+    _: VoteLimitDep,
 ) -> FeedbackOut:
     """Vote an answer helpful or not (one vote per answer per session)."""
     if not insights.feedback_on:
@@ -73,8 +82,15 @@ async def feedback(
     session = session_id(insights, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise HTTPException(403, _NO_SESSION)
-    events.publish(Voted(
-        entry_id=body.entry_id, helpful=body.helpful, question=message, voter=f"session:{session}",
-        channel=channel, reason=body.reason, comment=(body.comment or "").strip() or None,
-    ))
+    events.publish(
+        Voted(
+            entry_id=body.entry_id,
+            helpful=body.helpful,
+            question=message,
+            voter=f"session:{session}",
+            channel=channel,
+            reason=body.reason,
+            comment=(body.comment or "").strip() or None,
+        )
+    )
     return FeedbackOut()

@@ -16,8 +16,14 @@ router = APIRouter(tags=["health"])
 async def healthz(kb: KBDep, chat: ChatDep, insights: InsightsDep) -> HealthOut:
     """Entry count, embedding model, the index build served and its age, records waiting and dropped."""
     return HealthOut(
-        ok=True, entries=len(kb.entries), model=kb.meta.model, build=kb.path.name, built_at=kb.meta.built_at,
-        index_age_seconds=round(kb.meta.age_seconds, 1), llm=chat.llm is not None,
-        insights_waiting=insights.waiting, insights_dropped=insights.dropped,
+        ok=True,
+        entries=len(kb.entries),
+        model=kb.meta.model,
+        build=kb.path.name,
+        built_at=kb.meta.built_at,
+        index_age_seconds=round(kb.meta.age_seconds, 1),
+        llm=chat.llm is not None,
+        insights_waiting=insights.waiting,
+        insights_dropped=insights.dropped,
         judge=kb.judging.stats() if kb.judging is not None else None,
     )

@@ -16,7 +16,7 @@ share the links' rate limit and database with the JSON API (server/routes/links.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
@@ -28,13 +28,13 @@ from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link, LinkNotFound
 
 from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
-from ..rendering.chart import Series, stacked_bars
 from ..deps import AdminDep, AdminOnDep, FormTokenDep, InsightsDep, KBDep, ReloaderDep, SettingsDep, SignInLimitDep
 from ..forms import form_token, with_form_token
-from .links import LinkLimitDep, LinksDep, link_not_found, served_at_once, unavailable
+from ..rendering.chart import Series, stacked_bars
 from ..rendering.strings import Translator
-from ..schemas import ErrorOut
 from ..rendering.templates import page, request_lang
+from ..schemas import ErrorOut
+from .links import LinkLimitDep, LinksDep, link_not_found, served_at_once, unavailable
 
 __all__ = ["router", "SINCE_CHOICES", "RECENT", "LINKS_SHOWN"]
 
@@ -73,8 +73,12 @@ def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
 
 @router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
 async def insights_page(
-    request: Request, kb: KBDep, insights: InsightsDep, settings: SettingsDep,
-    since: str = DEFAULT_SINCE, find: Annotated[str, Query(max_length=MAX_FIELD)] = "",
+    request: Request,
+    kb: KBDep,
+    insights: InsightsDep,
+    settings: SettingsDep,
+    since: str = DEFAULT_SINCE,
+    find: Annotated[str, Query(max_length=MAX_FIELD)] = "",
 ) -> HTMLResponse:
     """The insights page, or its sign-in form. `find` filters the recent questions (the page without JavaScript)."""
     check_on(settings)
@@ -87,7 +91,9 @@ async def insights_page(
     t = Translator(lang)
     context = {
         **_teach_context(kb, lang, links[::-1]),  # newest first
-        "recent": recent, "recent_limit": RECENT, "find": find,
+        "recent": recent,
+        "recent_limit": RECENT,
+        "find": find,
         "report": report,
         "since": since,
         "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
@@ -114,10 +120,16 @@ def _teach_context(kb: KnowledgeBase, lang: str, links: list[Link]) -> dict[str,
         return entry.localized(lang).question if entry else ""
 
     choices = [(e.id, e.localized(lang).question) for e in kb.entries] if len(kb.entries) <= DATALIST_MAX else []
-    link_of: Callable[[str], Link | None] = lambda text: active.get(question_key(text))
+
+    def link_of(text: str) -> Link | None:
+        return active.get(question_key(text))
+
     return {
-        "link_of": link_of, "entry_question": entry_question, "links": links[:LINKS_SHOWN],
-        "links_total": len(links), "entry_choices": choices,
+        "link_of": link_of,
+        "entry_question": entry_question,
+        "links": links[:LINKS_SHOWN],
+        "links_total": len(links),
+        "entry_choices": choices,
     }
 
 
@@ -132,10 +144,18 @@ Back = Annotated[str, Form(max_length=40)]
 
 @router.post("/insights/links", include_in_schema=False)
 async def insights_link(
-    request: Request, _limit: LinkLimitDep, _: AdminDep, _form: FormTokenDep, kb: KBDep, insights: LinksDep,
+    request: Request,
+    _limit: LinkLimitDep,
+    _: AdminDep,
+    _form: FormTokenDep,
+    kb: KBDep,
+    insights: LinksDep,
     reloader: ReloaderDep,
-    question: Annotated[str, Form(max_length=MAX_FIELD)] = "", entry_id: Annotated[str, Form(max_length=200)] = "",
-    not_covered: Annotated[str, Form(max_length=10)] = "", since: Since = DEFAULT_SINCE, back: Back = "",
+    question: Annotated[str, Form(max_length=MAX_FIELD)] = "",
+    entry_id: Annotated[str, Form(max_length=200)] = "",
+    not_covered: Annotated[str, Form(max_length=10)] = "",
+    since: Since = DEFAULT_SINCE,
+    back: Back = "",
 ) -> Response:
     """Link a question to the entry that answers it ("Answered by…"), or mark it not covered by the FAQ."""
     same_origin(request)
@@ -151,8 +171,16 @@ async def insights_link(
 
 @router.post("/insights/links/{link_id}/{action}", include_in_schema=False)
 async def insights_link_change(
-    request: Request, link_id: int, action: str, _limit: LinkLimitDep, _: AdminDep, _form: FormTokenDep,
-    insights: LinksDep, reloader: ReloaderDep, since: Since = DEFAULT_SINCE, back: Back = "",
+    request: Request,
+    link_id: int,
+    action: str,
+    _limit: LinkLimitDep,
+    _: AdminDep,
+    _form: FormTokenDep,
+    insights: LinksDep,
+    reloader: ReloaderDep,
+    since: Since = DEFAULT_SINCE,
+    back: Back = "",
 ) -> Response:
     """Undo a link, or restore an undone one."""
     if action not in ("undo", "restore"):
@@ -169,8 +197,11 @@ async def insights_link_change(
 
 @router.get("/insights/entries", include_in_schema=False)
 async def insights_entries(
-    request: Request, _: AdminDep, kb: KBDep,
-    q: Annotated[str, Query(max_length=MAX_FIELD)] = "", k: Annotated[int, Query(ge=1, le=50)] = PICKER_K,
+    request: Request,
+    _: AdminDep,
+    kb: KBDep,
+    q: Annotated[str, Query(max_length=MAX_FIELD)] = "",
+    k: Annotated[int, Query(ge=1, le=50)] = PICKER_K,
 ) -> JSONResponse:
     """The entry picker's choices for what a maintainer typed: an entry's id, or words searched for.
 
@@ -197,8 +228,13 @@ async def insights_entries(
 
 @router.post("/insights/sign-in", include_in_schema=False)
 async def insights_sign_in(
-    request: Request, settings: SettingsDep, _limit: SignInLimitDep, _on: AdminOnDep, _form: FormTokenDep,
-    token: Annotated[str, Form(max_length=MAX_FIELD)] = "", since: Since = DEFAULT_SINCE,
+    request: Request,
+    settings: SettingsDep,
+    _limit: SignInLimitDep,
+    _on: AdminOnDep,
+    _form: FormTokenDep,
+    token: Annotated[str, Form(max_length=MAX_FIELD)] = "",
+    since: Since = DEFAULT_SINCE,
 ) -> Response:
     """Check the admin token from the sign-in form and set the cookie."""
     if not token_matches(settings, token):
@@ -210,8 +246,13 @@ async def insights_sign_in(
 
 @router.post("/insights/gaps/{action}", include_in_schema=False)
 async def insights_gap(
-    request: Request, action: str, _: AdminDep, kb: KBDep, insights: InsightsDep,
-    since: Since = DEFAULT_SINCE, label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
+    request: Request,
+    action: str,
+    _: AdminDep,
+    kb: KBDep,
+    insights: InsightsDep,
+    since: Since = DEFAULT_SINCE,
+    label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
 ) -> Response:
     """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
     if action not in ("dismiss", "restore"):

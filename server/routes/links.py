@@ -30,7 +30,14 @@ from ..reload import Reloader
 from ..schemas import ErrorOut, LinkIn, LinkOut, LinksOut, link_out
 
 __all__ = [
-    "router", "LINK_LIMIT", "LinkLimitDep", "LinksDep", "links_on", "unavailable", "served_at_once", "link_not_found",
+    "router",
+    "LINK_LIMIT",
+    "LinkLimitDep",
+    "LinksDep",
+    "links_on",
+    "unavailable",
+    "served_at_once",
+    "link_not_found",
 ]
 
 log = logging.getLogger("kb.server")
@@ -110,12 +117,22 @@ _ERRORS = {
 
 
 @router.post(
-    "/links", status_code=201, response_model=LinkOut,
-    responses={**_ERRORS, 415: {"model": ErrorOut, "description": "the body is not JSON"},
-               422: {"model": ErrorOut, "description": "no entry with the id given, an empty question, or a bad field"}},
+    "/links",
+    status_code=201,
+    response_model=LinkOut,
+    responses={
+        **_ERRORS,
+        415: {"model": ErrorOut, "description": "the body is not JSON"},
+        422: {"model": ErrorOut, "description": "no entry with the id given, an empty question, or a bad field"},
+    },
 )
 async def create_link(
-    _limit: LinkLimitDep, _admin: BearerDep, _json: JsonBodyDep, body: LinkIn, kb: KBDep, insights: LinksDep,
+    _limit: LinkLimitDep,
+    _admin: BearerDep,
+    _json: JsonBodyDep,
+    body: LinkIn,
+    kb: KBDep,
+    insights: LinksDep,
     reloader: ReloaderDep,
 ) -> LinkOut:
     """Link a question to the entry that answers it, or mark it not covered by the FAQ (needs the bearer token).
@@ -133,8 +150,12 @@ async def create_link(
 
 @router.get("/links", response_model=LinksOut, responses=_ERRORS)
 async def list_links(
-    _limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep,
-    include_removed: Annotated[bool, Query(alias="all", description="the undone and replaced links too (`active: false`)")] = False,
+    _limit: LinkLimitDep,
+    _admin: BearerDep,
+    insights: LinksDep,
+    include_removed: Annotated[
+        bool, Query(alias="all", description="the undone and replaced links too (`active: false`)")
+    ] = False,
 ) -> LinksOut:
     """The links, oldest first (needs the bearer token)."""
     with unavailable():

@@ -20,11 +20,11 @@ from kb.tags import tag_table
 from ..deps import ChatDep, EventsDep, FormTokenDep, InsightsDep, KBDep, base_url, feedback_context
 from ..forms import form_token, with_form_token
 from ..links import permalinks
-from ..rendering.strings import CONTENT_COOKIE, COOKIE, LANGS
 from ..rendering.intro import intro
+from ..rendering.strings import CONTENT_COOKIE, COOKIE, LANGS
+from ..rendering.templates import content_lang, page, request_lang
 from ..schemas import ChatTurn
 from ..sessions import with_session
-from ..rendering.templates import content_lang, page, request_lang
 
 __all__ = ["router"]
 
@@ -52,8 +52,16 @@ def _facets(kb: KnowledgeBase) -> dict[str, Any]:
 async def home(request: Request, kb: KBDep, insights: InsightsDep) -> HTMLResponse:
     """The search page."""
     context = {
-        "q": "", "source": "", "tag": "", "result": None, "hits": [], "reader": "", "elsewhere": "", "intro": intro(kb, request_lang(request)),
-        **_facets(kb), **feedback_context(insights),
+        "q": "",
+        "source": "",
+        "tag": "",
+        "result": None,
+        "hits": [],
+        "reader": "",
+        "elsewhere": "",
+        "intro": intro(kb, request_lang(request)),
+        **_facets(kb),
+        **feedback_context(insights),
     }
     return with_session(request, page(request, "search.html", context), insights)
 
@@ -66,16 +74,29 @@ async def search_page(
     result, hits, reader, note = None, [], content_lang(request), ""
     if q.strip():
         found = await asking.search(  # entries in the question's language; a monitor's HEAD is not someone asking
-            kb, events, q, channel="web", k=PAGE_K, tags=[tag] if tag else [], source=source or None,
+            kb,
+            events,
+            q,
+            channel="web",
+            k=PAGE_K,
+            tags=[tag] if tag else [],
+            source=source or None,
             asked=request.method == "GET",
         )
         result, reader, hits, note = found.result, found.hl, list(found.worth_showing), found.note
     elif source or tag:
         hits = asking.browse(kb, source, tag, reader)
     context = {
-        "q": q, "source": source, "tag": tag, "result": result, "hits": hits, "reader": reader,
+        "q": q,
+        "source": source,
+        "tag": tag,
+        "result": result,
+        "hits": hits,
+        "reader": reader,
         "elsewhere": note,
-        "intro": intro(kb, request_lang(request)), **_facets(kb), **feedback_context(insights),
+        "intro": intro(kb, request_lang(request)),
+        **_facets(kb),
+        **feedback_context(insights),
     }
     return with_session(request, page(request, "search.html", context), insights)
 
@@ -94,8 +115,12 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
     related = kb.related(entry_id, RELATED, reader)
     alternates = sorted(kb.alternates(entry_id), key=lambda q: q.lang != reader)  # the reader's language first
     context = {
-        "entry": entry, "related": related, "reader": reader, "permalink": f"{base_url(request)}entries/{entry.id}",
-        "alternates": alternates[:MAX_ALTERNATES], "more_alternates": max(0, len(alternates) - MAX_ALTERNATES),
+        "entry": entry,
+        "related": related,
+        "reader": reader,
+        "permalink": f"{base_url(request)}entries/{entry.id}",
+        "alternates": alternates[:MAX_ALTERNATES],
+        "more_alternates": max(0, len(alternates) - MAX_ALTERNATES),
     }
     response = page(request, "entry.html", context)
     if hl:
@@ -107,8 +132,13 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
 async def chat_page(request: Request, kb: KBDep, insights: InsightsDep, q: str = "", about: str = "") -> HTMLResponse:
     """The chat page; `?about=<entry id>` starts a conversation about that entry (an entry page's follow-up link)."""
     context = {
-        "turns": [], "history_json": "[]", "draft": q, "about": _subject(request, kb, about), "form_token": form_token(request),
-        "intro": intro(kb, request_lang(request)), **feedback_context(insights),
+        "turns": [],
+        "history_json": "[]",
+        "draft": q,
+        "about": _subject(request, kb, about),
+        "form_token": form_token(request),
+        "intro": intro(kb, request_lang(request)),
+        **feedback_context(insights),
     }
     return with_form_token(request, with_session(request, page(request, "chat.html", context), insights))
 
@@ -121,7 +151,12 @@ def _subject(request: Request, kb: KnowledgeBase, about: str) -> Any:
 
 @router.post("/chat", response_class=HTMLResponse)
 async def chat_form(
-    request: Request, kb: KBDep, chat: ChatDep, insights: InsightsDep, events: EventsDep, _form: FormTokenDep,
+    request: Request,
+    kb: KBDep,
+    chat: ChatDep,
+    insights: InsightsDep,
+    events: EventsDep,
+    _form: FormTokenDep,
     message: Annotated[str, Form()] = "",
     history_field: Annotated[str, Form(alias="history", max_length=MAX_HISTORY_FIELD)] = "[]",
     about: Annotated[str, Form(max_length=MAX_ID)] = "",
@@ -136,8 +171,12 @@ async def chat_form(
     turns.append({"role": "assistant", "content": reply.answer, "reply": reply})
     new_history = history + [{"role": "user", "content": message}, {"role": "assistant", "content": reply.answer}]
     context = {
-        "turns": turns, "history_json": json.dumps(new_history, ensure_ascii=False), "draft": "",
-        "about": _subject(request, chat.kb, about), "form_token": form_token(request), "intro": intro(kb, request_lang(request)),
+        "turns": turns,
+        "history_json": json.dumps(new_history, ensure_ascii=False),
+        "draft": "",
+        "about": _subject(request, chat.kb, about),
+        "form_token": form_token(request),
+        "intro": intro(kb, request_lang(request)),
         **feedback_context(insights),
     }
     return with_form_token(request, with_session(request, page(request, "chat.html", context), insights))

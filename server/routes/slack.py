@@ -20,15 +20,15 @@ from starlette.concurrency import run_in_threadpool
 
 from kb import asking
 from kb.chat import SOURCES_PER_ANSWER, Chat, Turn
-from kb.events import Events, Voted
 from kb.errors import EntryNotFound, QueryError
+from kb.events import Events, Voted
 from kb.hits import SearchResult
 from kb.settings import Settings
 from kb.text import detect_lang
 
 from ..deps import ChatDep, EventsDep, KBDep, SlackFormDep, base_url
-from ..rendering.strings import Translator
 from ..links import permalinks
+from ..rendering.strings import Translator
 from ..schemas import ErrorOut
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
 from ..slack.blocks import RELATED_SHOWN
@@ -161,7 +161,9 @@ async def interactive(
             message = shared_message(entry.localized(t.lang), related, t.lang, base_url(request), user_id)
             background.add_task(post_to_slack, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
-            log.info("Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id)
+            log.info(
+                "Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id
+            )
             voter = f"slack:{payload.team_id}:{user_id}"
             events.publish(Voted(entry_id, action_id == "kb_helpful", "", voter, "slack"))
             background.add_task(post_to_slack, response_url, notice_message(t("slack_thanks")))

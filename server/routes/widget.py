@@ -12,8 +12,8 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from ..deps import InsightsDep, SettingsDep, base_url
-from ..schemas import WidgetConfigOut
 from ..rendering.templates import STATIC_DIR, page
+from ..schemas import WidgetConfigOut
 
 __all__ = ["router", "SCRIPT_MAX_AGE", "FEEDBACK_PATH"]
 
@@ -42,7 +42,12 @@ def _script() -> _Script:
 def _accepts_gzip(accept_encoding: str) -> bool:
     for part in accept_encoding.split(","):
         name, _, params = part.strip().partition(";")
-        if name.strip().lower() in ("gzip", "*") and params.replace(" ", "") not in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+        if name.strip().lower() in ("gzip", "*") and params.replace(" ", "") not in (
+            "q=0",
+            "q=0.0",
+            "q=0.00",
+            "q=0.000",
+        ):
             return True
     return False
 

@@ -5,7 +5,18 @@ from .mrkdwn import escape, link, to_mrkdwn, trim
 from .signature import MAX_AGE_SECONDS, BadSlackSignature, sign, verify
 
 __all__ = [
-    "answer_message", "written_message", "shared_message", "help_message", "notice_message", "actions_lang",
-    "escape", "link", "to_mrkdwn", "trim",
-    "MAX_AGE_SECONDS", "BadSlackSignature", "sign", "verify",
+    "answer_message",
+    "written_message",
+    "shared_message",
+    "help_message",
+    "notice_message",
+    "actions_lang",
+    "escape",
+    "link",
+    "to_mrkdwn",
+    "trim",
+    "MAX_AGE_SECONDS",
+    "BadSlackSignature",
+    "sign",
+    "verify",
 ]

@@ -12,16 +12,24 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from kb.provenance import original_label, original_url, version_note
 from kb.entries import Entry
 from kb.hits import Hit
+from kb.provenance import original_label, original_url, version_note
 
 from ..rendering.strings import LANGS, Translator
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [
-    "answer_message", "written_message", "shared_message", "help_message", "notice_message",
-    "SECTION_LIMIT", "MAX_BLOCKS", "ACTIONS", "RELATED_SHOWN", "actions_lang",
+    "answer_message",
+    "written_message",
+    "shared_message",
+    "help_message",
+    "notice_message",
+    "SECTION_LIMIT",
+    "MAX_BLOCKS",
+    "ACTIONS",
+    "RELATED_SHOWN",
+    "actions_lang",
 ]
 
 SECTION_LIMIT = 3000  # characters in a section's text
@@ -62,7 +70,9 @@ def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
 
 
 def _source(entry: Entry, t: Translator) -> dict[str, Any]:
-    where = link(entry.url or entry.source_url, " · ".join(filter(None, (entry.source_title_in(t.lang), entry.source_version))))
+    where = link(
+        entry.url or entry.source_url, " · ".join(filter(None, (entry.source_title_in(t.lang), entry.source_version)))
+    )
     colon = "：" if t.lang == "zh" else ": "
     said = version_note(entry, t.lang)
     original = original_url(entry)
@@ -76,14 +86,18 @@ def _entry_list(heading: str, hits: Sequence[Hit], root: str) -> dict[str, Any]:
     lines = [f"*{escape(heading)}*"]
     for hit in hits:
         e = hit.entry
-        lines.append(f"• {link(_permalink(root, e), _short(e.question, QUESTION_LIMIT))} · {escape(e.source_label(e.lang))}")
+        lines.append(
+            f"• {link(_permalink(root, e), _short(e.question, QUESTION_LIMIT))} · {escape(e.source_label(e.lang))}"
+        )
     return _section("\n".join(lines))
 
 
 def _buttons(entry: Entry, t: Translator) -> dict[str, Any]:
     def button(action: str, label: str, style: str | None = None) -> dict[str, Any]:
         element: dict[str, Any] = {
-            "type": "button", "action_id": action, "value": entry.id,
+            "type": "button",
+            "action_id": action,
+            "value": entry.id,
             "text": {"type": "plain_text", "text": label, "emoji": True},
         }
         if style:

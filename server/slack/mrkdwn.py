@@ -58,6 +58,7 @@ class _Code(str):
 
 # --- inline ------------------------------------------------------------------------------
 
+
 def _inline(node: SyntaxTreeNode, mode: str = "") -> str:
     """The mrkdwn of an inline node's children. `mode` is "" (all formatting), "heading"
     (no bold: the line is bold already) or "plain" (a link's text: no formatting at all)."""
@@ -93,6 +94,7 @@ def _link(node: SyntaxTreeNode, mode: str) -> str:
 
 
 # --- blocks ------------------------------------------------------------------------------
+
 
 def _blocks(nodes: list[SyntaxTreeNode], separator: str) -> list[str]:
     """The lines of a run of blocks, `separator` (a blank line or none) between them."""
@@ -159,6 +161,7 @@ def to_mrkdwn(markdown: str) -> str:
 
 
 # --- trimming ------------------------------------------------------------------------------
+
 
 def trim(text: str, limit: int, more: str = "") -> str:
     """`text` if it fits in `limit` characters; else cut at a line break, then `…` and `more` (a link).

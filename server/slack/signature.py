@@ -56,4 +56,6 @@ def verify(secret: str, timestamp: str | None, signature: str | None, body: byte
         )
     expected = sign(secret, timestamp, body)
     if not hmac.compare_digest(expected.encode("ascii"), signature.encode("utf-8", "replace")):
-        raise BadSlackSignature("X-Slack-Signature does not match the body (is KB_SLACK_SIGNING_SECRET the app's secret?)")
+        raise BadSlackSignature(
+            "X-Slack-Signature does not match the body (is KB_SLACK_SIGNING_SECRET the app's secret?)"
+        )

@@ -31,6 +31,8 @@ serve: install
 	$(BIN)/kb serve
 
 test: install-test
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 # Every benchmark, one Markdown table (about half an hour on 2 cores); `make bench BENCH_ARGS=--quick` for a smoke run.

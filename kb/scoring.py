@@ -166,6 +166,14 @@ class Features:
             return np.zeros(len(self.cosine))
         return np.maximum(self.alternate - floor, 0.0)
 
+    def no_evidence(self, i: int, w: Weights) -> bool:
+        """Whether nothing speaks for entry i: it shares no word with the query, the query is no
+        nearer to it than general text is, and none of its alternates comes near. Such an entry
+        is never an answer, whatever the answer model makes of its lead over the others."""
+        return bool(
+            self.coverage[i] <= 0 and self.cosine[i] <= self.background and self.above(w.alternate_floor)[i] <= 0
+        )
+
     def best_alternate(self, i: int) -> float:
         """The cosine of entry i's nearest alternate with the query (-1: none)."""
         return float(self.alternate[i]) if self.alternate is not None else -1.0

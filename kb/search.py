@@ -269,6 +269,8 @@ class Searcher:
             answered = bool(weights.answer_probability(x[None, :])[0] >= weights.answer_threshold)
             if learned.not_covered >= SAME_QUESTION and learned.not_covered > f.best_alternate(order[0]):
                 answered = False
+            if f.no_evidence(order[0], weights):
+                answered = False
         order = order[: plan.k]
         matched = self._matched(weighed, evidence.holds[order])
         hits = tuple(

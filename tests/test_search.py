@@ -145,3 +145,10 @@ def test_related_entries_exclude_the_entry_itself(kb):
     entry = kb.search_blocking("如何续训").hits[0].entry
     related = kb.related(entry.id, k=3)
     assert len(related) == 3 and entry.id not in {h.entry.id for h in related}
+
+
+def test_an_entry_nothing_speaks_for_is_not_an_answer(kb):
+    """No shared word, no nearer than general text, no alternate near: not answered, however
+    far the entry leads the others; the nearest entries are still offered."""
+    result = kb.search_blocking("怎么学好英语")
+    assert not result.answered and result.hits

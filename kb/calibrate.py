@@ -22,7 +22,7 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -227,14 +227,15 @@ def _fold(query: EvalQuery, folds: int) -> int:
     return int(hashlib.sha1(query.id.encode()).hexdigest(), 16) % folds
 
 
-def _figures(questions: list[_Question], ranks: list[int | None], answered: list[bool]) -> dict:
-    def block(members: list[int]) -> dict:
+def _figures(questions: list[_Question], ranks: list[int | None], answered: list[bool]) -> dict[str, Any]:
+    def block(members: list[int]) -> dict[str, Any]:
         n = len(members)
+        found = [ranks[i] for i in members]
         return {
             "queries": n,
-            "recall_at_1": round(sum(ranks[i] == 1 for i in members) / n, 4) if n else 0.0,
-            "recall_at_3": round(sum(ranks[i] is not None and ranks[i] <= 3 for i in members) / n, 4) if n else 0.0,
-            "mrr_at_10": round(sum(1 / ranks[i] for i in members if ranks[i]) / n, 4) if n else 0.0,
+            "recall_at_1": round(sum(r == 1 for r in found) / n, 4) if n else 0.0,
+            "recall_at_3": round(sum(r is not None and r <= 3 for r in found) / n, 4) if n else 0.0,
+            "mrr_at_10": round(sum(1 / r for r in found if r) / n, 4) if n else 0.0,
             "false_abstention": round(sum(not answered[i] for i in members) / n, 4) if n else 0.0,
         }
 
@@ -259,7 +260,7 @@ def calibrate(
     fitted: Sequence[str] = RANK_FEATURES,
     judge: Judge | None = None,
     top: int = 10,
-) -> tuple[Weights, dict]:
+) -> tuple[Weights, dict[str, Any]]:
     """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation.
     Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0. With a `judge`
     reading the first `top` candidates, the report's `judge` holds its weights and figures.
@@ -293,12 +294,12 @@ def _judge_report(
     searcher: Searcher,
     questions: list[_Question],
     weights: Weights,
-    plain: tuple[list, list],
+    plain: tuple[list[int | None], list[bool]],
     folds: int,
     fitted: Sequence[str],
     judge: Judge,
     top: int,
-) -> dict:
+) -> dict[str, Any]:
     """The judged weights, fitted and cross-validated over each question's first-stage candidates
     with the judge's scores; the gap from which it is skipped, and the figures with it."""
     judged: list[_Question | None] = []
@@ -320,9 +321,10 @@ def _judge_report(
             _Question(q.query, replace(q.features.take(rows), judge=column), q.correct[rows], q.zh, q.text, q.lang)
         )
     kept = [i for i, q in enumerate(judged) if q is not None]
+    kept_questions = [q for q in judged if q is not None]  # judged[i] for i in kept
     base = weights.with_judge()
     names = (*fitted, JUDGE)
-    report = _cross_validate([judged[i] for i in kept], base, folds, names)  # type: ignore[misc]
+    report = _cross_validate(kept_questions, base, folds, names)
     ranks, answered = list(plain[0]), list(plain[1])
     changed = []
     for i, rank, said in zip(kept, *report.pop("outcomes")):
@@ -332,7 +334,7 @@ def _judge_report(
     # Above the widest lead at which the judge changed an outcome, it changed none: skip it there.
     skip_gap = max((gaps[i] for i in changed), default=0.0) + 1e-6
     skipped = sum(gaps[i] >= skip_gap for i in kept)
-    final = _fit([judged[i] for i in kept], base, names)  # type: ignore[misc]
+    final = _fit(kept_questions, base, names)
     return {
         "kind": judge.kind,
         "model": judge.model,
@@ -348,7 +350,7 @@ def _judge_report(
     }
 
 
-def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitted: Sequence[str]) -> dict:
+def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitted: Sequence[str]) -> dict[str, Any]:
     ranks: list[int | None] = [None] * len(questions)
     answered = [False] * len(questions)
     chosen = []
@@ -368,7 +370,9 @@ def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitte
     }
 
 
-def write_calibration(weights: Weights, report: dict, sources: Sequence[str], path: Path = CALIBRATION_PATH) -> None:
+def write_calibration(
+    weights: Weights, report: dict[str, Any], sources: Sequence[str], path: Path = CALIBRATION_PATH
+) -> None:
     report = {name: value for name, value in report.items() if name != "outcomes"}
     data = {
         "about": "Written by `kb calibrate`; figures are those of held-out folds only.",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 import faiss
 import numpy as np
@@ -72,12 +72,14 @@ def build(
     """A flat index for up to `approximate_above` vectors, HNSW for more."""
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     dim = vectors.shape[1]
+    index: faiss.Index
     if len(vectors) <= approximate_above:
         index = faiss.IndexFlatIP(dim)
     else:
-        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        index.hnsw.efSearch = ef_search
+        graph = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        graph.hnsw.efSearch = ef_search
+        index = graph
     index.add(vectors)
     return index
 
@@ -107,7 +109,7 @@ class DenseIndex:
         self.size = int(self.index.ntotal)
         self.dim = int(self.index.d)
         # Exact search within a filter runs on the flat vectors: HNSW keeps them as its storage.
-        self._flat = self.index if self.kind == FLAT else faiss.downcast_index(self.index.storage)
+        self._flat = faiss.downcast_index(self.index.storage) if isinstance(self.index, faiss.IndexHNSW) else self.index
 
     @classmethod
     def from_vectors(cls, vectors: np.ndarray) -> "DenseIndex":
@@ -139,14 +141,14 @@ class DenseIndex:
             return allowed.ids()
         bitmap = allowed.bitmap()
         selector = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
-        if self.kind == HNSW:
+        if isinstance(self.index, faiss.IndexHNSW):
             share = allowed.count / self.size
             ef = min(MAX_FILTERED_EF, math.ceil(max(int(self.index.hnsw.efSearch), k) / share))
             if allowed.count > EXACT_PER_WALK_STEP * ef:
-                found = self._search(self.index, q, k, faiss.SearchParametersHNSW(sel=selector, efSearch=ef))
+                found = self._search(self.index, q, k, _search_parameters(selector, ef))
                 if len(found) >= k:
                     return found
-        return self._search(self._flat, q, k, faiss.SearchParameters(sel=selector))
+        return self._search(self._flat, q, k, _search_parameters(selector))
 
     @staticmethod
     def _search(index: faiss.Index, q: np.ndarray, k: int, params: faiss.SearchParameters | None = None) -> np.ndarray:
@@ -155,7 +157,23 @@ class DenseIndex:
         with one_thread():
             _, labels = index.search(q, k, params=params)
         found = labels[0]
-        return found[found >= 0]
+        ids: np.ndarray = found[found >= 0]
+        return ids
+
+
+def _search_parameters(selector: faiss.IDSelector, ef_search: int | None = None) -> faiss.SearchParameters:
+    """A search's parameters: only the ids `selector` allows and, given `ef_search`, HNSW's efSearch.
+
+    faiss's Python wrapper takes them as keyword arguments (and keeps `sel` alive as long as
+    the parameters); its type stubs know neither those arguments nor SearchParametersHNSW,
+    so the classes are reached untyped here."""
+    untyped: Any = faiss
+    params: faiss.SearchParameters = (
+        untyped.SearchParameters(sel=selector)
+        if ef_search is None
+        else untyped.SearchParametersHNSW(sel=selector, efSearch=ef_search)
+    )
+    return params
 
 
 def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
@@ -166,7 +184,8 @@ def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     the model's OpenMP threads and the event loop then wait for a core. `einsum` computes it
     in NumPy's own loop on this thread: 20-30 us more CPU a search, and no threads spinning.
     """
-    return np.einsum("ij,j->i", matrix, vector)
+    dots: np.ndarray = np.einsum("ij,j->i", matrix, vector)
+    return dots
 
 
 @contextmanager
@@ -225,4 +244,5 @@ class EntryRows:
         """The entries that own `rows`, each once, in the order first seen."""
         owners = self.owners[rows]
         _, first = np.unique(owners, return_index=True)
-        return owners[np.sort(first)]
+        owners_kept: np.ndarray = owners[np.sort(first)]
+        return owners_kept

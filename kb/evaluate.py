@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from .entries import Entry
 from .errors import SourceError
@@ -61,7 +61,7 @@ class EvalReport:
     abstained: int  # out-of-scope queries that were correctly not answered
     outcomes: list[QueryOutcome] = field(repr=False)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "overall": asdict(self.overall),
             "by_lang": {k: asdict(v) for k, v in self.by_lang.items()},
@@ -138,7 +138,7 @@ def _scores(outcomes: list[QueryOutcome]) -> Scores:
     )
 
 
-def evaluate(search, queries: list[EvalQuery]) -> EvalReport:
+def evaluate(search: Callable[[str, int], SearchResult], queries: list[EvalQuery]) -> EvalReport:
     """Run every query through `search(q, k)` and score the results."""
     outcomes = []
     for query in queries:

@@ -60,12 +60,14 @@ class Subset:
         """Which of `ids` are in the subset (a boolean per id)."""
         ids = np.asarray(ids, dtype=np.int64)
         if self._bitmap is not None:
-            return ((self._bitmap[ids >> 3] >> (ids & 7).astype(np.uint8)) & 1).astype(bool)
+            in_bitmap: np.ndarray = ((self._bitmap[ids >> 3] >> (ids & 7).astype(np.uint8)) & 1).astype(bool)
+            return in_bitmap
         assert self._ids is not None
         if not len(self._ids):
             return np.zeros(len(ids), dtype=bool)
         at = np.minimum(np.searchsorted(self._ids, ids), len(self._ids) - 1)
-        return self._ids[at] == ids
+        in_subset: np.ndarray = self._ids[at] == ids
+        return in_subset
 
     def __and__(self, other: "Subset") -> "Subset":
         if self._ids is None and other._ids is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .entries import Entry
 from .provenance import original_url, version_note
@@ -75,7 +76,7 @@ class SearchResult:
         return tuple(h for h in self.hits[:SHOW_MAX] if best - h.score <= SHOW_MARGIN)
 
 
-def hit_fields(hit: Hit, hl: str | None = None) -> dict:
+def hit_fields(hit: Hit, hl: str | None = None) -> dict[str, Any]:
     """A hit as plain data, the fields every channel gives (the JSON API adds the rendered
     answer and the entry's page on the server). `hl` is the reader's language: an entry
     shown in another, or a translation, says so in `note`."""

@@ -89,7 +89,8 @@ class Index:
     learned: Learned = field(default_factory=lambda: Learned.empty(0))
 
     def vector_matrix(self) -> np.ndarray:
-        return self.vectors.reconstruct_n(0, self.vectors.ntotal)
+        matrix: np.ndarray = self.vectors.reconstruct_n(0, self.vectors.ntotal)
+        return matrix
 
 
 def _sha256(path: Path) -> str:
@@ -282,7 +283,7 @@ def _entries(path: Path) -> list[Entry]:
 
 def _matrix(path: Path) -> np.ndarray:
     """A 2-D float array from a .npy file."""
-    array = np.load(path)
+    array: np.ndarray = np.load(path)
     if array.ndim != 2 or array.dtype.kind != "f":
         raise ValueError(f"a {array.dtype} array of shape {array.shape}, expected 2-D floats")
     return array
@@ -290,7 +291,7 @@ def _matrix(path: Path) -> np.ndarray:
 
 def _owners(path: Path) -> np.ndarray:
     """A 1-D integer array from a .npy file."""
-    array = np.load(path)
+    array: np.ndarray = np.load(path)
     if array.ndim != 1 or array.dtype.kind not in "iu":
         raise ValueError(f"a {array.dtype} array of shape {array.shape}, expected 1-D integers")
     return array
@@ -320,7 +321,9 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
     if kind != meta.index_kind:
         raise IndexUnreadable(index_dir, f"vectors.faiss holds a {kind} index; meta.json says {meta.index_kind}")
     if kind == dense.HNSW and meta.ef_search > 0:
-        faiss.downcast_index(vectors).hnsw.efSearch = meta.ef_search
+        graph = faiss.downcast_index(vectors)
+        assert isinstance(graph, faiss.IndexHNSW)  # as kind_of found
+        graph.hnsw.efSearch = meta.ef_search
     background = _load(index_dir, "background.npy", _matrix)
     owners = _load(index_dir, "rows.npy", _owners) if meta.format_version >= 3 else np.arange(len(entries))
     if len(background) and background.shape[1] != meta.dim:

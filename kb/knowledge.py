@@ -47,7 +47,7 @@ class KnowledgeBase:
     judging: Judging | None = field(default=None, repr=False)
     calibration: Calibration | None = field(default=None, repr=False)
     # The judge's scores, by the question searched and the candidates it read, and judged results.
-    verdicts: LRU[tuple, np.ndarray] = field(default_factory=lambda: LRU(0), repr=False)
+    verdicts: LRU[tuple[Any, ...], np.ndarray] = field(default_factory=lambda: LRU(0), repr=False)
     judged_results: LRU[Plan, SearchResult] = field(default_factory=lambda: LRU(0), repr=False)
 
     def __post_init__(self) -> None:

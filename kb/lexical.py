@@ -19,7 +19,7 @@ import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
@@ -158,7 +158,8 @@ class FieldIndex:
         t = self._terms.get(term)
         if t is None:
             return np.zeros(0, dtype=np.int32)
-        return self._ids[self._start[t] : self._start[t + 1]]
+        ids: np.ndarray = self._ids[self._start[t] : self._start[t + 1]]
+        return ids
 
     def contains(self, term: str, ids: np.ndarray) -> np.ndarray:
         """Which of the entries `ids` contain `term` (a boolean per id, by binary search)."""
@@ -166,7 +167,8 @@ class FieldIndex:
         if not len(postings):
             return np.zeros(len(ids), dtype=bool)
         at = np.minimum(np.searchsorted(postings, ids), len(postings) - 1)
-        return postings[at] == ids
+        found: np.ndarray = postings[at] == ids
+        return found
 
 
 class LexicalIndex:
@@ -198,7 +200,9 @@ class LexicalIndex:
 
     def save(self, path: Path) -> None:
         fields = {"question": self.question, "both": self.both}
-        np.savez(path, **{f"{name}.{key}": a for name, f in fields.items() for key, a in f.to_arrays().items()})
+        # Any: numpy's stubs take a str-keyed dict's values for `allow_pickle` as well as for arrays.
+        arrays: dict[str, Any] = {f"{name}.{key}": a for name, f in fields.items() for key, a in f.to_arrays().items()}
+        np.savez(path, **arrays)
 
     @classmethod
     def load(cls, path: Path) -> "LexicalIndex":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import httpx
 
@@ -36,7 +36,9 @@ Keep commands, flags, configuration keys and error messages exactly as written, 
 Be brief: a few sentences or a short list. Write in {language}."""
 
 
-def build_messages(question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> list[dict[str, str]]:
+def build_messages(
+    question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict[str, Any]] = ()
+) -> list[dict[str, str]]:
     """The chat-completions `messages`: instructions, recent turns, then entries and question."""
     language = _LANG_NAMES.get(lang, "English")
     messages = [{"role": "system", "content": SYSTEM_PROMPT.format(language=language)}]
@@ -90,7 +92,9 @@ class LLM:
     def configured(settings: Settings) -> bool:
         return bool(settings.llm_base_url and settings.llm_model)
 
-    def stream(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> Iterator[str]:
+    def stream(
+        self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict[str, Any]] = ()
+    ) -> Iterator[str]:
         """Yield the answer as it is written, in pieces; raises LLMFailed on any failure."""
         payload = {
             "model": self.model,
@@ -121,7 +125,7 @@ class LLM:
         if not wrote:
             raise LLMFailed(self.url, "the answer was empty")
 
-    def answer(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict] = ()) -> str:
+    def answer(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict[str, Any]] = ()) -> str:
         """The whole answer at once (the streamed pieces joined)."""
         return "".join(self.stream(question, hits, lang, history)).strip()
 
@@ -129,7 +133,7 @@ class LLM:
         self,
         messages: Sequence[dict[str, str]],
         temperature: float = 0.0,
-        response_format: dict | None = None,
+        response_format: dict[str, Any] | None = None,
     ) -> str:
         """One reply to `messages`, not streamed; raises LLMFailed on any failure, including
         running past `KB_LLM_TIMEOUT` seconds in total. `response_format` is passed on (the

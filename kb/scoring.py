@@ -15,6 +15,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -80,7 +81,7 @@ class Weights:
         return Calibration.load(path).weights
 
     @classmethod
-    def of_dict(cls, data: dict) -> "Weights":
+    def of_dict(cls, data: dict[str, Any]) -> "Weights":
         return cls(
             rank_coef=tuple(data["rank_coef"]),
             answer_coef=tuple(data["answer_coef"]),
@@ -111,7 +112,7 @@ class Weights:
     def answer_features(self) -> tuple[str, ...]:
         return ANSWER_FEATURES + ((JUDGE,) if self.judged else ())
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             **asdict(self),
             "rank_features": list(self.rank_features),
@@ -122,7 +123,8 @@ class Weights:
     def answer_probability(self, x: np.ndarray) -> np.ndarray:
         """P(answerable) for rows of ANSWER_FEATURES."""
         z = np.asarray(x, dtype=np.float64) @ np.asarray(self.answer_coef) + self.answer_bias
-        return 1.0 / (1.0 + np.exp(-z))
+        probability: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+        return probability
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,8 @@ class Features:
         return np.stack(columns + ([self._judge()] if w.judged else []), axis=1)
 
     def score(self, w: Weights) -> np.ndarray:
-        return self.matrix(w) @ np.asarray(w.rank_coef)
+        score: np.ndarray = self.matrix(w) @ np.asarray(w.rank_coef)
+        return score
 
     def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool, w: Weights) -> np.ndarray:
         """`w.answer_features` of the best entry (`order[0]`), given the scores."""

@@ -57,7 +57,7 @@ def looks_like_trace(text: str) -> bool:
     if "Traceback (most recent call last)" in text:
         return True
     frames = sum(bool(_FRAME.match(line)) for line in lines)
-    prefixed = sum(bool(_PREFIX.match(line)) and bool(_PREFIX.match(line).group()) for line in lines)
+    prefixed = sum(bool((m := _PREFIX.match(line)) and m.group()) for line in lines)
     return frames >= 1 or prefixed >= 2
 
 

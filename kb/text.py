@@ -15,6 +15,7 @@ import tomllib
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 __all__ = ["normalize", "tokenize", "is_cjk", "has_cjk", "detect_lang", "clean_query", "load_tokenizer"]
 
@@ -49,7 +50,7 @@ def load_tokenizer() -> None:
 
 
 @lru_cache(maxsize=1)
-def _jieba():
+def _jieba() -> Any:
     """jieba, taught the field's Chinese terms from the glossary so it keeps them whole."""
     import jieba
 

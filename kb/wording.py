@@ -49,5 +49,5 @@ def strings() -> dict[str, dict[str, Any]]:
 
 def words(key: str, lang: str, **values: Any) -> str:
     """The string `key` in `lang` (in English for a language the table lacks), placeholders filled."""
-    text = strings()[key][lang if lang in LANGS else DEFAULT_LANG]
+    text: str = strings()[key][lang if lang in LANGS else DEFAULT_LANG]
     return text.format(**values) if values else text

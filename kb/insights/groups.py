@@ -69,15 +69,15 @@ class GapFinder:
         """(plain, glossed) normalised vectors of the texts; a plain vector search made is reused,
         and only texts not seen before are embedded."""
         with self._lock:  # page loads are rare; one at a time is fine
-            known = {t: self._vectors.get(t) for t in texts}
-            missing = [t for t, v in known.items() if v is None]
+            known = {t: v for t in texts if (v := self._vectors.get(t)) is not None}
+            missing = [t for t in dict.fromkeys(texts) if t not in known]
             if missing:
                 cached = getattr(self.embedder, "cache", None)
                 plain = [cached.get(t) if cached is not None else None for t in missing]
                 todo = [t for t, v in zip(missing, plain) if v is None]
                 fresh = iter(self.embedder.embed_queries(todo + [self.glossary.gloss(t) for t in missing]))
-                plain = [v if v is not None else next(fresh) for v in plain]
-                for text, pair in zip(missing, zip(plain, fresh), strict=True):
+                vectors = [v if v is not None else next(fresh) for v in plain]
+                for text, pair in zip(missing, zip(vectors, fresh), strict=True):
                     known[text] = pair
                     self._vectors.put(text, pair)
             found = [known[t] for t in texts]
@@ -89,7 +89,8 @@ class GapFinder:
         plain, glossed = self.vectors([t.strip() for t in texts])
         lang = np.array(langs)
         across = (lang[:, None] != lang[None, :]) * CROSS_LANGUAGE
-        return np.maximum(glossed @ glossed.T, plain @ plain.T + across)
+        similarity: np.ndarray = np.maximum(glossed @ glossed.T, plain @ plain.T + across)
+        return similarity
 
     def group(self, questions: Sequence[AskedQuestion]) -> list[Gap]:
         """Groups of questions, biggest first (then the most recently asked)."""

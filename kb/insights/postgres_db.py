@@ -32,7 +32,12 @@ class _ReportedByTheWriter(logging.Filter):
     """Drops the pool's line for each failed attempt to reconnect: the insights writer logs one line per outage."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (str(record.msg).startswith("error connecting in") and record.args and record.args[0] == POOL_NAME)
+        return not (
+            str(record.msg).startswith("error connecting in")
+            and isinstance(record.args, tuple)
+            and record.args
+            and record.args[0] == POOL_NAME
+        )
 
 
 logging.getLogger("psycopg.pool").addFilter(_ReportedByTheWriter())

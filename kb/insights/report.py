@@ -120,7 +120,16 @@ def _comments(comments: Sequence[Comment]) -> str:
 def table(report: Report, name: str) -> Table:
     """One of `TABLES` as plain rows."""
     if name == "gaps":
-        columns = ("topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples")
+        columns: tuple[str, ...] = (
+            "topic",
+            "questions",
+            "wordings",
+            "languages",
+            "channels",
+            "first_asked",
+            "last_asked",
+            "examples",
+        )
         return Table(
             name,
             columns,

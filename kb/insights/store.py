@@ -303,16 +303,17 @@ class InsightsStore:
 
     def low_margins(self, since: float, below: float) -> list[tuple[str, str]]:
         """(entry, question) for answers whose best entry led the second by less than `below`, newest first."""
-        return self._db.rows(
+        rows: list[tuple[str, str]] = self._db.rows(
             "SELECT top_entry, trim(text) FROM questions WHERE answered = 1 AND top_entry IS NOT NULL "
             "AND margin < ? AND asked_at >= ? ORDER BY asked_at DESC",
             (below, since),
         )
+        return rows
 
     def asked_again(self, since: float, within: float) -> list[tuple[str, str, str, str, str]]:
         """(entry, its question, its language, the next question, its language): an answer followed within
         `within` seconds by another question in the same conversation or search box, newest first."""
-        return self._db.rows(
+        rows: list[tuple[str, str, str, str, str]] = self._db.rows(
             "SELECT min(a.top_entry), min(trim(a.text)), min(a.lang), trim(b.text), b.lang FROM questions AS b "
             "JOIN questions AS a ON a.text = b.previous AND a.channel = b.channel AND a.answered = 1 "
             "AND a.top_entry IS NOT NULL AND a.asked_at BETWEEN b.asked_at - ? AND b.asked_at "
@@ -320,6 +321,7 @@ class InsightsStore:
             "ORDER BY b.asked_at DESC",
             (within, since),
         )
+        return rows
 
     def daily(self, since: float) -> list[DailyCount]:
         """Questions per day (UTC) by channel and language."""

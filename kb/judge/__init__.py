@@ -15,7 +15,7 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -101,7 +101,7 @@ class Judging:
                 exc.message,
             )
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         """What /healthz reports: the judge, and how many questions it judged, skipped, found cached, failed on."""
         with self._lock:
             return {"kind": self.judge.kind, "model": self.judge.model, **self.counts, "failed": dict(self.failed)}

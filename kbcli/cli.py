@@ -186,7 +186,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
         print(f"out of scope: {outside[0]}")
     else:
         print(f"{'out of scope':18}" + "".join(f"{o:^35}" for o in outside))
-    if judge is not None:
+    if judging is not None:
         j = report["judge"]
         print(
             f"judge {j['kind']} {j['model']}: read the first {j['top']} candidates; changed the held-out outcome of "

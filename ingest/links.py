@@ -44,7 +44,8 @@ def code_lines(markdown: str) -> set[int]:
 
 def _is_language_links(inline: Token) -> bool:
     """A paragraph of links to the page in other languages, e.g. `[English](../en/qa.md)`."""
-    links, inside, texts = 0, False, []
+    links, inside = 0, False
+    texts: list[str] = []
     for child in inline.children or []:
         if child.type == "link_open":
             links, inside, texts = links + 1, True, []

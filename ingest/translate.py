@@ -215,9 +215,13 @@ class _Piece:
 
 def _tail(lines: list[str], style: str) -> int:
     """In an entry's lines, the first heading past its answer: the start of a new section."""
-    headings = [t for t in _md.parse("\n".join(lines)) if t.type == "heading_open" and t.map and t.level == 0]
-    level = int(headings[0].tag[1]) if style == "headings" and headings and headings[0].map[0] == 0 else 7
-    return next((t.map[0] for t in headings if t.map[0] > 0 and int(t.tag[1]) <= level), len(lines))
+    headings = [  # (first line, level) of each
+        (t.map[0], int(t.tag[1]))
+        for t in _md.parse("\n".join(lines))
+        if t.type == "heading_open" and t.map and t.level == 0
+    ]
+    level = headings[0][1] if style == "headings" and headings and headings[0][0] == 0 else 7
+    return next((start for start, depth in headings if start > 0 and depth <= level), len(lines))
 
 
 def _pieces(text: str, entries: list[Entry], source: Source, path: Path) -> list[_Piece]:

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Self
 
 from .errors import SettingsError
 
@@ -100,7 +100,7 @@ class Settings:
         return self.data_dir / "cache"
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Self:
         """Build settings from `KB_*` variables; `overrides` win over the environment."""
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {}
@@ -111,7 +111,7 @@ class Settings:
         values.update(overrides)
         return cls(**values)
 
-    def with_(self, **changes: Any) -> "Settings":
+    def with_(self, **changes: Any) -> Self:
         return replace(self, **changes)
 
     @classmethod

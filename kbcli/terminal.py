@@ -78,6 +78,7 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        TaskID,
         TextColumn,
         TimeRemainingColumn,
     )
@@ -86,7 +87,7 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
     if not console.is_terminal:
         yield lambda stage, done, total: None
         return
-    tasks: dict[str, int] = {}
+    tasks: dict[str, TaskID] = {}
     columns = (TextColumn("{task.description:<6}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console) as bar:
 

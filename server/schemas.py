@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
@@ -39,7 +39,17 @@ __all__ = [
     "LinkOut",
     "LinksOut",
     "link_out",
+    "Lang",
+    "Origin",
+    "TranslatedBy",
+    "ChatMode",
 ]
+
+# The library holds these as plain strings; a model built from them checks each value.
+Lang = Literal["zh", "en"]
+Origin = Literal["asked", "tracker", "maintainer"]  # kb.learning.questions.ORIGINS
+TranslatedBy = Literal["maintainers", "machine"]
+ChatMode = Literal["extractive", "llm", "fallback"]
 
 
 class SourceOut(BaseModel):
@@ -73,7 +83,7 @@ class HitOut(BaseModel):
         description="one line in the reader's language when the text given is not the authors' own in that language: "
         "the entry has no version in it, or this version is a translation (who made it); empty otherwise",
     )
-    translated_by: Literal["maintainers", "machine"] | None = Field(
+    translated_by: TranslatedBy | None = Field(
         default=None,
         description="who translated the text given, when it is not the authors' own: this knowledge base's "
         "maintainers, or a machine (an LLM's draft; see `note` for whether a maintainer reviewed it)",
@@ -103,8 +113,8 @@ class SearchOut(BaseModel):
 
 class AlternateOut(BaseModel):
     question: str = Field(description="the question as it was asked")
-    lang: Literal["zh", "en"]
-    origin: Literal["asked", "tracker", "maintainer"] = Field(
+    lang: Lang
+    origin: Origin = Field(
         description="`asked`: asked on this server and linked by a maintainer; `tracker`: from an issue tracker; "
         "`maintainer`: written by a maintainer"
     )
@@ -127,7 +137,7 @@ class EntryOut(BaseModel):
     note: str = Field(
         default="", description="as a hit's `note`: the text given is in another language, or a translation"
     )
-    translated_by: Literal["maintainers", "machine"] | None = Field(default=None, description="as a hit's")
+    translated_by: TranslatedBy | None = Field(default=None, description="as a hit's")
     original_url: str | None = Field(default=None, description="as a hit's")
     related: list[HitOut]
     alternates: list[AlternateOut] = Field(
@@ -159,10 +169,10 @@ class ChatIn(BaseModel):
         max_length=MAX_TURNS,
         description=f"earlier turns, oldest first: at most {MAX_TURNS}, {MAX_HISTORY_CHARS} characters in all",
     )
-    hl: Literal["zh", "en"] | None = Field(
+    hl: Lang | None = Field(
         default=None, description="the reader's language, for the answer and its sources; default: the message's"
     )
-    lang: Literal["zh", "en"] | None = Field(default=None, description="the same as `hl` (older name)")
+    lang: Lang | None = Field(default=None, description="the same as `hl` (older name)")
     about: str | None = Field(
         default=None,
         max_length=200,
@@ -182,11 +192,11 @@ class ChatOut(BaseModel):
     answer: str = Field(description="Markdown")
     answer_html: str
     answered: bool
-    mode: Literal["extractive", "llm", "fallback"] = Field(
+    mode: ChatMode = Field(
         description="`llm`: written by the LLM; `fallback`: the LLM failed, this is the extractive answer"
     )
     sources: list[HitOut]
-    lang: Literal["zh", "en"] = Field(
+    lang: Lang = Field(
         description="the reader's language, which the answer is in: `hl` when given, else the question's"
     )
     session: str | None = Field(
@@ -264,7 +274,7 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | Non
     """`reader` is the reader's language (default: the entry's own)."""
     return EntryOut(
         note=version_note(entry, reader or entry.lang),
-        translated_by=entry.translated_by or None,
+        translated_by=cast(TranslatedBy | None, entry.translated_by or None),
         original_url=original_url(entry) or None,
         id=entry.id,
         question=entry.question,
@@ -283,7 +293,11 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | Non
 
 def alternate_out(question: LearnedQuestion) -> AlternateOut:
     return AlternateOut(
-        question=question.question, lang=question.lang, origin=question.origin, url=question.url, date=question.date
+        question=question.question,
+        lang=cast(Lang, question.lang),
+        origin=cast(Origin, question.origin),
+        url=question.url,
+        date=question.date,
     )
 
 
@@ -313,11 +327,11 @@ class LinkIn(BaseModel):
 class LinkOut(BaseModel):
     id: int
     question: str
-    lang: Literal["zh", "en"]
+    lang: Lang
     entry_id: str | None = Field(description="the entry the question is linked to; null when not covered")
     not_covered: bool
     made_at: str = Field(description="when the link was made, ISO 8601 in UTC")
-    origin: Literal["asked", "tracker", "maintainer"]
+    origin: Origin
     url: str
     active: bool = Field(
         description="false once undone (`DELETE /admin/links/{id}`) or replaced by a newer link of the question"
@@ -337,11 +351,11 @@ def link_out(link: Link) -> LinkOut:
     return LinkOut(
         id=link.id,
         question=link.question,
-        lang=link.lang,
+        lang=cast(Lang, link.lang),
         entry_id=link.entry,
         not_covered=link.not_covered,
         made_at=_utc(link.made_at),
-        origin=link.origin,
+        origin=cast(Origin, link.origin),
         url=link.url,
         active=link.active,
         removed_at=None if link.removed_at is None else _utc(link.removed_at),

@@ -46,9 +46,17 @@ from .report import DEFAULT_SINCE, TABLES, Report, Table, day, gather, parse_sin
 from .store import InsightsStore, store_path
 
 if TYPE_CHECKING:
-    from .drafts import LAYOUTS, draft_entries, draft_entry
-    from .groups import CROSS_LANGUAGE, THRESHOLD, Gap, GapFinder
-    from .recorder import LIVE_QUIET, Recorder, related_typing
+    # `X as X`: exported, as the names in __all__ are.
+    from .drafts import LAYOUTS as LAYOUTS
+    from .drafts import draft_entries as draft_entries
+    from .drafts import draft_entry as draft_entry
+    from .groups import CROSS_LANGUAGE as CROSS_LANGUAGE
+    from .groups import THRESHOLD as THRESHOLD
+    from .groups import Gap as Gap
+    from .groups import GapFinder as GapFinder
+    from .recorder import LIVE_QUIET as LIVE_QUIET
+    from .recorder import Recorder as Recorder
+    from .recorder import related_typing as related_typing
 
 _LATER = {
     "Gap": "groups",

@@ -92,7 +92,7 @@ def name_site(
 def intro(kb: KnowledgeBase, lang: str, settings: ServerSettings | None = None) -> Intro:
     """The home page's heading and tagline (see `site`), and the examples: one question from
     each source (the shortest it has in `lang`, for a chip that reads at a glance)."""
-    named = site(kb, settings or kb.settings, lang)
+    named = site(kb, settings or ServerSettings.of(kb.settings), lang)
     questions: dict[str, str] = {}
     for entry in kb.entries:
         shown = entry.localized(lang)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -17,7 +17,7 @@ from kb.text import detect_lang
 from ..deps import ChannelDep, ChatDep, EventsDep, InsightsDep, base_url
 from ..links import permalinks
 from ..rendering.markdown import render_markdown
-from ..schemas import ChatIn, ChatOut, ErrorOut, hit_out
+from ..schemas import ChatIn, ChatMode, ChatOut, ErrorOut, Lang, hit_out
 from ..sessions import issue
 
 __all__ = ["router", "chat_out"]
@@ -39,9 +39,9 @@ def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | 
         answer=reply.answer,
         answer_html=str(render_markdown(reply.answer)),
         answered=reply.answered,
-        mode=reply.mode,
+        mode=cast(ChatMode, reply.mode),
         sources=[hit_out(h, root, hl) for h in reply.sources],
-        lang=reply.lang,  # type: ignore[arg-type]
+        lang=cast(Lang, reply.lang),
         session=session,
         note=reply.note or None,
     )

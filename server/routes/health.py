@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from ..deps import ChatDep, InsightsDep, KBDep
-from ..schemas import HealthOut
+from ..schemas import HealthOut, JudgeOut
 
 __all__ = ["router"]
 
@@ -25,5 +25,5 @@ async def healthz(kb: KBDep, chat: ChatDep, insights: InsightsDep) -> HealthOut:
         llm=chat.llm is not None,
         insights_waiting=insights.waiting,
         insights_dropped=insights.dropped,
-        judge=kb.judging.stats() if kb.judging is not None else None,
+        judge=JudgeOut.model_validate(kb.judging.stats()) if kb.judging is not None else None,
     )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from typing import Annotated, Iterator
+from typing import Annotated, Any, Iterator
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
@@ -109,7 +109,7 @@ async def served_at_once(reloader: Reloader) -> None:
         log.warning("the links changed but could not be read back at once (%s); the next reload check tries again", exc)
 
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "no admin token, or another (the /insights sign-in cookie is not enough)"},
     404: {"model": ErrorOut, "description": "admin off (no KB_ADMIN_TOKEN), or no link with this id"},
     503: {"model": ErrorOut, "description": "the insights database, where links are kept, cannot be used or reached"},

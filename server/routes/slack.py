@@ -23,13 +23,13 @@ from kb.chat import SOURCES_PER_ANSWER, Chat, Turn
 from kb.errors import EntryNotFound, QueryError
 from kb.events import Events, Voted
 from kb.hits import SearchResult
-from kb.settings import Settings
 from kb.text import detect_lang
 
 from ..deps import ChatDep, EventsDep, KBDep, SlackFormDep, base_url
 from ..links import permalinks
 from ..rendering.strings import Translator
 from ..schemas import ErrorOut
+from ..settings import ServerSettings
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
 from ..slack.blocks import RELATED_SHOWN
 from ..slack.payload import BadSlackPayload, block_actions
@@ -45,7 +45,7 @@ ACK_SECONDS = 2.0  # longest wait for the search before acknowledging; Slack giv
 _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"model": ErrorOut}}
 
 
-def log_status(settings: Settings) -> None:
+def log_status(settings: ServerSettings) -> None:
     """Say at start-up whether the Slack routes are on."""
     if settings.slack_signing_secret:
         log.info("Slack routes on: /slack/command and /slack/interactive")

@@ -1,8 +1,9 @@
 """`kb insights`: the insights tables in a terminal: what was asked, what the FAQ lacks, what did not help.
 
 `kbcli/cli.py` adds the subcommand with `add_parser(sub)`. The tables are those of the
-/insights page and its CSV exports (`kb.insights.report`). Building the parser loads no
-numpy and no embedder, so `kb --help` stays quick: grouping is imported when it runs.
+/insights page and its CSV exports (`kb.insights.report`), read through the same
+`kb.insights.book.InsightsBook` as the server's. Building the parser loads no numpy and no
+embedder, so `kb --help` stays quick: grouping is imported when it runs.
 """
 
 from __future__ import annotations
@@ -13,19 +14,17 @@ import unicodedata
 from typing import Any, Sequence
 
 from kb.entries import ENTRY_STYLES
-from kb.errors import InsightsUnavailable
+from kb.insights.book import InsightsBook
 from kb.insights.records import CHANNELS, LANGS
 from kb.insights.report import (
     DEFAULT_SINCE,
     TABLES,
     Report,
     day,
-    gather,
     parse_since,
     table,
     to_csv,
 )
-from kb.insights.store import InsightsStore, store_path
 from kb.settings import Settings
 
 __all__ = ["add_parser", "cmd_insights", "print_report", "print_rows"]
@@ -61,17 +60,9 @@ def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
     from kb.insights.groups import GapFinder
 
     window = parse_since(args.since)
-    path = store_path(settings.data_dir)
-    if not settings.database_url and not path.exists():
-        raise InsightsUnavailable(
-            path, "does not exist: nothing has been recorded yet (the server records as it answers)"
-        )
-    store = InsightsStore(settings.database_url or path)
-    try:
+    with InsightsBook.open(settings, create=False) as book:  # no writer thread: nothing is pruned
         finder = GapFinder(open_embedder(settings.embed_model))
-        report = gather(store, finder, window, _entry_questions(settings), limit=max(args.limit, 1))
-    finally:
-        store.close()
+        report = book.report(finder, window, _entry_questions(settings), limit=max(args.limit, 1))
     if args.csv:
         sys.stdout.write(to_csv(table(report, args.csv)))
     elif args.drafts:

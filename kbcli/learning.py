@@ -8,7 +8,8 @@
     kb links import [--sources DIR]              add the learned questions of those files to the database
 
 `kbcli/cli.py` adds both subcommands with `add_parser(sub)`. Links are kept in the insights
-database (the SQLite file in KB_DATA_DIR, or KB_DATABASE_URL). Building the parser loads
+database (the SQLite file in KB_DATA_DIR, or KB_DATABASE_URL), read and written through
+`kb.insights.book.InsightsBook`, as the server's `Insights` does. Building the parser loads
 no numpy and no embedder: they are imported when a command runs.
 """
 
@@ -22,8 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from kb.errors import EntryNotFound, IndexMissing, QueryError, SourceError
+from kb.insights.book import InsightsBook
 from kb.insights.records import LANGS, question_key
-from kb.insights.store import InsightsStore, store_path
 from kb.learning.questions import (
     NOT_COVERED_FILE,
     LearnedQuestion,
@@ -50,7 +51,6 @@ __all__ = [
     "cmd_links_restore",
     "cmd_links_export",
     "cmd_links_import",
-    "open_store",
     "read_learned_file",
 ]
 
@@ -85,15 +85,6 @@ def add_parser(sub: Any) -> None:
 
 
 # Where links and entries come from
-
-
-def open_store(settings: Settings, create: bool) -> InsightsStore | None:
-    """The insights database (KB_DATABASE_URL, else the SQLite file in the data directory); None when
-    the file does not exist and `create` is off (nothing has been recorded or linked yet)."""
-    path = store_path(settings.data_dir)
-    if not settings.database_url and not create and not path.exists():
-        return None
-    return InsightsStore(settings.database_url or path)
 
 
 def _entries(settings: Settings) -> dict[str, Entry]:
@@ -155,13 +146,9 @@ def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
     lang = args.lang or detect_lang(question)
     embedder = open_embedder(settings.embed_model)
     vector = embedder.embed_query(searched_text(question) or question)  # what a search of it embeds
-    store = open_store(settings, create=True)
-    assert store is not None
-    try:
-        moved = _others(store.links(), question)
-        link = store.add_link(question, lang, args.entry, vector, embedder.model)
-    finally:
-        store.close()
+    with InsightsBook.open(settings) as book:
+        moved = _others(book.links(), question)
+        link = book.add_link(question, lang, args.entry, vector, embedder.model)
     print(f"linked #{link.id} [{link.lang}] {link.question!r} → {_target(link, entries)}")
     for old in moved:
         print(f"(it replaces link #{old.id} → {_target(old, entries)}; `kb links restore {old.id}` brings that back)")
@@ -172,14 +159,11 @@ def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_links_list(settings: Settings, args: argparse.Namespace) -> int:
-    store = open_store(settings, create=False)
-    if store is None:
+    if not InsightsBook.exists(settings):
         print("No links yet.")
         return 0
-    try:
-        links = store.links(include_removed=args.all)
-    finally:
-        store.close()
+    with InsightsBook.open(settings, create=False) as book:
+        links = book.links(include_removed=args.all)
     entries = _entries_if_any(settings)
     active = sum(link.active for link in links)
     title = f"{active} active link{'s' if active != 1 else ''}"
@@ -202,23 +186,19 @@ def cmd_links_list(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _changed(settings: Settings, link_id: int, change: str) -> tuple[Link | None, Link, list[Link]]:
-    """(the link before, after, the links its restoring removed) for `change`, remove or restore."""
+    """(the link before, after, the links its restoring removed) for `change`: "remove" or "restore"."""
     from kb.learning.links import LinkNotFound
 
-    store = open_store(settings, create=False)
-    if store is None:
+    if not InsightsBook.exists(settings):
         raise LinkNotFound(link_id)
-    try:
-        before = store.link(link_id)
+    with InsightsBook.open(settings, create=False) as book:
+        before = book.link_of(link_id)
         if before is None:
             raise LinkNotFound(link_id)
-        active = store.links()
-        after = store.remove_link(link_id) if change == "remove" else store.restore_link(link_id)
-        if after is None:  # removed from the table in between: only by hand
-            raise LinkNotFound(link_id)
-        displaced = [] if change == "remove" or before.active else _others(active, after.question, but=link_id)
-    finally:
-        store.close()
+        active = book.links()
+        # LinkNotFound too when the row went in between (only by hand)
+        after = book.undo_link(link_id) if change == "remove" else book.restore_link(link_id)
+    displaced = [] if change == "remove" or before.active else _others(active, after.question, but=link_id)
     return before, after, displaced
 
 
@@ -264,13 +244,10 @@ def _key(question: LearnedQuestion) -> tuple[str, str | None]:
 
 def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
     folder = _folder(settings, args)
-    store = open_store(settings, create=False)
     links: list[Link] = []
-    if store is not None:
-        try:
-            links = store.links()
-        finally:
-            store.close()
+    if InsightsBook.exists(settings):
+        with InsightsBook.open(settings, create=False) as book:
+            links = book.links()
     if not links:
         print("No links to export.")
         return 0
@@ -323,10 +300,8 @@ def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
     learned, warnings = load_learned(folder, known=_entries(settings))
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    store = open_store(settings, create=True)
-    assert store is not None
-    try:
-        have = {(question_key(link.question), link.entry) for link in store.links(include_removed=True)}
+    with InsightsBook.open(settings) as book:
+        have = {(question_key(link.question), link.entry) for link in book.links(include_removed=True)}
         missing = []
         for question in learned:
             if _key(question) not in have:
@@ -337,7 +312,7 @@ def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
             # What a search of each question embeds; embedded together, in batches.
             vectors = [embedder.query_vector(searched_text(q.question) or q.question) for q in missing]
             for question, vector in zip(missing, vectors):
-                store.add_link(
+                book.add_link(
                     question.question,
                     question.lang,
                     question.entry,
@@ -347,8 +322,6 @@ def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
                     url=question.url,
                     at=_made_at(question.date),
                 )
-    finally:
-        store.close()
     print(
         f"{len(missing)} of {len(learned)} learned questions in {folder} added as links"
         + (f" ({len(learned) - len(missing)} already there)" if len(learned) > len(missing) else "")

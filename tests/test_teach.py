@@ -24,7 +24,7 @@ from ports import free_port
 
 from kb.embedding import open_embedder
 from kb.index import read_index, write_index
-from kb.insights import InsightsStore, Question, store_path
+from kb.insights import InsightsBook, InsightsStore, Question, store_path
 from kb.knowledge import KnowledgeBase
 from kb.learning.teach import learn
 from kb.search import searched_text
@@ -237,7 +237,7 @@ def test_a_link_embeds_what_a_search_of_the_question_embeds(teach_settings: Sett
     store = InsightsStore(tmp_path / "links.sqlite")
     asked = "[Bug] slime: how to continue from a checkpoint? Thanks a lot!"
     assert searched_text(asked) != asked
-    link = asyncio.run(learn(kb, store, asked, RESUME))
+    link = asyncio.run(learn(kb, InsightsBook(store), asked, RESUME))
     assert link.question == asked and link.lang == "en"
     assert np.allclose(link.vector, kb.searcher.embedder.embed_query(searched_text(asked)), atol=1e-6)
     assert not np.allclose(link.vector, kb.searcher.embedder.embed_query(asked), atol=1e-3)

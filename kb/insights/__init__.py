@@ -8,8 +8,11 @@
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
   for each group, the answers that may be wrong;
 - `report`: the tables the /insights page, its CSV exports and `kb insights` (`kbcli.insights`) show;
+- `book`: `InsightsBook`, the report, dismissing and restoring gaps, and the links over one
+  store, called directly: the `kb` command's `insights`, `link` and `links` go through it;
 - `service`: `Insights`, the one object the /insights page, its CSV exports and the links'
-  admin API go through (the report, dismissing and restoring gaps, the links).
+  admin API go through (the report, dismissing and restoring gaps, the links): the book's
+  calls in a worker thread, with the errors a server answers.
 
 Grouping needs numpy and the embedder, and recording needs the search's types: their names
 (`GapFinder`, `Gap`, `draft_entry`, `Recorder`, ...) load on first use, so that importing
@@ -22,6 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InsightsUnavailable
+from .book import InsightsBook
 from .doubts import ASKED_AGAIN_WITHIN, LOW_MARGIN, REPHRASED, DoubtfulAnswer, doubtful_answers
 from .migrations import SCHEMA_VERSION
 from .records import (
@@ -73,6 +77,7 @@ _LATER = {
 
 __all__ = [
     "InsightsStore",
+    "InsightsBook",
     "InsightsUnavailable",
     "store_path",
     "SCHEMA_VERSION",

@@ -2,10 +2,11 @@
 
 `Insights` is the one object the /insights page, its CSV exports, the links' admin API and
 the votes' sessions go through: it owns the recorder's store (or says why there is none),
-the gap finder, and the answer when the database server cannot be reached. It raises `InsightsOff` (no
-database could be opened: nothing is recorded and links are off) and `InsightsUnreachable`
-(a database server that is down), each saying what cannot be done; a server answers both
-with 503.
+the gap finder, and the answer when the database server cannot be reached. The work itself
+is `InsightsBook`'s (`book.py`), run in a worker thread so the event loop is never blocked;
+the `kb` command calls the same book directly. It raises `InsightsOff` (no database could
+be opened: nothing is recorded and links are off) and `InsightsUnreachable` (a database
+server that is down), each saying what cannot be done; a server answers both with 503.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Iterator
 from ..errors import KBError
 from ..learning.links import Link
 from ..learning.teach import learn, relearn_link, unlearn
-from .report import Report, gather, parse_since
-from .store import InsightsStore, RecentQuestion
+from .book import InsightsBook
+from .report import Report, parse_since
+from .store import RecentQuestion
 
 if TYPE_CHECKING:
     from ..knowledge import KnowledgeBase
@@ -67,22 +69,22 @@ class Insights:
         """Records dropped since start-up, the queue being full."""
         return self.recorder.dropped
 
-    def _store(self, off: str) -> InsightsStore:
+    def _book(self, off: str) -> InsightsBook:
         if self.recorder.store is None:
             raise InsightsOff(off.format(problem=self.recorder.problem))
-        return self.recorder.store
+        return InsightsBook(self.recorder.store)
 
     @contextmanager
-    def _reaching(self, store: InsightsStore, unreachable: str) -> Iterator[None]:
+    def _reaching(self, book: InsightsBook, unreachable: str) -> Iterator[None]:
         """InsightsUnreachable when the database server cannot be reached (PostgreSQL down); other errors go on."""
         try:
             yield
         except KBError:
             raise
         except Exception as exc:
-            if not store.unreachable(exc):
+            if not book.store.unreachable(exc):
                 raise
-            raise InsightsUnreachable(unreachable.format(location=store.location)) from None
+            raise InsightsUnreachable(unreachable.format(location=book.store.location)) from None
 
     def finder(self, kb: KnowledgeBase) -> GapFinder:
         """One for the program's life, so question vectors are embedded once across reports."""
@@ -95,10 +97,10 @@ class Insights:
     async def report(self, kb: KnowledgeBase, since: str, lang: str | None = None) -> Report:
         """What was asked in the window `since` ("7d"); each entry named by its question in `lang` where it has one."""
         window = parse_since(since)
-        store = self._store(_NOTHING_RECORDED)
+        book = self._book(_NOTHING_RECORDED)
         questions = {entry_id: entry.localized(lang).question for entry_id, entry in kb.by_id.items()}
-        with self._reaching(store, _REPORT_UNREACHABLE):
-            return await asyncio.to_thread(gather, store, self.finder(kb), window, questions)
+        with self._reaching(book, _REPORT_UNREACHABLE):
+            return await asyncio.to_thread(book.report, self.finder(kb), window, questions)
 
     async def dismiss(self, kb: KnowledgeBase, since: str, label: str) -> Gap | None:
         """Dismiss the gap of the window named `label`: its questions leave the list, now and after a restart.
@@ -106,7 +108,7 @@ class Insights:
         report = await self.report(kb, since)
         gap = next((g for g in report.gaps if g.label == label), None)
         if gap is not None:
-            await asyncio.to_thread(self._store(_NOTHING_RECORDED).dismiss_gap, [q.text for q in gap.questions])
+            await asyncio.to_thread(self._book(_NOTHING_RECORDED).dismiss_gap, gap)
         return gap
 
     async def restore(self, kb: KnowledgeBase, since: str, label: str) -> Gap | None:
@@ -114,47 +116,45 @@ class Insights:
         report = await self.report(kb, since)
         gap = next((g for g in report.dismissed if g.label == label), None)
         if gap is not None:
-            await asyncio.to_thread(self._store(_NOTHING_RECORDED).restore_gap, [q.text for q in gap.questions])
+            await asyncio.to_thread(self._book(_NOTHING_RECORDED).restore_gap, gap)
         return gap
 
     def check_links(self) -> None:
         """InsightsOff when links cannot be kept (before anything else about a link request is looked at)."""
-        self._store(_LINKS_OFF)
+        self._book(_LINKS_OFF)
 
     async def links(self, include_removed: bool = False) -> list[Link]:
         """The links, oldest first (`include_removed`: the undone and replaced ones too)."""
-        store = self._store(_LINKS_OFF)
-        with self._reaching(store, _LINKS_UNREACHABLE):
-            return await asyncio.to_thread(store.links, include_removed)
+        book = self._book(_LINKS_OFF)
+        with self._reaching(book, _LINKS_UNREACHABLE):
+            return await asyncio.to_thread(book.links, include_removed)
 
     async def link_of(self, link_id: int) -> Link | None:
         """One link, active or not; None when there is none."""
-        store = self._store(_LINKS_OFF)
-        with self._reaching(store, _LINKS_UNREACHABLE):
-            return await asyncio.to_thread(store.link, link_id)
+        book = self._book(_LINKS_OFF)
+        with self._reaching(book, _LINKS_UNREACHABLE):
+            return await asyncio.to_thread(book.link_of, link_id)
 
     async def recent(self, limit: int, find: str = "") -> list[RecentQuestion]:
         """The last `limit` questions asked, newest first; those holding `find` when given."""
-        store = self._store(_LINKS_OFF)
-        with self._reaching(store, _LINKS_UNREACHABLE):
-            recent = await asyncio.to_thread(store.recent_questions, limit)
-        wanted = find.strip().lower()
-        return [q for q in recent if wanted in q.text.lower()] if wanted else recent
+        book = self._book(_LINKS_OFF)
+        with self._reaching(book, _LINKS_UNREACHABLE):
+            return await asyncio.to_thread(book.recent, limit, find)
 
     async def link(self, kb: KnowledgeBase, question: str, entry_id: str | None) -> Link:
         """Link `question` to the entry that answers it (None: not covered by the FAQ); `kb.learning.teach.learn`."""
-        store = self._store(_LINKS_OFF)
-        with self._reaching(store, _LINKS_UNREACHABLE):
-            return await learn(kb, store, question, entry_id)
+        book = self._book(_LINKS_OFF)
+        with self._reaching(book, _LINKS_UNREACHABLE):
+            return await learn(kb, book, question, entry_id)
 
     async def unlink(self, link_id: int) -> Link:
         """Undo a link (LinkNotFound when there is none)."""
-        store = self._store(_LINKS_OFF)
-        with self._reaching(store, _LINKS_UNREACHABLE):
-            return await unlearn(store, link_id)
+        book = self._book(_LINKS_OFF)
+        with self._reaching(book, _LINKS_UNREACHABLE):
+            return await unlearn(book, link_id)
 
     async def relink(self, link_id: int) -> Link:
         """Bring back an undone link (LinkNotFound when there is none)."""
-        store = self._store(_LINKS_OFF)
-        with self._reaching(store, _LINKS_UNREACHABLE):
-            return await relearn_link(store, link_id)
+        book = self._book(_LINKS_OFF)
+        with self._reaching(book, _LINKS_UNREACHABLE):
+            return await relearn_link(book, link_id)

@@ -16,12 +16,12 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ..errors import QueryError
-from ..insights.store import InsightsStore
 from ..text import clean_query, detect_lang
-from .links import Link, LinkNotFound
+from .links import Link
 from .questions import ORIGINS
 
 if TYPE_CHECKING:
+    from ..insights.book import InsightsBook
     from ..knowledge import KnowledgeBase
 
 __all__ = ["learn", "unlearn", "relearn_link", "checked_question"]
@@ -40,7 +40,7 @@ def checked_question(question: str, max_chars: int, field: str = "question") -> 
 
 async def learn(
     kb: KnowledgeBase,
-    store: InsightsStore,
+    book: InsightsBook,
     question: str,
     entry: str | None,
     origin: str = "asked",
@@ -48,7 +48,7 @@ async def learn(
     field: str = "entry_id",
 ) -> Link:
     """Link `question` to the entry with id `entry` of `kb` (None: the FAQ does not cover it) and keep the
-    link in `store`. An active link of the same question is replaced (linking again moves it).
+    link in `book`. An active link of the same question is replaced (linking again moves it).
 
     A QueryError names the field at fault: `field` for an id `kb` has no entry with, `question` for an
     empty or too long question, `origin` for an unknown origin."""
@@ -62,21 +62,15 @@ async def learn(
     searched = searched_text(text) or text
     embedder = kb.searcher.embedder
     vector = await asyncio.wrap_future(embedder.query_vector(searched))
-    return await asyncio.to_thread(store.add_link, text, detect_lang(text), entry, vector, embedder.model, origin, url)
+    return await asyncio.to_thread(book.add_link, text, detect_lang(text), entry, vector, embedder.model, origin, url)
 
 
-async def unlearn(store: InsightsStore, link_id: int) -> Link:
+async def unlearn(book: InsightsBook, link_id: int) -> Link:
     """Undo link `link_id` (its row is kept: `relearn_link` brings it back); LinkNotFound when there is none."""
-    link = await asyncio.to_thread(store.remove_link, link_id)
-    if link is None:
-        raise LinkNotFound(link_id)
-    return link
+    return await asyncio.to_thread(book.undo_link, link_id)
 
 
-async def relearn_link(store: InsightsStore, link_id: int) -> Link:
+async def relearn_link(book: InsightsBook, link_id: int) -> Link:
     """Make the removed link `link_id` active again (replacing any other active link of its question);
     LinkNotFound when there is none."""
-    link = await asyncio.to_thread(store.restore_link, link_id)
-    if link is None:
-        raise LinkNotFound(link_id)
-    return link
+    return await asyncio.to_thread(book.restore_link, link_id)

@@ -11,12 +11,13 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from kb.adapter import QueryAdapter
 from kb.embedding import open_embedder
 from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.entries import Entry
-from kb.errors import IndexMissing
+from kb.errors import IndexMissing, IndexUnreadable, SourceError
 from kb.glossary import GLOSSARY_PATH, load_glossary
-from kb.index import IndexMeta, read_meta, write_index
+from kb.index import IndexMeta, read_adapter, read_meta, write_index
 from kb.learning import LearnedQuestion, load_learned
 from kb.search import searched_text
 from kb.settings import Settings
@@ -32,9 +33,13 @@ __all__ = [
     "index_is_stale",
     "indexed_sources",
     "BACKGROUND_PATH",
+    "SHIPPED_ADAPTER",
 ]
 
 BACKGROUND_PATH = Path(__file__).resolve().parent.parent / "kb" / "data" / "background.txt"
+
+# A query adapter kept beside the sources it was fitted for (`kb tune --output`), as the shipped FAQs keep theirs.
+SHIPPED_ADAPTER = "query-adapter.npz"
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 QUESTION_VECTORS = False
@@ -93,6 +98,7 @@ class BuildReport:
     replaced: tuple[SourceSummary, ...] | None = None  # what the index it replaced held (None: there was none)
     alternates: int = 0  # learned questions that are alternates of an entry
     not_covered: int = 0  # learned questions the FAQ does not cover
+    adapter: str = ""  # where the build's query adapter came from, or why it has none
 
 
 def sources_hash(sources_dir: SourceDirs) -> str:
@@ -143,6 +149,7 @@ def build_index(
     finally:
         cache.close()
     warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings)
+    adapter, adapter_note = adapter_for(settings, sources_dir, entries, embedder.model)
     meta = write_index(
         settings.index_dir,
         entries,
@@ -154,6 +161,7 @@ def build_index(
         learned=learned,
         learned_vectors=learned_vectors,
         site=site_of(sources_dir),
+        adapter=adapter,
     )
     covered = sum(1 for q in learned if q.entry is not None)
     return BuildReport(
@@ -167,6 +175,43 @@ def build_index(
         replaced,
         alternates=covered,
         not_covered=len(learned) - covered,
+        adapter=adapter_note,
+    )
+
+
+def adapter_for(
+    settings: Settings, sources_dirs: list[Path], entries: list[Entry], model: str
+) -> tuple[QueryAdapter | None, str]:
+    """The query adapter a new build carries, and a line saying where it came from or why there is none.
+
+    An adapter fits a build that holds the very sources it was fitted for, embedded by its
+    model. Of those found (the previous build's, one kept beside the sources), the one fitted
+    last is carried: `kb tune` refits from what the build holds.
+    """
+    sources = sorted({e.source for e in entries})
+    found: list[tuple[QueryAdapter, str]] = []
+    for folder in sources_dirs:
+        path = folder / SHIPPED_ADAPTER
+        if path.exists():
+            try:
+                found.append((QueryAdapter.load(path), str(path)))
+            except (OSError, ValueError) as exc:
+                raise SourceError(path, f"not a query adapter ({exc})") from None
+    try:
+        previous = read_adapter(settings.index_dir)
+    except (IndexMissing, IndexUnreadable):
+        previous = None  # no previous build, or none that can be read: nothing to carry
+    if previous is not None:
+        found.append((previous, "the previous build"))
+    fitting = [(a, where) for a, where in found if a.model == model and a.about.get("sources") == sources]
+    if not fitting:
+        if found:
+            return None, "none: the adapters found were fitted for other sources or another model; run `kb tune`"
+        return None, ""
+    adapter, where = max(fitting, key=lambda pair: str(pair[0].about.get("fitted_at", "")))
+    return (
+        adapter,
+        f"fitted {adapter.about.get('fitted_at', '?')} on {adapter.about.get('questions', 0)} questions, from {where}",
     )
 
 

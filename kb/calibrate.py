@@ -32,6 +32,7 @@ from .insights.records import question_key
 from .judge import Judge
 from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, JUDGE, RANK_FEATURES, Features, Weights
 from .search import Searcher
+from .tuning import refit_without
 
 __all__ = ["calibrate", "write_calibration", "MAX_FALSE_ABSTENTION"]
 
@@ -54,12 +55,17 @@ class _Question:
 def _collect(searcher: Searcher, queries: Sequence[EvalQuery], folds: int) -> list[_Question]:
     """Each question's evidence against every entry. Learned questions that are among the
     queries are learned only from the other folds: a question is measured as if its own
-    fold had never been linked (as the shipped tune split's questions are)."""
+    fold had never been linked (as the shipped tune split's questions are). So is the query
+    adapter, when there is one: each fold's questions are searched through an adapter fitted
+    the same way without them."""
     ids = np.arange(len(searcher.entries))
     found: list[_Question | None] = [None] * len(queries)
     for fold in range(folds):
         members = [i for i, query in enumerate(queries) if _fold(query, folds) == fold]
-        view = searcher.with_learned(searcher.learned.without({question_key(queries[i].q) for i in members}))
+        held = {question_key(queries[i].q) for i in members}
+        view = searcher.with_learned(searcher.learned.without(held))
+        if searcher.adapter is not None and searcher.adapter.examples is not None:
+            view = view.with_adapter(refit_without(searcher, searcher.adapter, held))
         for i in members:
             query = queries[i]
             plan = view.plan(query.q, k=DEPTH)

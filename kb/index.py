@@ -14,6 +14,8 @@
         learned.jsonl   the learned questions of the sources' files (`kb.learning`): alternates
                         of entries and questions the FAQ does not cover, one a line
         learned.npy     their vectors, as the model embeds a query, row i for line i
+        adapter.npz     the query adapter (`kb.adapter`), when the build has one: meta.json's
+                        `adapter` describes it and its checksum is among the others
 
 A reader either sees the old build or the new one, never half of one.
 """
@@ -27,7 +29,7 @@ import re
 import shutil
 import time
 import typing
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
@@ -36,19 +38,31 @@ import faiss
 import numpy as np
 
 from . import builds, dense
+from .adapter import FILE as ADAPTER_FILE
+from .adapter import QueryAdapter
 from .entries import Entry
 from .errors import IndexMissing, IndexUnreadable
 from .learning.overlay import Learned
 from .learning.questions import LearnedQuestion
 from .lexical import LexicalIndex
 
-__all__ = ["FORMAT_VERSION", "IndexMeta", "Index", "write_index", "read_index", "read_meta"]
+__all__ = [
+    "FORMAT_VERSION",
+    "IndexMeta",
+    "Index",
+    "write_index",
+    "write_adapted",
+    "read_index",
+    "read_meta",
+    "read_adapter",
+]
 
 # 2: meta.json names the vector index kind. A version 1 index (always flat) still reads.
 # 3: several vectors per entry, their owners in rows.npy. Older indexes (one each) still read.
 # 4: the lexical index in lexical.npz. Older indexes have it built at load.
 # 5: learned questions in learned.jsonl and learned.npy. Older indexes have none.
-FORMAT_VERSION = 5
+# 6: a query adapter in adapter.npz, when meta.json's `adapter` is not empty. Older indexes have none.
+FORMAT_VERSION = 6
 FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz", "learned.jsonl", "learned.npy")
 
 
@@ -69,6 +83,8 @@ class IndexMeta:
     ef_search: int = 0  # HNSW's efSearch, the candidate list a search keeps; 0 for flat
     # The site's name and tagline from the sources' manifests ({"name": {"zh": …, "en": …}}); {} when none gives one.
     site: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The query adapter's summary (`QueryAdapter.summary`, and its model); {} when the build has none.
+    adapter: dict[str, typing.Any] = field(default_factory=dict)
 
     @property
     def age_seconds(self) -> float:
@@ -87,6 +103,7 @@ class Index:
     rows: dense.EntryRows
     lexical: LexicalIndex
     learned: Learned = field(default_factory=lambda: Learned.empty(0))
+    adapter: QueryAdapter | None = None
 
     def vector_matrix(self) -> np.ndarray:
         matrix: np.ndarray = self.vectors.reconstruct_n(0, self.vectors.ntotal)
@@ -113,6 +130,7 @@ def write_index(
     learned: Sequence[LearnedQuestion] = (),
     learned_vectors: np.ndarray | None = None,
     site: dict[str, dict[str, str]] | None = None,
+    adapter: QueryAdapter | None = None,
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
@@ -120,7 +138,8 @@ def write_index(
     The vectors go in a flat index up to `approximate_above` of them and in HNSW past it
     (see `kb.dense` for why there). `learned` are the sources' learned questions, with their
     vectors; an alternate's words join its entry's question on the lexical side. `site` is
-    the site's name and tagline in each language, as the manifests give them.
+    the site's name and tagline in each language, as the manifests give them; `adapter`, the
+    query adapter the build carries.
     """
     if learned_vectors is None:
         learned_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
@@ -130,6 +149,72 @@ def write_index(
     if len(owners) != len(vectors):
         raise ValueError(f"{len(vectors)} vectors but {len(owners)} owners")
     dense.EntryRows(owners, len(entries))  # raises unless every entry owns a group of rows
+    return _swap_in(
+        index_dir,
+        lambda tmp: _write_build(
+            tmp,
+            entries,
+            vectors,
+            background,
+            model,
+            sources_hash,
+            approximate_above,
+            owners,
+            learned,
+            learned_vectors,
+            site or {},
+            adapter,
+        ),
+    )
+
+
+def write_adapted(index_dir: Path, adapter: QueryAdapter | None) -> IndexMeta:
+    """A new build that is the current one with `adapter` as its query adapter (None: without
+    one), swapped in as `write_index` does. The other files are hard links to the current
+    build's (copies where the file system has none): builds are never changed once written."""
+
+    def write(tmp: Path) -> IndexMeta:
+        current = index_dir.resolve()  # read under the write lock: no other build is swapped in meanwhile
+        old = read_meta(index_dir)
+        if old.format_version < 5:
+            raise IndexUnreadable(index_dir, "built by an older kb; run `kb ingest` again")
+        if adapter is not None and adapter.model != old.model:
+            raise IndexUnreadable(
+                index_dir, f"built with model {old.model!r}; the adapter was fitted for {adapter.model!r}"
+            )
+        names = [name for name in _files(old.format_version) if name != ADAPTER_FILE]
+        for name in names:
+            try:
+                os.link(current / name, tmp / name)
+            except OSError:
+                shutil.copy2(current / name, tmp / name)
+        checksums = {name: old.checksums[name] for name in names if name in old.checksums}
+        summary = _write_adapter(tmp, adapter, checksums)
+        meta = replace(
+            old,
+            format_version=FORMAT_VERSION,
+            built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            checksums=checksums,
+            adapter=summary,
+        )
+        (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
+        return meta
+
+    return _swap_in(index_dir, write)
+
+
+def _write_adapter(tmp: Path, adapter: QueryAdapter | None, checksums: dict[str, str]) -> dict[str, typing.Any]:
+    """Write the adapter's file into a build being written, its checksum into `checksums`;
+    returns what meta.json says of it ({} for none)."""
+    if adapter is None:
+        return {}
+    adapter.save(tmp / ADAPTER_FILE)
+    checksums[ADAPTER_FILE] = _sha256(tmp / ADAPTER_FILE)
+    return {"model": adapter.model, **adapter.summary()}
+
+
+def _swap_in(index_dir: Path, write: Callable[[Path], IndexMeta]) -> IndexMeta:
+    """Have `write` fill a new build directory, then point `index_dir` at it in one rename."""
     builds_dir = index_dir.parent / "builds"
     with builds.writing(builds_dir):  # one ingest writes at a time; what a killed one left is removed
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
@@ -137,19 +222,7 @@ def write_index(
         tmp = builds_dir / f".{stamp}{builds.PARTIAL}"
         tmp.mkdir()
         try:
-            meta = _write_build(
-                tmp,
-                entries,
-                vectors,
-                background,
-                model,
-                sources_hash,
-                approximate_above,
-                owners,
-                learned,
-                learned_vectors,
-                site or {},
-            )
+            meta = write(tmp)
             os.rename(tmp, build)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -176,6 +249,7 @@ def _write_build(
     learned: Sequence[LearnedQuestion],
     learned_vectors: np.ndarray,
     site: dict[str, dict[str, str]],
+    adapter: QueryAdapter | None,
 ) -> IndexMeta:
     """Write a build's files into `tmp`, the manifest last."""
     with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
@@ -191,6 +265,8 @@ def _write_build(
         for question in learned:
             f.write(json.dumps(asdict(question), ensure_ascii=False) + "\n")
     np.save(tmp / "learned.npy", np.asarray(learned_vectors, dtype=np.float32).reshape(len(learned), vectors.shape[1]))
+    checksums = {name: _sha256(tmp / name) for name in FILES}
+    summary = _write_adapter(tmp, adapter, checksums)
     meta = IndexMeta(
         format_version=FORMAT_VERSION,
         model=model,
@@ -198,10 +274,11 @@ def _write_build(
         entry_count=len(entries),
         built_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         sources_hash=sources_hash,
-        checksums={name: _sha256(tmp / name) for name in FILES},
+        checksums=checksums,
         index_kind=dense.kind_of(index),
         ef_search=dense.ef_search_of(index),
         site=site,
+        adapter=summary,
     )
     (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
     return meta
@@ -232,6 +309,13 @@ def read_meta(index_dir: Path) -> IndexMeta:
             f"format version {meta.format_version} is newer than this kb reads ({FORMAT_VERSION}); upgrade kb",
         )
     return meta
+
+
+def read_adapter(index_dir: Path) -> QueryAdapter | None:
+    """The query adapter of the build at `index_dir`, or None when it has none."""
+    if not read_meta(index_dir).adapter:
+        return None
+    return _load(index_dir, ADAPTER_FILE, QueryAdapter.load)
 
 
 def _meta_problem(meta: IndexMeta) -> str:
@@ -306,7 +390,7 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
             index_dir,
             f"built with model {meta.model!r} but KB_EMBED_MODEL is {model!r}; run `kb ingest` again",
         )
-    for name in _files(meta.format_version):
+    for name in _files(meta.format_version) + ((ADAPTER_FILE,) if meta.adapter else ()):
         path = index_dir / name
         if not path.exists():
             raise IndexUnreadable(index_dir, f"{name} is missing")
@@ -358,4 +442,11 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
                 f"learned.jsonl holds {len(questions)} questions; learned.npy {learned_vectors.shape} vectors",
             )
         learned = Learned.of(questions, learned_vectors, {e.id: i for i, e in enumerate(entries)}, meta.dim)
-    return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical, learned)
+    adapter = _load(index_dir, ADAPTER_FILE, QueryAdapter.load) if meta.adapter else None
+    if adapter is not None and (adapter.model != meta.model or adapter.dim != meta.dim):
+        raise IndexUnreadable(
+            index_dir,
+            f"{ADAPTER_FILE} maps vectors of dimension {adapter.dim} of model {adapter.model!r}; "
+            f"meta.json says {meta.dim} of {meta.model!r}",
+        )
+    return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical, learned, adapter)

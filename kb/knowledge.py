@@ -9,9 +9,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .adapter import QueryAdapter
 from .embedding import open_embedder
 from .entries import Entry, Source
-from .errors import EntryNotFound, IndexUnreadable
+from .errors import EntryNotFound, IndexUnreadable, SettingsError
 from .glossary import load_glossary
 from .hits import Hit, SearchResult
 from .index import IndexMeta, read_index, read_meta
@@ -79,6 +80,7 @@ class KnowledgeBase:
                 f"built with model {meta.model!r} but KB_EMBED_MODEL gives {embedder.model!r}; run `kb ingest` again",
             )
         index = read_index(settings.index_dir, model=embedder.model)
+        adapter = _adapter(settings, index.adapter, embedder.model, embedder.dim)
         searcher = Searcher(
             index.entries,
             index.vectors,
@@ -90,6 +92,7 @@ class KnowledgeBase:
             lexical=index.lexical,
             learned=index.learned,
             weights=calibration.weights,
+            adapter=adapter,
         )
         sources = _sources_of(index.entries)
         return cls(
@@ -223,6 +226,29 @@ class KnowledgeBase:
             Hit(self.entries[int(ids[j])].localized(lang), round(float(scores[j]), 4), rank)
             for rank, j in enumerate(order, 1)
         ]
+
+
+def _adapter(settings: Settings, built: QueryAdapter | None, model: str, dim: int) -> QueryAdapter | None:
+    """The query adapter KB_QUERY_ADAPTER gives: the build's (`on`), none (`off`), or a file's,
+    which must have been fitted for this model (a SettingsError naming the setting if not)."""
+    choice = settings.query_adapter.strip()
+    if choice.lower() == "on":
+        return built
+    if choice.lower() == "off":
+        return None
+    path = Path(choice).expanduser()
+    try:
+        adapter = QueryAdapter.load(path)
+    except (OSError, ValueError) as exc:
+        raise SettingsError("KB_QUERY_ADAPTER", choice, f"`on`, `off` or a query adapter file ({exc})") from None
+    if adapter.model != model or adapter.dim != dim:
+        raise SettingsError(
+            "KB_QUERY_ADAPTER",
+            choice,
+            f"an adapter fitted for the model the index is built with ({model!r}); this one was fitted for "
+            f"{adapter.model!r}: run `kb tune`, or set KB_QUERY_ADAPTER=off",
+        )
+    return adapter
 
 
 def _sources_of(entries: list[Entry]) -> list[Source]:

@@ -16,6 +16,7 @@ from typing import Sequence
 import faiss
 import numpy as np
 
+from .adapter import QueryAdapter
 from .dense import DenseIndex, EntryRows, matvec
 from .embedding import Embedder
 from .entries import Entry
@@ -113,11 +114,13 @@ class Searcher:
         candidates: int = CANDIDATES,
         rows: EntryRows | None = None,
         learned: Learned | None = None,
+        adapter: QueryAdapter | None = None,
     ):
         """`vectors` is the index's FAISS index (a matrix is put in a flat one); `rows` says
         which entry each vector belongs to (default: one each, in order). `lexical`, when
         given, is used instead of tokenizing the entries (the one an index stores, or one of
-        a corpus tokenized elsewhere, as in bench/bench_scale.py)."""
+        a corpus tokenized elsewhere, as in bench/bench_scale.py). `adapter`, when given, maps
+        every query vector (the question's and the learned questions') before it is compared."""
         self.weights = weights or Weights.load()
         self.entries = list(entries)
         self.dense = _dense_index(vectors)
@@ -131,6 +134,8 @@ class Searcher:
         self.candidates = candidates
         # What has been learned (alternates, links, not-covered questions): swapped whole when it changes.
         self.learned = learned or Learned.empty(self.dense.dim)
+        self.adapter = adapter
+        self.matching = self._mapped(self.learned)  # the learned questions as a search compares them
         # Every language an entry has is matched: a question meets whichever version it shares words with.
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
         self._words_changed()
@@ -158,9 +163,24 @@ class Searcher:
         alternates' words with their entries' questions. The entries and their vectors are shared."""
         other = copy.copy(self)
         other.learned = learned
+        other.matching = other._mapped(learned)
         other.lexical = LexicalIndex.of_entries(self.entries, learned.texts_by_entry(len(self.entries)))
         other._words_changed()
         return other
+
+    def with_adapter(self, adapter: QueryAdapter | None) -> "Searcher":
+        """This searcher with another query adapter (None: the model's vectors as they are)."""
+        other = copy.copy(self)
+        other.adapter = adapter
+        other.matching = other._mapped(self.learned)
+        return other
+
+    def _mapped(self, learned: Learned) -> Learned:
+        return learned.mapped(self.adapter.many) if self.adapter is not None and len(learned) else learned
+
+    def query_vector(self, q: np.ndarray) -> np.ndarray:
+        """The model's vector of a query as the search compares it: through the adapter, if any."""
+        return self.adapter(q) if self.adapter is not None else q
 
     def _check(self, query: str, tags: Sequence[str], source: str | None) -> str:
         query = clean_query(query).strip()
@@ -220,11 +240,12 @@ class Searcher:
         return Evidence(ids, *self.lexical.evidence(weighed, ids))
 
     def rank(self, plan: Plan, q: np.ndarray, words: Words | None = None) -> SearchResult:
-        """The best entries for a planned query, given its embedding `q` (and its `words`)."""
+        """The best entries for a planned query, given the model's embedding `q` (and its `words`)."""
         words = words or self.words(plan)
         terms = words.terms
         weighed = words.weighed or self.lexical.weighed(terms)
-        learned = self.learned.match(q)
+        q = self.query_vector(q)
+        learned = self.matching.match(q)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
         if words.top is None:
             # A corpus scored whole: every allowed entry is a candidate. The nearest vectors, the
@@ -243,7 +264,8 @@ class Searcher:
         """The first stage's candidates `ids` ranked again, with the judge's score of each
         (`judge`, 0 for one it did not read) as one more column that `weights` weigh."""
         terms = self.query_terms(plan)
-        return self._result(plan, terms, self.lexical.weighed(terms), q, ids, self.learned.match(q), weights, judge)
+        q = self.query_vector(q)
+        return self._result(plan, terms, self.lexical.weighed(terms), q, ids, self.matching.match(q), weights, judge)
 
     def _result(
         self,
@@ -290,9 +312,9 @@ class Searcher:
     def features(
         self, terms: QueryTerms, q: np.ndarray, ids: np.ndarray, learned: LearnedMatch | None = None
     ) -> Features:
-        """The evidence for the entries `ids` against a query (its terms and embedding, and
-        what the learned questions say of it: by default, matched here)."""
-        return self._features(terms, q, np.asarray(ids), learned)
+        """The evidence for the entries `ids` against a query (its terms and the model's
+        embedding, and what the learned questions say of it: by default, matched here)."""
+        return self._features(terms, self.query_vector(q), np.asarray(ids), learned)
 
     def _features(
         self,
@@ -302,10 +324,11 @@ class Searcher:
         learned: LearnedMatch | None,
         evidence: Evidence | None = None,
     ) -> Features:
-        """`features`, given the lexical evidence for `ids` when it is known."""
+        """`features` of a query vector as compared (through the adapter), given the lexical
+        evidence for `ids` when it is known."""
         named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
         named = {code for code in named_codes if code >= 0}
-        learned = learned or self.learned.match(q)
+        learned = learned or self.matching.match(q)
         evidence = evidence or self._evidence(self.lexical.weighed(terms), ids)
         return Features(
             cosine=self.entry_cosines(ids, q),

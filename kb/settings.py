@@ -51,6 +51,11 @@ class Settings:
     rerank_top: int = setting(10, "how many of the first stage's best candidates the judge reads")
     rerank_timeout: float = setting(5.0, "seconds to wait for the judge before the first stage's order stands")
     calibration: str = setting("", "the calibration `kb calibrate` wrote (empty: the one shipped in kb/data)")
+    query_adapter: str = setting(
+        "on",
+        "`on`: the query adapter the index build carries (`kb tune`), if any; `off`: the model's vectors as they "
+        "are; or the path of an adapter file `kb tune --output` wrote",
+    )
     database_url: str = setting(
         "",
         "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "

@@ -20,6 +20,7 @@ from server.settings import ServerSettings
 from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
 from .terminal import print_result, progress_bar
+from .tuning import add_parser as add_tuning_parser
 
 __all__ = ["main"]
 
@@ -53,6 +54,8 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
         print(
             f"learned: {report.alternates} alternate questions, {report.not_covered} questions the FAQ does not cover"
         )
+    if report.adapter:
+        print(f"query adapter: {report.adapter}")
     for warning in report.warnings:
         print(f"warning: {warning}")
     for line in _unreviewed(dirs):
@@ -384,6 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_insights_parser(sub)
     add_learning_parser(sub)
+    add_tuning_parser(sub)
     return parser
 
 

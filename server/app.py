@@ -26,6 +26,7 @@ from kb.settings import Settings
 from .errors import install_error_handler
 from .middleware import APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
 from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, LogBudget
+from .refit import Refit
 from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
 from .routes import ROUTERS, docs, slack
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.recorder = Recorder.open(resolved)
         app.state.events = Events([app.state.recorder.hear])  # what is asked and voted, to the insights
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
+        app.state.refit = Refit(app.state.reloader)
         slack.log_status(resolved)
         watch = (
             asyncio.create_task(app.state.reloader.watch(resolved.reload_interval))
@@ -62,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             if watch is not None:
                 watch.cancel()
+            await app.state.refit.wait()  # a refit writing a build finishes it
             app.state.recorder.close()
             app.state.reloader.close()
             if llm is not None:

@@ -24,6 +24,7 @@ from kb.knowledge import KnowledgeBase
 from .admin import check_admin, check_on
 from .forms import check_form, from_other_site
 from .ratelimit import LogBudget
+from .refit import Refit
 from .reload import Reloader, pinned
 from .rendering.templates import request_lang
 from .settings import ServerSettings
@@ -37,6 +38,7 @@ __all__ = [
     "SlackFormDep",
     "RecorderDep",
     "ReloaderDep",
+    "RefitDep",
     "InsightsDep",
     "ChannelDep",
     "AdminDep",
@@ -101,6 +103,10 @@ async def get_insights(request: Request) -> Insights:
 
 async def get_reloader(request: Request) -> Reloader:
     return request.app.state.reloader
+
+
+async def get_refit(request: Request) -> Refit:
+    return request.app.state.refit
 
 
 SettingsDep = Annotated[ServerSettings, Depends(get_settings)]
@@ -189,6 +195,7 @@ SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
 RecorderDep = Annotated[Recorder, Depends(get_recorder)]
 EventsDep = Annotated[Events, Depends(get_events)]
 ReloaderDep = Annotated[Reloader, Depends(get_reloader)]
+RefitDep = Annotated[Refit, Depends(get_refit)]
 InsightsDep = Annotated[Insights, Depends(get_insights)]
 ChannelDep = Annotated[str, Depends(get_channel)]
 AdminDep = Annotated[None, Depends(require_admin)]

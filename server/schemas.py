@@ -26,6 +26,7 @@ __all__ = [
     "ChatIn",
     "ChatOut",
     "HealthOut",
+    "AdapterOut",
     "WidgetConfigOut",
     "ErrorOut",
     "hit_out",
@@ -222,6 +223,13 @@ class JudgeOut(BaseModel):
     )
 
 
+class AdapterOut(BaseModel):
+    fitted_at: str = Field(description="when `kb tune` (or a refit from /insights) fitted it, ISO-8601 UTC")
+    questions: int = Field(description="the labelled questions it was fitted on")
+    links: int = Field(description="how many of them were links made from the insights page or `kb link`")
+    digest: str = Field(description="the first 16 hex digits of the map's SHA-256")
+
+
 class HealthOut(BaseModel):
     ok: bool
     entries: int
@@ -235,6 +243,9 @@ class HealthOut(BaseModel):
         description="questions and votes dropped since start-up: more than KB_INSIGHTS_QUEUE_SIZE were waiting"
     )
     judge: JudgeOut | None = Field(None, description="the second-stage judge (KB_RERANK_MODEL, KB_RERANK), if any")
+    adapter: AdapterOut | None = Field(
+        None, description="the query adapter the search maps questions with (`kb tune`; KB_QUERY_ADAPTER), if any"
+    )
 
 
 class WidgetConfigOut(BaseModel):

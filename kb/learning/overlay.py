@@ -21,7 +21,7 @@ not-covered question. With 10,000 learned questions that is about 0.2 ms a searc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import faiss
 import numpy as np
@@ -100,6 +100,10 @@ class Learned:
             np.concatenate([self.vectors, other.vectors]) if len(other) else self.vectors,
             np.concatenate([self.owners, other.owners]),
         )
+
+    def mapped(self, through: Callable[[np.ndarray], np.ndarray]) -> "Learned":
+        """These learned questions with their vectors mapped (by a query adapter, `kb.adapter`)."""
+        return Learned(self.questions, through(self.vectors), self.owners)
 
     def without(self, keys: set[str]) -> "Learned":
         """These learned questions but those whose `question_key` is in `keys`."""

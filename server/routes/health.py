@@ -1,11 +1,12 @@
-"""`GET /healthz`: is the index loaded, how many entries, which model, how old; questions and votes not yet recorded; what the judge did."""
+"""`GET /healthz`: is the index loaded, how many entries, which model, how old; questions and votes not yet
+recorded; what the judge did; the query adapter served."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
 from ..deps import ChatDep, InsightsDep, KBDep
-from ..schemas import HealthOut, JudgeOut
+from ..schemas import AdapterOut, HealthOut, JudgeOut
 
 __all__ = ["router"]
 
@@ -26,4 +27,5 @@ async def healthz(kb: KBDep, chat: ChatDep, insights: InsightsDep) -> HealthOut:
         insights_waiting=insights.waiting,
         insights_dropped=insights.dropped,
         judge=JudgeOut.model_validate(kb.judging.stats()) if kb.judging is not None else None,
+        adapter=AdapterOut.model_validate(adapter.summary()) if (adapter := kb.searcher.adapter) is not None else None,
     )

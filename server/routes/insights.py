@@ -26,10 +26,22 @@ from kb.errors import QueryError
 from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, question_key, table, to_csv
 from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link, LinkNotFound
+from kb.tuning import links_since
 
 from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
-from ..deps import AdminDep, AdminOnDep, FormTokenDep, InsightsDep, KBDep, ReloaderDep, SettingsDep, SignInLimitDep
+from ..deps import (
+    AdminDep,
+    AdminOnDep,
+    FormTokenDep,
+    InsightsDep,
+    KBDep,
+    RefitDep,
+    ReloaderDep,
+    SettingsDep,
+    SignInLimitDep,
+)
 from ..forms import form_token, with_form_token
+from ..refit import Refit
 from ..rendering.chart import Series, stacked_bars
 from ..rendering.strings import Translator
 from ..rendering.templates import page, request_lang
@@ -49,7 +61,7 @@ RECENT = 200  # recent questions listed
 LINKS_SHOWN = 50  # links listed, newest first
 PICKER_K = 8  # entries the picker offers
 DATALIST_MAX = 500  # entries offered to type an id from without JavaScript (a <datalist>), at most
-SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links")  # where a form goes back to
+SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links", "adapter")  # where a form goes back to
 
 
 def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
@@ -77,6 +89,7 @@ async def insights_page(
     kb: KBDep,
     insights: InsightsDep,
     settings: SettingsDep,
+    refit: RefitDep,
     since: str = DEFAULT_SINCE,
     find: Annotated[str, Query(max_length=MAX_FIELD)] = "",
 ) -> HTMLResponse:
@@ -105,6 +118,7 @@ async def insights_page(
         "day": day,
         "lang_names": LANG_NAMES,
         "form_token": form_token(request),
+        "adapter": _adapter_context(kb, links, refit),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
@@ -131,6 +145,36 @@ def _teach_context(kb: KnowledgeBase, lang: str, links: list[Link]) -> dict[str,
         "links_total": len(links),
         "entry_choices": choices,
     }
+
+
+def _adapter_context(kb: KnowledgeBase, links: list[Link], refit: Refit) -> dict[str, Any]:
+    """What the page says of the query adapter: when it was fitted and on how many questions,
+    the links made since, and whether a refit is running or failed."""
+    adapter = kb.searcher.adapter
+    state = refit.state
+    return {
+        "summary": adapter.summary() if adapter is not None else None,
+        "links_since": links_since(adapter, [link.made_at for link in links if link.active]),
+        "running": state.running,
+        "started_at": state.started_at,
+        "failed": state.failed,
+    }
+
+
+@router.post("/insights/adapter", include_in_schema=False)
+async def insights_refit(
+    request: Request,
+    _limit: LinkLimitDep,
+    _: AdminDep,
+    _form: FormTokenDep,
+    refit: RefitDep,
+    since: Since = DEFAULT_SINCE,
+) -> Response:
+    """Refit the query adapter on what the knowledge base knows now (one refit at a time; the
+    old adapter serves until the new one is written)."""
+    same_origin(request)
+    refit.start()  # while one runs, the page says so and nothing more starts
+    return _back(since, "adapter")
 
 
 def _back(since: str, section: str) -> RedirectResponse:

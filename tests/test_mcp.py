@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -192,11 +193,30 @@ def test_the_rate_limit_applies(settings: Any, serve: Any) -> None:
     assert statuses[-1] == 429 and 429 not in statuses[:2]
 
 
+def readme_configs() -> list[dict[str, Any]]:
+    """The MCP configurations the README's section on coding agents gives: stdio's, then HTTP's."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Coding agents (MCP)")[1].split("\n## ")[0]
+    blocks = re.findall(r"```json\n(.*?)```", section, re.S)
+    return [json.loads(block)["mcpServers"]["faq"] for block in blocks]
+
+
+def test_the_readmes_http_config(server: Any) -> None:
+    config = readme_configs()[1]
+    assert config["type"] == "http" and config["url"].endswith("/mcp")
+    token = config["headers"]["Authorization"].replace("${KB_MCP_TOKEN}", TOKEN)
+    assert token == f"Bearer {TOKEN}"
+    tools = over_http(server.url, lambda c: c.list_tools(), token=token.removeprefix("Bearer "))
+    assert len(tools.tools) == 4
+
+
 def test_kb_mcp_over_stdio(settings: Any) -> None:
+    config = readme_configs()[0]  # launched as the README tells an agent to launch it
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    environment.update(config["env"])
     environment.update(KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(Path(__file__).resolve().parent.parent))
-    kb = Path(sys.executable).with_name("kb")
-    parameters = StdioServerParameters(command=str(kb), args=["mcp"], env=environment)
+    kb = Path(sys.executable).with_name(config["command"])
+    parameters = StdioServerParameters(command=str(kb), args=config["args"], env=environment)
 
     async def run() -> Any:
         async with Client(parameters) as client:

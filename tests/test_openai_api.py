@@ -3,7 +3,9 @@ whole and streamed, the models, the keys, and errors in OpenAI's shape."""
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
@@ -129,6 +131,16 @@ def test_malformed_bodies(client: openai.OpenAI, server: Any) -> None:
     assert raw.status_code == 400
     assert set(raw.json()["error"]) == {"message", "type", "param", "code"}
     assert "not valid JSON" in raw.json()["error"]["message"]
+
+
+def test_the_readmes_python_snippet(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Chat front ends (OpenAI-compatible API)")[1].split("\n## ")[0]
+    (snippet,) = re.findall(r"```python\n(.*?)```", section, re.S)
+    snippet = snippet.replace("https://faq.example.com", server.url).replace("<one of KB_API_KEYS>", KEY)
+    exec(compile(snippet, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert "来源" in printed and "](https://" in printed
 
 
 def test_open_without_keys(settings: Any) -> None:

@@ -104,8 +104,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # so a 429 or 413 from the two limits reaches the widget's page with its CORS headers.
     app.add_middleware(RequestLimits, max_body_bytes=resolved.max_body_bytes)
     app.add_middleware(RateLimit, settings=resolved)
-    app.add_middleware(APICors, origins=resolved.origins)
     app.add_middleware(APICors, origins=resolved.origins, prefix=(MCP_PATH, "/v1/"), headers=AGENT_HEADERS)
+    app.add_middleware(APICors, origins=resolved.origins)
     app.add_middleware(PinBuild)
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(SecurityHeaders)

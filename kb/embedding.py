@@ -22,6 +22,7 @@ from __future__ import annotations
 import queue
 import re
 import threading
+import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
@@ -29,6 +30,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from .errors import SettingsError
+from .latency import Latencies
 from .lru import LRU
 
 __all__ = [
@@ -188,6 +190,7 @@ class Embedder:
         self._thread = threading.Thread(target=self._work, name="kb-embed", daemon=True)
         self._thread.start()
         self.cache = QueryCache(query_cache_size)
+        self.runs = Latencies()  # how long each model run took (the server's /metrics exports it)
         self.model: str = backend.name
         self.dim: int = backend.dim
 
@@ -223,8 +226,10 @@ class Embedder:
 
     def _encode(self, jobs: list[_Job], is_query: bool) -> None:
         texts = [text for job in jobs for text in job.texts]
+        started = time.perf_counter()
         try:
             vectors = self._backend.encode(texts, is_query)
+            self.runs.observe(time.perf_counter() - started)
         except BaseException as exc:  # reported to each caller, the thread carries on
             for job in jobs:
                 job.done.set_exception(exc)

@@ -1,4 +1,4 @@
-"""The `kb` command: ingest the FAQs, translate them, search them, evaluate retrieval, serve the web app."""
+"""The `kb` command: ingest the FAQs, translate them, search them, evaluate retrieval, serve the web app and MCP."""
 
 from __future__ import annotations
 
@@ -292,6 +292,33 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
+    """The MCP server over standard input and output, on the local index, for a coding agent that launches it.
+
+    Questions are recorded for the insights (channel `mcp`) as the server records them;
+    standard output carries the protocol alone, so everything else goes to standard error.
+    """
+    import anyio
+
+    from kb.events import Events
+    from kb.insights import Recorder
+    from kb.knowledge import KnowledgeBase
+    from server.mcp_tools import create_mcp
+
+    _check_index(settings)
+    recorder = Recorder.open(settings)
+    try:
+        kb = KnowledgeBase.open(settings)
+        links = recorder.store.links() if recorder.store is not None else []
+        if links:
+            kb = kb.taught(links)
+        mcp = create_mcp(lambda: kb, Events([recorder.hear]))
+        anyio.run(mcp.run_stdio_async)
+    finally:
+        recorder.close()
+    return 0
+
+
 def log_config() -> dict[str, Any]:
     """uvicorn's logging, and the server's own lines (`kb.*`: the index build swapped in, with
     its entries and seconds; refused origins; Slack) beside uvicorn's, from INFO up."""
@@ -384,6 +411,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--workers", type=int, default=1)
     p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser("mcp", help="the MCP server for coding agents, over standard input and output")
+    p.set_defaults(run=cmd_mcp)
 
     add_insights_parser(sub)
     add_learning_parser(sub)

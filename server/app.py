@@ -11,12 +11,13 @@ templates and the recorder of questions and votes (closed when the app stops).
 from __future__ import annotations
 
 import asyncio
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import AsyncIterator
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
 
 from kb.events import Events
 from kb.insights import Recorder
@@ -24,7 +25,10 @@ from kb.llm import LLM
 from kb.settings import Settings
 
 from .errors import install_error_handler
-from .middleware import APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
+from .mcp_http import MCP_PATH, MCPEndpoint
+from .mcp_tools import create_mcp
+from .metrics import Metrics, RequestMetrics, State
+from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
 from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, LogBudget
 from .refit import Refit
 from .reload import Reloader
@@ -50,10 +54,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         llm = LLM(resolved) if LLM.configured(resolved) else None
         app.state.recorder = Recorder.open(resolved)
-        app.state.events = Events([app.state.recorder.hear])  # what is asked and voted, to the insights
+        # What is asked and voted, to the insights and the metrics.
+        app.state.events = Events([app.state.recorder.hear, metrics.hear])
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         app.state.refit = Refit(app.state.reloader)
+        metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
         slack.log_status(resolved)
+        stack = AsyncExitStack()
+        await mcp.start(create_mcp(lambda: app.state.reloader.served.kb, app.state.events), stack)
         watch = (
             asyncio.create_task(app.state.reloader.watch(resolved.reload_interval))
             if resolved.reload_interval
@@ -62,6 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
+            await stack.aclose()
             if watch is not None:
                 watch.cancel()
             await app.state.refit.wait()  # a refit writing a build finishes it
@@ -80,6 +89,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     app.state.settings = resolved
+    app.state.metrics = metrics = Metrics()
+    mcp = MCPEndpoint(resolved)
     app.state.templates = create_templates()
     app.state.slack_refused_log = LogBudget()
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
@@ -89,13 +100,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in ROUTERS:
         _docstrings_as_summaries(router)
         app.include_router(router)
+    app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))
     install_error_handler(app)
-    # Outermost last: security headers on everything; then the build pin; then CORS, so a 429
-    # or 413 from the two limits reaches the widget's page with its CORS headers.
+    # Outermost last: security headers on everything; then the count of responses; then the
+    # build pin; then CORS (the API's, and the agents' and chat front ends', which send a token),
+    # so a 429 or 413 from the two limits reaches the widget's page with its CORS headers.
     app.add_middleware(RequestLimits, max_body_bytes=resolved.max_body_bytes)
     app.add_middleware(RateLimit, settings=resolved)
+    app.add_middleware(APICors, origins=resolved.origins, prefix=(MCP_PATH, "/v1/"), headers=AGENT_HEADERS)
     app.add_middleware(APICors, origins=resolved.origins)
     app.add_middleware(PinBuild)
+    app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(SecurityHeaders)
     return app
 

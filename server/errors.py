@@ -1,7 +1,8 @@
 """The one exception handler: a kb error, an HTTP error or bad input becomes an HTML page or JSON.
 
 API and Slack paths (and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
-pages get the error page in the reader's language, with a search box. `send_error` answers the
+the OpenAI-compatible API (`/v1/`) gets OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`,
+with 400 for a body that is not valid (as OpenAI answers); pages get the error page in the reader's language, with a search box. `send_error` answers the
 same way from ASGI middleware (the rate limit, the request limits), and
 `document_error_responses` declares in the OpenAPI schema the errors each route can give.
 """
@@ -35,6 +36,8 @@ __all__ = [
     "send_error",
     "document_error_responses",
     "RATE_EXEMPT",
+    "OPENAI_PREFIX",
+    "openai_error",
     "STATUS",
     "status_of",
 ]
@@ -92,7 +95,7 @@ def describe(exc: Exception) -> tuple[int, str]:
 
 def _wants_json(request: Request) -> bool:
     path = request.url.path
-    if path.startswith(("/api/", "/slack/", "/admin/")) or path == "/healthz":
+    if path.startswith(("/api/", "/slack/", "/admin/", "/mcp")) or path in ("/healthz", "/metrics"):
         return True
     accept = request.headers.get("accept", "")
     return "application/json" in accept and "text/html" not in accept
@@ -107,6 +110,10 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     # A 500 is sent from outside the middleware (Starlette's ServerErrorMiddleware), so it
     # gets the headers every response carries here.
     headers = {**SECURITY_HEADERS, **(getattr(exc, "headers", None) or {})}
+    if request.url.path.startswith(OPENAI_PREFIX):
+        if isinstance(exc, RequestValidationError):
+            status = 400
+        return JSONResponse(openai_error(status, message, exc), status, headers=headers)
     if _wants_json(request):
         return JSONResponse({"ok": False, "error": message, "status": status}, status, headers=headers)
     query = request.query_params.get("q", "")[: app_settings(request).max_query_chars]
@@ -114,6 +121,22 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     response = page(request, "error.html", context, status)
     response.headers.update(headers)
     return response
+
+
+OPENAI_PREFIX = "/v1/"
+_OPENAI_TYPES = {401: "invalid_request_error", 403: "permission_error", 429: "rate_limit_error"}
+_OPENAI_CODES = {401: "invalid_api_key", 404: "not_found", 413: "request_too_large", 429: "rate_limit_exceeded"}
+
+
+def openai_error(status: int, message: str, exc: Exception | None = None) -> dict[str, Any]:
+    """An error as OpenAI's API gives one: `param` names the field at fault, `code` says what kind of fault."""
+    param = "messages" if isinstance(exc, QueryError) else getattr(exc, "param", None)
+    if isinstance(exc, RequestValidationError) and exc.errors():
+        loc = [str(p) for p in exc.errors()[0].get("loc", ())]
+        param = ".".join(loc[1:]) or None
+    kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
+    code = getattr(exc, "code", None) or _OPENAI_CODES.get(status)
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
 
 
 def _title_key(status: int) -> str:
@@ -139,7 +162,8 @@ def install_error_handler(app: FastAPI) -> None:
 
 # Paths the rate limit does not count (`RateLimit` in server/middleware.py): Slack retries on its own
 # schedule, health checks come from the load balancer, static files are cached.
-RATE_EXEMPT = ("/slack/", "/healthz", "/static/", "/widget.js")
+# A scraper of /metrics calls often, from one address.
+RATE_EXEMPT = ("/slack/", "/healthz", "/static/", "/widget.js", "/metrics")
 
 _ERROR_DESCRIPTIONS = {
     413: "the request body is over KB_MAX_BODY_BYTES",

@@ -36,6 +36,7 @@ __all__ = [
     "RequestLimits",
     "ALLOWED_METHODS",
     "ALLOWED_HEADERS",
+    "AGENT_HEADERS",
     "PREFLIGHT_MAX_AGE",
     "MAX_REMEMBERED",
 ]
@@ -45,6 +46,8 @@ log = logging.getLogger("kb.server")
 BUILD_HEADER = b"x-kb-index"
 ALLOWED_METHODS = ("GET", "POST")
 ALLOWED_HEADERS = ("Accept", "Accept-Language", "Content-Type")
+# What a browser-based MCP client or chat front end sends besides: its token, MCP's own headers.
+AGENT_HEADERS = (*ALLOWED_HEADERS, "Authorization", "Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-ID")
 PREFLIGHT_MAX_AGE = 600  # seconds a browser may reuse a preflight answer
 MAX_REMEMBERED = 1000  # refused origins remembered, so each is logged once (the least recently seen forgotten first)
 MAX_ORIGIN_SHOWN = 200  # characters of an origin kept and logged
@@ -110,20 +113,27 @@ class APICors(CORSMiddleware):
     within a budget of log lines: a flood of made-up origins floods neither the log nor memory.
     """
 
-    def __init__(self, app: ASGIApp, origins: Sequence[str], prefix: str = "/api/") -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        origins: Sequence[str],
+        prefix: str | tuple[str, ...] = "/api/",
+        headers: Sequence[str] = ALLOWED_HEADERS,
+    ) -> None:
         super().__init__(
             app,
             allow_origins=origins,
             allow_methods=ALLOWED_METHODS,
-            allow_headers=ALLOWED_HEADERS,
+            allow_headers=headers,
             max_age=PREFLIGHT_MAX_AGE,
+            expose_headers=("Mcp-Session-Id",) if headers is not ALLOWED_HEADERS else (),
         )
         self.prefix = prefix
         self.refused: LRU[str, bool] = LRU(MAX_REMEMBERED)
         self._log = LogBudget()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
+        if scope["type"] != "http" or not scope["path"].startswith(self.prefix):  # a prefix or a tuple of them
             await self.app(scope, receive, send)
             return
         await super().__call__(scope, receive, send)

@@ -1,7 +1,7 @@
 """The web app's settings: the library's (`kb.settings.Settings`) and those only a server has.
 
 Both come from the same `KB_` environment variables: a field `name` is set by `KB_NAME`.
-The server's are its name and tagline, who may call it (origins, tokens, Slack's secret),
+The server's are its name and tagline, who may call it (origins, tokens, API keys, Slack's secret),
 how often it looks for a new index, and what it accepts from a client (rate, body size,
 proxies believed).
 """
@@ -40,6 +40,14 @@ class ServerSettings(Settings):
         "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)",
     )
     max_body_bytes: int = setting(262_144, "largest request body accepted, in bytes (larger: 413)")
+    mcp_token: str = setting(
+        "", "bearer token for the MCP server at /mcp; the route is off without it (`kb mcp` over stdio needs none)"
+    )
+    api_keys: str = setting(
+        "", "comma-separated keys for the OpenAI-compatible API (/v1/), sent as bearer tokens; empty: open"
+    )
+    api_model: str = setting("kb", "the model name the OpenAI-compatible API lists and answers as")
+    metrics_token: str = setting("", "bearer token for /metrics; empty: open")
     trusted_proxies: str = setting(
         "",
         "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
@@ -67,6 +75,11 @@ class ServerSettings(Settings):
     def proxies(self) -> tuple[str, ...]:
         """KB_TRUSTED_PROXIES as a tuple of addresses and networks."""
         return _parse_proxies(self.trusted_proxies)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """KB_API_KEYS as a tuple (empty: the OpenAI-compatible API is open)."""
+        return tuple(k.strip() for k in self.api_keys.split(",") if k.strip())
 
     @property
     def origins(self) -> tuple[str, ...]:

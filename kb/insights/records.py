@@ -32,7 +32,7 @@ __all__ = [
     "question_key",
 ]
 
-Channel = Literal["web", "widget", "slack", "api"]
+Channel = Literal["web", "widget", "slack", "api", "mcp", "openai"]  # openai: the OpenAI-compatible chat API
 Reason = Literal["wrong", "outdated", "incomplete", "unclear", "off_topic"]  # why an answer did not help
 CHANNELS: tuple[str, ...] = get_args(Channel)
 KINDS = ("search", "chat")

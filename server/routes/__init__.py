@@ -1,7 +1,22 @@
 """The routers, one per resource: search, chat, entries, health, the pages, the widget, Slack, feedback, insights,
-admin (reload, links) and the API's documentation pages."""
+admin (reload, links), the API's documentation pages, the OpenAI-compatible chat API and the metrics."""
 
-from . import admin, api_chat, api_entries, api_search, docs, feedback, health, insights, links, pages, slack, widget
+from . import (
+    admin,
+    api_chat,
+    api_entries,
+    api_search,
+    docs,
+    feedback,
+    health,
+    insights,
+    links,
+    metrics,
+    openai_chat,
+    pages,
+    slack,
+    widget,
+)
 
 __all__ = [
     "admin",
@@ -13,6 +28,8 @@ __all__ = [
     "health",
     "insights",
     "links",
+    "metrics",
+    "openai_chat",
     "pages",
     "slack",
     "widget",
@@ -32,4 +49,6 @@ ROUTERS = [
     admin.router,
     links.router,
     docs.router,
+    openai_chat.router,
+    metrics.router,
 ]

@@ -1,0 +1,207 @@
+"""The MCP server for coding agents: the tools `search_faq`, `get_entry`, `explain_error`, `list_sources`
+and the resources `kb://entries/{id}`, the same over stdio (`kb mcp`) and Streamable HTTP (`/mcp`).
+
+Each tool translates: its arguments in, `kb.asking` (the library's front door, so every
+question is recorded for the insights with the channel `mcp`) or the knowledge base's
+entries read, plain data out. A search says whether the FAQ answers the question, and when
+it does not, says so in words an agent cannot take for an answer; nothing is written here
+that the FAQ does not say.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from pydantic import Field
+
+from kb import asking
+from kb.entries import Entry
+from kb.errors import QueryError
+from kb.events import Events
+from kb.hits import Hit
+from kb.knowledge import KnowledgeBase
+from kb.provenance import version_note
+from kb.wording import words
+
+from .links import permalink
+
+__all__ = ["create_mcp", "ENTRY_URI", "entry_uri", "CHANNEL"]
+
+CHANNEL = "mcp"  # what the insights record these questions under
+ENTRY_URI = "kb://entries/{id}"
+MAX_HITS = 20
+
+INSTRUCTIONS = """\
+A bilingual (Chinese/English) FAQ knowledge base for LLM-training frameworks (RLHF: ChatLearn,
+ROLL, slime, Megatron, DeepSpeed, sglang, vLLM). Search it before answering a question about an
+error or a setting of these frameworks; quote the entry and cite its `url`. When a result says
+`answered: false`, the FAQ has no answer: say so rather than inventing one."""
+
+Lang = Literal["zh", "en"]
+
+
+def entry_uri(entry_id: str) -> str:
+    return ENTRY_URI.format(id=entry_id)
+
+
+def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str = "kb") -> MCPServer[Any]:
+    """The MCP server over the knowledge base `current()` returns when a tool is called (the build
+    served at that moment), publishing each question asked to `events`."""
+    mcp: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    async def searched(query: str, ctx: Context, k: int, lang: str | None, framework: str | None) -> dict[str, Any]:
+        kb = current()
+        tags = (_framework_tag(kb, framework),) if framework else ()
+        try:
+            found = await asking.search(kb, events, query, channel=CHANNEL, k=k, tags=tags, hl=lang)
+        except QueryError as exc:
+            raise ToolError(str(exc)) from None
+        result, hl = found.result, found.hl
+        return {
+            "query": result.query,
+            "searched": result.searched,
+            "answered": result.answered,
+            "message": words("agent_answered" if result.answered else "agent_no_answer", hl),
+            "note": found.note,  # "ROLL's FAQ does not cover this." where the question names a framework
+            "lang": hl,
+            "hits": [_hit(h, hl, _root(ctx)) for h in found.worth_showing],
+        }
+
+    @mcp.tool(title="Search the FAQ")
+    async def search_faq(
+        query: Annotated[str, Field(description="the question, an error message or a flag, in Chinese or English")],
+        ctx: Context,
+        k: Annotated[int, Field(ge=1, le=MAX_HITS, description="at most this many entries")] = 5,
+        lang: Annotated[
+            Lang | None, Field(description="the language of the entries given (default: the query's)")
+        ] = None,
+        framework: Annotated[
+            str | None, Field(description="only entries of this framework's FAQ (list_sources names them)")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Search the LLM-training frameworks' FAQ: the best entries (answer in Markdown, source, link), and whether the FAQ answers it."""
+        return await searched(query, ctx, k, lang, framework)
+
+    @mcp.tool(title="Explain an error")
+    async def explain_error(
+        trace: Annotated[str, Field(description="a pasted traceback or log, as printed")],
+        ctx: Context,
+        lang: Annotated[
+            Lang | None, Field(description="the language of the entries given (default: the trace's)")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Find the FAQ entry for a traceback or log: reduced to its errors and the framework's frames, then searched."""
+        limit = current().settings.max_query_chars
+        # The error a traceback ends with is what identifies it: a trace over the limit keeps its end.
+        return await searched(trace[-limit:], ctx, 5, lang, None)
+
+    @mcp.tool(title="Get an entry")
+    async def get_entry(
+        id: Annotated[str, Field(description="an entry id, as search_faq gives it (e.g. slime-b0ab398d)")],
+        ctx: Context,
+        lang: Annotated[Lang | None, Field(description="the language to give it in (default: the entry's own)")] = None,
+    ) -> dict[str, Any]:
+        """One FAQ entry whole: question, answer in Markdown, source, and its links in each language it has."""
+        entry = _entry(current(), id, ToolError)
+        shown = entry.localized(lang)
+        return {
+            **_entry_fields(shown, lang or shown.lang, _root(ctx)),
+            "links": {version.lang: version.url for version in entry.versions()},
+        }
+
+    @mcp.tool(title="List the FAQs")
+    async def list_sources() -> dict[str, Any]:
+        """The FAQ documents searched: each one's name, framework, version, languages, entry count and link."""
+        kb = current()
+        counts: dict[str, int] = {}
+        for entry in kb.entries:
+            counts[entry.source] = counts.get(entry.source, 0) + 1
+        return {
+            "sources": [
+                {
+                    "name": s.name,
+                    "title": s.title,
+                    "titles": s.titles or {s.lang: s.title},
+                    "framework": s.framework,
+                    "version": s.version,
+                    "languages": sorted({s.lang, *((s.translation.lang,) if s.translation else ())}),
+                    "url": s.url,
+                    "urls": {s.lang: s.url, **({s.translation.lang: s.translation.url} if s.translation else {})},
+                    "entries": counts.get(s.name, 0),
+                }
+                for s in kb.sources
+            ]
+        }
+
+    @mcp.resource(ENTRY_URI, name="entry", title="FAQ entry", mime_type="text/markdown")
+    async def entry_resource(id: str) -> str:
+        """One FAQ entry as Markdown, in each language it has (its own first): question, answer and source, to cite."""
+        return "\n\n---\n\n".join(_markdown(v) for v in _entry(current(), id, ResourceNotFoundError).versions())
+
+    return mcp
+
+
+def _markdown(entry: Entry) -> str:
+    where = " · ".join(filter(None, (entry.source_title_in(entry.lang), entry.source_version)))
+    note = version_note(entry, entry.lang)
+    return "\n".join(
+        [f"# {entry.question}", "", *([f"*{note}*", ""] if note else []), entry.answer.strip(), ""]
+        + [f"{words('answer_source', entry.lang)}: [{where}]({entry.url or entry.source_url})"]
+    )
+
+
+def _framework_tag(kb: KnowledgeBase, framework: str) -> str:
+    """The tag of the framework named (any case); a ToolError naming those there are for another."""
+    known = sorted({e.framework for e in kb.entries if e.framework})
+    match = next((name for name in known if name.lower() == framework.strip().lower()), None)
+    if match is None:
+        raise ToolError(f"no FAQ of the framework {framework!r}; the frameworks are {', '.join(known)}")
+    return match.lower()
+
+
+def _entry(kb: KnowledgeBase, entry_id: str, error: type[Exception]) -> Entry:
+    entry = kb.by_id.get(entry_id.strip())
+    if entry is None:
+        raise error(f"no entry with id {entry_id[:100]!r}; search_faq gives the ids (e.g. slime-b0ab398d)")
+    return entry
+
+
+def _root(ctx: Context) -> str | None:
+    """This server's root URL over HTTP ("" over stdio: no pages to link to)."""
+    try:
+        request = ctx.request_context.request
+    except (ValueError, AttributeError):
+        return None
+    base = getattr(request, "base_url", None)
+    return str(base) if base is not None else None
+
+
+def _entry_fields(e: Entry, hl: str, root: str | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "id": e.id,
+        "question": e.question,
+        "answer": e.answer,
+        "source": {
+            "name": e.source,
+            "title": e.source_title_in(hl),
+            "framework": e.framework,
+            "version": e.source_version,
+            "url": e.source_url,
+        },
+        "url": e.place,
+        "section": e.section,
+        "tags": list(e.tags),
+        "lang": e.lang,
+        "languages": list(e.languages),
+        "note": version_note(e, hl),
+        "resource": entry_uri(e.id),
+    }
+    if root:
+        fields["permalink"] = permalink(root, e.id)
+    return fields
+
+
+def _hit(hit: Hit, hl: str, root: str | None) -> dict[str, Any]:
+    return {**_entry_fields(hit.entry, hl, root), "score": round(hit.score, 3)}

@@ -1,0 +1,243 @@
+"""`/v1/models` and `/v1/chat/completions`: the chat as an OpenAI-compatible API, for chat front ends.
+
+Open WebUI, LobeChat, Chatbox and the `openai` client see one model (`KB_API_MODEL`, `kb`).
+The last user message is the question and the earlier user and assistant messages are the
+conversation (read as the chat reads follow-ups); system messages and sampling parameters
+(`temperature`, `max_tokens`, ...) are accepted and do not change the answer, which is the
+chat's: the LLM's where one is configured, else the FAQ's own. Streamed, it comes as
+server-sent events in OpenAI's chunk format, ending in `data: [DONE]`. Each completion also
+carries `answered` and the `hits` (the API's hits), which plain clients ignore. With
+`KB_API_KEYS` set a request needs one of them as `Authorization: Bearer`; errors come in
+OpenAI's shape (server/errors.py).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from typing import Any, Iterator, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from kb import asking
+from kb.chat import ChatReply
+from kb.hits import Hit
+from kb.text import detect_lang
+from kb.wording import words
+
+from ..bearer import bearer_matches
+from ..deps import ChatDep, EventsDep, SettingsDep, base_url
+from ..links import permalinks
+from ..schemas import MAX_HISTORY_CHARS, MAX_TURNS, hit_out
+
+__all__ = ["router", "CHANNEL"]
+
+log = logging.getLogger("kb.server")
+CHANNEL = "openai"  # what the insights record these questions under
+
+
+class OpenAIRefusal(HTTPException):
+    """A request refused, with the `param` at fault and OpenAI's `code` for the fault."""
+
+    def __init__(self, status: int, message: str, param: str | None = None, code: str | None = None, **kw: Any):
+        super().__init__(status, message, **kw)
+        self.param, self.code = param, code
+
+
+async def require_key(request: Request, settings: SettingsDep) -> None:
+    """With KB_API_KEYS set, one of them as `Authorization: Bearer` (401 without)."""
+    keys = settings.keys
+    if keys and not bearer_matches(keys, request.headers.get("authorization", "")):
+        raise OpenAIRefusal(
+            401,
+            "Incorrect API key provided: send one of KB_API_KEYS as `Authorization: Bearer <key>`",
+            code="invalid_api_key",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+
+
+# Not in this server's OpenAPI schema: OpenAI's API reference documents these routes, their bodies and errors.
+router = APIRouter(prefix="/v1", tags=["openai"], dependencies=[Depends(require_key)], include_in_schema=False)
+
+
+class Part(BaseModel):
+    """One part of a message's content; only text parts are read."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+    text: str | None = None
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[Part] | None = None
+
+    @property
+    def text(self) -> str:
+        if isinstance(self.content, list):
+            return "\n".join(p.text for p in self.content if p.type == "text" and p.text)
+        return self.content or ""
+
+
+class CompletionIn(BaseModel):
+    model_config = ConfigDict(extra="allow")  # OpenAI's other parameters (n, top_p, user, ...) are accepted
+    model: str = Field(description="the model `GET /v1/models` lists (KB_API_MODEL)")
+    messages: list[Message] = Field(min_length=1, description="the conversation, oldest first; the last is the user's")
+    stream: bool = False
+    temperature: float | None = Field(
+        default=None, ge=0, le=2, description="accepted; the answer does not depend on it"
+    )
+    max_tokens: int | None = Field(default=None, ge=1, description="accepted; the answer does not depend on it")
+
+
+def _model(settings: SettingsDep, request: Request) -> dict[str, Any]:
+    built = request.app.state.reloader.served.kb.meta
+    created = int(time.time() - built.age_seconds)
+    return {"id": settings.api_model, "object": "model", "created": created, "owned_by": "kb"}
+
+
+@router.get("/models")
+async def models(request: Request, settings: SettingsDep) -> dict[str, Any]:
+    """The models: one, this knowledge base."""
+    return {"object": "list", "data": [_model(settings, request)]}
+
+
+@router.get("/models/{model}")
+async def model(model: str, request: Request, settings: SettingsDep) -> dict[str, Any]:
+    """One model by its id."""
+    _check_model(model, settings.api_model)
+    return _model(settings, request)
+
+
+def _check_model(model: str, served: str) -> None:
+    if model != served:
+        raise OpenAIRefusal(
+            404, f"The model {model[:100]!r} does not exist; this server has {served!r}", "model", "model_not_found"
+        )
+
+
+def _conversation(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
+    """The question (the last message, a user's) and the turns before it that fit the chat's limits, newest kept."""
+    last = messages[-1]
+    if last.role != "user" or not last.text.strip():
+        raise OpenAIRefusal(400, "the last message must be the user's question, with text", "messages")
+    history: list[dict[str, str]] = []
+    total = 0
+    for message in reversed(messages[:-1]):
+        if message.role not in ("user", "assistant") or not message.text.strip():
+            continue
+        total += len(message.text)
+        if len(history) == MAX_TURNS or total > MAX_HISTORY_CHARS:
+            break
+        history.append({"role": message.role, "content": message.text})
+    return last.text, history[::-1]
+
+
+def _numbered(reply: ChatReply, root: str) -> str:
+    """The sources an LLM's answer cites as [1], [2]: a numbered list of links to their pages."""
+    if reply.mode != "llm" or not reply.sources:
+        return ""
+    href = permalinks(root)
+    lines = [f"{i}. [{h.entry.question}]({href(h)})" for i, h in enumerate(reply.sources, 1)]
+    return "\n\n" + f"**{words('agent_sources', reply.lang)}**\n\n" + "\n".join(lines)
+
+
+def _extra(answered: bool, hits: tuple[Hit, ...], root: str, hl: str) -> dict[str, Any]:
+    return {"answered": answered, "hits": [hit_out(h, root, hl).model_dump() for h in hits]}
+
+
+@router.post("/chat/completions")
+async def completions(
+    request: Request, body: CompletionIn, chat: ChatDep, events: EventsDep, settings: SettingsDep
+) -> Any:
+    """Answer the conversation's last question from the FAQ, as OpenAI's chat completions do."""
+    _check_model(body.model, settings.api_model)
+    question, history = _conversation(body.messages)
+    root = base_url(request)
+    href = permalinks(root)
+    hl = detect_lang(question)
+    ids = f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), body.model
+    if body.stream:
+        sources, answered, pieces = await asking.chat_stream(
+            chat, events, question, history, channel=CHANNEL, href=href, hl=hl
+        )
+        return StreamingResponse(
+            _chunks(ids, sources, answered, pieces, root, hl),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+    reply = await asking.chat(chat, events, question, history, channel=CHANNEL, href=href, hl=hl)
+    if reply.error:
+        log.warning("LLM answer replaced by the extractive one: %s", reply.error)
+    completion_id, created, model = ids
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.answer + _numbered(reply, root)},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "mode": reply.mode,
+        **_extra(reply.answered, reply.sources, root, reply.lang),
+    }
+
+
+def _chunk(ids: tuple[str, int, str], delta: dict[str, str], finish: str | None = None, **extra: Any) -> str:
+    completion_id, created, model = ids
+    chunk = {
+        "id": completion_id,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        **extra,
+    }
+    return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+
+
+def _chunks(
+    ids: tuple[str, int, str],
+    sources: tuple[Hit, ...],
+    answered: bool,
+    events: Iterator[tuple[str, Any]],
+    root: str,
+    hl: str,
+) -> Iterator[str]:
+    """The answer as OpenAI's chunks: the role (with the hits), the pieces as written, the end, `[DONE]`.
+    Blocking (the LLM writes as it is read): Starlette iterates it in a worker thread."""
+    try:
+        first = True
+        said = False
+        for name, value in events:
+            if first:
+                first = False
+                yield _chunk(ids, {"role": "assistant", "content": ""}, **_extra(answered, sources, root, hl))
+            if name == "delta":
+                said = True
+                yield _chunk(ids, {"content": value})
+                continue
+            reply: ChatReply = value
+            if reply.mode == "fallback":
+                log.warning("LLM answer replaced by the extractive one: %s", reply.error)
+                # What was written so far stopped short: the FAQ's own answer follows it.
+                yield _chunk(ids, {"content": ("\n\n" if said else "") + reply.answer})
+            else:
+                tail = _numbered(reply, root)
+                if tail:
+                    yield _chunk(ids, {"content": tail})
+            yield _chunk(ids, {}, "stop", mode=reply.mode)
+    except Exception:  # the response has started; report in-band rather than cut the stream
+        log.exception("chat completion stream failed")
+        yield f"data: {json.dumps({'error': {'message': 'internal error', 'type': 'server_error', 'param': None, 'code': None}})}\n\n"
+    yield "data: [DONE]\n\n"

@@ -201,13 +201,13 @@ class QueryAdapter:
 
 @dataclass(frozen=True)
 class FitSettings:
-    """How `fit_matrix` fits. The defaults are what held-out folds chose (`bench/tune_forms.py`)."""
+    """How `fit_matrix` fits. The defaults are what `kb calibrate`'s held-out folds chose (README, "How it learns")."""
 
     rank: int = 0  # 0: a full d x d map; r > 0: W = U V^T of rank r
-    decay: float = 0.02  # the penalty on W (per example), which keeps the map near the identity
-    temperature: float = 50.0  # cosines are multiplied by this before the softmax (e5 was trained at 100)
-    steps: int = 300
-    learning_rate: float = 0.003
+    decay: float = 0.003  # the penalty on |W|^2 (beside the mean loss), which keeps the map near the identity
+    temperature: float = 100.0  # cosines are multiplied by this before the softmax (as e5 was trained)
+    steps: int = 600
+    learning_rate: float = 0.002
     no_entry_weight: float = 1.0  # how much a not-covered question counts, beside an answered one
     seed: int = 0
 

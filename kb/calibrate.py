@@ -289,6 +289,8 @@ def calibrate(
             trials.append((merit, alternate_floor, not_covered_floor, base, report))
     _, alternate_floor, not_covered_floor, base, report = max(trials, key=lambda t: t[0])
     report["floors"] = {"alternate": alternate_floor, "not_covered": not_covered_floor, "tried": list(FLOORS)}
+    # The query adapter the evidence was taken through (each fold's refitted without it), if any.
+    report["query_adapter"] = searcher.adapter.summary() if searcher.adapter is not None else None
     weights = _fit(questions, base, fitted)
     if judge is not None:
         report["judge"] = _judge_report(searcher, questions, weights, report.pop("outcomes"), folds, fitted, judge, top)

@@ -14,6 +14,7 @@ Three sources, one registry per app (`Metrics`):
 from __future__ import annotations
 
 import time
+from datetime import datetime
 from typing import Any, Callable, Iterator
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
@@ -21,6 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kb.adapter import QueryAdapter
 from kb.events import Chatted, Event, Searched
 
 from .reload import Reloader
@@ -118,6 +120,28 @@ class State(Collector):
         )
         yield from _judge(kb.judging.stats() if kb.judging is not None else None)
         yield _embedding(kb.searcher.embedder.runs)
+        yield from _adapter(kb.searcher.adapter)
+
+
+def _adapter(adapter: QueryAdapter | None) -> Iterator[Metric]:
+    """When the query adapter served was fitted, and on how many questions (nothing without one)."""
+    if adapter is None:
+        return
+    summary = adapter.summary()
+    try:
+        fitted = datetime.fromisoformat(summary["fitted_at"]).timestamp()
+    except ValueError:
+        fitted = 0.0
+    yield GaugeMetricFamily(
+        "kb_query_adapter_fitted_timestamp_seconds",
+        "When the query adapter served was fitted (Unix time)",
+        value=fitted,
+    )
+    yield GaugeMetricFamily(
+        "kb_query_adapter_questions",
+        "The labelled questions the query adapter served was fitted on",
+        value=summary["questions"],
+    )
 
 
 def _judge(stats: dict[str, Any] | None) -> Iterator[Metric]:

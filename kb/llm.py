@@ -161,7 +161,7 @@ class LLM:
             raise LLMFailed(self.url, f"HTTP {response.status_code}: {text.strip()[:300] or response.reason_phrase}")
         try:
             reply = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested past the parser's limit
             raise LLMFailed(self.url, f"not JSON: {text[:100]!r}") from None
         choices = reply.get("choices") if isinstance(reply, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None
@@ -182,7 +182,7 @@ class LLM:
             return None
         try:
             chunk = json.loads(data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise LLMFailed(self.url, f"not JSON in the stream: {data[:100]!r}") from None
         if isinstance(chunk, dict) and "error" in chunk:
             raise LLMFailed(self.url, f"error in the stream: {str(chunk['error'])[:200]}")

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from test_pages import form_token
 from test_slack import SECRET, command_body, slack_headers
 
 from kb.settings import Settings
@@ -126,3 +127,36 @@ def test_a_signed_interaction_of_another_type_is_acknowledged(url: str) -> None:
     for payload in ({"type": "view_submission", "user": "x"}, ["block_actions"], "block_actions"):
         body, headers = _signed_payload(payload)
         assert httpx.post(f"{url}/slack/interactive", content=body, headers=headers).status_code == 200
+
+
+DEEP = "[" * 1000 + "]" * 1000  # nested past the JSON parser's own limit
+
+
+def test_a_chat_form_with_a_history_nested_1000_deep_is_answered_and_the_connection_kept(
+    url: str, logged: pytest.LogCaptureFixture
+) -> None:
+    with httpx.Client(base_url=url, headers={"Accept-Language": "en"}) as browser:
+        token = form_token(browser)
+        fields = {"message": "how do I resume training in slime?", "history": DEEP, "form_token": token}
+        response = browser.post("/chat", data=fields, headers={"Origin": url})
+        assert response.status_code == 200 and "resume" in response.text.lower()
+        assert browser.get("/healthz").status_code == 200  # the same connection serves the next request
+    assert server_lines(logged) == []
+
+
+@pytest.mark.parametrize("payload", [DEEP, '{"type": "block_actions", "actions": ' + DEEP + "}"])
+def test_a_signed_interaction_nested_1000_deep_is_a_400(
+    url: str, logged: pytest.LogCaptureFixture, payload: str
+) -> None:
+    body = urlencode({"payload": payload}).encode()
+    response = httpx.post(f"{url}/slack/interactive", content=body, headers=slack_headers(body))
+    assert response.status_code == 400
+    assert response.json()["error"] == "payload: nested too deeply to be an interaction Slack sent"
+    assert server_lines(logged) == []
+
+
+def test_an_api_body_nested_1000_deep_is_a_400(url: str, logged: pytest.LogCaptureFixture) -> None:
+    for path in ("/api/chat", "/api/feedback"):
+        response = httpx.post(url + path, content=DEEP, headers={"Content-Type": "application/json"})
+        assert response.status_code == 400, (path, response.text)
+    assert server_lines(logged) == []

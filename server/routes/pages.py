@@ -183,10 +183,11 @@ async def chat_form(
 
 
 def _history(raw: str) -> list[dict[str, str]]:
-    """Earlier turns from the form's hidden field; anything malformed is dropped."""
+    """Earlier turns from the form's hidden field; anything malformed (nested too deeply for the parser included)
+    is dropped."""
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return []
     turns = []
     for item in data if isinstance(data, list) else []:

@@ -23,6 +23,7 @@ from .errors import LLMFailed, QueryError
 from .hits import Hit, SearchResult
 from .knowledge import KnowledgeBase
 from .llm import LLM, link_citations
+from .stacktrace import fits, reduce_trace, too_long
 from .text import clean_query, detect_lang
 
 __all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER", "subject_entry"]
@@ -94,9 +95,10 @@ class Chat:
         if not message:
             raise QueryError("message", "the message is empty")
         limit = self.kb.settings.max_query_chars
-        if len(message) > limit:
-            raise QueryError("message", f"the message is {len(message)} characters; the limit is {limit}")
-        query = followup_query(message, list(history), subject)[:limit]
+        if not fits(message, limit):  # a longer pasted trace is taken, and reduced before the cut below
+            raise QueryError("message", too_long("message", len(message), limit))
+        asked = reduce_trace(message) if len(message) > limit else message
+        query = followup_query(asked, list(history), subject)[:limit]
         return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER), message, lang)
 
     def writes(self, turn: Turn) -> bool:

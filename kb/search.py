@@ -29,7 +29,7 @@ from .lexical import LexicalIndex, QueryTerms, Weighed
 from .noise import strip_noise
 from .scoring import Features, Weights
 from .spelling import Spelling
-from .stacktrace import reduce_trace
+from .stacktrace import fits, reduce_trace, too_long
 from .text import clean_query, detect_lang, tokenize
 
 # What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
@@ -166,8 +166,8 @@ class Searcher:
         query = clean_query(query).strip()
         if not query:
             raise QueryError("q", "the query is empty")
-        if len(query) > self.max_query_chars:
-            raise QueryError("q", f"the query is {len(query)} characters; the limit is {self.max_query_chars}")
+        if not fits(query, self.max_query_chars):  # a longer pasted trace is taken, and reduced before searching
+            raise QueryError("q", too_long("query", len(query), self.max_query_chars))
         self.check_filters(tags, source)
         return query
 

@@ -19,7 +19,7 @@ import numpy as np
 from .dense import DenseIndex, EntryRows, matvec
 from .embedding import Embedder
 from .entries import Entry
-from .errors import QueryError
+from .errors import QueryError, shown
 from .filters import Filters
 from .glossary import Glossary
 from .hits import Hit, SearchResult, Signals
@@ -176,9 +176,9 @@ class Searcher:
         a source no entry has."""
         for tag in tags:
             if tag not in self._tags:
-                raise QueryError("tag", f"unknown tag {tag!r}; known: {', '.join(sorted(self._tags))}")
+                raise QueryError("tag", f"unknown tag {shown(tag)}; known: {', '.join(sorted(self._tags))}")
         if source is not None and source not in self._sources:
-            raise QueryError("source", f"unknown source {source!r}; known: {', '.join(sorted(self._sources))}")
+            raise QueryError("source", f"unknown source {shown(source)}; known: {', '.join(sorted(self._sources))}")
 
     def plan(
         self,

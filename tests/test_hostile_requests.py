@@ -4,6 +4,7 @@ a flood of refused Slack requests cannot flood the log."""
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 import time
@@ -160,3 +161,31 @@ def test_an_api_body_nested_1000_deep_is_a_400(url: str, logged: pytest.LogCaptu
         response = httpx.post(url + path, content=DEEP, headers={"Content-Type": "application/json"})
         assert response.status_code == 400, (path, response.text)
     assert server_lines(logged) == []
+
+
+LONG = "x" * 60_000  # where an id, a tag or a source belongs (as long as httpx lets a URL be)
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "error"),
+    [
+        ("/api/search", {"q": "oom", "tag": LONG}, "tag: unknown tag 'xxx"),
+        ("/api/search", {"q": "oom", "source": LONG}, "source: unknown source 'xxx"),
+        ("/search", {"q": "oom", "source": LONG}, "unknown source 'xxx"),
+        (f"/api/entries/{LONG}", {}, "no entry with id 'xxx"),
+        (f"/entries/{LONG}", {}, "no entry with id 'xxx"),
+        ("/entries/slime-b0ab398d", {"hl": LONG}, "unknown language 'xxx"),
+        (f"/lang/{LONG}", {}, "unknown language 'xxx"),
+        ("/insights/daily.csv", {"since": LONG}, "is not a time window"),
+        (f"/insights/{LONG}.csv", {}, "no insights table 'xxx"),
+    ],
+)
+def test_an_invalid_value_of_60_kb_is_echoed_as_a_short_prefix(
+    url: str, path: str, params: dict[str, str], error: str
+) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept-Language": "en"}
+    response = httpx.get(url + path, params=params, headers=headers)
+    assert 400 <= response.status_code < 500
+    text = html.unescape(response.text)  # the pages escape the quotes
+    assert error in text and "'" + "x" * 60 + "'… (60000 characters)" in text
+    assert "x" * 61 not in text and len(response.content) < 20_000

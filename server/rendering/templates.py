@@ -99,9 +99,12 @@ def page(request: Request, name: str, context: dict[str, Any], status_code: int 
 
 
 def _here(request: Request) -> str:
-    """This page's path and query, for the language toggle to come back to (long queries dropped)."""
-    query = request.url.query
-    return request.url.path + (f"?{query}" if query and len(query) <= 2100 else "")
+    """This page's path and query, for the language toggle to come back to (a long query dropped, a long path
+    for the home page: neither is echoed whole)."""
+    path, query = request.url.path, request.url.query
+    if len(path) > 2100:
+        return "/"
+    return path + (f"?{query}" if query and len(query) <= 2100 else "")
 
 
 def _tag(tag_id: str, lang: str) -> str:

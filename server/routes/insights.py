@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from kb.errors import QueryError
+from kb.errors import QueryError, shown
 from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, question_key, table, to_csv
 from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link, LinkNotFound
@@ -184,7 +184,7 @@ async def insights_link_change(
 ) -> Response:
     """Undo a link, or restore an undone one."""
     if action not in ("undo", "restore"):
-        raise HTTPException(404, f"no link action {action!r}; the actions are undo and restore")
+        raise HTTPException(404, f"no link action {shown(action)}; the actions are undo and restore")
     same_origin(request)
     try:
         with unavailable():
@@ -256,13 +256,13 @@ async def insights_gap(
 ) -> Response:
     """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
     if action not in ("dismiss", "restore"):
-        raise HTTPException(404, f"no gap action {action!r}; the actions are dismiss and restore")
+        raise HTTPException(404, f"no gap action {shown(action)}; the actions are dismiss and restore")
     same_origin(request)
     with unavailable():
         gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
     if gap is None:
         where = "gaps" if action == "dismiss" else "dismissed gaps"
-        raise HTTPException(404, f"no {where} named {label[:200]!r} in the last {since}")
+        raise HTTPException(404, f"no {where} named {shown(label)} in the last {since}")
     return RedirectResponse(f"/insights?{urlencode({'since': since})}#gaps", status_code=303, headers=PRIVATE)
 
 
@@ -284,7 +284,7 @@ async def insights_csv(
 ) -> Response:
     """One insights table as CSV: `gaps`, `unhelpful`, `entries` or `daily` (needs the admin token)."""
     if name not in TABLES:
-        raise HTTPException(404, f"no insights table {name!r}; the tables are {', '.join(TABLES)}")
+        raise HTTPException(404, f"no insights table {shown(name)}; the tables are {', '.join(TABLES)}")
     with unavailable():
         report = await insights.report(kb, since)
     # The byte-order mark lets spreadsheet programs read the Chinese text as UTF-8.

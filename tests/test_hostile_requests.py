@@ -189,3 +189,10 @@ def test_an_invalid_value_of_60_kb_is_echoed_as_a_short_prefix(
     text = html.unescape(response.text)  # the pages escape the quotes
     assert error in text and "'" + "x" * 60 + "'… (60000 characters)" in text
     assert "x" * 61 not in text and len(response.content) < 20_000
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/widget.js", "/docs", "/redoc", "/insights", "/", "/chat"])
+def test_head_answers_as_get_without_a_body(url: str, path: str) -> None:
+    get, head = httpx.get(url + path), httpx.head(url + path)
+    assert head.status_code == get.status_code and head.status_code in (200, 401)  # /insights: its sign-in form
+    assert head.headers["content-type"] == get.headers["content-type"] and head.content == b""

@@ -71,7 +71,7 @@ def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
     return with_form_token(request, response)
 
 
-@router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
+@router.api_route("/insights", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 async def insights_page(
     request: Request,
     kb: KBDep,

@@ -54,7 +54,7 @@ def _accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
-@router.get("/widget.js", include_in_schema=False)
+@router.api_route("/widget.js", methods=["GET", "HEAD"], include_in_schema=False)
 async def widget_script(request: Request) -> Response:
     """The chat widget script: one `<script src=".../widget.js" defer>` tag on any page."""
     script = _script()

@@ -196,3 +196,26 @@ def test_head_answers_as_get_without_a_body(url: str, path: str) -> None:
     get, head = httpx.get(url + path), httpx.head(url + path)
     assert head.status_code == get.status_code and head.status_code in (200, 401)  # /insights: its sign-in form
     assert head.headers["content-type"] == get.headers["content-type"] and head.content == b""
+
+
+def test_an_admin_action_takes_the_bearer_token_or_the_cookie_with_a_form_token_from_this_site(url: str) -> None:
+    with httpx.Client(base_url=url, headers={"Accept": "application/json"}) as browser:
+        signed = browser.post(
+            "/insights/sign-in", data={"token": TOKEN, "form_token": form_token(browser, "/insights")}
+        )
+        assert signed.status_code == 303 and browser.cookies.get("kb_admin")
+        cookie = {"Cookie": f"kb_admin={browser.cookies['kb_admin']}"}
+        token = form_token(browser, "/insights")
+        dismiss = {"label": "nothing like this", "since": "7d"}
+        no_token = browser.post("/insights/gaps/dismiss", data=dismiss, headers={"Origin": url})
+        elsewhere = browser.post(
+            "/insights/gaps/dismiss", data={**dismiss, "form_token": token}, headers={"Origin": "https://evil.example"}
+        )
+        taken = browser.post("/insights/gaps/dismiss", data={**dismiss, "form_token": token}, headers={"Origin": url})
+    assert (no_token.status_code, elsewhere.status_code) == (403, 403)
+    assert (taken.status_code, taken.json()["error"]) == (404, "no gaps named 'nothing like this' in the last 7d")
+    # The JSON admin routes have no form: the cookie, sent by hand, is not enough there.
+    assert httpx.post(f"{url}/admin/reload", headers={**cookie, "Origin": url}).status_code == 401
+    assert httpx.post(f"{url}/admin/reload", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    bearer = httpx.post(f"{url}/insights/gaps/dismiss", data=dismiss, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert bearer.status_code == 404  # the bearer token needs no form token

@@ -2,9 +2,9 @@
 
 Behind `KB_ADMIN_TOKEN` (off without it): clients send `Authorization: Bearer <token>`,
 browsers sign in with a form that sets an HttpOnly cookie. Each table is also a CSV export.
-A gap can be dismissed (and restored) with a form on the page; like sign-out, it is a POST
-that needs the SameSite=Strict sign-in cookie (or the bearer token), and one from another
-site's page (its `Origin`) is refused.
+A gap can be dismissed (and restored) with a form on the page. Every form that changes
+something takes the bearer token, or the SameSite=Strict sign-in cookie with the page's form
+token; one from another site's page (its `Origin`) is refused (server/admin.py).
 
 Every question the page lists (a gap's wordings, the answers that may be wrong, the
 questions of not-helpful votes, the recent questions) can be linked to the entry that
@@ -27,8 +27,18 @@ from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, dra
 from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link, LinkNotFound
 
-from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
-from ..deps import AdminDep, AdminOnDep, FormTokenDep, InsightsDep, KBDep, ReloaderDep, SettingsDep, SignInLimitDep
+from ..admin import check_on, sign_in, sign_out, signed_in, token_matches
+from ..deps import (
+    AdminDep,
+    AdminFormDep,
+    AdminOnDep,
+    FormTokenDep,
+    InsightsDep,
+    KBDep,
+    ReloaderDep,
+    SettingsDep,
+    SignInLimitDep,
+)
 from ..forms import form_token, with_form_token
 from ..rendering.chart import Series, stacked_bars
 from ..rendering.strings import Translator
@@ -146,8 +156,7 @@ Back = Annotated[str, Form(max_length=40)]
 async def insights_link(
     request: Request,
     _limit: LinkLimitDep,
-    _: AdminDep,
-    _form: FormTokenDep,
+    _: AdminFormDep,
     kb: KBDep,
     insights: LinksDep,
     reloader: ReloaderDep,
@@ -158,7 +167,6 @@ async def insights_link(
     back: Back = "",
 ) -> Response:
     """Link a question to the entry that answers it ("Answered by…"), or mark it not covered by the FAQ."""
-    same_origin(request)
     entry = entry_id.strip()
     covered = not_covered.strip().lower() not in ("1", "true", "on", "yes")
     if covered and not entry:
@@ -175,8 +183,7 @@ async def insights_link_change(
     link_id: int,
     action: str,
     _limit: LinkLimitDep,
-    _: AdminDep,
-    _form: FormTokenDep,
+    _: AdminFormDep,
     insights: LinksDep,
     reloader: ReloaderDep,
     since: Since = DEFAULT_SINCE,
@@ -185,7 +192,6 @@ async def insights_link_change(
     """Undo a link, or restore an undone one."""
     if action not in ("undo", "restore"):
         raise HTTPException(404, f"no link action {shown(action)}; the actions are undo and restore")
-    same_origin(request)
     try:
         with unavailable():
             await (insights.unlink if action == "undo" else insights.relink)(link_id)
@@ -248,7 +254,7 @@ async def insights_sign_in(
 async def insights_gap(
     request: Request,
     action: str,
-    _: AdminDep,
+    _: AdminFormDep,
     kb: KBDep,
     insights: InsightsDep,
     since: Since = DEFAULT_SINCE,
@@ -257,7 +263,6 @@ async def insights_gap(
     """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
     if action not in ("dismiss", "restore"):
         raise HTTPException(404, f"no gap action {shown(action)}; the actions are dismiss and restore")
-    same_origin(request)
     with unavailable():
         gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
     if gap is None:

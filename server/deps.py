@@ -192,8 +192,16 @@ def feedback_context(insights: Insights) -> dict[str, object]:
 
 
 def base_url(request: Request) -> str:
-    """This server's root URL, ending in "/", for permalinks."""
-    return str(request.base_url)
+    """This server's root URL, ending in "/", for permalinks: KB_BASE_URL; else the scheme (`https` when a trusted
+    proxy says so) and the address the request reached, never the `Host` header a client writes."""
+    configured = app_settings(request).base_url
+    if configured:
+        return configured.rstrip("/") + "/"
+    host, port = request.scope.get("server") or ("localhost", None)
+    scheme = request.url.scheme
+    default = {"http": 80, "https": 443}.get(scheme)
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address
+    return f"{scheme}://{host}/" if port in (None, default) else f"{scheme}://{host}:{port}/"
 
 
 ChatDep = Annotated[Chat, Depends(get_chat)]

@@ -219,3 +219,25 @@ def test_an_admin_action_takes_the_bearer_token_or_the_cookie_with_a_form_token_
     assert httpx.post(f"{url}/admin/reload", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
     bearer = httpx.post(f"{url}/insights/gaps/dismiss", data=dismiss, headers={"Authorization": f"Bearer {TOKEN}"})
     assert bearer.status_code == 404  # the bearer token needs no form token
+
+
+def test_links_are_built_from_kb_base_url_or_the_address_reached_never_the_host_header(
+    url: str, settings: Settings, serve: Callable[[Any], Any]
+) -> None:
+    evil = {"Host": "evil.example"}
+    page = httpx.get(f"{url}/entries/slime-b0ab398d", headers=evil).text
+    api = httpx.get(f"{url}/api/entries/slime-b0ab398d", headers=evil).json()
+    search = httpx.get(f"{url}/api/search", params={"q": "如何续训"}, headers=evil).json()
+    assert "evil.example" not in page + json.dumps(api) + json.dumps(search)
+    assert api["permalink"] == f"{url}/entries/slime-b0ab398d"
+    public = serve(create_app(settings.with_(base_url="https://faq.example.com/kb"))).url
+    api = httpx.get(f"{public}/api/entries/slime-b0ab398d", headers=evil).json()
+    assert api["permalink"] == "https://faq.example.com/kb/entries/slime-b0ab398d"
+
+
+@pytest.mark.parametrize("value", ["faq.example.com", "javascript:alert(1)", "https://x.example/?a=1"])
+def test_a_base_url_that_is_not_an_http_url_stops_start_up(settings: Settings, value: str) -> None:
+    from kb.errors import SettingsError
+
+    with pytest.raises(SettingsError, match="KB_BASE_URL"):
+        settings.with_(base_url=value)

@@ -14,6 +14,7 @@ one at a time (a search for SOURCES_PER_ANSWER entries through `kb.asking.search
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -137,9 +138,11 @@ class Chat:
         lang: str | None,
         href: Callable[[Hit], str],
         subject: str = "",
+        cancelled: threading.Event | None = None,
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events
-        (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread).
+        (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread). Setting
+        `cancelled` closes the LLM's stream at its next line (the reader has gone).
 
         Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
         After a fallback the "done" answer replaces whatever the deltas said.
@@ -154,7 +157,7 @@ class Chat:
                 return
             pieces: list[str] = []
             try:
-                for piece in self.llm.stream(turn.message, answer.sources, turn.lang, history):
+                for piece in self.llm.stream(turn.message, answer.sources, turn.lang, history, cancelled):
                     pieces.append(piece)
                     yield "delta", piece
             except LLMFailed as exc:

@@ -21,15 +21,26 @@ class Heading:
     anchor: str
 
 
+# Inline HTML a heading may use for looks, dropped from its text; anything else in angle brackets is text
+# a FAQ means (`<unk>`, `List<String>`, `<eos>`), which Markdown parses as HTML all the same.
+_MARKUP = re.compile(
+    r"</?(?:a|abbr|b|big|br|code|del|em|font|i|img|ins|kbd|mark|small|span|strong|sub|sup|u|wbr)(?:\s[^>]*)?/?>",
+    re.I,
+)
+
+
 def plain(children: list[Token], keep_underscores: bool = False) -> str:
-    """Inline tokens as plain text. With `keep_underscores`, `__init__` stays `__init__`
-    rather than turning into bold "init": in a technical FAQ it is a name."""
+    """Inline tokens as plain text, HTML markup dropped and other text in angle brackets kept. With
+    `keep_underscores`, `__init__` stays `__init__` rather than turning into bold "init": in a technical FAQ
+    it is a name."""
     out: list[str] = []
     for child in children:
         if child.type in ("text", "code_inline"):
             out.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             out.append(" ")
+        elif child.type == "html_inline" and not _MARKUP.fullmatch(child.content):
+            out.append(child.content)
         elif child.type == "image":
             out.append(plain(child.children or [], keep_underscores))
         elif keep_underscores and child.type.startswith(("em_", "strong_")):

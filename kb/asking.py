@@ -9,6 +9,7 @@ so nothing is published.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
@@ -93,11 +94,13 @@ async def chat_stream(
     href: Callable[[Hit], str],
     hl: str | None = None,
     about: str | None = None,
+    cancelled: threading.Event | None = None,
 ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
-    """A chat turn streamed (`Chat.stream`): retrieved now, and published as a `Chatted` once retrieved."""
+    """A chat turn streamed (`Chat.stream`): retrieved now, and published as a `Chatted` once retrieved;
+    setting `cancelled` closes the LLM's stream."""
     started = time.perf_counter()
     subject = bot.subject(about, message)
-    sources, answered, pieces = await bot.stream(message, history, hl, href, subject)
+    sources, answered, pieces = await bot.stream(message, history, hl, href, subject, cancelled)
     events.publish(Chatted(message, history, answered, sources, channel, started, subject))
     return sources, answered, pieces
 

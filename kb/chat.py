@@ -14,6 +14,7 @@ one at a time (a search for SOURCES_PER_ANSWER entries through `kb.asking.search
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -23,6 +24,7 @@ from .errors import LLMFailed, QueryError
 from .hits import Hit, SearchResult
 from .knowledge import KnowledgeBase
 from .llm import LLM, link_citations
+from .stacktrace import fits, reduce_trace, too_long
 from .text import clean_query, detect_lang
 
 __all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER", "subject_entry"]
@@ -94,9 +96,10 @@ class Chat:
         if not message:
             raise QueryError("message", "the message is empty")
         limit = self.kb.settings.max_query_chars
-        if len(message) > limit:
-            raise QueryError("message", f"the message is {len(message)} characters; the limit is {limit}")
-        query = followup_query(message, list(history), subject)[:limit]
+        if not fits(message, limit):  # a longer pasted trace is taken, and reduced before the cut below
+            raise QueryError("message", too_long("message", len(message), limit))
+        asked = reduce_trace(message) if len(message) > limit else message
+        query = followup_query(asked, list(history), subject)[:limit]
         return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER), message, lang)
 
     def writes(self, turn: Turn) -> bool:
@@ -135,9 +138,11 @@ class Chat:
         lang: str | None,
         href: Callable[[Hit], str],
         subject: str = "",
+        cancelled: threading.Event | None = None,
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events
-        (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread).
+        (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread). Setting
+        `cancelled` closes the LLM's stream at its next line (the reader has gone).
 
         Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
         After a fallback the "done" answer replaces whatever the deltas said.
@@ -152,7 +157,7 @@ class Chat:
                 return
             pieces: list[str] = []
             try:
-                for piece in self.llm.stream(turn.message, answer.sources, turn.lang, history):
+                for piece in self.llm.stream(turn.message, answer.sources, turn.lang, history, cancelled):
                     pieces.append(piece)
                     yield "delta", piece
             except LLMFailed as exc:

@@ -18,6 +18,8 @@ __all__ = [
     "InsightsUnavailable",
     "CalibrationError",
     "JudgeFailed",
+    "SHOWN",
+    "shown",
 ]
 
 
@@ -81,12 +83,21 @@ class BuildRefused(KBError):
     """A new build could not be loaded; the one served before still is."""
 
 
+SHOWN = 60  # characters of a value an error message echoes
+
+
+def shown(value: str, limit: int = SHOWN) -> str:
+    """`value` as an error message names it: quoted, and cut to its first `limit` characters (a client may send
+    100 KB where an id belongs)."""
+    return repr(value) if len(value) <= limit else f"{value[:limit]!r}… ({len(value)} characters)"
+
+
 class EntryNotFound(KBError):
     """No entry has the given id."""
 
     def __init__(self, entry_id: str):
         self.entry_id = entry_id
-        super().__init__(f"no entry with id {entry_id!r}")
+        super().__init__(f"no entry with id {shown(entry_id)}")
 
 
 class QueryError(KBError):

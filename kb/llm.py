@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from typing import Any, Callable, Iterator, Sequence
 
@@ -93,9 +94,15 @@ class LLM:
         return bool(settings.llm_base_url and settings.llm_model)
 
     def stream(
-        self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict[str, Any]] = ()
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        lang: str,
+        history: Sequence[dict[str, Any]] = (),
+        cancelled: threading.Event | None = None,
     ) -> Iterator[str]:
-        """Yield the answer as it is written, in pieces; raises LLMFailed on any failure."""
+        """Yield the answer as it is written, in pieces; raises LLMFailed on any failure. Once `cancelled` is set
+        (the reader has gone), the stream from the endpoint is closed at its next line and nothing more is yielded."""
         payload = {
             "model": self.model,
             "messages": build_messages(question, hits, lang, history),
@@ -110,6 +117,8 @@ class LLM:
                     body = response.read().decode("utf-8", "replace").strip()[:300]
                     raise LLMFailed(self.url, f"HTTP {response.status_code}: {body or response.reason_phrase}")
                 for line in response.iter_lines():
+                    if cancelled is not None and cancelled.is_set():
+                        return  # leaving the `with` closes the connection: the endpoint stops writing
                     if time.monotonic() > deadline:
                         raise LLMFailed(self.url, f"no complete answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
                     piece = self._piece(line)
@@ -161,7 +170,7 @@ class LLM:
             raise LLMFailed(self.url, f"HTTP {response.status_code}: {text.strip()[:300] or response.reason_phrase}")
         try:
             reply = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested past the parser's limit
             raise LLMFailed(self.url, f"not JSON: {text[:100]!r}") from None
         choices = reply.get("choices") if isinstance(reply, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None
@@ -182,7 +191,7 @@ class LLM:
             return None
         try:
             chunk = json.loads(data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise LLMFailed(self.url, f"not JSON in the stream: {data[:100]!r}") from None
         if isinstance(chunk, dict) and "error" in chunk:
             raise LLMFailed(self.url, f"error in the stream: {str(chunk['error'])[:200]}")

@@ -20,7 +20,7 @@ from .adapter import QueryAdapter
 from .dense import DenseIndex, EntryRows, matvec
 from .embedding import Embedder
 from .entries import Entry
-from .errors import QueryError
+from .errors import QueryError, shown
 from .filters import Filters
 from .glossary import Glossary
 from .hits import Hit, SearchResult, Signals
@@ -30,7 +30,7 @@ from .lexical import LexicalIndex, QueryTerms, Weighed
 from .noise import strip_noise
 from .scoring import Features, Weights
 from .spelling import Spelling
-from .stacktrace import reduce_trace
+from .stacktrace import fits, reduce_trace, too_long
 from .text import clean_query, detect_lang, tokenize
 
 # What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
@@ -186,8 +186,8 @@ class Searcher:
         query = clean_query(query).strip()
         if not query:
             raise QueryError("q", "the query is empty")
-        if len(query) > self.max_query_chars:
-            raise QueryError("q", f"the query is {len(query)} characters; the limit is {self.max_query_chars}")
+        if not fits(query, self.max_query_chars):  # a longer pasted trace is taken, and reduced before searching
+            raise QueryError("q", too_long("query", len(query), self.max_query_chars))
         self.check_filters(tags, source)
         return query
 
@@ -196,9 +196,9 @@ class Searcher:
         a source no entry has."""
         for tag in tags:
             if tag not in self._tags:
-                raise QueryError("tag", f"unknown tag {tag!r}; known: {', '.join(sorted(self._tags))}")
+                raise QueryError("tag", f"unknown tag {shown(tag)}; known: {', '.join(sorted(self._tags))}")
         if source is not None and source not in self._sources:
-            raise QueryError("source", f"unknown source {source!r}; known: {', '.join(sorted(self._sources))}")
+            raise QueryError("source", f"unknown source {shown(source)}; known: {', '.join(sorted(self._sources))}")
 
     def plan(
         self,

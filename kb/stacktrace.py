@@ -3,13 +3,20 @@
 A trace is mostly noise for search: ranks, pids, timestamps, addresses, paths and line
 numbers. What identifies it is the exception type and message and the functions of the
 framework it passed through. `reduce_trace` keeps those; other text passes unchanged.
+
+A trace is taken up to `MAX_PASTE_CHARS` long and reduced before any limit on a query's
+length is applied (`fits`), so its last line, the exception raised, is never cut off. A
+trace pasted into a one-line search box arrives with its line breaks taken out; they are
+put back before each frame, each `Traceback` and each exception.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["looks_like_trace", "reduce_trace"]
+__all__ = ["MAX_PASTE_CHARS", "looks_like_trace", "reduce_trace", "fits", "too_long"]
+
+MAX_PASTE_CHARS = 50_000  # characters of a pasted trace or log taken, before it is reduced
 
 FRAMEWORKS = (
     "chatlearn",
@@ -50,7 +57,38 @@ _NOISE = [
 ]
 
 
+# Where a line began in a trace whose line breaks a one-line box took out.
+_LINE_STARTS = re.compile(
+    r"\s*(?=Traceback \(most recent call last\)|File \"[^\"]+\", line \d+, in |\[rank\d+\]"
+    r"|(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception):\s)"
+    r"|(?<=, in )(?<![\w.])([\w<>.]+)\s+"  # a frame's function, then its code
+)
+
+
+def _unflattened(text: str) -> str:
+    """A trace that arrived on one line, with its line breaks back; any other text unchanged."""
+    if "\n" in text or not ("Traceback (most recent call last)" in text or text.count('File "') >= 2):
+        return text
+    lines = _LINE_STARTS.sub(lambda m: f"{m.group(1)}\n" if m.group(1) else "\n", text).splitlines()
+    return "\n".join(line for line in lines if _strip_prefix(line))
+
+
+def fits(text: str, limit: int) -> bool:
+    """Whether `text` may be searched under a limit of `limit` characters: it is that short, or it is a
+    trace of at most MAX_PASTE_CHARS whose reduction is."""
+    if len(text) <= limit:
+        return True
+    return len(text) <= MAX_PASTE_CHARS and looks_like_trace(text) and len(reduce_trace(text)) <= limit
+
+
+def too_long(what: str, length: int, limit: int) -> str:
+    """The message for a `what` (query, message, question) that does not `fit`."""
+    longest = f" (a pasted stack trace: {MAX_PASTE_CHARS})" if length > MAX_PASTE_CHARS else ""
+    return f"the {what} is {length} characters; the limit is {limit}{longest}"
+
+
 def looks_like_trace(text: str) -> bool:
+    text = _unflattened(text)
     lines = text.strip().splitlines()
     if len(lines) < 2:
         return False
@@ -84,6 +122,7 @@ def reduce_trace(text: str) -> str:
     """The exception lines and the framework's frames of a trace; other text unchanged."""
     if not looks_like_trace(text):
         return text
+    text = _unflattened(text)
     exceptions: list[str] = []
     frames: list[str] = []
     other: list[str] = []

@@ -1,7 +1,13 @@
-"""Topic tags: the table in `data/tags.toml` of what an entry can be about, with labels
+r"""Topic tags: the table in `data/tags.toml` of what an entry can be about, with labels
 in Chinese and English and the words that mark it.
 
 `TAGS` (topic id -> Tag, in table order) is loaded on first use and cached.
+
+Patterns such as `\w*PROFIL\w*` start a scan at every character of a word, so on a word of
+n characters a backtracking engine takes time in n². A tag reads the text with every run of
+printable ASCII characters (and of ASCII spaces) cut to `MAX_RUN` (`bounded`): the patterns
+read only ASCII past a literal, so each scan stops within a few runs, and matching takes time
+linear in the text. No keyword is that long; Chinese text, which ends a run, is kept whole.
 """
 
 from __future__ import annotations
@@ -17,10 +23,18 @@ from pydantic import ValidationInfo, field_validator
 from .errors import SourceError
 from .tomlfile import DataModel, load_toml
 
-__all__ = ["Tag", "TagTable", "TAGS_PATH", "load_tags", "tag_table", "label", "TAGS"]  # noqa: F822 (TAGS: module __getattr__)
+__all__ = ["Tag", "TagTable", "TAGS_PATH", "MAX_RUN", "bounded", "load_tags", "tag_table", "label", "TAGS"]  # noqa: F822 (TAGS: module __getattr__)
 
 TAGS_PATH = Path(__file__).parent / "data" / "tags.toml"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
+MAX_RUN = 100  # characters of a run of printable ASCII (or of ASCII spaces) the patterns read
+# Tried only where a run starts (the lookbehinds), so cutting is itself linear.
+_LONG_RUN = re.compile(rf"(?<![!-~])([!-~]{{{MAX_RUN}}})[!-~]+|(?<![ \t-\r])([ \t-\r]{{{MAX_RUN}}})[ \t-\r]+")
+
+
+def bounded(text: str) -> str:
+    """`text` with every run of more than MAX_RUN printable ASCII characters, or ASCII spaces, cut to its first MAX_RUN."""
+    return _LONG_RUN.sub(lambda m: m.group(1) or m.group(2), text)
 
 
 @dataclass(frozen=True)
@@ -33,6 +47,8 @@ class Tag:
     patterns: tuple[re.Pattern[str], ...]
 
     def matches(self, text: str) -> bool:
+        """Whether a pattern matches `text`, as `bounded` cuts it (in time linear in its length)."""
+        text = bounded(text)
         return any(pattern.search(text) for pattern in self.patterns)
 
     def label(self, lang: str) -> str:

@@ -66,12 +66,15 @@ def _jieba() -> Any:
     return jieba
 
 
-# C0 controls but tab and newline, DEL, C1 controls, and lone surrogates (from "\ud800" in JSON).
-_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 controls but tab and newline, DEL, C1 controls, lone surrogates (from "\ud800" in JSON), and the
+# bidirectional controls (marks, embeddings, overrides, isolates), which would turn the text around it
+# on the insights page (a question starting with U+202E shows reversed).
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean_query(text: str) -> str:
-    """`text` as typed by a person: control characters and lone surrogates removed, line breaks as `\\n`.
+    """`text` as typed by a person: control characters, bidirectional controls and lone surrogates removed, line
+    breaks as `\\n`.
 
     A query or chat message can carry bytes no one typed (a NUL, a terminal escape, half
     of a UTF-16 pair); they cannot be searched for, the embedder cannot encode a lone

@@ -341,8 +341,11 @@ def uvicorn_options(settings: ServerSettings) -> dict[str, Any]:
     The client address they give is the one the rate limits count, so from anyone else
     they are ignored (uvicorn's own default would believe them from this machine).
     """
+    from server.protocol import HeadDeadline
+
     proxies = list(settings.proxies)
-    return {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or None}
+    # HeadDeadline: a connection that has not sent a whole request head within 10 s is closed (server/protocol.py).
+    return {"proxy_headers": bool(proxies), "forwarded_allow_ips": proxies or None, "http": HeadDeadline}
 
 
 def _check_index(settings: Settings) -> None:

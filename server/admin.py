@@ -1,7 +1,12 @@
-"""Who may see the insights: the admin token (`KB_ADMIN_TOKEN`), sent as a bearer token or kept in a sign-in cookie.
+"""Who may see the insights and act as the admin: the admin token (`KB_ADMIN_TOKEN`), sent as a bearer token or kept
+in a sign-in cookie.
 
-Without a token set, the insights routes answer 404. The cookie holds a keyed hash of
-the token, not the token, so changing the token signs every browser out.
+Without a token set, the admin routes answer 404. The cookie holds a keyed hash of the
+token, not the token, so changing the token signs every browser out. One rule for every
+action that changes something: the bearer token, or the sign-in cookie together with the
+form token of a page this site served, posted from this site (`check_admin_form`). The
+`/admin/` JSON routes have no form, so they take the bearer token only (`check_bearer`).
+Reading (the insights page, its CSV exports) takes either.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, Response
 
+from .forms import check_form
 from .settings import ServerSettings
 
 __all__ = [
@@ -21,6 +27,8 @@ __all__ = [
     "signed_in",
     "token_matches",
     "check_admin",
+    "check_bearer",
+    "check_admin_form",
     "same_origin",
     "sign_in",
     "sign_out",
@@ -30,6 +38,10 @@ COOKIE = "kb_admin"
 COOKIE_PATH = "/insights"
 COOKIE_MAX_AGE = 7 * 24 * 3600
 _OFF = "the admin routes (/insights, /admin) are off: set KB_ADMIN_TOKEN to a secret token to turn them on"
+BEARER_NEEDED = (
+    "this needs the admin token: send the header `Authorization: Bearer <KB_ADMIN_TOKEN>` "
+    "(the /insights sign-in cookie is not taken here)"
+)
 _NEEDED = "send the header `Authorization: Bearer <KB_ADMIN_TOKEN>` (or, for the insights, sign in at /insights)"
 
 
@@ -48,11 +60,18 @@ def token_matches(settings: ServerSettings, given: str) -> bool:
     return bool(token) and hmac.compare_digest(given.encode("utf-8"), token.encode("utf-8"))
 
 
+def bearer(request: Request, settings: ServerSettings) -> bool:
+    """Whether the request carries the admin token as `Authorization: Bearer`."""
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and token_matches(settings, credentials.strip())
+
+
 def signed_in(request: Request, settings: ServerSettings) -> bool:
     """A matching bearer token, or the cookie a sign-in set."""
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and token_matches(settings, credentials.strip()):
-        return True
+    return bearer(request, settings) or _cookie_signed_in(request, settings)
+
+
+def _cookie_signed_in(request: Request, settings: ServerSettings) -> bool:
     cookie, token = request.cookies.get(COOKIE, ""), settings.admin_token
     # As bytes: a cookie is whatever the client sent (`kb_admin=é`), and compare_digest takes only ASCII str.
     expected = _cookie_value(token).encode("ascii") if token else b""
@@ -64,6 +83,26 @@ def check_admin(request: Request, settings: ServerSettings) -> None:
     check_on(settings)
     if not signed_in(request, settings):
         raise HTTPException(401, f"this needs the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"})
+
+
+def check_bearer(request: Request, settings: ServerSettings) -> None:
+    """For the `/admin/` JSON routes (`BearerDep`): 404 while off, 401 without the bearer token (a cookie is not enough)."""
+    check_on(settings)
+    if not bearer(request, settings):
+        raise HTTPException(401, BEARER_NEEDED, headers={"WWW-Authenticate": "Bearer"})
+
+
+def check_admin_form(request: Request, settings: ServerSettings, form_token: str) -> None:
+    """For the insights' forms that change something (`AdminFormDep`): 404 while off; 403 from another site's page;
+    then the bearer token, or the sign-in cookie with this browser's form token (401 with neither, 403 without the
+    form token)."""
+    check_on(settings)
+    same_origin(request)
+    if bearer(request, settings):
+        return
+    if not _cookie_signed_in(request, settings):
+        raise HTTPException(401, f"this needs the admin token: {_NEEDED}", headers={"WWW-Authenticate": "Bearer"})
+    check_form(request, form_token)
 
 
 def same_origin(request: Request) -> None:

@@ -12,7 +12,7 @@ import logging
 from typing import Annotated, Literal
 from urllib.parse import parse_qs
 
-from fastapi import Depends, HTTPException, Query, Request
+from fastapi import Depends, Form, HTTPException, Query, Request
 from starlette.requests import HTTPConnection
 
 from kb.chat import Chat
@@ -21,7 +21,7 @@ from kb.insights import REASONS, Recorder
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
-from .admin import check_admin, check_on
+from .admin import check_admin, check_admin_form, check_bearer, check_on
 from .forms import check_form, from_other_site
 from .ratelimit import LogBudget
 from .refit import Refit
@@ -43,6 +43,8 @@ __all__ = [
     "ChannelDep",
     "AdminDep",
     "AdminOnDep",
+    "BearerDep",
+    "AdminFormDep",
     "FormTokenDep",
     "SignInLimitDep",
     "VoteLimitDep",
@@ -169,6 +171,17 @@ async def require_admin(request: Request, settings: SettingsDep) -> None:
     check_admin(request, settings)
 
 
+async def require_bearer(request: Request, settings: SettingsDep) -> None:
+    """The `/admin/` JSON routes: 404 while KB_ADMIN_TOKEN is not set, 401 without it as a bearer token."""
+    check_bearer(request, settings)
+
+
+async def require_admin_form(request: Request, settings: SettingsDep, form_token: Annotated[str, Form()] = "") -> None:
+    """The insights' forms that change something: the bearer token, or the sign-in cookie with the page's form token,
+    from this site (server/admin.py)."""
+    check_admin_form(request, settings, form_token)
+
+
 async def limit_sign_in(request: Request) -> None:
     """At most SIGN_IN_LIMIT attempts per client, counted before the token is compared (429 beyond)."""
     request.app.state.sign_in_limit.check(request.scope)
@@ -185,8 +198,16 @@ def feedback_context(insights: Insights) -> dict[str, object]:
 
 
 def base_url(request: Request) -> str:
-    """This server's root URL, ending in "/", for permalinks."""
-    return str(request.base_url)
+    """This server's root URL, ending in "/", for permalinks: KB_BASE_URL; else the scheme (`https` when a trusted
+    proxy says so) and the address the request reached, never the `Host` header a client writes."""
+    configured = app_settings(request).base_url
+    if configured:
+        return configured.rstrip("/") + "/"
+    host, port = request.scope.get("server") or ("localhost", None)
+    scheme = request.url.scheme
+    default = {"http": 80, "https": 443}.get(scheme)
+    host = f"[{host}]" if ":" in host else host  # an IPv6 address
+    return f"{scheme}://{host}/" if port in (None, default) else f"{scheme}://{host}:{port}/"
 
 
 ChatDep = Annotated[Chat, Depends(get_chat)]
@@ -200,6 +221,8 @@ InsightsDep = Annotated[Insights, Depends(get_insights)]
 ChannelDep = Annotated[str, Depends(get_channel)]
 AdminDep = Annotated[None, Depends(require_admin)]
 AdminOnDep = Annotated[None, Depends(require_admin_on)]
+BearerDep = Annotated[None, Depends(require_bearer)]
+AdminFormDep = Annotated[None, Depends(require_admin_form)]
 FormTokenDep = Annotated[None, Depends(check_form)]
 SignInLimitDep = Annotated[None, Depends(limit_sign_in)]
 VoteLimitDep = Annotated[None, Depends(limit_votes)]

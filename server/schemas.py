@@ -252,7 +252,11 @@ class WidgetConfigOut(BaseModel):
     feedback: bool = Field(
         description="whether this server takes votes (POST /api/feedback), so the widget shows its buttons"
     )
-    max_message_chars: int = Field(description="the longest question accepted, in characters")
+    max_message_chars: int = Field(description="the longest question accepted, in characters (KB_MAX_QUERY_CHARS)")
+    max_paste_chars: int = Field(
+        description="the longest pasted stack trace or log accepted, in characters: it is reduced to its errors "
+        "and the framework's frames, which must then fit max_message_chars"
+    )
 
 
 class ErrorOut(BaseModel):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, fields
+from urllib.parse import urlsplit
 
 from kb.errors import SettingsError
 from kb.settings import Settings, setting
@@ -48,6 +49,11 @@ class ServerSettings(Settings):
     )
     api_model: str = setting("kb", "the model name the OpenAI-compatible API lists and answers as")
     metrics_token: str = setting("", "bearer token for /metrics; empty: open")
+    base_url: str = setting(
+        "",
+        "this server's public URL (`https://faq.example.com`), for the links its pages, API and Slack replies give "
+        "(empty: the address a request reached, never the Host header a client sends)",
+    )
     trusted_proxies: str = setting(
         "",
         "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
@@ -58,6 +64,7 @@ class ServerSettings(Settings):
         super().__post_init__()
         _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
         _parse_proxies(self.trusted_proxies)
+        _check_base_url(self.base_url)
 
     @classmethod
     def of(cls, settings: Settings) -> "ServerSettings":
@@ -98,6 +105,15 @@ def _parse_rate(raw: str) -> tuple[int, float] | None:
     if count.strip().isdigit() and int(count) > 0 and unit.strip() in _PERIODS:
         return int(count), _PERIODS[unit.strip()]
     raise SettingsError("KB_RATE_LIMIT", raw, "N/second, N/minute or N/hour with N above 0, or off")
+
+
+def _check_base_url(raw: str) -> None:
+    """An absolute http(s) URL with a host, no query or fragment (or empty)."""
+    if not raw:
+        return
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise SettingsError("KB_BASE_URL", raw, "an http or https URL like https://faq.example.com, or empty")
 
 
 def _parse_proxies(raw: str) -> tuple[str, ...]:

@@ -214,3 +214,19 @@ def test_nul_bytes_never_reach_the_insights_database(settings: Settings) -> None
         votes = db.rows("SELECT question, comment FROM votes WHERE question LIKE 'vote%'")
     assert questions == ["nul question about resume"]
     assert votes == [("vote question", "bad answer")]
+
+
+BIDI = "\u202e\u2066\u200f\u061c\u202a"  # right-to-left override, an isolate, a mark, an embedding
+
+
+def test_bidirectional_controls_never_reach_the_insights_page(settings: Settings) -> None:
+    assert clean_query(f"{BIDI[0]}how do I resume training{BIDI[1:]}?") == "how do I resume training?"
+    admin = settings.with_(admin_token="t0ken-for-this-test")
+    with TestClient(create_app(admin)) as client:
+        recorder = client.app.state.recorder
+        assert client.get("/api/search", params={"q": "\u202egniniart emuser od woh"}).status_code == 200
+        assert recorder.flush()
+        [(text,)] = recorder.store._db.rows("SELECT text FROM questions WHERE text LIKE '%gniniart%'")
+        page = client.get("/insights", headers={"Authorization": "Bearer t0ken-for-this-test"}).text
+    assert text == "gniniart emuser od woh" and "gniniart emuser od woh" in page
+    assert not any(char in page for char in BIDI)

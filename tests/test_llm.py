@@ -253,3 +253,40 @@ def test_unconfident_questions_do_not_go_to_the_llm(
     body = client.post("/api/chat", json={"message": "what is the best pizza in Naples?"}).json()
     assert body["answered"] is False and body["mode"] == "extractive"
     assert len(llm_server[1]) == before
+
+
+def test_a_chat_stream_the_reader_leaves_stops_reading_the_llm(settings: Settings, serve: Callable[..., Any]) -> None:
+    import httpx
+
+    sent: list[int] = []
+    closed: list[float] = []
+    llm = FastAPI()
+
+    @llm.post("/v1/chat/completions")
+    async def completions() -> Any:  # 200 pieces, one every 50 ms: 10 s to write in full
+        async def pieces() -> Any:
+            try:
+                for n in range(200):
+                    data = {"choices": [{"delta": {"content": f"word{n} "}}]}
+                    yield f"data: {json.dumps(data)}\n\n"
+                    sent.append(n)
+                    await asyncio.sleep(0.05)
+                yield "data: [DONE]\n\n"
+            finally:
+                closed.append(time.monotonic())
+
+        return StreamingResponse(pieces(), media_type="text/event-stream")
+
+    llm_url = serve(llm).url + "/v1"
+    url = serve(create_app(settings.with_(llm_base_url=llm_url, llm_model="m", llm_timeout=30))).url
+    question = {"message": "slime 如何续训？", "lang": "zh"}
+    with httpx.stream("POST", f"{url}/api/chat", json=question, headers={"Accept": "text/event-stream"}) as reply:
+        for line in reply.iter_lines():
+            if line == "event: delta":
+                break  # the reader closes the tab once the answer starts
+    left = time.monotonic()
+    deadline = left + 5
+    while not closed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert closed and closed[0] - left < 2  # the LLM's stream was closed within 2 s, not after 10
+    assert len(sent) < 60

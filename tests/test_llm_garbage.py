@@ -32,6 +32,7 @@ EVENTS: dict[str, list[str]] = {
     "delta-not-an-object": ['{"choices": [{"delta": "text"}]}'],
     "content-not-text": ['{"choices": [{"delta": {"content": 42}}]}', '{"choices": [{"delta": {"content": ["a"]}}]}'],
     "error-event": ['{"error": {"message": "model overloaded"}}'],
+    "nested-1000-deep": ["[" * 1000 + "]" * 1000],
 }
 
 
@@ -47,6 +48,8 @@ def garbage_llm_app() -> FastAPI:
             return HTMLResponse(ERROR_PAGE, status_code=502)
         if model == "json-object":
             return JSONResponse({"id": "x", "object": "something.else", "data": [1, 2, 3]})
+        if model == "deep-object":
+            return Response("[" * 1000 + "]" * 1000, media_type="application/json")
         if model == "plain-text":
             return Response(b"\x00\xff\xfe not even text", media_type="text/plain")
 
@@ -60,7 +63,7 @@ def garbage_llm_app() -> FastAPI:
     return app
 
 
-MODELS = ["html-page", "html-502", "json-object", "plain-text", *EVENTS]
+MODELS = ["html-page", "html-502", "json-object", "deep-object", "plain-text", *EVENTS]
 
 
 @pytest.fixture(scope="module")

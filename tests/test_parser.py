@@ -355,3 +355,13 @@ def test_same_id_from_two_sources_names_both_places(tmp_path, monkeypatch):
     with pytest.raises(SourceError, match=r"same id doc-\w+ as .*doc\.md:1") as error:
         parse_sources(tmp_path)
     assert error.value.line == 1
+
+
+def test_text_in_angle_brackets_stays_in_a_question_and_markup_does_not(tmp_path):
+    (tmp_path / "faq.md").write_text(
+        "# FAQ\n\n## Why does the output contain <unk> tokens?\n\nBecause.\n\n"
+        "## How to pass a List<String> to the <b>config</b>?<br>\n\nLike so.\n",
+        encoding="utf-8",
+    )
+    questions = [e.question for e in parse_sources(tmp_path)]
+    assert questions == ["Why does the output contain <unk> tokens?", "How to pass a List<String> to the config?"]

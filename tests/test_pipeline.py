@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import time
 
 import pytest
 
-from ingest import build_index, index_is_stale
+from ingest import build_index, index_is_stale, parse_sources
 from kb.errors import SourceError
 from kb.index import read_index
 from kb.knowledge import KnowledgeBase
@@ -83,3 +84,15 @@ def test_a_folder_of_plain_markdown_needs_no_manifest(tmp_path, settings):
     kb = KnowledgeBase.open(workspace)
     hit = kb.search_blocking("where can I find the shared checkpoints").hits[0]
     assert (hit.entry.question, hit.entry.source) == ("Where are the shared checkpoints?", "team-faq")
+
+
+@pytest.mark.parametrize("word", ["a" * 200_000, "-" * 200_000, "a." * 100_000, "--" + "a-" * 100_000])
+def test_a_source_with_a_200000_character_word_is_parsed_and_tagged_in_seconds(tmp_path, word):
+    folder = tmp_path / "my-faq"
+    folder.mkdir()
+    text = f"# Team FAQ\n\n## What is this word?\n\n{word}\n\nThen `num_gpus` OOM.\n"
+    (folder / "team-faq.md").write_text(text, encoding="utf-8")
+    started = time.monotonic()
+    [entry] = parse_sources(folder)
+    assert time.monotonic() - started < 5  # the tag patterns had taken minutes (embedding it is linear)
+    assert entry.answer.endswith("Then `num_gpus` OOM.") and {"oom", "resources"} <= set(entry.tags)

@@ -1,6 +1,6 @@
 """Pasted traces come down to the exception, the failing line and the framework's frames."""
 
-from kb.stacktrace import looks_like_trace, reduce_trace
+from kb.stacktrace import MAX_PASTE_CHARS, fits, looks_like_trace, reduce_trace, too_long
 
 TRACE = """\
 (RayWorkerWrapper pid=12345) [rank3]: Traceback (most recent call last):
@@ -33,3 +33,57 @@ def test_log_lines_with_rank_prefixes_count_as_a_trace():
     log = "[rank0]: NCCL error: unhandled system error\n[rank1]: NCCL error: unhandled system error"
     assert looks_like_trace(log)
     assert reduce_trace(log) == "NCCL error: unhandled system error"
+
+
+_CALLS = [  # (module, function, code) of the frames an out-of-memory error passes through in training
+    ("chatlearn/runtime/engine.py", "learn", "self.trainer.train(episode)"),
+    ("chatlearn/models/fsdp_module.py", "train_step", "loss = self.model(**batch).loss"),
+    ("torch/nn/modules/module.py", "_call_impl", "return forward_call(*args, **kwargs)"),
+    ("torch/distributed/fsdp/fully_sharded_data_parallel.py", "forward", "output = self._fsdp_wrapped_module(*args)"),
+]
+
+
+def _frame(n: int) -> str:
+    module, function, code = _CALLS[n % len(_CALLS)]
+    return (
+        f'[rank{n % 8}]:   File "/usr/local/lib/python3.10/site-packages/{module}", line {100 + n}, in {function}\n'
+        f"[rank{n % 8}]:     {code}\n"
+    )
+
+
+# A pasted out-of-memory trace of 5.4 KB: the exception raised is its last line, past the first 2,000 characters.
+OOM_TRACE = (
+    "[rank0]: Traceback (most recent call last):\n"
+    + "".join(_frame(n) for n in range(36))
+    + "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+    "capacity of 79.15 GiB of which 1.23 GiB is free.\n"
+)
+
+
+def test_a_long_trace_fits_once_reduced_and_keeps_its_last_line():
+    assert 5_000 < len(OOM_TRACE) < 6_500 and "OutOfMemoryError" not in OOM_TRACE[:2000]
+    reduced = reduce_trace(OOM_TRACE)
+    assert reduced.splitlines()[0] == "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate GiB. GPU has a"
+    assert reduced.splitlines()[-2:] == ["train_step", "learn"] and len(reduced) < 300
+    assert fits(OOM_TRACE, 2000)
+    assert not fits("x" * 2001, 2000)  # only a trace may be longer than the limit
+    assert not fits(OOM_TRACE * 10, 2000)  # past MAX_PASTE_CHARS
+    assert (
+        too_long("query", 54_630, 2000)
+        == "the query is 54630 characters; the limit is 2000 (a pasted stack trace: 50000)"
+    )
+
+
+def test_a_trace_that_lost_its_line_breaks_in_a_one_line_box_is_still_reduced():
+    flat = " ".join(OOM_TRACE.splitlines())
+    assert reduce_trace(flat) == reduce_trace(OOM_TRACE)
+    assert fits(flat, 2000)
+
+
+def test_a_trace_of_50000_characters_is_reduced_in_well_under_a_second():
+    import time
+
+    long = (OOM_TRACE * 10)[: MAX_PASTE_CHARS - len(OOM_TRACE)] + OOM_TRACE
+    started = time.perf_counter()
+    assert fits(long, 2000)
+    assert time.perf_counter() - started < 1

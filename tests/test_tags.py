@@ -1,5 +1,6 @@
 """The topic tag table and the tagging of entries."""
 
+import time
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +13,7 @@ from kb import tags as tags_module
 from kb.entries import Entry, Source
 from kb.errors import SourceError
 from kb.settings import SHIPPED_SOURCES
-from kb.tags import TAGS, Tag, label, load_tags, tag_table
+from kb.tags import MAX_RUN, TAGS, Tag, bounded, label, load_tags, tag_table
 
 
 def test_exported_members():
@@ -135,3 +136,19 @@ def test_duplicate_tag_and_missing_fallback(tmp_path):
         load_tags(write(tmp_path, ""))
     with pytest.raises(SourceError, match="tag 'usage': missing required field 'en'"):
         load_tags(write(tmp_path, USAGE.replace('en = "Usage"\n', "")))
+
+
+LONG_WORDS = ["a" * 200_000, "-" * 200_000, "a." * 100_000, "save_" * 40_000, "--" + "a-" * 100_000]
+
+
+@pytest.mark.parametrize("word", LONG_WORDS, ids=lambda word: word[:6])
+def test_a_word_of_200000_characters_is_tagged_in_linear_time(word):
+    started = time.perf_counter()
+    tags = topic_tags(entry("为什么 OOM?", f"{word} then set num_gpus=8"))
+    assert time.perf_counter() - started < 2  # every tag; a single quadratic pattern took minutes
+    assert {"oom", "resources"} <= set(tags)  # a keyword after the long word still counts
+
+
+def test_bounded_cuts_long_runs_of_ascii_only():
+    chinese = "模型训练" * 100  # Chinese text has no spaces; it is kept whole
+    assert bounded(chinese + " " + "x" * 150 + " \t" * 80 + "y") == chinese + " " + "x" * MAX_RUN + " \t" * 50 + "y"

@@ -114,7 +114,8 @@ def test_widget_config_offers_feedback_while_votes_can_be_recorded(
     client: TestClient, settings: Settings, tmp_path: Path
 ) -> None:
     response = client.get("/api/widget-config")
-    assert response.json() == {"feedback": True, "max_message_chars": settings.max_query_chars}
+    expected = {"feedback": True, "max_message_chars": settings.max_query_chars, "max_paste_chars": 50_000}
+    assert response.json() == expected
     assert response.headers["cache-control"] == "no-cache"
 
     (tmp_path / "index").symlink_to(settings.index_dir)

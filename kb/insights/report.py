@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Mapping, Sequence
 
-from ..errors import QueryError
+from ..errors import QueryError, shown
 from .doubts import DoubtfulAnswer, doubtful_answers
 from .records import Comment, DailyCount, EntryHits, EntryVotes, Totals, question_key
 from .store import InsightsStore
@@ -78,7 +78,7 @@ def parse_since(text: str) -> float:
     """A window like `7d`, `24h` or `2w`, in seconds."""
     match = _SINCE.match(text or "")
     if not match or int(match[1]) == 0:
-        raise QueryError("since", f"{text!r} is not a time window; use a number and h, d or w, like 24h, 7d or 2w")
+        raise QueryError("since", f"{shown(text)} is not a time window; use a number and h, d or w, like 24h, 7d or 2w")
     return int(match[1]) * _UNITS[match[2].lower()]
 
 
@@ -191,7 +191,7 @@ def table(report: Report, name: str) -> Table:
         return Table(
             name, ("day", "channel", "lang", "questions"), [(d.day, d.channel, d.lang, d.count) for d in report.daily]
         )
-    raise QueryError("table", f"no table {name!r}; expected one of {', '.join(TABLES)}")
+    raise QueryError("table", f"no table {shown(name)}; expected one of {', '.join(TABLES)}")
 
 
 def _cell(value: object) -> object:

@@ -50,7 +50,7 @@ def verdict(reply: str, count: int) -> int | None:
     text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", reply.strip())
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested past the parser's limit
         raise JudgeFailed("invalid", f"a reply that is not JSON: {reply[:100]!r}") from None
     answer = data.get("answer", data) if isinstance(data, dict) else data
     if answer is None or (isinstance(answer, str) and answer.strip().lower() == "none") or answer == 0:

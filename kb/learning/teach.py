@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from ..errors import QueryError
+from ..errors import QueryError, shown
 from ..text import clean_query, detect_lang
 from .links import Link
 from .questions import ORIGINS
@@ -55,9 +55,9 @@ async def learn(
     from ..search import searched_text
 
     if entry is not None and entry not in kb.by_id:
-        raise QueryError(field, f"no entry with id {entry!r}")
+        raise QueryError(field, f"no entry with id {shown(entry)}")
     if origin not in ORIGINS:
-        raise QueryError("origin", f"unknown origin {origin!r}; use one of {', '.join(map(repr, ORIGINS))}")
+        raise QueryError("origin", f"unknown origin {shown(origin)}; use one of {', '.join(map(repr, ORIGINS))}")
     text = checked_question(question, kb.settings.max_query_chars)
     searched = searched_text(text) or text
     embedder = kb.searcher.embedder

@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from kb.provenance import original_label, original_url, version_note
+from kb.stacktrace import MAX_PASTE_CHARS
 from kb.tags import label as tag_label
 from kb.tags import tag_table
 
@@ -60,6 +61,7 @@ def create_templates() -> Jinja2Templates:
     env.globals["version_note"] = version_note
     env.globals["original_url"] = original_url
     env.globals["original_label"] = original_label
+    env.globals["max_paste_chars"] = MAX_PASTE_CHARS  # a box's maxlength: a pasted trace is reduced, not cut
     return Jinja2Templates(env=env)
 
 
@@ -97,9 +99,12 @@ def page(request: Request, name: str, context: dict[str, Any], status_code: int 
 
 
 def _here(request: Request) -> str:
-    """This page's path and query, for the language toggle to come back to (long queries dropped)."""
-    query = request.url.query
-    return request.url.path + (f"?{query}" if query and len(query) <= 2100 else "")
+    """This page's path and query, for the language toggle to come back to (a long query dropped, a long path
+    for the home page: neither is echoed whole)."""
+    path, query = request.url.path, request.url.query
+    if len(path) > 2100:
+        return "/"
+    return path + (f"?{query}" if query and len(query) <= 2100 else "")
 
 
 def _tag(tag_id: str, lang: str) -> str:

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from kb.errors import BuildRefused
 
-from ..deps import AdminDep, ReloaderDep
+from ..deps import BearerDep, ReloaderDep
 from ..schemas import ErrorOut
 
 __all__ = ["router", "ReloadOut"]
@@ -28,7 +28,7 @@ class ReloadOut(BaseModel):
     response_model=ReloadOut,
     responses={401: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
 )
-async def reload(_: AdminDep, reloader: ReloaderDep) -> ReloadOut:
+async def reload(_: BearerDep, reloader: ReloaderDep) -> ReloadOut:
     """Load the newest index build now (needs `Authorization: Bearer <KB_ADMIN_TOKEN>`).
 
     A build that cannot be loaded (corrupt, another model) answers 409 with the reason, and

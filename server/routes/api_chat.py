@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from typing import Any, Iterator, cast
+import threading
+from typing import Any, AsyncIterator, Iterator, cast
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
@@ -51,12 +53,25 @@ def _event(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def _sse(
-    sources: tuple[Hit, ...], answered: bool, events: Iterator[tuple[str, Any]], root: str, hl: str, session: str | None
-) -> Iterator[str]:
+async def _sse(
+    request: Request,
+    cancelled: threading.Event,
+    sources: tuple[Hit, ...],
+    answered: bool,
+    events: Iterator[tuple[str, Any]],
+    root: str,
+    hl: str,
+    session: str | None,
+) -> AsyncIterator[str]:
+    """The events, each read from the blocking stream in a worker thread; once the client has gone (or the
+    response is cancelled), `cancelled` is set and the LLM's stream is closed at its next line."""
     yield _event("sources", {"answered": answered, "sources": [hit_out(h, root, hl).model_dump() for h in sources]})
     try:
-        for name, value in events:
+        while not await request.is_disconnected():
+            event = await asyncio.to_thread(next, events, None)
+            if event is None:
+                return
+            name, value = event
             if name == "delta":
                 yield _event("delta", {"text": value})
             else:
@@ -66,6 +81,8 @@ def _sse(
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat stream failed")
         yield _event("error", {"ok": False, "error": "internal error", "status": 500})
+    finally:
+        cancelled.set()
 
 
 @router.post(
@@ -84,11 +101,20 @@ async def chat(
     hl = body.hl or body.lang or detect_lang(body.message)
     session = issue(insights) if insights.feedback_on else None  # for votes from clients without cookies
     if "text/event-stream" in request.headers.get("accept", ""):
+        cancelled = threading.Event()
         sources, answered, pieces = await asking.chat_stream(
-            chat, events, body.message, history, channel=channel, href=href, hl=hl, about=body.about
+            chat,
+            events,
+            body.message,
+            history,
+            channel=channel,
+            href=href,
+            hl=hl,
+            about=body.about,
+            cancelled=cancelled,
         )
         return StreamingResponse(
-            _sse(sources, answered, pieces, root, hl, session),
+            _sse(request, cancelled, sources, answered, pieces, root, hl, session),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

@@ -61,7 +61,7 @@ def _page(response: HTMLResponse, inline_styles: bool = False) -> HTMLResponse:
     return response
 
 
-@router.get("/docs")
+@router.api_route("/docs", methods=["GET", "HEAD"])
 async def swagger_ui(request: Request) -> HTMLResponse:
     """The API's operations, to read and try (Swagger UI)."""
     app = request.app
@@ -77,7 +77,7 @@ async def swagger_ui(request: Request) -> HTMLResponse:
     )
 
 
-@router.get("/redoc")
+@router.api_route("/redoc", methods=["GET", "HEAD"])
 async def redoc(request: Request) -> HTMLResponse:
     """The API's reference on one page (ReDoc)."""
     app = request.app

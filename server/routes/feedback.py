@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from kb.errors import QueryError
 from kb.events import Voted
 from kb.insights import Reason
+from kb.stacktrace import fits, too_long
 
 from ..deps import ChannelDep, EventsDep, InsightsDep, KBDep, SettingsDep, VoteLimitDep
 from ..schemas import ErrorOut
@@ -74,9 +75,8 @@ async def feedback(
     message = body.message.strip()
     if not message:
         raise QueryError("message", "the question the answer was for is empty")
-    if len(message) > settings.max_query_chars:
-        limit = settings.max_query_chars
-        raise QueryError("message", f"the question is {len(message)} characters; the limit is {limit}")
+    if not fits(message, settings.max_query_chars):  # a pasted trace may be longer, as in a search
+        raise QueryError("message", too_long("question", len(message), settings.max_query_chars))
     if body.helpful and body.reason is not None:
         raise QueryError("reason", f"{body.reason!r} is a reason for `helpful: false`; this vote is helpful")
     session = session_id(insights, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))

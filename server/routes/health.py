@@ -14,6 +14,7 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", response_model=HealthOut)
+@router.head("/healthz", include_in_schema=False)  # for uptime monitors: the same headers, no body
 async def healthz(kb: KBDep, chat: ChatDep, insights: InsightsDep) -> HealthOut:
     """Entry count, embedding model, the index build served and its age, records waiting and dropped."""
     return HealthOut(

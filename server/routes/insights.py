@@ -2,9 +2,9 @@
 
 Behind `KB_ADMIN_TOKEN` (off without it): clients send `Authorization: Bearer <token>`,
 browsers sign in with a form that sets an HttpOnly cookie. Each table is also a CSV export.
-A gap can be dismissed (and restored) with a form on the page; like sign-out, it is a POST
-that needs the SameSite=Strict sign-in cookie (or the bearer token), and one from another
-site's page (its `Origin`) is refused.
+A gap can be dismissed (and restored) with a form on the page. Every form that changes
+something takes the bearer token, or the SameSite=Strict sign-in cookie with the page's form
+token; one from another site's page (its `Origin`) is refused (server/admin.py).
 
 Every question the page lists (a gap's wordings, the answers that may be wrong, the
 questions of not-helpful votes, the recent questions) can be linked to the entry that
@@ -22,15 +22,16 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from kb.errors import QueryError
+from kb.errors import QueryError, shown
 from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, question_key, table, to_csv
 from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link, LinkNotFound
 from kb.tuning import links_since
 
-from ..admin import check_on, same_origin, sign_in, sign_out, signed_in, token_matches
+from ..admin import check_on, sign_in, sign_out, signed_in, token_matches
 from ..deps import (
     AdminDep,
+    AdminFormDep,
     AdminOnDep,
     FormTokenDep,
     InsightsDep,
@@ -83,7 +84,7 @@ def _sign_in_page(request: Request, since: str, failed: bool) -> HTMLResponse:
     return with_form_token(request, response)
 
 
-@router.get("/insights", response_class=HTMLResponse, include_in_schema=False)
+@router.api_route("/insights", methods=["GET", "HEAD"], response_class=HTMLResponse, include_in_schema=False)
 async def insights_page(
     request: Request,
     kb: KBDep,
@@ -163,16 +164,13 @@ def _adapter_context(kb: KnowledgeBase, links: list[Link], refit: Refit) -> dict
 
 @router.post("/insights/adapter", include_in_schema=False)
 async def insights_refit(
-    request: Request,
     _limit: LinkLimitDep,
-    _: AdminDep,
-    _form: FormTokenDep,
+    _: AdminFormDep,
     refit: RefitDep,
     since: Since = DEFAULT_SINCE,
 ) -> Response:
     """Refit the query adapter on what the knowledge base knows now (one refit at a time; the
     old adapter serves until the new one is written)."""
-    same_origin(request)
     refit.start()  # while one runs, the page says so and nothing more starts
     return _back(since, "adapter")
 
@@ -190,8 +188,7 @@ Back = Annotated[str, Form(max_length=40)]
 async def insights_link(
     request: Request,
     _limit: LinkLimitDep,
-    _: AdminDep,
-    _form: FormTokenDep,
+    _: AdminFormDep,
     kb: KBDep,
     insights: LinksDep,
     reloader: ReloaderDep,
@@ -202,7 +199,6 @@ async def insights_link(
     back: Back = "",
 ) -> Response:
     """Link a question to the entry that answers it ("Answered by…"), or mark it not covered by the FAQ."""
-    same_origin(request)
     entry = entry_id.strip()
     covered = not_covered.strip().lower() not in ("1", "true", "on", "yes")
     if covered and not entry:
@@ -219,8 +215,7 @@ async def insights_link_change(
     link_id: int,
     action: str,
     _limit: LinkLimitDep,
-    _: AdminDep,
-    _form: FormTokenDep,
+    _: AdminFormDep,
     insights: LinksDep,
     reloader: ReloaderDep,
     since: Since = DEFAULT_SINCE,
@@ -228,8 +223,7 @@ async def insights_link_change(
 ) -> Response:
     """Undo a link, or restore an undone one."""
     if action not in ("undo", "restore"):
-        raise HTTPException(404, f"no link action {action!r}; the actions are undo and restore")
-    same_origin(request)
+        raise HTTPException(404, f"no link action {shown(action)}; the actions are undo and restore")
     try:
         with unavailable():
             await (insights.unlink if action == "undo" else insights.relink)(link_id)
@@ -292,7 +286,7 @@ async def insights_sign_in(
 async def insights_gap(
     request: Request,
     action: str,
-    _: AdminDep,
+    _: AdminFormDep,
     kb: KBDep,
     insights: InsightsDep,
     since: Since = DEFAULT_SINCE,
@@ -300,13 +294,12 @@ async def insights_gap(
 ) -> Response:
     """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
     if action not in ("dismiss", "restore"):
-        raise HTTPException(404, f"no gap action {action!r}; the actions are dismiss and restore")
-    same_origin(request)
+        raise HTTPException(404, f"no gap action {shown(action)}; the actions are dismiss and restore")
     with unavailable():
         gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
     if gap is None:
         where = "gaps" if action == "dismiss" else "dismissed gaps"
-        raise HTTPException(404, f"no {where} named {label[:200]!r} in the last {since}")
+        raise HTTPException(404, f"no {where} named {shown(label)} in the last {since}")
     return RedirectResponse(f"/insights?{urlencode({'since': since})}#gaps", status_code=303, headers=PRIVATE)
 
 
@@ -328,7 +321,7 @@ async def insights_csv(
 ) -> Response:
     """One insights table as CSV: `gaps`, `unhelpful`, `entries` or `daily` (needs the admin token)."""
     if name not in TABLES:
-        raise HTTPException(404, f"no insights table {name!r}; the tables are {', '.join(TABLES)}")
+        raise HTTPException(404, f"no insights table {shown(name)}; the tables are {', '.join(TABLES)}")
     with unavailable():
         report = await insights.report(kb, since)
     # The byte-order mark lets spreadsheet programs read the Chinese text as UTF-8.

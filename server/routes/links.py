@@ -22,8 +22,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from kb.insights.service import Insights, InsightsOff, InsightsUnreachable
 from kb.learning.links import LinkNotFound
 
-from ..admin import check_on, token_matches
-from ..deps import InsightsDep, KBDep, ReloaderDep, SettingsDep
+from ..deps import BearerDep, InsightsDep, KBDep, ReloaderDep
 from ..limits import is_json
 from ..ratelimit import ClientLimit
 from ..reload import Reloader
@@ -45,10 +44,6 @@ log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/admin", tags=["admin"])
 
 LINK_LIMIT = ("link requests", 60, 60.0)  # what, how many, in how many seconds (as `VOTE_LIMIT`)
-_BEARER_NEEDED = (
-    "this needs the admin token: send the header `Authorization: Bearer <KB_ADMIN_TOKEN>` "
-    "(the /insights sign-in cookie is not taken here)"
-)
 
 
 async def limit_links(request: Request) -> None:
@@ -58,14 +53,6 @@ async def limit_links(request: Request) -> None:
     if limit is None:
         limit = state.link_limit = ClientLimit(*LINK_LIMIT)
     limit.check(request.scope)
-
-
-async def require_bearer(request: Request, settings: SettingsDep) -> None:
-    """404 while KB_ADMIN_TOKEN is not set; 401 without it as a bearer token (a cookie is not enough)."""
-    check_on(settings)
-    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token_matches(settings, credentials.strip()):
-        raise HTTPException(401, _BEARER_NEEDED, headers={"WWW-Authenticate": "Bearer"})
 
 
 async def require_json(request: Request) -> None:
@@ -91,7 +78,6 @@ async def links_on(insights: InsightsDep) -> Insights:
 
 
 LinkLimitDep = Annotated[None, Depends(limit_links)]
-BearerDep = Annotated[None, Depends(require_bearer)]
 JsonBodyDep = Annotated[None, Depends(require_json)]
 LinksDep = Annotated[Insights, Depends(links_on)]
 LinkId = Annotated[int, Path(ge=1, le=2**62, description="the link's id")]

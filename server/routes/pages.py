@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from kb import asking
 from kb.answer import RELATED
 from kb.chat import subject_entry
-from kb.errors import QueryError
+from kb.errors import QueryError, shown
 from kb.hits import SHOW_MAX
 from kb.knowledge import KnowledgeBase
 from kb.tags import tag_table
@@ -109,7 +109,7 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
     `?hl=en|zh` picks the version (and is remembered in a cookie); else the one chosen
     before; else the page's language."""
     if hl and hl not in LANGS:
-        raise QueryError("hl", f"unknown language {hl!r}; expected one of {', '.join(LANGS)}")
+        raise QueryError("hl", f"unknown language {shown(hl)}; expected one of {', '.join(LANGS)}")
     reader = hl or content_lang(request)
     entry = kb.get(entry_id).localized(reader)
     related = kb.related(entry_id, RELATED, reader)
@@ -183,10 +183,11 @@ async def chat_form(
 
 
 def _history(raw: str) -> list[dict[str, str]]:
-    """Earlier turns from the form's hidden field; anything malformed is dropped."""
+    """Earlier turns from the form's hidden field; anything malformed (nested too deeply for the parser included)
+    is dropped."""
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return []
     turns = []
     for item in data if isinstance(data, list) else []:
@@ -201,7 +202,7 @@ def _history(raw: str) -> list[dict[str, str]]:
 async def set_language(code: str, next: str = "/") -> RedirectResponse:
     """Remember the reader's language in a cookie and go back to the page they were on."""
     if code not in LANGS:
-        raise QueryError("lang", f"unknown language {code!r}; expected one of {', '.join(LANGS)}")
+        raise QueryError("lang", f"unknown language {shown(code)}; expected one of {', '.join(LANGS)}")
     # Only paths on this site: no scheme, no "//host" and no backslash tricks.
     if not next.startswith("/") or next.startswith("//") or "\\" in next:
         next = "/"

@@ -11,6 +11,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from kb.stacktrace import MAX_PASTE_CHARS
+
 from ..deps import InsightsDep, SettingsDep, base_url
 from ..rendering.templates import STATIC_DIR, page
 from ..schemas import WidgetConfigOut
@@ -52,7 +54,7 @@ def _accepts_gzip(accept_encoding: str) -> bool:
     return False
 
 
-@router.get("/widget.js", include_in_schema=False)
+@router.api_route("/widget.js", methods=["GET", "HEAD"], include_in_schema=False)
 async def widget_script(request: Request) -> Response:
     """The chat widget script: one `<script src=".../widget.js" defer>` tag on any page."""
     script = _script()
@@ -78,7 +80,9 @@ async def widget_config(response: Response, settings: SettingsDep, insights: Ins
     """What the widget may offer on this server (feedback buttons, the longest question)."""
     response.headers["Cache-Control"] = "no-cache"
     # Votes are taken while the insights store is open (see kb/insights/service.py).
-    return WidgetConfigOut(feedback=insights.feedback_on, max_message_chars=settings.max_query_chars)
+    return WidgetConfigOut(
+        feedback=insights.feedback_on, max_message_chars=settings.max_query_chars, max_paste_chars=MAX_PASTE_CHARS
+    )
 
 
 @router.get("/widget-demo", response_class=HTMLResponse, include_in_schema=False)

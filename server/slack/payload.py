@@ -57,6 +57,8 @@ def block_actions(raw: str) -> BlockActions | None:
         data: Any = json.loads(raw)
     except json.JSONDecodeError:
         raise BadSlackPayload("payload: not JSON (Slack sends interactions as a form field `payload`)") from None
+    except RecursionError:  # the parser's own limit on nesting (about a thousand deep); Slack nests a few
+        raise BadSlackPayload("payload: nested too deeply to be an interaction Slack sent") from None
     if not isinstance(data, dict) or data.get("type") != "block_actions":
         return None
     try:

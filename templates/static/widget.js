@@ -104,7 +104,7 @@
   var accent = data.accent && window.CSS && CSS.supports("color", data.accent) ? data.accent : "";
   if (data.accent && !accent) console.warn("KBWidget: data-accent=" + JSON.stringify(data.accent) + " is not a CSS colour; using the default");
 
-  var config = { feedback: false, max_message_chars: 2000 };
+  var config = { feedback: false, max_message_chars: 2000, max_paste_chars: 50000 };
   var blocked = false;
   var history = [];
   var busy = false;
@@ -164,7 +164,7 @@
     }, [icon(ICON_CHAT)]);
     close = el("button", { class: "close", type: "button", "aria-label": S.close, title: S.close, text: "×" });
     log = el("div", { class: "log", role: "log", "aria-live": "polite" }, [el("p", { class: "intro", text: S.intro })]);
-    box = el("textarea", { id: "kbw-q", rows: "1", placeholder: S.placeholder, maxlength: "2000" });
+    box = el("textarea", { id: "kbw-q", rows: "1", placeholder: S.placeholder, maxlength: "50000" });
     send = el("button", { class: "send", type: "submit", "aria-label": S.send, title: S.send }, [icon(ICON_SEND)]);
     question = el("label", { class: "sr", for: "kbw-q", text: S.question });
     form = el("form", {}, [question, box, send]);
@@ -254,7 +254,7 @@
     }).then(function (body) {
       if (!body) return;
       config = body;
-      box.setAttribute("maxlength", String(body.max_message_chars || 2000));
+      box.setAttribute("maxlength", String(body.max_paste_chars || body.max_message_chars || 2000));
     }, function () {
       blocked = true;
       console.error(blockedMessage());

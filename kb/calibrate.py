@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .errors import JudgeFailed
+from .errors import JudgeFailed, TooFewQuestions
 from .evaluate import DEPTH, EvalQuery, is_expected
 from .insights.records import question_key
 from .judge import Judge
@@ -34,7 +34,7 @@ from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, JUDGE, RANK_FEATURES, Fe
 from .search import Searcher
 from .tuning import refit_without
 
-__all__ = ["calibrate", "write_calibration", "MAX_FALSE_ABSTENTION"]
+__all__ = ["calibrate", "check_questions", "write_calibration", "MAX_FALSE_ABSTENTION"]
 
 MAX_FALSE_ABSTENTION = (
     0.05  # on the training folds (the most a reader should meet); held-out folds are measured, not fitted
@@ -151,11 +151,11 @@ def _best_ranking(questions: list[_Question], base: Weights, fitted: Sequence[st
 
 
 def _answer_rows(questions: list[_Question], w: Weights) -> np.ndarray:
-    rows = []
+    rows = [np.zeros((0, len(w.answer_features)))]  # no questions: no rows, as many columns
     for q in questions:
         score = q.features.score(w)
-        rows.append(q.features.of_best(score, np.argsort(-score, kind="stable"), q.zh, w))
-    return np.array(rows)
+        rows.append(q.features.of_best(score, np.argsort(-score, kind="stable"), q.zh, w)[None, :])
+    return np.concatenate(rows)
 
 
 def _logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
@@ -166,7 +166,7 @@ def _logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     beta = np.zeros(z.shape[1])
     penalty = np.diag([L2] * (z.shape[1] - 1) + [0.0])
     for _ in range(50):
-        p = 1 / (1 + np.exp(-z @ beta))
+        p = 0.5 * (1 + np.tanh(0.5 * (z @ beta)))  # the logistic function, without overflow far out
         gradient = z.T @ (p - y) + penalty @ beta
         hessian = z.T @ (z * (p * (1 - p))[:, None]) + penalty + 1e-9 * np.eye(len(beta))
         step = np.linalg.solve(hessian, gradient)
@@ -207,19 +207,24 @@ def _signed_logistic(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tupl
 
 
 def _fit(questions: list[_Question], base: Weights, fitted: Sequence[str] = RANK_FEATURES) -> Weights:
+    """The ranking, the answer model and its threshold, each fitted when `questions` can tell
+    it anything: without answerable questions the ranking is `base`'s, without both answerable
+    and out-of-scope ones the answer model is (its threshold fitted to the answerable ones),
+    and without answerable ones the threshold is too."""
     w = _best_ranking(questions, base, fitted)
     x = _answer_rows(questions, w)
     y = np.array([q.query.answerable for q in questions], dtype=float)
-    coef, bias = _signed_logistic(x, y, w.answer_features)
-    w = replace(
-        w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6), answer_threshold=0.0
-    )
+    if len(set(y)) == 2:
+        coef, bias = _signed_logistic(x, y, w.answer_features)
+        w = replace(w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6))
     p = w.answer_probability(x)
     # Real questions (from issue trackers) are harder than written ones: the threshold keeps
     # false abstention within bounds for each kind, not only for the two together.
-    real = np.array([bool(q.query.url) for q in questions])
+    real = np.array([bool(q.query.url) for q in questions], dtype=bool)
     kinds = [p[(y == 1) & (real == kind)] for kind in (True, False)]
-    threshold = min((_threshold(k) for k in kinds if len(k)), default=0.5)
+    threshold = min((_threshold(k) for k in kinds if len(k)), default=None)
+    if threshold is None:
+        return w
     return replace(w, answer_threshold=round(threshold - 1e-9, 9))
 
 
@@ -275,6 +280,7 @@ def calibrate(
     the same cross-validation: the pair whose held-out folds put the right entry first and
     abstain on out-of-scope questions most often (the answer threshold already keeps
     answerable questions' abstention low)."""
+    check_questions(queries)
     questions = _collect(searcher, queries, folds)
     trials = []
     for alternate_floor in FLOORS:
@@ -298,6 +304,33 @@ def calibrate(
     return weights, report
 
 
+def check_questions(queries: Sequence[EvalQuery]) -> None:
+    """Raise TooFewQuestions when `queries` can fit nothing: the ranking and the answer
+    threshold are fitted to answerable questions. Short of that each model is fitted as far
+    as the questions go (`_fit`): without out-of-scope questions, the answer model of the
+    calibration in use is kept and only its threshold fitted."""
+    if not any(q.answerable for q in queries):
+        count = f"{len(queries)} question{'s' if len(queries) != 1 else ''}"
+        raise TooFewQuestions(
+            f"{count}, none with an answer",
+            "at least 1 answerable question is needed to fit the ranking",
+            "add questions the FAQ answers, each with the entry that answers it in `expect`",
+        )
+
+
+def _no_verdict(judge: Judge, failures: list[JudgeFailed]) -> JudgeFailed:
+    """The error for a judge that gave no usable verdict on any question: its failures by kind, the first's message."""
+    kinds = {kind: sum(f.kind == kind for f in failures) for kind in JudgeFailed.KINDS}
+    counts = ", ".join(f"{kind}: {n}" for kind, n in kinds.items() if n)
+    settings = "KB_RERANK_MODEL" if judge.kind == "cross-encoder" else "KB_LLM_BASE_URL, KB_LLM_MODEL"
+    return JudgeFailed(
+        max(kinds, key=lambda kind: kinds[kind]),
+        f"{judge.kind} {judge.model!r} gave no usable verdict on any of the {len(failures)} questions ({counts}; "
+        f"the first: {failures[0].message}): there is nothing to weigh its score on; check {settings} "
+        "and KB_RERANK_TIMEOUT",
+    )
+
+
 def _judge_report(
     searcher: Searcher,
     questions: list[_Question],
@@ -311,6 +344,7 @@ def _judge_report(
     """The judged weights, fitted and cross-validated over each question's first-stage candidates
     with the judge's scores; the gap from which it is skipped, and the figures with it."""
     judged: list[_Question | None] = []
+    failures: list[JudgeFailed] = []
     gaps = []
     for q in questions:
         score = q.features.score(weights)
@@ -320,8 +354,10 @@ def _judge_report(
         candidates = [searcher.entries[int(r)].localized(q.lang) for r in rows[:top]]
         try:
             scores = judge.scores(q.text, candidates)
-        except JudgeFailed:
-            judged.append(None)  # as in the search: the first stage's outcome stands
+        except Exception as exc:  # as in the search: the first stage's outcome stands
+            failed = exc if isinstance(exc, JudgeFailed) else JudgeFailed("error", f"{type(exc).__name__}: {exc}")
+            failures.append(failed)
+            judged.append(None)
             continue
         column = np.zeros(len(rows))
         column[: len(scores)] = scores
@@ -330,6 +366,8 @@ def _judge_report(
         )
     kept = [i for i, q in enumerate(judged) if q is not None]
     kept_questions = [q for q in judged if q is not None]  # judged[i] for i in kept
+    if questions and not kept_questions:
+        raise _no_verdict(judge, failures)
     base = weights.with_judge()
     names = (*fitted, JUDGE)
     report = _cross_validate(kept_questions, base, folds, names)

@@ -17,6 +17,7 @@ __all__ = [
     "LLMFailed",
     "InsightsUnavailable",
     "CalibrationError",
+    "TooFewQuestions",
     "JudgeFailed",
     "SHOWN",
     "shown",
@@ -131,6 +132,14 @@ class CalibrationError(KBError):
     def __init__(self, path: Path | str, message: str):
         self.path, self.message = Path(path), message
         super().__init__(f"calibration {path}: {message}")
+
+
+class TooFewQuestions(KBError):
+    """The labelled questions given to `kb calibrate` cannot fit something: says what is missing and what to add."""
+
+    def __init__(self, have: str, need: str, remedy: str):
+        self.have, self.need, self.remedy = have, need, remedy
+        super().__init__(f"{have}: {need}; {remedy}")
 
 
 class JudgeFailed(KBError):

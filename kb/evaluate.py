@@ -12,13 +12,13 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from .entries import Entry
 from .errors import SourceError
 from .hits import Hit, SearchResult
 
-__all__ = ["EvalQuery", "QueryOutcome", "EvalReport", "load_queries", "is_expected", "evaluate"]
+__all__ = ["EvalQuery", "QueryOutcome", "EvalReport", "load_queries", "is_expected", "unmatched", "evaluate"]
 
 DEPTH = 10
 
@@ -30,6 +30,7 @@ class EvalQuery:
     expect: tuple[str, ...]
     lang: str
     url: str = ""  # where a real question was asked (an issue tracker); "" for a written one
+    line: int = field(default=0, compare=False)  # its line in the query file (0: not read from one)
 
     @property
     def answerable(self) -> bool:
@@ -81,6 +82,7 @@ class EvalReport:
 
 
 def load_queries(path: Path) -> list[EvalQuery]:
+    """The queries of a JSON Lines file; SourceError naming the file (and the line) when it holds none or one is not a query."""
     queries = []
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -88,25 +90,38 @@ def load_queries(path: Path) -> list[EvalQuery]:
         raise SourceError(path, "no such query file") from None
     except UnicodeDecodeError as exc:
         raise SourceError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:  # a directory, a file it may not read
+        raise SourceError(path, f"cannot be read ({exc.strerror or exc})") from None
     for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-            queries.append(
-                EvalQuery(
-                    str(raw["id"]),
-                    str(raw["q"]),
-                    tuple(raw.get("expect", [])),
-                    str(raw.get("lang", "en")),
-                    str(raw.get("url", "")),
-                )
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise SourceError(path, f"not a query object ({type(exc).__name__}: {exc})", line=number) from None
+        if line.strip():
+            queries.append(_query(path, line, number))
     if not queries:
-        raise SourceError(path, "no queries in the file")
+        raise SourceError(
+            path, 'no queries in the file: one JSON object a line, {"id": ..., "q": ..., "expect": [...]}'
+        )
     return queries
+
+
+def _query(path: Path, line: str, number: int) -> EvalQuery:
+    def wrong(message: str) -> SourceError:
+        return SourceError(path, message, line=number)
+
+    try:
+        raw = json.loads(line)
+    except ValueError as exc:
+        raise wrong(f'not JSON ({exc}); a query file holds one JSON object a line, {{"id": ..., "q": ...}}') from None
+    if not isinstance(raw, dict):
+        raise wrong(f'a JSON {type(raw).__name__}, not a query object {{"id": ..., "q": ..., "expect": [...]}}')
+    for name in ("id", "q"):
+        if name not in raw:
+            raise wrong(f"no {name!r} field")
+    q = raw["q"]
+    if not isinstance(q, str) or not q.strip():
+        raise wrong(f"'q' is {q!r}: expected the question's text")
+    expect = raw.get("expect", [])
+    if not isinstance(expect, list) or not all(isinstance(e, str) for e in expect):
+        raise wrong(f"'expect' is {expect!r}: expected a list of entry ids or answer texts ([] when out of scope)")
+    return EvalQuery(str(raw["id"]), q, tuple(expect), str(raw.get("lang", "en")), str(raw.get("url", "")), number)
 
 
 def _squash(text: str) -> str:
@@ -116,6 +131,11 @@ def _squash(text: str) -> str:
 def is_expected(entry: Entry, expect: Iterable[str]) -> bool:
     haystack = _squash(f"{entry.question}\n{entry.answer}")
     return any(e == entry.id or (_squash(e) and _squash(e) in haystack) for e in expect)
+
+
+def unmatched(queries: Iterable[EvalQuery], entries: Sequence[Entry]) -> list[EvalQuery]:
+    """The answerable queries whose `expect` names no entry (a typo, or an entry since removed)."""
+    return [q for q in queries if q.answerable and not any(is_expected(e, q.expect) for e in entries)]
 
 
 def _first_correct(hits: tuple[Hit, ...], expect: tuple[str, ...]) -> int | None:

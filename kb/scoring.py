@@ -123,7 +123,7 @@ class Weights:
     def answer_probability(self, x: np.ndarray) -> np.ndarray:
         """P(answerable) for rows of ANSWER_FEATURES."""
         z = np.asarray(x, dtype=np.float64) @ np.asarray(self.answer_coef) + self.answer_bias
-        probability: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+        probability: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * z))  # 1 / (1 + e^-z), without overflow far out
         return probability
 
 

@@ -9,10 +9,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from kb.answer import elsewhere_note
-from kb.errors import IndexUnreadable, KBError, QueryError
+from kb.errors import IndexUnreadable, KBError, QueryError, SourceError
 from kb.hits import SearchResult, hit_fields
 from kb.settings import SHIPPED_SOURCES, Settings
 from server.settings import ServerSettings
@@ -21,6 +21,10 @@ from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
 from .terminal import print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
+
+if TYPE_CHECKING:
+    from kb.entries import Entry
+    from kb.evaluate import EvalQuery
 
 __all__ = ["main"]
 
@@ -158,16 +162,21 @@ def _result_json(result: SearchResult, hl: str) -> dict:
 def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     """Fit and cross-validate the weights; with a judge configured, with and without it, side by side."""
     from kb.calibrate import calibrate, write_calibration
-    from kb.evaluate import load_queries
     from kb.judge import open_judge
     from kb.knowledge import KnowledgeBase
 
-    queries = [q for path in args.files for q in load_queries(Path(path))]
+    labelled = _labelled(args.files)
+    queries = [q for _, q in labelled]
     kb = KnowledgeBase.open(settings, refit=True)
+    _check_expected(labelled, kb.entries)
+    output = Path(args.output) if args.output else settings.calibration_path
     judging = open_judge(settings)
     judge = judging.judge if judging is not None else None
-    weights, report = calibrate(kb.searcher, queries, folds=args.folds, judge=judge, top=settings.rerank_top)
-    output = Path(args.output) if args.output else settings.calibration_path
+    try:
+        weights, report = calibrate(kb.searcher, queries, folds=args.folds, judge=judge, top=settings.rerank_top)
+    finally:
+        if judging is not None:
+            judging.close()
     write_calibration(weights, report, [Path(p).name for p in args.files], output)
     columns = [report["cross_validated"]] + ([report["judge"]["cross_validated"]] if judge is not None else [])
     print(f"{len(queries)} questions, {args.folds}-fold cross-validation (held-out folds only):")
@@ -202,9 +211,43 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             f"{j['changed']} questions; skipped when the first stage leads by {j['skip_gap']:.3f} or more: "
             f"{j['skipped']} of {j['questions']} questions; failed on {j['failed']}"
         )
-        judging.close()
+    if not columns[0]["out_of_scope"]["queries"]:
+        print(
+            "note: no out-of-scope questions: the answer model of "
+            f"{settings.calibration_path} is kept and only its threshold fitted; add questions the FAQ does not "
+            "cover (`expect: []`) to fit it"
+        )
     print(f"weights: {weights.to_dict()} -> {output}")
     return 0
+
+
+def _labelled(files: Sequence[str]) -> list[tuple[str, EvalQuery]]:
+    """Each question of `files` with its file, checked before anything loads: enough of them to fit
+    (`kb.calibrate.check_questions`), or one line naming the files and what to add."""
+    from kb.calibrate import check_questions
+    from kb.errors import TooFewQuestions
+    from kb.evaluate import load_queries
+
+    labelled = [(path, q) for path in files for q in load_queries(Path(path))]
+    try:
+        check_questions([q for _, q in labelled])
+    except TooFewQuestions as exc:
+        raise KBError(f"{', '.join(files)}: {exc}") from None
+    return labelled
+
+
+def _check_expected(labelled: Sequence[tuple[str, EvalQuery]], entries: Sequence[Entry]) -> None:
+    """Refuse a question whose `expect` names no entry of the index (a typo, an entry since removed): fitted on,
+    it would teach that the right answer is none of them."""
+    from kb.evaluate import unmatched
+
+    missing = unmatched([q for _, q in labelled], entries)
+    if missing:
+        path = next(path for path, q in labelled if q is missing[0])
+        more = f" (and {len(missing) - 1} more questions)" if len(missing) > 1 else ""
+        raise SourceError(
+            path, f"'expect' {list(missing[0].expect)!r} names no entry of the index{more}", missing[0].line
+        )
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
@@ -372,6 +415,12 @@ def _as_index_error(settings: Settings, read: Callable[[], object]) -> None:
         raise IndexUnreadable(settings.index_dir, f"cannot be read ({type(exc).__name__}: {exc})") from None
 
 
+def _folds(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of at least 2 (each question is held out once)")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kb", description="A bilingual FAQ knowledge base for LLM training.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -405,7 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("calibrate", help="fit the search weights and answer threshold by k-fold cross-validation")
     p.add_argument("files", nargs="+", help="labelled JSONL query sets to fit on (never the one you report)")
-    p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    p.add_argument("--folds", type=_folds, default=5, help="cross-validation folds, at least 2 (default 5)")
     p.add_argument("--output", help="where to write the calibration (default: the one the search loads)")
     p.set_defaults(run=cmd_calibrate)
 

@@ -9,9 +9,10 @@ embedder, so `kb --help` stays quick: grouping is imported when it runs.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-import unicodedata
-from typing import Any, Sequence
+from dataclasses import asdict
+from typing import Any
 
 from kb.entries import ENTRY_STYLES
 from kb.insights.book import InsightsBook
@@ -27,9 +28,9 @@ from kb.insights.report import (
 )
 from kb.settings import Settings
 
-__all__ = ["add_parser", "cmd_insights", "print_report", "print_rows"]
+from .terminal import print_rows
 
-CELL = 48  # widest cell, in terminal columns
+__all__ = ["add_parser", "cmd_insights", "print_report", "print_rows", "report_json"]
 
 
 def add_parser(sub: Any) -> None:
@@ -38,6 +39,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--since", default=DEFAULT_SINCE, help=f"how far back: 24h, 7d, 2w ... (default {DEFAULT_SINCE})")
     p.add_argument("--limit", type=int, default=10, help="rows per table (default 10)")
     p.add_argument("--csv", choices=TABLES, help="print this table as CSV instead")
+    p.add_argument("--json", action="store_true", help="print every table as JSON: each row an object, for scripts")
     p.add_argument("--drafts", action="store_true", help="print a Markdown FAQ entry draft for each unanswered topic")
     p.add_argument("--layout", choices=ENTRY_STYLES, default="headings", help="the drafts' layout (default headings)")
     p.set_defaults(run=cmd_insights)
@@ -65,6 +67,8 @@ def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
         report = book.report(finder, window, _entry_questions(settings), limit=max(args.limit, 1))
     if args.csv:
         sys.stdout.write(to_csv(table(report, args.csv)))
+    elif args.json:
+        print(json.dumps(report_json(report), ensure_ascii=False, indent=2))
     elif args.drafts:
         print("\n".join(draft_entry(gap, args.layout) for gap in report.gaps).rstrip() or "No unanswered questions.")
     else:
@@ -72,36 +76,17 @@ def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _fit(value: object, width: int = CELL) -> str:
-    text = " | ".join(line for line in str(value).splitlines() if line.strip())
-    if _width(text) <= width:
-        return text
-    out = ""
-    for c in text:
-        if _width(out + c) > width - 1:
-            break
-        out += c
-    return out + "…"
-
-
-def print_rows(title: str, columns: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
-    print(f"\n{title}")
-    if not rows:
-        print("  (none)")
-        return
-    cells = [[_fit(c) for c in columns]] + [[_fit(v) for v in row] for row in rows]
-    widths = [max(_width(row[i]) for row in cells) for i in range(len(columns))]
-    numeric = [all(isinstance(row[i], int) for row in rows) for i in range(len(columns))]
-    for row in cells:
-        parts = []
-        for i, cell in enumerate(row):
-            pad = " " * (widths[i] - _width(cell))
-            parts.append(pad + cell if numeric[i] else cell + pad)
-        print("  " + "  ".join(parts).rstrip())
+def report_json(report: Report) -> dict[str, Any]:
+    """The report for scripts: the window, the totals, and each of TABLES as a list of rows, each row an object
+    keyed by the CSV export's column names, every value whole."""
+    return {
+        "since": day(report.since),
+        "until": day(report.until),
+        "totals": asdict(report.totals),
+        "tables": {
+            name: [dict(zip(t.columns, row)) for row in t.rows] for name in TABLES for t in [table(report, name)]
+        },
+    }
 
 
 def print_report(report: Report, since: str) -> None:

@@ -2,7 +2,7 @@
 
     kb link "QUESTION" ENTRY_ID [--lang zh|en]   link a question to the entry that answers it
     kb link --not-covered "QUESTION"             mark a question not covered by the FAQ
-    kb links list [--all]                        the active links (--all: the removed ones too)
+    kb links list [--all] [--json]               the active links (--all: the removed ones too), every value whole
     kb links remove ID / kb links restore ID     undo a link / bring it back
     kb links export [--sources DIR]              write the links into the FAQ folder's learned-question files
     kb links import [--sources DIR]              add the learned questions of those files to the database
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import calendar
+import json
 import sys
 import time
 from pathlib import Path
@@ -37,7 +38,7 @@ from kb.learning.questions import (
 from kb.settings import Settings
 from kb.tomlfile import load_toml
 
-from .insights import print_rows
+from .terminal import print_rows
 
 if TYPE_CHECKING:
     from kb.entries import Entry
@@ -68,6 +69,7 @@ def add_parser(sub: Any) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     a = actions.add_parser("list", help="the active links, each with its entry")
     a.add_argument("--all", action="store_true", help="the removed links too, marked as such")
+    a.add_argument("--json", action="store_true", help="print the links as JSON, for scripts")
     a.set_defaults(run=cmd_links_list)
     a = actions.add_parser("remove", help="undo a link (its row is kept: `kb links restore` brings it back)")
     a.add_argument("id", metavar="ID", type=int)
@@ -159,12 +161,18 @@ def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_links_list(settings: Settings, args: argparse.Namespace) -> int:
-    if not InsightsBook.exists(settings):
+    """The links as a table, every value whole (wrapped on a terminal); `--json`: as a list of objects."""
+    links: list[Link] = []
+    if InsightsBook.exists(settings):
+        with InsightsBook.open(settings, create=False) as book:
+            links = book.links(include_removed=args.all)
+    entries = _entries_if_any(settings)
+    if args.json:
+        print(json.dumps([_link_json(link, entries) for link in links], ensure_ascii=False, indent=2))
+        return 0
+    if not links:
         print("No links yet.")
         return 0
-    with InsightsBook.open(settings, create=False) as book:
-        links = book.links(include_removed=args.all)
-    entries = _entries_if_any(settings)
     active = sum(link.active for link in links)
     title = f"{active} active link{'s' if active != 1 else ''}"
     if args.all:
@@ -183,6 +191,26 @@ def cmd_links_list(settings: Settings, args: argparse.Namespace) -> int:
         rows.append(row)
     print_rows(title, columns + (("removed",) if args.all else ()), rows)
     return 0
+
+
+def _link_json(link: Link, entries: dict[str, Entry]) -> dict[str, object]:
+    entry = entries.get(link.entry) if link.entry is not None else None
+    return {
+        "id": link.id,
+        "made_at": _moment(link.made_at),
+        "lang": link.lang,
+        "question": link.question,
+        "entry": link.entry,  # null: not covered by the FAQ
+        "entry_question": entry.question if entry else None,  # null: not covered, or not in the index
+        "origin": link.origin,
+        "url": link.url,
+        "active": link.active,
+        "removed_at": _moment(link.removed_at) if link.removed_at is not None else None,
+    }
+
+
+def _moment(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def _changed(settings: Settings, link_id: int, change: str) -> tuple[Link | None, Link, list[Link]]:

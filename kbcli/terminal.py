@@ -1,5 +1,6 @@
 """Answers for a terminal: Markdown rendered by rich, code blocks kept verbatim, links a
-terminal can click, and a progress bar on standard error."""
+terminal can click, tables whose cells wrap rather than being cut, and a progress bar on
+standard error."""
 
 from __future__ import annotations
 
@@ -8,20 +9,22 @@ import re
 import shutil
 import sys
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
 from rich.cells import cell_len
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
 
 from kb.answer import elsewhere_note
 from kb.entries import Entry
 from kb.hits import Hit, SearchResult
 from kb.provenance import original_url, version_note
 
-__all__ = ["clickable", "render_markdown", "print_result", "progress_bar"]
+__all__ = ["clickable", "render_markdown", "print_result", "print_rows", "progress_bar"]
 
 # Everything a URL may hold as it is; anything else (Chinese in an anchor, a space) is percent-encoded.
 _URL_SAFE = ";/?:@&=+$,#%[]!~*'()-._"
@@ -68,6 +71,41 @@ def _paragraph(text: str, width: int, color: bool) -> str:
     )
     console.print(Markdown(text, hyperlinks=False))
     return "\n".join(_TRAILING.sub(r"\1", line) for line in out.getvalue().strip("\n").splitlines())
+
+
+def print_rows(
+    title: str, columns: Sequence[str], rows: Sequence[Sequence[object]], console: Console | None = None
+) -> None:
+    """A table under its title, every value whole: on a terminal each column as wide as the
+    terminal allows, a longer value wrapped within its cell; elsewhere (a pipe, a file) one
+    line a row, columns aligned, so `grep` and `cut` see each value as it is. A value's own
+    line breaks become " | "."""
+    console = console or Console(highlight=False)
+    console.out(f"\n{title}", highlight=False)
+    if not rows:
+        console.out("  (none)", highlight=False)
+        return
+    cells = [[_flat(value) for value in row] for row in rows]
+    numeric = [all(isinstance(row[i], int) for row in rows) for i in range(len(columns))]
+    if console.is_terminal:
+        table = Table(box=None, pad_edge=False, padding=(0, 0, 0, 2), header_style="bold")
+        for name, right in zip(columns, numeric):
+            table.add_column(name, justify="right" if right else "left", overflow="fold")
+        for row in cells:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
+        return
+    widths = [max(cell_len(row[i]) for row in [list(columns), *cells]) for i in range(len(columns))]
+    for row in [list(columns), *cells]:
+        parts = [
+            " " * (w - cell_len(c)) + c if right else c + " " * (w - cell_len(c))
+            for c, w, right in zip(row, widths, numeric)
+        ]
+        console.out("  " + "  ".join(parts).rstrip(), highlight=False)
+
+
+def _flat(value: object) -> str:
+    return " | ".join(line for line in str(value).splitlines() if line.strip())
 
 
 @contextmanager

@@ -73,7 +73,7 @@ def test_is_expected_normalises_like_the_format_says(kb):
 def test_bad_query_file_names_the_line(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "a", "q": "x", "expect": [], "lang": "en"}\n{"id": "b"}\n', encoding="utf-8")
-    with pytest.raises(SourceError, match=r"q.jsonl:2: not a query object \(KeyError: 'q'\)"):
+    with pytest.raises(SourceError, match=r"q.jsonl:2: no 'q' field$"):
         load_queries(path)
 
 

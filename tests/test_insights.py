@@ -8,6 +8,7 @@ import argparse
 import csv
 import importlib
 import io
+import json
 import sqlite3
 import subprocess
 import sys
@@ -701,3 +702,27 @@ def test_kb_insights_without_a_database_says_so(settings: Settings, tmp_path: Pa
     with pytest.raises(InsightsUnavailable, match="insights.sqlite: does not exist: nothing has been recorded yet"):
         run_cli(settings.with_(data_dir=tmp_path), "--since", "7d")
     assert not store_path(tmp_path).exists()
+
+
+LONG = "our cluster nodes keep dropping off with a frozen gizmo on tuesdays, and the trainer hangs until someone restarts it"
+
+
+def test_kb_insights_piped_shows_whole_values_and_json_holds_every_table(
+    settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "index").symlink_to(settings.index_dir)
+    mine = settings.with_(data_dir=tmp_path)
+    store = InsightsStore(store_path(tmp_path))
+    store.add_questions([question(LONG, at=time.time() - 3600)])
+    store.close()
+
+    assert run_cli(mine, "--since", "7d") == 0
+    out = capsys.readouterr().out  # captured: not a terminal
+    assert any(line.split()[:1] == ["1"] and LONG in line for line in out.splitlines())
+    assert "…" not in out
+
+    assert run_cli(mine, "--since", "7d", "--json") == 0
+    body = json.loads(capsys.readouterr().out)
+    assert set(body["tables"]) == set(TABLES) and body["totals"]["questions"] == 1
+    [gap] = body["tables"]["gaps"]
+    assert gap["topic"] == LONG and gap["questions"] == 1 and gap["examples"] == LONG

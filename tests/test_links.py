@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -525,3 +526,43 @@ def test_the_commands_load_no_numpy_until_they_run(tmp_path: Path) -> None:
 
 def test_link_not_found_names_the_id() -> None:
     assert str(LinkNotFound(12)) == "no link #12"
+
+
+GIZMO = "our cluster nodes keep dropping off with a frozen gizmo on tuesdays"
+
+
+def test_kb_links_list_shows_whole_questions_when_piped_and_as_json(
+    data_dir: Path, entries: dict[str, Entry], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    resume = entry_id(entries, "如何续训？")
+    long_entry = max(entries.values(), key=lambda e: len(e.question))
+    kb(capsys, "link", "--not-covered", GIZMO)
+    kb(capsys, "link", "resume after the node with the frozen gizmo came back", long_entry.id)
+    code, out, _ = kb(capsys, "links", "list")  # captured: standard output is not a terminal
+    lines = out.splitlines()
+    assert code == 0 and "…" not in out
+    assert [line for line in lines if "gizmo on tuesdays" in line] == [next(line for line in lines if GIZMO in line)]
+    linked = next(line for line in lines if "came back" in line)
+    assert long_entry.question in linked and long_entry.id in linked
+
+    code, out, _ = kb(capsys, "links", "list", "--json")
+    body = json.loads(out)
+    assert code == 0 and [link["question"] for link in body] == [
+        GIZMO,
+        "resume after the node with the frozen gizmo came back",
+    ]
+    assert body[0]["entry"] is None and body[0]["entry_question"] is None and body[0]["active"] is True
+    assert body[1]["entry"] == long_entry.id and body[1]["entry_question"] == long_entry.question
+    assert resume not in out
+    kb(capsys, "links", "remove", "1")
+    assert [link["id"] for link in json.loads(kb(capsys, "links", "list", "--json")[1])] == [2]
+    removed = json.loads(kb(capsys, "links", "list", "--all", "--json")[1])
+    assert [(link["id"], link["active"], link["removed_at"] is not None) for link in removed] == [
+        (1, False, True),
+        (2, True, False),
+    ]
+
+
+def test_kb_links_list_json_with_no_links_is_an_empty_list(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert kb(capsys, "links", "list", "--json") == (0, "[]\n", "")

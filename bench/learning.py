@@ -76,7 +76,9 @@ class Teacher:
     """Real questions as learned questions, embedded once, taught to a searcher in any share."""
 
     def __init__(self, kb: KnowledgeBase, queries: Sequence[EvalQuery]):
-        self.base = kb.searcher.with_learned(Learned.empty(kb.searcher.dense.dim))
+        # The shipped query adapter learned from the tune split too: the learned questions alone are measured here
+        # (bench/adapter.py measures an adapter fitted on each share).
+        self.base = kb.searcher.with_learned(Learned.empty(kb.searcher.dense.dim)).with_adapter(None)
         urls = {q.id: q.url for q in queries}
         self.by_query: dict[str, list[LearnedQuestion]] = {q.id: learned_from([q], kb.entries, urls) for q in queries}
         texts = sorted({searched_text(lq.question) for found in self.by_query.values() for lq in found})

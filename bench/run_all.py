@@ -45,7 +45,9 @@ IN_PROCESS = (
     "bench_scale",
     "bench_replicas",
     "bench_links",
+    "bench_adapter_cost",
     "learning",
+    "adapter",
 )
 
 

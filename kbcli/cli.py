@@ -180,12 +180,6 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     write_calibration(weights, report, [Path(p).name for p in args.files], output)
     columns = [report["cross_validated"]] + ([report["judge"]["cross_validated"]] if judge is not None else [])
     print(f"{len(queries)} questions, {args.folds}-fold cross-validation (held-out folds only):")
-    if report.get("query_adapter"):
-        fitted = report["query_adapter"]
-        print(
-            f"searched through the query adapter fitted {fitted['fitted_at']} on {fitted['questions']} questions, "
-            "each fold's refitted without its questions"
-        )
     cell = f"{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}"
     if judge is not None:
         print(f"{'':18}{'without the judge':^35}{'with the judge':^35}")
@@ -216,6 +210,12 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             "note: no out-of-scope questions: the answer model of "
             f"{settings.calibration_path} is kept and only its threshold fitted; add questions the FAQ does not "
             "cover (`expect: []`) to fit it"
+        )
+    if report.get("query_adapter"):
+        fitted = report["query_adapter"]
+        print(
+            f"searched through the query adapter fitted {fitted['fitted_at']} on {fitted['questions']} questions, "
+            "each fold's refitted without its questions"
         )
     print(f"weights: {weights.to_dict()} -> {output}")
     return 0

@@ -18,7 +18,16 @@ from .entries import Entry
 from .errors import SourceError
 from .hits import Hit, SearchResult
 
-__all__ = ["EvalQuery", "QueryOutcome", "EvalReport", "load_queries", "is_expected", "unmatched", "evaluate"]
+__all__ = [
+    "EvalQuery",
+    "QueryOutcome",
+    "EvalReport",
+    "load_queries",
+    "is_expected",
+    "unmatched",
+    "check_expected",
+    "evaluate",
+]
 
 DEPTH = 10
 
@@ -136,6 +145,19 @@ def is_expected(entry: Entry, expect: Iterable[str]) -> bool:
 def unmatched(queries: Iterable[EvalQuery], entries: Sequence[Entry]) -> list[EvalQuery]:
     """The answerable queries whose `expect` names no entry (a typo, or an entry since removed)."""
     return [q for q in queries if q.answerable and not any(is_expected(e, q.expect) for e in entries)]
+
+
+def check_expected(labelled: Sequence[tuple[str, EvalQuery]], entries: Sequence[Entry]) -> None:
+    """Refuse, with a SourceError naming the file and line, a question (given with its file) whose
+    `expect` names no entry of the index (a typo, an entry since removed): fitted on, it would teach
+    that the right answer is none of them."""
+    missing = unmatched([q for _, q in labelled], entries)
+    if missing:
+        path = next(path for path, q in labelled if q is missing[0])
+        more = f" (and {len(missing) - 1} more questions)" if len(missing) > 1 else ""
+        raise SourceError(
+            path, f"'expect' {list(missing[0].expect)!r} names no entry of the index{more}", missing[0].line
+        )
 
 
 def _first_correct(hits: tuple[Hit, ...], expect: tuple[str, ...]) -> int | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from kb.answer import elsewhere_note
-from kb.errors import IndexUnreadable, KBError, QueryError, SourceError
+from kb.errors import IndexUnreadable, KBError, QueryError
 from kb.hits import SearchResult, hit_fields
 from kb.settings import SHIPPED_SOURCES, Settings
 from server.settings import ServerSettings
@@ -23,7 +23,6 @@ from .terminal import print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
 
 if TYPE_CHECKING:
-    from kb.entries import Entry
     from kb.evaluate import EvalQuery
 
 __all__ = ["main"]
@@ -168,7 +167,9 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     labelled = _labelled(args.files)
     queries = [q for _, q in labelled]
     kb = KnowledgeBase.open(settings, refit=True)
-    _check_expected(labelled, kb.entries)
+    from kb.evaluate import check_expected
+
+    check_expected(labelled, kb.entries)
     output = Path(args.output) if args.output else settings.calibration_path
     judging = open_judge(settings)
     judge = judging.judge if judging is not None else None
@@ -234,20 +235,6 @@ def _labelled(files: Sequence[str]) -> list[tuple[str, EvalQuery]]:
     except TooFewQuestions as exc:
         raise KBError(f"{', '.join(files)}: {exc}") from None
     return labelled
-
-
-def _check_expected(labelled: Sequence[tuple[str, EvalQuery]], entries: Sequence[Entry]) -> None:
-    """Refuse a question whose `expect` names no entry of the index (a typo, an entry since removed): fitted on,
-    it would teach that the right answer is none of them."""
-    from kb.evaluate import unmatched
-
-    missing = unmatched([q for _, q in labelled], entries)
-    if missing:
-        path = next(path for path, q in labelled if q is missing[0])
-        more = f" (and {len(missing) - 1} more questions)" if len(missing) > 1 else ""
-        raise SourceError(
-            path, f"'expect' {list(missing[0].expect)!r} names no entry of the index{more}", missing[0].line
-        )
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:

@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_tune(settings: Settings, args: argparse.Namespace) -> int:
-    from kb.evaluate import load_queries
+    from kb.evaluate import check_expected, load_queries
     from kb.index import read_adapter, write_adapted
     from kb.insights.book import InsightsBook
     from kb.knowledge import KnowledgeBase
@@ -44,7 +44,7 @@ def cmd_tune(settings: Settings, args: argparse.Namespace) -> int:
         write_adapted(settings.index_dir, None)
         print(f"the index serves without a query adapter: build {settings.index_dir.resolve().name}")
         return 0
-    files = [(Path(path).name, load_queries(Path(path))) for path in args.files]
+    files = [(path, load_queries(Path(path))) for path in args.files]
     started = time.perf_counter()
     kb = KnowledgeBase.open(settings, refit=True)
     if not args.no_links and InsightsBook.exists(settings):
@@ -53,6 +53,8 @@ def cmd_tune(settings: Settings, args: argparse.Namespace) -> int:
         kb = kb.taught(links)
     if not kb.entries:
         raise KBError("nothing to learn from: the index has no entries")
+    check_expected([(path, q) for path, queries in files for q in queries], kb.entries)
+    files = [(Path(path).name, queries) for path, queries in files]
     previous = read_adapter(settings.index_dir)
     with progress_bar() as progress:
         adapter = tune(kb.searcher, files, previous, lambda done, total: progress("fit", done, total))

@@ -208,3 +208,20 @@ def test_the_shipped_sources_carry_an_adapter_fitted_for_them(settings):
 def test_a_settings_value_that_is_neither_on_off_nor_a_file_names_the_setting(settings):
     with pytest.raises(SettingsError, match="KB_QUERY_ADAPTER"):
         KnowledgeBase.open(settings.with_(query_adapter="/nowhere/adapter.npz"))
+
+
+def test_kb_tune_refuses_a_file_it_cannot_learn_from_in_one_line(settings, tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    typo = tmp_path / "typo.jsonl"
+    typo.write_text(
+        '{"id": "a", "q": "how do I resume training", "expect": ["slime-b0ab398d"]}\n'
+        '{"id": "b", "q": "what is ROLL", "expect": ["no-such-entry-1234"]}\n',
+        encoding="utf-8",
+    )
+    for path, said in ((empty, "empty.jsonl"), (typo, "typo.jsonl:2: 'expect' ['no-such-entry-1234'] names no entry")):
+        run = kb("tune", str(path), data_dir=settings.data_dir)
+        assert run.returncode == 2, run.stderr
+        assert run.stderr.startswith("kb: error: ") and said in run.stderr and "Traceback" not in run.stderr
+        assert len(run.stderr.strip().splitlines()) == 1
+    assert read_index(settings.index_dir).adapter is not None  # nothing written: the index is as it was

@@ -24,17 +24,16 @@ from __future__ import annotations
 import collections
 import copy
 import json
-import random
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ROOT, Row, main, ready_settings, table  # noqa: E402
-from learning import SHARES, Teacher, summarize  # noqa: E402
+from learning import SHARES, Teacher, tune_to_test  # noqa: E402
 
 from kb.adapter import FitSettings  # noqa: E402
 from kb.calibrate import calibrate  # noqa: E402
@@ -107,38 +106,19 @@ def _hubs(searcher: Searcher, outside: list[EvalQuery]) -> tuple[list[tuple[str,
     return firsts.most_common(5), answered
 
 
-def _curve(
-    teacher: Teacher,
-    tune: list[EvalQuery],
-    test: list[EvalQuery],
-    dev: list[EvalQuery],
-    adapted: bool,
-    weights: Searcher,
-    orders: int,
-) -> dict[float, dict]:
-    curve = {}
-    for share in SHARES:
-        samples = []
-        for seed in range(orders if 0 < share < 1 else 1):
-            order = tune[:]
-            random.Random(seed).shuffle(order)
-            searcher = teacher.searcher(order[: round(share * len(order))], test).with_adapter(None)
-            if adapted:
-                searcher = searcher.with_adapter(
-                    fit(searcher, examples_of(searcher, [("dev.jsonl", dev)]), FitSettings())
-                )
-            searcher.weights = weights.weights
-            figures = _figures(searcher, test)
-            samples.append(
-                {
-                    "R@1": figures["R@1"],
-                    "MRR@10": figures["MRR@10"],
-                    "out of scope abstained": figures["out of scope abstained"] / figures["out of scope"],
-                    "answerable abstained": figures["answerable abstained"],
-                }
-            )
-        curve[share] = summarize(samples)
-    return curve
+def _prepared(dev: list[EvalQuery], adapted: bool, weighed: Searcher) -> Callable[[Searcher], Searcher]:
+    """What makes a taught searcher ready to measure: an adapter fitted on what it learned (and
+    dev), or none; the weights of the system measured."""
+
+    def prepare(searcher: Searcher) -> Searcher:
+        searcher = searcher.with_adapter(None)
+        if adapted:
+            examples = examples_of(searcher, [("dev.jsonl", dev)])
+            searcher = searcher.with_adapter(fit(searcher, examples, FitSettings()))
+        searcher.weights = weighed.weights
+        return searcher
+
+    return prepare
 
 
 def run(quick: bool = False) -> list[Row]:
@@ -168,8 +148,8 @@ def run(quick: bool = False) -> list[Row]:
             }
         teacher = Teacher(kb, sets["real_tune"] + sets["real_test"])
         for name, adapted in (("without", False), ("with", True)):
-            results[name]["curve"] = _curve(
-                teacher, sets["real_tune"], sets["real_test"], sets["dev"], adapted, systems[name], orders
+            results[name]["curve"] = tune_to_test(
+                teacher, sets["real_tune"], sets["real_test"], orders, _prepared(sets["dev"], adapted, systems[name])
             )
     rows = []
     print("\nthe whole search, each with its own calibration:")

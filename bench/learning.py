@@ -33,7 +33,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -107,14 +107,22 @@ def summarize(samples: list[dict[str, float]]) -> dict[str, tuple[float, float, 
     }
 
 
-def tune_to_test(teacher: Teacher, tune: list[EvalQuery], test: list[EvalQuery], orders: int) -> dict[float, dict]:
+def tune_to_test(
+    teacher: Teacher,
+    tune: list[EvalQuery],
+    test: list[EvalQuery],
+    orders: int,
+    prepare: Callable[[Searcher], Searcher] = lambda searcher: searcher,
+) -> dict[float, dict]:
+    """The test split measured with each share of the tune split learned (`orders` random orders
+    of it), each searcher made ready by `prepare` first (bench/adapter.py fits an adapter there)."""
     curve = {}
     for share in SHARES:
         samples = []
         for seed in range(orders if 0 < share < 1 else 1):
             order = tune[:]
             random.Random(seed).shuffle(order)
-            samples.append(measure(teacher.searcher(order[: round(share * len(order))], test), test))
+            samples.append(measure(prepare(teacher.searcher(order[: round(share * len(order))], test)), test))
         curve[share] = summarize(samples)
     return curve
 

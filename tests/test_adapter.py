@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_cli import kb
 
 from kb.adapter import Examples, FitSettings, QueryAdapter, fit_matrix
 from kb.dense import EntryRows
@@ -22,19 +21,6 @@ from kb.settings import SHIPPED_SOURCES
 from kb.tuning import examples_of, fit, links_since, refit_without
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def kb(*args: str, data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
-    environment.update(KB_DATA_DIR=str(data_dir), **env)
-    return subprocess.run(
-        [sys.executable, "-m", "kbcli.cli", *args],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def _unit(rng: np.random.Generator, *shape: int) -> np.ndarray:

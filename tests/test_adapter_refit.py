@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
+from test_teach import form_token
 
 from kb.settings import Settings
 from server import create_app
@@ -32,15 +33,9 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
 @pytest.fixture
 def browser(live: tuple[str, Path]) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=live[0], timeout=120, headers={"Accept-Language": "en"}) as client:
-        token = _form_token(client)
+        token = form_token(client)
         assert client.post("/insights/sign-in", data={"token": TOKEN, "form_token": token}).status_code == 303
         yield client
-
-
-def _form_token(client: httpx.Client) -> str:
-    found = re.search(r'name="form_token" value="([\w-]+)"', client.get("/insights").text)
-    assert found
-    return found.group(1)
 
 
 def _section(client: httpx.Client) -> str:
@@ -74,16 +69,16 @@ def test_a_link_then_a_refit_from_the_page_swaps_in_an_adapter_fitted_on_it(
     # Without the form token, or from another site's page, nothing starts.
     assert browser.post("/insights/adapter", data={"form_token": ""}).status_code == 403
     evil = browser.post(
-        "/insights/adapter", data={"form_token": _form_token(browser)}, headers={"Origin": "https://evil.example"}
+        "/insights/adapter", data={"form_token": form_token(browser)}, headers={"Origin": "https://evil.example"}
     )
     assert evil.status_code == 403
     assert httpx.post(f"{base}/insights/adapter", data={}, timeout=30).status_code in (401, 403)
     assert httpx.get(f"{base}/healthz", timeout=30).json()["build"] == before["build"]
 
-    done = browser.post("/insights/adapter", data={"form_token": _form_token(browser), "back": "adapter"})
+    done = browser.post("/insights/adapter", data={"form_token": form_token(browser), "back": "adapter"})
     assert done.status_code == 303 and done.headers["location"].endswith("#adapter")
     # A second refit while the first runs starts nothing and the page says one is running.
-    second = browser.post("/insights/adapter", data={"form_token": _form_token(browser), "back": "adapter"})
+    second = browser.post("/insights/adapter", data={"form_token": form_token(browser), "back": "adapter"})
     assert second.status_code == 303
     deadline = time.monotonic() + 180
     while True:

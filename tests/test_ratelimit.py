@@ -20,6 +20,7 @@ from kb.errors import SettingsError
 from kb.settings import Settings
 from kbcli.cli import uvicorn_options
 from server import create_app
+from server.protocol import HeadDeadline
 from server.ratelimit import TokenBuckets
 from server.settings import ServerSettings
 
@@ -156,7 +157,11 @@ def test_sign_in_attempts_are_limited_to_5_a_minute_whatever_x_forwarded_for_say
 def test_trusted_proxies_are_read(value: str, proxies: tuple[str, ...]) -> None:
     settings = ServerSettings.from_env({"KB_TRUSTED_PROXIES": value})
     assert settings.proxies == proxies
-    assert uvicorn_options(settings) == {"proxy_headers": bool(proxies), "forwarded_allow_ips": list(proxies) or None}
+    assert uvicorn_options(settings) == {
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": list(proxies) or None,
+        "http": HeadDeadline,  # the protocol that closes a connection stalled before its request head
+    }
 
 
 @pytest.mark.parametrize("value", ["localhost", "10.0.0.5,*", "10.0.0.300"])

@@ -200,6 +200,11 @@ class KnowledgeBase:
         vector = await asyncio.wrap_future(self.searcher.embedder.query_vector(plan.embed_text))
         return self.searcher.judged(plan, vector, ids, judge, self.calibration.judged), True
 
+    def warm(self) -> None:
+        """Load what a first search loads lazily (the model's weights, the word segmenter's dictionary) by
+        searching once, in both languages, for a question no one asks."""
+        self.search_blocking("warm up 预热", k=1)
+
     def search_blocking(self, *args: Any, **kwargs: Any) -> SearchResult:
         """`search` for a program without an event loop (the `kb` command, evaluation)."""
         return asyncio.run(self.search(*args, **kwargs))

@@ -114,6 +114,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
     `--brief`: their titles and links alone; `-`: the question is read from standard input."""
     query = sys.stdin.read() if args.query == "-" else args.query
     kb = _open(settings)
+    kb.warm()  # the model's weights and the word lists load now, so the time printed is the search's own
     started = time.perf_counter()
     try:
         result = kb.search_blocking(query, k=args.k, tags=args.tag or (), source=args.source)

@@ -29,7 +29,7 @@ from .mcp_http import MCP_PATH, MCPEndpoint
 from .mcp_tools import create_mcp
 from .metrics import Metrics, RequestMetrics, State
 from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
-from .ratelimit import SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, LogBudget
+from .ratelimit import ANSWER_VOTE_LIMIT, SESSION_LIMIT, SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, LogBudget
 from .refit import Refit
 from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
@@ -95,6 +95,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.slack_refused_log = LogBudget()
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
     app.state.vote_limit = ClientLimit(*VOTE_LIMIT)
+    app.state.answer_vote_limit = ClientLimit(*ANSWER_VOTE_LIMIT)
+    app.state.session_limit = ClientLimit(*SESSION_LIMIT)
     app.mount(docs.ASSETS_URL, docs.assets(), name="api-docs")  # before /static, which would take its paths
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     for router in ROUTERS:

@@ -48,6 +48,7 @@ __all__ = [
     "FormTokenDep",
     "SignInLimitDep",
     "VoteLimitDep",
+    "limit_answer_votes",
     "app_settings",
     "base_url",
     "feedback_context",
@@ -190,6 +191,11 @@ async def limit_sign_in(request: Request) -> None:
 async def limit_votes(request: Request) -> None:
     """At most VOTE_LIMIT votes per client (429 beyond)."""
     request.app.state.vote_limit.check(request.scope)
+
+
+def limit_answer_votes(request: Request, entry_id: str) -> None:
+    """At most ANSWER_VOTE_LIMIT votes per client on one answer (an entry), whatever the sessions (429 beyond)."""
+    request.app.state.answer_vote_limit.check(request.scope, entry_id)
 
 
 def feedback_context(insights: Insights) -> dict[str, object]:

@@ -3,7 +3,9 @@
 `TokenBuckets` holds a bucket for each client address; `RateLimit` (server/middleware.py)
 counts every request against `KB_RATE_LIMIT` with them, answering 429 with `Retry-After`.
 Some requests have a tighter limit of their own on top, whatever KB_RATE_LIMIT says
-(`ClientLimit`): sign-in attempts (`SIGN_IN_LIMIT`) and votes (`VOTE_LIMIT`). `LogBudget`
+(`ClientLimit`): sign-in attempts (`SIGN_IN_LIMIT`), votes (`VOTE_LIMIT`), votes on one
+answer (`ANSWER_VOTE_LIMIT`, counted per client and entry) and the voting sessions a client
+is given (`SESSION_LIMIT`; beyond it, server/sessions.py gives a shared one). `LogBudget`
 is a bucket for log lines, so that a flood of bad requests cannot flood the log.
 
 The client is the address in the ASGI scope. Behind a reverse proxy that is the proxy's
@@ -27,12 +29,24 @@ from typing import Any, Callable
 from starlette.exceptions import HTTPException
 from starlette.types import Scope
 
-__all__ = ["TokenBuckets", "ClientLimit", "LogBudget", "client_address", "MAX_CLIENTS", "SIGN_IN_LIMIT", "VOTE_LIMIT"]
+__all__ = [
+    "TokenBuckets",
+    "ClientLimit",
+    "LogBudget",
+    "client_address",
+    "MAX_CLIENTS",
+    "SIGN_IN_LIMIT",
+    "VOTE_LIMIT",
+    "ANSWER_VOTE_LIMIT",
+    "SESSION_LIMIT",
+]
 
 MAX_CLIENTS = 100_000
 SIGN_IN_LIMIT = ("sign-in attempts", 5, 60.0)  # what, how many, in how many seconds
 VOTE_LIMIT = ("votes", 60, 60.0)
-_PERIOD_NAMES = {1.0: "second", 60.0: "minute", 3600.0: "hour"}
+ANSWER_VOTE_LIMIT = ("votes on one answer", 10, 86400.0)  # per client and entry, whatever the sessions
+SESSION_LIMIT = ("voting sessions", 20, 3600.0)  # new ones a client is given
+_PERIOD_NAMES = {1.0: "second", 60.0: "minute", 3600.0: "hour", 86400.0: "day"}
 
 
 def client_address(scope: Scope) -> str:
@@ -87,12 +101,18 @@ class ClientLimit:
 
     def __init__(self, what: str, capacity: int, period: float):
         self.what = what
+        self.period = period
         self.limit = f"{capacity} a {_PERIOD_NAMES.get(period, f'{period:g} s')}"
         self._buckets = TokenBuckets(capacity, period)
 
-    def check(self, scope: Scope) -> None:
+    def take(self, scope: Scope, about: str = "") -> float:
+        """Count one request (of the client, about one thing when given): 0.0 within the limit, else the seconds to wait."""
+        client = client_address(scope)
+        return self._buckets.take(f"{client} {about}" if about else client)
+
+    def check(self, scope: Scope, about: str = "") -> None:
         """Count one request; raise a 429 with `Retry-After` if the client is over the limit."""
-        waiting = self._buckets.take(client_address(scope))
+        waiting = self.take(scope, about)
         if waiting:
             retry = max(1, math.ceil(waiting))
             raise HTTPException(

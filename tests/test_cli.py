@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,14 @@ def test_search_brief_prints_question_source_score_and_link(settings):
         lines[2]
         == "   https://github.com/THUDM/slime/blob/a3d5cbf30a50c867d8eb0f61121db89faea9d426/docs/en/qa.md?plain=1#L34"
     )
+
+
+def test_search_prints_the_time_of_the_search_alone_not_the_loading(settings):
+    # A Chinese question: the word segmenter's dictionary loads on the first one (about 0.7 s here).
+    run = kb("search", "如何续训 slime 断点", "--brief", data_dir=settings.data_dir, OMP_NUM_THREADS="1")
+    assert run.returncode == 0, run.stderr
+    printed = re.fullmatch(r"\((\d+) ms\)", run.stderr.strip().splitlines()[-1])
+    assert printed and int(printed[1]) < 300, run.stderr  # the search (tens of ms), not the loading
 
 
 def test_search_hl_picks_the_version_shown_and_says_when_it_is_a_translation(settings):

@@ -22,6 +22,7 @@ from test_slack import SECRET, command_body, interaction_body, slack_headers
 
 from kb.insights import InsightsStore, Question, Recorder, related_typing, store_path
 from kb.settings import Settings
+from kbcli.cli import uvicorn_options
 from server import create_app
 
 RESUME = "slime-b0ab398d"  # 如何续训？
@@ -121,19 +122,39 @@ def test_251_votes_by_one_client_with_made_up_sessions_and_varied_questions_coun
                 response = httpx.post(f"{url}/api/feedback", json=body)  # no cookie at all
             statuses.append(response.status_code)
     assert statuses[:3] == [202, 403, 403]
-    assert set(statuses) == {202, 403, 429}  # past 60 votes a minute from one client, 429
-    assert 60 <= statuses.index(429) <= 75  # a burst of 60, and one more a second
-    assert app.state.recorder.flush()
+    assert set(statuses) == {202, 403, 429}
+    assert statuses.count(202) == 10 and statuses.index(429) == 30  # past 10 votes on one answer a day, 429
+    made_up = [n for n in range(1, 251, 3) if statuses[n] == 429]  # past 60 votes a minute from one client, 429
+    assert 60 <= made_up[0] <= 75  # a burst of 60, and one more a second
     assert app.state.recorder.store.count("votes") == 1
 
 
+def entry_ids(client: TestClient, n: int) -> list[str]:
+    ids = [entry.id for entry in client.app.state.reloader.served.kb.entries][:n]  # type: ignore[attr-defined]
+    assert len(ids) == n
+    return ids
+
+
 def test_votes_past_the_limit_get_429_with_retry_after(client: TestClient) -> None:
-    assert all(vote(client).status_code == 202 for _ in range(60))
-    response = vote(client)
+    answers = entry_ids(client, 11)  # 6 votes on each of 10 answers, within the limit on one answer
+    assert all(vote(client, entry_id=answers[n % 10]).status_code == 202 for n in range(60))
+    response = vote(client, entry_id=answers[10])
     assert response.status_code == 429 and 1 <= int(response.headers["retry-after"]) <= 2
     assert response.json()["error"].startswith(
         "too many votes from this client: the limit is 60 a minute; try again in "
     )
+
+
+def test_votes_on_one_answer_past_its_limit_get_429_and_other_answers_still_count(client: TestClient) -> None:
+    assert all(vote(client, helpful=n % 2 == 0).status_code == 202 for n in range(10))
+    response = vote(client)
+    assert response.status_code == 429 and 8000 <= int(response.headers["retry-after"]) <= 8640
+    assert response.json()["error"].startswith(
+        "too many votes on one answer from this client: the limit is 10 a day; try again in "
+    )
+    other = next(answer for answer in entry_ids(client, 2) if answer != RESUME)
+    assert vote(client, entry_id=other).status_code == 202
+    assert sorted(rows(client, "SELECT entry_id, helpful FROM votes")) == sorted([(RESUME, 0), (other, 1)])
 
 
 @pytest.mark.parametrize(
@@ -290,11 +311,16 @@ def test_a_locked_database_logs_a_warning_and_every_answer_is_served(
                 response = client.get("/api/search", params={"q": question})
                 assert response.status_code == 200 and response.json()["hits"]
                 assert time.perf_counter() - started < 1.0  # the request never waits for the database
-            assert vote(client).status_code == 202
+            refused = vote(client)  # a vote is written before it is acknowledged: refused, and said so
+            assert refused.status_code == 503 and refused.headers["retry-after"] == "5"
+            assert refused.json()["error"].startswith(
+                f"insights database {recorder.store.path}: the vote was not recorded"
+            )
             assert recorder.flush()
     finally:
         lock.execute("ROLLBACK")
         lock.close()
+    assert vote(client).status_code == 202  # tried again once the lock is gone
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("database is locked" in w and "answers are served as usual" in w for w in warnings), warnings
     assert recorder.dropped == 0
@@ -311,15 +337,16 @@ def test_a_locked_database_logs_a_warning_and_every_answer_is_served(
     assert rows(client, "SELECT count(*) FROM votes") == [(1,)]
 
 
-def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callable[[Any], Any]) -> None:
-    app = create_app(own)
-    url = serve(app).url
+def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callable[..., Any]) -> None:
+    trusted = own.with_(trusted_proxies="127.0.0.1")  # each client an address of its own, through this proxy
+    app = create_app(trusted)
+    url = serve(app, **uvicorn_options(trusted)).url
     threads, per_thread = 16, 15
     failures: list[str] = []
     start = threading.Barrier(threads)
 
     def ask(n: int) -> None:
-        with httpx.Client(base_url=url, timeout=60) as http:
+        with httpx.Client(base_url=url, timeout=60, headers={"X-Forwarded-For": f"198.51.100.{n}"}) as http:
             http.get("/")  # the session cookie
             start.wait()
             for i in range(per_thread):
@@ -343,6 +370,46 @@ def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callab
     store = app.state.recorder.store
     assert store.count("questions") == threads * per_thread
     assert store.count("votes") == threads  # each session voted three times on one entry
+
+
+@pytest.mark.parametrize(("trusted", "counted"), [("127.0.0.1", 5 * 10), ("", 10)])
+def test_200_votes_from_5_addresses_each_with_a_fresh_session_move_an_answer_a_bounded_amount(
+    own: Settings, serve: Callable[..., Any], trusted: str, counted: int
+) -> None:
+    """A real server: 5 addresses (`X-Forwarded-For`, believed from a trusted proxy only) each take 40 sessions from
+    chat replies and vote "not helpful" on one answer with each: the answer gets at most 10 votes per address."""
+    configured = own.with_(trusted_proxies=trusted)
+    app = create_app(configured)
+    url = serve(app, **uvicorn_options(configured)).url  # as `kb serve` runs uvicorn
+    statuses: dict[str, list[int]] = {}
+    sessions: dict[str, set[str]] = {}
+    for n in range(5):
+        address = f"203.0.113.{n + 1}"
+        with httpx.Client(base_url=url, timeout=30, headers={"X-Forwarded-For": address}) as attacker:
+            for i in range(40):
+                session = attacker.post("/api/chat", json={"message": f"how do I resume training {i}"}).json()[
+                    "session"
+                ]
+                sessions.setdefault(address, set()).add(session)
+                body = {
+                    "entry_id": RESUME,
+                    "message": "如何续训",
+                    "helpful": False,
+                    "reason": "wrong",
+                    "session": session,
+                }
+                statuses.setdefault(address, []).append(attacker.post("/api/feedback", json=body).status_code)
+    taken = [status for address in statuses for status in statuses[address]]
+    assert set(taken) <= {202, 429} and taken.count(202) == counted
+    if trusted:
+        for address in statuses:  # each address: 20 sessions an hour of its own, then one it shares
+            assert len(sessions[address]) == 21
+            assert statuses[address][:10] == [202] * 10 and set(statuses[address][10:]) == {429}
+    assert app.state.recorder.store.count("votes") == counted
+    with httpx.Client(base_url=url, headers={"X-Forwarded-For": "192.0.2.7"}) as reader:  # someone else
+        reader.get("/")
+        vote = {"entry_id": RESUME, "message": "如何续训", "helpful": True}
+        assert reader.post("/api/feedback", json=vote).status_code == (202 if trusted else 429)
 
 
 @pytest.fixture

@@ -125,7 +125,7 @@ def test_the_stylesheet_for_highlighted_code_is_the_one_served(client: TestClien
 def test_marks_wrap_terms_in_text_and_inline_code_not_in_markup() -> None:
     assert str(mark_terms("OOM <b> oom", ["oom"])) == "<mark>OOM</mark> &lt;b&gt; <mark>oom</mark>"
     html = str(render_markdown("Set `max_tokens_per_gpu` [link](https://x.org/oom)", ["max_tokens_per_gpu", "oom"]))
-    assert "<code><mark>max_tokens_per_gpu</mark></code>" in html
+    assert '<code class="word"><mark>max_tokens_per_gpu</mark></code>' in html
     assert 'href="https://x.org/oom"' in html
 
 
@@ -202,6 +202,22 @@ def test_entry_page(client: TestClient) -> None:
     for related in entry["related"]:
         assert f'href="/entries/{related["id"]}"' in page
     assert "在原文中查看" in page
+
+
+def test_also_asked_as_shows_issue_titles_as_the_search_reads_them(client: TestClient) -> None:
+    page = client.get("/entries/chatlearn-v1-5ce102b7", headers=EN).text
+    also = page[page.index("Also asked as") :]
+    shown = [unescape(q) for q in re.findall(r'<span class="related-q">([^<]*)</span>', also)]
+    assert "Missing init_process_group call when converting model to HF format." in shown
+    assert not [q for q in shown if q.startswith(("[", "【"))], shown
+
+
+def test_short_inline_code_is_one_word_and_the_home_heading_is_the_site_name(client: TestClient) -> None:
+    html = render_markdown("use `--save-interval` or `python train.py --load ckpt`")
+    assert '<code class="word">--save-interval</code>' in html and "<code>python train.py --load ckpt</code>" in html
+    home = client.get("/", headers=EN).text
+    brand = re.search(r'<span class="brand-name">([^<]*)</span>', home)
+    assert brand and f"<h1>{brand[1]}</h1>" in home
 
 
 def test_entry_with_code_has_copy_buttons(client: TestClient) -> None:

@@ -204,7 +204,7 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             {},
             NONE,
             "en",
-            Site("Team FAQ", "Team FAQ", "What this FAQ already answers, in one search.", UNLINKED),
+            Site("Team FAQ", "What this FAQ already answers, in one search.", UNLINKED),
         ),
         (
             [src("team", "Team FAQ", zh="团队常见问题")],
@@ -212,7 +212,6 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             NONE,
             "zh",
             Site(
-                "团队常见问题",
                 "团队常见问题",
                 "这份 FAQ 已经回答过的问题，一处搜索。",
                 "答案均摘自收录的 FAQ，并注明所在文件和行号。",
@@ -224,7 +223,7 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             {},
             NONE,
             "en",
-            Site("FAQ", "FAQ", "What these FAQs already answer, in one search.", UNLINKED),
+            Site("FAQ", "What these FAQs already answer, in one search.", UNLINKED),
         ),
         # Several, with the name the owner sets in the manifest.
         (
@@ -232,9 +231,9 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             {"name": {"en": "Team handbook"}},
             NONE,
             "en",
-            Site("Team handbook", "Team handbook", "What these FAQs already answer, in one search.", UNLINKED),
+            Site("Team handbook", "What these FAQs already answer, in one search.", UNLINKED),
         ),
-        # The shipped corpus: its name in both languages, the frameworks as the heading, links promised.
+        # The shipped corpus: its name in both languages as the header and the heading, the frameworks in the tagline.
         (
             [src("roll", "ROLL Q&A", "ROLL", "https://x.org/a"), src("slime", "slime Q&A", "slime", "https://x.org/b")],
             SHIPPED_SITE,
@@ -242,7 +241,6 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             "zh",
             Site(
                 "RLHF 框架 FAQ",
-                "ROLL 和 slime 常见问题",
                 "ROLL 和 slime 的 FAQ 已经回答过的问题，一处搜索。",
                 "答案均摘自各框架官方 FAQ，并链接到原文固定版本。",
             ),
@@ -254,7 +252,6 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             "en",
             Site(
                 "RLHF Framework FAQ",
-                "ROLL and slime FAQ",
                 "What the ROLL and slime FAQs already answer, in one search.",
                 LINKED,
             ),
@@ -265,7 +262,7 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             {},
             NONE,
             "en",
-            Site("ROLL FAQ", "ROLL FAQ", "What the ROLL FAQs already answer, in one search.", SOME),
+            Site("ROLL FAQ", "What the ROLL FAQs already answer, in one search.", SOME),
         ),
         # The settings win over everything the index says, in both languages.
         (
@@ -273,14 +270,14 @@ SOME = "Every answer is quoted from the FAQ it comes from, with a link to a pinn
             {"name": {"zh": "知识库"}, "tagline": {"zh": "问吧"}},
             ServerSettings(site_name="Acme FAQ", site_tagline="Ask Acme."),
             "zh",
-            Site("Acme FAQ", "Acme FAQ", "Ask Acme.", "答案均摘自各框架官方 FAQ，并链接到原文固定版本。"),
+            Site("Acme FAQ", "Ask Acme.", "答案均摘自各框架官方 FAQ，并链接到原文固定版本。"),
         ),
         (
             [src("roll", "ROLL Q&A", "ROLL", "https://x.org/a")],
             {"tagline": {"en": "Ask ROLL."}},
             NONE,
             "en",
-            Site("ROLL Q&A", "ROLL Q&A", "Ask ROLL.", LINKED),
+            Site("ROLL Q&A", "Ask ROLL.", LINKED),
         ),
     ],
 )

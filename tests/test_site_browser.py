@@ -150,6 +150,7 @@ def test_the_chinese_interface_names_sources_and_sections_in_chinese(
     page = t.page
     t.goto("/")
     assert page.locator(".brand-name").inner_text() == "RLHF 框架 FAQ"  # the shipped corpus keeps its name
+    assert page.locator("h1").inner_text() == "RLHF 框架 FAQ"  # the heading agrees with the header
     titles = page.locator(".source-card-title").all_inner_texts()
     assert "ROLL 问答" in titles and "slime 问答" in titles
     assert_no_english_names(page, "the home page")
@@ -202,3 +203,45 @@ def test_the_widgets_source_line_is_in_its_labels_language(
     assert [name for name in english_names() if name in shown] == []
     page.wait_for_timeout(200)
     page.screenshot(path=str(artifacts / "site-zh-widget.png"))
+
+
+PHONE = {"width": 375, "height": 812}
+# Where each line of an element's text starts: the characters just before each line break.
+BREAKS_AFTER = """(element) => {
+  const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+  const chars = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.length; i++) chars.push([node, i]);
+  }
+  const range = document.createRange();
+  let top = null, before = [], previous = "";
+  for (const [node, i] of chars) {
+    range.setStart(node, i); range.setEnd(node, i + 1);
+    const rect = range.getClientRects()[0];
+    if (rect && top !== null && rect.top > top + 2) before.push(previous);
+    if (rect) top = rect.top;
+    previous = node.data[i];
+  }
+  return before;
+}"""
+
+
+def test_on_a_phone_flags_stay_whole_and_the_permalink_breaks_after_its_slashes(
+    open_page: Callable[..., Page], shipped_url: str, settings: Settings
+) -> None:
+    from kb.knowledge import KnowledgeBase
+
+    with_flags = [e.id for e in KnowledgeBase.open(settings).entries if "`--" in e.answer][:6]
+    assert with_flags
+    t = open_page(shipped_url, viewport=PHONE, locale="en-US")
+    split: list[str] = []
+    for entry in with_flags:
+        t.goto(f"/entries/{entry}")
+        permalink = t.page.locator(".permalink code")
+        assert permalink.evaluate(BREAKS_AFTER) and set(permalink.evaluate(BREAKS_AFTER)) <= {"/"}
+        assert permalink.inner_text() == f"{shipped_url}/entries/{entry}"  # the text copied is the link itself
+        for code in t.page.locator(".prose code").all():
+            text = code.inner_text()
+            if text.startswith("--") and len(text) <= 30 and code.evaluate(BREAKS_AFTER):
+                split.append(f"{entry}: {text}")
+    assert split == []

@@ -4,7 +4,10 @@
 and vote, from `kb.asking`): it queues a record and returns at once; `kb.insights.writer.Writer`
 writes the queue on its own thread, keeps what the database refuses, drops what is beyond
 `KB_INSIGHTS_QUEUE_SIZE` waiting records and counts it (`Recorder.dropped`, on `/healthz`),
-and prunes rows older than `KB_INSIGHTS_RETENTION_DAYS`. The answer is served either way. Text is stored without control characters or lone
+and prunes rows older than `KB_INSIGHTS_RETENTION_DAYS`. The answer is served either way.
+A vote taken over HTTP is not queued: `record_vote` writes it before the server answers
+202, so an acknowledged vote survives the process being killed; a queued record may not
+(the README's "Feedback and insights" says which). Text is stored without control characters or lone
 surrogates (`kb.text.clean_query`): a NUL never reaches the database, and one odd record
 cannot make SQLite refuse a whole batch.
 
@@ -17,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import replace
 from typing import Any, Sequence
 
 from ..answer import followup_query
@@ -133,11 +135,6 @@ class Recorder(Writer):
             return
         self.asked(text, lang, answered, sources, channel, started, kind="chat", previous=previous)
 
-    def vote(self, vote: Vote) -> None:
-        self._put(
-            replace(vote, question=clean_query(vote.question), comment=vote.comment and clean_query(vote.comment))
-        )
-
     def hear(self, event: Event) -> None:
         """The listener (`kb.events.Events`): record a search, a chat turn or a vote as it is published."""
         kind = type(event)
@@ -150,17 +147,41 @@ class Recorder(Writer):
             self.voted(event)  # type: ignore[arg-type]
 
     def voted(self, event: Voted) -> None:
-        """A vote; the voter is kept only as a keyed hash, for one vote each (none without a store or an entry)."""
-        if self.store is None or not event.entry_id:
+        """A vote, queued; the voter is kept only as a keyed hash, for one vote each (none without a store or an entry)."""
+        vote = self._vote_of(event)
+        if vote is not None:
+            self._put(vote)
+
+    def record_vote(self, event: Voted) -> None:
+        """Write a vote now, on the caller's thread: committed when this returns (a server answers 202 after it).
+
+        InsightsUnavailable when the database refuses it (locked past its busy timeout, a full disk, a
+        server down): nothing is kept, so the caller can say the vote was not taken."""
+        vote = self._vote_of(event)
+        if vote is None:
             return
-        self.vote(
-            Vote(
-                entry_id=event.entry_id,
-                helpful=event.helpful,
-                question=event.question,
-                voter=self.pseudonym(event.voter),
-                channel=event.channel,
-                reason=event.reason,
-                comment=event.comment,
+        assert self.store is not None
+        try:
+            self.store.add_votes([vote])
+        except Exception as exc:  # sqlite3.Error, OSError, psycopg.Error
+            self._warn(
+                f"vote:{type(exc).__name__}",
+                f"could not record a vote in {self.store.location}: {type(exc).__name__}: {exc}",
             )
+            raise InsightsUnavailable(
+                self.store.location, f"the vote was not recorded ({type(exc).__name__}: {exc}); try again"
+            ) from None
+
+    def _vote_of(self, event: Voted) -> Vote | None:
+        """The vote as stored: its texts cleaned, its voter a keyed hash (None without a store or an entry)."""
+        if self.store is None or not event.entry_id:
+            return None
+        return Vote(
+            entry_id=event.entry_id,
+            helpful=event.helpful,
+            question=clean_query(event.question),
+            voter=self.pseudonym(event.voter),
+            channel=event.channel,
+            reason=event.reason,
+            comment=event.comment and clean_query(event.comment),
         )

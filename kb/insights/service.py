@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
 from ..errors import KBError
+from ..events import Voted
 from ..learning.links import Link
 from ..learning.teach import learn, relearn_link, unlearn
 from .book import InsightsBook
@@ -54,6 +55,10 @@ class Insights:
     def feedback_on(self) -> bool:
         """Whether votes are taken: there is a database to keep them."""
         return self.recorder.store is not None
+
+    async def vote(self, vote: Voted) -> None:
+        """Write a vote, in a worker thread: committed when this returns (InsightsUnavailable when refused)."""
+        await asyncio.to_thread(self.recorder.record_vote, vote)
 
     def pseudonym(self, identity: str) -> str:
         """A keyed hash of `identity` (a voter, a session), the same on every replica sharing the database."""

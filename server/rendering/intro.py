@@ -1,5 +1,5 @@
-"""What the pages say about the site and its FAQ: the site's name, the home page's title,
-tagline and example questions, and the footer's promise, from the index served and the
+"""What the pages say about the site and its FAQ: the site's name (the header, each page's
+title and the home page's heading), the tagline and example questions, and the footer's promise, from the index served and the
 settings (never a fixed list of frameworks, never this project's own name for a user's FAQ).
 
 The site's name is `KB_SITE_NAME`, else the name the sources' manifest gives in its
@@ -28,8 +28,7 @@ MAX_EXAMPLES = 4
 class Site:
     """The site as a page in one language names it."""
 
-    name: str  # the header's brand and the pages' <title>
-    title: str  # the home page's heading
+    name: str  # the header's brand, the pages' <title> and the home page's heading
     tagline: str
     footer: str  # what every answer is, and whether it links to a pinned copy of the original
 
@@ -64,7 +63,7 @@ def site(kb: KnowledgeBase | None, settings: ServerSettings, lang: str) -> Site:
     if kb is None:
         t = Translator(lang)
         name = settings.site_name or t("site_name_default")
-        return Site(name, name, settings.site_tagline, t("footer_note_unlinked"))
+        return Site(name, settings.site_tagline, t("footer_note_unlinked"))
     return name_site(kb.sources, kb.meta.site, settings, lang)
 
 
@@ -79,14 +78,13 @@ def name_site(
     one = sources[0].title_in(lang) if len(sources) == 1 else ""
     named = t("home_title", frameworks=frameworks) if frameworks else ""
     name = settings.site_name or own or one or named or t("site_name_default")
-    title = settings.site_name or one or named or own or t("site_name_default")
     plain = "tagline_plain_several" if len(sources) > 1 else "tagline_plain_one"
     tagline = (
         settings.site_tagline
         or given.get("tagline", {}).get(lang, "")
         or (t("tagline", frameworks=frameworks) if frameworks else t(plain))
     )
-    return Site(name, title, tagline, _footer(sources, t))
+    return Site(name, tagline, _footer(sources, t))
 
 
 def intro(kb: KnowledgeBase, lang: str, settings: ServerSettings | None = None) -> Intro:
@@ -101,4 +99,4 @@ def intro(kb: KnowledgeBase, lang: str, settings: ServerSettings | None = None) 
         best = questions.get(entry.source)
         if best is None or len(shown.question) < len(best):
             questions[entry.source] = shown.question
-    return Intro(named.title, named.tagline, list(questions.values())[:MAX_EXAMPLES])
+    return Intro(named.name, named.tagline, list(questions.values())[:MAX_EXAMPLES])

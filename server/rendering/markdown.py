@@ -20,7 +20,7 @@ from markupsafe import Markup
 from .highlight import highlight_code
 from .highlight import language as code_language
 
-__all__ = ["render_markdown", "mark_terms", "is_safe_url", "plain_text"]
+__all__ = ["render_markdown", "mark_terms", "is_safe_url", "plain_text", "breakable"]
 
 _SAFE_SCHEMES = {"http", "https", "mailto"}
 
@@ -78,8 +78,14 @@ def _render_text(self, tokens, idx, options, env):  # type: ignore[no-untyped-de
     return _mark_escaped(tokens[idx].content, env.get("marks"))
 
 
+SHORT_CODE = 30  # characters: inline code without spaces up to this long fits a phone's line whole
+
+
 def _render_code_inline(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
-    return f"<code>{_mark_escaped(tokens[idx].content, env.get('marks'))}</code>"
+    """Inline code; a short one without spaces (a flag, a name) is marked `word`, kept on one line by the page."""
+    content = tokens[idx].content
+    word = ' class="word"' if len(content) <= SHORT_CODE and not any(c.isspace() for c in content) else ""
+    return f"<code{word}>{_mark_escaped(content, env.get('marks'))}</code>"
 
 
 def _render_fence(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
@@ -139,3 +145,10 @@ def plain_text(markdown: str, limit: int = 200) -> str:
     text = _MD_NOISE.sub(lambda m: m.group(1) or "", markdown)
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def breakable(url: str) -> Markup:
+    """A URL, escaped, with a line-break opportunity (`<wbr>`) after each slash, so a narrow page breaks it
+    between its parts rather than mid-word."""
+    scheme, sep, rest = url.rpartition("://")
+    return Markup(escapeHtml(scheme + sep) + "/<wbr>".join(escapeHtml(part) for part in rest.split("/")))

@@ -20,7 +20,7 @@ from kb.tags import tag_table
 
 from ..headers import PAGE_HEADERS
 from .intro import site
-from .markdown import mark_terms, plain_text, render_markdown
+from .markdown import breakable, mark_terms, plain_text, render_markdown
 from .strings import CONTENT_COOKIE, COOKIE, LANGS, Translator, choose_lang
 
 __all__ = ["TEMPLATES_DIR", "STATIC_DIR", "create_templates", "page", "request_lang", "content_lang"]
@@ -58,6 +58,7 @@ def create_templates() -> Jinja2Templates:
     env.filters["markdown"] = render_markdown
     env.filters["mark"] = mark_terms
     env.filters["plain"] = plain_text
+    env.filters["breakable"] = breakable
     env.globals["version_note"] = version_note
     env.globals["original_url"] = original_url
     env.globals["original_label"] = original_label

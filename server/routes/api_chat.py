@@ -99,7 +99,7 @@ async def chat(
     root = base_url(request)
     href = permalinks(root)
     hl = body.hl or body.lang or detect_lang(body.message)
-    session = issue(insights) if insights.feedback_on else None  # for votes from clients without cookies
+    session = issue(request, insights) if insights.feedback_on else None  # for votes from clients without cookies
     if "text/event-stream" in request.headers.get("accept", ""):
         cancelled = threading.Event()
         sources, answered, pieces = await asking.chat_stream(

@@ -4,7 +4,12 @@ One vote per answer (an entry) per session the server issued: a second vote on t
 entry, for whichever question, replaces the first. The session is the `kb_session` cookie
 the pages set, or the `session` an `/api/chat` reply carried, for clients that send no
 cookies (the widget on another site); see server/sessions.py. Votes are also limited per
-client (`VOTE_LIMIT`).
+client (`VOTE_LIMIT`) and per client and answer (`ANSWER_VOTE_LIMIT`), and a client is given
+few new sessions, so one client cannot move an answer's score.
+
+The vote is written to the insights database before the 202 (in a worker thread): a vote
+acknowledged is kept even if the server is killed right after. One the database refuses is
+a 503 and is not kept, so the client knows to try again.
 """
 
 from __future__ import annotations
@@ -14,12 +19,12 @@ from typing import Literal
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
-from kb.errors import QueryError
+from kb.errors import InsightsUnavailable, QueryError
 from kb.events import Voted
 from kb.insights import Reason
 from kb.stacktrace import fits, too_long
 
-from ..deps import ChannelDep, EventsDep, InsightsDep, KBDep, SettingsDep, VoteLimitDep
+from ..deps import ChannelDep, InsightsDep, KBDep, SettingsDep, VoteLimitDep, limit_answer_votes
 from ..schemas import ErrorOut
 from ..sessions import SESSION_COOKIE, session_id
 
@@ -28,6 +33,7 @@ __all__ = ["router", "FeedbackIn", "FeedbackOut", "MAX_COMMENT", "FEEDBACK_OFF"]
 router = APIRouter(prefix="/api", tags=["feedback"])
 
 MAX_COMMENT = 1000
+RETRY_AFTER = 5  # seconds, after a vote the database refused
 FEEDBACK_OFF = "feedback is off: votes cannot be recorded on this server (its log says why)"
 _NO_SESSION = (
     "session: a vote needs a session this server issued: the kb_session cookie its pages set, "
@@ -56,14 +62,19 @@ class FeedbackOut(BaseModel):
     "/feedback",
     status_code=202,
     response_model=FeedbackOut,
-    responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}, 422: {"model": ErrorOut}, 503: {"model": ErrorOut}},
+    responses={
+        403: {"model": ErrorOut},
+        404: {"model": ErrorOut},
+        422: {"model": ErrorOut},
+        429: {"model": ErrorOut},
+        503: {"model": ErrorOut},
+    },
 )
 async def feedback(
     request: Request,
     body: FeedbackIn,
     kb: KBDep,
     insights: InsightsDep,
-    events: EventsDep,
     settings: SettingsDep,
     channel: ChannelDep,
     _: VoteLimitDep,
@@ -82,15 +93,18 @@ async def feedback(
     session = session_id(insights, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise HTTPException(403, _NO_SESSION)
-    events.publish(
-        Voted(
-            entry_id=body.entry_id,
-            helpful=body.helpful,
-            question=message,
-            voter=f"session:{session}",
-            channel=channel,
-            reason=body.reason,
-            comment=(body.comment or "").strip() or None,
-        )
+    limit_answer_votes(request, body.entry_id)
+    vote = Voted(
+        entry_id=body.entry_id,
+        helpful=body.helpful,
+        question=message,
+        voter=f"session:{session}",
+        channel=channel,
+        reason=body.reason,
+        comment=(body.comment or "").strip() or None,
     )
+    try:
+        await insights.vote(vote)
+    except InsightsUnavailable as exc:
+        raise HTTPException(503, str(exc), {"Retry-After": str(RETRY_AFTER)}) from None
     return FeedbackOut()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
@@ -15,6 +16,8 @@ from kb.chat import subject_entry
 from kb.errors import QueryError, shown
 from kb.hits import SHOW_MAX
 from kb.knowledge import KnowledgeBase
+from kb.learning.questions import LearnedQuestion
+from kb.noise import strip_noise
 from kb.tags import tag_table
 
 from ..deps import ChatDep, EventsDep, FormTokenDep, InsightsDep, KBDep, base_url, feedback_context
@@ -101,6 +104,18 @@ async def search_page(
     return with_session(request, page(request, "search.html", context), insights)
 
 
+def _as_searched(questions: list[LearnedQuestion]) -> list[LearnedQuestion]:
+    """The questions as the search reads them (an issue title without its `[BUG]` tag), each wording once."""
+    seen: set[str] = set()
+    shown = []
+    for question in questions:
+        text = strip_noise(question.question)
+        if text.casefold() not in seen:
+            seen.add(text.casefold())
+            shown.append(replace(question, question=text))
+    return shown
+
+
 @router.api_route("/entries/{entry_id}", methods=PAGE_METHODS, response_class=HTMLResponse)
 async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -> HTMLResponse:
     """One entry: the full answer, its source, tags, related entries and the other wordings of its question
@@ -113,7 +128,7 @@ async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -
     reader = hl or content_lang(request)
     entry = kb.get(entry_id).localized(reader)
     related = kb.related(entry_id, RELATED, reader)
-    alternates = sorted(kb.alternates(entry_id), key=lambda q: q.lang != reader)  # the reader's language first
+    alternates = sorted(_as_searched(kb.alternates(entry_id)), key=lambda q: q.lang != reader)  # reader's first
     context = {
         "entry": entry,
         "related": related,

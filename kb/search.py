@@ -178,7 +178,7 @@ class Searcher:
     def _mapped(self, learned: Learned) -> Learned:
         return learned.mapped(self.adapter.many) if self.adapter is not None and len(learned) else learned
 
-    def query_vector(self, q: np.ndarray) -> np.ndarray:
+    def compared(self, q: np.ndarray) -> np.ndarray:
         """The model's vector of a query as the search compares it: through the adapter, if any."""
         return self.adapter(q) if self.adapter is not None else q
 
@@ -244,7 +244,7 @@ class Searcher:
         words = words or self.words(plan)
         terms = words.terms
         weighed = words.weighed or self.lexical.weighed(terms)
-        q = self.query_vector(q)
+        q = self.compared(q)
         learned = self.matching.match(q)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
         if words.top is None:
@@ -264,7 +264,7 @@ class Searcher:
         """The first stage's candidates `ids` ranked again, with the judge's score of each
         (`judge`, 0 for one it did not read) as one more column that `weights` weigh."""
         terms = self.query_terms(plan)
-        q = self.query_vector(q)
+        q = self.compared(q)
         return self._result(plan, terms, self.lexical.weighed(terms), q, ids, self.matching.match(q), weights, judge)
 
     def _result(
@@ -314,7 +314,7 @@ class Searcher:
     ) -> Features:
         """The evidence for the entries `ids` against a query (its terms and the model's
         embedding, and what the learned questions say of it: by default, matched here)."""
-        return self._features(terms, self.query_vector(q), np.asarray(ids), learned)
+        return self._features(terms, self.compared(q), np.asarray(ids), learned)
 
     def _features(
         self,

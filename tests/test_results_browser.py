@@ -69,11 +69,14 @@ def test_the_home_page_names_the_shipped_frameworks(
 ) -> None:
     t = tab(locale=locale, **context)
     t.goto("/")
-    title = {
-        "en-US": "ChatLearn, ROLL, slime and DeepSpeed FAQ",
-        "zh-CN": "ChatLearn、ROLL、slime 和 DeepSpeed 常见问题",
+    # The heading is the site's name, as the header gives it; the tagline names the frameworks.
+    title = {"en-US": "RLHF Framework FAQ", "zh-CN": "RLHF 框架 FAQ"}
+    tagline = {
+        "en-US": "What the ChatLearn, ROLL, slime and DeepSpeed FAQs already answer, in one search.",
+        "zh-CN": "ChatLearn、ROLL、slime 和 DeepSpeed 的 FAQ 已经回答过的问题，一处搜索。",
     }
     assert t.page.locator("h1").inner_text() == title[locale]
+    assert t.page.locator("p.tagline").inner_text() == tagline[locale]
     assert t.page.locator(".example").count() == 4  # one question from each source, up to four
     t.no_horizontal_scroll()
     t.screenshot(artifacts / f"home-{locale[:2]}-{width}.png")

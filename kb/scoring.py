@@ -235,25 +235,48 @@ class Calibration:
 
     @classmethod
     def load(cls, path: Path = CALIBRATION_PATH) -> "Calibration":
+        """The calibration in `path` (default weights when there is none); CalibrationError
+        naming the file and what is wrong when it cannot be read or is not one."""
         if not path.exists():
             return cls(Weights(), path)
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        rewrite = "run `kb calibrate` to write it again, or point KB_CALIBRATION at another file"
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise CalibrationError(
+                path, f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); {rewrite}"
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise CalibrationError(path, f"not UTF-8 ({exc.reason} at byte {exc.start}); {rewrite}") from None
+        except OSError as exc:
+            raise CalibrationError(path, f"cannot be read ({exc.strerror or exc})") from None
+        try:
+            return cls._of_json(raw, path)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            what = f"no field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise CalibrationError(path, f"not a calibration written by `kb calibrate` ({what}); {rewrite}") from None
+
+    @classmethod
+    def _of_json(cls, raw: Any, path: Path) -> "Calibration":
+        if not isinstance(raw, dict) or not isinstance(raw.get("weights"), dict):
+            raise ValueError("no weights object")
         data = raw["weights"]
         if data.get("rank_features") != list(RANK_FEATURES) or raw.get("answer_features") != list(ANSWER_FEATURES):
             log.warning(
                 "%s weighs other evidence than this ranking; using default weights until `kb calibrate` runs", path
             )
             return cls(Weights(), path)
+        weights = _checked(Weights.of_dict(data), judged=False)
         judge = raw.get("judge")
         if not judge:
-            return cls(Weights.of_dict(data), path)
+            return cls(weights, path)
         skip = judge.get("skip_gap")
         return cls(
-            Weights.of_dict(data),
+            weights,
             path,
-            Weights.of_dict(judge["weights"]),
-            judge["kind"],
-            judge["model"],
+            _checked(Weights.of_dict(judge["weights"]), judged=True),
+            str(judge["kind"]),
+            str(judge["model"]),
             float("inf") if skip is None else float(skip),
         )
 
@@ -276,3 +299,15 @@ class Calibration:
             )
         if judge and judge_model != self.judge_model:
             log.warning("%s was fitted with the judge %r; %r judges now", self.path, self.judge_model, judge_model)
+
+
+def _checked(weights: Weights, judged: bool) -> Weights:
+    """`weights`, when they have a coefficient for each feature (and the judge's when `judged`)."""
+    extra = 1 if judged else 0
+    for name, coef, features in (
+        ("rank_coef", weights.rank_coef, RANK_FEATURES),
+        ("answer_coef", weights.answer_coef, ANSWER_FEATURES),
+    ):
+        if len(coef) != len(features) + extra or not all(isinstance(c, (int, float)) for c in coef):
+            raise ValueError(f"{name} holds {len(coef)} values, not {len(features) + extra} numbers")
+    return weights

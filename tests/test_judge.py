@@ -6,6 +6,7 @@ failure leaves the first stage's order and answer; `kb calibrate` reports with a
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Iterator
@@ -19,6 +20,7 @@ from kb.errors import CalibrationError, SettingsError
 from kb.evaluate import load_queries
 from kb.judge.cross_encoder import CrossEncoderJudge
 from kb.knowledge import KnowledgeBase
+from kb.scoring import CALIBRATION_PATH
 from kb.settings import Settings
 from kbcli.cli import main
 from server import create_app
@@ -129,6 +131,37 @@ def test_kb_serve_refuses_a_calibration_whose_judge_is_not_configured(
     assert main(["serve", "--port", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("kb: error: calibration ") and "KB_RERANK_MODEL" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ('{"weights": {', "not JSON (line 1, column 14"),
+        ("[]", "no weights object"),
+        ('{"judge": null}', "no weights object"),
+        ("\xff\xfe", "not UTF-8"),
+        ("drop a rank coefficient", "rank_coef holds 5 values, not 6 numbers"),
+    ],
+)
+def test_kb_serve_names_what_is_wrong_with_a_broken_calibration_file(
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    says: str,
+) -> None:
+    path = tmp_path / "calibration.json"
+    if text.startswith("drop"):
+        raw = json.loads(CALIBRATION_PATH.read_text(encoding="utf-8"))
+        raw["weights"]["rank_coef"] = raw["weights"]["rank_coef"][:-1]
+        text = json.dumps(raw)
+    path.write_bytes(text.encode("latin-1"))
+    monkeypatch.setenv("KB_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("KB_CALIBRATION", str(path))
+    assert main(["serve", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"kb: error: calibration {path}: ") and says in err and len(err.splitlines()) == 1
 
 
 def test_the_server_judges_all_but_the_results_shown_while_typing_and_reports_it(judged: Settings) -> None:

@@ -239,10 +239,16 @@ def _labelled(files: Sequence[str]) -> list[tuple[str, EvalQuery]]:
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from kb.evaluate import evaluate, load_queries
+    from kb.evaluate import evaluate, load_queries, unmatched
 
     queries = load_queries(Path(args.file))
     kb = _open(settings)
+    for query in unmatched(queries, kb.entries):
+        print(
+            f"kb: warning: {args.file}:{query.line}: 'expect' {list(query.expect)!r} names no entry of the index; "
+            "counted as a miss",
+            file=sys.stderr,
+        )
     with progress_bar() as progress:
         done = 0
 

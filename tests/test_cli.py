@@ -87,6 +87,21 @@ def test_eval_prints_figures_by_language(settings):
     assert report["out_of_scope"] == stored["out_of_scope"]
 
 
+def test_eval_warns_of_an_expect_naming_no_entry_and_counts_it_a_miss(settings, tmp_path):
+    queries = tmp_path / "queries.jsonl"
+    lines = [
+        {"id": "a", "q": "how do I resume training in slime", "expect": ["How do I resume training?"]},
+        {"id": "b", "q": "how do I resume training", "expect": ["no-such-entry"]},
+    ]
+    queries.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    run = kb("eval", str(queries), "--json", data_dir=settings.data_dir)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        f"kb: warning: {queries}:2: 'expect' ['no-such-entry'] names no entry of the index; counted as a miss"
+    ]
+    assert json.loads(run.stdout)["overall"]["recall_at_1"] == 0.5
+
+
 def test_eval_explain_shows_each_miss_with_its_signals(settings):
     run = kb("eval", str(ROOT / "tests" / "data" / "holdout.jsonl"), "--explain", data_dir=settings.data_dir)
     assert run.returncode == 0

@@ -90,7 +90,7 @@ def test_eval_prints_figures_by_language(settings):
 def test_eval_warns_of_an_expect_naming_no_entry_and_counts_it_a_miss(settings, tmp_path):
     queries = tmp_path / "queries.jsonl"
     lines = [
-        {"id": "a", "q": "how do I resume training in slime", "expect": ["How do I resume training?"]},
+        {"id": "a", "q": "多个 reward model 的训练流程", "expect": ["多个reward模型"]},
         {"id": "b", "q": "how do I resume training", "expect": ["no-such-entry"]},
     ]
     queries.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")

@@ -195,7 +195,7 @@ async def get_dingtalk_message(request: Request, bot: Annotated[DingTalkBot, Dep
     except BadDingTalkSignature as exc:
         client = request.client.host if request.client else "?"
         # The robot's route is not rate-limited (DingTalk's servers send for everyone), so the log lines are.
-        bot.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
+        bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
         raise HTTPException(401, f"not a valid DingTalk request: {exc}") from None
     return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
 

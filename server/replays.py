@@ -1,4 +1,5 @@
-"""Replays: the ids of the messages a chat platform delivered lately, so that one delivered twice is answered once.
+"""Replays: the ids of the messages a chat platform delivered lately, so that one delivered twice is answered once;
+and the `Guard` each chat bot keeps between requests.
 
 Feishu sends an event again when it did not get its answer in time, and a signed request
 captured on the way could be sent again by someone else while its timestamp is still
@@ -14,9 +15,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Callable
 
-__all__ = ["Replays", "MAX_IDS"]
+from .ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
+
+__all__ = ["Replays", "Guard", "MAX_IDS"]
 
 MAX_IDS = 100_000
 
@@ -47,3 +51,14 @@ class Replays:
 
     def __len__(self) -> int:
         return len(self._seen)
+
+
+@dataclass
+class Guard:
+    """What a chat bot (Feishu, DingTalk) keeps between requests: the message ids it was sent,
+    each chat's limit (`CHAT_LIMIT`), and a budget of log lines about the requests it refused
+    (its route is not rate-limited: the platform's servers send every asker's questions)."""
+
+    replays: Replays
+    chats: ClientLimit = field(default_factory=lambda: ClientLimit(*CHAT_LIMIT))
+    refused: LogBudget = field(default_factory=LogBudget)

@@ -290,22 +290,31 @@ def test_a_message_that_is_not_text_is_told_to_send_text(robot: Robot) -> None:
     )
 
 
-def test_a_search_that_overruns_is_acknowledged_and_answered_through_the_webhook(
-    robot: Robot, client: TestClient, stand_in: DingTalkStandIn, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A machine under load: the search takes longer than the time DingTalk is given an answer in."""
+@pytest.fixture
+def overrun(robot: Robot, monkeypatch: pytest.MonkeyPatch) -> Callable[[float, float], None]:
+    """`overrun(delay, ack)`: the robot's searches take `delay` s longer, and it waits `ack` s for one."""
     import server.routes.dingtalk as routes
 
-    hits = top_hits(client, RESUME_EN, robot.url)
     kb = robot.app.state.reloader.served.kb
     search = kb.search
 
-    async def slow_search(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0.5)
-        return await search(*args, **kwargs)
+    def slow_down(delay: float, ack: float) -> None:
+        async def slow_search(*args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(delay)
+            return await search(*args, **kwargs)
 
-    monkeypatch.setattr(routes, "ACK_SECONDS", 0.1)
-    monkeypatch.setattr(kb, "search", slow_search)
+        monkeypatch.setattr(routes, "ACK_SECONDS", ack)
+        monkeypatch.setattr(kb, "search", slow_search)
+
+    return slow_down
+
+
+def test_a_search_that_overruns_is_acknowledged_and_answered_through_the_webhook(
+    robot: Robot, client: TestClient, stand_in: DingTalkStandIn, overrun: Callable[[float, float], None]
+) -> None:
+    """A machine under load: the search takes longer than the time DingTalk is given an answer in."""
+    hits = top_hits(client, RESUME_EN, robot.url)
+    overrun(0.5, 0.1)
     body = robot_body(RESUME_EN, stand_in)
     message = robot.ask(body).json()
     assert message["markdown"]["text"] == "Still looking it up; the answer will follow here…"
@@ -441,22 +450,12 @@ def test_a_webhook_that_fails_is_logged_once(
     robot: Robot,
     stand_in: DingTalkStandIn,
     webhook_mode: Callable[[str], None],
-    monkeypatch: pytest.MonkeyPatch,
+    overrun: Callable[[float, float], None],
     caplog: pytest.LogCaptureFixture,
     mode: str,
     said: str,
 ) -> None:
-    import server.routes.dingtalk as routes
-
-    kb = robot.app.state.reloader.served.kb
-    search = kb.search
-
-    async def slow_search(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0.3)
-        return await search(*args, **kwargs)
-
-    monkeypatch.setattr(routes, "ACK_SECONDS", 0.05)
-    monkeypatch.setattr(kb, "search", slow_search)
+    overrun(0.3, 0.05)  # so that the answer goes to the webhook
     webhook_mode(mode)
     with caplog.at_level(logging.WARNING, logger="kb.server"):
         response = robot.ask(robot_body(RESUME_EN, stand_in))

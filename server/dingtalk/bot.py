@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
-from ..replays import Replays
+from ..replays import Guard, Replays
 from ..settings import ServerSettings
 from .signature import MAX_AGE_MS
 from .webhook import SessionWebhook
@@ -18,10 +17,8 @@ class DingTalkBot:
     app_key: str
     app_secret: str
     webhook: SessionWebhook
-    # A message id is remembered as long as its signature stays fresh.
-    replays: Replays = field(default_factory=lambda: Replays(2 * MAX_AGE_MS / 1000))
-    chats: ClientLimit = field(default_factory=lambda: ClientLimit(*CHAT_LIMIT))
-    refused: LogBudget = field(default_factory=LogBudget)  # lines about refused requests
+    # A message id is remembered as long as a signature of its time may be taken: an hour either side.
+    guard: Guard = field(default_factory=lambda: Guard(Replays(2 * MAX_AGE_MS / 1000)))
 
     @classmethod
     def of(cls, settings: ServerSettings) -> "DingTalkBot | None":

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..exceptions import ServerError
+from ..exceptions import ServerError, invalid_field
 
 __all__ = ["RobotMessage", "BadDingTalkPayload", "robot_message"]
 
@@ -54,6 +54,4 @@ def robot_message(raw: bytes) -> RobotMessage:
     try:
         return RobotMessage.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        raise BadDingTalkPayload(f"body.{field}: {error['msg']}") from None
+        raise BadDingTalkPayload(invalid_field(exc, "body")) from None

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
-from ..replays import Replays
+from ..replays import Guard, Replays
 from ..settings import ServerSettings
 from .client import FeishuClient
 from .events import MAX_AGE_SECONDS, FeishuEvents
@@ -22,9 +21,7 @@ assert REMEMBERED_SECONDS > MAX_AGE_SECONDS
 class FeishuBot:
     events: FeishuEvents
     client: FeishuClient
-    replays: Replays = field(default_factory=lambda: Replays(REMEMBERED_SECONDS))
-    chats: ClientLimit = field(default_factory=lambda: ClientLimit(*CHAT_LIMIT))
-    refused: LogBudget = field(default_factory=LogBudget)  # lines about refused requests
+    guard: Guard = field(default_factory=lambda: Guard(Replays(REMEMBERED_SECONDS)))
 
     @classmethod
     def of(cls, settings: ServerSettings) -> "FeishuBot | None":

@@ -80,7 +80,7 @@ async def robot(
     """Answer a message to the DingTalk robot (signed with the app's AppSecret)."""
     if message.robot_code and message.robot_code != bot.app_key:
         raise HTTPException(401, f"robotCode {message.robot_code[:64]!r} is not this robot's (KB_DINGTALK_APP_KEY)")
-    if not bot.replays.first(message.msg_id):
+    if not bot.guard.replays.first(message.msg_id):
         log.info("DingTalk message %s was delivered before; not answered again", message.msg_id[:64])
         return Response(status_code=200)
     if message.msgtype != "text":  # a picture, a file, rich text: no text to tell the language by
@@ -88,9 +88,9 @@ async def robot(
     text = message.text.content.strip()
     if asks_for_help(text):
         return help_message(help_lang(text))
-    waiting = bot.chats.wait(message.conversation_id)
+    waiting = bot.guard.chats.wait(message.conversation_id)
     if waiting:
-        busy = Translator(detect_lang(text))("bot_busy", limit=bot.chats.limit, retry=waiting)
+        busy = Translator(detect_lang(text))("bot_busy", limit=bot.guard.chats.limit, retry=waiting)
         return notice_message(busy)
     root = base_url(request)
     webhook = message.session_webhook

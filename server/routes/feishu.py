@@ -115,24 +115,24 @@ async def feishu_events(
         received = bot.events.read(request.headers, body)
     except BadFeishuRequest as exc:
         client = request.client.host if request.client else "?"
-        bot.refused.warning(log, "Feishu request from %s refused: %s", client, exc)
+        bot.guard.refused.warning(log, "Feishu request from %s refused: %s", client, exc)
         raise HTTPException(401, f"not a valid Feishu request: {exc}") from None
     if isinstance(received, Challenge):
         return {"challenge": received.challenge}
     if isinstance(received, Other):
         log.info("Feishu event %s is not one this bot answers; acknowledged and ignored", received.event_type)
         return _TAKEN
-    if not bot.replays.first(received.event_id):
+    if not bot.guard.replays.first(received.event_id):
         log.info("Feishu event %s was delivered before; not answered again", received.event_id)
         return _TAKEN
     if isinstance(received, Press):
         return _vote(received, events)
     if received.chat_type != "p2p" and not received.mentioned:
         return _TAKEN  # a group message the bot is not asked in
-    waiting = bot.chats.wait(received.chat_id)
+    waiting = bot.guard.chats.wait(received.chat_id)
     if waiting:
         t = Translator(detect_lang(received.text))
-        card = notice_card(t("bot_busy", limit=bot.chats.limit, retry=waiting))
+        card = notice_card(t("bot_busy", limit=bot.guard.chats.limit, retry=waiting))
         background.add_task(_send, bot, received.message_id, card)
         return _TAKEN
     background.add_task(_answer, bot, chat, events, received, base_url(request))

@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench_http import free_port, questions, ready_settings, start_server  # noqa: E402
+from bench_slack import pct  # noqa: E402
 
 APP_ID, APP_SECRET, TOKEN, KEY = "cli_bench", "bench-secret", "bench-token", "bench-encrypt-key"
 DING_KEY, DING_SECRET = "dingbench", "bench-ding-secret"
@@ -118,11 +119,6 @@ def card_arrival(message_id: str, timeout: float = 30) -> float:
             if not arrived.wait(max(0.0, deadline - time.monotonic())):
                 raise SystemExit(f"no card for {message_id} within {timeout} s")
         return cards[message_id]
-
-
-def pct(samples: list[float], p: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def main() -> None:

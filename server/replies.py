@@ -16,11 +16,14 @@ import asyncio
 import logging
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Awaitable, Callable, Sequence
+
+from fastapi import BackgroundTasks
 
 from kb import asking
 from kb.chat import SOURCES_PER_ANSWER, Chat, ChatReply, Turn
 from kb.entries import Entry
+from kb.errors import QueryError
 from kb.events import Events
 from kb.hits import Hit
 from kb.provenance import original_url, version_note
@@ -137,6 +140,22 @@ class Asked:
     def reply(self, turn: Turn, pending: bool = False, related: int = RELATED_SHOWN) -> Reply:
         answer = turn.extractive
         return reply_to(answer.sources, answer.answered, turn.lang, answer.note, pending, related)
+
+    async def in_time(
+        self, within: float | None, late: Callable[[], Awaitable[None]], background: BackgroundTasks, channel: str
+    ) -> Turn | str:
+        """The extractive answer when the search is done within `within` seconds (None: however long it
+        takes). Else a notice to answer with at once, in the asker's language: the question's error, or
+        that the answer is still being looked for, and then `late` (which posts it) is scheduled."""
+        try:
+            turn = await self.turn(within)
+        except QueryError as exc:
+            return exc.message
+        if turn is None:
+            log.warning("%s: the search took over %s s; the answer follows in a message of its own", channel, within)
+            background.add_task(late)
+            return Translator(self.lang)("bot_still_looking")
+        return turn
 
 
 def written(chat: Chat, turn: Turn, root: str, channel: str) -> ChatReply | None:

@@ -19,7 +19,6 @@ import hmac
 import importlib
 import json
 import logging
-import sqlite3
 import threading
 import time
 import uuid
@@ -29,13 +28,13 @@ from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
+from conftest import ServedApp, own_data, top_hits
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse
 from fastapi.testclient import TestClient
 from test_llm import fake_llm_app
 
 from kb.errors import SettingsError
-from kb.insights.store import store_path
 from server import create_app
 from server.dingtalk import help_message
 from server.settings import ServerSettings
@@ -134,29 +133,14 @@ def session_of(body: dict[str, Any]) -> str:
     return str(body["sessionWebhook"]).rpartition("session=")[2]
 
 
-class Robot:
-    """A real server (uvicorn) with the DingTalk robot on: its URL and its app."""
-
-    def __init__(self, serve: Callable[[Any], Any], settings: ServerSettings):
-        self.app = create_app(settings)
-        self.url = serve(self.app).url
+class Robot(ServedApp):
+    """A real server (uvicorn) with the DingTalk robot on; `ask` sends it a message as DingTalk does (signed)."""
 
     def post(self, body: bytes, headers: dict[str, str]) -> httpx.Response:
         return httpx.post(f"{self.url}/dingtalk/robot", content=body, headers=headers, timeout=15)
 
     def ask(self, message: dict[str, Any]) -> httpx.Response:
         return self.post(json.dumps(message).encode(), dingtalk_headers())
-
-    def rows(self, sql: str) -> list[tuple[Any, ...]]:
-        assert self.app.state.recorder.flush()
-        with sqlite3.connect(store_path(self.app.state.settings.data_dir)) as db:
-            return db.execute(sql).fetchall()
-
-
-def own_data(settings: ServerSettings, tmp_path_factory: pytest.TempPathFactory, name: str) -> ServerSettings:
-    data = tmp_path_factory.mktemp(name)
-    (data / "index").symlink_to(settings.index_dir)
-    return settings.with_(data_dir=data)
 
 
 @pytest.fixture(scope="module")
@@ -199,15 +183,6 @@ def llm_robot(
         llm_base_url=llm_url, llm_model="slow", llm_timeout=10
     )
     return Robot(serve, configured)
-
-
-def top_hits(client: TestClient, query: str, root: str) -> list[dict[str, Any]]:
-    """The hits the search page shows for `query` (at most four), their permalinks on the server at `root`."""
-    found = client.get("/api/search", params={"q": query, "k": 4}).json()
-    return [
-        {**h, "permalink": h["permalink"].replace("http://testserver/", f"{root}/")}
-        for h in found["hits"][: found["shown"]]
-    ]
 
 
 def expected_message(hits: list[dict[str, Any]], lang: str, pending: bool = False) -> dict[str, Any]:

@@ -19,7 +19,6 @@ import importlib
 import json
 import logging
 import os
-import sqlite3
 import threading
 import time
 import uuid
@@ -29,12 +28,12 @@ from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
+from conftest import ServedApp, own_data, top_hits
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse
 from fastapi.testclient import TestClient
 
 from kb.errors import SettingsError
-from kb.insights.store import store_path
 from server import create_app
 from server.feishu import card_markdown, help_card
 from server.feishu.client import FeishuClient
@@ -207,30 +206,14 @@ def reply_mode(stand_in: FeishuStandIn) -> Iterator[Callable[[str], None]]:
     stand_in.reply_mode = "ok"
 
 
-def own_data(settings: ServerSettings, tmp_path_factory: pytest.TempPathFactory, name: str) -> ServerSettings:
-    """The session's index, with a data directory (and so an insights database) of its own."""
-    data = tmp_path_factory.mktemp(name)
-    (data / "index").symlink_to(settings.index_dir)
-    return settings.with_(data_dir=data)
-
-
-class Bot:
-    """A real server (uvicorn) with the Feishu bot on: its URL and its app (for the insights database)."""
-
-    def __init__(self, serve: Callable[[Any], Any], settings: ServerSettings):
-        self.app = create_app(settings)
-        self.url = serve(self.app).url
+class Bot(ServedApp):
+    """A real server (uvicorn) with the Feishu bot on; `ask` sends it an event as Feishu does (encrypted, signed)."""
 
     def post(self, body: bytes, headers: dict[str, str]) -> httpx.Response:
         return httpx.post(f"{self.url}/feishu/events", content=body, headers=headers, timeout=10)
 
     def ask(self, event: dict[str, Any]) -> httpx.Response:
         return self.post(*signed(event))
-
-    def rows(self, sql: str) -> list[tuple[Any, ...]]:
-        assert self.app.state.recorder.flush()
-        with sqlite3.connect(store_path(self.app.state.settings.data_dir)) as db:
-            return db.execute(sql).fetchall()
 
 
 @pytest.fixture(scope="module")
@@ -262,15 +245,6 @@ def plain(settings: ServerSettings, serve: Callable[[Any], Any], stand_in: Feish
 
 def post_plain(plain: Bot, payload: dict[str, Any]) -> httpx.Response:
     return plain.post(json.dumps(payload).encode(), {"Content-Type": "application/json"})
-
-
-def top_hits(client: TestClient, query: str, root: str) -> list[dict[str, Any]]:
-    """The hits the search page shows for `query` (at most four), their permalinks on the server at `root`."""
-    found = client.get("/api/search", params={"q": query, "k": 4}).json()
-    return [
-        {**h, "permalink": h["permalink"].replace("http://testserver/", f"{root}/")}
-        for h in found["hits"][: found["shown"]]
-    ]
 
 
 def expected_card(hits: list[dict[str, Any]], lang: str, question: str) -> dict[str, Any]:

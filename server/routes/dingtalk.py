@@ -10,6 +10,7 @@ once: another delivery of its `msgId` (a replay) gets an empty answer.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -96,14 +97,10 @@ async def robot(
     webhook = message.session_webhook
     follow_up = bot.webhook.usable(webhook, message.session_webhook_expires)
     asked = Asked(chat, events, text, "dingtalk", (message.corp_id, message.conversation_id))
-    try:
-        turn = await asked.turn(ACK_SECONDS if follow_up else None)
-    except QueryError as exc:
-        return notice_message(exc.message)
-    if turn is None:
-        log.warning("DingTalk: the search took over %s s; the answer goes to the sessionWebhook", ACK_SECONDS)
-        background.add_task(_reply_late, bot, asked, root, webhook)
-        return notice_message(Translator(asked.lang)("bot_still_looking"))
+    late = functools.partial(_reply_late, bot, asked, root, webhook)
+    turn = await asked.in_time(ACK_SECONDS if follow_up else None, late, background, "DingTalk")
+    if isinstance(turn, str):
+        return notice_message(turn)
     pending = follow_up and chat.writes(turn)
     if pending:
         background.add_task(_write_answer, bot, chat, turn, root, webhook)

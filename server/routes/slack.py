@@ -9,6 +9,7 @@ as background tasks that run once the response has been sent. A search that over
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -106,14 +107,10 @@ async def command(
     root = base_url(request)
     response_url = form.get("response_url", "")
     asked = Asked(chat, events, text, "slack", (form.get("team_id", ""), form.get("channel_id", "")))
-    try:
-        turn = await asked.turn(ACK_SECONDS if response_url else None)
-    except QueryError as exc:
-        return notice_message(exc.message)
-    if turn is None:
-        log.warning("Slack: the search took over %s s; the answer goes to response_url", ACK_SECONDS)
-        background.add_task(_reply_late, asked, root, response_url)
-        return notice_message(Translator(asked.lang)("bot_still_looking"))
+    late = functools.partial(_reply_late, asked, root, response_url)
+    turn = await asked.in_time(ACK_SECONDS if response_url else None, late, background, "Slack")
+    if isinstance(turn, str):
+        return notice_message(turn)
     return _reply(asked, turn, root, response_url, background)
 
 

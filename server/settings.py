@@ -71,7 +71,7 @@ class ServerSettings(Settings):
     metrics_token: str = setting("", "bearer token for /metrics; empty: open")
     base_url: str = setting(
         "",
-        "this server's public URL (`https://faq.example.com`), for the links its pages, API and Slack replies give "
+        "this server's public URL (`https://faq.example.com`), for the links its pages, API and chat replies give "
         "(empty: the address a request reached, never the Host header a client sends)",
     )
     trusted_proxies: str = setting(

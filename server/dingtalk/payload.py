@@ -34,7 +34,6 @@ class RobotMessage(_Loose):
     msgtype: str = ""
     text: Text = Text()
     conversation_id: str = Field("", alias="conversationId")
-    conversation_type: str = Field("", alias="conversationType")  # "1": a direct message, "2": a group
     corp_id: str = Field("", alias="chatbotCorpId")
     robot_code: str = Field("", alias="robotCode")
     session_webhook: str = Field("", alias="sessionWebhook")

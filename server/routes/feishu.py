@@ -122,7 +122,7 @@ async def feishu_events(
     if isinstance(received, Other):
         log.info("Feishu event %s is not one this bot answers; acknowledged and ignored", received.event_type)
         return _TAKEN
-    if not bot.guard.replays.first(received.event_id):
+    if received.event_id and not bot.guard.replays.first(received.event_id):
         log.info("Feishu event %s was delivered before; not answered again", received.event_id)
         return _TAKEN
     if isinstance(received, Press):

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
+from test_ratelimit import Clock
+
 from server.replays import Replays
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_an_id_is_new_once_within_the_window_and_new_again_after_it() -> None:

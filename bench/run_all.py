@@ -4,7 +4,7 @@ Runs, in this process, the `run(quick)` of bench_startup (start-up, memory), ben
 (the query path), bench_long_inputs, bench_workers, bench_core (ingest), bench_soak, bench_scale and
 bench_replicas (on a throwaway PostgreSQL), bench_links (links: loading 10,000, their cost to a
 search) and learning (retrieval on real questions as links are added); and
-bench_slack and bench_insights as scripts, their printed figures read back into rows. All of
+bench_slack, bench_chat_bots and bench_insights as scripts, their printed figures read back into rows. All of
 them share one temporary data directory made first (`KB_DATA_DIR` points at it; the
 embedding cache of the usual data directory is copied in), so nothing outside it is written
 and no benchmark embeds the shipped FAQs again.
@@ -66,6 +66,32 @@ def slack_rows(output: str) -> list[Row]:
     ]
 
 
+def chat_bot_rows(output: str) -> list[Row]:
+    def line(name: str) -> tuple[float, float, float]:
+        found = re.search(rf"^{re.escape(name)}\s+([\d.]+)\s+[\d.]+\s+([\d.]+)\s+([\d.]+)", output, re.M)
+        if not found:
+            raise ValueError(f"no `{name}` line")
+        p50, p99, slowest = map(float, found.groups())
+        return p50, p99, slowest
+
+    ack, card, ding = line("Feishu: event → 200"), line("Feishu: event → card"), line("DingTalk: message → answer")
+    return [
+        Row(
+            "Feishu event acknowledged, p50 / p99 / slowest",
+            "{:.0f} / {:.0f} / {:.0f} ms".format(*ack),
+            "slowest < 3 s (Feishu's limit)",
+            ack[2] < 3000,
+        ),
+        Row("Feishu event to its card sent, p50 / p99 / slowest", "{:.0f} / {:.0f} / {:.0f} ms".format(*card), "–"),
+        Row(
+            "DingTalk message answered, p50 / p99 / slowest",
+            "{:.0f} / {:.0f} / {:.0f} ms".format(*ding),
+            'slowest < 2 s (then "still looking")',
+            ding[2] < 2000,
+        ),
+    ]
+
+
 def insights_rows(output: str) -> list[Row]:
     ratio = float(_find(r"p50 with / without: ([\d.]+)", output)[0])
     cost = float(_find(r"Recorder.searched costs the request ([\d.]+) µs", output)[0])
@@ -95,6 +121,7 @@ def _find(pattern: str, output: str) -> tuple[str, ...]:
 SCRIPTS: dict[str, tuple[str, list[str], list[str], Callable[[str], list[Row]]]] = {
     # script: (section, arguments, arguments with --quick, rows from its output)
     "bench_slack": ("slack", [], ["--requests", "60"], slack_rows),
+    "bench_chat_bots": ("chat bots", [], ["--requests", "40"], chat_bot_rows),
     "bench_insights": ("insights", [], ["--rounds", "1", "--repeat", "1", "--threads", "8"], insights_rows),
 }
 

@@ -1,6 +1,6 @@
 """Asking: the library's front door: a search or a chat turn, finished for the reader, and an event for each.
 
-Every channel (the pages, the JSON API, the widget, Slack) asks through `search` and `chat`
+Every channel (the pages, the JSON API, the widget, Slack, Feishu, DingTalk) asks through `search` and `chat`
 (or `chat_stream`): they return the result in the reader's language and publish what was
 asked to the listeners of `kb.events.Events` (the insights recorder among them), timed
 from the call. `browse` lists the entries of a filter with no question; it is not asked,
@@ -51,16 +51,16 @@ async def search(
     hl: str | None = None,
     judged: bool = True,
     live: str | None = None,
-    slack: tuple[str, str] | None = None,
+    conversation: tuple[str, str] | None = None,
     asked: bool = True,
 ) -> Found:
     """Search (`KnowledgeBase.search`) and publish a `Searched`, unless `asked` is False (a
     monitor's HEAD of a page is not someone asking). `hl` is the reader's language (default:
-    the question's)."""
+    the question's); `conversation` the team chat's (workspace, conversation) it was asked in."""
     started = time.perf_counter()
     result = await kb.search(question, k, tags, source, lang, judged=judged)
     if asked:
-        events.publish(Searched(result, channel, started, live, slack))
+        events.publish(Searched(result, channel, started, live, conversation))
     hl = hl or result.lang
     return Found(result, hl, result.in_language(hl).hits, len(result.worth_showing()), elsewhere_note(result, hl))
 

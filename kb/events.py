@@ -25,10 +25,12 @@ class Searched:
     """A search made for someone; `started` is its `time.perf_counter()`."""
 
     result: SearchResult
-    channel: str  # where the question came from: web, widget, api, slack
+    channel: str  # where the question came from: web, widget, api, slack, feishu, dingtalk, ...
     started: float
     live: str | None = None  # the search box of a search sent as the reader types
-    slack: tuple[str, str] | None = None  # (team, channel) of a Slack command
+    # (workspace, conversation) of a team chat: a Slack team and channel, a Feishu tenant and
+    # chat, a DingTalk organisation and conversation
+    conversation: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +48,7 @@ class Chatted:
 
 @dataclass(frozen=True, slots=True)
 class Voted:
-    """A vote on an answer. `voter` names who voted ("session:<id>", "slack:<team>:<user>");
+    """A vote on an answer. `voter` names who voted ("session:<id>", "slack:<team>:<user>", "feishu:<tenant>:<user>");
     a listener that keeps it keeps only a keyed hash."""
 
     entry_id: str

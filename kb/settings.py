@@ -64,6 +64,9 @@ class Settings:
         "every worker and replica (empty: a SQLite file in KB_DATA_DIR; needs the `pg` extra)",
     )
     insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
+    insights_chat_ids: bool = setting(
+        False, "record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions"
+    )
     insights_retention_days: int = setting(90, "questions and votes older than this are pruned")
     insights_queue_size: int = setting(
         10_000,

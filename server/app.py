@@ -24,7 +24,9 @@ from kb.insights import Recorder
 from kb.llm import LLM
 from kb.settings import Settings
 
+from .dingtalk import DingTalkBot
 from .errors import install_error_handler
+from .feishu import FeishuBot
 from .mcp_http import MCP_PATH, MCPEndpoint
 from .mcp_tools import create_mcp
 from .metrics import Metrics, RequestMetrics, State
@@ -33,7 +35,7 @@ from .ratelimit import ANSWER_VOTE_LIMIT, SESSION_LIMIT, SIGN_IN_LIMIT, VOTE_LIM
 from .refit import Refit
 from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
-from .routes import ROUTERS, docs, slack
+from .routes import ROUTERS, dingtalk, docs, feishu, slack
 from .settings import ServerSettings
 
 __all__ = ["create_app"]
@@ -59,7 +61,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         app.state.refit = Refit(app.state.reloader)
         metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
-        slack.log_status(resolved)
+        for channel in (slack, feishu, dingtalk):
+            channel.log_status(resolved)
+        app.state.feishu = FeishuBot.of(resolved)  # lark-oapi is imported only when the bot is on
+        app.state.dingtalk = DingTalkBot.of(resolved)
         stack = AsyncExitStack()
         await mcp.start(create_mcp(lambda: app.state.reloader.served.kb, app.state.events), stack)
         watch = (

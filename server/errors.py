@@ -1,6 +1,6 @@
 """The one exception handler: a kb error, an HTTP error or bad input becomes an HTML page or JSON.
 
-API and Slack paths (and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
+API and chat bot paths (Slack, Feishu, DingTalk; and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
 the OpenAI-compatible API (`/v1/`) gets OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`,
 with 400 for a body that is not valid (as OpenAI answers); pages get the error page in the reader's language, with a search box. `send_error` answers the
 same way from ASGI middleware (the rate limit, the request limits), and
@@ -22,7 +22,9 @@ from starlette.types import Receive, Scope, Send
 from kb.errors import BuildRefused, EntryNotFound, IndexUnreadable, KBError, LLMFailed, QueryError, SettingsError
 
 from .deps import app_settings
+from .dingtalk import BadDingTalkPayload, BadDingTalkSignature
 from .exceptions import ServerError
+from .feishu import BadFeishuRequest
 from .headers import SECURITY_HEADERS
 from .rendering.templates import page
 from .schemas import ErrorOut
@@ -55,6 +57,9 @@ STATUS: dict[type[Exception], int] = {
     BuildRefused: 409,
     BadSlackSignature: 401,
     BadSlackPayload: 400,
+    BadFeishuRequest: 401,
+    BadDingTalkSignature: 401,
+    BadDingTalkPayload: 400,
 }
 
 
@@ -95,7 +100,10 @@ def describe(exc: Exception) -> tuple[int, str]:
 
 def _wants_json(request: Request) -> bool:
     path = request.url.path
-    if path.startswith(("/api/", "/slack/", "/admin/", "/mcp")) or path in ("/healthz", "/metrics"):
+    if path.startswith(("/api/", "/slack/", "/feishu/", "/dingtalk/", "/admin/", "/mcp")) or path in (
+        "/healthz",
+        "/metrics",
+    ):
         return True
     accept = request.headers.get("accept", "")
     return "application/json" in accept and "text/html" not in accept
@@ -161,9 +169,10 @@ def install_error_handler(app: FastAPI) -> None:
 
 
 # Paths the rate limit does not count (`RateLimit` in server/middleware.py): Slack retries on its own
-# schedule, health checks come from the load balancer, static files are cached.
-# A scraper of /metrics calls often, from one address.
-RATE_EXEMPT = ("/slack/", "/healthz", "/static/", "/widget.js", "/metrics")
+# schedule, and Feishu's and DingTalk's servers send every asker's questions from a few addresses
+# (their bots count each chat's instead: CHAT_LIMIT); health checks come from the load balancer,
+# static files are cached. A scraper of /metrics calls often, from one address.
+RATE_EXEMPT = ("/slack/", "/feishu/", "/dingtalk/", "/healthz", "/static/", "/widget.js", "/metrics")
 
 _ERROR_DESCRIPTIONS = {
     413: "the request body is over KB_MAX_BODY_BYTES",

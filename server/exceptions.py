@@ -1,4 +1,4 @@
-"""The web app's own errors: what a request did wrong that only a server sees (a Slack signature, a Slack payload).
+"""The web app's own errors: what a request did wrong that only a server sees (a chat platform's signature or payload).
 
 They share `ServerError` as their base, apart from the library's `KBError`; the one handler
 (server/errors.py) gives each its HTTP status by class, as it does the library's.
@@ -6,8 +6,16 @@ They share `ServerError` as their base, apart from the library's `KBError`; the 
 
 from __future__ import annotations
 
-__all__ = ["ServerError"]
+from pydantic import ValidationError
+
+__all__ = ["ServerError", "invalid_field"]
 
 
 class ServerError(Exception):
     """A request the web app refuses; the message says what was wrong and with which value."""
+
+
+def invalid_field(exc: ValidationError, root: str) -> str:
+    """The first thing pydantic found wrong, named from `root`: `payload.actions.0.value: Input should be a valid string`."""
+    error = exc.errors()[0]
+    return f"{root}.{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"

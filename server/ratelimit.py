@@ -5,7 +5,9 @@ counts every request against `KB_RATE_LIMIT` with them, answering 429 with `Retr
 Some requests have a tighter limit of their own on top, whatever KB_RATE_LIMIT says
 (`ClientLimit`): sign-in attempts (`SIGN_IN_LIMIT`), votes (`VOTE_LIMIT`), votes on one
 answer (`ANSWER_VOTE_LIMIT`, counted per client and entry) and the voting sessions a client
-is given (`SESSION_LIMIT`; beyond it, server/sessions.py gives a shared one). `LogBudget`
+is given (`SESSION_LIMIT`; beyond it, server/sessions.py gives a shared one). The chat bots'
+questions come from the platform's servers, not their askers, and are counted per chat
+instead (`CHAT_LIMIT`, `ClientLimit.wait` with the chat's id). `LogBudget`
 is a bucket for log lines, so that a flood of bad requests cannot flood the log.
 
 The client is the address in the ASGI scope. Behind a reverse proxy that is the proxy's
@@ -39,6 +41,7 @@ __all__ = [
     "VOTE_LIMIT",
     "ANSWER_VOTE_LIMIT",
     "SESSION_LIMIT",
+    "CHAT_LIMIT",
 ]
 
 MAX_CLIENTS = 100_000
@@ -46,6 +49,7 @@ SIGN_IN_LIMIT = ("sign-in attempts", 5, 60.0)  # what, how many, in how many sec
 VOTE_LIMIT = ("votes", 60, 60.0)
 ANSWER_VOTE_LIMIT = ("votes on one answer", 10, 86400.0)  # per client and entry, whatever the sessions
 SESSION_LIMIT = ("voting sessions", 20, 3600.0)  # new ones a client is given
+CHAT_LIMIT = ("questions from one chat", 20, 60.0)  # a Feishu chat's, a DingTalk conversation's
 _PERIOD_NAMES = {1.0: "second", 60.0: "minute", 3600.0: "hour", 86400.0: "day"}
 
 
@@ -109,6 +113,11 @@ class ClientLimit:
         """Count one request (of the client, about one thing when given): 0.0 within the limit, else the seconds to wait."""
         client = client_address(scope)
         return self._buckets.take(f"{client} {about}" if about else client)
+
+    def wait(self, key: str) -> int:
+        """Count one request of `key` (a chat, not a client): 0 within the limit, else the whole seconds to wait."""
+        waiting = self._buckets.take(key)
+        return max(1, math.ceil(waiting)) if waiting else 0
 
     def check(self, scope: Scope, about: str = "") -> None:
         """Count one request; raise a 429 with `Retry-After` if the client is over the limit."""

@@ -1,7 +1,8 @@
 """The web app's settings: the library's (`kb.settings.Settings`) and those only a server has.
 
 Both come from the same `KB_` environment variables: a field `name` is set by `KB_NAME`.
-The server's are its name and tagline, who may call it (origins, tokens, API keys, Slack's secret),
+The server's are its name and tagline, who may call it (origins, tokens, API keys, Slack's secret,
+the Feishu and DingTalk apps' credentials),
 how often it looks for a new index, and what it accepts from a client (rate, body size,
 proxies believed).
 """
@@ -30,6 +31,25 @@ class ServerSettings(Settings):
         "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
     )
     slack_signing_secret: str = setting("", "the Slack app's signing secret; the Slack routes are off without it")
+    feishu_app_id: str = setting("", "the Feishu (Lark) app's App ID; the Feishu bot is off without it")
+    feishu_app_secret: str = setting("", "the Feishu app's App Secret, for its tenant access token")
+    feishu_verification_token: str = setting(
+        "", "the Feishu app's Verification Token, which every event and card callback must carry"
+    )
+    feishu_encrypt_key: str = setting(
+        "", "the Feishu app's Encrypt Key: events come encrypted and signed, and stale ones are refused (empty: none)"
+    )
+    feishu_base_url: str = setting(
+        "https://open.feishu.cn", "the Feishu open platform's address (`https://open.larksuite.com` for Lark)"
+    )
+    dingtalk_app_key: str = setting(
+        "", "the DingTalk app's AppKey (its robot's code); the DingTalk robot is off without it"
+    )
+    dingtalk_app_secret: str = setting("", "the DingTalk app's AppSecret, which signs every message to the robot")
+    dingtalk_webhook_base: str = setting(
+        "https://oapi.dingtalk.com",
+        "the only address the robot posts late answers to: a message's `sessionWebhook` elsewhere is not used",
+    )
     admin_token: str = setting("", "bearer token for /insights and admin routes; they are off without it")
     reload_interval: float = setting(
         2.0,
@@ -51,7 +71,7 @@ class ServerSettings(Settings):
     metrics_token: str = setting("", "bearer token for /metrics; empty: open")
     base_url: str = setting(
         "",
-        "this server's public URL (`https://faq.example.com`), for the links its pages, API and Slack replies give "
+        "this server's public URL (`https://faq.example.com`), for the links its pages, API and chat replies give "
         "(empty: the address a request reached, never the Host header a client sends)",
     )
     trusted_proxies: str = setting(
@@ -65,6 +85,9 @@ class ServerSettings(Settings):
         _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
         _parse_proxies(self.trusted_proxies)
         _check_base_url(self.base_url)
+        _check_pairs(self)
+        _check_origin("KB_FEISHU_BASE_URL", self.feishu_base_url)
+        _check_origin("KB_DINGTALK_WEBHOOK_BASE", self.dingtalk_webhook_base)
 
     @classmethod
     def of(cls, settings: Settings) -> "ServerSettings":
@@ -87,6 +110,15 @@ class ServerSettings(Settings):
     def keys(self) -> tuple[str, ...]:
         """KB_API_KEYS as a tuple (empty: the OpenAI-compatible API is open)."""
         return tuple(k.strip() for k in self.api_keys.split(",") if k.strip())
+
+    @property
+    def feishu_on(self) -> bool:
+        """Whether the Feishu bot is configured (`_check_pairs` made sure it is whole)."""
+        return bool(self.feishu_app_id)
+
+    @property
+    def dingtalk_on(self) -> bool:
+        return bool(self.dingtalk_app_key)
 
     @property
     def origins(self) -> tuple[str, ...]:
@@ -114,6 +146,33 @@ def _check_base_url(raw: str) -> None:
     parts = urlsplit(raw)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
         raise SettingsError("KB_BASE_URL", raw, "an http or https URL like https://faq.example.com, or empty")
+
+
+# Settings that come together: when the first of a group is set, the others must be too.
+_TOGETHER = (
+    ("feishu_app_id", "feishu_app_secret", "feishu_verification_token"),
+    ("dingtalk_app_key", "dingtalk_app_secret"),
+)
+
+
+def _check_pairs(settings: ServerSettings) -> None:
+    """A chat bot is configured whole or not at all: a missing setting stops start-up, named."""
+    for group in _TOGETHER:
+        names = ["KB_" + name.upper() for name in group]
+        given = [bool(getattr(settings, name)) for name in group]
+        if any(given) and not all(given):
+            missing = names[given.index(False)]
+            raise SettingsError(
+                missing, "", f"a value, since {names[given.index(True)]} is set (or leave {', '.join(names)} all empty)"
+            )
+
+
+def _check_origin(name: str, raw: str) -> None:
+    """An https origin (`https://host[:port]`, no path), or http on this machine (a test's stand-in)."""
+    parts = urlsplit(raw)
+    loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not (parts.scheme == "https" or loopback) or not parts.netloc or parts.path.strip("/") or parts.query:
+        raise SettingsError(name, raw, "an https address with no path, like https://example.com")
 
 
 def _parse_proxies(raw: str) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -98,6 +99,42 @@ def serve() -> Iterator[Callable[..., LoopbackServer]]:
     yield start
     for server in reversed(started):
         server.__exit__(None, None, None)
+
+
+class ServedApp:
+    """An app of its own (`create_app`) served by a real uvicorn on a loopback port (`serve`): its URL,
+    and what its insights database holds."""
+
+    def __init__(self, serve: Callable[..., LoopbackServer], settings: Settings):
+        from server import create_app
+
+        self.app = create_app(settings)
+        self.url = serve(self.app).url
+
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """The rows `sql` reads from the insights database, once what was queued is written."""
+        from kb.insights.store import store_path
+
+        assert self.app.state.recorder.flush()
+        with sqlite3.connect(store_path(self.app.state.settings.data_dir)) as db:
+            return db.execute(sql).fetchall()
+
+
+def own_data(settings: ServerSettings, tmp_path_factory: pytest.TempPathFactory, name: str) -> ServerSettings:
+    """The session's index, with a data directory (and so an insights database) of its own."""
+    data = tmp_path_factory.mktemp(name)
+    (data / "index").symlink_to(settings.index_dir)
+    return settings.with_(data_dir=data)
+
+
+def top_hits(client: TestClient, query: str, root: str = "http://testserver") -> list[dict[str, Any]]:
+    """The hits the search page shows for `query` (at most four), as a chat bot's reply gives them,
+    their permalinks on the server at `root`."""
+    found = client.get("/api/search", params={"q": query, "k": 4}).json()
+    return [
+        {**h, "permalink": h["permalink"].replace("http://testserver/", f"{root}/")}
+        for h in found["hits"][: found["shown"]]
+    ]
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ def test_a_search_publishes_what_was_searched_and_returns_it_finished_for_the_re
     assert [type(e) for e in published] == [Searched]
     event = published[0]
     assert isinstance(event, Searched)
-    assert (event.result, event.channel, event.live, event.slack) == (found.result, "web", "box-1", None)
+    assert (event.result, event.channel, event.live, event.conversation) == (found.result, "web", "box-1", None)
     assert found.hl == "en" and found.result.lang == "zh"
     assert found.hits == found.result.in_language("en").hits
     assert found.worth_showing == found.hits[: len(found.result.worth_showing())] and found.shown >= 1

@@ -42,7 +42,11 @@ class Recorder(Writer):
 
     def __init__(self, store: InsightsStore | None, settings: Settings, problem: str = "", quiet: float = LIVE_QUIET):
         self.problem = problem  # why there is no store
-        self.slack_ids = settings.insights_slack_ids
+        # The team chats whose workspace and conversation ids are recorded with a question.
+        self.ids_kept = frozenset(
+            (("slack",) if settings.insights_slack_ids else ())
+            + (("feishu", "dingtalk") if settings.insights_chat_ids else ())
+        )
         super().__init__(store, settings.insights_queue_size, settings.insights_retention_days, quiet)
 
     @classmethod
@@ -71,10 +75,10 @@ class Recorder(Writer):
         started: float,
         kind: str = "search",
         live: str | None = None,
-        slack: tuple[str, str] | None = None,
+        conversation: tuple[str, str] | None = None,
     ) -> None:
         """Record a search (or the retrieval of a chat turn); `started` is its `time.perf_counter()`."""
-        self.asked(result.query, result.lang, result.answered, result.hits, channel, started, kind, live, slack)
+        self.asked(result.query, result.lang, result.answered, result.hits, channel, started, kind, live, conversation)
 
     def asked(
         self,
@@ -86,15 +90,17 @@ class Recorder(Writer):
         started: float,
         kind: str = "chat",
         live: str | None = None,
-        slack: tuple[str, str] | None = None,
+        conversation: tuple[str, str] | None = None,
         previous: str | None = None,
     ) -> None:
-        """Record a question with its best entry (the first of `sources`) and how far it led the second."""
+        """Record a question with its best entry (the first of `sources`) and how far it led the second;
+        a team chat's (workspace, conversation) only where a setting asks (KB_INSIGHTS_SLACK_IDS,
+        KB_INSIGHTS_CHAT_IDS), in the `slack_team` and `slack_channel` columns whatever the chat."""
         if self.store is None:
             return
         try:
             best = sources[0] if sources else None
-            team, slack_channel = slack if slack and self.slack_ids else (None, None)
+            team, chat = conversation if conversation and channel in self.ids_kept else (None, None)
             question = Question(
                 text=clean_query(text),
                 lang=lang,
@@ -105,7 +111,7 @@ class Recorder(Writer):
                 latency_ms=round((time.perf_counter() - started) * 1000, 2),
                 kind=kind,
                 slack_team=team or None,
-                slack_channel=slack_channel or None,
+                slack_channel=chat or None,
                 margin=sources[0].score - sources[1].score if len(sources) > 1 else None,
                 previous=clean_query(previous) if previous else None,
             )
@@ -139,7 +145,8 @@ class Recorder(Writer):
         """The listener (`kb.events.Events`): record a search, a chat turn or a vote as it is published."""
         kind = type(event)
         if kind is Searched:
-            self.searched(event.result, event.channel, event.started, live=event.live, slack=event.slack)  # type: ignore[union-attr]
+            s: Searched = event  # type: ignore[assignment]
+            self.searched(s.result, s.channel, s.started, live=s.live, conversation=s.conversation)
         elif kind is Chatted:
             e: Chatted = event  # type: ignore[assignment]
             self.chatted(e.message, e.history, e.answered, e.sources, e.channel, e.started, e.subject)

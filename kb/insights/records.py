@@ -32,7 +32,8 @@ __all__ = [
     "question_key",
 ]
 
-Channel = Literal["web", "widget", "slack", "api", "mcp", "openai"]  # openai: the OpenAI-compatible chat API
+# openai: the OpenAI-compatible chat API
+Channel = Literal["web", "widget", "slack", "feishu", "dingtalk", "api", "mcp", "openai"]
 Reason = Literal["wrong", "outdated", "incomplete", "unclear", "off_topic"]  # why an answer did not help
 CHANNELS: tuple[str, ...] = get_args(Channel)
 KINDS = ("search", "chat")
@@ -61,8 +62,8 @@ class Question:
     latency_ms: float
     kind: str = "search"  # one of KINDS
     asked_at: float = field(default_factory=time.time)
-    slack_team: str | None = None
-    slack_channel: str | None = None
+    slack_team: str | None = None  # a team chat's workspace: Slack team, Feishu tenant, DingTalk organisation
+    slack_channel: str | None = None  # and its conversation: Slack channel, Feishu chat, DingTalk conversation
     margin: float | None = None  # the best entry's score less the second's
     previous: str | None = None  # the question asked just before, in the same conversation or search box
 

@@ -1,4 +1,4 @@
-"""The routers, one per resource: search, chat, entries, health, the pages, the widget, Slack, feedback, insights,
+"""The routers, one per resource: search, chat, entries, health, the pages, the widget, Slack, Feishu, DingTalk, feedback, insights,
 admin (reload, links), the API's documentation pages, the OpenAI-compatible chat API and the metrics."""
 
 from . import (
@@ -6,8 +6,10 @@ from . import (
     api_chat,
     api_entries,
     api_search,
+    dingtalk,
     docs,
     feedback,
+    feishu,
     health,
     insights,
     links,
@@ -23,8 +25,10 @@ __all__ = [
     "api_chat",
     "api_entries",
     "api_search",
+    "dingtalk",
     "docs",
     "feedback",
+    "feishu",
     "health",
     "insights",
     "links",
@@ -44,6 +48,8 @@ ROUTERS = [
     pages.router,
     widget.router,
     slack.router,
+    feishu.router,
+    dingtalk.router,
     feedback.router,
     insights.router,
     admin.router,

@@ -9,7 +9,7 @@ as background tasks that run once the response has been sent. A search that over
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import logging
 from typing import Any
 
@@ -18,28 +18,24 @@ from fastapi import APIRouter, BackgroundTasks, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from kb import asking
-from kb.chat import SOURCES_PER_ANSWER, Chat, Turn
+from kb.chat import Chat, Turn
 from kb.errors import EntryNotFound, QueryError
-from kb.events import Events, Voted
-from kb.hits import SearchResult
-from kb.text import detect_lang
+from kb.events import Voted
 
 from ..deps import ChatDep, EventsDep, KBDep, SlackFormDep, base_url
-from ..links import permalinks
 from ..rendering.strings import Translator
+from ..replies import Asked, asks_for_help, help_lang, written
 from ..schemas import ErrorOut
 from ..settings import ServerSettings
 from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
 from ..slack.blocks import RELATED_SHOWN
 from ..slack.payload import BadSlackPayload, block_actions
 
-__all__ = ["router", "log_status", "post_to_slack", "HELP_WORDS", "POST_TIMEOUT", "ACK_SECONDS"]
+__all__ = ["router", "log_status", "post_to_slack", "POST_TIMEOUT", "ACK_SECONDS"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/slack", tags=["slack"])
 
-HELP_WORDS = {"help", "-h", "--help", "?", "帮助", "用法"}
 POST_TIMEOUT = 10.0  # seconds for a post to Slack's response_url
 ACK_SECONDS = 2.0  # longest wait for the search before acknowledging; Slack gives up at 3 s
 _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"model": ErrorOut}}
@@ -69,43 +65,33 @@ def post_to_slack(response_url: str, message: dict[str, Any]) -> None:
 
 def _write_answer(chat: Chat, turn: Turn, root: str, response_url: str) -> None:
     """Background task: the LLM's answer from the entries already shown, posted to `response_url`."""
-    reply = chat.write(turn, (), permalinks(root))
-    if reply.mode != "llm":
-        log.warning("Slack: no written answer, the entries stand: %s", reply.error)
-        post_to_slack(response_url, notice_message(Translator(turn.lang)("slack_llm_failed")))
+    reply = written(chat, turn, root, "Slack")
+    if reply is None:
+        post_to_slack(response_url, notice_message(Translator(turn.lang)("bot_llm_failed")))
         return
     post_to_slack(response_url, written_message(reply.answer, reply.sources, turn.lang, root))
 
 
-def _reply(
-    chat: Chat, result: SearchResult, text: str, lang: str, root: str, response_url: str, background: BackgroundTasks
-) -> dict[str, Any]:
+def _reply(asked: Asked, turn: Turn, root: str, response_url: str, background: BackgroundTasks) -> dict[str, Any]:
     """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
-    turn = chat.turn(result, text, lang)
     answer = turn.extractive
-    pending = chat.writes(turn) and bool(response_url)
+    pending = asked.chat.writes(turn) and bool(response_url)
     if pending:
-        background.add_task(_write_answer, chat, turn, root, response_url)
-    return answer_message(answer.sources, answer.answered, lang, root, pending=pending, note=answer.note)
+        background.add_task(_write_answer, asked.chat, turn, root, response_url)
+    return answer_message(answer.sources, answer.answered, turn.lang, root, pending=pending, note=answer.note)
 
 
-async def _reply_late(
-    chat: Chat, search: asyncio.Future[SearchResult], text: str, lang: str, root: str, response_url: str
-) -> None:
+async def _reply_late(asked: Asked, root: str, response_url: str) -> None:
     """Background task: the reply to a search that overran `ACK_SECONDS`, posted to `response_url`."""
     later = BackgroundTasks()
     try:
-        message = _reply(chat, await search, text, lang, root, response_url, later)
+        turn = await asked.turn()
+        assert turn is not None  # waited for as long as it took
+        message = _reply(asked, turn, root, response_url, later)
     except QueryError as exc:
         message = notice_message(exc.message)
     await run_in_threadpool(post_to_slack, response_url, message)
     await later()
-
-
-async def _search(chat: Chat, events: Events, text: str, slack: tuple[str, str]) -> SearchResult:
-    """The sources for a command's question asked on its own (`Chat.search`), published as from Slack."""
-    found = await asking.search(chat.kb, events, text, channel="slack", k=SOURCES_PER_ANSWER, slack=slack)
-    return found.result
 
 
 @router.post("/command", response_class=JSONResponse, responses=_ERRORS)
@@ -116,24 +102,16 @@ async def command(
     if form.get("ssl_check"):
         return Response(status_code=200)
     text = form.get("text", "").strip()
-    if not text:
-        return help_message()
-    lang = detect_lang(text)
-    if text.lower() in HELP_WORDS:
-        return help_message("zh" if text in ("帮助", "用法") else "en")
+    if asks_for_help(text):
+        return help_message(help_lang(text))
     root = base_url(request)
     response_url = form.get("response_url", "")
-    # Published once done, whether or not the reply waited for it (a search that failed is not).
-    search = asyncio.ensure_future(_search(chat, events, text, (form.get("team_id", ""), form.get("channel_id", ""))))
-    try:
-        result = await asyncio.wait_for(asyncio.shield(search), ACK_SECONDS if response_url else None)
-    except QueryError as exc:
-        return notice_message(exc.message)
-    except TimeoutError:
-        log.warning("Slack: the search took over %s s; the answer goes to response_url", ACK_SECONDS)
-        background.add_task(_reply_late, chat, search, text, lang, root, response_url)
-        return notice_message(Translator(lang)("slack_still_looking"))
-    return _reply(chat, result, text, lang, root, response_url, background)
+    asked = Asked(chat, events, text, "slack", (form.get("team_id", ""), form.get("channel_id", "")))
+    late = functools.partial(_reply_late, asked, root, response_url)
+    turn = await asked.in_time(ACK_SECONDS if response_url else None, late, background, "Slack")
+    if isinstance(turn, str):
+        return notice_message(turn)
+    return _reply(asked, turn, root, response_url, background)
 
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
@@ -166,7 +144,7 @@ async def interactive(
             )
             voter = f"slack:{payload.team_id}:{user_id}"
             events.publish(Voted(entry_id, action_id == "kb_helpful", "", voter, "slack"))
-            background.add_task(post_to_slack, response_url, notice_message(t("slack_thanks")))
+            background.add_task(post_to_slack, response_url, notice_message(t("bot_thanks")))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)
     return Response(status_code=200)

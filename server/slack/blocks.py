@@ -14,9 +14,10 @@ from typing import Any, Sequence
 
 from kb.entries import Entry
 from kb.hits import Hit
-from kb.provenance import original_label, original_url, version_note
+from kb.provenance import original_label
 
 from ..rendering.strings import LANGS, Translator
+from ..replies import reply_to, source_of
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [
@@ -70,16 +71,12 @@ def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
 
 
 def _source(entry: Entry, t: Translator) -> dict[str, Any]:
-    where = link(
-        entry.url or entry.source_url, " · ".join(filter(None, (entry.source_title_in(t.lang), entry.source_version)))
-    )
+    source = source_of(entry, t.lang)
     colon = "：" if t.lang == "zh" else ": "
-    said = version_note(entry, t.lang)
-    original = original_url(entry)
-    note = f"\n{escape(said)}" if said else ""
-    if said and original:
-        note += f" {link(original, original_label(t.lang))}"
-    return _context(f"{escape(t('chat_source'))}{colon}{where}{note}")
+    note = f"\n{escape(source.note)}" if source.note else ""
+    if source.original:
+        note += f" {link(source.original, original_label(t.lang))}"
+    return _context(f"{escape(t('chat_source'))}{colon}{link(source.url, source.label)}{note}")
 
 
 def _entry_list(heading: str, hits: Sequence[Hit], root: str) -> dict[str, Any]:
@@ -109,8 +106,8 @@ def _buttons(entry: Entry, t: Translator) -> dict[str, Any]:
         "block_id": f"kb_actions:{t.lang}",
         "elements": [
             button("kb_share", t("slack_share"), "primary"),
-            button("kb_helpful", t("slack_helpful")),
-            button("kb_unhelpful", t("slack_unhelpful")),
+            button("kb_helpful", t("bot_helpful")),
+            button("kb_unhelpful", t("bot_unhelpful")),
         ],
     }
 
@@ -132,24 +129,24 @@ def answer_message(
 ) -> Message:
     """The reply to a question: the best entry's answer, its source, related entries and buttons.
 
-    Without a confident answer: a short notice and the nearest entries. `pending` adds a line
+    Without a confident answer: a short notice and the nearest entries (`server.replies.reply_to` decides). `pending` adds a line
     saying a written answer follows (when an LLM is configured). `note` says the framework
     the question names has no answer in its FAQ (`kb.answer.elsewhere_note`).
     """
     t = Translator(lang)
-    if not answered or not hits:
-        notice = note or t("chat_no_answer")
-        blocks = [_section(escape(notice))]
-        if hits:
-            blocks.append(_entry_list(t("chat_suggestions"), hits[:3], root))
-        return _message(notice, blocks)
-    best = hits[0].entry
-    blocks = [_context(escape(note))] if note else []
+    reply = reply_to(hits, answered, lang, note, pending, RELATED_SHOWN)
+    best = reply.best
+    if best is None:
+        blocks = [_section(escape(reply.notice))]
+        if reply.entries:
+            blocks.append(_entry_list(t("chat_suggestions"), reply.entries, root))
+        return _message(reply.notice, blocks)
+    blocks = [_context(escape(reply.notice))] if reply.notice else []
     blocks += [_title(best, root), _answer(best.answer, _permalink(root, best), t), _source(best, t)]
-    if len(hits) > 1:
-        blocks.append(_entry_list(t("chat_related"), hits[1 : 1 + RELATED_SHOWN], root))
-    if pending:
-        blocks.append(_context(escape(t("slack_writing"))))
+    if reply.entries:
+        blocks.append(_entry_list(t("chat_related"), reply.entries, root))
+    if reply.pending:
+        blocks.append(_context(escape(t("bot_writing"))))
     blocks.append(_buttons(best, t))
     return _message(f"{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
 

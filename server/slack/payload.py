@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..exceptions import ServerError
+from ..exceptions import ServerError, invalid_field
 
 __all__ = ["BlockActions", "Action", "BadSlackPayload", "block_actions"]
 
@@ -64,6 +64,4 @@ def block_actions(raw: str) -> BlockActions | None:
     try:
         return BlockActions.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        raise BadSlackPayload(f"payload.{field}: {error['msg']}") from None
+        raise BadSlackPayload(invalid_field(exc, "payload")) from None

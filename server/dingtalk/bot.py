@@ -1,0 +1,30 @@
+"""The DingTalk robot of one server: its app, where it may post, the messages seen, each conversation's limit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..replays import Guard, Replays
+from ..settings import ServerSettings
+from .signature import MAX_AGE_MS
+from .webhook import SessionWebhook
+
+__all__ = ["DingTalkBot"]
+
+
+@dataclass
+class DingTalkBot:
+    app_key: str
+    app_secret: str
+    webhook: SessionWebhook
+    # A message id is remembered as long as a signature of its time may be taken: an hour either side.
+    guard: Guard = field(default_factory=lambda: Guard(Replays(2 * MAX_AGE_MS / 1000)))
+
+    @classmethod
+    def of(cls, settings: ServerSettings) -> "DingTalkBot | None":
+        """The robot for these settings; None when it is off (no KB_DINGTALK_APP_KEY)."""
+        if not settings.dingtalk_on:
+            return None
+        return cls(
+            settings.dingtalk_app_key, settings.dingtalk_app_secret, SessionWebhook(settings.dingtalk_webhook_base)
+        )

@@ -1,0 +1,51 @@
+"""The DingTalk robot's replies as Markdown messages: an answer, a written answer, help, a notice.
+
+A message is `{"msgtype": "markdown", "markdown": {"title", "text"}}`: the title is what a
+notification shows, the text the reply's Markdown parts (server/markdown_replies.py). DingTalk
+shows a subset of Markdown (headings, bold, links, lists, quotes); code comes as written.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from kb.hits import Hit
+
+from ..markdown_replies import parts_of, written_parts
+from ..rendering.strings import LANGS, Translator
+from ..replies import Reply
+
+__all__ = ["answer_message", "written_message", "help_message", "notice_message", "TITLE_LIMIT"]
+
+TITLE_LIMIT = 60  # characters of a notification's title
+
+Message = dict[str, Any]
+
+
+def _message(title: str, text: str) -> Message:
+    title = " ".join(title.split())
+    title = title if len(title) <= TITLE_LIMIT else title[: TITLE_LIMIT - 1] + "…"
+    return {"msgtype": "markdown", "markdown": {"title": title, "text": text}}
+
+
+def answer_message(reply: Reply, root: str) -> Message:
+    """The answer to a question, or the notice that the FAQ has none with the nearest entries."""
+    title = reply.best.question if reply.best is not None else reply.notice
+    return _message(title, parts_of(reply, root).joined())
+
+
+def written_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:
+    """The answer an LLM wrote from the entries (citations linked), with the entries it cites."""
+    return _message(markdown, written_parts(markdown, hits, lang, root).joined())
+
+
+def help_message(lang: str | None = None) -> Message:
+    """How to ask the robot; in both languages when the asker's is not known."""
+    langs = [lang] if lang in LANGS else ["en", "zh"]
+    texts = [Translator(code)("bot_help") for code in langs]
+    return _message(texts[0].split("\n")[0], "\n\n".join(texts))
+
+
+def notice_message(text: str) -> Message:
+    """A short reply (an error, a limit), `text` shown as written."""
+    return _message(text, text)

@@ -1,0 +1,252 @@
+"""What Feishu (Lark) posts to the bot's request URL, read and verified with lark-oapi's event dispatcher.
+
+Feishu posts the URL's `url_verification` challenge, every event (a message: `im.message.receive_v1`)
+and every card callback (a button pressed: `card.action.trigger`) to one URL, as JSON; with an
+Encrypt Key, encrypted (AES-256-CBC, `{"encrypt": "..."}`) and signed (`X-Lark-Signature`, the
+SHA-256 of the `X-Lark-Request-Timestamp` and `-Nonce` headers, the key and the body). The
+SDK's dispatcher (`lark_oapi.EventDispatcherHandler`) decrypts, answers the challenge, checks
+the Verification Token every request carries and the signature, and hands over the typed event.
+
+What it does not do is done here. It accepts a signature of any age, so a signed request whose
+timestamp is more than `MAX_AGE_SECONDS` from now is refused before it is read (a replay; one
+replayed sooner has an event id already seen: server/replays.py). It answers a refusal with
+HTTP 500 (which Feishu would retry) and logs a traceback each time (which a flood of forged
+requests would turn into a flood of tracebacks): its refusal is raised here as `BadFeishuRequest`
+instead, the route answers 401 and logs one line within a budget, and the SDK's own line is
+filtered out of its logger.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..exceptions import ServerError
+
+__all__ = [
+    "FeishuEvents",
+    "BadFeishuRequest",
+    "Challenge",
+    "Message",
+    "Press",
+    "Other",
+    "Received",
+    "MAX_AGE_SECONDS",
+    "TIMESTAMP",
+    "NONCE",
+    "SIGNATURE",
+]
+
+MAX_AGE_SECONDS = 300
+TIMESTAMP, NONCE, SIGNATURE = "X-Lark-Request-Timestamp", "X-Lark-Request-Nonce", "X-Lark-Signature"
+MAX_TIMESTAMP_DIGITS = 12  # Unix seconds have 10 digits until the year 2286
+
+# The SDK's messages for a refusal, and which setting to check.
+_HINTS = {
+    "invalid verification_token": "is KB_FEISHU_VERIFICATION_TOKEN the app's Verification Token?",
+    "signature verification failed": "is KB_FEISHU_ENCRYPT_KEY the app's Encrypt Key?",
+    "encrypt_key not found": "the body is encrypted: set KB_FEISHU_ENCRYPT_KEY to the app's Encrypt Key",
+}
+
+
+class BadFeishuRequest(ServerError):
+    """A request that is not a valid, fresh one from Feishu; the message says which part failed."""
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """The request URL's verification: answered with its `challenge`."""
+
+    challenge: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message to the bot (`im.message.receive_v1`): its text, mentions taken out."""
+
+    event_id: str
+    message_id: str
+    chat_id: str
+    chat_type: str  # "p2p" (a direct message) or "group"
+    tenant: str  # the organisation's tenant key
+    sender: str  # the sender's open_id
+    kind: str  # the message type: "text", "post" (rich text), "image", ...
+    text: str  # "" for a message with no text
+    mentioned: bool  # someone (in a group: the bot) is @-mentioned
+
+
+@dataclass(frozen=True)
+class Press:
+    """A button pressed on one of the bot's cards (`card.action.trigger`), with the value the card gave it."""
+
+    event_id: str
+    tenant: str
+    user: str  # the open_id of who pressed it
+    chat_id: str
+    value: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Other:
+    """An event this bot does not answer (the app subscribed to more than it needs)."""
+
+    event_type: str
+
+
+Received = Challenge | Message | Press | Other
+
+# The event the dispatcher hands to `_keep` during one `read` (it calls back synchronously).
+_received: ContextVar[list[Any]] = ContextVar("feishu_received")
+
+
+class _SDKRefusals(logging.Filter):
+    """Drops the SDK's traceback for a request it refused: `FeishuEvents.read` raises instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("handle event failed")
+
+
+class FeishuEvents:
+    """Reads Feishu's requests for one app (its Verification Token and Encrypt Key)."""
+
+    def __init__(self, verification_token: str, encrypt_key: str = ""):
+        import lark_oapi as lark  # a 3-second import: only when the Feishu bot is on
+        from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTriggerResponse
+
+        def keep(event: Any) -> None:
+            _received.get().append(event)
+
+        def keep_press(event: Any) -> Any:
+            keep(event)
+            return P2CardActionTriggerResponse()  # the route answers the press itself
+
+        self.encrypt_key = encrypt_key
+        self._dispatcher = (
+            lark.EventDispatcherHandler.builder(encrypt_key, verification_token)
+            .register_p2_im_message_receive_v1(keep)
+            .register_p2_card_action_trigger(keep_press)
+            .build()
+        )
+        sdk_log = logging.getLogger("Lark")
+        if not any(isinstance(f, _SDKRefusals) for f in sdk_log.filters):
+            sdk_log.addFilter(_SDKRefusals())
+
+    def read(self, headers: Mapping[str, str], body: bytes, now: float | None = None) -> Received:
+        """The request, verified; `BadFeishuRequest` naming what failed when it is not a valid, fresh one."""
+        from lark_oapi.core.model import RawRequest
+
+        sent = headers.get(TIMESTAMP)
+        if self.encrypt_key and sent is not None:
+            _check_fresh(sent, time.time() if now is None else now)
+        raw = RawRequest()
+        raw.uri = "/feishu/events"
+        raw.body = body
+        raw.headers = {
+            name: value for name in (TIMESTAMP, NONCE, SIGNATURE) if (value := headers.get(name)) is not None
+        }
+        kept: list[Any] = []
+        token = _received.set(kept)
+        try:
+            response = self._dispatcher.do(raw)
+        finally:
+            _received.reset(token)
+        if response.status_code != 200:
+            said = _said(response.content)
+            if said.startswith("processor not found"):  # verified, but of a type no processor is registered for
+                return Other(said.rpartition("type: ")[2])
+            raise BadFeishuRequest(self._refusal(said, headers, body))
+        if not kept:  # the dispatcher answered the challenge itself
+            return Challenge(str(json.loads(response.content)["challenge"]))
+        return _typed(kept[0])
+
+    def _refusal(self, said: str, headers: Mapping[str, str], body: bytes) -> str:
+        """What the dispatcher refused the request for, and the setting to check."""
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            return "the body is not a JSON object (Feishu sends events as JSON)"
+        if self.encrypt_key and not all(headers.get(name) for name in (TIMESTAMP, NONCE, SIGNATURE)):
+            missing = next(name for name in (TIMESTAMP, NONCE, SIGNATURE) if not headers.get(name))
+            return f"the {missing} header is missing (Feishu signs every event when the app has an Encrypt Key)"
+        hint = _HINTS.get(said) or ("is KB_FEISHU_ENCRYPT_KEY the app's Encrypt Key?" if b'"encrypt"' in body else "")
+        return f"{said} ({hint})" if hint else said or "the request could not be read"
+
+
+def _said(content: bytes | None) -> str:
+    """The message of the dispatcher's answer to a request it refused (`{"msg": "..."}`)."""
+    try:
+        return str(json.loads(content or b"{}").get("msg", ""))
+    except (ValueError, AttributeError):
+        return (content or b"").decode("utf-8", "replace")
+
+
+def _check_fresh(sent: str, now: float) -> None:
+    """Refuse a timestamp that is not a whole number of seconds within `MAX_AGE_SECONDS` of `now`."""
+    if not (sent.isascii() and sent.isdigit()) or len(sent) > MAX_TIMESTAMP_DIGITS:
+        raise BadFeishuRequest(f"{TIMESTAMP} {sent[:40]!r} is not a Unix time in seconds")
+    age = now - int(sent)
+    if abs(age) > MAX_AGE_SECONDS:
+        when = f"{age:.0f} s old" if age > 0 else f"{-age:.0f} s in the future"
+        raise BadFeishuRequest(
+            f"{TIMESTAMP} is {when}; more than {MAX_AGE_SECONDS} s away is refused "
+            "(a replay, or this server's clock is wrong)"
+        )
+
+
+def _typed(event: Any) -> Received:
+    """The SDK's event as this app's own small value."""
+    header = event.header
+    if type(event).__name__ == "P2CardActionTrigger":
+        data = event.event
+        operator, context = data.operator, data.context
+        return Press(
+            header.event_id or "",
+            (operator and operator.tenant_key) or header.tenant_key or "",
+            (operator and operator.open_id) or "",
+            (context and context.open_chat_id) or "",
+            (data.action and data.action.value) or {},
+        )
+    message, sender = event.event.message, event.event.sender
+    mentions = message.mentions or []
+    return Message(
+        header.event_id or "",
+        message.message_id or "",
+        message.chat_id or "",
+        message.chat_type or "",
+        header.tenant_key or "",
+        (sender and sender.sender_id and sender.sender_id.open_id) or "",
+        message.message_type or "",
+        _text(message.message_type or "", message.content or "", [m.key for m in mentions if m.key]),
+        bool(mentions),
+    )
+
+
+def _text(kind: str, content: str, mention_keys: list[str]) -> str:
+    """The text of a text or rich-text message, the mentions' placeholders (`@_user_1`) taken out."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    if kind == "text":
+        text = str(data.get("text", ""))
+    elif kind == "post":  # paragraphs of elements: text, links, code; mentions are elements of their own
+        paragraphs = data.get("content") or []
+        text = "\n".join(
+            "".join(str(e.get("text", "")) for e in paragraph if isinstance(e, dict) and e.get("tag") != "at")
+            for paragraph in paragraphs
+            if isinstance(paragraph, list)
+        )
+    else:
+        return ""
+    for key in mention_keys:
+        text = text.replace(key, " ")
+    return re.sub(r"[ \t]+", " ", text).strip()

@@ -1,0 +1,64 @@
+"""Replays: the ids of the messages a chat platform delivered lately, so that one delivered twice is answered once;
+and the `Guard` each chat bot keeps between requests.
+
+Feishu sends an event again when it did not get its answer in time, and a signed request
+captured on the way could be sent again by someone else while its timestamp is still
+fresh; either way the second has the id of the first (Feishu's `event_id`, DingTalk's
+`msgId`). An id is remembered for `window` seconds (longer than the timestamps a request
+may carry are accepted for), at most `MAX_IDS` of them, the oldest forgotten first.
+Each server process remembers its own: behind a load balancer, a retry that reaches
+another replica is answered there too.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
+
+__all__ = ["Replays", "Guard", "MAX_IDS"]
+
+MAX_IDS = 100_000
+
+
+class Replays:
+    """The ids seen in the last `window` seconds."""
+
+    def __init__(self, window: float, max_ids: int = MAX_IDS, clock: Callable[[], float] = time.monotonic):
+        self.window = window
+        self.max_ids = max_ids
+        self.clock = clock
+        self._seen: OrderedDict[str, float] = OrderedDict()  # id -> when, oldest first
+        self._lock = threading.Lock()
+
+    def first(self, message_id: str) -> bool:
+        """Whether `message_id` is new (and remember it); False for one seen within the window."""
+        now = self.clock()
+        with self._lock:
+            while self._seen:
+                oldest, at = next(iter(self._seen.items()))
+                if now - at < self.window and len(self._seen) < self.max_ids:
+                    break
+                del self._seen[oldest]
+            if message_id in self._seen:
+                return False
+            self._seen[message_id] = now
+            return True
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+@dataclass
+class Guard:
+    """What a chat bot (Feishu, DingTalk) keeps between requests: the message ids it was sent,
+    each chat's limit (`CHAT_LIMIT`), and a budget of log lines about the requests it refused
+    (its route is not rate-limited: the platform's servers send every asker's questions)."""
+
+    replays: Replays
+    chats: ClientLimit = field(default_factory=lambda: ClientLimit(*CHAT_LIMIT))
+    refused: LogBudget = field(default_factory=LogBudget)

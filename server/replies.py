@@ -1,0 +1,185 @@
+"""Replies in team chat (Slack, Feishu, DingTalk): what a bot answers a question with, before any platform's markup.
+
+A question asked in a chat is searched through the library's front door (`kb.asking`), so it
+is recorded with its channel (and, where a setting asks, its conversation), and answered in
+the language it was asked in: one language per reply (`Asked`). `reply_to` decides what the
+reply holds: the best entry's answer, its source and related entries; or, when the FAQ has
+no confident answer, a line saying so (or that the FAQ of the framework the question names
+does not cover it) and the nearest entries. Each platform writes a `Reply` in its own markup
+(server/slack/blocks.py, server/feishu/card.py, server/dingtalk/markdown.py). With an LLM
+configured, the entries come at once and the written answer follows (`written`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from dataclasses import dataclass
+from typing import Awaitable, Callable, Sequence
+
+from fastapi import BackgroundTasks
+
+from kb import asking
+from kb.chat import SOURCES_PER_ANSWER, Chat, ChatReply, Turn
+from kb.entries import Entry
+from kb.errors import QueryError
+from kb.events import Events
+from kb.hits import Hit
+from kb.provenance import original_url, version_note
+from kb.text import detect_lang
+
+from .links import permalinks
+from .rendering.strings import Translator
+
+__all__ = [
+    "Asked",
+    "Reply",
+    "Source",
+    "reply_to",
+    "source_of",
+    "written",
+    "asks_for_help",
+    "help_lang",
+    "shorten",
+    "HELP_WORDS",
+    "RELATED_SHOWN",
+    "NEAREST_SHOWN",
+]
+
+log = logging.getLogger("kb.server")
+
+HELP_WORDS = {"help", "-h", "--help", "?", "帮助", "用法"}
+RELATED_SHOWN = 3  # related entries beside an answer (a platform may show fewer)
+NEAREST_SHOWN = 3  # entries offered when the FAQ has no confident answer
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an entry's answer comes from, as a reply cites it."""
+
+    label: str  # the source's title in the reader's language and its version: "slime 问答 · 2025-06-30"
+    url: str  # the entry's deep link, else its document
+    note: str  # the text is a translation, or in another language than the reader's ("" when neither)
+    original: str  # with a note about a translation: the original's URL ("" for none)
+
+
+def source_of(entry: Entry, lang: str) -> Source:
+    """The source line of `entry` (as given) for a reader of `lang`."""
+    label = " · ".join(filter(None, (entry.source_title_in(lang), entry.source_version)))
+    note = version_note(entry, lang)
+    return Source(label, entry.url or entry.source_url, note, original_url(entry) if note else "")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a chat reply says, in one language."""
+
+    lang: str
+    notice: (
+        str  # the line it opens with: the FAQ has no confident answer, or the named framework's FAQ does not cover it
+    )
+    best: Entry | None  # the entry whose answer is the reply; None when the FAQ has no confident answer
+    entries: tuple[Hit, ...]  # beside an answer, the related entries; without one, the nearest
+    pending: bool = False  # a written answer follows (an LLM is configured)
+
+    @property
+    def answered(self) -> bool:
+        return self.best is not None
+
+
+def reply_to(
+    hits: Sequence[Hit], answered: bool, lang: str, note: str = "", pending: bool = False, related: int = RELATED_SHOWN
+) -> Reply:
+    """The reply for a search's hits (in `lang`): the best entry and up to `related` others, or a notice and the nearest.
+
+    `note` says the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)."""
+    if not answered or not hits:
+        return Reply(lang, note or Translator(lang)("chat_no_answer"), None, tuple(hits[:NEAREST_SHOWN]))
+    return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending)
+
+
+def asks_for_help(text: str) -> bool:
+    """Whether a message asks how to use the bot (nothing but a mention, or a help word) rather than a question."""
+    words = text.strip()
+    return not words or words.lower() in HELP_WORDS
+
+
+def help_lang(text: str) -> str | None:
+    """The language to show help in for a message that asks for it; None (both languages) when it says nothing."""
+    words = text.strip()
+    return ("zh" if words in ("帮助", "用法") else "en") if words else None
+
+
+class Asked:
+    """A question asked in a team chat, searched as soon as it is made, in the language it was asked in.
+
+    The search is published when it is done, whether or not the reply waited for it (a search
+    that failed is not), recorded with `channel` and the chat's (workspace, conversation).
+    """
+
+    def __init__(
+        self, chat: Chat, events: Events, text: str, channel: str, conversation: tuple[str, str] | None = None
+    ):
+        self.chat = chat
+        self.text = text
+        self.lang = detect_lang(text)
+        self.search = asyncio.ensure_future(
+            asking.search(chat.kb, events, text, channel=channel, k=SOURCES_PER_ANSWER, conversation=conversation)
+        )
+
+    async def turn(self, within: float | None = None) -> Turn | None:
+        """The extractive answer, waiting at most `within` seconds (None: as long as it takes); None once
+        that has passed (the search goes on). A QueryError (an empty or overlong question) is raised."""
+        try:
+            found = await asyncio.wait_for(asyncio.shield(self.search), within)
+        except TimeoutError:
+            return None
+        return self.chat.turn(found.result, self.text, self.lang)
+
+    def reply(self, turn: Turn, pending: bool = False, related: int = RELATED_SHOWN) -> Reply:
+        answer = turn.extractive
+        return reply_to(answer.sources, answer.answered, turn.lang, answer.note, pending, related)
+
+    async def in_time(
+        self, within: float | None, late: Callable[[], Awaitable[None]], background: BackgroundTasks, channel: str
+    ) -> Turn | str:
+        """The extractive answer when the search is done within `within` seconds (None: however long it
+        takes). Else a notice to answer with at once, in the asker's language: the question's error, or
+        that the answer is still being looked for, and then `late` (which posts it) is scheduled."""
+        try:
+            turn = await self.turn(within)
+        except QueryError as exc:
+            return exc.message
+        if turn is None:
+            log.warning("%s: the search took over %s s; the answer follows in a message of its own", channel, within)
+            background.add_task(late)
+            return Translator(self.lang)("bot_still_looking")
+        return turn
+
+
+def written(chat: Chat, turn: Turn, root: str, channel: str) -> ChatReply | None:
+    """The LLM's answer from the entries already shown, citations linked to this server's pages; None
+    (and a line in the log) when it could not write one, so the entries stand. Blocks: call it from a worker thread."""
+    reply = chat.write(turn, (), permalinks(root))
+    if reply.mode != "llm":
+        log.warning("%s: no written answer, the entries stand: %s", channel, reply.error)
+        return None
+    return reply
+
+
+def shorten(markdown: str, limit: int) -> tuple[str, bool]:
+    """`markdown` cut to at most `limit` characters at a line break (an open code block closed), and
+    whether it was cut; a platform adds its own link to the whole answer."""
+    if len(markdown) <= limit:
+        return markdown, False
+    cut = markdown[: limit - 8]  # room to close a code block
+    for separator in ("\n\n", "\n", " "):
+        at = cut.rfind(separator)
+        if at > len(cut) * 0.6:
+            cut = cut[:at]
+            break
+    cut = cut.rstrip()
+    if len(re.findall(r"^\s*```", cut, re.MULTILINE)) % 2:
+        cut += "\n```"
+    return cut + "\n…", True

@@ -425,7 +425,7 @@ def test_slack_questions_and_votes_are_recorded_without_user_names(slack_setting
         for action in ("kb_unhelpful", "kb_helpful"):  # the same person changes their mind: one vote
             body = interaction_body(action, RESUME, "")
             assert client.post("/slack/interactive", content=body, headers=slack_headers(body)).status_code == 200
-        questions = rows(client, "SELECT text, channel, answered, slack_team, slack_channel FROM questions")
+        questions = rows(client, "SELECT text, channel, answered, chat_workspace, chat_conversation FROM questions")
         votes = rows(client, "SELECT entry_id, helpful, channel, question, voter FROM votes")
     ids = ("T0001", "C0001") if with_ids else (None, None)
     assert questions == [("slime 如何续训？", "slack", 1, *ids)]

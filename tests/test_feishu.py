@@ -526,7 +526,9 @@ def test_questions_are_recorded_with_their_channel_and_chat_ids_only_when_asked(
     event = message_event("怎么把 Megatron 的 checkpoint 转成 HF 格式", chat_id="oc_recorded")
     bot.ask(event)
     stand_in.wait_for(message_id(event))
-    rows = bot.rows("SELECT text, channel, slack_team, slack_channel FROM questions WHERE text LIKE '%Megatron%'")
+    rows = bot.rows(
+        "SELECT text, channel, chat_workspace, chat_conversation FROM questions WHERE text LIKE '%Megatron%'"
+    )
     assert rows == [("怎么把 Megatron 的 checkpoint 转成 HF 格式", "feishu", None, None)]
     raw = b"".join(p.read_bytes() for p in Path(bot.app.state.settings.data_dir).glob("insights.sqlite*"))
     assert b"ou_asker" not in raw and b"oc_recorded" not in raw
@@ -534,7 +536,7 @@ def test_questions_are_recorded_with_their_channel_and_chat_ids_only_when_asked(
     asked = message_event(RESUME_EN, chat_id="oc_recorded", app_id=PLAIN_APP_ID)
     assert post_plain(plain, asked).status_code == 200
     stand_in.wait_for(message_id(asked))
-    rows = plain.rows("SELECT text, channel, slack_team, slack_channel FROM questions")
+    rows = plain.rows("SELECT text, channel, chat_workspace, chat_conversation FROM questions")
     assert rows == [(RESUME_EN, "feishu", "tenant-1", "oc_recorded")]
 
 

@@ -47,6 +47,7 @@ from kb.insights import (
     table,
     to_csv,
 )
+from kb.insights.migrations import MIGRATIONS
 from kb.insights.writer import Writer
 from kb.settings import Settings
 from kbcli.insights import add_parser
@@ -110,7 +111,7 @@ def columns(path: Path, name: str) -> list[str]:
 def test_a_new_file_has_the_current_schema_in_wal_mode(sqlite_store: InsightsStore) -> None:
     store = sqlite_store
     assert store.path.name == "insights.sqlite"
-    assert store.schema_version() == SCHEMA_VERSION == 4
+    assert store.schema_version() == SCHEMA_VERSION == 5
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert columns(store.path, "questions") == [
@@ -124,8 +125,8 @@ def test_a_new_file_has_the_current_schema_in_wal_mode(sqlite_store: InsightsSto
         "answered",
         "latency_ms",
         "kind",
-        "slack_team",
-        "slack_channel",
+        "chat_workspace",
+        "chat_conversation",
         "margin",
         "previous",
     ]
@@ -237,7 +238,7 @@ def assert_upgraded_store_counts_old_rows_and_takes_new_fields(store: InsightsSt
     same rows in PostgreSQL): it counts them, takes the new columns, and the same voter's new
     vote replaces the old one."""
     assert store.totals(0) == Totals(questions=2, answered=1, helpful=0, unhelpful=1)
-    store.add_questions([question("ray hangs", kind="chat", slack_team="T1", slack_channel="C1")])
+    store.add_questions([question("ray hangs", kind="chat", chat_workspace="T1", chat_conversation="C1")])
     store.add_votes([Vote("slime-1", False, "OOM", "voter-a", "web", "outdated", "changed in v0.2")])
     assert store.count("questions") == 3 and store.count("votes") == 1
     assert store.unhelpful(0)[0].reasons == (("outdated", 1),)
@@ -248,11 +249,11 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:  # a file as the first release wrote it, made by hand
         db.executescript(V1_SCHEMA)
     store = InsightsStore(path)
-    assert store.schema_version() == 4
-    assert "kind" in columns(path, "questions") and "slack_channel" in columns(path, "questions")
+    assert store.schema_version() == 5
+    assert "kind" in columns(path, "questions") and "chat_conversation" in columns(path, "questions")
     assert "reason" in columns(path, "votes") and "comment" in columns(path, "votes")
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT id, text, kind, slack_team FROM questions ORDER BY id").fetchall() == [
+        assert db.execute("SELECT id, text, kind, chat_workspace FROM questions ORDER BY id").fetchall() == [
             (1, "如何续训", "search", None),
             (2, "OOM", "search", None),
         ]
@@ -264,7 +265,25 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     store.close()
     InsightsStore(path).close()  # opening again changes nothing
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(4,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(5,)]
+
+
+def test_a_version_4_file_keeps_its_slack_ids_under_the_team_chat_columns(tmp_path: Path) -> None:
+    path = store_path(tmp_path)
+    with sqlite3.connect(path) as db:  # a file as the release before Feishu and DingTalk wrote it
+        db.executescript(
+            ";\n".join(MIGRATIONS[:4]) + ";\nCREATE TABLE schema_version (version INTEGER NOT NULL);"
+            "INSERT INTO schema_version VALUES (4);"
+            "INSERT INTO questions (asked_at, text, lang, channel, answered, latency_ms, slack_team, slack_channel) "
+            "VALUES (1750000000, 'OOM', 'en', 'slack', 0, 3.0, 'T1', 'C1');"
+        )
+    store = InsightsStore(path)
+    assert store.schema_version() == 5
+    store.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT text, chat_workspace, chat_conversation FROM questions").fetchall() == [
+            ("OOM", "T1", "C1")
+        ]
 
 
 def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> None:
@@ -274,7 +293,7 @@ def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> Non
             "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7);"
         )
     with pytest.raises(
-        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 4"
+        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 7 is newer than this kb's 5"
     ):
         InsightsStore(path)
     with sqlite3.connect(path) as db:

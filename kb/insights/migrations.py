@@ -2,8 +2,8 @@
 
 Each migration takes the file from the version before it to its own number (1-based); its
 statements are separated by ";\n". `upgrade` runs inside the caller's transaction, with the
-update of the version table, so a file is upgraded whole or not at all. A migration only
-ever adds (tables, columns, indexes): rows written by an older version are kept. The same
+update of the version table, so a file is upgraded whole or not at all. A migration adds
+(tables, columns, indexes) or renames a column: rows written by an older version are kept. The same
 list builds SQLite and PostgreSQL: the statements are SQLite's, translated for PostgreSQL
 (`kb.insights.sql.to_postgres`) by the connection they run on.
 """
@@ -79,6 +79,12 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX links_made_at ON links (made_at);
     CREATE INDEX links_active ON links (removed_at, length(question))
+    """,
+    # 5: the team chat's ids (KB_INSIGHTS_CHAT_IDS) are any chat's, not only Slack's: its workspace
+    # (Slack team, Feishu tenant, DingTalk organisation) and its conversation (channel, chat, group)
+    """
+    ALTER TABLE questions RENAME COLUMN slack_team TO chat_workspace;
+    ALTER TABLE questions RENAME COLUMN slack_channel TO chat_conversation
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

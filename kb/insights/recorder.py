@@ -95,7 +95,7 @@ class Recorder(Writer):
     ) -> None:
         """Record a question with its best entry (the first of `sources`) and how far it led the second;
         a team chat's (workspace, conversation) only where a setting asks (KB_INSIGHTS_SLACK_IDS,
-        KB_INSIGHTS_CHAT_IDS), in the `slack_team` and `slack_channel` columns whatever the chat."""
+        KB_INSIGHTS_CHAT_IDS), in the `chat_workspace` and `chat_conversation` columns whatever the chat."""
         if self.store is None:
             return
         try:
@@ -110,8 +110,8 @@ class Recorder(Writer):
                 top_score=best.score if best else None,
                 latency_ms=round((time.perf_counter() - started) * 1000, 2),
                 kind=kind,
-                slack_team=team or None,
-                slack_channel=chat or None,
+                chat_workspace=team or None,
+                chat_conversation=chat or None,
                 margin=sources[0].score - sources[1].score if len(sources) > 1 else None,
                 previous=clean_query(previous) if previous else None,
             )

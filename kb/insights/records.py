@@ -62,8 +62,8 @@ class Question:
     latency_ms: float
     kind: str = "search"  # one of KINDS
     asked_at: float = field(default_factory=time.time)
-    slack_team: str | None = None  # a team chat's workspace: Slack team, Feishu tenant, DingTalk organisation
-    slack_channel: str | None = None  # and its conversation: Slack channel, Feishu chat, DingTalk conversation
+    chat_workspace: str | None = None  # a team chat's workspace: Slack team, Feishu tenant, DingTalk organisation
+    chat_conversation: str | None = None  # and its conversation: Slack channel, Feishu chat, DingTalk conversation
     margin: float | None = None  # the best entry's score less the second's
     previous: str | None = None  # the question asked just before, in the same conversation or search box
 

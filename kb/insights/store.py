@@ -158,8 +158,8 @@ class InsightsStore:
                 q.top_score,
                 int(q.answered),
                 q.latency_ms,
-                q.slack_team,
-                q.slack_channel,
+                q.chat_workspace,
+                q.chat_conversation,
                 q.margin,
                 q.previous and q.previous[:MAX_TEXT],
             )
@@ -168,7 +168,7 @@ class InsightsStore:
         self._write(
             (
                 "INSERT INTO questions (asked_at, text, lang, channel, kind, top_entry, top_score, answered, "
-                "latency_ms, slack_team, slack_channel, margin, previous) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "latency_ms, chat_workspace, chat_conversation, margin, previous) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
         )

@@ -50,6 +50,7 @@ KNOWN = (
     ("training-env-72fcab3a", "training-env-2480d48b"),
 )
 SHOWN = 12  # other pairs listed by score
+PASSAGES = 48  # shipped whole texts embedded to compare with the questions' cost
 
 
 def shipped_pairs(tmp: Path) -> tuple[list[Entry], list[Duplicate]]:
@@ -142,17 +143,24 @@ def scale(n: int, entries: list[Entry]) -> str:
     seconds = time.perf_counter() - started
     hit = sum(1 for d in found if frozenset((d.first, d.second)) in planted)
     questions = [v.question for e in entries for v in e.versions()] * 4
+    passages = [v.text for e in entries for v in e.versions()][:PASSAGES]
     embedder = open_embedder()
     embedder.embed_queries(questions[:16])  # warm up
     started = time.perf_counter()
     embedder.embed_queries(questions)
     per_question = (time.perf_counter() - started) / len(questions)
+    started = time.perf_counter()
+    embedder.embed_passages(passages)
+    per_passage = (time.perf_counter() - started) / len(passages)
     return "\n".join(
         [
             f"finder on {n} entries x 2 languages ({2 * n} vectors of each kind): {seconds:.2f} s, "
             f"{len(found)} pairs reported, {hit} of the {len(planted)} planted",
             f"questions embedded as queries: {1000 * per_question:.1f} ms each ({len(questions)} shipped questions); "
             f"for {n} entries x 2 languages: {2 * n * per_question:.0f} s on a first ingest (cached after)",
+            f"whole texts embedded as passages, in the same run: {1000 * per_passage:.1f} ms each "
+            f"({len(passages)} shipped entries): the questions add {100 * per_question / per_passage:.0f}% "
+            "to a first ingest's embedding",
         ]
     )
 

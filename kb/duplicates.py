@@ -24,7 +24,7 @@ entry's nearest questions alike enough to reach the threshold.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -117,8 +117,9 @@ class EntryVectors:
 
 @dataclass(frozen=True)
 class _Language:
-    rows: dict[int, int]  # entry -> its row in this language
-    owners: np.ndarray
+    lang: str
+    row: np.ndarray  # per entry, its row here (-1: it has no version in this language)
+    owners: np.ndarray  # per row, its entry
     questions: np.ndarray  # from the origin, normalised
     texts: np.ndarray
 
@@ -129,42 +130,65 @@ def _from_origin(matrix: np.ndarray, origin: np.ndarray) -> np.ndarray:
     return unit
 
 
-def _languages(vectors: EntryVectors) -> dict[str, _Language]:
-    langs = np.asarray(vectors.langs)
-    found = {}
+def _languages(vectors: EntryVectors, entries: int) -> list[_Language]:
+    langs, owners = np.asarray(vectors.langs), np.asarray(vectors.owners, dtype=np.int64)
+    found = []
     for lang in sorted(set(vectors.langs)):
         rows = np.flatnonzero(langs == lang)
-        owners = np.asarray(vectors.owners)[rows]
-        found[lang] = _Language(
-            {int(e): i for i, e in enumerate(owners)},
-            owners,
-            _from_origin(vectors.questions[rows], vectors.question_origin),
-            _from_origin(vectors.texts[rows], vectors.text_origin),
+        row = np.full(entries, -1, dtype=np.int64)
+        row[owners[rows]] = np.arange(len(rows))
+        questions = _from_origin(vectors.questions[rows], vectors.question_origin)
+        found.append(
+            _Language(lang, row, owners[rows], questions, _from_origin(vectors.texts[rows], vectors.text_origin))
         )
     return found
 
 
-def _alike(matrix: np.ndarray, threshold: float, neighbours: int) -> Iterator[tuple[int, int]]:
-    """Row pairs (i, j) of `matrix`: each row's `neighbours` nearest other rows whose cosine with
-    it is at least `threshold`, a block of rows against all at a time."""
-    k = min(neighbours, len(matrix) - 1)
-    if k < 1:
-        return
+def _alike(matrix: np.ndarray, threshold: float, neighbours: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row pairs (i, j) of `matrix` whose cosine is at least `threshold`, at most `neighbours`
+    of them for each row i (its nearest), a block of rows against all at a time."""
+    found_i, found_j = [np.zeros(0, dtype=np.int64)], [np.zeros(0, dtype=np.int64)]
     for start in range(0, len(matrix), BLOCK):
         cosines = matrix[start : start + BLOCK] @ matrix.T
         rows = np.arange(len(cosines))
         cosines[rows, rows + start] = -np.inf  # not itself
-        nearest = np.argpartition(-cosines, k - 1, axis=1)[:, :k]
-        keep = np.take_along_axis(cosines, nearest, axis=1) >= threshold
-        yield from zip((np.nonzero(keep)[0] + start).tolist(), nearest[keep].tolist())
+        alike = cosines >= threshold
+        crowded = np.flatnonzero(alike.sum(axis=1) > neighbours)  # rare: only these need sorting
+        if len(crowded):
+            nearest = np.argpartition(-cosines[crowded], neighbours - 1, axis=1)[:, :neighbours]
+            alike[crowded] = False
+            alike[crowded[:, None], nearest] = True
+        i, j = np.nonzero(alike)
+        found_i.append(i + start)
+        found_j.append(j)
+    return np.concatenate(found_i), np.concatenate(found_j)
 
 
-def _pair(entries: Sequence[Entry], languages: dict[str, _Language], a: int, b: int) -> Duplicate:
-    shared = [(lang, x) for lang, x in languages.items() if a in x.rows and b in x.rows]
-    questions = [float(x.questions[x.rows[a]] @ x.questions[x.rows[b]]) for _, x in shared]
-    texts = [float(x.texts[x.rows[a]] @ x.texts[x.rows[b]]) for _, x in shared]
-    q, t = (round(float(np.mean(v)), 3) if v else -1.0 for v in (questions, texts))
-    return Duplicate(entries[a].id, entries[b].id, min(q, t), q, t, tuple(lang for lang, _ in shared))
+def _scored(
+    entries: Sequence[Entry], languages: list[_Language], a: np.ndarray, b: np.ndarray, threshold: float
+) -> list[Duplicate]:
+    """The pairs of entries (a[k], b[k]) that score `threshold` or more, each compared in the languages both have."""
+    questions, texts, shared = np.zeros(len(a)), np.zeros(len(a)), np.zeros((len(languages), len(a)), dtype=bool)
+    for n, x in enumerate(languages):
+        ra, rb = x.row[a], x.row[b]
+        both = shared[n] = (ra >= 0) & (rb >= 0)
+        questions[both] += np.einsum("ij,ij->i", x.questions[ra[both]], x.questions[rb[both]])
+        texts[both] += np.einsum("ij,ij->i", x.texts[ra[both]], x.texts[rb[both]])
+    compared = shared.sum(axis=0)
+    questions = np.where(compared > 0, questions / np.maximum(compared, 1), -1.0)
+    texts = np.where(compared > 0, texts / np.maximum(compared, 1), -1.0)
+    scores = np.minimum(questions, texts)
+    return [
+        Duplicate(
+            entries[a[k]].id,
+            entries[b[k]].id,
+            round(float(scores[k]), 3),
+            round(float(questions[k]), 3),
+            round(float(texts[k]), 3),
+            tuple(x.lang for n, x in enumerate(languages) if shared[n, k]),
+        )
+        for k in np.flatnonzero(scores >= threshold)
+    ]
 
 
 def find_duplicates(
@@ -176,15 +200,16 @@ def find_duplicates(
     one language at least: the candidates are, in each language, each entry's `neighbours`
     nearest questions alike enough. (An entry with more near-copies than that is reported
     with its nearest.)"""
-    languages = _languages(vectors)
-    candidates: set[tuple[int, int]] = set()
-    for x in languages.values():
-        for i, j in _alike(x.questions, threshold, neighbours):
-            a, b = sorted((int(x.owners[i]), int(x.owners[j])))
-            if a != b:
-                candidates.add((a, b))
-    found = [_pair(entries, languages, a, b) for a, b in sorted(candidates)]
-    return sorted((d for d in found if d.score >= threshold), key=lambda d: -d.score)
+    languages = _languages(vectors, len(entries))
+    codes = [np.zeros(0, dtype=np.int64)]
+    for x in languages:
+        i, j = _alike(x.questions, threshold, neighbours)
+        a, b = x.owners[i], x.owners[j]
+        keep = a != b
+        codes.append(np.minimum(a, b)[keep] * len(entries) + np.maximum(a, b)[keep])
+    pairs = np.unique(np.concatenate(codes))  # each pair once, in entry order
+    found = _scored(entries, languages, pairs // len(entries), pairs % len(entries), threshold)
+    return sorted(found, key=lambda d: -d.score)
 
 
 def with_intended(
@@ -210,8 +235,9 @@ def with_intended(
             continue
         pair = frozenset((mark.first, mark.second))
         if pair not in by_pair:
-            a, b = sorted((position[mark.first], position[mark.second]))
-            score = _pair(entries, _languages(vectors), a, b).score
+            a, b = np.array([position[mark.first]]), np.array([position[mark.second]])
+            (scored,) = _scored(entries, _languages(vectors, len(entries)), a, b, threshold=-np.inf)
+            score = scored.score
             warnings.append(
                 f"{mark.where}: {mark.first} and {mark.second} are not near-duplicates (score {score:.3f}, "
                 f"reported from {threshold:.2f}): the [[intended_duplicates]] mark can go"

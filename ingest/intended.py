@@ -22,8 +22,6 @@ from kb.tomlfile import DataModel, load_toml, nonempty
 
 __all__ = ["IntendedTable", "load_intended"]
 
-MANIFEST_NAME = "sources.toml"
-
 
 class IntendedTable(DataModel):
     """An `[[intended_duplicates]]` table: two entries meant to be alike, and why."""
@@ -50,9 +48,9 @@ class _Marks(DataModel):
     intended_duplicates: list[IntendedTable] = []
 
 
-def load_intended(sources_dir: Path) -> list[IntendedPair]:
-    """The pairs `sources_dir/sources.toml` marks as intended duplicates, each with its file and line."""
-    manifest = Path(sources_dir) / MANIFEST_NAME
+def load_intended(manifest: Path) -> list[IntendedPair]:
+    """The pairs a sources manifest marks as intended duplicates, each with its file and line
+    (none when there is no manifest)."""
     if not manifest.is_file():
         return []
     doc = load_toml(manifest, _Marks, "the sources manifest")

@@ -24,7 +24,7 @@ from kb.search import searched_text
 from kb.settings import Settings
 
 from .intended import load_intended
-from .manifest import load_site
+from .manifest import MANIFEST_NAME, load_site
 from .sources import parse_sources
 
 __all__ = [
@@ -174,6 +174,7 @@ def build_index(
         duplicates=duplicates,
     )
     covered = sum(1 for q in learned if q.entry is not None)
+    paired = {i for d in duplicates for i in (d.first, d.second)}
     return BuildReport(
         meta,
         len(entries),
@@ -187,7 +188,7 @@ def build_index(
         not_covered=len(learned) - covered,
         adapter=adapter_note,
         duplicates=tuple(duplicates),
-        paired={e.id: e for e in entries if e.id in {i for d in duplicates for i in (d.first, d.second)}},
+        paired={e.id: e for e in entries if e.id in paired},
     )
 
 
@@ -256,7 +257,7 @@ def near_duplicates(
 ) -> tuple[list[Duplicate], list[str]]:
     """The near-duplicate entries (`kb.duplicates`), those the folders' manifests mark intended
     said so, and a warning for each mark that names no entry or a pair not found."""
-    marks = [mark for folder in sources_dirs for mark in load_intended(folder)]
+    marks = [mark for folder in sources_dirs for mark in load_intended(folder / MANIFEST_NAME)]
     return with_intended(find_duplicates(entries, vectors), marks, entries, vectors)
 
 

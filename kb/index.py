@@ -340,7 +340,7 @@ def _meta_problem(meta: IndexMeta) -> str:
         return "site must map name and tagline to a text per language"
     try:
         [Duplicate.from_dict(d) for d in meta.duplicates]
-    except (TypeError, AttributeError):
+    except TypeError:
         return "duplicates must be pairs of entries, each with its scores"
     try:
         datetime.fromisoformat(meta.built_at)

@@ -3,7 +3,8 @@ optional `[source.translation]` table under it naming the same document in the o
 language (its file, lang, pinned url, licence and entries style). A title is one string,
 or a table of one per language (`title = { zh = "ROLL 问答", en = "ROLL Q&A" }`); an
 optional `[site]` table names the site that serves the sources (`name`, `tagline`, each
-one string or one per language).
+one string or one per language); `[[intended_duplicates]]` tables mark pairs of entries meant
+to be alike (see `ingest/intended.py`).
 
 A directory without a manifest but with `*.md` files gets a default one, so that
 `kb ingest --sources DIR` works on a user's own Markdown: each `X.md` is a source, and an
@@ -23,6 +24,7 @@ from kb.errors import SourceError, SourceErrors
 from kb.tomlfile import DataModel, TomlFile, iso_date, load_toml, nonempty, one_of
 
 from .document import read_text
+from .intended import IntendedTable
 from .markdown_faq import guess_entries_style, heading_title
 
 __all__ = ["load_manifest", "load_site", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS", "TRANSLATORS"]
@@ -149,6 +151,7 @@ class _Site(DataModel):
 class _Manifest(DataModel):
     site: _Site | None = None
     source: list[_Source] = []
+    intended_duplicates: list[IntendedTable] = []
 
 
 def _sources(doc: TomlFile[_Manifest]) -> list[Source]:

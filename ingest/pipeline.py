@@ -5,14 +5,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from kb.adapter import QueryAdapter
-from kb.embedding import open_embedder
+from kb.duplicates import Duplicate, EntryVectors, find_duplicates, with_intended
+from kb.embedding import Embedder, open_embedder
 from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.entries import Entry
 from kb.errors import IndexMissing, IndexUnreadable, SourceError
@@ -22,7 +23,8 @@ from kb.learning import LearnedQuestion, load_learned
 from kb.search import searched_text
 from kb.settings import Settings
 
-from .manifest import load_site
+from .intended import load_intended
+from .manifest import MANIFEST_NAME, load_site
 from .sources import parse_sources
 
 __all__ = [
@@ -99,6 +101,8 @@ class BuildReport:
     alternates: int = 0  # learned questions that are alternates of an entry
     not_covered: int = 0  # learned questions the FAQ does not cover
     adapter: str = ""  # where the build's query adapter came from, or why it has none
+    duplicates: tuple[Duplicate, ...] = ()  # near-duplicate entries, those the manifests mark intended too
+    paired: dict[str, Entry] = field(default_factory=dict)  # the entries those pairs name, by id
 
 
 def sources_hash(sources_dir: SourceDirs) -> str:
@@ -146,9 +150,14 @@ def build_index(
         learned_vectors, _ = embed_with_cache(
             embedder, [searched_text(q.question) for q in learned], cache, queries=True
         )
+        step = (lambda done, total: progress("questions", done, total)) if progress else None
+        asked, background_asked = asked_vectors(embedder, entries, cache, step)
     finally:
         cache.close()
-    warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings)
+    duplicates, duplicate_warnings = near_duplicates(
+        sources_dir, entries, EntryVectors.of_build(entries, vectors, owners, asked, background, background_asked)
+    )
+    warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings) + tuple(duplicate_warnings)
     adapter, adapter_note = adapter_for(settings, sources_dir, entries, embedder.model)
     meta = write_index(
         settings.index_dir,
@@ -162,8 +171,10 @@ def build_index(
         learned_vectors=learned_vectors,
         site=site_of(sources_dir),
         adapter=adapter,
+        duplicates=duplicates,
     )
     covered = sum(1 for q in learned if q.entry is not None)
+    paired = {i for d in duplicates for i in (d.first, d.second)}
     return BuildReport(
         meta,
         len(entries),
@@ -176,6 +187,8 @@ def build_index(
         alternates=covered,
         not_covered=len(learned) - covered,
         adapter=adapter_note,
+        duplicates=tuple(duplicates),
+        paired={e.id: e for e in entries if e.id in paired},
     )
 
 
@@ -222,6 +235,30 @@ def site_of(sources_dirs: list[Path]) -> dict[str, dict[str, str]]:
     for folder in sources_dirs:
         site |= load_site(folder)
     return site
+
+
+def asked_vectors(
+    embedder: Embedder, entries: list[Entry], cache: EmbeddingCache, progress: Callable[[int, int], None] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each version's question (in `Entry.versions()` order) and every sixth background
+    sentence, embedded as a search embeds a question: what near-duplicates are found by.
+
+    The background's 100 questions give the questions' origin (`kb.duplicates`): the mean of
+    all 600 moves no shipped pair's score by more than 0.002, at six times the cost of a
+    first ingest (a minute on 2 busy cores)."""
+    asked = [searched_text(v.question) for entry in entries for v in entry.versions()]
+    questions, _ = embed_with_cache(embedder, asked, cache, progress, queries=True)
+    background = [searched_text(s) for s in background_sentences()[::6]]
+    return questions, embed_with_cache(embedder, background, cache, queries=True)[0]
+
+
+def near_duplicates(
+    sources_dirs: list[Path], entries: list[Entry], vectors: EntryVectors
+) -> tuple[list[Duplicate], list[str]]:
+    """The near-duplicate entries (`kb.duplicates`), those the folders' manifests mark intended
+    said so, and a warning for each mark that names no entry or a pair not found."""
+    marks = [mark for folder in sources_dirs for mark in load_intended(folder / MANIFEST_NAME)]
+    return with_intended(find_duplicates(entries, vectors), marks, entries, vectors)
 
 
 def learned_questions(sources_dirs: list[Path], entries: list[Entry]) -> tuple[list[LearnedQuestion], list[str]]:

@@ -2,8 +2,9 @@
 
     $KB_DATA_DIR/index -> builds/<stamp>/     a symlink, swapped in one rename
         meta.json       format version, model, dimension, entry count, sources hash, checksums,
-                        the kind of vector index (flat or hnsw) and HNSW's efSearch, and the
-                        site's name and tagline the sources' manifests give
+                        the kind of vector index (flat or hnsw) and HNSW's efSearch, the
+                        site's name and tagline the sources' manifests give, and the
+                        near-duplicate entries ingest found (`kb.duplicates`)
         entries.jsonl   one entry per line
         vectors.faiss   normalised passage vectors (inner product = cosine), in a flat FAISS
                         index up to `kb.dense.APPROXIMATE_ABOVE` entries and HNSW past it:
@@ -40,6 +41,7 @@ import numpy as np
 from . import builds, dense
 from .adapter import FILE as ADAPTER_FILE
 from .adapter import QueryAdapter
+from .duplicates import Duplicate
 from .entries import Entry
 from .errors import IndexMissing, IndexUnreadable
 from .learning.overlay import Learned
@@ -85,6 +87,8 @@ class IndexMeta:
     site: dict[str, dict[str, str]] = field(default_factory=dict)
     # The query adapter's summary (`QueryAdapter.summary`, and its model); {} when the build has none.
     adapter: dict[str, typing.Any] = field(default_factory=dict)
+    # The near-duplicate entries ingest found (`Duplicate.to_dict`); absent before, and then none.
+    duplicates: list[dict[str, typing.Any]] = field(default_factory=list)
 
     @property
     def age_seconds(self) -> float:
@@ -131,6 +135,7 @@ def write_index(
     learned_vectors: np.ndarray | None = None,
     site: dict[str, dict[str, str]] | None = None,
     adapter: QueryAdapter | None = None,
+    duplicates: Sequence[Duplicate] = (),
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
@@ -139,7 +144,7 @@ def write_index(
     (see `kb.dense` for why there). `learned` are the sources' learned questions, with their
     vectors; an alternate's words join its entry's question on the lexical side. `site` is
     the site's name and tagline in each language, as the manifests give them; `adapter`, the
-    query adapter the build carries.
+    query adapter the build carries; `duplicates`, the near-duplicate entries found.
     """
     if learned_vectors is None:
         learned_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
@@ -164,6 +169,7 @@ def write_index(
             learned_vectors,
             site or {},
             adapter,
+            duplicates,
         ),
     )
 
@@ -250,6 +256,7 @@ def _write_build(
     learned_vectors: np.ndarray,
     site: dict[str, dict[str, str]],
     adapter: QueryAdapter | None,
+    duplicates: Sequence[Duplicate] = (),
 ) -> IndexMeta:
     """Write a build's files into `tmp`, the manifest last."""
     with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
@@ -279,6 +286,7 @@ def _write_build(
         ef_search=dense.ef_search_of(index),
         site=site,
         adapter=summary,
+        duplicates=[d.to_dict() for d in duplicates],
     )
     (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
     return meta
@@ -330,6 +338,10 @@ def _meta_problem(meta: IndexMeta) -> str:
         return "checksums must map file names to SHA-256 digests"
     if not all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in meta.site.values()):
         return "site must map name and tagline to a text per language"
+    try:
+        [Duplicate.from_dict(d) for d in meta.duplicates]
+    except TypeError:
+        return "duplicates must be pairs of entries, each with its scores"
     try:
         datetime.fromisoformat(meta.built_at)
     except ValueError:

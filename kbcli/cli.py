@@ -23,6 +23,8 @@ from .terminal import print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
 
 if TYPE_CHECKING:
+    from ingest.pipeline import BuildReport
+    from kb.entries import Entry
     from kb.evaluate import EvalQuery
 
 __all__ = ["main"]
@@ -59,11 +61,34 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
         )
     if report.adapter:
         print(f"query adapter: {report.adapter}")
+    _print_duplicates(report)
     for warning in report.warnings:
         print(f"warning: {warning}")
     for line in _unreviewed(dirs):
         print(line)
     return 0
+
+
+def _print_duplicates(report: BuildReport) -> None:
+    """The near-duplicate entries the build found: each pair not marked intended with both
+    entries' places, then how many are marked."""
+    found = [d for d in report.duplicates if not d.intended]
+    if found:
+        print(
+            f"near-duplicate entries: {len(found)} pair{'s' if len(found) != 1 else ''} so alike that a question "
+            "for one may get the other (merge them, or mark a pair in sources.toml as [[intended_duplicates]]):"
+        )
+    for d in found:
+        print(f"  {d.score:.2f}  " + "\n        ".join(_entry_line(report.paired[i]) for i in (d.first, d.second)))
+    marked = len(report.duplicates) - len(found)
+    if marked:
+        print(f"{marked} near-duplicate pair{'s' if marked != 1 else ''} marked as intended in sources.toml")
+
+
+def _entry_line(entry: Entry) -> str:
+    place = f"{entry.file}:{entry.line}" if entry.file and entry.line else entry.file
+    link = f"  {entry.url}" if entry.url else ""
+    return f"{entry.id}  {place}  {entry.question}{link}"
 
 
 def _unreviewed(dirs: Sequence[Path]) -> list[str]:

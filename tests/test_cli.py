@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from duplicates_faq import ACROSS, CONVERT, CONVERT_AGAIN, URL, WITHIN, intended, write_team_faqs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -274,6 +275,8 @@ def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_di
     assert "the index holds 5 sources, from " in first.stdout
     assert ["slime", "13", "entries", "en+zh", "slime", "Q&A"] in [line.split() for line in first.stdout.splitlines()]
     assert "replaces" not in first.stdout  # there was no index before
+    assert "2 near-duplicate pairs marked as intended in sources.toml" in first.stdout.splitlines()
+    assert "near-duplicate entries:" not in first.stdout  # the shipped FAQs' two pairs are marked
     mine = own_faq(tmp_path / "mine")
     run = kb("ingest", "--sources", str(mine), data_dir=data_dir)
     assert run.returncode == 0, run.stderr
@@ -283,6 +286,22 @@ def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_di
     assert "it replaces an index of chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17)" in lines
     assert "no longer in the index: chatlearn-v1, roll, slime, chatlearn, training-env" in lines
     assert "(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)" in lines
+
+
+def test_ingest_names_each_near_duplicate_pair_by_both_entries_places(tmp_path, data_dir):
+    folder = write_team_faqs(tmp_path / "team", intended(*WITHIN))
+    run = kb("ingest", "--sources", str(folder), data_dir=data_dir)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    at = lines.index(
+        "near-duplicate entries: 1 pair so alike that a question for one may get the other "
+        "(merge them, or mark a pair in sources.toml as [[intended_duplicates]]):"
+    )
+    assert re.fullmatch(
+        rf"  0\.\d\d  {ACROSS[0]}  zh-faq\.md:3  {CONVERT}  {re.escape(URL)}#megatron-\S+", lines[at + 1]
+    )
+    assert lines[at + 2] == f"        {ACROSS[1]}  ops.md:3  {CONVERT_AGAIN}"  # no url: its file and line
+    assert "1 near-duplicate pair marked as intended in sources.toml" in lines
 
 
 def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):

@@ -1,6 +1,6 @@
 """The /insights page behind KB_ADMIN_TOKEN: off without a token, a sign-in form without the token,
-the tables with a bearer token or the sign-in cookie, a CSV export of each table; and in a real
-browser (headless Chromium against uvicorn): signing in, the page (screenshots), and votes cast
+the tables with a bearer token or the sign-in cookie, a CSV export of each table, the near-duplicate
+entries the build found (over a real server); and in a real browser (headless Chromium against uvicorn): signing in, the page (screenshots), and votes cast
 with the search and chat pages' buttons reaching the store."""
 
 from __future__ import annotations
@@ -8,15 +8,19 @@ from __future__ import annotations
 import csv
 import io
 import re
+import shutil
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import httpx
 import pytest
+from duplicates_faq import ACROSS, CONVERT, CONVERT_AGAIN, QUOTA, URL, WITHIN, intended, write_team_faqs
 from fastapi.testclient import TestClient
 from test_pages import form_token
 
+from ingest import build_index
 from kb.index import read_index
 from kb.insights import TABLES, InsightsStore, Question, Vote, store_path
 from kb.settings import Settings
@@ -232,6 +236,50 @@ def test_the_page_shows_every_table(admin: TestClient, entry_ids: list[str]) -> 
     for name in TABLES:
         assert f'href="/insights/{name}.csv?since=30d"' in html
     assert "style=" not in html  # the page's policy allows no inline styles
+
+
+def duplicates_section(html: str) -> str:
+    return html.split('<section class="insights-block" id="duplicates">')[1].split("</section>")[0]
+
+
+@pytest.fixture(scope="module")
+def team_url(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Callable[..., Any]) -> str:
+    """A real server on an index of a folder with two near-duplicate pairs, one of them marked intended."""
+    tmp = tmp_path_factory.mktemp("duplicates")
+    shutil.copytree(settings.cache_dir, tmp / "data" / "cache")
+    team = settings.with_(data_dir=tmp / "data", admin_token=TOKEN)
+    build_index(team, write_team_faqs(tmp / "team", intended(*WITHIN, why="Asked both ways in the team channel")))
+    return str(serve(create_app(team)).url)
+
+
+def test_near_duplicate_entries_are_listed_with_both_places_in_the_readers_language(team_url: str) -> None:
+    en = duplicates_section(httpx.get(f"{team_url}/insights", headers={"Accept-Language": "en", **BEARER}).text)
+    assert "<h2>Near-duplicate entries</h2>" in en and "Merge them, or mark a pair as intended" in en
+    (row,) = re.findall(r"<tr data-duplicate>.*?</tr>", en, re.S)  # the pair not marked
+    assert f'<a href="/entries/{ACROSS[0]}">{CONVERT}</a>' in row
+    assert f'<a href="/entries/{ACROSS[1]}">{CONVERT_AGAIN}</a>' in row
+    assert f"<code>{ACROSS[0]}</code>" in row and f"<code>{ACROSS[1]}</code>" in row
+    assert re.search(rf'<a href="{re.escape(URL)}#megatron-[^"]+">zh-faq\.md:3</a>', row)  # its place, linked
+    assert "ops.md:3" in row  # a source without a url: its file and line
+    assert re.search(r'<td class="num" data-label="Score">0\.\d\d</td>', row)
+    # The pair marked intended is listed apart, with why.
+    (marked,) = re.findall(r"<li data-intended>.*?</li>", en, re.S)
+    assert f'<a href="/entries/{WITHIN[0]}">{QUOTA}</a>' in marked and "Asked both ways in the team channel" in marked
+    assert "Pairs marked as intended in sources.toml (1)" in en
+
+    zh = duplicates_section(httpx.get(f"{team_url}/insights", headers={"Accept-Language": "zh", **BEARER}).text)
+    assert "<h2>几乎重复的条目</h2>" in zh and "合并它们" in zh and "Near-duplicate" not in zh
+    assert 'data-label="相像的条目"' in zh and 'data-label="相像度"' in zh
+    assert "在 sources.toml 中标明为有意保留的条目对（1）" in zh
+
+
+def test_the_shipped_faqs_have_no_pair_to_look_at_and_two_marked(admin: TestClient) -> None:
+    en = duplicates_section(admin.get("/insights", headers={"Accept-Language": "en", **BEARER}).text)
+    assert "No near-duplicate entries." in en and "<tr data-duplicate>" not in en
+    assert "Pairs marked as intended in sources.toml (2)" in en
+    assert '<a href="/entries/roll-5af528c9">How to convert Megatron models to HF format?</a>' in en
+    zh = duplicates_section(admin.get("/insights", headers={"Accept-Language": "zh", **BEARER}).text)
+    assert "没有几乎重复的条目。" in zh and '<a href="/entries/roll-5af528c9">Megatron 模型如何转成 HF</a>' in zh
 
 
 @pytest.mark.parametrize("name", TABLES)

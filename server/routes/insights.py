@@ -1,4 +1,5 @@
-"""`/insights`: what people asked, what the FAQ could not answer, which answers did not help.
+"""`/insights`: what people asked, what the FAQ could not answer, which answers did not help,
+and which entries are near-duplicates of each other (as the index build found them).
 
 Behind `KB_ADMIN_TOKEN` (off without it): clients send `Authorization: Bearer <token>`,
 browsers sign in with a form that sets an HttpOnly cookie. Each table is also a CSV export.
@@ -22,6 +23,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from kb.duplicates import Duplicate
 from kb.errors import QueryError, shown
 from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, question_key, table, to_csv
 from kb.knowledge import KnowledgeBase
@@ -120,6 +122,7 @@ async def insights_page(
         "lang_names": LANG_NAMES,
         "form_token": form_token(request),
         "adapter": _adapter_context(kb, links, refit),
+        "duplicates": _duplicates_context(kb, lang),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
@@ -146,6 +149,17 @@ def _teach_context(kb: KnowledgeBase, lang: str, links: list[Link]) -> dict[str,
         "links_total": len(links),
         "entry_choices": choices,
     }
+
+
+def _duplicates_context(kb: KnowledgeBase, lang: str) -> dict[str, Any]:
+    """The near-duplicate pairs of the build served, each with its two entries as a reader of
+    `lang` sees them: those to look at, and those the manifests mark intended."""
+    pairs = []
+    for d in map(Duplicate.from_dict, kb.meta.duplicates):
+        first, second = kb.by_id.get(d.first), kb.by_id.get(d.second)
+        if first is not None and second is not None:
+            pairs.append((d, first.localized(lang), second.localized(lang)))
+    return {"found": [p for p in pairs if not p[0].intended], "intended": [p for p in pairs if p[0].intended]}
 
 
 def _adapter_context(kb: KnowledgeBase, links: list[Link], refit: Refit) -> dict[str, Any]:

@@ -186,7 +186,7 @@ class Cells:
         value = self.raw(column)
         if isinstance(value, list):
             if all(isinstance(v, str) for v in value):
-                return [v for v in value if v.strip()]
+                return ["\n".join(" ".join(v.split()) for v in value)]  # one a line: none is split at `|`
             self.error(column, f"expected a list of strings, got {value!r}")
             return []
         return [self.text(column)] if self.text(column) else []

@@ -114,7 +114,7 @@ def read_sources(sources_dir: Path | Sequence[Path]) -> Parsed:
             continue
         for source in sources:
             path = directory / source.file
-            if source.name in named and named[source.name].parent != directory:
+            if source.name in named and named[source.name] != path:
                 errors.append(SourceError(path, f"source name {source.name!r} is also that of {named[source.name]}"))
                 continue
             named[source.name] = path

@@ -77,11 +77,11 @@ class _Described:
 def _lang(cells: Cells) -> str:
     """The row's own language: its `lang` cell, else the one its other-language columns are not, else its question's."""
     given = cells.text(Column("lang"))
-    if given:
-        lang = lang_of(given)
-        if lang is None:
-            cells.error(Column("lang"), f"unknown lang {given!r} (expected zh or en)")
-        return lang or ""
+    lang = lang_of(given) if given else None
+    if lang is not None:
+        return lang
+    if given:  # reported, and the rest of the row read as if it gave none: each of its faults is named
+        cells.error(Column("lang"), f"unknown lang {given!r} (expected zh or en)")
     question = cells.text(Column("question"))
     others = [lang for lang in LANGS if cells.text(Column("question", lang)) or cells.text(Column("answer", lang))]
     if question:
@@ -262,7 +262,7 @@ def parse_table(path: Path, source: Source) -> QAFile:
             warnings.append(f"{path}: sheet {header.sheet!r} has no question or answer column: left out")
             errors, whole = [], False
         parser.errors.extend(errors)
-        for i in columns.unknown:
+        for i in columns.unknown if whole else ():
             unknown.setdefault(f"sheet {header.sheet!r}, {header.column(i)}" if header.sheet else header.column(i))
         return columns if whole else None
 

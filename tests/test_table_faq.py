@@ -289,3 +289,11 @@ def test_jsonl_lists_and_flags(tmp_path):
         "en", ("faq", "x"), "machine", True,
     )  # fmt: skip
     assert [q.question for q in found.learned] == ["Q again", "Q | once more"]
+
+
+def test_kb_translate_says_a_qa_file_keeps_its_other_language_in_columns(tmp_path):
+    from ingest.translate import TranslateError, translate
+
+    write_csv(tmp_path / "faq.csv", TEAM[:2])
+    with pytest.raises(TranslateError, match=r"faq.csv is a Q&A file: it keeps the other language in its own columns"):
+        translate(Settings(data_dir=tmp_path / "data"), "faq", "en", tmp_path)

@@ -120,7 +120,8 @@ class _Parser:
                 held[slot], described.said[key] = value, cells.row.number
             elif held[slot] != value:
                 column = Column(f"source_{kind}" if where else kind, "" if where == lang else where)
-                cells.error(column, f"source {name!r} is given {held[slot]!r} on row {described.said[key]}")
+                said = f"{kind.replace('url', 'source_url').replace('title', 'source_title')} of source {name!r}"
+                cells.error(column, f"the {said} is {held[slot]!r} on row {described.said[key]}: a source has one")
         return described
 
     def row(self, row: Row, columns: Columns) -> None:

@@ -187,6 +187,11 @@ MALFORMED = {
         [["question", "answer"], ["Q1", "A1"], ["Q1", "A2"]],
         "faq.csv:3: row 3, column A ('question'): question 'Q1' has the same id faq-",
     ),
+    "a source described two ways": (
+        "faq.csv",
+        [["framework", "question", "answer"], ["Megatron", "Q1", "A1"], ["vLLM", "Q2", "A2"]],
+        "faq.csv:3: row 3, column A ('framework'): the framework of source 'faq' is 'Megatron' on row 2: a source has one",
+    ),
     "a JSONL line that is not JSON": ("faq.jsonl", ['{"question": "Q1", "answer": "A1"}', '{"question": "Q2",'], "faq.jsonl:2: not a JSON object"),
     "a JSONL empty answer": ("faq.jsonl", ['{"question": "Q1", "answer": ""}'], "faq.jsonl:1: field 'answer': the answer is empty"),
 }  # fmt: skip

@@ -96,7 +96,7 @@ class _Parser:
         self.path, self.source = path, source
         self.errors: list[SourceError] = []
         self.described: dict[str, _Described] = {}
-        self.ids: dict[str, int] = {}
+        self.ids: dict[str, str] = {}  # each id's row, as a message names it
         self.entries: list[Entry] = []
         self.learned: list[LearnedQuestion] = []
         self.workbook = path.suffix.lower() == ".xlsx"
@@ -170,9 +170,10 @@ class _Parser:
         id_ = given_id or entry_id(name, question)
         if id_ in self.ids:
             at = cells.index(Column("id") if given_id else cells.where("question", lang))
-            self.errors.append(row.error(f"question {question!r} has the same id {id_} as row {self.ids[id_]}", at))
+            self.errors.append(row.error(f"question {question!r} has the same id {id_} as {self.ids[id_]}", at))
             return
-        self.ids[id_] = row.number
+        sheet = row.header.sheet
+        self.ids[id_] = f"sheet {sheet!r}, row {row.number}" if sheet else f"row {row.number}"
         place, urls = self.whence(row, name, described, lang)
         if translation is not None:
             translation = replace(

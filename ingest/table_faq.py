@@ -175,10 +175,11 @@ class _Parser:
         sheet = row.header.sheet
         self.ids[id_] = f"sheet {sheet!r}, row {row.number}" if sheet else f"row {row.number}"
         place, urls = self.whence(row, name, described, lang)
+        place["url"] = url or place["url"]  # its own link, else its row's
         if translation is not None:
             translation = replace(
                 translation,
-                url=translation.url or str(place["url"]),
+                url=translation.url or place["url"],
                 source_url=urls.get(translation.lang) or urls.get(lang, ""),
                 line=row.line or row.number,
                 file=self.source.file,
@@ -187,7 +188,6 @@ class _Parser:
             id=id_, question=question, answer=absolutize_links(answer, self.source.url), section=section, lang=lang,
             translations=(translation,) if translation else (), translated_by=by, reviewed=reviewed, **place,
         )  # fmt: skip
-        entry = replace(entry, url=url or entry.url)
         self.entries.append(replace(entry, tags=self.tags(entry, tags)))
         self.learned += [LearnedQuestion(q, detect_lang(q), "maintainer", link, "", id_) for q, link in alternates]
 

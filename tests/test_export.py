@@ -144,7 +144,8 @@ def test_the_rows_are_searched_in_both_languages_and_link_to_their_row(made):
     )  # fmt: skip
     backup = by_question["How do I back up the database?"]
     assert first(base, "如何备份数据库？") == backup.id and backup.url == f"{CSV_URL}#L{backup.line}"
-    assert by_question["How do I restart the database?"].url == "https://wiki.acme/ops/restart-database"
+    restart = by_question["How do I restart the database?"]
+    assert restart.url == restart.translations[0].url == "https://wiki.acme/ops/restart-database"  # its own link
     assert not base.search_blocking("Can I train on Ascend NPUs?").answered  # taught as not covered
 
 

@@ -3,8 +3,9 @@
 Runs, in this process, the `run(quick)` of bench_startup (start-up, memory), bench_http
 (the query path), bench_long_inputs, bench_workers, bench_core (ingest), bench_soak, bench_scale and
 bench_replicas (on a throwaway PostgreSQL), bench_links (links: loading 10,000, their cost to a
-search) and learning (retrieval on real questions as links are added); and
-bench_slack, bench_chat_bots and bench_insights as scripts, their printed figures read back into rows. All of
+search), bench_tables (10,000 entries from a CSV against the same as Markdown) and learning (retrieval on
+real questions as links are added); and bench_slack, bench_chat_bots and bench_insights as scripts, their printed
+figures read back into rows. All of
 them share one temporary data directory made first (`KB_DATA_DIR` points at it; the
 embedding cache of the usual data directory is copied in), so nothing outside it is written
 and no benchmark embeds the shipped FAQs again.
@@ -45,6 +46,7 @@ IN_PROCESS = (
     "bench_scale",
     "bench_replicas",
     "bench_links",
+    "bench_tables",
     "bench_adapter_cost",
     "learning",
     "adapter",

@@ -6,9 +6,13 @@ optional `[site]` table names the site that serves the sources (`name`, `tagline
 one string or one per language); `[[intended_duplicates]]` tables mark pairs of entries meant
 to be alike (see `ingest/intended.py`).
 
-A directory without a manifest but with `*.md` files gets a default one, so that
-`kb ingest --sources DIR` works on a user's own Markdown: each `X.md` is a source, and an
-`X.en.md` (or `X.zh.md`) beside it is its version in that language.
+A source's file is a Markdown document or a Q&A file (`.csv`, `.tsv`, `.xlsx`, `.jsonl`:
+`ingest/table_faq.py`), which holds both languages in its own columns, so has no
+`[source.translation]`; `sheet` names the one sheet of a workbook to read.
+
+A directory without a manifest but with `*.md` or Q&A files gets a default one, so that
+`kb ingest --sources DIR` works on a user's own FAQs: each `X.md` is a source, and an
+`X.en.md` (or `X.zh.md`) beside it is its version in that language; each Q&A file is a source.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from kb.tomlfile import DataModel, TomlFile, iso_date, load_toml, nonempty, one_
 from .document import read_text
 from .intended import IntendedTable
 from .markdown_faq import guess_entries_style, heading_title
+from .tables import TABLE_SUFFIXES, is_table
 
 __all__ = ["load_manifest", "load_site", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS", "TRANSLATORS"]
 
@@ -123,6 +128,7 @@ class _Source(DataModel):
     live_url: str = ""
     entries: str = "headings"
     license: str = ""
+    sheet: str = ""  # the sheet of a Q&A workbook (.xlsx) to read; every sheet by default
     translation: _Translation | None = None
 
     _required = field_validator("name", "file", "lang")(nonempty)
@@ -162,6 +168,14 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         at: tuple[str | int, ...] = ("source", number)
         if not (folder / table.file).is_file():
             raise doc.error(f"file {table.file!r} does not exist", at, "file")
+        if table.sheet and not table.file.lower().endswith(".xlsx"):
+            raise doc.error(f"sheet {table.sheet!r}: {table.file!r} is not a workbook (.xlsx)", at, "sheet")
+        if table.translation is not None and is_table(table.file):
+            raise doc.error(
+                f"{table.file!r} is a Q&A file: its other language goes in its own columns (question_en, answer_en, "
+                "or question_zh, answer_zh), not in a [source.translation]",
+                (*at, "translation"),
+            )
         fields = table.model_dump(exclude={"translation", "title"})
         titles = _spread(table.title)
         fields |= {"title": titles.get(table.lang) or next(iter(titles.values())), "titles": titles}
@@ -226,7 +240,21 @@ def _described(path: Path, name: str, lang: str | None = None) -> Source:
     )
 
 
+def _table_source(path: Path, name: str) -> Source:
+    """A source for a Q&A file that no manifest describes: titled by its file name; each row's
+    language is its own (`lang` names the title's: its name's)."""
+    title = readable_name(path.stem)
+    lang = detect_lang(title)
+    return Source(
+        name=name, file=path.name, title=title, framework="", lang=lang, version="", url="", titles={lang: title}
+    )
+
+
 def _default_source(path: Path) -> Source:
+    if is_table(path):
+        # beside a faq.md of the same name, faq.csv is the source faq-csv
+        name = f"{path.stem}-{path.suffix[1:].lower()}" if path.with_suffix(".md").is_file() else path.stem
+        return _table_source(path, name)
     source = _described(path, path.stem)
     for other in LANGS:
         version = path.with_name(f"{path.stem}.{other}.md")
@@ -283,9 +311,13 @@ def load_manifest(sources_dir: Path, errors: list[SourceError] | None = None) ->
         raise SourceError(sources_dir, "sources directory does not exist")
     manifest = sources_dir / MANIFEST_NAME
     if not manifest.is_file():
-        documents = sorted(p for p in sources_dir.glob("*.md") if not _is_version_of_another(p))
+        found = [p for p in sources_dir.iterdir() if p.suffix.lower() in (".md", *TABLE_SUFFIXES) and p.is_file()]
+        documents = sorted(p for p in found if not _is_version_of_another(p))
         if not documents:
-            raise SourceError(manifest, f"no {MANIFEST_NAME} and no *.md files in {sources_dir}")
+            kinds = ", ".join(f"*{s}" for s in TABLE_SUFFIXES)
+            raise SourceError(
+                manifest, f"no {MANIFEST_NAME} and no *.md files (nor Q&A files: {kinds}) in {sources_dir}"
+            )
         return _readable(documents, errors)
     doc = load_toml(manifest, _Manifest, "the sources manifest")
     if not doc.model.source:

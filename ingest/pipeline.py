@@ -25,7 +25,7 @@ from kb.settings import Settings
 
 from .intended import load_intended
 from .manifest import MANIFEST_NAME, load_site
-from .sources import parse_sources
+from .sources import read_sources
 
 __all__ = [
     "BuildReport",
@@ -128,8 +128,11 @@ def build_index(
     error the previous index stays as it was."""
     started = time.perf_counter()
     sources_dir = _dirs(sources_dir or settings.sources_dir)
-    entries = parse_sources(sources_dir)
+    parsed = read_sources(sources_dir)
+    entries = parsed.entries
     learned, learned_warnings = learned_questions(sources_dir, entries)
+    learned = parsed.learned + learned  # the Q&A files' alternates and not-covered rows, then the TOML files'
+    learned_warnings = parsed.warnings + learned_warnings
     replaced = indexed_sources(settings.index_dir)
     embedder = open_embedder(settings.embed_model)
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)

@@ -1,20 +1,33 @@
 """All the sources of a directory, parsed, paired with their translations and tagged:
-the entries an index is built from."""
+the entries an index is built from, and the questions the Q&A files teach beside them."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
 from kb.entries import Entry, Source, Translation
 from kb.errors import SourceError, SourceErrors
+from kb.learning import LearnedQuestion
 
 from .manifest import load_manifest
 from .markdown_faq import parse_source
+from .table_faq import QAFile, parse_table
+from .tables import is_table
 from .tags import tag_entry
 
-__all__ = ["parse_sources", "with_translations"]
+__all__ = ["Parsed", "parse_sources", "read_sources", "with_translations"]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """What the sources hold: the entries, the learned questions of the Q&A files (their
+    alternates and not-covered rows), and warnings for the build report."""
+
+    entries: list[Entry]
+    learned: list[LearnedQuestion]
+    warnings: list[str]
 
 
 def with_translations(
@@ -60,25 +73,36 @@ def with_translations(
     return [replace(entry, translations=(versions[entry.id],)) if entry.id in versions else entry for entry in entries]
 
 
-def _entries_of(sources_dir: Path, source: Source) -> list[Entry]:
+def _entries_of(sources_dir: Path, source: Source) -> QAFile:
     path = sources_dir / source.file
+    if is_table(path):
+        return parse_table(path, source)  # tagged: a row may give tags, and a source of its own
     entries = [replace(e, source_titles=dict(source.titles)) for e in parse_source(path, source)]
-    if source.translation is None:
-        return entries
-    translation_path = sources_dir / source.translation.file
-    translated = parse_source(translation_path, source.translation)
-    return with_translations(entries, translated, path, translation_path, source.translation)
+    if source.translation is not None:
+        translation_path = sources_dir / source.translation.file
+        translated = parse_source(translation_path, source.translation)
+        entries = with_translations(entries, translated, path, translation_path, source.translation)
+    return QAFile([tag_entry(e, source) for e in entries], [], [])
 
 
 def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:
+    """Every entry of every source listed in `sources_dir` (see `read_sources`)."""
+    return read_sources(sources_dir).entries
+
+
+def read_sources(sources_dir: Path | Sequence[Path]) -> Parsed:
     """Every entry of every source listed in `sources_dir` (or in each of several, in
-    order; manifest order, then document order), paired with its translation and tagged.
+    order; manifest order, then document order), paired with its translation and tagged,
+    and the learned questions of the Q&A files.
 
     Every file that cannot be ingested is reported, not only the first: one SourceError, or
     SourceErrors listing each. Two entries with the same id, or two sources with the same
-    name in different directories, are errors naming both places."""
+    name in different directories (or in different files, for the sources a Q&A file's
+    rows name), are errors naming both places."""
     dirs = [Path(sources_dir)] if isinstance(sources_dir, (str, Path)) else [Path(d) for d in sources_dir]
     entries: list[Entry] = []
+    learned: list[LearnedQuestion] = []
+    warnings: list[str] = []
     errors: list[SourceError] = []
     where: dict[str, str] = {}
     named: dict[str, Path] = {}
@@ -90,7 +114,7 @@ def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:
             continue
         for source in sources:
             path = directory / source.file
-            if source.name in named and named[source.name].parent != directory:
+            if source.name in named and named[source.name] != path:
                 errors.append(SourceError(path, f"source name {source.name!r} is also that of {named[source.name]}"))
                 continue
             named[source.name] = path
@@ -99,12 +123,18 @@ def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:
             except SourceError as exc:
                 errors.append(exc)
                 continue
-            for entry in found:
+            for entry in found.entries:
+                if named.setdefault(entry.source, path) != path:  # a row's source, named by another file
+                    message = f"source {entry.source!r} (its source column) is that of {named[entry.source]}"
+                    errors.append(SourceError(path, message, entry.line))
+                    continue
                 if entry.id in where:
                     message = f"entry {entry.question!r} has the same id {entry.id} as {where[entry.id]}"
                     errors.append(SourceError(path, message, entry.line))
                     continue
                 where[entry.id] = f"{path}:{entry.line}"
-                entries.append(tag_entry(entry, source))
+                entries.append(entry)
+            learned += found.learned
+            warnings += found.warnings
     SourceErrors.raise_any(errors)
-    return entries
+    return Parsed(entries, learned, warnings)

@@ -36,6 +36,7 @@ from .document import read_text
 from .manifest import LANGS, MANIFEST_NAME, detect_lang, load_manifest
 from .markdown_faq import parse_source, title_of
 from .sources import with_translations
+from .tables import is_table
 
 __all__ = ["TranslateError", "Failure", "TranslationReport", "translate", "find_source", "problem", "toml_string"]
 
@@ -486,6 +487,11 @@ def translate(
 ) -> TranslationReport:
     """Draft the source's version in `lang` and describe it in the folder's manifest."""
     folder, source, sources = find_source(name_or_path, Path(folder or settings.sources_dir))
+    if is_table(source.file):
+        raise TranslateError(
+            f"{source.file} is a Q&A file: it keeps the other language in its own columns (question_{lang}, "
+            f"answer_{lang}); kb translate drafts Markdown sources"
+        )
     if lang not in LANGS:
         raise TranslateError(f"cannot translate into {lang!r}: the languages are {', '.join(LANGS)}")
     if lang == source.lang:

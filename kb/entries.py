@@ -20,7 +20,7 @@ class Source:
     """One FAQ document, as described in the sources manifest."""
 
     name: str  # short id: "slime", "chatlearn-v1"
-    file: str  # Markdown file, relative to the manifest
+    file: str  # Markdown or Q&A file (CSV, TSV, XLSX, JSONL), relative to the manifest
     title: str  # in the document's language (`titles` has it in each language the manifest gives)
     framework: str  # "" for a document no manifest describes: no framework is made up for it
     lang: str  # "zh" or "en"
@@ -41,6 +41,7 @@ class Source:
     skipped: tuple[str, ...] = ()
     # The title in each language it is given in ({"zh": "ROLL 问答", "en": "ROLL Q&A"}).
     titles: dict[str, str] = field(default_factory=dict, hash=False)
+    sheet: str = ""  # the one sheet of a Q&A workbook to read ("": every sheet)
 
     def title_in(self, lang: str) -> str:
         """The title in `lang`, else the document's own."""

@@ -17,6 +17,7 @@ from kb.hits import SearchResult, hit_fields
 from kb.settings import SHIPPED_SOURCES, Settings
 from server.settings import ServerSettings
 
+from .export import add_parser as add_export_parser
 from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
 from .terminal import print_result, progress_bar
@@ -449,7 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--sources",
         metavar="DIR",
         action="append",
-        help="a directory of FAQ Markdown; repeat for several (default: KB_SOURCES_DIR)",
+        help="a directory of FAQ Markdown or Q&A files (.csv, .tsv, .xlsx, .jsonl); repeat for several "
+        "(default: KB_SOURCES_DIR)",
     )
     p.add_argument("--with-shipped", action="store_true", help="index the FAQs shipped with kb as well as --sources")
     p.set_defaults(run=cmd_ingest)
@@ -492,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("mcp", help="the MCP server for coding agents, over standard input and output")
     p.set_defaults(run=cmd_mcp)
 
+    add_export_parser(sub)
     add_insights_parser(sub)
     add_learning_parser(sub)
     add_tuning_parser(sub)

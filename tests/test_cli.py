@@ -149,7 +149,7 @@ def test_bad_setting_is_named(tmp_path):
     assert (run.returncode, run.stderr.strip()) == (2, "kb: error: setting KB_TOP_K='lots': expected a whole number")
 
 
-@pytest.mark.parametrize("command", ["ingest", "search", "eval", "serve"])
+@pytest.mark.parametrize("command", ["ingest", "search", "eval", "serve", "export"])
 def test_every_command_has_help(tmp_path, command):
     run = kb(command, "--help", data_dir=tmp_path)
     assert run.returncode == 0 and run.stdout.startswith(f"usage: kb {command}")

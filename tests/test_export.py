@@ -114,7 +114,11 @@ def made(
     cache = getattr(request.config, "cache", None)
     if cache is not None:
         shutil.copytree(data / "cache", cache.mkdir("kb-embedding-cache"), dirs_exist_ok=True)
-    assert [line.split()[:5] for line in run.stdout.splitlines() if line.startswith("  ")] == [
+    assert [
+        line.split()[:5]
+        for line in run.stdout.splitlines()
+        if line.startswith("  ") and line.split()[2:3] == ["entries"]
+    ] == [
         ["team", "200", "entries", "en+zh", "Team"],
         ["ops", "40", "entries", "en+zh", "Ops"],
     ]

@@ -26,6 +26,8 @@ def test_exported_members():
         "load_manifest",
         "parse_source",
         "parse_sources",
+        "parse_table",
+        "read_sources",
         "tag_entry",
     ]
     assert all(callable(getattr(ingest, name)) for name in ingest.__all__)

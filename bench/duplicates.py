@@ -35,12 +35,10 @@ sys.path.insert(0, str(ROOT))
 from bench_scale import embedding_like, unit  # noqa: E402
 from common import machine, own_settings, table  # noqa: E402
 
-from ingest.pipeline import asked_vectors, background_sentences  # noqa: E402
+from ingest.pipeline import background_sentences, built_entry_vectors  # noqa: E402
 from kb.duplicates import THRESHOLD, Duplicate, EntryVectors, find_duplicates  # noqa: E402
 from kb.embedding import open_embedder  # noqa: E402
-from kb.embedding_cache import EmbeddingCache  # noqa: E402
 from kb.entries import Entry  # noqa: E402
-from kb.index import read_index  # noqa: E402
 
 # The shipped FAQs' duplicates, found by reading them: the same question in ROLL's and
 # ChatLearn's FAQs (each answers with its own converter), and the notes' "save error" under
@@ -55,18 +53,8 @@ PASSAGES = 48  # shipped whole texts embedded to compare with the questions' cos
 
 def shipped_pairs(tmp: Path) -> tuple[list[Entry], list[Duplicate]]:
     """Every pair of the shipped entries that share a language, scored as `kb ingest` scores them."""
-    settings = own_settings(tmp)
-    index = read_index(settings.index_dir)
-    embedder = open_embedder(settings.embed_model)
-    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
-    try:
-        asked, background_asked = asked_vectors(embedder, index.entries, cache)
-    finally:
-        cache.close()
-    vectors = EntryVectors.of_build(
-        index.entries, index.vector_matrix(), index.rows.owners, asked, index.background, background_asked
-    )
-    return index.entries, find_duplicates(index.entries, vectors, threshold=-2.0, neighbours=len(index.entries))
+    entries, vectors = built_entry_vectors(own_settings(tmp))
+    return entries, find_duplicates(entries, vectors, threshold=-2.0, neighbours=len(entries))
 
 
 def shipped_table(entries: list[Entry], pairs: list[Duplicate], all_to: Path | None) -> str:

@@ -18,7 +18,7 @@ from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.entries import Entry
 from kb.errors import IndexMissing, IndexUnreadable, SourceError
 from kb.glossary import GLOSSARY_PATH, load_glossary
-from kb.index import IndexMeta, read_adapter, read_meta, write_index
+from kb.index import IndexMeta, read_adapter, read_index, read_meta, write_index
 from kb.learning import LearnedQuestion, load_learned
 from kb.search import searched_text
 from kb.settings import Settings
@@ -253,6 +253,22 @@ def asked_vectors(
     questions, _ = embed_with_cache(embedder, asked, cache, progress, queries=True)
     background = [searched_text(s) for s in background_sentences()[::6]]
     return questions, embed_with_cache(embedder, background, cache, queries=True)[0]
+
+
+def built_entry_vectors(settings: Settings) -> tuple[list[Entry], EntryVectors]:
+    """The entries of the build at `settings.index_dir` and their vectors as ingest finds
+    near-duplicates by (the questions from the embedding cache, embedded where missing)."""
+    index = read_index(settings.index_dir)
+    embedder = open_embedder(settings.embed_model)
+    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
+    try:
+        asked, background_asked = asked_vectors(embedder, index.entries, cache)
+    finally:
+        cache.close()
+    vectors = EntryVectors.of_build(
+        index.entries, index.vector_matrix(), index.rows.owners, asked, index.background, background_asked
+    )
+    return index.entries, vectors
 
 
 def near_duplicates(

@@ -12,10 +12,8 @@ import pytest
 from duplicates_faq import ACROSS, WITHIN, intended, write_team_faqs
 
 from ingest import build_index
-from ingest.pipeline import asked_vectors
+from ingest.pipeline import built_entry_vectors
 from kb.duplicates import THRESHOLD, Duplicate, EntryVectors, find_duplicates
-from kb.embedding import open_embedder
-from kb.embedding_cache import EmbeddingCache
 from kb.entries import entry_id
 from kb.errors import IndexUnreadable, SourceError
 from kb.index import read_index, read_meta
@@ -36,17 +34,7 @@ def pairs(found: list[Duplicate]) -> set[frozenset[str]]:
 @pytest.fixture(scope="module")
 def shipped(settings: Settings) -> tuple[list, EntryVectors]:
     """The shipped entries and their vectors as `kb ingest` finds near-duplicates by (from the session's build)."""
-    index = read_index(settings.index_dir)
-    embedder = open_embedder(settings.embed_model)
-    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
-    try:
-        asked, background_asked = asked_vectors(embedder, index.entries, cache)
-    finally:
-        cache.close()
-    vectors = EntryVectors.of_build(
-        index.entries, index.vector_matrix(), index.rows.owners, asked, index.background, background_asked
-    )
-    return index.entries, vectors
+    return built_entry_vectors(settings)
 
 
 def test_the_shipped_faqs_two_known_pairs_are_found_and_no_other(shipped) -> None:

@@ -1,11 +1,12 @@
-# Two commands: `make serve` runs the knowledge base, `make test` runs the tests.
+# Two commands: `make serve` runs the knowledge base, `make test` runs the tests
+# (`make test-fast`: all but the browser, PostgreSQL and slow tests, in about a minute).
 # Each installs what it needs into .venv first.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test bench install install-test clean
+.PHONY: serve test test-fast bench install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +35,11 @@ test: install-test
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --durations=15
+
+# The tests a change most likely breaks, while working: no Chromium, no PostgreSQL, nothing marked slow.
+test-fast: install-test
+	$(BIN)/python -m pytest -m "not browser and not postgres and not slow" -q
 
 # Every benchmark, one Markdown table (about half an hour on 2 cores); `make bench BENCH_ARGS=--quick` for a smoke run.
 bench: install

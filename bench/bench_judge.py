@@ -1,6 +1,6 @@
 """What the second-stage judge adds to a question's time, by how many candidates it reads.
 
-The judges are the stand-ins of tests/judges.py, since no real one runs here: the tiny
+The judges are the stand-ins of tests/support/judges.py, since no real one runs here: the tiny
 cross-encoder (2 layers of width 32, built and saved on the spot, loaded through
 sentence-transformers' CrossEncoder) and the stand-in OpenAI-compatible server (real
 uvicorn on a loopback port, judging by shared words). For each candidate count
@@ -33,10 +33,9 @@ import uvicorn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT / "tests"))
 
 from common import Row, questions, ready_settings, rows_table  # noqa: E402
-from judges import build_tiny_cross_encoder, judge_llm_app, judged_calibration  # noqa: E402
+from tests.support.judges import build_tiny_cross_encoder, judge_llm_app, judged_calibration  # noqa: E402
 
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402

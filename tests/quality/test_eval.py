@@ -1,0 +1,81 @@
+"""Retrieval quality on the query sets, measured as `kb eval` measures it.
+
+dev.jsonl is the development set; holdout.jsonl was written separately from the corpus,
+without sight of the development set, to check that the figures carry over.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kb.errors import SourceError
+from kb.evaluate import evaluate, is_expected, load_queries
+from kb.knowledge import KnowledgeBase
+from tests.support.paths import DATA, ROOT
+
+
+@pytest.fixture(scope="module")
+def kb(settings):
+    return KnowledgeBase.open(settings)
+
+
+# Figures as measured when kb/data/calibration.json was last written (`kb calibrate` on dev,
+# holdout and real_tune); real_test was never fitted on. A change may not lose more than this.
+STORED = json.loads((DATA / "eval_report.json").read_text(encoding="utf-8"))
+TOLERANCE = 0.03
+
+
+@pytest.mark.parametrize("name", sorted(STORED))
+def test_retrieval_holds_its_measured_figures(kb, name):
+    report = evaluate(kb.search_blocking, load_queries(DATA / f"{name}.jsonl"))
+    stored = STORED[name]
+    assert report.overall.recall_at_1 >= stored["overall"]["recall_at_1"] - TOLERANCE, report.to_dict()["misses"]
+    assert report.overall.mrr_at_10 >= stored["overall"]["mrr_at_10"] - TOLERANCE, report.to_dict()["misses"]
+    assert report.overall.false_abstention <= stored["overall"]["false_abstention"] + TOLERANCE
+    assert report.abstained >= stored["out_of_scope"]["abstained"] - max(1, round(TOLERANCE * report.out_of_scope))
+
+
+def test_calibration_report_is_cross_validated_on_development_data_only():
+    calibration = json.loads((ROOT / "kb" / "data" / "calibration.json").read_text(encoding="utf-8"))
+    assert set(calibration["questions"]) == {"dev.jsonl", "holdout.jsonl", "real_tune.jsonl"}
+    assert calibration["folds"] >= 5 and len(calibration["fold_weights"]) == calibration["folds"]
+    figures = calibration["cross_validated"]
+    assert figures["overall"]["queries"] + figures["out_of_scope"]["queries"] == sum(
+        len(load_queries(DATA / name)) for name in calibration["questions"]
+    )
+
+
+def test_real_question_sets_keep_their_urls_and_do_not_overlap():
+    tune, test = (load_rows(DATA / f"real_{part}.jsonl") for part in ("tune", "test"))
+    for row in tune + test:
+        assert row["url"].startswith("https://github.com/") and "/issues/" in row["url"]
+    assert not {r["url"] for r in tune} & {r["url"] for r in test}
+    assert not {r["q"] for r in tune} & {r["q"] for r in test}
+
+
+def load_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_is_expected_normalises_like_the_format_says(kb):
+    entry = next(e for e in kb.entries if "PIPESTATUS" in e.answer)
+    assert is_expected(entry, ["pipestatus"])
+    assert is_expected(entry, [entry.id])
+    assert not is_expected(entry, ["no such words"])
+
+
+def test_bad_query_file_names_the_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "q": "x", "expect": [], "lang": "en"}\n{"id": "b"}\n', encoding="utf-8")
+    with pytest.raises(SourceError, match=r"q.jsonl:2: no 'q' field$"):
+        load_queries(path)
+
+
+def test_empty_query_file_is_an_error(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="no queries in the file"):
+        load_queries(path)

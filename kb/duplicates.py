@@ -16,7 +16,7 @@ different questions (ROLL's "what is colocate mode" and "what is disaggregated m
 alike questions answered differently ("Note (Qlora)" and "Note (lora)") are not duplicates.
 
 `THRESHOLD` was measured on the shipped FAQs with the bundled model; `bench/duplicates.py`
-prints the table it was chosen from (the README gives the figures). Pairs are found
+prints the table it was chosen from (docs/your-faqs.md gives the figures). Pairs are found
 without an n x n matrix in memory: blocks of rows against all, in each language, keep each
 entry's nearest questions alike enough to reach the threshold.
 """

@@ -126,7 +126,7 @@ class Settings:
 
     @classmethod
     def documented(cls) -> list[tuple[str, str, str]]:
-        """(variable, default, help) for each setting, as the README lists them."""
+        """(variable, default, help) for each setting, as docs/settings.md lists them."""
         rows = []
         for f in fields(cls):
             default = f.default

@@ -13,7 +13,7 @@ is a bucket for log lines, so that a flood of bad requests cannot flood the log.
 The client is the address in the ASGI scope. Behind a reverse proxy that is the proxy's
 address, so every reader would share one bucket, unless uvicorn puts the address from the
 proxy's `X-Forwarded-For` there instead: `kb serve` has it do so for requests from the
-addresses in `KB_TRUSTED_PROXIES` only (default: none). See README, Security.
+addresses in `KB_TRUSTED_PROXIES` only (default: none). See docs/security.md.
 
 Memory stays bounded: a bucket left alone long enough to be full again is the same as no
 bucket and is dropped, and at most `MAX_CLIENTS` buckets are kept (the least recently

@@ -7,7 +7,7 @@ writes the queue on its own thread, keeps what the database refuses, drops what 
 and prunes rows older than `KB_INSIGHTS_RETENTION_DAYS`. The answer is served either way.
 A vote taken over HTTP is not queued: `record_vote` writes it before the server answers
 202, so an acknowledged vote survives the process being killed; a queued record may not
-(the README's "Feedback and insights" says which). Text is stored without control characters or lone
+(docs/insights.md, "Feedback and insights", says which). Text is stored without control characters or lone
 surrogates (`kb.text.clean_query`): a NUL never reaches the database, and one odd record
 cannot make SQLite refuse a whole batch.
 

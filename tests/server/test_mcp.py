@@ -195,16 +195,16 @@ def test_the_rate_limit_applies(settings: Any, serve: Any) -> None:
     assert statuses[-1] == 429 and 429 not in statuses[:2]
 
 
-def readme_configs() -> list[dict[str, Any]]:
-    """The MCP configurations the README's section on coding agents gives: stdio's, then HTTP's."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Coding agents (MCP)")[1].split("\n## ")[0]
+def documented_configs() -> list[dict[str, Any]]:
+    """The MCP configurations docs/channels.md's section on coding agents gives: stdio's, then HTTP's."""
+    page = (ROOT / "docs" / "channels.md").read_text(encoding="utf-8")
+    section = page.split("## Coding agents (MCP)")[1].split("\n## ")[0]
     blocks = re.findall(r"```json\n(.*?)```", section, re.S)
     return [json.loads(block)["mcpServers"]["faq"] for block in blocks]
 
 
-def test_the_readmes_http_config(server: Any) -> None:
-    config = readme_configs()[1]
+def test_the_documented_http_config(server: Any) -> None:
+    config = documented_configs()[1]
     assert config["type"] == "http" and config["url"].endswith("/mcp")
     token = config["headers"]["Authorization"].replace("${KB_MCP_TOKEN}", TOKEN)
     assert token == f"Bearer {TOKEN}"
@@ -213,7 +213,7 @@ def test_the_readmes_http_config(server: Any) -> None:
 
 
 def test_kb_mcp_over_stdio(settings: Any) -> None:
-    config = readme_configs()[0]  # launched as the README tells an agent to launch it
+    config = documented_configs()[0]  # launched as docs/channels.md tells an agent to launch it
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment.update(config["env"])
     environment.update(KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(ROOT))

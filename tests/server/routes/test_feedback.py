@@ -460,14 +460,14 @@ def test_the_feedback_endpoint_is_documented(client: TestClient) -> None:
     assert json.dumps(operation)  # serialisable as served
 
 
-def test_the_readme_lists_every_field_and_reason_the_feedback_api_takes() -> None:
+def test_docs_insights_lists_every_field_and_reason_the_feedback_api_takes() -> None:
     from kb.insights import REASONS
     from server.routes.feedback import FeedbackIn
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    rows = {line.split("|")[1].strip() for line in readme.splitlines() if line.startswith("| `")}
+    page = (ROOT / "docs" / "insights.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip() for line in page.splitlines() if line.startswith("| `")}
     assert {f"`{name}`" for name in FeedbackIn.model_fields} <= rows
-    reason_row = next(line for line in readme.splitlines() if line.startswith("| `reason` |"))
+    reason_row = next(line for line in page.splitlines() if line.startswith("| `reason` |"))
     assert [r for r in REASONS if f"`{r}`" not in reason_row] == []
 
 

@@ -134,12 +134,12 @@ def test_malformed_bodies(client: openai.OpenAI, server: Any) -> None:
     assert "not valid JSON" in raw.json()["error"]["message"]
 
 
-def test_the_readmes_python_snippet(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Chat front ends (OpenAI-compatible API)")[1].split("\n## ")[0]
+def test_the_documented_python_snippet(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    page = (ROOT / "docs" / "channels.md").read_text(encoding="utf-8")
+    section = page.split("## Chat front ends (OpenAI-compatible API)")[1].split("\n## ")[0]
     (snippet,) = re.findall(r"```python\n(.*?)```", section, re.S)
     snippet = snippet.replace("https://faq.example.com", server.url).replace("<one of KB_API_KEYS>", KEY)
-    exec(compile(snippet, "README.md", "exec"), {})
+    exec(compile(snippet, "docs/channels.md", "exec"), {})
     printed = capsys.readouterr().out
     assert "来源" in printed and "](https://" in printed
 

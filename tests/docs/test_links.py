@@ -17,8 +17,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ingest.anchors import github_anchor
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")  # https:, mailto:, ...
 HTML_ANCHOR = re.compile(r"""<a\s[^>]*\b(?:id|name)\s*=\s*["']([^"']+)["']""", re.I)
 

@@ -33,7 +33,7 @@ from kb.llm import LLM
 from kb.settings import Settings
 
 from .document import read_text
-from .manifest import LANGS, MANIFEST_NAME, detect_lang, load_manifest
+from .manifest import LANGS, MANIFEST_NAME, document_lang, load_manifest
 from .markdown_faq import parse_source, title_of
 from .sources import with_translations
 from .tables import is_table
@@ -170,7 +170,7 @@ def problem(original: str, reply: str, source_lang: str, target_lang: str) -> st
     if _structure(before, original.split("\n")) != _structure(after, reply.split("\n")):
         return "the Markdown structure changed (headings, list items or code blocks)"
     prose = _prose(after)
-    if _speaks(_prose(before), source_lang) and _speaks(prose, source_lang) and detect_lang(prose) != target_lang:
+    if _speaks(_prose(before), source_lang) and _speaks(prose, source_lang) and document_lang(prose) != target_lang:
         return f"the reply is not in {_LANG_NAMES[target_lang].split()[-1]}"
     return None
 

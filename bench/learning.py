@@ -5,7 +5,7 @@ Two curves, on the real questions collected from the frameworks' issue trackers
 
 - **tune -> test**: the test split measured with none, 25%, 50% and 100% of the tune
   split's questions learned (each answerable one as an alternate of its entry, each
-  out-of-scope one as not covered, exactly as `bench/ship_links.py` ships them), five
+  out-of-scope one as not covered, exactly as `tools/ship_links.py` ships them), five
   random orders each: the mean and the spread (min-max) over the orders;
 - **cross-validated**: all the real questions in five folds; each fold measured with the
   same shares of the other four folds' questions learned.
@@ -40,7 +40,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ROOT, Row, main, ready_settings, table  # noqa: E402
-from ship_links import NEAR_TEST, learned_from  # noqa: E402
 
 from kb.evaluate import EvalQuery, evaluate, load_queries  # noqa: E402
 from kb.insights.records import question_key  # noqa: E402
@@ -48,6 +47,7 @@ from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.learning import LearnedQuestion  # noqa: E402
 from kb.learning.overlay import Learned  # noqa: E402
 from kb.search import Searcher, searched_text  # noqa: E402
+from tools.ship_links import NEAR_TEST, learned_from  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 SHARES = (0.0, 0.25, 0.5, 1.0)
@@ -91,7 +91,7 @@ class Teacher:
 
     def searcher(self, taught: Sequence[EvalQuery], measured: Sequence[EvalQuery]) -> Searcher:
         """The searcher taught the questions `taught`, but those within NEAR_TEST of one of
-        `measured` (as bench/ship_links.py leaves them out of what is shipped)."""
+        `measured` (as tools/ship_links.py leaves them out of what is shipped)."""
         found = [lq for q in taught for lq in self.by_query[q.id]]
         vectors = np.array([self.vector[searched_text(lq.question)] for lq in found]).reshape(len(found), self.dim)
         asked = np.array([self.query_vector[q.id] for q in measured]).reshape(len(measured), self.dim)

@@ -40,8 +40,11 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
-def detect_lang(text: str) -> str:
-    """`zh` when CJK characters make up at least 10% of the letters, else `en`."""
+def document_lang(text: str) -> str:
+    """A document's language: `zh` when CJK characters make up at least 10% of its letters, else `en`.
+
+    A question's is `kb.text.detect_lang`'s: two Chinese characters make it `zh`.
+    """
     letters = sum(1 for c in text if c.isalpha())
     cjk = len(_CJK.findall(text))
     return "zh" if letters and cjk / letters >= 0.10 else "en"
@@ -225,7 +228,7 @@ def _described(path: Path, name: str, lang: str | None = None) -> Source:
     """A source for a Markdown file that no manifest describes: titled by its first heading,
     else its file name; no framework (none is known)."""
     text = read_text(path)
-    lang = lang or detect_lang(text)
+    lang = lang or document_lang(text)
     title = heading_title(text) or readable_name(Path(path.stem).stem if _language_suffix(path) else path.stem)
     return Source(
         name=name,
@@ -244,7 +247,7 @@ def _table_source(path: Path, name: str) -> Source:
     """A source for a Q&A file that no manifest describes: titled by its file name; each row's
     language is its own (`lang` names the title's: its name's)."""
     title = readable_name(path.stem)
-    lang = detect_lang(title)
+    lang = document_lang(title)
     return Source(
         name=name, file=path.name, title=title, framework="", lang=lang, version="", url="", titles={lang: title}
     )

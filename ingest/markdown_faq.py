@@ -31,8 +31,8 @@ from kb.errors import SourceError
 
 from . import headings as outline
 from .document import read_text
+from .hyperlinks import absolutize_links, drop_language_links
 from .linebreaks import has_lost_newlines, restore_newlines
-from .links import absolutize_links, drop_language_links
 
 __all__ = ["parse_source", "title_of", "heading_title", "guess_entries_style"]
 

@@ -27,7 +27,7 @@ from kb.tags import tag_table
 from kb.text import detect_lang
 
 from .columns import LANGS, Cells, Column, Columns, lang_of, read_header
-from .links import absolutize_links
+from .hyperlinks import absolutize_links
 from .tables import Header, Row, read_table
 from .tags import framework_tag, topic_tags
 

@@ -5,6 +5,10 @@ A fault reads `{file}:{line}: {where}: {what}`: `where` is the table (`source 's
 (`missing required field 'lang'`, `unknown field 'licence'`, `field 'version' must be a
 string, got 1.0`). The line is that of the field, or of its table when the field is
 missing; TOML syntax errors carry tomllib's own line and column.
+
+Tables are written here too: `toml_table` gives a table's lines, each value a TOML basic
+string, `true`/`false` or an array of strings (`kb translate` writes the manifest's
+`[source.translation]` tables with it).
 """
 
 from __future__ import annotations
@@ -13,13 +17,25 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, Generic, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo
 
 from .errors import SourceError
 
-__all__ = ["DataModel", "TomlFile", "load_toml", "line_of", "nonempty", "one_of", "iso_date"]
+__all__ = [
+    "DataModel",
+    "TomlFile",
+    "load_toml",
+    "line_of",
+    "nonempty",
+    "one_of",
+    "iso_date",
+    "TomlValue",
+    "toml_string",
+    "toml_value",
+    "toml_table",
+]
 
 Loc = tuple[str | int, ...]
 M = TypeVar("M", bound=BaseModel)
@@ -220,3 +236,37 @@ def load_toml(path: Path, model: type[M], what: str) -> TomlFile[M]:
         table, field, item = _split(tuple(first["loc"]), data, first["type"])
         message = _what(first, field, item)
         raise _error(path, text, data, message, table, field) from None
+
+
+# ---------------------------------------------------------------------------- writing
+
+TomlValue = str | bool | Sequence[str]
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_string(value: str) -> str:
+    """`value` as a TOML basic string."""
+    out = []
+    for char in value:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def toml_value(value: TomlValue) -> str:
+    """`value` as TOML: a basic string, `true` or `false`, or an array of basic strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return toml_string(value)
+    return "[" + ", ".join(toml_string(v) for v in value) + "]"
+
+
+def toml_table(header: str, fields: Sequence[tuple[str, TomlValue]]) -> list[str]:
+    """A table's lines: its header (`[[source]]`, `[source.translation]`), then `key = value` for each field."""
+    return [header, *(f"{key} = {toml_value(value)}" for key, value in fields)]

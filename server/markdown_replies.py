@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 from kb.hits import Hit
 from kb.provenance import original_label
 
-from .links import permalink
+from .permalinks import permalink
 from .rendering.strings import Translator
 from .replies import Reply, shorten, source_of
 

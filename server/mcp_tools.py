@@ -25,7 +25,7 @@ from kb.knowledge import KnowledgeBase
 from kb.provenance import version_note
 from kb.wording import words
 
-from .links import permalink
+from .permalinks import permalink
 
 __all__ = ["create_mcp", "ENTRY_URI", "entry_uri", "CHANNEL"]
 

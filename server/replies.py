@@ -29,7 +29,7 @@ from kb.hits import Hit
 from kb.provenance import original_url, version_note
 from kb.text import detect_lang
 
-from .links import permalinks
+from .permalinks import permalinks
 from .rendering.strings import Translator
 
 __all__ = [

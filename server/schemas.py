@@ -14,7 +14,7 @@ from kb.learning.questions import LearnedQuestion
 from kb.provenance import original_url, version_note
 from kb.text import clean_query
 
-from .links import permalink
+from .permalinks import permalink
 from .rendering.markdown import render_markdown
 
 __all__ = [

@@ -17,7 +17,7 @@ from kb.hits import Hit
 from kb.text import detect_lang
 
 from ..deps import ChannelDep, ChatDep, EventsDep, InsightsDep, base_url
-from ..links import permalinks
+from ..permalinks import permalinks
 from ..rendering.markdown import render_markdown
 from ..schemas import ChatIn, ChatMode, ChatOut, ErrorOut, Lang, hit_out
 from ..sessions import issue

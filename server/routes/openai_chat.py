@@ -31,7 +31,7 @@ from kb.wording import words
 
 from ..bearer import bearer_matches
 from ..deps import ChatDep, EventsDep, SettingsDep, base_url
-from ..links import permalinks
+from ..permalinks import permalinks
 from ..schemas import MAX_HISTORY_CHARS, MAX_TURNS, hit_out
 
 __all__ = ["router", "CHANNEL"]

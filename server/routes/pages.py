@@ -22,7 +22,7 @@ from kb.tags import tag_table
 
 from ..deps import ChatDep, EventsDep, FormTokenDep, InsightsDep, KBDep, base_url, feedback_context
 from ..forms import form_token, with_form_token
-from ..links import permalinks
+from ..permalinks import permalinks
 from ..rendering.intro import intro
 from ..rendering.strings import CONTENT_COOKIE, COOKIE, LANGS
 from ..rendering.templates import content_lang, page, request_lang

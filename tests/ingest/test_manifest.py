@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.manifest import detect_lang, load_manifest
+from ingest.manifest import document_lang, load_manifest
 from ingest.sources import parse_sources
 from kb.entries import Source
 from kb.errors import SourceError
@@ -201,5 +201,5 @@ def test_default_manifest_reads_a_one_line_document_as_headings(tmp_path):
         ("A long English sentence about checkpoints and the 显存 limit", "en"),
     ],
 )
-def test_detect_lang(text, lang):
-    assert detect_lang(text) == lang
+def test_document_lang(text, lang):
+    assert document_lang(text) == lang

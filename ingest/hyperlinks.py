@@ -1,4 +1,4 @@
-"""Links in an answer: relative targets made absolute, bare URLs made into autolinks,
+"""Hyperlinks in an answer (Markdown): relative targets made absolute, bare URLs made into autolinks,
 lines that only link to the page in other languages dropped.
 
 Code (fences, indented blocks, code spans) is never touched. The markdown-it tokens

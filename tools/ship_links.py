@@ -8,11 +8,12 @@ shipped: a tune question within cosine NEAR_TEST of a test question (the same er
 twice, "[Bug] CUDA error: …" and "CUDA error: …") is left out. That is the only use of the
 test split here.
 
-    python bench/ship_links.py            # rewrite the files from the tune split
+    python tools/ship_links.py            # rewrite the files from the tune split
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import defaultdict
@@ -69,7 +70,8 @@ def urls_of(path: Path) -> dict[str, str]:
     return {row["id"]: row.get("url", "") for row in rows}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     entries = parse_sources(SHIPPED_SOURCES)
     learned = far_from_test(learned_from(load_queries(TUNE), entries, urls_of(TUNE)), Settings.from_env().embed_model)
     source_of = {e.id: e.source for e in entries}

@@ -1,13 +1,14 @@
 """Write tests/data/eval_report.json: the `kb eval` figures of the shipped calibration on the
 query sets that tests/test_eval.py holds the search to (within its tolerance).
 
-    python bench/eval_report.py
+    python tools/eval_report.py
 
 Run it after `kb calibrate`; needs an index (`kb ingest`) in $KB_DATA_DIR.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -23,7 +24,8 @@ DATA = ROOT / "tests" / "data"
 SETS = ("dev", "holdout", "real_test")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     kb = KnowledgeBase.open(Settings.from_env())
     report = {}
     for name in SETS:

@@ -1,4 +1,4 @@
-"""Links to this server's pages: an entry's permalink, from the server's root URL (`base_url` in server/deps.py)."""
+"""Permalinks: an entry's page on this server, from the server's root URL (`base_url` in server/deps.py)."""
 
 from __future__ import annotations
 

@@ -35,10 +35,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from common import Row, questions, ready_settings, rows_table  # noqa: E402
-from tests.support.judges import build_tiny_cross_encoder, judge_llm_app, judged_calibration  # noqa: E402
 
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402
+from tests.support.judges import build_tiny_cross_encoder, judge_llm_app, judged_calibration  # noqa: E402
 
 SECTION = "judge"
 COUNTS = (1, 5, 10, 20)

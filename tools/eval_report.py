@@ -1,5 +1,5 @@
 """Write tests/data/eval_report.json: the `kb eval` figures of the shipped calibration on the
-query sets that tests/test_eval.py holds the search to (within its tolerance).
+query sets that tests/quality/test_eval.py holds the search to (within its tolerance).
 
     python tools/eval_report.py
 

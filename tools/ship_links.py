@@ -31,7 +31,7 @@ from kb.settings import SHIPPED_SOURCES, Settings  # noqa: E402
 
 TUNE = ROOT / "tests" / "data" / "real_tune.jsonl"
 TEST = ROOT / "tests" / "data" / "real_test.jsonl"
-NEAR_TEST = 0.95  # as tests/test_learning.py checks
+NEAR_TEST = 0.95  # as tests/kb/learning/test_overlay.py checks
 
 
 def far_from_test(learned: list[LearnedQuestion], model: str) -> list[LearnedQuestion]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from kb.errors import EntryNotFound, IndexMissing, QueryError, SourceError
 from kb.insights.book import InsightsBook
-from kb.insights.records import LANGS, question_key
+from kb.insights.records import LANGS
 from kb.learning.questions import (
     NOT_COVERED_FILE,
     LearnedQuestion,
@@ -36,6 +36,7 @@ from kb.learning.questions import (
     write_learned,
 )
 from kb.settings import Settings
+from kb.text import question_key
 from kb.tomlfile import load_toml
 
 from .terminal import print_rows

@@ -25,6 +25,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InsightsUnavailable
+from ..text import question_key
 from .book import InsightsBook
 from .doubts import ASKED_AGAIN_WITHIN, LOW_MARGIN, REPHRASED, DoubtfulAnswer, doubtful_answers
 from .migrations import SCHEMA_VERSION
@@ -44,7 +45,6 @@ from .records import (
     Reason,
     Totals,
     Vote,
-    question_key,
 )
 from .report import DEFAULT_SINCE, TABLES, Report, Table, day, gather, parse_since, table, to_csv
 from .store import InsightsStore, store_path

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InsightsUnavailable
+from ..text import question_key
 from .migrations import SCHEMA_VERSION, upgrade, version_of
 from .records import (
     LANGS,
@@ -33,7 +34,6 @@ from .records import (
     Question,
     Totals,
     Vote,
-    question_key,
 )
 from .sql import is_database_url, redact
 from .sqlite_db import SqliteDatabase

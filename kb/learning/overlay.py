@@ -27,7 +27,7 @@ import faiss
 import numpy as np
 
 from ..dense import one_thread
-from ..insights.records import question_key
+from ..text import question_key
 from .questions import LearnedQuestion
 
 __all__ = ["Learned", "LearnedMatch", "NOT_COVERED"]

@@ -25,9 +25,10 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from kb.duplicates import Duplicate
 from kb.errors import QueryError, shown
-from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, question_key, table, to_csv
+from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
 from kb.knowledge import KnowledgeBase
 from kb.learning.links import Link, LinkNotFound
+from kb.text import question_key
 from kb.tuning import links_since
 
 from ..admin import check_on, sign_in, sign_out, signed_in, token_matches

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from kb.errors import EntryNotFound, IndexMissing, QueryError, SourceError
+from kb.errors import EntryNotFound, IndexMissing, LinkNotFound, QueryError, SourceError
 from kb.insights.book import InsightsBook
 from kb.insights.records import LANGS
 from kb.learning.questions import (
@@ -43,7 +43,7 @@ from .terminal import print_rows
 
 if TYPE_CHECKING:
     from kb.entries import Entry
-    from kb.learning.links import Link
+    from kb.insights.taught_links import Link
 
 __all__ = [
     "add_parser",
@@ -216,8 +216,6 @@ def _moment(seconds: float) -> str:
 
 def _changed(settings: Settings, link_id: int, change: str) -> tuple[Link | None, Link, list[Link]]:
     """(the link before, after, the links its restoring removed) for `change`: "remove" or "restore"."""
-    from kb.learning.links import LinkNotFound
-
     if not InsightsBook.exists(settings):
         raise LinkNotFound(link_id)
     with InsightsBook.open(settings, create=False) as book:

@@ -17,10 +17,11 @@ import pytest
 
 from kb.embedding import open_embedder
 from kb.entries import Entry
+from kb.errors import LinkNotFound
 from kb.index import read_index
 from kb.insights import SCHEMA_VERSION, InsightsStore, store_path
 from kb.insights.sql import to_postgres
-from kb.learning.links import Link, LinkNotFound
+from kb.insights.taught_links import Link
 from kb.learning.questions import NOT_COVERED_FILE, LearnedQuestion, alternates_path, load_learned, write_learned
 from kb.settings import Settings
 from kbcli.cli import main

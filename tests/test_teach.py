@@ -25,8 +25,8 @@ from ports import free_port
 from kb.embedding import open_embedder
 from kb.index import read_index, write_index
 from kb.insights import InsightsBook, InsightsStore, Question, store_path
+from kb.insights.teach import learn
 from kb.knowledge import KnowledgeBase
-from kb.learning.teach import learn
 from kb.search import searched_text
 from kb.settings import Settings
 from server import create_app

@@ -24,10 +24,10 @@ from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from kb.duplicates import Duplicate
-from kb.errors import QueryError, shown
+from kb.errors import LinkNotFound, QueryError, shown
 from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
+from kb.insights.taught_links import Link
 from kb.knowledge import KnowledgeBase
-from kb.learning.links import Link, LinkNotFound
 from kb.text import question_key
 from kb.tuning import links_since
 

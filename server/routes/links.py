@@ -1,7 +1,7 @@
 """`/admin/links`: the admin JSON API that teaches the knowledge base, and what the /insights page's forms share with it.
 
 A link ties a question people ask to the entry that answers it, or marks it not covered by
-the FAQ (`kb.learning.teach`). Links are kept in the insights database, so every replica
+the FAQ (`kb.insights.teach`). Links are kept in the insights database, so every replica
 sharing it serves a new link within `KB_RELOAD_INTERVAL` seconds; the replica that made the
 change serves it at once (`Reloader.relearn`).
 
@@ -19,8 +19,8 @@ from typing import Annotated, Any, Iterator
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
-from kb.insights.service import Insights, InsightsOff, InsightsUnreachable
-from kb.learning.links import LinkNotFound
+from kb.errors import InsightsOff, InsightsUnreachable, LinkNotFound
+from kb.insights.service import Insights
 
 from ..deps import BearerDep, InsightsDep, KBDep, ReloaderDep
 from ..limits import is_json

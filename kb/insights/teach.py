@@ -16,13 +16,13 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ..errors import QueryError, shown
+from ..learning.questions import ORIGINS
 from ..text import checked_query, detect_lang
-from .links import Link
-from .questions import ORIGINS
+from .taught_links import Link
 
 if TYPE_CHECKING:
-    from ..insights.book import InsightsBook
     from ..knowledge import KnowledgeBase
+    from .book import InsightsBook
 
 __all__ = ["learn", "unlearn", "relearn_link"]
 

@@ -10,6 +10,7 @@
 - `report`: the tables the /insights page, its CSV exports and `kb insights` (`kbcli.insights`) show;
 - `taught_links`, `teach`: the links that teach the knowledge base (a question tied to the
   entry that answers it, or marked not covered), and making, undoing and restoring them;
+- `link_files`: the links written into the FAQ folder's learned-question files, and read back;
 - `book`: `InsightsBook`, the report, dismissing and restoring gaps, and the links over one
   store, called directly: the `kb` command's `insights`, `link` and `links` go through it;
 - `service`: `Insights`, the one object the /insights page, its CSV exports and the links'

@@ -30,8 +30,8 @@ from kb.knowledge import KnowledgeBase
 from kb.search import searched_text
 from kb.settings import Settings
 from server import create_app
+from server.link_deps import LINK_LIMIT
 from server.ratelimit import ClientLimit
-from server.routes.links import LINK_LIMIT
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "teach-admin-token-8d2e"

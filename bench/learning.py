@@ -42,11 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import ROOT, Row, main, ready_settings, table  # noqa: E402
 
 from kb.evaluate import EvalQuery, evaluate, load_queries  # noqa: E402
-from kb.insights.records import question_key  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.learning import LearnedQuestion  # noqa: E402
 from kb.learning.overlay import Learned  # noqa: E402
 from kb.search import Searcher, searched_text  # noqa: E402
+from kb.text import question_key  # noqa: E402
 from tools.ship_links import NEAR_TEST, learned_from  # noqa: E402
 
 DATA = ROOT / "tests" / "data"

@@ -24,8 +24,8 @@ from typing import Iterable, Sequence
 
 from kb.entries import Entry
 from kb.errors import KBError
-from kb.insights.records import question_key
 from kb.learning import LearnedQuestion
+from kb.text import question_key
 
 from .columns import LANGS
 from .tables import TABLE_SUFFIXES, quoted

@@ -48,7 +48,7 @@ class Examples:
     vectors: np.ndarray  # n x d
     entries: tuple[str, ...]  # entry ids, "" for a question the FAQ does not cover
     kinds: tuple[str, ...]  # where each came from: "entry", "alternate", "not-covered", "link", a file's name
-    keys: tuple[str, ...]  # each one's question key (kb.insights.records.question_key), to hold questions out
+    keys: tuple[str, ...]  # each one's question key (kb.text.question_key), to hold questions out
 
     def __post_init__(self) -> None:
         vectors = np.asarray(self.vectors, dtype=np.float32)

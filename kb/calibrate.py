@@ -28,10 +28,10 @@ import numpy as np
 
 from .errors import JudgeFailed, TooFewQuestions
 from .evaluate import DEPTH, EvalQuery, is_expected
-from .insights.records import question_key
 from .judge import Judge
 from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, JUDGE, RANK_FEATURES, Features, Weights
 from .search import Searcher
+from .text import question_key
 from .tuning import refit_without
 
 __all__ = ["calibrate", "check_questions", "write_calibration", "MAX_FALSE_ABSTENTION"]

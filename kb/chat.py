@@ -24,8 +24,8 @@ from .errors import LLMFailed, QueryError
 from .hits import Hit, SearchResult
 from .knowledge import KnowledgeBase
 from .llm import LLM, link_citations
-from .stacktrace import fits, reduce_trace, too_long
-from .text import clean_query, detect_lang
+from .stacktrace import reduce_trace
+from .text import checked_query, detect_lang
 
 __all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER", "subject_entry"]
 
@@ -92,12 +92,9 @@ class Chat:
         self, message: str, history: Sequence[dict[str, Any]], lang: str | None, subject: str = ""
     ) -> Turn:
         """Search for a message of a conversation (a follow-up read with the question before it)."""
-        message = clean_query(message).strip()
-        if not message:
-            raise QueryError("message", "the message is empty")
         limit = self.kb.settings.max_query_chars
-        if not fits(message, limit):  # a longer pasted trace is taken, and reduced before the cut below
-            raise QueryError("message", too_long("message", len(message), limit))
+        # A longer pasted trace is taken, and reduced before the cut below.
+        message = checked_query(message, limit, "message", "message")
         asked = reduce_trace(message) if len(message) > limit else message
         query = followup_query(asked, list(history), subject)[:limit]
         return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER), message, lang)

@@ -16,6 +16,9 @@ __all__ = [
     "QueryError",
     "LLMFailed",
     "InsightsUnavailable",
+    "InsightsOff",
+    "InsightsUnreachable",
+    "LinkNotFound",
     "CalibrationError",
     "TooFewQuestions",
     "JudgeFailed",
@@ -124,6 +127,22 @@ class InsightsUnavailable(KBError):
         # A file's path, or a PostgreSQL URL (without its password) kept as written.
         self.path, self.message = (path if "://" in str(path) else Path(path)), message
         super().__init__(f"insights database {path}: {message}")
+
+
+class InsightsOff(KBError):
+    """No insights database could be opened: nothing is recorded, and links are off."""
+
+
+class InsightsUnreachable(KBError):
+    """The insights database server cannot be reached now."""
+
+
+class LinkNotFound(KBError):
+    """No link has the given id."""
+
+    def __init__(self, link_id: int):
+        self.link_id = link_id
+        super().__init__(f"no link #{link_id}")
 
 
 class CalibrationError(KBError):

@@ -17,8 +17,7 @@ from .glossary import load_glossary
 from .hits import Hit, SearchResult
 from .index import IndexMeta, read_index, read_meta
 from .judge import Judging, open_judge
-from .learning.links import Link
-from .learning.overlay import Learned
+from .learning.overlay import Learned, TaughtQuestion
 from .learning.questions import LearnedQuestion
 from .lru import LRU
 from .scoring import Calibration
@@ -109,7 +108,7 @@ class KnowledgeBase:
     def entries(self) -> list[Entry]:
         return self.searcher.entries
 
-    def taught(self, links: Sequence[Link]) -> "KnowledgeBase":
+    def taught(self, links: Sequence[TaughtQuestion]) -> "KnowledgeBase":
         """This knowledge base with the active `links` learned beside what the build holds: a
         new object (its own result cache), the build's index and entries shared. A link made
         with another model, or to an entry this build lacks, is left out."""

@@ -30,8 +30,8 @@ from .lexical import LexicalIndex, QueryTerms, Weighed
 from .noise import strip_noise
 from .scoring import Features, Weights
 from .spelling import Spelling
-from .stacktrace import fits, reduce_trace, too_long
-from .text import clean_query, detect_lang, tokenize
+from .stacktrace import reduce_trace
+from .text import checked_query, clean_query, detect_lang, tokenize
 
 # What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
 __all__ = ["Plan", "Words", "Searcher", "searched_text"]
@@ -183,11 +183,8 @@ class Searcher:
         return self.adapter(q) if self.adapter is not None else q
 
     def _check(self, query: str, tags: Sequence[str], source: str | None) -> str:
-        query = clean_query(query).strip()
-        if not query:
-            raise QueryError("q", "the query is empty")
-        if not fits(query, self.max_query_chars):  # a longer pasted trace is taken, and reduced before searching
-            raise QueryError("q", too_long("query", len(query), self.max_query_chars))
+        # A longer pasted trace is taken, and reduced before searching.
+        query = checked_query(query, self.max_query_chars, "q", "query")
         self.check_filters(tags, source)
         return query
 

@@ -1,4 +1,6 @@
-"""Tokens for the lexical side: jieba words for Chinese, identifiers kept whole and in parts.
+"""Text as the knowledge base reads it: tokens for the lexical side, a question's language, its key, and the check of what is asked.
+
+Tokens: jieba words for Chinese, identifiers kept whole and in parts.
 
 `--max-tokens-per-gpu`, `max_tokens_per_gpu` and `self.node2pg[node_rank]` each give one
 whole token (dashes folded to underscores) plus their parts (`max`, `tokens`, `node2pg`,
@@ -17,7 +19,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["normalize", "tokenize", "is_cjk", "has_cjk", "detect_lang", "clean_query", "load_tokenizer"]
+from .errors import QueryError
+from .stacktrace import fits, too_long
+
+__all__ = [
+    "normalize",
+    "tokenize",
+    "is_cjk",
+    "has_cjk",
+    "detect_lang",
+    "clean_query",
+    "checked_query",
+    "question_key",
+    "load_tokenizer",
+]
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # An identifier-like run: letters, digits and the joiners found in flags, paths and code.
@@ -81,6 +96,28 @@ def clean_query(text: str) -> str:
     surrogate, and none of them belongs in the insights database or the logs.
     """
     return _UNPRINTABLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def checked_query(text: str, max_chars: int, field: str, what: str, traces: bool = True) -> str:
+    """`text` as it is searched, chatted about or linked (`clean_query`, trimmed); a QueryError naming `field`
+    when it is empty or longer than `max_chars`, the message calling it the `what` (query, message, question).
+
+    With `traces`, a pasted stack trace longer than `max_chars` is taken when its reduction fits
+    (`kb.stacktrace.fits`); without, `max_chars` is the limit of the text itself."""
+    text = clean_query(text).strip()
+    if not text:
+        raise QueryError(field, f"the {what} is empty")
+    if traces and not fits(text, max_chars):
+        raise QueryError(field, too_long(what, len(text), max_chars))
+    if not traces and len(text) > max_chars:
+        raise QueryError(field, f"the {what} is {len(text)} characters; the limit is {max_chars}")
+    return text
+
+
+def question_key(text: str) -> str:
+    """A question text as questions are told apart (insights' groups, links, held-out questions): case and
+    surrounding spaces aside."""
+    return text.strip().lower()
 
 
 def normalize(text: str) -> str:

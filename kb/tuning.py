@@ -20,9 +20,9 @@ import numpy as np
 
 from .adapter import Examples, FitSettings, QueryAdapter, fit_matrix
 from .evaluate import EvalQuery, is_expected
-from .insights.records import question_key
 from .learning.overlay import NOT_COVERED
 from .search import Searcher, searched_text
+from .text import question_key
 
 __all__ = ["examples_of", "fit", "tune", "refit_without", "links_since", "OWN_KINDS"]
 

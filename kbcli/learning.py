@@ -9,40 +9,33 @@
 
 `kbcli/cli.py` adds both subcommands with `add_parser(sub)`. Links are kept in the insights
 database (the SQLite file in KB_DATA_DIR, or KB_DATABASE_URL), read and written through
-`kb.insights.book.InsightsBook`, as the server's `Insights` does. Building the parser loads
-no numpy and no embedder: they are imported when a command runs.
+`kb.insights.book.InsightsBook`, as the server's `Insights` does; exported to the FAQ folder
+and imported from it by `kb.insights.link_files`. Building the parser loads no numpy and no
+embedder: they are imported when a command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import calendar
 import json
 import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from kb.errors import EntryNotFound, IndexMissing, QueryError, SourceError
+from kb.errors import EntryNotFound, IndexMissing, LinkNotFound, QueryError, SourceError
 from kb.insights.book import InsightsBook
-from kb.insights.records import LANGS, question_key
-from kb.learning.questions import (
-    NOT_COVERED_FILE,
-    LearnedQuestion,
-    _AlternatesFile,
-    _NotCoveredFile,
-    alternates_path,
-    load_learned,
-    write_learned,
-)
+from kb.insights.link_files import import_learned, plan_export, write_export
+from kb.insights.records import LANGS
+from kb.learning.questions import load_learned
 from kb.settings import Settings
-from kb.tomlfile import load_toml
+from kb.text import question_key
 
 from .terminal import print_rows
 
 if TYPE_CHECKING:
     from kb.entries import Entry
-    from kb.learning.links import Link
+    from kb.insights.taught_links import Link
 
 __all__ = [
     "add_parser",
@@ -52,7 +45,6 @@ __all__ = [
     "cmd_links_restore",
     "cmd_links_export",
     "cmd_links_import",
-    "read_learned_file",
 ]
 
 
@@ -215,8 +207,6 @@ def _moment(seconds: float) -> str:
 
 def _changed(settings: Settings, link_id: int, change: str) -> tuple[Link | None, Link, list[Link]]:
     """(the link before, after, the links its restoring removed) for `change`: "remove" or "restore"."""
-    from kb.learning.links import LinkNotFound
-
     if not InsightsBook.exists(settings):
         raise LinkNotFound(link_id)
     with InsightsBook.open(settings, create=False) as book:
@@ -252,24 +242,6 @@ def cmd_links_restore(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def read_learned_file(path: Path) -> list[LearnedQuestion]:
-    """The learned questions one file holds (an alternates file, or not-covered.toml); none when it does not exist.
-
-    Every table is kept, whether or not its entry is still in the index: a file is rewritten with all it held."""
-    path = Path(path)
-    if not path.is_file():
-        return []
-    if path.name == NOT_COVERED_FILE:
-        tables = load_toml(path, _NotCoveredFile, "the not-covered questions").model.not_covered
-        return [LearnedQuestion(**table.model_dump()) for table in tables]
-    alternates = load_toml(path, _AlternatesFile, "an alternates file").model.alternate
-    return [LearnedQuestion(**table.model_dump()) for table in alternates]
-
-
-def _key(question: LearnedQuestion) -> tuple[str, str | None]:
-    return question_key(question.question), question.entry
-
-
 def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
     folder = _folder(settings, args)
     links: list[Link] = []
@@ -280,76 +252,31 @@ def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
         print("No links to export.")
         return 0
     entries = _entries(settings) if any(link.entry is not None for link in links) else {}
-    planned: dict[Path, list[LearnedQuestion]] = {}
-    for link in links:
-        if link.entry is None:
-            path = folder / NOT_COVERED_FILE
-        elif link.entry in entries:
-            path = alternates_path(folder, entries[link.entry].source)
-        else:
-            print(
-                f"warning: link #{link.id} {link.question!r}: no entry {link.entry!r} in the index; left out",
-                file=sys.stderr,
-            )
-            continue
-        planned.setdefault(path, []).append(link.learned())
+    plan = plan_export(links, entries, folder)
+    for link in plan.left_out:
+        print(
+            f"warning: link #{link.id} {link.question!r}: no entry {link.entry!r} in the index; left out",
+            file=sys.stderr,
+        )
     written = 0
-    for path, questions in sorted(planned.items()):
-        held = read_learned_file(path)
-        seen = {_key(q) for q in held}
-        added = []
-        for question in questions:
-            if _key(question) not in seen:
-                seen.add(_key(question))
-                added.append(question)
-        if added:
-            write_learned(path, held + added)
-        written += len(added)
-        there = len(questions) - len(added)
-        print(f"{len(added):>5} written to {path}" + (f" ({there} already there)" if there else ""))
+    for done in write_export(plan):
+        written += done.added
+        print(f"{done.added:>5} written to {done.path}" + (f" ({done.there} already there)" if done.there else ""))
     print(
         f"{written} learned question{'s' if written != 1 else ''} written from {len(links)} active link{'s' if len(links) != 1 else ''}"
     )
     return 0
 
 
-def _made_at(date: str) -> float | None:
-    """A learned question's date (2026-01-31) as Unix seconds at midnight UTC; None when it has none."""
-    return float(calendar.timegm(time.strptime(date, "%Y-%m-%d"))) if date else None
-
-
 def cmd_links_import(settings: Settings, args: argparse.Namespace) -> int:
     """Add what the files hold and the database lacks: no link, active or removed, with the same question and
     entry (so a link undone in the database is not brought back, and linking again is never undone)."""
-    from kb.embedding import open_embedder
-    from kb.search import searched_text
-
     folder = _folder(settings, args)
     learned, warnings = load_learned(folder, known=_entries(settings))
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     with InsightsBook.open(settings) as book:
-        have = {(question_key(link.question), link.entry) for link in book.links(include_removed=True)}
-        missing = []
-        for question in learned:
-            if _key(question) not in have:
-                have.add(_key(question))
-                missing.append(question)
-        if missing:
-            embedder = open_embedder(settings.embed_model)
-            # What a search of each question embeds; embedded together, in batches.
-            vectors = [embedder.query_vector(searched_text(q.question) or q.question) for q in missing]
-            for question, vector in zip(missing, vectors):
-                book.add_link(
-                    question.question,
-                    question.lang,
-                    question.entry,
-                    vector.result(),
-                    embedder.model,
-                    origin=question.origin,
-                    url=question.url,
-                    at=_made_at(question.date),
-                )
+        missing = import_learned(book, learned, settings.embed_model)
     print(
         f"{len(missing)} of {len(learned)} learned questions in {folder} added as links"
         + (f" ({len(learned) - len(missing)} already there)" if len(learned) > len(missing) else "")

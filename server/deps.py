@@ -22,7 +22,7 @@ from kb.insights import REASONS, Recorder
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
-from .admin import check_admin, check_admin_form, check_bearer, check_on
+from .admin_auth import check_admin, check_admin_form, check_bearer, check_on
 from .dingtalk import BadDingTalkSignature, DingTalkBot, RobotMessage, robot_message
 from .dingtalk import verify as verify_dingtalk
 from .feishu import FeishuBot
@@ -217,7 +217,7 @@ async def require_bearer(request: Request, settings: SettingsDep) -> None:
 
 async def require_admin_form(request: Request, settings: SettingsDep, form_token: Annotated[str, Form()] = "") -> None:
     """The insights' forms that change something: the bearer token, or the sign-in cookie with the page's form token,
-    from this site (server/admin.py)."""
+    from this site (server/admin_auth.py)."""
     check_admin_form(request, settings, form_token)
 
 

@@ -19,7 +19,18 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
-from kb.errors import BuildRefused, EntryNotFound, IndexUnreadable, KBError, LLMFailed, QueryError, SettingsError
+from kb.errors import (
+    BuildRefused,
+    EntryNotFound,
+    IndexUnreadable,
+    InsightsOff,
+    InsightsUnreachable,
+    KBError,
+    LinkNotFound,
+    LLMFailed,
+    QueryError,
+    SettingsError,
+)
 
 from .deps import app_settings
 from .dingtalk import BadDingTalkPayload, BadDingTalkSignature
@@ -55,6 +66,9 @@ STATUS: dict[type[Exception], int] = {
     LLMFailed: 502,
     SettingsError: 500,
     BuildRefused: 409,
+    InsightsOff: 503,  # no insights database: nothing is recorded, links are off
+    InsightsUnreachable: 503,  # its server is down
+    LinkNotFound: 404,
     BadSlackSignature: 401,
     BadSlackPayload: 400,
     BadFeishuRequest: 401,

@@ -10,7 +10,7 @@ one keeps serving: whatever is wrong with it (a file FAISS or NumPy cannot read,
 field of the wrong type), `/admin/reload` answers 409 with the reason, the watch logs it
 once and keeps watching for the next build.
 
-The links maintainers make (`kb.learning.links`, in the insights database every replica
+The links maintainers make (`kb.insights.taught_links`, in the insights database every replica
 shares) are watched the same way: at each check a fingerprint of them is read, and when it
 changed the links are loaded and the served build is replaced by the same build taught them.
 """
@@ -30,9 +30,9 @@ from kb import builds
 from kb.chat import Chat
 from kb.errors import BuildRefused, KBError
 from kb.insights import InsightsStore
+from kb.insights.taught_links import Link
 from kb.judge import open_judge
 from kb.knowledge import KnowledgeBase
-from kb.learning.links import Link
 from kb.llm import LLM
 from kb.settings import Settings
 from kb.text import load_tokenizer

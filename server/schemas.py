@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 
 from kb.entries import Entry
 from kb.hits import Hit, hit_fields
-from kb.learning.links import Link
+from kb.insights.taught_links import Link
 from kb.learning.questions import LearnedQuestion
 from kb.provenance import original_url, version_note
 from kb.text import clean_query

@@ -8,6 +8,9 @@
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
   for each group, the answers that may be wrong;
 - `report`: the tables the /insights page, its CSV exports and `kb insights` (`kbcli.insights`) show;
+- `taught_links`, `teach`: the links that teach the knowledge base (a question tied to the
+  entry that answers it, or marked not covered), and making, undoing and restoring them;
+- `link_files`: the links written into the FAQ folder's learned-question files, and read back;
 - `book`: `InsightsBook`, the report, dismissing and restoring gaps, and the links over one
   store, called directly: the `kb` command's `insights`, `link` and `links` go through it;
 - `service`: `Insights`, the one object the /insights page, its CSV exports and the links'
@@ -25,6 +28,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InsightsUnavailable
+from ..text import question_key
 from .book import InsightsBook
 from .doubts import ASKED_AGAIN_WITHIN, LOW_MARGIN, REPHRASED, DoubtfulAnswer, doubtful_answers
 from .migrations import SCHEMA_VERSION
@@ -44,7 +48,6 @@ from .records import (
     Reason,
     Totals,
     Vote,
-    question_key,
 )
 from .report import DEFAULT_SINCE, TABLES, Report, Table, day, gather, parse_since, table, to_csv
 from .store import InsightsStore, store_path

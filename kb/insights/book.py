@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import TYPE_CHECKING, Mapping
 
-from ..errors import InsightsUnavailable
+from ..errors import InsightsUnavailable, LinkNotFound
 from ..settings import Settings
 from .report import Report, gather
 from .store import InsightsStore, RecentQuestion, store_path
@@ -20,8 +20,8 @@ from .store import InsightsStore, RecentQuestion, store_path
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..learning.links import Link
     from .groups import Gap, GapFinder
+    from .taught_links import Link
 
 __all__ = ["InsightsBook"]
 
@@ -107,8 +107,6 @@ class InsightsBook:
 
     def undo_link(self, link_id: int) -> Link:
         """Undo a link (its row is kept: `restore_link` brings it back); LinkNotFound when there is none."""
-        from ..learning.links import LinkNotFound
-
         link = self.store.remove_link(link_id)
         if link is None:
             raise LinkNotFound(link_id)
@@ -117,8 +115,6 @@ class InsightsBook:
     def restore_link(self, link_id: int) -> Link:
         """Make an undone link active again (replacing any other active link of its question);
         LinkNotFound when there is none."""
-        from ..learning.links import LinkNotFound
-
         link = self.store.restore_link(link_id)
         if link is None:
             raise LinkNotFound(link_id)

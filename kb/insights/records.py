@@ -29,7 +29,6 @@ __all__ = [
     "REASONS",
     "LANGS",
     "MAX_TEXT",
-    "question_key",
 ]
 
 # openai: the OpenAI-compatible chat API
@@ -42,11 +41,6 @@ LANGS = ("zh", "en")  # the languages questions are counted by
 # Characters kept of a question or comment: a pasted log or a long chat history is stored as
 # its start, which is what identifies it (and far more than the embedder reads of it).
 MAX_TEXT = 1000
-
-
-def question_key(text: str) -> str:
-    """A question text as `unanswered` groups it: case and surrounding spaces aside."""
-    return text.strip().lower()
 
 
 @dataclass(frozen=True)

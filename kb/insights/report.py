@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Mapping, Sequence
 
 from ..errors import QueryError, shown
+from ..text import question_key
 from .doubts import DoubtfulAnswer, doubtful_answers
-from .records import Comment, DailyCount, EntryHits, EntryVotes, Totals, question_key
+from .records import Comment, DailyCount, EntryHits, EntryVotes, Totals
 from .store import InsightsStore
 
 if TYPE_CHECKING:  # grouping needs numpy and the embedder; the report's tables and `kb --help` do not

@@ -6,7 +6,8 @@ the gap finder, and the answer when the database server cannot be reached. The w
 is `InsightsBook`'s (`book.py`), run in a worker thread so the event loop is never blocked;
 the `kb` command calls the same book directly. It raises `InsightsOff` (no database could
 be opened: nothing is recorded and links are off) and `InsightsUnreachable` (a database
-server that is down), each saying what cannot be done; a server answers both with 503.
+server that is down), both in `kb.errors`, each saying what cannot be done; a server
+answers both with 503 (server/errors.py).
 """
 
 from __future__ import annotations
@@ -15,33 +16,25 @@ import asyncio
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
-from ..errors import KBError
+from ..errors import InsightsOff, InsightsUnreachable, KBError
 from ..events import Voted
-from ..learning.links import Link
-from ..learning.teach import learn, relearn_link, unlearn
 from .book import InsightsBook
 from .report import Report, parse_since
 from .store import RecentQuestion
+from .taught_links import Link
+from .teach import learn, relearn_link, unlearn
 
 if TYPE_CHECKING:
     from ..knowledge import KnowledgeBase
     from .groups import Gap, GapFinder
     from .recorder import Recorder
 
-__all__ = ["Insights", "InsightsOff", "InsightsUnreachable"]
+__all__ = ["Insights"]
 
 _NOTHING_RECORDED = "nothing is recorded: {problem}"
 _LINKS_OFF = "links are off: they are kept in the insights database, which cannot be used ({problem})"
 _REPORT_UNREACHABLE = "the insights database {location} cannot be reached; questions and votes are kept meanwhile and written once it is back"
 _LINKS_UNREACHABLE = "the insights database {location} cannot be reached; links cannot be changed until it is back"
-
-
-class InsightsOff(KBError):
-    """No insights database could be opened: nothing is recorded, and links are off."""
-
-
-class InsightsUnreachable(KBError):
-    """The insights database server cannot be reached now."""
 
 
 class Insights:
@@ -147,7 +140,7 @@ class Insights:
             return await asyncio.to_thread(book.recent, limit, find)
 
     async def link(self, kb: KnowledgeBase, question: str, entry_id: str | None) -> Link:
-        """Link `question` to the entry that answers it (None: not covered by the FAQ); `kb.learning.teach.learn`."""
+        """Link `question` to the entry that answers it (None: not covered by the FAQ); `kb.insights.teach.learn`."""
         book = self._book(_LINKS_OFF)
         with self._reaching(book, _LINKS_UNREACHABLE):
             return await learn(kb, book, question, entry_id)

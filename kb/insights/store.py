@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..errors import InsightsUnavailable
+from ..text import question_key
 from .migrations import SCHEMA_VERSION, upgrade, version_of
 from .records import (
     LANGS,
@@ -33,7 +34,6 @@ from .records import (
     Question,
     Totals,
     Vote,
-    question_key,
 )
 from .sql import is_database_url, redact
 from .sqlite_db import SqliteDatabase
@@ -41,7 +41,7 @@ from .sqlite_db import SqliteDatabase
 if TYPE_CHECKING:  # numpy and the links are imported when a link is read or written, so `kb --help` stays quick
     import numpy as np
 
-    from ..learning.links import Link
+    from .taught_links import Link
 
 __all__ = ["InsightsStore", "RecentQuestion", "store_path", "BUSY_TIMEOUT"]
 
@@ -350,7 +350,7 @@ class InsightsStore:
         return list(found.values())
 
     # Links: questions a maintainer tied to the entry that answers them, or marked not covered
-    # (`kb.learning.links`). Written one at a time, across processes and replicas alike (the
+    # (`kb.insights.taught_links`). Written one at a time, across processes and replicas alike (the
     # exclusive transaction), so a question never has two active links.
 
     _LINK_COLUMNS = "id, made_at, question, lang, entry_id, origin, url, model, vector, removed_at"
@@ -370,8 +370,8 @@ class InsightsStore:
 
         An active link of the same question (case and surrounding spaces aside) is removed in the
         same transaction: linking a question again moves it."""
-        from ..learning.links import Link, vector_bytes, vector_of
         from ..learning.questions import ORIGINS
+        from .taught_links import Link, vector_bytes, vector_of
 
         text = question.strip()[:MAX_TEXT].rstrip()
         if not text:
@@ -436,7 +436,7 @@ class InsightsStore:
         return self._links(f"SELECT {self._LINK_COLUMNS} FROM links{where} ORDER BY id")
 
     def _links(self, sql: str, params: Sequence[Any] = ()) -> list[Link]:
-        from ..learning.links import Link, vector_of
+        from .taught_links import Link, vector_of
 
         return [
             Link(int(i), made_at, question, lang, entry, origin, url, model, vector_of(data), removed_at)

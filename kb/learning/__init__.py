@@ -17,6 +17,7 @@ from .questions import (
     LearnedQuestion,
     alternates_path,
     load_learned,
+    read_learned_file,
     write_learned,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "LearnedQuestion",
     "alternates_path",
     "load_learned",
+    "read_learned_file",
     "write_learned",
 ]

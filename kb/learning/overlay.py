@@ -21,19 +21,34 @@ not-covered question. With 10,000 learned questions that is about 0.2 ms a searc
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 import faiss
 import numpy as np
 
 from ..dense import one_thread
-from ..insights.records import question_key
+from ..text import question_key
 from .questions import LearnedQuestion
 
-__all__ = ["Learned", "LearnedMatch", "NOT_COVERED"]
+__all__ = ["Learned", "LearnedMatch", "TaughtQuestion", "NOT_COVERED"]
 
 NOT_COVERED = -1  # the owner of a not-covered question
 NEAREST = 64  # alternates read a search
+
+
+class TaughtQuestion(Protocol):
+    """A question taught while the knowledge base serves, with its vector (`KnowledgeBase.taught` learns them):
+    a maintainer's link, `kb.insights.taught_links.Link`."""
+
+    @property
+    def model(self) -> str:
+        """The embedding model that made `vector`."""
+        ...
+
+    @property
+    def vector(self) -> np.ndarray: ...
+
+    def learned(self) -> LearnedQuestion: ...
 
 
 @dataclass(frozen=True)

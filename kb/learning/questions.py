@@ -40,6 +40,7 @@ __all__ = [
     "LearnedQuestion",
     "alternates_path",
     "load_learned",
+    "read_learned_file",
     "write_learned",
 ]
 
@@ -121,6 +122,20 @@ def load_learned(folder: Path, known: Iterable[str] | None = None) -> tuple[list
         doc_nc = load_toml(path, _NotCoveredFile, "the not-covered questions")
         found += [LearnedQuestion(**table.model_dump()) for table in doc_nc.model.not_covered]
     return found, warnings
+
+
+def read_learned_file(path: Path) -> list[LearnedQuestion]:
+    """The learned questions one file holds (an alternates file, or not-covered.toml); none when it does not exist.
+
+    Every table is kept, whether or not its entry is still in the index: a file is rewritten with all it held."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    if path.name == NOT_COVERED_FILE:
+        tables = load_toml(path, _NotCoveredFile, "the not-covered questions").model.not_covered
+        return [LearnedQuestion(**table.model_dump()) for table in tables]
+    alternates = load_toml(path, _AlternatesFile, "an alternates file").model.alternate
+    return [LearnedQuestion(**table.model_dump()) for table in alternates]
 
 
 def _toml_string(value: str) -> str:

@@ -1,8 +1,8 @@
 """The routers, one per resource: search, chat, entries, health, the pages, the widget, Slack, Feishu, DingTalk, feedback, insights,
-admin (reload, links), the API's documentation pages, the OpenAI-compatible chat API and the metrics."""
+admin (reload, taught links), the API's documentation pages, the OpenAI-compatible chat API and the metrics."""
 
 from . import (
-    admin,
+    admin_reload,
     api_chat,
     api_entries,
     api_search,
@@ -12,16 +12,16 @@ from . import (
     feishu,
     health,
     insights,
-    links,
     metrics,
     openai_chat,
     pages,
     slack,
+    taught_links,
     widget,
 )
 
 __all__ = [
-    "admin",
+    "admin_reload",
     "api_chat",
     "api_entries",
     "api_search",
@@ -31,11 +31,11 @@ __all__ = [
     "feishu",
     "health",
     "insights",
-    "links",
     "metrics",
     "openai_chat",
     "pages",
     "slack",
+    "taught_links",
     "widget",
     "ROUTERS",
 ]
@@ -52,8 +52,8 @@ ROUTERS = [
     dingtalk.router,
     feedback.router,
     insights.router,
-    admin.router,
-    links.router,
+    admin_reload.router,
+    taught_links.router,
     docs.router,
     openai_chat.router,
     metrics.router,

@@ -5,14 +5,15 @@ Behind `KB_ADMIN_TOKEN` (off without it): clients send `Authorization: Bearer <t
 browsers sign in with a form that sets an HttpOnly cookie. Each table is also a CSV export.
 A gap can be dismissed (and restored) with a form on the page. Every form that changes
 something takes the bearer token, or the SameSite=Strict sign-in cookie with the page's form
-token; one from another site's page (its `Origin`) is refused (server/admin.py).
+token; one from another site's page (its `Origin`) is refused (server/admin_auth.py).
 
 Every question the page lists (a gap's wordings, the answers that may be wrong, the
 questions of not-helpful votes, the recent questions) can be linked to the entry that
 answers it ("Answered by…", an entry picker searching `/insights/entries` as one types) or
 marked not covered by the FAQ; a link can be undone and restored. These forms need the
 sign-in cookie or the bearer token, the page's form token and this site's `Origin`; they
-share the links' rate limit and database with the JSON API (server/routes/links.py).
+share the links' rate limit and database with the JSON API (server/routes/taught_links.py),
+through server/link_deps.py.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from kb.duplicates import Duplicate
 from kb.errors import QueryError, shown
-from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, question_key, table, to_csv
+from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
+from kb.insights.taught_links import Link
 from kb.knowledge import KnowledgeBase
-from kb.learning.links import Link, LinkNotFound
+from kb.text import question_key
 from kb.tuning import links_since
 
-from ..admin import check_on, sign_in, sign_out, signed_in, token_matches
+from ..admin_auth import check_on, sign_in, sign_out, signed_in, token_matches
 from ..deps import (
     AdminDep,
     AdminFormDep,
@@ -44,12 +46,12 @@ from ..deps import (
     SignInLimitDep,
 )
 from ..forms import form_token, with_form_token
+from ..link_deps import LinkLimitDep, LinksDep, served_at_once
 from ..refit import Refit
 from ..rendering.chart import Series, stacked_bars
 from ..rendering.strings import Translator
 from ..rendering.templates import page, request_lang
 from ..schemas import ErrorOut
-from .links import LinkLimitDep, LinksDep, link_not_found, served_at_once, unavailable
 
 __all__ = ["router", "SINCE_CHOICES", "RECENT", "LINKS_SHOWN"]
 
@@ -101,9 +103,8 @@ async def insights_page(
     if not signed_in(request, settings):
         return _sign_in_page(request, since, failed=False)
     lang = request_lang(request)
-    with unavailable():
-        report = await insights.report(kb, since, lang)
-        links, recent = await insights.links(True), await insights.recent(RECENT, find)
+    report = await insights.report(kb, since, lang)
+    links, recent = await insights.links(True), await insights.recent(RECENT, find)
     t = Translator(lang)
     context = {
         **_teach_context(kb, lang, links[::-1]),  # newest first
@@ -217,8 +218,7 @@ async def insights_link(
     covered = not_covered.strip().lower() not in ("1", "true", "on", "yes")
     if covered and not entry:
         raise QueryError("entry_id", "choose the entry that answers the question, or mark it not covered by the FAQ")
-    with unavailable():
-        await insights.link(kb, question, entry if covered else None)
+    await insights.link(kb, question, entry if covered else None)
     await served_at_once(reloader)
     return _back(since, back)
 
@@ -238,11 +238,7 @@ async def insights_link_change(
     """Undo a link, or restore an undone one."""
     if action not in ("undo", "restore"):
         raise HTTPException(404, f"no link action {shown(action)}; the actions are undo and restore")
-    try:
-        with unavailable():
-            await (insights.unlink if action == "undo" else insights.relink)(link_id)
-    except LinkNotFound:
-        raise link_not_found(link_id) from None
+    await (insights.unlink if action == "undo" else insights.relink)(link_id)
     await served_at_once(reloader)
     return _back(since, back)
 
@@ -309,8 +305,7 @@ async def insights_gap(
     """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
     if action not in ("dismiss", "restore"):
         raise HTTPException(404, f"no gap action {shown(action)}; the actions are dismiss and restore")
-    with unavailable():
-        gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
+    gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
     if gap is None:
         where = "gaps" if action == "dismiss" else "dismissed gaps"
         raise HTTPException(404, f"no {where} named {shown(label)} in the last {since}")
@@ -336,8 +331,7 @@ async def insights_csv(
     """One insights table as CSV: `gaps`, `unhelpful`, `entries` or `daily` (needs the admin token)."""
     if name not in TABLES:
         raise HTTPException(404, f"no insights table {shown(name)}; the tables are {', '.join(TABLES)}")
-    with unavailable():
-        report = await insights.report(kb, since)
+    report = await insights.report(kb, since)
     # The byte-order mark lets spreadsheet programs read the Chinese text as UTF-8.
     body = "\ufeff" + to_csv(table(report, name))
     filename = f"kb-insights-{name}-{since.strip().lower()}.csv"  # `since` is checked: digits and h, d or w

@@ -13,9 +13,9 @@ from kb.adapter import Examples, FitSettings, QueryAdapter, fit_matrix
 from kb.dense import EntryRows
 from kb.errors import IndexUnreadable, SettingsError
 from kb.index import read_adapter, read_index, write_adapted
-from kb.insights.records import question_key
 from kb.knowledge import KnowledgeBase
 from kb.settings import SHIPPED_SOURCES
+from kb.text import question_key
 from kb.tuning import examples_of, fit, links_since, refit_without
 from tests.support.cli import kb
 from tests.support.paths import ROOT

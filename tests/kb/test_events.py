@@ -10,10 +10,10 @@ import pytest
 
 from kb import asking
 from kb.chat import Chat
-from kb.errors import QueryError
+from kb.errors import InsightsOff, QueryError
 from kb.events import Chatted, Event, Events, Searched, Voted
 from kb.insights import Recorder
-from kb.insights.service import Insights, InsightsOff
+from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 

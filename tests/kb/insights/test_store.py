@@ -603,7 +603,7 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
         "kbcli.insights",
         "kb.insights.recorder",
         "kb.insights.writer",
-        "server.admin",
+        "server.admin_auth",
         "server.rendering.chart",
         "server.routes.feedback",
         "server.routes.insights",

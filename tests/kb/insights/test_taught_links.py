@@ -17,14 +17,15 @@ import pytest
 
 from kb.embedding import open_embedder
 from kb.entries import Entry
+from kb.errors import LinkNotFound
 from kb.index import read_index
 from kb.insights import SCHEMA_VERSION, InsightsStore, store_path
 from kb.insights.sql import to_postgres
-from kb.learning.links import Link, LinkNotFound
+from kb.insights.taught_links import Link
+from kb.learning import read_learned_file
 from kb.learning.questions import NOT_COVERED_FILE, LearnedQuestion, alternates_path, load_learned, write_learned
 from kb.settings import Settings
 from kbcli.cli import main
-from kbcli.learning import read_learned_file
 
 T0 = 1_750_000_000.123456  # 2025-06-15 UTC; a fraction of a second that float4 would lose
 DAY = 86400.0

@@ -24,13 +24,13 @@ import pytest
 from kb.embedding import open_embedder
 from kb.index import read_index, write_index
 from kb.insights import InsightsBook, InsightsStore, Question, store_path
+from kb.insights.teach import learn
 from kb.knowledge import KnowledgeBase
-from kb.learning.teach import learn
 from kb.search import searched_text
 from kb.settings import Settings
 from server import create_app
+from server.link_deps import LINK_LIMIT
 from server.ratelimit import ClientLimit
-from server.routes.links import LINK_LIMIT
 from tests.support.forms import insights_form_token as form_token
 from tests.support.paths import ROOT
 from tests.support.ports import free_port

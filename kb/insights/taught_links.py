@@ -1,10 +1,11 @@
-"""A link: a question people asked, tied by a maintainer to the entry that answers it, or marked not covered.
+"""The taught link: a question people asked, tied by a maintainer to the entry that answers it, or marked not covered.
 
 Links are kept in the insights database (`InsightsStore.add_link` and the methods beside it,
 table `links`), with the question's vector and the model that made it, so a server can
 search them without embedding anything. `kb links export` writes them into the FAQ
 folder's learned-question files (`kb.learning.questions`), where they are reviewed and
-versioned with the FAQ; `kb links import` reads those files back into a database.
+versioned with the FAQ; `kb links import` reads those files back into a database
+(`kb.insights.link_files`). A search learns the active links as `kb.learning.overlay.TaughtQuestion`s.
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import KBError
-from .questions import LearnedQuestion
+from ..learning.questions import LearnedQuestion
 
-__all__ = ["Link", "LinkNotFound", "vector_bytes", "vector_of"]
+__all__ = ["Link", "vector_bytes", "vector_of"]
 
 VECTOR_DTYPE = np.dtype("<f4")  # float32, little-endian, as the database keeps it
 
@@ -51,14 +51,6 @@ class Link:
         """The link as a learned question, dated the day (UTC) it was made."""
         date = time.strftime("%Y-%m-%d", time.gmtime(self.made_at))
         return LearnedQuestion(self.question, self.lang, self.origin, self.url, date, self.entry)
-
-
-class LinkNotFound(KBError):
-    """No link has the given id."""
-
-    def __init__(self, link_id: int):
-        self.link_id = link_id
-        super().__init__(f"no link #{link_id}")
 
 
 def vector_bytes(vector: np.ndarray) -> bytes:

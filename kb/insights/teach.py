@@ -16,26 +16,15 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from ..errors import QueryError, shown
-from ..text import clean_query, detect_lang
-from .links import Link
-from .questions import ORIGINS
+from ..learning.questions import ORIGINS
+from ..text import checked_query, detect_lang
+from .taught_links import Link
 
 if TYPE_CHECKING:
-    from ..insights.book import InsightsBook
     from ..knowledge import KnowledgeBase
+    from .book import InsightsBook
 
-__all__ = ["learn", "unlearn", "relearn_link", "checked_question"]
-
-
-def checked_question(question: str, max_chars: int, field: str = "question") -> str:
-    """The question as it is linked (control characters removed, trimmed); a QueryError naming `field`
-    when it is empty or longer than `max_chars`."""
-    text = clean_query(question).strip()
-    if not text:
-        raise QueryError(field, "the question is empty")
-    if len(text) > max_chars:
-        raise QueryError(field, f"the question is {len(text)} characters; the limit is {max_chars}")
-    return text
+__all__ = ["learn", "unlearn", "relearn_link"]
 
 
 async def learn(
@@ -58,7 +47,8 @@ async def learn(
         raise QueryError(field, f"no entry with id {shown(entry)}")
     if origin not in ORIGINS:
         raise QueryError("origin", f"unknown origin {shown(origin)}; use one of {', '.join(map(repr, ORIGINS))}")
-    text = checked_question(question, kb.settings.max_query_chars)
+    # As linked: a question longer than the limit is refused, even a pasted trace.
+    text = checked_query(question, kb.settings.max_query_chars, "question", "question", traces=False)
     searched = searched_text(text) or text
     embedder = kb.searcher.embedder
     vector = await asyncio.wrap_future(embedder.query_vector(searched))

@@ -1,58 +1,34 @@
-"""`/admin/links`: the admin JSON API that teaches the knowledge base, and what the /insights page's forms share with it.
+"""`/admin/links`: the admin JSON API that teaches the knowledge base with links.
 
 A link ties a question people ask to the entry that answers it, or marks it not covered by
-the FAQ (`kb.learning.teach`). Links are kept in the insights database, so every replica
+the FAQ (`kb.insights.teach`). Links are kept in the insights database, so every replica
 sharing it serves a new link within `KB_RELOAD_INTERVAL` seconds; the replica that made the
 change serves it at once (`Reloader.relearn`).
 
 The JSON API takes the admin token as a bearer token only: the /insights sign-in cookie is
 for the page's own forms, which check the page's form token and the `Origin` instead. A
 POST's body must be `application/json`. Every call counts against `LINK_LIMIT` per client,
-whatever `KB_RATE_LIMIT` says.
+whatever `KB_RATE_LIMIT` says (server/link_deps.py, shared with the /insights page's forms).
+The insights database off or out of reach (503) and a link that is not there (404) are
+answered by server/errors.py.
 """
 
 from __future__ import annotations
 
-import logging
-from contextlib import contextmanager
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 
-from kb.insights.service import Insights, InsightsOff, InsightsUnreachable
-from kb.learning.links import LinkNotFound
+from kb.errors import LinkNotFound
 
-from ..deps import BearerDep, InsightsDep, KBDep, ReloaderDep
+from ..deps import BearerDep, KBDep, ReloaderDep
 from ..limits import is_json
-from ..ratelimit import ClientLimit
-from ..reload import Reloader
+from ..link_deps import LinkLimitDep, LinksDep, served_at_once
 from ..schemas import ErrorOut, LinkIn, LinkOut, LinksOut, link_out
 
-__all__ = [
-    "router",
-    "LINK_LIMIT",
-    "LinkLimitDep",
-    "LinksDep",
-    "links_on",
-    "unavailable",
-    "served_at_once",
-    "link_not_found",
-]
-
-log = logging.getLogger("kb.server")
+__all__ = ["router"]
 
 router = APIRouter(prefix="/admin", tags=["admin"])
-
-LINK_LIMIT = ("link requests", 60, 60.0)  # what, how many, in how many seconds (as `VOTE_LIMIT`)
-
-
-async def limit_links(request: Request) -> None:
-    """At most LINK_LIMIT link requests per client (429 beyond), counted before the token is compared."""
-    state = request.app.state
-    limit = getattr(state, "link_limit", None)
-    if limit is None:
-        limit = state.link_limit = ClientLimit(*LINK_LIMIT)
-    limit.check(request.scope)
 
 
 async def require_json(request: Request) -> None:
@@ -61,38 +37,8 @@ async def require_json(request: Request) -> None:
         raise HTTPException(415, "body: send the link as JSON, with `Content-Type: application/json`")
 
 
-@contextmanager
-def unavailable() -> Iterator[None]:
-    """503, saying why, when the insights database is off or its server cannot be reached."""
-    try:
-        yield
-    except (InsightsOff, InsightsUnreachable) as exc:
-        raise HTTPException(503, str(exc)) from None
-
-
-async def links_on(insights: InsightsDep) -> Insights:
-    """The insights, where links are kept; 503 with the reason when the server has no database."""
-    with unavailable():
-        insights.check_links()
-    return insights
-
-
-LinkLimitDep = Annotated[None, Depends(limit_links)]
 JsonBodyDep = Annotated[None, Depends(require_json)]
-LinksDep = Annotated[Insights, Depends(links_on)]
 LinkId = Annotated[int, Path(ge=1, le=2**62, description="the link's id")]
-
-
-def link_not_found(link_id: int) -> HTTPException:
-    return HTTPException(404, str(LinkNotFound(link_id)))
-
-
-async def served_at_once(reloader: Reloader) -> None:
-    """Serve the links as they now are from this replica (the others see them at their next check)."""
-    try:
-        await reloader.relearn()
-    except Exception as exc:  # kept in the database: the watch teaches the build them at its next check
-        log.warning("the links changed but could not be read back at once (%s); the next reload check tries again", exc)
 
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
@@ -128,8 +74,7 @@ async def create_link(
     within `KB_RELOAD_INTERVAL` seconds. An active link of the same question (case and
     surrounding spaces aside) is replaced: linking again moves it.
     """
-    with unavailable():
-        link = await insights.link(kb, body.question, None if body.not_covered else body.entry_id)
+    link = await insights.link(kb, body.question, None if body.not_covered else body.entry_id)
     await served_at_once(reloader)
     return link_out(link)
 
@@ -144,18 +89,16 @@ async def list_links(
     ] = False,
 ) -> LinksOut:
     """The links, oldest first (needs the bearer token)."""
-    with unavailable():
-        links = await insights.links(include_removed)
+    links = await insights.links(include_removed)
     return LinksOut(links=[link_out(link) for link in links])
 
 
 @router.get("/links/{link_id}", response_model=LinkOut, responses=_ERRORS)
 async def get_link(_limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep, link_id: LinkId) -> LinkOut:
     """One link, active or not (needs the bearer token)."""
-    with unavailable():
-        link = await insights.link_of(link_id)
+    link = await insights.link_of(link_id)
     if link is None:
-        raise link_not_found(link_id)
+        raise LinkNotFound(link_id)
     return link_out(link)
 
 
@@ -167,11 +110,7 @@ async def delete_link(
 
     Its row is kept (`active: false`): `POST /admin/links/{id}/restore` brings it back.
     """
-    try:
-        with unavailable():
-            link = await insights.unlink(link_id)
-    except LinkNotFound:
-        raise link_not_found(link_id) from None
+    link = await insights.unlink(link_id)
     await served_at_once(reloader)
     return link_out(link)
 
@@ -181,10 +120,6 @@ async def restore_link(
     _limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep, reloader: ReloaderDep, link_id: LinkId
 ) -> LinkOut:
     """Bring back an undone link (needs the bearer token); a newer link of the same question is undone."""
-    try:
-        with unavailable():
-            link = await insights.relink(link_id)
-    except LinkNotFound:
-        raise link_not_found(link_id) from None
+    link = await insights.relink(link_id)
     await served_at_once(reloader)
     return link_out(link)

@@ -23,15 +23,13 @@ failed ingest.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from pydantic import field_validator
 
-from ..tomlfile import DataModel, iso_date, load_toml, nonempty, one_of
+from ..tomlfile import DataModel, iso_date, load_toml, nonempty, one_of, toml_string
 
 __all__ = [
     "ALTERNATES_SUFFIX",
@@ -138,22 +136,16 @@ def read_learned_file(path: Path) -> list[LearnedQuestion]:
     return [LearnedQuestion(**table.model_dump()) for table in alternates]
 
 
-def _toml_string(value: str) -> str:
-    """A TOML basic string: JSON's escapes are TOML's, but for characters JSON leaves raw."""
-    text = json.dumps(value, ensure_ascii=False)
-    return re.sub(r"[\x7f]", lambda m: f"\\u{ord(m.group(0)):04x}", text)
-
-
 def _table(header: str, question: LearnedQuestion) -> str:
     rows = [f"[[{header}]]"]
     if question.entry is not None:
-        rows.append(f"entry = {_toml_string(question.entry)}")
-    rows += [f"question = {_toml_string(question.question)}", f"lang = {_toml_string(question.lang)}"]
-    rows.append(f"origin = {_toml_string(question.origin)}")
+        rows.append(f"entry = {toml_string(question.entry)}")
+    rows += [f"question = {toml_string(question.question)}", f"lang = {toml_string(question.lang)}"]
+    rows.append(f"origin = {toml_string(question.origin)}")
     if question.url:
-        rows.append(f"url = {_toml_string(question.url)}")
+        rows.append(f"url = {toml_string(question.url)}")
     if question.date:
-        rows.append(f"date = {_toml_string(question.date)}")
+        rows.append(f"date = {toml_string(question.date)}")
     return "\n".join(rows)
 
 

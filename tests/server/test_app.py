@@ -1,0 +1,58 @@
+"""The app as `create_app` makes it: its public names, the environment read once, every module's `__all__`."""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import pytest
+from fastapi.testclient import TestClient
+
+import server
+from kb.settings import Settings
+from server import create_app
+
+
+def test_public_api() -> None:
+    assert server.__all__ == ["create_app"]
+
+
+def test_the_app_reads_the_environment_once_when_it_is_made(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`create_app()` (as uvicorn's factory calls it) resolves the settings then; the app, its middleware
+    and its routes all use that one object, whatever the environment says later."""
+    for name in [name for name in os.environ if name.startswith("KB_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("KB_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("KB_ALLOWED_ORIGINS", "https://docs.example.com")
+    app = create_app()
+    monkeypatch.setenv("KB_ALLOWED_ORIGINS", "https://other.example.net")
+    monkeypatch.setenv("KB_MAX_QUERY_CHARS", "5")
+    with TestClient(app) as client:
+        allowed = client.get("/api/widget-config", headers={"Origin": "https://docs.example.com"})
+        assert allowed.headers["access-control-allow-origin"] == "https://docs.example.com"
+        assert allowed.json()["max_message_chars"] == Settings().max_query_chars
+        other = client.get("/api/widget-config", headers={"Origin": "https://other.example.net"})
+        assert "access-control-allow-origin" not in other.headers
+        assert client.get("/api/search", params={"q": "how do I resume training"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "server.app",
+        "kb.chat",
+        "server.deps",
+        "server.errors",
+        "server.rendering.strings",
+        "server.rendering.markdown",
+        "server.schemas",
+        "server.rendering.templates",
+        "server.routes",
+        "kb.llm",
+    ],
+)
+def test_exported_members_exist(module: str) -> None:
+    loaded = importlib.import_module(module)
+    assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)

@@ -245,7 +245,7 @@ def test_entry_api_and_page_give_the_chosen_version(client: TestClient):
 
 def test_slack_answers_an_english_question_in_english(settings):
     from server import create_app
-    from tests.test_slack import SECRET, post_command
+    from tests.support.slack import SECRET, post_command
 
     with TestClient(create_app(settings.with_(slack_signing_secret=SECRET))) as slack:
         text = json.dumps(post_command(slack, "how do I resume training in slime?").json(), ensure_ascii=False)

@@ -111,7 +111,7 @@ def test_slack_says_so_above_the_answer(app_client: TestClient) -> None:
 
 
 def test_kb_search_prints_the_note_first(settings: Settings) -> None:
-    from tests.test_cli import kb as run_kb
+    from tests.support.cli import kb as run_kb
 
     lines = run_kb("search", ROLL_RESUME, data_dir=settings.data_dir).stdout.splitlines()
     assert lines[0] == NOT_COVERED

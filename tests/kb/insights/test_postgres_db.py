@@ -166,7 +166,7 @@ def test_kb_database_url_must_be_a_postgresql_url() -> None:
 
 
 def test_without_postgresql_the_tests_fail_in_ci_and_are_skipped_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
-    import postgres
+    from tests.support import postgres
 
     monkeypatch.setattr(postgres, "find_binaries", lambda: None)
     monkeypatch.setenv("CI", "true")

@@ -71,7 +71,10 @@ def test_an_adapter_file_keeps_its_map_model_and_examples(tmp_path):
 def tuned(settings, tmp_path_factory):
     """A copy of the shipped index with an adapter fitted by `kb tune` on it and on dev.jsonl."""
     data = tmp_path_factory.mktemp("tuned")
-    shutil.copytree(settings.data_dir, data, dirs_exist_ok=True, symlinks=True)
+    # Not the session's insights database: reading its files here would drop this process's SQLite locks on it.
+    shutil.copytree(
+        settings.data_dir, data, dirs_exist_ok=True, symlinks=True, ignore=shutil.ignore_patterns("insights.sqlite*")
+    )
     run = kb("tune", str(ROOT / "tests/data/dev.jsonl"), data_dir=data)
     assert run.returncode == 0, run.stderr
     return data, run

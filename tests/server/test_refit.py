@@ -25,7 +25,10 @@ RESUME = "slime-b0ab398d"  # 如何续训？
 @pytest.fixture(scope="module")
 def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Callable[..., Any]) -> tuple[str, Path]:
     data = tmp_path_factory.mktemp("refit-data")
-    shutil.copytree(settings.data_dir, data, dirs_exist_ok=True, symlinks=True)
+    # Not the session's insights database: reading its files here would drop this process's SQLite locks on it.
+    shutil.copytree(
+        settings.data_dir, data, dirs_exist_ok=True, symlinks=True, ignore=shutil.ignore_patterns("insights.sqlite*")
+    )
     app = create_app(settings.with_(data_dir=data, admin_token=TOKEN))
     return serve(app).url, data
 

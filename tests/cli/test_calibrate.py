@@ -71,6 +71,7 @@ def calibrate(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str,
     return code, out, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("judged", [False, True], ids=["without-a-judge", "with-the-llm-judge"])
 @pytest.mark.parametrize("size", [10, 30, 64])
 def test_kb_calibrate_writes_a_calibration_for_a_small_set(
@@ -128,6 +129,7 @@ def dev_judged(
     yield output, environment
 
 
+@pytest.mark.slow
 def test_kb_serve_starts_with_the_judged_calibration_of_dev_alone_and_answers(
     dev_judged: tuple[Path, dict[str, str]],
 ) -> None:
@@ -155,6 +157,7 @@ def test_kb_serve_starts_with_the_judged_calibration_of_dev_alone_and_answers(
     assert "Traceback" not in stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["garbage", "out-of-range"])
 def test_a_judge_with_no_usable_verdict_is_one_line_and_writes_nothing(
     model: str, stand_in: str, environment: Callable[..., None], tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -17,6 +17,7 @@ from tests.support.duplicates_faq import ACROSS, CONVERT, CONVERT_AGAIN, URL, WI
 from tests.support.paths import ROOT
 
 
+@pytest.mark.slow
 def test_search_brief_prints_question_source_score_and_link(settings):
     run = kb("search", "how do I resume training in slime", "--brief", data_dir=settings.data_dir)
     assert run.returncode == 0, run.stderr
@@ -29,6 +30,7 @@ def test_search_brief_prints_question_source_score_and_link(settings):
     )
 
 
+@pytest.mark.slow
 def test_search_prints_the_time_of_the_search_alone_not_the_loading(settings):
     # A Chinese question: the word segmenter's dictionary loads on the first one (about 0.7 s here).
     run = kb("search", "如何续训 slime 断点", "--brief", data_dir=settings.data_dir, OMP_NUM_THREADS="1")
@@ -37,6 +39,7 @@ def test_search_prints_the_time_of_the_search_alone_not_the_loading(settings):
     assert printed and int(printed[1]) < 300, run.stderr  # the search (tens of ms), not the loading
 
 
+@pytest.mark.slow
 def test_search_hl_picks_the_version_shown_and_says_when_it_is_a_translation(settings):
     run = kb(
         "search", "how do I resume training in slime", "--hl", "zh", "-k", "1", "--brief", data_dir=settings.data_dir
@@ -54,6 +57,7 @@ def test_search_hl_picks_the_version_shown_and_says_when_it_is_a_translation(set
     assert run.stdout.splitlines()[1].startswith("   DeepSpeed · 2023-06-20 · score ")
 
 
+@pytest.mark.slow
 def test_search_json_has_the_api_fields(settings):
     run = kb("search", "续训", "--json", data_dir=settings.data_dir)
     body = json.loads(run.stdout)
@@ -68,6 +72,7 @@ def test_search_json_has_the_api_fields(settings):
     assert body["hits"][0]["question"] == "如何续训？"
 
 
+@pytest.mark.slow
 def test_eval_prints_figures_by_language(settings):
     run = kb("eval", str(ROOT / "tests" / "data" / "dev.jsonl"), "--json", data_dir=settings.data_dir)
     report = json.loads(run.stdout)
@@ -76,6 +81,7 @@ def test_eval_prints_figures_by_language(settings):
     assert report["out_of_scope"] == stored["out_of_scope"]
 
 
+@pytest.mark.slow
 def test_eval_warns_of_an_expect_naming_no_entry_and_counts_it_a_miss(settings, tmp_path):
     queries = tmp_path / "queries.jsonl"
     lines = [
@@ -91,6 +97,7 @@ def test_eval_warns_of_an_expect_naming_no_entry_and_counts_it_a_miss(settings, 
     assert json.loads(run.stdout)["overall"]["recall_at_1"] == 0.5
 
 
+@pytest.mark.slow
 def test_eval_explain_shows_each_miss_with_its_signals(settings):
     run = kb("eval", str(ROOT / "tests" / "data" / "holdout.jsonl"), "--explain", data_dir=settings.data_dir)
     assert run.returncode == 0
@@ -101,6 +108,7 @@ def test_eval_explain_shows_each_miss_with_its_signals(settings):
     assert "cos " in run.stdout and " bg " in run.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -117,6 +125,7 @@ def test_errors_are_one_line_with_exit_code_2(tmp_path, args, message):
     assert len(run.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -137,12 +146,14 @@ def test_bad_setting_is_named(tmp_path):
     assert (run.returncode, run.stderr.strip()) == (2, "kb: error: setting KB_TOP_K='lots': expected a whole number")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["ingest", "search", "eval", "serve", "export"])
 def test_every_command_has_help(tmp_path, command):
     run = kb(command, "--help", data_dir=tmp_path)
     assert run.returncode == 0 and run.stdout.startswith(f"usage: kb {command}")
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_corrupt_index_with_one_line(tmp_path, settings):
     data = tmp_path / "data"
     (data / "index").mkdir(parents=True)
@@ -152,6 +163,7 @@ def test_serve_refuses_a_corrupt_index_with_one_line(tmp_path, settings):
     assert run.stderr.strip().startswith(f"kb: error: index {data / 'index'}: meta.json is not a kb index manifest")
 
 
+@pytest.mark.slow
 def test_search_prints_the_best_answer_rendered_for_a_terminal(settings):
     run = kb("search", "sglang illegal memory access", data_dir=settings.data_dir)
     assert run.returncode == 0, run.stderr
@@ -164,6 +176,7 @@ def test_search_prints_the_best_answer_rendered_for_a_terminal(settings):
     assert any("--sglang-mem-fraction-static" in line for line in lines)  # the identifier on one line, whole
 
 
+@pytest.mark.slow
 def test_search_keeps_code_blocks_verbatim_and_identifiers_whole(settings):
     run = kb("search", "Unable to pre-compile async_io", data_dir=settings.data_dir)
     lines = run.stdout.splitlines()
@@ -175,6 +188,7 @@ def test_search_keeps_code_blocks_verbatim_and_identifiers_whole(settings):
     assert any("SPARSE_ATTN" in line for line in lines if not line.startswith("set "))
 
 
+@pytest.mark.slow
 def test_search_reads_a_pasted_trace_from_standard_input(settings):
     trace = (
         "Traceback (most recent call last):\n"
@@ -194,6 +208,7 @@ def test_search_reads_a_pasted_trace_from_standard_input(settings):
     assert "illegal memory access" in run.stdout.splitlines()[0]
 
 
+@pytest.mark.slow
 def test_links_are_percent_encoded_for_terminals(settings):
     run = kb("search", "如何开启 Efficient memory sharing 功能", "--brief", "-k", "1", data_dir=settings.data_dir)
     link = run.stdout.splitlines()[-1].strip()
@@ -201,6 +216,7 @@ def test_links_are_percent_encoded_for_terminals(settings):
     assert "#%E5%A6%82%E4%BD%95" in link  # 如何
 
 
+@pytest.mark.slow
 def test_no_answer_offers_three_nearest(settings):
     run = kb("search", "asdfqwerzxcv", "-k", "10", data_dir=settings.data_dir)
     lines = run.stdout.splitlines()
@@ -208,6 +224,7 @@ def test_no_answer_offers_three_nearest(settings):
     assert [line[:3] for line in lines if line[:1].isdigit()] == ["1. ", "2. ", "3. "]
 
 
+@pytest.mark.slow
 def test_eval_shows_progress_on_a_terminal_only(settings):
     import pty
 
@@ -257,6 +274,7 @@ def own_faq(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_dir):
     first = kb("ingest", data_dir=data_dir)
     assert first.returncode == 0, first.stderr
@@ -276,6 +294,7 @@ def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_di
     assert "(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)" in lines
 
 
+@pytest.mark.slow
 def test_ingest_names_each_near_duplicate_pair_by_both_entries_places(tmp_path, data_dir):
     folder = write_team_faqs(tmp_path / "team", intended(*WITHIN))
     run = kb("ingest", "--sources", str(folder), data_dir=data_dir)
@@ -292,6 +311,7 @@ def test_ingest_names_each_near_duplicate_pair_by_both_entries_places(tmp_path, 
     assert "1 near-duplicate pair marked as intended in sources.toml" in lines
 
 
+@pytest.mark.slow
 def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
     mine = own_faq(tmp_path / "mine")
     theirs = tmp_path / "theirs"
@@ -311,6 +331,7 @@ def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
     assert "team-faq.md:7" in kb("search", "where are the shared checkpoints", "--brief", data_dir=data_dir).stdout
 
 
+@pytest.mark.slow
 def test_ingest_reports_every_bad_file_and_keeps_the_index(tmp_path, data_dir):
     mine = own_faq(tmp_path / "mine")
     assert kb("ingest", "--sources", str(mine), data_dir=data_dir).returncode == 0

@@ -135,6 +135,7 @@ QUERIES = ["Megatron 显存不足怎么办？", "What to do when vLLM hangs at s
            "restart inference service", "wandb 配置参数不生效", "Can I train on Ascend NPUs?"]  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_rows_are_searched_in_both_languages_and_link_to_their_row(made):
     _, data = made
     base = KnowledgeBase.open(Settings(data_dir=data))
@@ -153,6 +154,7 @@ def test_the_rows_are_searched_in_both_languages_and_link_to_their_row(made):
     assert not base.search_blocking("Can I train on Ascend NPUs?").answered  # taught as not covered
 
 
+@pytest.mark.slow
 def test_the_rows_are_answered_by_a_real_server(made, serve: Callable[..., Any]):
     from server import create_app
 
@@ -207,6 +209,7 @@ def results(data: Path, queries: list[str]) -> list[tuple[bool, list[tuple[str, 
     return [(r.answered, [(h.entry.id, round(h.score, 5)) for h in r.hits]) for r in found]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".xlsx", ".csv", ".jsonl"])
 def test_export_and_ingest_again_give_the_same_entries_and_search_results(made, tmp_path, suffix):
     _, data = made
@@ -226,6 +229,7 @@ def test_export_and_ingest_again_give_the_same_entries_and_search_results(made, 
     assert results(again, QUERIES) == results(data, QUERIES)
 
 
+@pytest.mark.slow
 def test_the_shipped_faqs_round_trip_with_the_same_dev_set_results(settings, tmp_path):
     out = tmp_path / "export"
     out.mkdir()
@@ -241,6 +245,7 @@ def test_the_shipped_faqs_round_trip_with_the_same_dev_set_results(settings, tmp
     assert results(again, questions) == results(settings.data_dir, questions)
 
 
+@pytest.mark.slow
 def test_export_learned_adds_the_links_and_source_exports_one_source(made, tmp_path):
     _, data = made
     mine = tmp_path / "data"
@@ -267,6 +272,7 @@ def test_export_learned_adds_the_links_and_source_exports_one_source(made, tmp_p
     assert table[0]["answer"] == "Open the runbook `ops/restart-inference-service.md` and follow it."
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -89,6 +89,7 @@ def assert_one_line(err: str, path: Path, message: str, line: int | None) -> Non
     assert message in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(QUESTIONS))
 @pytest.mark.parametrize("command", ["eval", "calibrate"])
 def test_a_question_file_works_or_is_one_line(

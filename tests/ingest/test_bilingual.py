@@ -105,6 +105,7 @@ def _drop_last_item(path: Path) -> None:
     path.write_text(text[: text.rindex("13. **")], encoding="utf-8")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
@@ -147,6 +148,7 @@ def test_a_bad_translation_is_one_error_and_the_old_index_keeps_serving(workspac
     assert len(run.stderr.strip().splitlines()) == 1 and message in run.stderr
 
 
+@pytest.mark.slow
 def test_a_translation_listed_out_of_order_is_a_warning_in_the_summary(workspace):
     path = workspace.sources_dir / "roll.en.md"
     text = path.read_text(encoding="utf-8")
@@ -162,6 +164,7 @@ def test_a_translation_listed_out_of_order_is_a_warning_in_the_summary(workspace
 # The reader's language on every channel.
 
 
+@pytest.mark.slow
 def test_hl_never_changes_what_is_found(client: TestClient):
     for query in load_queries(DEV):
         plain = client.get("/api/search", params={"q": query.q}).json()
@@ -258,6 +261,7 @@ FAQ_ZH = "# 团队 FAQ\n\n## 如何申请 GPU 配额？\n\n在 #infra 频道说�
 FAQ_EN = "# Team FAQ\n\n## How do I get GPU quota?\n\nAsk in #infra with your project name.\n\n## Where are the shared checkpoints?\n\nUnder `/mnt/shared/ckpt`, read-only.\n"
 
 
+@pytest.mark.slow
 def test_own_faq_with_an_english_file_beside_it_needs_no_manifest(tmp_path):
     folder = tmp_path / "faq"
     folder.mkdir()
@@ -278,6 +282,7 @@ def test_own_faq_with_an_english_file_beside_it_needs_no_manifest(tmp_path):
     assert kb.search_blocking("共享 checkpoint 在哪").hits[0].entry.question == "共享的 checkpoint 在哪里？"
 
 
+@pytest.mark.slow
 def test_an_entry_with_no_version_in_the_readers_language_says_so(tmp_path):
     folder = tmp_path / "faq"
     folder.mkdir()

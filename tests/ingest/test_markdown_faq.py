@@ -271,6 +271,7 @@ def test_answers_do_not_repeat_their_question():
         assert not re.search(rf"^(#+ |\d+\. \*\*|\*\*){question}", entry.answer, re.M)
 
 
+@pytest.mark.slow
 def test_ids_are_stable_across_parses():
     first = [entry.id for entry in parse_sources(SHIPPED_SOURCES)]
     assert first == [entry.id for entry in parse_sources(SHIPPED_SOURCES)]

@@ -23,6 +23,7 @@ def workspace(tmp_path, settings):
     return Settings(data_dir=tmp_path / "data", sources_dir=sources)
 
 
+@pytest.mark.slow
 def test_reingest_of_unchanged_sources_embeds_nothing_and_keeps_ids(workspace):
     first = build_index(workspace)
     ids = [e.id for e in read_index(workspace.index_dir).entries]
@@ -33,6 +34,7 @@ def test_reingest_of_unchanged_sources_embeds_nothing_and_keeps_ids(workspace):
     assert not index_is_stale(workspace)
 
 
+@pytest.mark.slow
 def test_changed_source_makes_the_index_stale_and_embeds_only_the_change(workspace):
     build_index(workspace)
     notes = workspace.sources_dir / "training-env.md"
@@ -46,6 +48,7 @@ def test_changed_source_makes_the_index_stale_and_embeds_only_the_change(workspa
     assert (report.entries, report.passages, report.embedded) == (60, 120, 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -70,6 +73,7 @@ def test_missing_sources_directory_is_named(tmp_path):
         build_index(Settings(data_dir=tmp_path, sources_dir=tmp_path / "nowhere"))
 
 
+@pytest.mark.slow
 def test_a_folder_of_plain_markdown_needs_no_manifest(tmp_path, settings):
     folder = tmp_path / "my-faq"
     folder.mkdir()
@@ -86,6 +90,7 @@ def test_a_folder_of_plain_markdown_needs_no_manifest(tmp_path, settings):
     assert (hit.entry.question, hit.entry.source) == ("Where are the shared checkpoints?", "team-faq")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("word", ["a" * 200_000, "-" * 200_000, "a." * 100_000, "--" + "a-" * 100_000])
 def test_a_source_with_a_200000_character_word_is_parsed_and_tagged_in_seconds(tmp_path, word):
     folder = tmp_path / "my-faq"

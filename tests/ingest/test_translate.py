@@ -25,6 +25,8 @@ from ingest.sources import parse_sources
 from ingest.translate import problem, toml_string
 from kbcli.cli import main
 
+pytestmark = pytest.mark.slow  # the stand-in LLM's drafts are ingested and embedded
+
 FAQ = """\
 # 训练常见问题
 
@@ -126,6 +128,7 @@ def kb(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], data
     return run
 
 
+@pytest.mark.slow
 def test_a_round_trip_drafts_english_and_search_finds_it(kb, faq: Path, llm) -> None:
     sent = len(llm[1])
     code, out, err = kb("translate", "faq", "--to", "en", "--sources", str(faq))
@@ -160,6 +163,7 @@ def test_a_round_trip_drafts_english_and_search_finds_it(kb, faq: Path, llm) -> 
     )
 
 
+@pytest.mark.slow
 def test_an_entry_whose_code_changed_is_left_out_and_skipped(kb, faq: Path) -> None:
     code, out, err = kb("translate", str(faq / "faq.md"), "--to", "en", model="code-changer")
     assert code == 0, err
@@ -179,6 +183,7 @@ def test_an_entry_whose_code_changed_is_left_out_and_skipped(kb, faq: Path) -> N
     assert ["faq", "3", "entries", "en+zh", "Training", "FAQ"] in [line.split() for line in out.splitlines()]
 
 
+@pytest.mark.slow
 def test_an_entry_past_the_timeout_is_left_out(kb, faq: Path) -> None:
     code, out, err = kb("translate", "faq", "--to", "en", "--sources", str(faq), model="slow", timeout="1")
     assert code == 0, err

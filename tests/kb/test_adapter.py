@@ -20,6 +20,8 @@ from kb.tuning import examples_of, fit, links_since, refit_without
 from tests.support.cli import kb
 from tests.support.paths import ROOT
 
+pytestmark = pytest.mark.slow  # `kb tune` fits and writes a build
+
 
 def _unit(rng: np.random.Generator, *shape: int) -> np.ndarray:
     v = rng.normal(size=shape)
@@ -80,6 +82,7 @@ def tuned(settings, tmp_path_factory):
     return data, run
 
 
+@pytest.mark.slow
 def test_kb_tune_swaps_in_a_build_that_carries_the_adapter(settings, tuned):
     data, run = tuned
     assert "fitted a query adapter on " in run.stdout and "dev.jsonl" in run.stdout
@@ -95,6 +98,7 @@ def test_kb_tune_swaps_in_a_build_that_carries_the_adapter(settings, tuned):
         assert (after.path / name).read_bytes() == (before.path / name).read_bytes()
 
 
+@pytest.mark.slow
 def test_a_tuned_index_searches_through_its_adapter_and_off_turns_it_off(tuned):
     data, _ = tuned
     on = kb("search", "KeyError: 'llama'", "--json", data_dir=data)
@@ -105,6 +109,7 @@ def test_a_tuned_index_searches_through_its_adapter_and_off_turns_it_off(tuned):
     assert scores_on != scores_off  # the question's vector is not the model's own any more
 
 
+@pytest.mark.slow
 def test_an_adapter_of_another_model_is_a_start_up_error_naming_the_setting(tuned, tmp_path):
     data, _ = tuned
     adapter = read_adapter(data / "index")
@@ -120,6 +125,7 @@ def test_an_adapter_of_another_model_is_a_start_up_error_naming_the_setting(tune
     assert run.returncode == 2 and "KB_QUERY_ADAPTER" in run.stderr and "Traceback" not in run.stderr
 
 
+@pytest.mark.slow
 def test_a_corrupt_adapter_file_is_refused_with_its_name(tuned, tmp_path):
     data, _ = tuned
     copy = tmp_path / "copy"
@@ -129,6 +135,7 @@ def test_a_corrupt_adapter_file_is_refused_with_its_name(tuned, tmp_path):
         read_index(copy)
 
 
+@pytest.mark.slow
 def test_ingest_carries_the_adapter_while_the_sources_are_the_same(tuned, tmp_path):
     data, _ = tuned
     fitted = read_adapter(data / "index")
@@ -149,6 +156,7 @@ def test_ingest_carries_the_adapter_while_the_sources_are_the_same(tuned, tmp_pa
     assert "query adapter: none" in run.stdout
 
 
+@pytest.mark.slow
 def test_calibration_folds_are_searched_through_adapters_that_never_saw_them(settings):
     knowledge = KnowledgeBase.open(settings)
     searcher = knowledge.searcher
@@ -197,6 +205,7 @@ def test_a_settings_value_that_is_neither_on_off_nor_a_file_names_the_setting(se
         KnowledgeBase.open(settings.with_(query_adapter="/nowhere/adapter.npz"))
 
 
+@pytest.mark.slow
 def test_kb_tune_refuses_a_file_it_cannot_learn_from_in_one_line(settings, tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")

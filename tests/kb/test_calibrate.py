@@ -93,6 +93,7 @@ def answer_rows(questions: list[_Question], w: Weights) -> np.ndarray:
     return np.array(rows).reshape(len(rows), len(w.answer_features))
 
 
+@pytest.mark.slow
 @FAST
 @given(question_sets())
 def test_any_small_set_fits_finite_weights_of_the_allowed_signs(questions: list[_Question]) -> None:
@@ -107,6 +108,7 @@ def test_any_small_set_fits_finite_weights_of_the_allowed_signs(questions: list[
         assert w == BASE
 
 
+@pytest.mark.slow
 @FAST
 @given(question_sets())
 def test_the_threshold_keeps_each_kind_of_answerable_question_answered(questions: list[_Question]) -> None:
@@ -142,6 +144,7 @@ def test_the_answer_model_takes_no_weight_of_the_wrong_sign(xy: tuple[np.ndarray
     assert all(c * ANSWER_SIGNS.get(name, 0) >= 0 for name, c in zip(ANSWER_FEATURES, coef))
 
 
+@pytest.mark.slow
 @FAST
 @given(question_sets(), st.integers(2, 6))
 def test_cross_validation_reports_every_question_whatever_its_folds_lack(
@@ -159,6 +162,7 @@ def test_cross_validation_reports_every_question_whatever_its_folds_lack(
     assert len(report["fold_weights"]) == folds
 
 
+@pytest.mark.slow
 @FAST
 @given(question_sets(max_size=8, answerable=False))
 def test_a_set_with_no_answerable_question_is_refused_in_one_line(questions: list[_Question]) -> None:
@@ -169,6 +173,7 @@ def test_a_set_with_no_answerable_question_is_refused_in_one_line(questions: lis
     assert "add questions the FAQ answers" in message and "\n" not in message
 
 
+@pytest.mark.slow
 @FAST
 @given(question_sets(max_size=8), st.integers(0, 8))
 def test_a_set_with_an_answerable_question_passes(questions: list[_Question], at: int) -> None:
@@ -216,6 +221,7 @@ class RandomJudge:
         pass
 
 
+@pytest.mark.slow
 @FAST
 @given(
     question_sets(max_size=10).flatmap(

@@ -69,6 +69,7 @@ def workspace(tmp_path: Path, settings: Settings) -> Settings:
     return Settings(data_dir=tmp_path / "data")
 
 
+@pytest.mark.slow
 def test_a_pair_within_a_source_and_one_across_sources_are_found_but_no_translation(tmp_path, workspace) -> None:
     report = build_index(workspace, write_team_faqs(tmp_path / "team"))
     assert pairs(list(report.duplicates)) == {frozenset(ACROSS), frozenset(WITHIN)}
@@ -83,6 +84,7 @@ def test_a_pair_within_a_source_and_one_across_sources_are_found_but_no_translat
     assert stored == list(report.duplicates)
 
 
+@pytest.mark.slow
 def test_a_pair_marked_intended_is_silenced_with_its_reason(tmp_path, workspace) -> None:
     folder = write_team_faqs(tmp_path / "team", intended(*WITHIN, why="Asked both ways in the team channel"))
     report = build_index(workspace, folder)
@@ -92,6 +94,7 @@ def test_a_pair_marked_intended_is_silenced_with_its_reason(tmp_path, workspace)
     assert report.warnings == ()
 
 
+@pytest.mark.slow
 def test_a_mark_naming_no_entry_or_a_pair_not_alike_is_a_warning_with_its_line(tmp_path, workspace) -> None:
     gone, distinct = "team-00000000", (ACROSS[0], entry_id("ops", "如何重启一个节点"))  # conversion vs restarting
     folder = write_team_faqs(tmp_path / "team", intended(ACROSS[0], gone) + intended(*distinct))
@@ -110,6 +113,7 @@ def test_a_mark_naming_no_entry_or_a_pair_not_alike_is_a_warning_with_its_line(t
     assert not any(d.intended for d in report.duplicates)  # neither mark silenced anything
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("entries", "message"),
     [
@@ -135,6 +139,7 @@ def test_a_malformed_mark_is_an_error_naming_its_line_and_the_old_index_keeps_se
     assert read_meta(workspace.index_dir) == before
 
 
+@pytest.mark.slow
 def test_a_build_whose_duplicates_are_not_pairs_is_refused_naming_the_field(tmp_path, workspace) -> None:
     build_index(workspace, write_team_faqs(tmp_path / "team"))
     meta = workspace.index_dir / "meta.json"

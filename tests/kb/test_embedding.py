@@ -63,6 +63,7 @@ def minilm_path(monkeypatch) -> str:
     return str(Path(package.__file__).parent / "model")
 
 
+@pytest.mark.slow
 @pytest.mark.st
 def test_sentence_transformers_backend_builds_and_searches(tmp_path, minilm_path):
     from ingest import build_index

@@ -42,6 +42,7 @@ def test_an_answer_comes_with_only_the_entries_close_to_it(kb: KnowledgeBase, qu
         assert shown[0].entry.localized("en").question == question
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("file", "share"), [("real_tune.jsonl", 0.95), ("dev.jsonl", 0.95)])
 def test_the_right_entries_are_kept_and_few_others(kb: KnowledgeBase, file: str, share: float) -> None:
     """On 95% of the answered questions whose right entries are in the top ten, they are all

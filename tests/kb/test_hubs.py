@@ -63,6 +63,7 @@ def test_a_question_in_its_words_still_finds_it(kb: KnowledgeBase) -> None:
     assert kb.search_blocking("deepspeed flash-attn", 3).hits[0].entry.id == LINKS_ONLY
 
 
+@pytest.mark.slow
 def test_no_out_of_scope_question_gets_a_links_only_entry_first_without_a_shared_word(kb: KnowledgeBase) -> None:
     for name in ("dev.jsonl", "holdout.jsonl", "real_tune.jsonl"):
         for line in (DATA / name).read_text(encoding="utf-8").splitlines():

@@ -170,6 +170,7 @@ def test_a_build_left_half_written_by_a_killed_ingest_is_removed_by_the_next(ind
     assert read_index(index_dir).meta.entry_count == 4
 
 
+@pytest.mark.slow
 def test_a_build_being_written_by_another_ingest_is_left_alone(index_dir):
     import threading
     import time

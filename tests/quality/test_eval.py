@@ -28,6 +28,7 @@ STORED = json.loads((DATA / "eval_report.json").read_text(encoding="utf-8"))
 TOLERANCE = 0.03
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(STORED))
 def test_retrieval_holds_its_measured_figures(kb, name):
     report = evaluate(kb.search_blocking, load_queries(DATA / f"{name}.jsonl"))

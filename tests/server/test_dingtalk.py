@@ -284,6 +284,7 @@ def overrun(robot: Robot, monkeypatch: pytest.MonkeyPatch) -> Callable[[float, f
     return slow_down
 
 
+@pytest.mark.slow
 def test_a_search_that_overruns_is_acknowledged_and_answered_through_the_webhook(
     robot: Robot, client: TestClient, stand_in: DingTalkStandIn, overrun: Callable[[float, float], None]
 ) -> None:
@@ -296,6 +297,7 @@ def test_a_search_that_overruns_is_acknowledged_and_answered_through_the_webhook
     assert stand_in.wait_for(session_of(body)) == expected_message(hits, "en")
 
 
+@pytest.mark.slow
 def test_with_an_llm_the_entries_come_at_once_and_the_written_answer_follows(
     llm_robot: Robot, client: TestClient, stand_in: DingTalkStandIn
 ) -> None:
@@ -345,6 +347,7 @@ REFUSALS: list[tuple[str, Callable[[], dict[str, str]], str]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "headers", "message"), REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_an_unsigned_forged_or_stale_message_is_refused_without_an_answer(
     robot: Robot,
@@ -417,6 +420,7 @@ def test_the_robot_posts_only_to_dingtalks_own_webhooks_and_not_after_they_expir
     assert stand_in.posted(session_of(expired)) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "said"),
     [("error", "answered HTTP 500: internal error"), ("refused", "answered HTTP 200: session invalid")],
@@ -459,6 +463,7 @@ def test_questions_are_recorded_with_their_channel_and_no_ids(robot: Robot) -> N
     assert b"staff-ada" not in raw and b"cid_recorded" not in raw and b"sender-ada" not in raw
 
 
+@pytest.mark.slow
 def test_each_conversation_is_limited_and_dingtalk_is_exempt_from_the_browser_limit(robot: Robot) -> None:
     bodies = [robot_body(f"{RESUME_EN} ({n})", conversation="cid_busy") for n in range(24)]
     with ThreadPoolExecutor(len(bodies)) as pool:  # at once: the limit refills one question every 3 s

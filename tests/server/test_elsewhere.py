@@ -110,6 +110,7 @@ def test_slack_says_so_above_the_answer(app_client: TestClient) -> None:
     assert "does not cover" not in json.dumps(plain, ensure_ascii=False) and plain["blocks"][0]["type"] != "context"
 
 
+@pytest.mark.slow
 def test_kb_search_prints_the_note_first(settings: Settings) -> None:
     from tests.support.cli import kb as run_kb
 

@@ -300,6 +300,7 @@ def test_exported_members_exist(module: str) -> None:
 # --- the request URL ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_request_url_challenge_is_answered(bot: Bot, plain: Bot) -> None:
     challenge = {"challenge": "ajls384kdjx98XX", "token": VERIFICATION_TOKEN, "type": "url_verification"}
     response = bot.ask(challenge)
@@ -316,6 +317,7 @@ def test_the_request_url_challenge_is_answered(bot: Bot, plain: Bot) -> None:
 # --- questions ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("question", "lang"), [(RESUME_ZH, "zh"), (RESUME_EN, "en")])
 def test_a_question_gets_a_card_in_its_language(
     bot: Bot, stand_in: FeishuStandIn, client: TestClient, question: str, lang: str
@@ -331,6 +333,7 @@ def test_a_question_gets_a_card_in_its_language(
     assert card == expected_card(hits, lang, question)
 
 
+@pytest.mark.slow
 def test_a_direct_message_needs_no_mention_and_a_group_message_without_one_is_not_answered(
     bot: Bot, stand_in: FeishuStandIn, client: TestClient
 ) -> None:
@@ -463,6 +466,7 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], tuple[bytes, dict[str, str]
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("case", "make", "message"), REFUSALS, ids=[r[0] for r in REFUSALS])
 def test_a_forged_stale_or_unsigned_event_is_refused_without_an_answer(
     bot: Bot, stand_in: FeishuStandIn, caplog: pytest.LogCaptureFixture, case: str, make: Any, message: str
@@ -481,6 +485,7 @@ def test_a_forged_stale_or_unsigned_event_is_refused_without_an_answer(
     assert stand_in.cards(message_id(event)) == []
 
 
+@pytest.mark.slow
 def test_a_replayed_or_retried_event_is_answered_once(bot: Bot, stand_in: FeishuStandIn) -> None:
     event = message_event(RESUME_EN)
     body, headers = signed(event)
@@ -543,6 +548,7 @@ def test_questions_are_recorded_with_their_channel_and_chat_ids_only_when_asked(
 # --- limits ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_each_chat_is_limited_and_feishu_is_exempt_from_the_browser_limit(bot: Bot, stand_in: FeishuStandIn) -> None:
     events = [message_event(f"{RESUME_EN} ({n})", chat_id="oc_busy") for n in range(24)]
     with ThreadPoolExecutor(len(events)) as pool:  # at once: the limit refills one question every 3 s
@@ -569,6 +575,7 @@ def test_each_chat_is_limited_and_feishu_is_exempt_from_the_browser_limit(bot: B
 # --- the open platform: tokens, failures, slowness --------------------------------------
 
 
+@pytest.mark.slow
 def test_the_tenant_access_token_is_fetched_once_and_kept_until_it_expires(
     bot: Bot, plain: Bot, stand_in: FeishuStandIn
 ) -> None:
@@ -594,6 +601,7 @@ def test_the_tenant_access_token_is_fetched_once_and_kept_until_it_expires(
     assert stand_in.tokens.count(PLAIN_APP_ID) == before + 2 and used[0] != used[1]
 
 
+@pytest.mark.slow
 def test_a_slow_platform_does_not_delay_the_acknowledgement(
     bot: Bot, stand_in: FeishuStandIn, reply_mode: Callable[[str], None]
 ) -> None:
@@ -623,6 +631,7 @@ def test_a_failing_platform_is_logged_once_and_the_event_still_acknowledged(
     assert logged[0].getMessage().startswith(f"Feishu: the answer to message {message_id(event)} was not sent")
 
 
+@pytest.mark.slow
 def test_a_timeout_and_a_refused_token_are_each_one_line(
     stand_in: FeishuStandIn, reply_mode: Callable[[str], None], caplog: pytest.LogCaptureFixture
 ) -> None:

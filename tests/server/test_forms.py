@@ -39,6 +39,7 @@ def test_a_form_is_taken_with_the_token_of_the_page_it_came_from(
     assert response.status_code == status
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("page", "action", "fields", "status"), FORMS)
 @pytest.mark.parametrize("attack", ["no token", "another browser's token", "another site's page", "origin null"])
 def test_a_form_posted_from_elsewhere_is_refused(

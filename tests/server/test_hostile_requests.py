@@ -52,6 +52,7 @@ def test_a_slack_timestamp_of_400_digits_is_refused_before_the_signature(
     assert line.levelno == logging.WARNING and line.exc_info is None and "has 400 digits" in line.getMessage()
 
 
+@pytest.mark.slow
 def test_a_flood_of_refused_slack_requests_logs_a_bounded_number_of_lines(
     settings: Settings, serve: Callable[[Any], Any], logged: pytest.LogCaptureFixture
 ) -> None:
@@ -166,6 +167,7 @@ def test_an_api_body_nested_1000_deep_is_a_400(url: str, logged: pytest.LogCaptu
 LONG = "x" * 60_000  # where an id, a tag or a source belongs (as long as httpx lets a URL be)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "params", "error"),
     [
@@ -191,6 +193,7 @@ def test_an_invalid_value_of_60_kb_is_echoed_as_a_short_prefix(
     assert "x" * 61 not in text and len(response.content) < 20_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["/healthz", "/widget.js", "/docs", "/redoc", "/insights", "/", "/chat"])
 def test_head_answers_as_get_without_a_body(url: str, path: str) -> None:
     get, head = httpx.get(url + path), httpx.head(url + path)

@@ -101,6 +101,7 @@ def test_toggle_rejects_an_unknown_language(client: TestClient) -> None:
     assert response.json()["error"].startswith("lang:")
 
 
+@pytest.mark.slow
 def test_the_library_and_the_server_read_one_table() -> None:
 
     from kb import wording

@@ -212,6 +212,7 @@ def test_the_documented_http_config(server: Any) -> None:
     assert len(tools.tools) == 4
 
 
+@pytest.mark.slow
 def test_kb_mcp_over_stdio(settings: Any) -> None:
     config = documented_configs()[0]  # launched as docs/channels.md tells an agent to launch it
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}

@@ -8,6 +8,7 @@ import time
 from typing import Any, Callable
 
 import httpx
+import pytest
 
 from kb.settings import Settings
 from kbcli.cli import uvicorn_options
@@ -33,6 +34,7 @@ def test_kb_serve_gives_uvicorn_the_deadline(settings: Settings) -> None:
     assert uvicorn_options(settings)["http"] is HeadDeadline and HEAD_SECONDS == 10.0
 
 
+@pytest.mark.slow
 def test_stalled_connections_are_closed_after_the_deadline(settings: Settings, serve: Callable[..., Any]) -> None:
     url = serve(create_app(settings), http=head_deadline(1.0)).url
     stalled = [_open(url, b"") for _ in range(100)] + [
@@ -46,6 +48,7 @@ def test_stalled_connections_are_closed_after_the_deadline(settings: Settings, s
     assert httpx.get(f"{url}/healthz").status_code == 200
 
 
+@pytest.mark.slow
 def test_a_keep_alive_connection_serves_request_after_request(settings: Settings, serve: Callable[..., Any]) -> None:
     url = serve(create_app(settings), http=head_deadline(1.0)).url
     with httpx.Client(base_url=url) as client:

@@ -77,6 +77,7 @@ def test_each_client_has_its_own_bucket(limited: TestClient) -> None:
     assert second.get("/api/widget-config").status_code == 200
 
 
+@pytest.mark.slow
 def test_the_bucket_refills(limited: TestClient) -> None:
     client = other_client(limited, "10.0.0.5")
     exhaust(client)
@@ -96,6 +97,7 @@ def test_health_static_files_widget_and_slack_are_not_counted(settings: Settings
         assert client.get("/api/widget-config").status_code == 429, "still limited where it counts"
 
 
+@pytest.mark.slow
 def test_429_carries_cors_headers_so_the_widget_can_read_it(settings: Settings) -> None:
     origin = "https://docs.example.com"
     app = create_app(settings.with_(rate_limit="1/minute", allowed_origins=origin))

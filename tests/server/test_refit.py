@@ -52,6 +52,7 @@ def test_healthz_names_the_adapter_served(live: tuple[str, Path]) -> None:
     assert health["adapter"]["fitted_at"].startswith("20")
 
 
+@pytest.mark.slow
 def test_a_link_then_a_refit_from_the_page_swaps_in_an_adapter_fitted_on_it(
     live: tuple[str, Path], browser: httpx.Client
 ) -> None:

@@ -547,6 +547,7 @@ def llm_slack(settings: Settings, serve: Callable[[Any], Any]) -> Callable[[str]
     return url
 
 
+@pytest.mark.slow
 def test_with_an_llm_the_entries_come_at_once_and_the_written_answer_follows(
     llm_slack: Callable[[str], str], stand_in: SlackStandIn, client: TestClient
 ) -> None:
@@ -592,6 +593,7 @@ def test_when_the_llm_fails_slack_is_told_the_entries_stand(
     assert stand_in.wait_for("broken")["text"] == "语言模型这次没能写出回答；上面的 FAQ 条目就是答案。"
 
 
+@pytest.mark.slow
 def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
     slack: TestClient, stand_in: SlackStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from kb.settings import Settings
 from tests.support.paths import ROOT
 
@@ -51,6 +53,7 @@ def run_python(code: str, settings: Settings) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_serving_and_searching_load_no_pytorch(settings: Settings) -> None:
     found = run_python(SERVE_AND_SEARCH, settings)
     assert found["status"] == 200 and found["hits"] > 0

@@ -55,6 +55,7 @@ def fuzzed_app(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> 
     asgi.shutdown_lifespans()
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @hypothesis_settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 def test_api_answers_as_its_schema_says(case: Any, fuzzed_app: Any) -> None:

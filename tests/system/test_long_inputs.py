@@ -105,6 +105,7 @@ def test_a_chat_turn_after_a_long_history_is_stored_as_its_start(server, reading
     assert all(reading.token_count(read) <= QUERY_TOKENS for read in reading.read)
 
 
+@pytest.mark.slow
 def test_insights_reads_and_embeds_bounded_texts_whatever_was_stored(server, reading) -> None:
     url, app = server
     # Rows an older server stored whole: five distinct unanswered questions of 20,005 characters.

@@ -84,6 +84,7 @@ def test_slack_answers_a_long_trace(url: str) -> None:
     assert json.dumps(message).count(OOM_ENTRY) >= 1 and "characters; the limit is" not in json.dumps(message)
 
 
+@pytest.mark.slow
 def test_kb_search_reads_a_long_trace_from_stdin(settings: Settings) -> None:
     run = subprocess.run(
         [sys.executable, "-m", "kbcli.cli", "search", "-", "--json"],

@@ -111,6 +111,7 @@ def run_app(settings: Settings, tmp_path: Path) -> Iterator[Callable[[], TestCli
         client.__exit__(None, None, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fault", "sqlite_says"),
     [(disk_full, "database or disk is full"), (read_only, "attempt to write a readonly database")],
@@ -226,6 +227,7 @@ def wait_until(done: Callable[[], bool], seconds: float = 20) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_records_wait_out_a_locked_database_and_none_is_lost(
     settings: Settings, tmp_path: Path, serve: Callable[[object], object], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -254,6 +256,7 @@ def test_records_wait_out_a_locked_database_and_none_is_lost(
     assert any(m.startswith("recorded 40 questions once the insights database took them") for m in caplog.messages)
 
 
+@pytest.mark.slow
 def test_records_beyond_the_queue_size_are_dropped_counted_and_logged(
     settings: Settings, tmp_path: Path, serve: Callable[[object], object], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -292,6 +295,7 @@ def start_kb_serve(settings: Settings, data_dir: Path) -> tuple[subprocess.Popen
     return process, f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.slow
 def test_every_vote_acknowledged_before_a_kill_9_is_in_the_database(settings: Settings, tmp_path: Path) -> None:
     """Eight clients vote as fast as they can; the server is killed (SIGKILL) while votes are in flight."""
     process, url = start_kb_serve(settings, tmp_path / "data")

@@ -27,6 +27,8 @@ from kb.entries import entry_id
 from kb.settings import SHIPPED_SOURCES, Settings
 from server import create_app
 
+pytestmark = pytest.mark.slow  # real `kb serve` processes and rebuilt indexes
+
 TOKEN = "reload-test-token-5f1c"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
 OLD_ANSWER = "直接将 `--load` 设置为 `--save` 的目录即可。"
@@ -109,6 +111,7 @@ def assert_each_response_from_one_build(load: Load, old: str, new: str) -> None:
         assert (MARK in answer) == (build == new), (build, answer)
 
 
+@pytest.mark.slow
 def test_reload_swaps_the_new_build_in_under_load_without_a_failed_request(workspace, serve):
     server = serve(create_app(workspace.with_(reload_interval=0)))  # only the admin route reloads
     old = build_of(workspace)
@@ -133,6 +136,7 @@ def test_reload_swaps_the_new_build_in_under_load_without_a_failed_request(works
     assert again["reloaded"] is False and again["build"] == new
 
 
+@pytest.mark.slow
 def test_the_server_notices_a_new_build_by_itself(workspace, serve):
     server = serve(create_app(workspace.with_(reload_interval=0.2)))
     old = build_of(workspace)
@@ -148,6 +152,7 @@ def test_the_server_notices_a_new_build_by_itself(workspace, serve):
     assert_each_response_from_one_build(load, old, new)
 
 
+@pytest.mark.slow
 def test_a_failed_ingest_leaves_the_old_build_serving(workspace, serve):
     server = serve(create_app(workspace.with_(reload_interval=0.2)))
     old = build_of(workspace)
@@ -162,6 +167,7 @@ def test_a_failed_ingest_leaves_the_old_build_serving(workspace, serve):
     assert httpx.post(f"{server.url}/admin/reload", headers=ADMIN).json()["reloaded"] is False
 
 
+@pytest.mark.slow
 def test_a_broken_build_is_refused_and_the_old_one_keeps_serving(workspace, serve, tmp_path, caplog):
     server = serve(create_app(workspace.with_(reload_interval=0.2)))
     old = build_of(workspace)
@@ -253,6 +259,7 @@ def link_copy_of(workspace: Settings, build: str, name: str, damage: Callable[[P
     return copy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", list(UNLOADABLE))
 def test_a_build_that_cannot_be_loaded_is_refused_and_the_watch_goes_on(workspace, serve, caplog, fault):
     damage, reason = UNLOADABLE[fault]
@@ -335,6 +342,7 @@ def test_each_swap_is_logged_with_its_build_entries_and_seconds(workspace, caplo
     ), lines
 
 
+@pytest.mark.slow
 def test_kb_serve_writes_the_servers_own_lines_beside_uvicorns():
     code = (
         "import logging, logging.config; from kbcli.cli import log_config; logging.config.dictConfig(log_config()); "

@@ -103,6 +103,7 @@ FAULTS: dict[str, tuple[Callable[[Path], None], str]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_a_broken_index_stops_serve_with_one_line(settings: Settings, tmp_path: Path, fault: str) -> None:
     damage, problem = FAULTS[fault]
@@ -118,6 +119,7 @@ def test_a_broken_index_stops_serve_with_one_line(settings: Settings, tmp_path: 
     assert problem in lines[0]
 
 
+@pytest.mark.slow
 def test_a_data_directory_that_is_a_file_is_named(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.write_text("not a directory")
@@ -126,6 +128,7 @@ def test_a_data_directory_that_is_a_file_is_named(tmp_path: Path) -> None:
     assert run.stderr.strip() == f"kb: error: index {data / 'index'}: no index here yet; run `kb ingest`"
 
 
+@pytest.mark.slow
 def test_a_stale_index_is_served_with_a_warning(settings: Settings, tmp_path: Path) -> None:
     data = tmp_path / "data"
     copy_index(settings, data)

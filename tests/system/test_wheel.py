@@ -22,6 +22,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import httpx
+import pytest
 
 from kb.settings import Settings
 from tests.support.paths import ROOT
@@ -65,6 +66,7 @@ def build_wheel(tmp_path: Path) -> Path:
     return wheel
 
 
+@pytest.mark.slow
 def test_the_wheel_installed_in_a_fresh_venv_ingests_and_serves(settings: Settings, tmp_path: Path) -> None:
     wheel = build_wheel(tmp_path)
     with zipfile.ZipFile(wheel) as archive:

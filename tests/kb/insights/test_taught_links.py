@@ -511,6 +511,7 @@ def test_the_commands_use_postgres_when_given_a_database_url(
     assert "1 active link" in out and resume in out
 
 
+@pytest.mark.slow
 def test_the_commands_load_no_numpy_until_they_run(tmp_path: Path) -> None:
     code = "import sys, kbcli.learning, kbcli.cli; print('numpy' in sys.modules, 'kb.embedding' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -26,6 +26,8 @@ from server import create_app
 from tests.support.judges import build_tiny_cross_encoder, judged_calibration
 from tests.support.paths import DATA
 
+pytestmark = pytest.mark.slow  # sentence-transformers and PyTorch load a cross-encoder
+
 QUESTION = "how do I resume training from a checkpoint"
 
 
@@ -48,6 +50,7 @@ def candidates(kb: KnowledgeBase, question: str) -> list:
     return [h.entry.localized(first.lang) for h in first.hits]
 
 
+@pytest.mark.slow
 def test_a_tiny_cross_encoder_loads_offline_and_scores(settings: Settings, tiny: Path) -> None:
     judge = CrossEncoderJudge(str(tiny))
     entries = KnowledgeBase.open(settings).entries[:5]
@@ -57,6 +60,7 @@ def test_a_tiny_cross_encoder_loads_offline_and_scores(settings: Settings, tiny:
     assert np.array_equal(judge.scores(QUESTION, entries), scores)
 
 
+@pytest.mark.slow
 def test_a_model_that_does_not_load_names_the_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(SettingsError, match="KB_RERANK_MODEL"):
@@ -184,6 +188,7 @@ def test_the_server_judges_all_but_the_results_shown_while_typing_and_reports_it
     }
 
 
+@pytest.mark.slow
 def test_kb_calibrate_reports_with_and_without_the_judge(
     settings: Settings, tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

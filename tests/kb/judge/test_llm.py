@@ -99,6 +99,7 @@ def test_an_endpoint_without_structured_output_is_asked_without_it(judge_with: C
     assert kb.search_blocking(QUESTION).hits[0].entry == first.hits[1].entry
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("model", "kind"), [("garbage", "invalid"), ("out-of-range", "out_of_range"), ("slow", "timeout")]
 )
@@ -145,6 +146,7 @@ def test_unusable_verdicts(reply: str, kind: str) -> None:
     assert caught.value.kind == kind
 
 
+@pytest.mark.slow
 def test_the_judge_does_not_hold_the_event_loop(judge_with: Callable[..., Settings], serve: Callable[..., Any]) -> None:
     """While the slow judge reads one question, live results and /healthz are answered at once."""
     server = serve(create_app(judge_with("slow", rerank_timeout=5.0)))
@@ -167,6 +169,7 @@ def test_the_judge_does_not_hold_the_event_loop(judge_with: Callable[..., Settin
     assert httpx.get(f"{server.url}/healthz", timeout=30).json()["judge"]["judged"] == 1
 
 
+@pytest.mark.slow
 def test_kb_calibrate_with_the_llm_judge(
     settings: Settings,
     stand_in: tuple[str, list],
@@ -191,6 +194,7 @@ def test_kb_calibrate_with_the_llm_judge(
     assert kb.calibration is not None and kb.calibration.judge == "llm" and kb.search_blocking(QUESTION).hits
 
 
+@pytest.mark.slow
 def test_slack_is_acknowledged_in_time_while_a_slow_judge_reads(
     judge_with: Callable[..., Settings], serve: Callable[..., Any]
 ) -> None:

@@ -39,6 +39,7 @@ def ids_of(folder: Path, tmp_path: Path) -> dict[str, str]:
     return {e.question: e.id for e in parse_sources(folder)}
 
 
+@pytest.mark.slow
 def test_an_alternate_finds_its_entry_and_a_not_covered_question_is_abstained_on(tmp_path: Path) -> None:
     folder = team_folder(tmp_path)
     ids = ids_of(folder, tmp_path)
@@ -72,6 +73,7 @@ def test_an_alternate_finds_its_entry_and_a_not_covered_question_is_abstained_on
     assert not kb.search_blocking("What is the weather in Paris tomorrow?").answered
 
 
+@pytest.mark.slow
 def test_an_alternate_of_a_missing_entry_is_a_warning_naming_file_and_line(tmp_path: Path) -> None:
     folder = team_folder(tmp_path)
     (folder / "team.alternates.toml").write_text(
@@ -82,6 +84,7 @@ def test_an_alternate_of_a_missing_entry_is_a_warning_naming_file_and_line(tmp_p
     assert any(w.startswith(f"{folder / 'team.alternates.toml'}:2: no entry 'team-00000000'") for w in report.warnings)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -149,6 +152,7 @@ def test_the_overlay_gives_each_entry_its_best_alternate_and_the_nearest_not_cov
     assert without.match(vectors[3]).best_of(np.array([3]))[0] == pytest.approx(float(vectors[0] @ vectors[3]))
 
 
+@pytest.mark.slow
 def test_nothing_shipped_is_near_a_test_split_question(settings: Settings) -> None:
     """The shipped alternates and not-covered questions come from the tune split; the test
     split measures the learning, so none may be within cosine 0.95 of one of its questions."""

@@ -96,6 +96,7 @@ def test_a_100_kb_query_over_real_http(settings: Any, serve: Any) -> None:
         assert len(body) < 30_000
 
 
+@pytest.mark.slow
 def test_deep_links_are_percent_encoded_as_browsers_send_them(client: TestClient) -> None:
     """A Chinese heading's anchor comes percent-encoded in every field and every entry, never raw."""
     hit = client.get("/api/search", params={"q": "续跑调整 lr 报错", "k": 1}).json()["hits"][0]

@@ -60,6 +60,7 @@ def vote(client: TestClient, **body: Any) -> httpx.Response:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["/", "/search?q=OOM", "/chat"])
 def test_pages_with_vote_buttons_set_a_signed_session_cookie_for_the_browser_session(own: Settings, path: str) -> None:
     with TestClient(create_app(own)) as browser:
@@ -104,6 +105,7 @@ def test_one_vote_per_answer_per_session(client: TestClient, own: Settings) -> N
     assert rows(client, "SELECT count(*), sum(helpful) FROM votes") == [(3, 3)]
 
 
+@pytest.mark.slow
 def test_251_votes_by_one_client_with_made_up_sessions_and_varied_questions_count_once(
     own: Settings, serve: Callable[..., Any]
 ) -> None:
@@ -158,6 +160,7 @@ def test_votes_on_one_answer_past_its_limit_get_429_and_other_answers_still_coun
     assert sorted(rows(client, "SELECT entry_id, helpful FROM votes")) == sorted([(RESUME, 0), (other, 1)])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "query", "status", "error"),
     [
@@ -243,6 +246,7 @@ def test_a_run_of_typed_searches_is_recorded_once(client: TestClient) -> None:
     assert recorded == [("OOM",), ("how do I resume training",), ("如何续训",)]
 
 
+@pytest.mark.slow
 def test_a_typed_search_is_written_once_the_reader_pauses(own: Settings) -> None:
     store = InsightsStore(store_path(own.data_dir))
     recorder = Recorder(store, own, quiet=0.2)
@@ -297,6 +301,7 @@ def test_a_database_that_cannot_be_opened_costs_no_answer(own: Settings, caplog:
     )
 
 
+@pytest.mark.slow
 def test_a_locked_database_logs_a_warning_and_every_answer_is_served(
     client: TestClient, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -338,6 +343,7 @@ def test_a_locked_database_logs_a_warning_and_every_answer_is_served(
     assert rows(client, "SELECT count(*) FROM votes") == [(1,)]
 
 
+@pytest.mark.slow
 def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callable[..., Any]) -> None:
     trusted = own.with_(trusted_proxies="127.0.0.1")  # each client an address of its own, through this proxy
     app = create_app(trusted)
@@ -373,6 +379,7 @@ def test_concurrent_requests_over_http_lose_no_rows(own: Settings, serve: Callab
     assert store.count("votes") == threads  # each session voted three times on one entry
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("trusted", "counted"), [("127.0.0.1", 5 * 10), ("", 10)])
 def test_200_votes_from_5_addresses_each_with_a_fresh_session_move_an_answer_a_bounded_amount(
     own: Settings, serve: Callable[..., Any], trusted: str, counted: int

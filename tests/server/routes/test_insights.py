@@ -30,6 +30,7 @@ def admin(insights_settings: Settings) -> Iterator[TestClient]:
         yield client
 
 
+@pytest.mark.slow
 def test_the_page_is_off_without_an_admin_token(client: TestClient) -> None:
     off = "the admin routes (/insights, /admin) are off: set KB_ADMIN_TOKEN to a secret token to turn them on"
     assert client.get("/insights", headers={"Accept": "application/json"}).json() == {
@@ -62,6 +63,7 @@ def test_the_csv_exports_need_the_token_too(admin: TestClient) -> None:
     )
 
 
+@pytest.mark.slow
 def test_signing_in_sets_an_http_only_cookie_that_opens_the_page(insights_settings: Settings) -> None:
     with TestClient(create_app(insights_settings)) as browser:
         form = {"since": "7d", "form_token": form_token(browser, "/insights")}
@@ -146,6 +148,7 @@ def team_url(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve
     return str(serve(create_app(team)).url)
 
 
+@pytest.mark.slow
 def test_near_duplicate_entries_are_listed_with_both_places_in_the_readers_language(team_url: str) -> None:
     en = duplicates_section(httpx.get(f"{team_url}/insights", headers={"Accept-Language": "en", **BEARER}).text)
     assert "<h2>Near-duplicate entries</h2>" in en and "Merge them, or mark a pair as intended" in en

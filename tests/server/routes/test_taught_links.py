@@ -90,6 +90,7 @@ def api(live: tuple[str, Any]) -> Iterator[httpx.Client]:
             client.delete(f"/admin/links/{link['id']}")
 
 
+@pytest.mark.slow
 def test_a_linked_question_finds_its_entry_first_and_a_close_rewording_too(
     api: httpx.Client, live: tuple[str, Any]
 ) -> None:
@@ -127,6 +128,7 @@ def test_a_linked_question_finds_its_entry_first_and_a_close_rewording_too(
     assert api.get(f"/admin/links/{link['id']}").json()["active"] is True
 
 
+@pytest.mark.slow
 def test_a_question_marked_not_covered_is_not_answered_until_undone(api: httpx.Client, live: tuple[str, Any]) -> None:
     base = live[0]
     question = "how do I resume training"
@@ -166,6 +168,7 @@ def test_what_the_api_refuses_it_names(api: httpx.Client) -> None:
     assert api.get("/admin/links").json() == {"links": []}
 
 
+@pytest.mark.slow
 def test_the_json_api_needs_the_bearer_token_and_a_json_body(live: tuple[str, Any], api: httpx.Client) -> None:
     base = live[0]
     body = {"question": FLAT, "entry_id": BATCH}
@@ -282,6 +285,7 @@ def link_row(html: str, link_id: int) -> str:
     return re.search(rf'<tr class="\w+" id="link-{link_id}">.*?</tr>', html, re.S).group(0)
 
 
+@pytest.mark.slow
 def test_the_insights_page_links_and_undoes_with_its_forms(live: tuple[str, Any], api: httpx.Client) -> None:
     base = live[0]
     with signed_in(base) as browser:
@@ -505,6 +509,7 @@ def new_build(settings: Settings) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_link_made_on_one_replica_is_served_by_the_other_and_survives_a_new_build(
     replicas: tuple[str, str, Path], settings: Settings
 ) -> None:

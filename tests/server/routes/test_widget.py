@@ -170,6 +170,7 @@ def test_a_refused_origin_is_logged_once(settings: Settings, caplog: pytest.LogC
     ]
 
 
+@pytest.mark.slow
 def test_preflights_from_5000_origins_keep_the_log_and_the_memory_bounded(
     settings: Settings, serve: Any, caplog: pytest.LogCaptureFixture
 ) -> None:

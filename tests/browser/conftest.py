@@ -1,4 +1,4 @@
-"""The browser tests' fixtures: one headless Chromium for the session, the shipped FAQ served on loopback, tabs.
+"""The browser tests' fixtures: one headless Chromium a module, the shipped FAQ served on loopback, tabs.
 
 Every test here is marked `browser` (tests/conftest.py), so `make test-fast` leaves them out.
 """
@@ -12,9 +12,12 @@ import pytest
 from kb.settings import Settings
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Headless Chromium (Debian's), launched once; each test opens contexts of its own."""
+    """Headless Chromium (Debian's), launched once a module; each test opens contexts of its own.
+
+    Not once a session: playwright's sync API runs an event loop in this thread while it is
+    open, and the tests after a browser module call `asyncio.run`."""
     from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, sync_api
 
     with sync_api.sync_playwright() as playwright:

@@ -49,29 +49,6 @@ def type_query(page: Any, query: str) -> None:
     )
 
 
-class HostSite:
-    """A static site on its own port that embeds the widget from the FAQ server at `kb_url`."""
-
-    def __init__(self, serve: Callable[[Any], Any]):
-        self.kb_url = ""
-
-        async def page(request: Request) -> HTMLResponse:
-            attributes = 'data-lang="auto" data-title="Training FAQ"'
-            lang = request.query_params.get("lang", "en")
-            if request.url.path == "/left":
-                attributes = 'data-lang="zh" data-title="训练 FAQ" data-position="left" data-accent="#e11d48"'
-            return HTMLResponse(HOST_PAGE.format(kb=self.kb_url, attributes=attributes, lang=lang))
-
-        self.url = serve(Starlette(routes=[Route("/", page), Route("/left", page)])).url
-
-
-def load(t: Page, path: str = "/") -> Any:
-    t.goto(path)
-    page = t.page
-    page.wait_for_function("() => window.KBWidget && document.querySelector('kb-faq-widget')")
-    return page
-
-
 class Page:
     """A browser tab that records console errors, page errors and dialogs (none are expected)."""
 
@@ -145,3 +122,26 @@ checkpoint conversion.</p>
 </body>
 </html>
 """
+
+
+class HostSite:
+    """A static site on its own port that embeds the widget from the FAQ server at `kb_url`."""
+
+    def __init__(self, serve: Callable[[Any], Any]):
+        self.kb_url = ""
+
+        async def page(request: Request) -> HTMLResponse:
+            attributes = 'data-lang="auto" data-title="Training FAQ"'
+            lang = request.query_params.get("lang", "en")
+            if request.url.path == "/left":
+                attributes = 'data-lang="zh" data-title="训练 FAQ" data-position="left" data-accent="#e11d48"'
+            return HTMLResponse(HOST_PAGE.format(kb=self.kb_url, attributes=attributes, lang=lang))
+
+        self.url = serve(Starlette(routes=[Route("/", page), Route("/left", page)])).url
+
+
+def load(t: Page, path: str = "/") -> Any:
+    t.goto(path)
+    page = t.page
+    page.wait_for_function("() => window.KBWidget && document.querySelector('kb-faq-widget')")
+    return page

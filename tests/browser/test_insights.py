@@ -14,7 +14,7 @@ import pytest
 from kb.insights import InsightsStore, Question, store_path
 from kb.settings import Settings
 from server import create_app
-from tests.support.browser import DESKTOP, PHONE, Page
+from tests.support.browser import DESKTOP, PHONE, Page, sign_in
 from tests.support.seeded_insights import TOKEN, seed
 
 
@@ -126,16 +126,6 @@ def test_votes_from_the_search_and_chat_pages_reach_the_store(
     assert stored(live, query) == [(1, "web")]
 
 
-def sign_in(t: Any) -> Any:
-    page = t.page
-    t.goto("/insights?since=7d")
-    page.fill("#token", TOKEN)
-    page.press("#token", "Enter")
-    page.wait_for_url("**/insights?since=7d")
-    t.problems[:] = [p for p in t.problems if "status of 401" not in p]  # the sign-in form comes with 401
-    return page
-
-
 def labels_inside_their_charts(page: Any) -> list[str]:
     """Every axis label of every chart that reaches outside its chart's viewBox."""
     return page.evaluate("""() => [...document.querySelectorAll('svg.chart')].flatMap(svg => {
@@ -151,7 +141,7 @@ def test_every_column_and_every_chart_label_shows(
     tab: Callable[..., Any], artifacts: Path, width: int, name: str
 ) -> None:
     t = tab(viewport={"width": width, "height": 900}, locale="en-US")
-    page = sign_in(t)
+    page = sign_in(t, TOKEN)
     t.no_horizontal_scroll()
     hidden = page.evaluate("""() => [...document.querySelectorAll('.itable td, .itable th')]
         .filter(c => c.closest('thead') === null && (c.getClientRects().length === 0
@@ -189,7 +179,7 @@ def test_a_gap_is_dismissed_for_good_and_can_be_restored(
     store.close()
     mine = settings.with_(data_dir=tmp_path, admin_token=TOKEN)
     t = Page(browser, serve(create_app(mine)).url, viewport={"width": 1280, "height": 900}, locale="en-US")
-    page = sign_in(t)
+    page = sign_in(t, TOKEN)
     weather = page.locator("#gaps tbody tr", has_text="Beijing")
     assert weather.count() == 1 and "北京天气怎么样" in weather.inner_text(), "one topic in both languages"
     weather.locator("form.gap-action button").click()
@@ -201,7 +191,7 @@ def test_a_gap_is_dismissed_for_good_and_can_be_restored(
 
     # Another server on the same data directory, as after a restart: still dismissed.
     again = Page(browser, serve(create_app(mine)).url, viewport={"width": 375, "height": 800}, locale="en-US")
-    page = sign_in(again)
+    page = sign_in(again, TOKEN)
     assert page.locator("#gaps tbody tr", has_text="Beijing").count() == 0
     page.locator("details.dismissed summary").click()
     again.screenshot(artifacts / "insights-dismissed-phone.png")

@@ -15,7 +15,7 @@ import pytest
 from kb.insights import InsightsStore, Question, store_path
 from kb.settings import Settings
 from server import create_app
-from tests.support.browser import DESKTOP, PHONE, Page, type_query
+from tests.support.browser import DESKTOP, PHONE, Page, sign_in, type_query
 
 TOKEN = "teach-browser-token-41c9"
 BATCH = "roll-ddc4f935"  # 如何设置gradient_accumulation_steps/per_device_train_batch_size
@@ -51,16 +51,6 @@ def tab(browser: Any, live: str) -> Iterator[Callable[..., Page]]:
         t.close()  # no console errors, no page errors
 
 
-def sign_in(t: Page) -> Any:
-    page = t.page
-    t.goto("/insights?since=7d")
-    page.fill("#token", TOKEN)
-    page.press("#token", "Enter")
-    page.wait_for_url("**/insights?since=7d")
-    t.problems[:] = [p for p in t.problems if "status of 401" not in p]  # the sign-in form comes with 401
-    return page
-
-
 def first_result(t: Page, question: str) -> str:
     t.goto("/")
     type_query(t.page, question)
@@ -71,7 +61,7 @@ def test_answered_by_links_a_question_from_the_insights_page(
     tab: Callable[..., Page], live: str, artifacts: Path
 ) -> None:
     t = tab(viewport=DESKTOP, locale="en-US")
-    page = sign_in(t)
+    page = sign_in(t, TOKEN)
     item = page.locator("#recent li", has=page.locator("q", has_text=FLAT))
     assert item.locator(".teach-pick summary").inner_text() == "Answered by…"
     item.locator(".teach-pick summary").click()
@@ -112,7 +102,7 @@ def test_answered_by_links_a_question_from_the_insights_page(
 
 def test_not_covered_and_the_picker_on_a_phone(tab: Callable[..., Page], live: str, artifacts: Path) -> None:
     t = tab(viewport=PHONE, locale="zh-CN", color_scheme="dark")
-    page = sign_in(t)
+    page = sign_in(t, TOKEN)
     item = page.locator("#recent li", has=page.locator("q", has_text="如何续训"))
     item.locator(".teach-pick summary").click()
     item.locator(".teach-choice").first.wait_for()

@@ -23,6 +23,7 @@ class Answer:
     answered: bool
     sources: tuple[Hit, ...]  # the answering entry first when answered, then related ones
     note: str = ""  # the framework the question names has no answer in its FAQ (`elsewhere_note`)
+    confidence: float = 0.0  # the chance that the first source answers (`SearchResult.confidence`)
 
 
 def _link(hit: Hit) -> str:
@@ -49,12 +50,12 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         lines = note + [best.answer.strip(), "", f"{words('answer_source', lang)}: [{where}]({best.url})"]
         if len(hits) > 1:
             lines += ["", f"{words('answer_related', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
-        return Answer("\n".join(lines), True, tuple(hits), elsewhere)
+        return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence)
     if not hits:
         return Answer(words("answer_empty", lang), False, ())
     opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
     lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
-    return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere)
+    return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere, result.confidence)
 
 
 def elsewhere_note(result: SearchResult, lang: str) -> str:

@@ -56,9 +56,12 @@ async def search(
 ) -> Found:
     """Search (`KnowledgeBase.search`) and publish a `Searched`, unless `asked` is False (a
     monitor's HEAD of a page is not someone asking). `hl` is the reader's language (default:
-    the question's); `conversation` the team chat's (workspace, conversation) it was asked in."""
+    the question's); `conversation` the team chat's (workspace, conversation) it was asked in. The
+    result answers at the channel's operating point (KB_CHANNEL_PRECISION, KB_ANSWER_PRECISION)."""
     started = time.perf_counter()
-    result = await kb.search(question, k, tags, source, lang, judged=judged)
+    result = await kb.search(
+        question, k, tags, source, lang, judged=judged, precision=kb.settings.precision_for(channel)
+    )
     if asked:
         events.publish(Searched(result, channel, started, live, conversation))
     hl = hl or result.lang
@@ -79,7 +82,7 @@ async def chat(
     """A chat turn's whole answer (`Chat.reply`), about the entry with id `about` if given; publishes a `Chatted`."""
     started = time.perf_counter()
     subject = bot.subject(about, message)
-    reply = await bot.reply(message, history, hl, href, subject)
+    reply = await bot.reply(message, history, hl, href, subject, bot.kb.settings.precision_for(channel))
     events.publish(Chatted(message, history, reply.answered, reply.sources, channel, started, subject))
     return reply
 
@@ -100,7 +103,8 @@ async def chat_stream(
     setting `cancelled` closes the LLM's stream."""
     started = time.perf_counter()
     subject = bot.subject(about, message)
-    sources, answered, pieces = await bot.stream(message, history, hl, href, subject, cancelled)
+    precision = bot.kb.settings.precision_for(channel)
+    sources, answered, pieces = await bot.stream(message, history, hl, href, subject, cancelled, precision)
     events.publish(Chatted(message, history, answered, sources, channel, started, subject))
     return sources, answered, pieces
 

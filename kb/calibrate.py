@@ -4,10 +4,11 @@ k-fold cross-validation, reporting only what the held-out folds score.
 Each question is searched once; its evidence against every entry is kept, so any weights
 can be tried without searching again. Per fold: the ranking weights (a conditional logit model:
 an entry's chance of being the one that answers is a softmax of its weighted evidence, fitted
-to the training folds' answerable questions), then a logistic model of "this question is
-answerable" over the best hit's evidence, and its threshold: the highest that keeps
-training-fold false abstention within `MAX_FALSE_ABSTENTION`. The figures reported are
-those of the held-out fold, pooled. The weights written are fitted on all the questions.
+to the training folds' answerable questions), then the confidence: a logistic model of "the
+first hit answers" over the best hit's signals (kb.scoring), fitted to the real questions when
+there are enough of them. The figures reported are those of the held-out folds, pooled; the
+confidence's held-out curve (kb.confidence) turns a channel's precision into a threshold. The
+weights written are fitted on all the questions.
 
 With a judge (kb/judge/), the same is done again over each question's first-stage candidates
 (the best `DEPTH` under the weights just fitted), the judge's scores of the first `top` of
@@ -20,25 +21,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .confidence import OperatingCurve, reliability, summary
 from .errors import JudgeFailed, TooFewQuestions
 from .evaluate import DEPTH, EvalQuery, is_expected
 from .judge import Judge
-from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, JUDGE, RANK_FEATURES, Features, Weights
+from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, DEFAULT_PRECISION, JUDGE, RANK_FEATURES, Features, Weights
 from .search import Searcher
 from .text import question_key
 from .tuning import refit_without
 
-__all__ = ["calibrate", "check_questions", "write_calibration", "MAX_FALSE_ABSTENTION"]
-
-MAX_FALSE_ABSTENTION = (
-    0.05  # on the training folds (the most a reader should meet); held-out folds are measured, not fitted
-)
+__all__ = ["PRECISIONS", "calibrate", "check_questions", "operating_points", "repository", "write_calibration"]
 L2 = 1.0  # ridge penalty of both models, on standardised features
 
 
@@ -52,16 +51,19 @@ class _Question:
     lang: str = "en"
 
 
-def _collect(searcher: Searcher, queries: Sequence[EvalQuery], folds: int) -> list[_Question]:
+def _collect(
+    searcher: Searcher, queries: Sequence[EvalQuery], folds: int, fold_of: FoldOf | None = None
+) -> list[_Question]:
     """Each question's evidence against every entry. Learned questions that are among the
     queries are learned only from the other folds: a question is measured as if its own
     fold had never been linked (as the shipped tune split's questions are). So is the query
     adapter, when there is one: each fold's questions are searched through an adapter fitted
     the same way without them."""
+    fold_of = fold_of or _fold
     ids = np.arange(len(searcher.entries))
     found: list[_Question | None] = [None] * len(queries)
     for fold in range(folds):
-        members = [i for i, query in enumerate(queries) if _fold(query, folds) == fold]
+        members = [i for i, query in enumerate(queries) if fold_of(query, folds) == fold]
         held = {question_key(queries[i].q) for i in members}
         view = searcher.with_learned(searcher.learned.without(held))
         if searcher.adapter is not None and searcher.adapter.examples is not None:
@@ -177,21 +179,29 @@ def _logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     return coef, float(beta[-1] - coef @ mean)
 
 
-# Evidence that an entry answers never counts against answering, and a near not-covered
-# question never counts for it: a feature whose fitted weight has the wrong sign is left out
-# and the model fitted again (real out-of-scope questions share words and meaning with the
-# entries as much as answerable ones do, so a free fit can learn that more of either means
-# less likely answered, and then answers "the best pizza in Naples, ROLL?").
+# Evidence for the best entry never counts against its confidence, and a near not-covered
+# question never for it: a signal whose fitted weight has the wrong sign is left out and the
+# model fitted again (real out-of-scope questions share words and meaning with the entries as
+# much as answerable ones do, so a free fit can learn that more of either means less likely
+# right, and then answers "the best pizza in Naples, ROLL?").
 ANSWER_SIGNS = {
     "score": 1,
     "gap": 1,
     "coverage": 1,
     "question": 1,
+    "named_match": 1,
     "dense_margin": 1,
+    "cosine": 1,
+    "share": 1,
     "alternate": 1,
+    "nearest_alternate": 1,
     "not_covered": -1,
     JUDGE: 1,
 }
+# The confidence is fitted to real questions alone (those with a `url`: asked in a tracker) when
+# a set holds at least this many first hits right and as many wrong: written questions are easier
+# and worded like the entries, and a model fitted to both is surer than real questions bear out.
+MIN_REAL_EACH = 30
 
 
 def _signed_logistic(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, float]:
@@ -206,36 +216,58 @@ def _signed_logistic(x: np.ndarray, y: np.ndarray, names: Sequence[str]) -> tupl
         kept &= ~wrong
 
 
+def _right_first(questions: list[_Question], w: Weights) -> np.ndarray:
+    """Whether each question's first hit under `w` answers it (never, for an out-of-scope question)."""
+    return np.array([r == 1 for r in _ranks(questions, w)], dtype=bool)
+
+
+def judged_by(questions: Sequence[_Question]) -> np.ndarray:
+    """Which questions the confidence is fitted to and measured on: the real ones when there are
+    enough of them (MIN_REAL_EACH right first and as many wrong, in `right`), else all."""
+    return np.array([bool(q.query.url) for q in questions], dtype=bool)
+
+
+def _confidence_set(questions: list[_Question], right: np.ndarray) -> np.ndarray:
+    real = judged_by(questions)
+    if min(int((right & real).sum()), int((~right & real).sum())) >= MIN_REAL_EACH:
+        return real
+    return np.ones(len(questions), dtype=bool)
+
+
 def _fit(questions: list[_Question], base: Weights, fitted: Sequence[str] = RANK_FEATURES) -> Weights:
-    """The ranking, the answer model and its threshold, each fitted when `questions` can tell
-    it anything: without answerable questions the ranking is `base`'s, without both answerable
-    and out-of-scope ones the answer model is (its threshold fitted to the answerable ones),
-    and without answerable ones the threshold is too."""
+    """The ranking and the confidence, each fitted when `questions` can tell it anything: without
+    answerable questions the ranking is `base`'s, and without first hits both right and wrong the
+    confidence is. The threshold is the caller's: it comes from held-out folds (`calibrate`)."""
     w = _best_ranking(questions, base, fitted)
-    x = _answer_rows(questions, w)
-    y = np.array([q.query.answerable for q in questions], dtype=float)
+    right = _right_first(questions, w)
+    chosen = _confidence_set(questions, right)
+    y = right[chosen].astype(float)
     if len(set(y)) == 2:
+        x = _answer_rows([q for q, c in zip(questions, chosen) if c], w)
         coef, bias = _signed_logistic(x, y, w.answer_features)
         w = replace(w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6))
-    p = w.answer_probability(x)
-    # Real questions (from issue trackers) are harder than written ones: the threshold keeps
-    # false abstention within bounds for each kind, not only for the two together.
-    real = np.array([bool(q.query.url) for q in questions], dtype=bool)
-    kinds = [p[(y == 1) & (real == kind)] for kind in (True, False)]
-    threshold = min((_threshold(k) for k in kinds if len(k)), default=None)
-    if threshold is None:
-        return w
-    return replace(w, answer_threshold=round(threshold - 1e-9, 9))
+    return w
 
 
-def _threshold(answerable: np.ndarray) -> float:
-    """The highest threshold that leaves at most MAX_FALSE_ABSTENTION of these answerable questions below it."""
-    p = np.sort(answerable)
-    return float(p[int(np.floor(MAX_FALSE_ABSTENTION * len(p)))])
+FoldOf = Callable[[EvalQuery, int], int]
 
 
 def _fold(query: EvalQuery, folds: int) -> int:
     return int(hashlib.sha1(query.id.encode()).hexdigest(), 16) % folds
+
+
+def repository(query: EvalQuery) -> str:
+    """The repository a real question was asked in (`owner/name` of its GitHub URL, else the URL's
+    host and path); a written question (no URL) is its own."""
+    if not query.url:
+        return "written:" + query.id
+    match = re.match(r"https?://(?:www\.)?github\.com/([^/]+/[^/#?]+)", query.url)
+    return match.group(1).lower() if match else query.url.split("#")[0].rsplit("/", 2)[0]
+
+
+def _grouped_fold(query: EvalQuery, folds: int) -> int:
+    """A fold by the question's repository: no repository's questions on both sides of a fold."""
+    return int(hashlib.sha1(repository(query).encode()).hexdigest(), 16) % folds
 
 
 def _figures(questions: list[_Question], ranks: list[int | None], answered: list[bool]) -> dict[str, Any]:
@@ -271,37 +303,67 @@ def calibrate(
     fitted: Sequence[str] = RANK_FEATURES,
     judge: Judge | None = None,
     top: int = 10,
+    signals: Sequence[str] | None = None,
 ) -> tuple[Weights, dict[str, Any]]:
     """Weights fitted on all `queries`, and the figures of a `folds`-fold cross-validation.
-    Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0. With a `judge`
-    reading the first `top` candidates, the report's `judge` holds its weights and figures.
+    Only the `fitted` ones of RANK_FEATURES are weighed; the others get 0. The confidence weighs
+    `signals` (default: ANSWER_FEATURES). With a `judge` reading the first `top`
+    candidates, the report's `judge` holds its weights and figures.
 
     The floors above which a learned question counts as the same question are chosen by
-    the same cross-validation: the pair whose held-out folds put the right entry first and
-    abstain on out-of-scope questions most often (the answer threshold already keeps
-    answerable questions' abstention low)."""
+    the same cross-validation: the pair whose held-out folds put the right entry first most
+    often and whose confidence best tells a right first hit from a wrong one (AUROC).
+
+    The confidence is cross-validated twice: on folds by question (`cross_validated`) and on
+    folds by repository (`grouped`: each fold's questions searched with no question of their
+    repositories learned, what a tracker the knowledge base has never seen meets). Its
+    operating points are read off the grouped folds' held-out curve."""
     check_questions(queries)
+    start = replace(searcher.weights, signals=tuple(signals or ANSWER_FEATURES))
+    start = replace(start, answer_coef=(0.0,) * len(start.signals), answer_bias=0.0)
     questions = _collect(searcher, queries, folds)
     trials = []
     for alternate_floor in FLOORS:
         for not_covered_floor in FLOORS:
-            base = replace(searcher.weights, alternate_floor=alternate_floor, not_covered_floor=not_covered_floor)
+            base = replace(start, alternate_floor=alternate_floor, not_covered_floor=not_covered_floor)
             report = _cross_validate(questions, base, folds, fitted)
-            figures = report["cross_validated"]
-            outside = figures["out_of_scope"]
-            merit = figures["overall"]["recall_at_1"] + (
-                outside["abstained"] / outside["queries"] if outside["queries"] else 0.0
-            )
+            merit = report["cross_validated"]["overall"]["recall_at_1"] + (report["confidence"]["auroc"] or 0.0)
             trials.append((merit, alternate_floor, not_covered_floor, base, report))
     _, alternate_floor, not_covered_floor, base, report = max(trials, key=lambda t: t[0])
     report["floors"] = {"alternate": alternate_floor, "not_covered": not_covered_floor, "tried": list(FLOORS)}
+    grouped_questions = _collect(searcher, queries, folds, _grouped_fold)
+    grouped = _cross_validate(grouped_questions, base, folds, fitted, _grouped_fold)
+    report["grouped"] = {
+        "folds": folds,
+        "repositories": len({repository(q.query) for q in grouped_questions if q.query.url}),
+        "cross_validated": grouped["cross_validated"],
+        "confidence": grouped["confidence"],
+    }
     # The query adapter the evidence was taken through (each fold's refitted without it), if any.
     report["query_adapter"] = searcher.adapter.summary() if searcher.adapter is not None else None
+    curve = grouped.pop("curve")
     weights = _fit(questions, base, fitted)
+    weights = replace(weights, curve=curve, answer_threshold=curve.threshold(DEFAULT_PRECISION))
+    report["operating_points"] = operating_points(curve)
+    report.pop("curve", None)
     if judge is not None:
         report["judge"] = _judge_report(searcher, questions, weights, report.pop("outcomes"), folds, fitted, judge, top)
     report.pop("outcomes", None)
     return weights, report
+
+
+# The precisions whose threshold and held-out coverage `kb calibrate` reports and writes.
+PRECISIONS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
+
+
+def operating_points(curve: OperatingCurve) -> list[dict[str, float]]:
+    """For each of PRECISIONS: its threshold and the held-out precision and coverage that gives."""
+    rows = []
+    for precision in PRECISIONS:
+        threshold = curve.threshold(precision)
+        got, coverage = curve.at(threshold)
+        rows.append({"precision": precision, "threshold": threshold, "held_out_precision": got, "coverage": coverage})
+    return rows
 
 
 def check_questions(queries: Sequence[EvalQuery]) -> None:
@@ -371,6 +433,7 @@ def _judge_report(
     base = weights.with_judge()
     names = (*fitted, JUDGE)
     report = _cross_validate(kept_questions, base, folds, names)
+    curve = report.pop("curve")
     ranks, answered = list(plain[0]), list(plain[1])
     changed = []
     for i, rank, said in zip(kept, *report.pop("outcomes")):
@@ -381,6 +444,7 @@ def _judge_report(
     skip_gap = max((gaps[i] for i in changed), default=0.0) + 1e-6
     skipped = sum(gaps[i] >= skip_gap for i in kept)
     final = _fit(kept_questions, base, names)
+    final = replace(final, curve=curve, answer_threshold=curve.threshold(DEFAULT_PRECISION))
     return {
         "kind": judge.kind,
         "model": judge.model,
@@ -396,21 +460,38 @@ def _judge_report(
     }
 
 
-def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitted: Sequence[str]) -> dict[str, Any]:
+def _cross_validate(
+    questions: list[_Question], base: Weights, folds: int, fitted: Sequence[str], fold_of: FoldOf | None = None
+) -> dict[str, Any]:
+    """Each question ranked and its confidence taken by weights fitted without its fold; the figures of
+    the held-out folds, the confidence's curve (over the questions it is fitted to, `_confidence_set`),
+    and whether each was answered at the curve's threshold for DEFAULT_PRECISION."""
+    fold_of = fold_of or _fold
     ranks: list[int | None] = [None] * len(questions)
-    answered = [False] * len(questions)
+    confidence = np.zeros(len(questions))
     chosen = []
     for fold in range(folds):
-        train = [q for q in questions if _fold(q.query, folds) != fold]
-        test = [i for i, q in enumerate(questions) if _fold(q.query, folds) == fold]
+        train = [q for q in questions if fold_of(q.query, folds) != fold]
+        test = [i for i, q in enumerate(questions) if fold_of(q.query, folds) == fold]
         w = _fit(train, base, fitted)
         chosen.append(dict(zip(w.rank_features, w.rank_coef)))
         held = [questions[i] for i in test]
         for i, rank, p in zip(test, _ranks(held, w), w.answer_probability(_answer_rows(held, w))):
-            ranks[i], answered[i] = rank, bool(p >= w.answer_threshold)
+            ranks[i], confidence[i] = rank, float(p)
+    right = np.array([r == 1 for r in ranks], dtype=bool)
+    measured = _confidence_set(questions, right)
+    curve = OperatingCurve.of(confidence[measured], right[measured])
+    threshold = curve.threshold(DEFAULT_PRECISION)
+    answered = [bool(p >= threshold) for p in confidence]
     return {
         "folds": folds,
         "cross_validated": _figures(questions, ranks, answered),
+        "confidence": {
+            **summary(confidence[measured], right[measured]),
+            "of": "real questions" if not measured.all() else "every question",
+            "reliability": reliability(confidence[measured], right[measured]),
+        },
+        "curve": curve,
         "fold_weights": chosen,
         "outcomes": (ranks, answered),  # each question's, held out; not written
     }
@@ -419,11 +500,11 @@ def _cross_validate(questions: list[_Question], base: Weights, folds: int, fitte
 def write_calibration(
     weights: Weights, report: dict[str, Any], sources: Sequence[str], path: Path = CALIBRATION_PATH
 ) -> None:
-    report = {name: value for name, value in report.items() if name != "outcomes"}
+    report = {name: value for name, value in report.items() if name not in ("outcomes", "curve")}
     data = {
         "about": "Written by `kb calibrate`; figures are those of held-out folds only.",
         "questions": list(sources),
-        "answer_features": list(ANSWER_FEATURES),
+        "answer_features": list(weights.signals),
         "weights": weights.to_dict(),
         **report,
     }

@@ -41,6 +41,7 @@ class ChatReply:
     error: str = ""  # why the LLM was not used, for the log
     lang: str = "en"  # the reader's language: the answer's, and the sources' where they have it
     note: str = ""  # the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)
+    confidence: float = 0.0  # the chance that the first source answers (`kb.hits.SearchResult.confidence`)
 
 
 @dataclass(frozen=True)
@@ -54,13 +55,21 @@ class Turn:
     def reply(self, mode: str = "extractive", error: str = "") -> ChatReply:
         """The extractive answer as the reply (`mode="fallback"` after the LLM failed)."""
         answer = self.extractive
-        return ChatReply(answer.text, answer.answered, mode, answer.sources, error, self.lang, answer.note)
+        return ChatReply(
+            answer.text, answer.answered, mode, answer.sources, error, self.lang, answer.note, answer.confidence
+        )
 
     def written(self, text: str, href: Callable[[Hit], str]) -> ChatReply:
         """The LLM's answer as the reply, its citations linked to the sources."""
         answer = self.extractive
         return ChatReply(
-            link_citations(text, answer.sources, href), True, "llm", answer.sources, lang=self.lang, note=answer.note
+            link_citations(text, answer.sources, href),
+            True,
+            "llm",
+            answer.sources,
+            lang=self.lang,
+            note=answer.note,
+            confidence=answer.confidence,
         )
 
 
@@ -89,15 +98,21 @@ class Chat:
         return Turn(message, lang, compose_answer(result.in_language(lang), lang))
 
     async def retrieve(
-        self, message: str, history: Sequence[dict[str, Any]], lang: str | None, subject: str = ""
+        self,
+        message: str,
+        history: Sequence[dict[str, Any]],
+        lang: str | None,
+        subject: str = "",
+        precision: float | None = None,
     ) -> Turn:
-        """Search for a message of a conversation (a follow-up read with the question before it)."""
+        """Search for a message of a conversation (a follow-up read with the question before it),
+        answering at `precision`'s operating point (None: KB_ANSWER_PRECISION)."""
         limit = self.kb.settings.max_query_chars
         # A longer pasted trace is taken, and reduced before the cut below.
         message = checked_query(message, limit, "message", "message")
         asked = reduce_trace(message) if len(message) > limit else message
         query = followup_query(asked, list(history), subject)[:limit]
-        return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER), message, lang)
+        return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER, precision=precision), message, lang)
 
     def writes(self, turn: Turn) -> bool:
         """Whether the LLM writes this turn's answer: there is one, and retrieval is confident."""
@@ -121,9 +136,10 @@ class Chat:
         lang: str | None,
         href: Callable[[Hit], str],
         subject: str = "",
+        precision: float | None = None,
     ) -> ChatReply:
         """The whole answer at once (the LLM, when it writes, runs in a worker thread)."""
-        turn = await self.retrieve(message, history, lang, subject)
+        turn = await self.retrieve(message, history, lang, subject, precision)
         if not self.writes(turn):
             return turn.reply()
         return await asyncio.to_thread(self.write, turn, history, href)
@@ -136,6 +152,7 @@ class Chat:
         href: Callable[[Hit], str],
         subject: str = "",
         cancelled: threading.Event | None = None,
+        precision: float | None = None,
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events
         (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread). Setting
@@ -144,7 +161,7 @@ class Chat:
         Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
         After a fallback the "done" answer replaces whatever the deltas said.
         """
-        turn = await self.retrieve(message, history, lang, subject)
+        turn = await self.retrieve(message, history, lang, subject, precision)
         answer = turn.extractive
 
         def events() -> Iterator[tuple[str, Any]]:

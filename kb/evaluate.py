@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from .confidence import summary
 from .entries import Entry
 from .errors import SourceError
 from .hits import Hit, SearchResult
@@ -71,11 +72,30 @@ class EvalReport:
     abstained: int  # out-of-scope queries that were correctly not answered
     outcomes: list[QueryOutcome] = field(repr=False)
 
+    def confidence(self) -> dict[str, Any]:
+        """How well the confidence tells a right first hit from a wrong one on these questions (kb.confidence.summary)."""
+        return summary([o.result.confidence for o in self.outcomes], [o.rank == 1 for o in self.outcomes])
+
+    def answering(self, threshold: float | None = None) -> dict[str, Any]:
+        """The questions answered at `threshold` (None: as searched, `answered`): how many, how many
+        of those had the right entry first, their precision and their share of all questions."""
+        said = [o.answered if threshold is None else o.result.confidence >= threshold for o in self.outcomes]
+        answered = sum(said)
+        right = sum(s and o.rank == 1 for s, o in zip(said, self.outcomes))
+        return {
+            "answered": answered,
+            "right": right,
+            "precision": round(right / answered, 4) if answered else None,
+            "coverage": round(answered / len(self.outcomes), 4) if self.outcomes else 0.0,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "overall": asdict(self.overall),
             "by_lang": {k: asdict(v) for k, v in self.by_lang.items()},
             "out_of_scope": {"queries": self.out_of_scope, "abstained": self.abstained},
+            "confidence": self.confidence(),
+            "answered": self.answering(),
             "misses": [
                 {
                     "id": o.query.id,

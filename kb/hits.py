@@ -48,6 +48,13 @@ class SearchResult:
     lang: str = "en"  # the language the query is written in
     named: str | None = None  # the corpus framework the query names ("ROLL"), if any
     searched: str = ""  # what was matched: the query without tracker noise, a pasted trace reduced
+    confidence: float = 0.0  # the chance that the first hit answers, calibrated (kb.confidence)
+    judged: bool = False  # ranked again with a judge's scores (its confidence is the judged weights')
+
+    def at(self, threshold: float) -> "SearchResult":
+        """This result answering when its confidence reaches `threshold` (an operating point's)."""
+        answered = bool(self.hits) and self.confidence >= threshold
+        return self if answered == self.answered else replace(self, answered=answered)
 
     @property
     def elsewhere(self) -> bool:

@@ -92,6 +92,7 @@ class KnowledgeBase:
             learned=index.learned,
             weights=calibration.weights,
             adapter=adapter,
+            precision=settings.answer_precision,
         )
         sources = _sources_of(index.entries)
         return cls(
@@ -135,6 +136,7 @@ class KnowledgeBase:
         source: str | None = None,
         lang: str | None = None,
         judged: bool = True,
+        precision: float | None = None,
     ) -> SearchResult:
         """The entries that best answer `question`, best first, and whether the best answers it.
 

@@ -13,15 +13,26 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .confidence import OperatingCurve
 from .errors import CalibrationError
 
-__all__ = ["ANSWER_FEATURES", "CALIBRATION_PATH", "JUDGE", "RANK_FEATURES", "Calibration", "Features", "Weights"]
+__all__ = [
+    "ANSWER_FEATURES",
+    "CALIBRATION_PATH",
+    "DEFAULT_PRECISION",
+    "JUDGE",
+    "RANK_FEATURES",
+    "SIGNALS",
+    "Calibration",
+    "Features",
+    "Weights",
+]
 
 log = logging.getLogger(__name__)
 
@@ -37,21 +48,41 @@ CALIBRATION_PATH = Path(__file__).resolve().parent / "data" / "calibration.json"
 #   a passage, and most pairs of questions of this field reach 0.85, so only what rises
 #   above the floor says "the same question".
 RANK_FEATURES = ("dense", "coverage", "question", "named", "length", "alternate")
-# The abstention model's inputs, in order (see `Features.of_best`): the best entry's evidence,
-# and not_covered: how far the nearest question the FAQ is known not to cover rises above
-# both `Weights.not_covered_floor` and the best entry's nearest alternate (two cosines of
-# questions, on one scale).
-ANSWER_FEATURES = (
+# The signals of the best hit a confidence model may weigh (see `Features.signals`):
+# - score: its score, without the lift of a named framework; gap: its lead over the second;
+# - coverage, question: the share of the query's words in the whole entry, in its question;
+# - other_framework: the query names a framework and the best entry is another's;
+# - named_match: the query names a framework and the best entry is that framework's;
+# - dense_margin: its cosine above what general text scores; cosine: its cosine as it is;
+# - zh: the query is Chinese; words: how many words the query has (log);
+# - share: its share of the softmax over the candidates' scores (the ranking model's own
+#   chance that it, and not another, is the answer);
+# - alternate: how far its nearest alternate question rises above `Weights.alternate_floor`;
+#   nearest_alternate: that alternate's cosine as it is (from NEAR up; below, no evidence);
+# - not_covered: how far the nearest question the FAQ is known not to cover rises above both
+#   `Weights.not_covered_floor` and the best entry's nearest alternate.
+SIGNALS = (
     "score",
     "gap",
     "coverage",
     "question",
     "other_framework",
+    "named_match",
     "dense_margin",
+    "cosine",
     "zh",
+    "words",
+    "share",
     "alternate",
+    "nearest_alternate",
     "not_covered",
 )
+NEAR = 0.7  # two questions of this field below this cosine say nothing of being the same question
+# The confidence model's inputs, in order: the signals kept because they separated right first
+# hits from wrong ones on repository-grouped held-out folds (docs/retrieval.md#confidence).
+ANSWER_FEATURES = ("gap", "nearest_alternate", "words")
+# The precision a search answers at when no channel names one (KB_ANSWER_PRECISION's default).
+DEFAULT_PRECISION = 0.8
 # The judge's score of an entry, in [0, 1] (0 for an entry it did not read): the last column of
 # both models in weights fitted with a judge.
 JUDGE = "judge"
@@ -66,10 +97,14 @@ class Weights:
     """
 
     rank_coef: tuple[float, ...] = (1.0, 0.2, 0.05, 0.05, 0.0, 1.0)
-    # A logistic model over ANSWER_FEATURES of the best hit: answer when it gives >= threshold.
-    answer_coef: tuple[float, ...] = (40.0, 0.0, 0.0, 0.0, 0.0, 0.0, -0.8, 40.0, -40.0)
-    answer_bias: float = -2.4
+    # The confidence: a logistic model over `signals` of the best hit, the chance that it answers.
+    answer_coef: tuple[float, ...] = (6.0, 10.0, 4.0, 0.01, -0.3)
+    answer_bias: float = -12.0
+    # The threshold of the calibration's default precision (DEFAULT_PRECISION), and the held-out
+    # curve that turns any other precision into a threshold.
     answer_threshold: float = 0.5
+    signals: tuple[str, ...] = ANSWER_FEATURES
+    curve: OperatingCurve = field(default_factory=OperatingCurve, compare=False)
     # Cosines between two questions above which they count as the same question, chosen by
     # cross-validation in `kb calibrate`.
     alternate_floor: float = 0.9
@@ -89,6 +124,8 @@ class Weights:
             answer_threshold=data["answer_threshold"],
             alternate_floor=data["alternate_floor"],
             not_covered_floor=data["not_covered_floor"],
+            signals=tuple(data["signals"]),
+            curve=OperatingCurve.of_dict(data["curve"]) if data.get("curve") else OperatingCurve(),
         )
 
     @property
@@ -110,18 +147,28 @@ class Weights:
 
     @property
     def answer_features(self) -> tuple[str, ...]:
-        return ANSWER_FEATURES + ((JUDGE,) if self.judged else ())
+        return self.signals + ((JUDGE,) if self.judged else ())
+
+    def threshold(self, precision: float | None) -> float:
+        """The confidence to answer at: the held-out curve's threshold for `precision` (None: the
+        calibration's default); without a curve, `answer_threshold`."""
+        if precision is None or not self.curve.points:
+            return self.answer_threshold
+        return self.curve.threshold(precision)
 
     def to_dict(self) -> dict[str, Any]:
+        data = {name: value for name, value in asdict(self).items() if name != "curve"}
         return {
-            **asdict(self),
+            **data,
             "rank_features": list(self.rank_features),
             "rank_coef": list(self.rank_coef),
             "answer_coef": list(self.answer_coef),
+            "signals": list(self.signals),
+            "curve": self.curve.to_dict(),
         }
 
     def answer_probability(self, x: np.ndarray) -> np.ndarray:
-        """P(answerable) for rows of ANSWER_FEATURES."""
+        """The confidence that the best hit answers, for rows of `answer_features`."""
         z = np.asarray(x, dtype=np.float64) @ np.asarray(self.answer_coef) + self.answer_bias
         probability: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * z))  # 1 / (1 + e^-z), without overflow far out
         return probability
@@ -141,6 +188,7 @@ class Features:
     alternate: np.ndarray | None = None  # best of the entry's alternates · query (-1: it has none)
     not_covered: float = -1.0  # the nearest not-covered question's cosine with the query (-1: none)
     judge: np.ndarray | None = None  # the judge's score of each entry (None: no judge read them)
+    words: int = 0  # how many words the query has (groups of its lexical terms)
 
     def take(self, rows: np.ndarray) -> "Features":
         """The evidence for some of these entries, in the order of `rows`."""
@@ -198,26 +246,36 @@ class Features:
 
     def of_best(self, score: np.ndarray, order: np.ndarray, zh: bool, w: Weights) -> np.ndarray:
         """`w.answer_features` of the best entry (`order[0]`), given the scores."""
+        signals = self.signals(score, order, zh, w)
+        judge = [float(self._judge()[order[0]])] if w.judged else []
+        return np.array([signals[name] for name in w.signals] + judge)
+
+    def signals(self, score: np.ndarray, order: np.ndarray, zh: bool, w: Weights) -> dict[str, float]:
+        """Every one of SIGNALS for the best entry (`order[0]`), given the scores."""
         best = order[0]
         second = score[order[1]] if len(order) > 1 else score[best] - 0.1
-        judge = [float(self._judge()[best])] if w.judged else []
         # Naming a framework lifts its entries over the others' but says nothing of whether one
-        # answers ("the best pizza in Naples, ROLL?"): the answer model reads the score without it.
+        # answers ("the best pizza in Naples, ROLL?"): the confidence reads the score without it.
         named = float(self.named[best]) * w.rank_coef[RANK_FEATURES.index("named")]
-        return np.array(
-            [
-                score[best] - named,
-                score[best] - second,
-                self.coverage[best],
-                self.question[best],
-                float(self.framework is not None and not self.named[best]),
-                self.cosine[best] - self.background,
-                float(zh),
-                self.above(w.alternate_floor)[best],
-                max(self.not_covered - max(self.best_alternate(best), w.not_covered_floor), 0.0),
-                *judge,
-            ]
-        )
+        top = score.max()
+        share = 1.0 / float(np.exp(score - top).sum())  # the best's share of the softmax (its own term is 1)
+        nearest = self.best_alternate(best)
+        return {
+            "score": float(score[best] - named),
+            "gap": float(score[best] - second),
+            "coverage": float(self.coverage[best]),
+            "question": float(self.question[best]),
+            "other_framework": float(self.framework is not None and not self.named[best]),
+            "named_match": float(self.framework is not None and bool(self.named[best])),
+            "dense_margin": float(self.cosine[best] - self.background),
+            "cosine": float(self.cosine[best]),
+            "zh": float(zh),
+            "words": float(np.log1p(self.words)),
+            "share": share,
+            "alternate": float(self.above(w.alternate_floor)[best]),
+            "nearest_alternate": max(nearest, NEAR),
+            "not_covered": max(self.not_covered - max(nearest, w.not_covered_floor), 0.0),
+        }
 
 
 @dataclass(frozen=True)
@@ -261,7 +319,7 @@ class Calibration:
         if not isinstance(raw, dict) or not isinstance(raw.get("weights"), dict):
             raise ValueError("no weights object")
         data = raw["weights"]
-        if data.get("rank_features") != list(RANK_FEATURES) or raw.get("answer_features") != list(ANSWER_FEATURES):
+        if data.get("rank_features") != list(RANK_FEATURES) or not set(data.get("signals", ["?"])) <= set(SIGNALS):
             log.warning(
                 "%s weighs other evidence than this ranking; using default weights until `kb calibrate` runs", path
             )
@@ -306,7 +364,7 @@ def _checked(weights: Weights, judged: bool) -> Weights:
     extra = 1 if judged else 0
     for name, coef, features in (
         ("rank_coef", weights.rank_coef, RANK_FEATURES),
-        ("answer_coef", weights.answer_coef, ANSWER_FEATURES),
+        ("answer_coef", weights.answer_coef, weights.signals),
     ):
         if len(coef) != len(features) + extra or not all(isinstance(c, (int, float)) for c in coef):
             raise ValueError(f"{name} holds {len(coef)} values, not {len(features) + extra} numbers")

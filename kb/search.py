@@ -115,13 +115,17 @@ class Searcher:
         rows: EntryRows | None = None,
         learned: Learned | None = None,
         adapter: QueryAdapter | None = None,
+        precision: float | None = None,
     ):
         """`vectors` is the index's FAISS index (a matrix is put in a flat one); `rows` says
         which entry each vector belongs to (default: one each, in order). `lexical`, when
         given, is used instead of tokenizing the entries (the one an index stores, or one of
         a corpus tokenized elsewhere, as in bench/bench_scale.py). `adapter`, when given, maps
-        every query vector (the question's and the learned questions') before it is compared."""
+        every query vector (the question's and the learned questions') before it is compared.
+        `precision` is the operating point a result's `answered` is decided at (None: the
+        calibration's default)."""
         self.weights = weights or Weights.load()
+        self.precision = precision
         self.entries = list(entries)
         self.dense = _dense_index(vectors)
         self.rows = rows or EntryRows.one_each(len(self.entries))
@@ -282,14 +286,14 @@ class Searcher:
             f = replace(f, judge=judge)
         score = demoted(f.score(weights), self.links_only[ids], evidence.coverage)
         order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
-        answered = False
+        confidence = 0.0
         if len(order):
             x = f.of_best(score, order, plan.query_lang == "zh", weights)
-            answered = bool(weights.answer_probability(x[None, :])[0] >= weights.answer_threshold)
+            confidence = float(weights.answer_probability(x[None, :])[0])
             if learned.not_covered >= SAME_QUESTION and learned.not_covered > f.best_alternate(order[0]):
-                answered = False
+                confidence = 0.0  # a rewording of a question the FAQ is known not to cover
             if f.no_evidence(order[0], weights):
-                answered = False
+                confidence = 0.0
         order = order[: plan.k]
         matched = self._matched(weighed, evidence.holds[order])
         hits = tuple(
@@ -303,7 +307,14 @@ class Searcher:
             for rank, j in enumerate(order, 1)
         )
         return SearchResult(
-            query=plan.query, answered=answered, hits=hits, lang=plan.query_lang, named=f.framework, searched=plan.text
+            query=plan.query,
+            answered=bool(hits) and confidence >= weights.threshold(self.precision),
+            hits=hits,
+            lang=plan.query_lang,
+            named=f.framework,
+            searched=plan.text,
+            confidence=round(confidence, 4),
+            judged=weights.judged,
         )
 
     def features(
@@ -337,6 +348,7 @@ class Searcher:
             length=self.length[ids],
             alternate=learned.best_of(ids),
             not_covered=learned.not_covered,
+            words=len(terms.groups),
         )
 
     def _background(self, q: np.ndarray) -> float:

@@ -14,6 +14,8 @@ __all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR", "setting"]
 
 SHIPPED_SOURCES = Path(__file__).parent / "sources"
 DEFAULT_DATA_DIR = Path("~/.local/share/kb").expanduser()
+# The channels whose operating point KB_CHANNEL_PRECISION may set (the insights' channels, and the issue bot).
+PRECISION_CHANNELS = ("web", "widget", "api", "slack", "feishu", "dingtalk", "mcp", "openai", "github")
 
 
 def setting(default: Any, help: str, zero_off: bool = False) -> Any:
@@ -75,8 +77,22 @@ class Settings:
     query_cache_size: int = setting(
         4096, "query embeddings kept in memory, so a repeated question skips the model (0: none)", zero_off=True
     )
+    answer_precision: float = setting(
+        0.8,
+        "the precision a channel answers at: a first hit less sure than the calibration's threshold for it is not "
+        "given as the answer (the nearest entries are); from 0 to 1",
+    )
+    channel_precision: str = setting(
+        "",
+        "the precision of particular channels, over KB_ANSWER_PRECISION: `slack=0.9,mcp=0.85` (channels: "
+        + ", ".join(PRECISION_CHANNELS)
+        + ")",
+    )
 
     def __post_init__(self) -> None:
+        if not 0 < self.answer_precision <= 1:
+            raise SettingsError("KB_ANSWER_PRECISION", str(self.answer_precision), "a number above 0, at most 1")
+        self.channel_precisions  # parsed now, so a malformed value fails at start-up
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise SettingsError(
                 "KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty"
@@ -89,6 +105,28 @@ class Settings:
             )
         if self.rerank == "llm" and not (self.llm_base_url and self.llm_model):
             raise SettingsError("KB_RERANK", self.rerank, "empty unless KB_LLM_BASE_URL and KB_LLM_MODEL are set")
+
+    @property
+    def channel_precisions(self) -> dict[str, float]:
+        """KB_CHANNEL_PRECISION as {channel: precision}; SettingsError naming the part at fault."""
+        found: dict[str, float] = {}
+        for part in filter(None, (p.strip() for p in self.channel_precision.split(","))):
+            name, _, value = (x.strip() for x in part.partition("="))
+            if name not in PRECISION_CHANNELS:
+                expected = "channel=precision pairs, a channel one of " + ", ".join(PRECISION_CHANNELS)
+                raise SettingsError("KB_CHANNEL_PRECISION", part, expected)
+            try:
+                precision = float(value)
+            except ValueError:
+                precision = -1.0
+            if not 0 < precision <= 1:
+                raise SettingsError("KB_CHANNEL_PRECISION", part, f"{name}=P with P above 0, at most 1")
+            found[name] = precision
+        return found
+
+    def precision_for(self, channel: str | None) -> float:
+        """The precision `channel` answers at: its own in KB_CHANNEL_PRECISION, else KB_ANSWER_PRECISION."""
+        return self.channel_precisions.get(channel or "", self.answer_precision)
 
     @property
     def judge(self) -> str:

@@ -26,7 +26,8 @@ from .tuning import add_parser as add_tuning_parser
 if TYPE_CHECKING:
     from ingest.pipeline import BuildReport
     from kb.entries import Entry
-    from kb.evaluate import EvalQuery
+    from kb.evaluate import EvalQuery, EvalReport
+    from kb.knowledge import KnowledgeBase
 
 __all__ = ["main"]
 
@@ -233,20 +234,38 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             f"{j['changed']} questions; skipped when the first stage leads by {j['skip_gap']:.3f} or more: "
             f"{j['skipped']} of {j['questions']} questions; failed on {j['failed']}"
         )
-    if not columns[0]["out_of_scope"]["queries"]:
-        print(
-            "note: no out-of-scope questions: the answer model of "
-            f"{settings.calibration_path} is kept and only its threshold fitted; add questions the FAQ does not "
-            "cover (`expect: []`) to fit it"
-        )
+    print_confidence(report)
     if report.get("query_adapter"):
         fitted = report["query_adapter"]
         print(
             f"searched through the query adapter fitted {fitted['fitted_at']} on {fitted['questions']} questions, "
             "each fold's refitted without its questions"
         )
-    print(f"weights: {weights.to_dict()} -> {output}")
+    written = {name: value for name, value in weights.to_dict().items() if name != "curve"}
+    print(f"weights: {written} -> {output}")
     return 0
+
+
+def print_confidence(report: dict[str, Any]) -> None:
+    """The confidence's held-out figures (by question and by repository), its reliability and the operating points."""
+    print("confidence that the first hit answers (held-out folds):")
+    for name, part in (("by question", report), ("by repository", report["grouped"])):
+        c = part["confidence"]
+        print(
+            f"  folds {name:14} {c['questions']} {c['of']}, {c['right_first']} right first: AUROC {c['auroc']}, "
+            f"answered at precision 0.8: {c['coverage_at_0.8']:.1%}, at 0.9: {c['coverage_at_0.9']:.1%}, "
+            f"calibration error {c['calibration_error']}"
+        )
+    print("  reliability (folds by repository): confidence bin, questions, mean confidence, share right")
+    for row in report["grouped"]["confidence"]["reliability"]:
+        if row["questions"]:
+            print(f"    {row['bin']}  {row['questions']:>5}  {row['confidence']:.3f}  {row['right']:.3f}")
+    print("  operating points (KB_ANSWER_PRECISION, KB_CHANNEL_PRECISION): precision -> threshold, held-out coverage")
+    for point in report["operating_points"]:
+        print(
+            f"    {point['precision']:.2f} -> {point['threshold']:.4f}  "
+            f"(held out: precision {point['held_out_precision']:.3f}, answers {point['coverage']:.1%})"
+        )
 
 
 def _labelled(files: Sequence[str]) -> list[tuple[str, EvalQuery]]:
@@ -297,9 +316,28 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
             f"{s.mrr_at_10:>8.3f}{s.false_abstention:>10.1%}"
         )
     print(f"out of scope: {report.abstained}/{report.out_of_scope} abstained")
+    print_operating(report, kb, settings)
     if args.explain:
         _explain(report)
     return 0
+
+
+def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -> None:
+    """The confidence's figures on a query set, and what each channel's operating point answers there."""
+    c = report.confidence()
+    print(
+        f"confidence: AUROC {c['auroc']}, answered at precision 0.8: {c['coverage_at_0.8']:.1%}, "
+        f"at 0.9: {c['coverage_at_0.9']:.1%} of {c['questions']} ({c['right_first']} right first); "
+        f"calibration error {c['calibration_error']}"
+    )
+    points = {"default (KB_ANSWER_PRECISION)": settings.answer_precision} | settings.channel_precisions
+    for name, precision in points.items():
+        a = report.answering(kb.searcher.weights.threshold(precision))
+        got = "-" if a["precision"] is None else f"{a['precision']:.3f}"
+        print(
+            f"  {name} at precision {precision}: answers {a['answered']} ({a['coverage']:.1%}), "
+            f"{a['right']} right first (precision {got})"
+        )
 
 
 def _explain(report) -> None:

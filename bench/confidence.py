@@ -2,7 +2,7 @@
 by question and on folds by repository (the tune sets), then on real_test with the model fitted on
 all the tune sets; and the curve of the shipped calibration on every query set, drawn as an SVG.
 
-    python bench/confidence.py               # the table, then the curve (docs/confidence-curve.svg)
+    python bench/confidence.py               # the table, the filtered searches, the curve (docs/confidence-curve.svg)
     python bench/confidence.py --curve-only  # the curve of the shipped calibration alone
 
 A signal is kept where it raises AUROC on the folds by repository (what a tracker the knowledge
@@ -141,6 +141,32 @@ def svg(lines: list[tuple[str, list[tuple[float, float]]]]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def filtered(kb: KnowledgeBase) -> None:
+    """real_test's answerable questions searched within one source (as MCP's and the API's `source`
+    filter does): their own entry's source, where an answer may be right, and each other source,
+    where every answer is wrong. How many are answered at the default operating point."""
+    sources = sorted({e.source for e in kb.entries})
+    own = {"answered": 0, "right": 0, "questions": 0}
+    other = {"answered": 0, "questions": 0}
+    for query in load_queries(DATA / "real_test.jsonl"):
+        if not query.answerable:
+            continue
+        homes = {e.source for e in kb.entries if is_expected(e, query.expect)}
+        for source in sources:
+            result = kb.search_blocking(query.q, DEPTH, source=source, precision=kb.settings.answer_precision)
+            if source in homes:
+                own["questions"] += 1
+                own["answered"] += result.answered
+                own["right"] += result.answered and is_expected(result.hits[0].entry, query.expect)
+            else:
+                other["questions"] += 1
+                other["answered"] += result.answered
+    print(
+        f"within the right entry's source: {own['answered']} of {own['questions']} answered, {own['right']} right; "
+        f"within another source (every answer wrong): {other['answered']} of {other['questions']} answered"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--curve-only", action="store_true", help="draw the shipped calibration's curve alone")
@@ -148,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     kb = KnowledgeBase.open(Settings.from_env())
     if not args.curve_only:
         signal_table(kb)
+    filtered(kb)
     curve(kb)
 
 

@@ -35,7 +35,7 @@ _VERSION = re.compile(
 )
 _HARDWARE = re.compile(
     r"\b(?:on|with|using|in)?\s*\d+\s*(?:[x×*]\s*)?(?:nodes?\s+of\s+)?(?:H100|H800|H20|A100|A800|A10|V100|L40S?|4090|3090|GPUs?|cards?|nodes?)\b"
-    r"|\d+\s*(?:卡|张卡|台机器|机)",
+    r"|(?<!\d)\d+\s*(?:卡|张卡|台机器|机)",
     re.IGNORECASE,
 )
 

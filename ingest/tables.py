@@ -2,8 +2,8 @@
 where it is (sheet, row, line), so that every fault can name its cell.
 
 - CSV and TSV: UTF-8, with or without the byte-order mark Excel writes; the first row that is
-  not empty is the header. A cell `'=…` (or `'+`, `'-`, `'@`) is read without its `'`, which
-  only keeps a spreadsheet from running it as a formula (`kb export` writes it so). A row is numbered as a spreadsheet numbers it (the header is row
+  not empty is the header. A cell `'=…` (or `'+`, `'-`, `'@`, or `''=…`) is read without its first
+  `'`, which only keeps a spreadsheet from running it as a formula (`kb export` writes it so). A row is numbered as a spreadsheet numbers it (the header is row
   1), and keeps the line of the file it starts on (a cell may span lines).
 - XLSX (openpyxl, read-only): every sheet, or the one named; in each, the first row that is not
   empty is the header. A formula is kept as a `Formula`, never computed: the caller says it
@@ -60,12 +60,13 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet runs as 
 
 
 def quoted(text: str) -> str:
-    """A CSV cell a spreadsheet would run as a formula, after a `'` (which reading the file takes off again)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    """A CSV cell a spreadsheet would run as a formula, after a `'` (which reading the file takes off again);
+    a cell that starts with `'`s before one (`'=A1`) gets one more, so that it reads back whole."""
+    return "'" + text if text.lstrip("'").startswith(_FORMULA_START) else text
 
 
 def _unquoted(text: str) -> str:
-    return text[1:] if text[:1] == "'" and text[1:2] and text[1:2] in _FORMULA_START else text
+    return text[1:] if text[:1] == "'" and text.lstrip("'").startswith(_FORMULA_START) else text
 
 
 def is_table(path: Path | str) -> bool:

@@ -15,7 +15,8 @@ def workbook_with_sheet_xml(path: Path, write_sheet: Callable[[IO[bytes]], None]
     """A workbook (one sheet 'FAQ') whose sheet XML is written by `write_sheet(file)`, streamed into the zip."""
     plain = path.with_suffix(".plain.xlsx")
     book = openpyxl.Workbook()
-    book.active.title = "FAQ"
+    book.create_sheet("FAQ")
+    book.remove(book.worksheets[0])
     book.save(plain)
     with zipfile.ZipFile(plain) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
         for info in source.infolist():

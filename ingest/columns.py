@@ -49,6 +49,7 @@ NAMES: dict[str, tuple[str, ...]] = {
     "source_url": ("source_url", "来源链接"),
     "translated_by": ("translated_by", "译者"),
     "reviewed": ("reviewed", "已审校"),
+    "intended_duplicates": ("intended_duplicates", "有意重复"),
 }
 # The columns a language may follow: one version of an entry's text each.
 PER_LANGUAGE = ("question", "answer", "section", "url", "source_title", "source_url", "translated_by", "reviewed")

@@ -6,11 +6,15 @@ language and in the other (`question_en`, ...), who wrote the other version, its
 alternates (one a line, `question <url>` where it was asked), its tags, and what describes
 its source (title in each language, framework, version, pinned pages), so that ingesting
 the file gives every entry its id, texts, tags and source again. A question the FAQ does
-not cover is a row marked `not_covered`, without an answer.
+not cover is a row marked `not_covered`, without an answer. A pair of entries the build marked
+as meant to be alike (`[[intended_duplicates]]`) is written on the first one's row, in
+`intended_duplicates` (`second-id: why`), so that ingesting the file marks it again.
 
 A CSV or TSV cell that a spreadsheet would run as a formula (it starts with `=`, `+`, `-` or
-`@`) is written after a `'`, which `ingest/tables.py` takes off again; a workbook's cells are
-written as text, never as formulas.
+`@`, or with `'`s before one) is written after a `'`, which `ingest/tables.py` takes off again;
+a workbook's cells are written as text, never as formulas. An answer's bare URLs, which
+ingesting made into autolinks (`<https://…>`), are written bare again where ingesting the
+answer gives it back unchanged.
 """
 
 from __future__ import annotations
@@ -18,16 +22,19 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from kb.duplicates import Duplicate
 from kb.entries import Entry
 from kb.errors import KBError
 from kb.learning import LearnedQuestion
 from kb.text import question_key
 
 from .columns import LANGS
+from .hyperlinks import absolutize_links
 from .tables import TABLE_SUFFIXES, quoted
 
 __all__ = ["Export", "export_rows", "write_export", "EXPORT_SUFFIXES"]
@@ -52,18 +59,28 @@ def _alternate(question: LearnedQuestion) -> str:
     return f"{text} <{question.url}>" if question.url else text
 
 
-def _row(entry: Entry, alternates: list[LearnedQuestion]) -> dict[str, object]:
+_AUTOLINK = re.compile(r"<(https?://[^\s<>]+)>")
+
+
+def _bare(answer: str) -> str:
+    """`answer` with its autolinks as the bare URLs ingesting made them from, if ingesting that gives `answer` back."""
+    bare = _AUTOLINK.sub(r"\1", answer)
+    return bare if bare != answer and absolutize_links(bare, "") == answer else answer
+
+
+def _row(entry: Entry, alternates: list[LearnedQuestion], intended: list[str]) -> dict[str, object]:
     lang = entry.lang
     row: dict[str, object] = {
         "id": entry.id,
         "source": entry.source,
         "lang": lang,
         "question": entry.question,
-        "answer": entry.answer,
+        "answer": _bare(entry.answer),
         "section": entry.section,
         "url": entry.url,
         "alternates": [_alternate(q) for q in alternates],
         "tags": entry.tags,
+        "intended_duplicates": intended,
         "translated_by": entry.translated_by,
         "reviewed": entry.reviewed if entry.translated_by == "machine" else None,
         "source_title": entry.source_titles.get(lang) or entry.source_title,
@@ -75,7 +92,7 @@ def _row(entry: Entry, alternates: list[LearnedQuestion]) -> dict[str, object]:
         at = other.lang
         row |= {
             f"question_{at}": other.question,
-            f"answer_{at}": other.answer,
+            f"answer_{at}": _bare(other.answer),
             f"section_{at}": other.section,
             f"url_{at}": other.url,
             f"translated_by_{at}": other.translated_by or "authors",
@@ -87,15 +104,21 @@ def _row(entry: Entry, alternates: list[LearnedQuestion]) -> dict[str, object]:
 
 
 _OWN = ("id", "source", "lang", "question", "answer")
-_AFTER = ("alternates", "tags", "section", "url", "translated_by", "reviewed")
+_AFTER = ("alternates", "tags", "intended_duplicates", "section", "url", "translated_by", "reviewed")
 _SOURCE = ("source_title", "framework", "version", "source_url")
 
 
-def export_rows(entries: Sequence[Entry], learned: Iterable[LearnedQuestion] = ()) -> Export:
-    """The rows of `entries` with their alternates among `learned`, then a row for each of `learned`
-    the FAQ does not cover; a question already there (case and surrounding spaces aside) only
-    again with a link it does not have yet."""
+def export_rows(
+    entries: Sequence[Entry], learned: Iterable[LearnedQuestion] = (), duplicates: Iterable[Duplicate] = ()
+) -> Export:
+    """The rows of `entries` with their alternates among `learned` and the pairs among `duplicates` marked
+    intended, then a row for each of `learned` the FAQ does not cover; a question already there (case and
+    surrounding spaces aside) only again with a link it does not have yet."""
     alternates: dict[str, list[LearnedQuestion]] = {e.id: [] for e in entries}
+    intended: dict[str, list[str]] = {e.id: [] for e in entries}
+    for pair in duplicates:
+        if pair.intended and pair.first in intended and pair.second in intended:
+            intended[pair.first].append(f"{pair.second}: {' '.join(pair.intended.split())}")
     not_covered: list[LearnedQuestion] = []
     seen: dict[tuple[str, str | None], set[str]] = {}  # each question's links
     for question in learned:
@@ -107,7 +130,7 @@ def export_rows(entries: Sequence[Entry], learned: Iterable[LearnedQuestion] = (
             continue  # not among the entries, or already there (asked elsewhere too: with each place's link)
         seen.setdefault(key, set()).add(question.url)
         (not_covered if question.entry is None else alternates[question.entry]).append(question)
-    rows = [_row(e, alternates[e.id]) for e in entries]
+    rows = [_row(e, alternates[e.id], intended[e.id]) for e in entries]
     rows += [{"lang": q.lang, "question": q.question, "url": q.url, "not_covered": True} for q in not_covered]
     others = [lang for lang in LANGS if any(f"question_{lang}" in row for row in rows)]
     names = [*_OWN, *(f"{n}_{lang}" for lang in others for n in ("question", "answer")), *_AFTER]

@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from kb.adapter import QueryAdapter
-from kb.duplicates import Duplicate, EntryVectors, find_duplicates, with_intended
+from kb.duplicates import Duplicate, EntryVectors, IntendedPair, find_duplicates, with_intended
 from kb.embedding import Embedder, open_embedder
 from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.entries import Entry
@@ -158,7 +158,10 @@ def build_index(
     finally:
         cache.close()
     duplicates, duplicate_warnings = near_duplicates(
-        sources_dir, entries, EntryVectors.of_build(entries, vectors, owners, asked, background, background_asked)
+        sources_dir,
+        entries,
+        EntryVectors.of_build(entries, vectors, owners, asked, background, background_asked),
+        parsed.intended,
     )
     warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings) + tuple(duplicate_warnings)
     adapter, adapter_note = adapter_for(settings, sources_dir, entries, embedder.model)
@@ -272,11 +275,11 @@ def built_entry_vectors(settings: Settings) -> tuple[list[Entry], EntryVectors]:
 
 
 def near_duplicates(
-    sources_dirs: list[Path], entries: list[Entry], vectors: EntryVectors
+    sources_dirs: list[Path], entries: list[Entry], vectors: EntryVectors, in_files: Sequence[IntendedPair] = ()
 ) -> tuple[list[Duplicate], list[str]]:
-    """The near-duplicate entries (`kb.duplicates`), those the folders' manifests mark intended
-    said so, and a warning for each mark that names no entry or a pair not found."""
-    marks = [mark for folder in sources_dirs for mark in load_intended(folder / MANIFEST_NAME)]
+    """The near-duplicate entries (`kb.duplicates`), those the folders' manifests (and `in_files`, the
+    Q&A files' rows) mark intended said so, and a warning for each mark that names no entry or a pair not found."""
+    marks = [mark for folder in sources_dirs for mark in load_intended(folder / MANIFEST_NAME)] + list(in_files)
     return with_intended(find_duplicates(entries, vectors), marks, entries, vectors)
 
 

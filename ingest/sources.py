@@ -3,10 +3,11 @@ the entries an index is built from, and the questions the Q&A files teach beside
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
+from kb.duplicates import IntendedPair
 from kb.entries import Entry, Source, Translation
 from kb.errors import SourceError, SourceErrors
 from kb.learning import LearnedQuestion
@@ -28,6 +29,7 @@ class Parsed:
     entries: list[Entry]
     learned: list[LearnedQuestion]
     warnings: list[str]
+    intended: list[IntendedPair] = field(default_factory=list)  # the pairs the Q&A files' rows mark
 
 
 def with_translations(
@@ -103,6 +105,7 @@ def read_sources(sources_dir: Path | Sequence[Path]) -> Parsed:
     entries: list[Entry] = []
     learned: list[LearnedQuestion] = []
     warnings: list[str] = []
+    intended: list[IntendedPair] = []
     errors: list[SourceError] = []
     where: dict[str, str] = {}
     named: dict[str, Path] = {}
@@ -136,5 +139,6 @@ def read_sources(sources_dir: Path | Sequence[Path]) -> Parsed:
                 entries.append(entry)
             learned += found.learned
             warnings += found.warnings
+            intended += found.intended
     SourceErrors.raise_any(errors)
-    return Parsed(entries, learned, warnings)
+    return Parsed(entries, learned, warnings, intended)

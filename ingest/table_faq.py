@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from kb.duplicates import IntendedPair
 from kb.entries import TRANSLATORS, Entry, Source, Translation, entry_id
 from kb.errors import SourceError, SourceErrors
 from kb.learning import LearnedQuestion
@@ -46,6 +47,7 @@ class QAFile:
     entries: list[Entry]
     learned: list[LearnedQuestion]
     warnings: list[str]
+    intended: list[IntendedPair] = field(default_factory=list)  # its rows' `intended_duplicates`
 
 
 def split_alternates(value: str) -> list[tuple[str, str]]:
@@ -99,6 +101,7 @@ class _Parser:
         self.ids: dict[str, str] = {}  # each id's row, as a message names it
         self.entries: list[Entry] = []
         self.learned: list[LearnedQuestion] = []
+        self.intended: list[IntendedPair] = []
         self.workbook = path.suffix.lower() == ".xlsx"
 
     def describe(self, cells: Cells, name: str, lang: str, other: str) -> _Described:
@@ -164,6 +167,7 @@ class _Parser:
         tags = [t for value in cells.texts(Column("tags")) for t in split_tags(value)]
         alternates = [a for value in cells.texts(Column("alternates")) for a in split_alternates(value)]
         section = cells.own("section", lang)
+        intended = self.intended_of(cells)
         if found:
             self.errors += found
             return
@@ -190,6 +194,19 @@ class _Parser:
         )  # fmt: skip
         self.entries.append(replace(entry, tags=self.tags(entry, tags)))
         self.learned += [LearnedQuestion(q, detect_lang(q), "maintainer", link, "", id_) for q, link in alternates]
+        where = f"{self.path}:{row.line or row.number}"
+        self.intended += [IntendedPair(id_, other_id, why, where) for other_id, why in intended]
+
+    def intended_of(self, cells: Cells) -> list[tuple[str, str]]:
+        """The row's `intended_duplicates`, one `entry-id: why` a line: the entries it is meant to be alike."""
+        marks = []
+        for value in cells.texts(Column("intended_duplicates")):
+            for mark in filter(None, (m.strip() for m in value.split("\n"))):
+                other_id, _, why = (part.strip() for part in mark.partition(":"))
+                if not _ID.fullmatch(other_id) or not why:
+                    cells.error(Column("intended_duplicates"), f"expected `entry-id: why` a line, got {mark!r}")
+                marks.append((other_id, why))
+        return marks
 
     def translation(self, cells: Cells, lang: str) -> Translation | None:
         """The row's version in `lang` (not its own), from the columns named with that language."""
@@ -282,4 +299,4 @@ def parse_table(path: Path, source: Source) -> QAFile:
             SourceError(path, "no entries found: a Q&A file has a header row, then a question and its answer a row")
         )
     SourceErrors.raise_any(parser.errors)
-    return QAFile(parser.entries, parser.learned, warnings)
+    return QAFile(parser.entries, parser.learned, warnings, parser.intended)

@@ -2,8 +2,8 @@
 where it is (sheet, row, line), so that every fault can name its cell.
 
 - CSV and TSV: UTF-8, with or without the byte-order mark Excel writes; the first row that is
-  not empty is the header. A cell `'=…` (or `'+`, `'-`, `'@`) is read without its `'`, which
-  only keeps a spreadsheet from running it as a formula (`kb export` writes it so). A row is numbered as a spreadsheet numbers it (the header is row
+  not empty is the header. A cell `'=…` (or `'+`, `'-`, `'@`, or `''=…`) is read without its first
+  `'`, which only keeps a spreadsheet from running it as a formula (`kb export` writes it so). A row is numbered as a spreadsheet numbers it (the header is row
   1), and keeps the line of the file it starts on (a cell may span lines).
 - XLSX (openpyxl, read-only): every sheet, or the one named; in each, the first row that is not
   empty is the header. A formula is kept as a `Formula`, never computed: the caller says it
@@ -11,6 +11,12 @@ where it is (sheet, row, line), so that every fault can name its cell.
 - JSONL: one JSON object a line, its keys the headers; a line is a row.
 
 Rows whose cells are all empty are left out. Nothing here knows what a column means.
+
+What a file may hold is bounded, so a hostile one ends the ingest with one line naming it rather
+than filling memory: `MAX_ROWS` rows and `MAX_CELLS` cells a file (a workbook's sheets together,
+empty ones counted), `MAX_WORKBOOK_BYTES` uncompressed in a workbook's zip (its declared sizes
+are checked before openpyxl opens it; zipfile reads no more than they declare), and JSON nested
+at most `MAX_JSON_DEPTH` deep on a JSONL line.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import datetime
 import io
 import json
 import warnings
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -28,6 +35,10 @@ from typing import Any, Iterable, Iterator
 from kb.errors import SourceError
 
 __all__ = [
+    "MAX_ROWS",
+    "MAX_CELLS",
+    "MAX_WORKBOOK_BYTES",
+    "MAX_JSON_DEPTH",
     "TABLE_SUFFIXES",
     "Formula",
     "Header",
@@ -41,16 +52,21 @@ __all__ = [
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".xlsx", ".jsonl")
 UTF8_ADVICE = "save it as UTF-8 (in Excel: Save As, 'CSV UTF-8')"
+MAX_ROWS = 100_000  # rows of one Q&A file, its sheets together: ten times the largest FAQ measured (bench_tables)
+MAX_CELLS = 2_000_000  # cells of one Q&A file, empty ones counted (openpyxl fills a row out to the sheet's width)
+MAX_WORKBOOK_BYTES = 256 * 2**20  # what a workbook's files may expand to
+MAX_JSON_DEPTH = 16  # nesting of one JSONL line: an entry is an object of text, lists of text and flags
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet runs as a formula at the start of a CSV cell
 
 
 def quoted(text: str) -> str:
-    """A CSV cell a spreadsheet would run as a formula, after a `'` (which reading the file takes off again)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    """A CSV cell a spreadsheet would run as a formula, after a `'` (which reading the file takes off again);
+    a cell that starts with `'`s before one (`'=A1`) gets one more, so that it reads back whole."""
+    return "'" + text if text.lstrip("'").startswith(_FORMULA_START) else text
 
 
 def _unquoted(text: str) -> str:
-    return text[1:] if text[:1] == "'" and text[1:2] and text[1:2] in _FORMULA_START else text
+    return text[1:] if text[:1] == "'" and text.lstrip("'").startswith(_FORMULA_START) else text
 
 
 def is_table(path: Path | str) -> bool:
@@ -122,6 +138,18 @@ class Table:
     rows: list[Row] = field(default_factory=list)
     errors: list[SourceError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    read: tuple[int, int] = (0, 0)  # rows and cells read so far, empty ones counted
+
+    def count(self, sheet: str, row: int, cells: int) -> None:
+        """Count a row of `cells` cells read; a SourceError naming the file, sheet and row past MAX_ROWS or MAX_CELLS."""
+        rows, total = self.read[0] + 1, self.read[1] + cells
+        self.read = (rows, total)
+        if rows > MAX_ROWS or total > MAX_CELLS:
+            where = (f"sheet {sheet!r}, " if sheet else "") + f"row {row}"
+            what = f"{MAX_ROWS:,} rows" if rows > MAX_ROWS else f"{MAX_CELLS:,} cells"
+            raise SourceError(
+                self.path, f"{where}: more than {what}, the most a Q&A file may hold; split it into files"
+            )
 
 
 def column_letter(index: int) -> str:
@@ -142,6 +170,7 @@ def _grid(table: Table, sheet: str, records: Iterable[tuple[int, int | None, lis
     """The rows of one sheet of cells (each record: row number, line, cells), the first that is not empty its header."""
     header: Header | None = None
     for number, line, cells in records:
+        table.count(sheet, number, len(cells))
         if all(_empty(c) for c in cells):
             continue
         if header is None:
@@ -233,11 +262,28 @@ def _cell(cell: Any) -> object:
     return str(value).replace("\r\n", "\n")
 
 
+def _check_expanded_size(path: Path) -> None:
+    """A SourceError when the files of the workbook's zip declare more than MAX_WORKBOOK_BYTES in all
+    (a few megabytes can expand to gigabytes); anything that is no zip is left to openpyxl to name."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            expanded = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return
+    if expanded > MAX_WORKBOOK_BYTES:
+        raise SourceError(
+            path,
+            f"expands to {expanded / 2**20:,.0f} MB when unzipped; a workbook may hold at most "
+            f"{MAX_WORKBOOK_BYTES / 2**20:,.0f} MB (split it, or save it as CSV)",
+        )
+
+
 def _read_workbook(table: Table, sheet: str) -> None:
     from openpyxl import load_workbook
     from openpyxl.utils.exceptions import InvalidFileException
 
     path = table.path
+    _check_expanded_size(path)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         try:
@@ -252,7 +298,10 @@ def _read_workbook(table: Table, sheet: str) -> None:
                 raise SourceError(path, f"no sheet {sheet!r}; its sheets are {', '.join(map(repr, names))}")
             for name in [sheet] if sheet else names:
                 rows = book[name].iter_rows(min_row=1)
-                _grid(table, name, ((n, None, [_cell(c) for c in cells]) for n, cells in enumerate(rows, 1)))
+                try:
+                    _grid(table, name, ((n, None, [_cell(c) for c in cells]) for n, cells in enumerate(rows, 1)))
+                finally:
+                    rows.close()  # the sheet's file, left open by a limit reached
         finally:
             book.close()
     table.warnings += [f"{path}: {w.message}" for w in said]
@@ -281,6 +330,7 @@ def _read_jsonl(table: Table) -> None:
             bad = raw[exc.start : exc.start + 1]
             table.errors.append(SourceError(path, f"not UTF-8 (byte {bad!r} cannot be decoded); {UTF8_ADVICE}", number))
             continue
+        too_deep = False
         try:
             found = json.loads(line, object_pairs_hook=_pairs)
         except ValueError as exc:
@@ -288,16 +338,34 @@ def _read_jsonl(table: Table) -> None:
                 SourceError(path, f"not a JSON object ({exc}); a JSONL file holds one object a line", number)
             )
             continue
+        except RecursionError:  # nested past what the parser follows
+            too_deep = True
+        if too_deep or _depth(found) > MAX_JSON_DEPTH:
+            message = f"JSON nested more than {MAX_JSON_DEPTH} deep; a line holds one object of text, lists and flags"
+            table.errors.append(SourceError(path, message, number))
+            continue
         if not isinstance(found, dict):
             table.errors.append(
                 SourceError(path, f"a JSON {type(found).__name__}, not an object; one object a line", number)
             )
             continue
+        table.count("", number, len(found))
         names = tuple(str(k).strip() for k in found)
         header = Header(path, "", names, names, number, number)
         values = tuple(found.values())
         if not all(_empty(v) for v in values):
             table.rows.append(Row(header, number, number, values))
+
+
+def _depth(value: object) -> int:
+    """How deep lists and objects nest in a parsed JSON value (1 for an object of text), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (list, dict)):
+            deepest = max(deepest, depth)
+            stack += [(v, depth + 1) for v in (value.values() if isinstance(value, dict) else value)]
+    return deepest
 
 
 def read_table(path: Path, sheet: str = "") -> Table:

@@ -22,7 +22,7 @@ from .answer import Answer, compose_answer, followup_query
 from .entries import Entry
 from .errors import LLMFailed, QueryError
 from .hits import Hit, SearchResult
-from .knowledge import KnowledgeBase
+from .knowledge import ON_LOOP_CHARS, KnowledgeBase
 from .llm import LLM, link_citations
 from .stacktrace import reduce_trace
 from .text import checked_query, detect_lang
@@ -108,9 +108,12 @@ class Chat:
         """Search for a message of a conversation (a follow-up read with the question before it),
         answering at `precision`'s operating point (None: KB_ANSWER_PRECISION)."""
         limit = self.kb.settings.max_query_chars
+        if len(message) <= ON_LOOP_CHARS:
+            message = checked_query(message, limit, "message", "message")
+        else:  # checked, and a pasted trace reduced, off the event loop
+            message = await asyncio.to_thread(checked_query, message, limit, "message", "message")
         # A longer pasted trace is taken, and reduced before the cut below.
-        message = checked_query(message, limit, "message", "message")
-        asked = reduce_trace(message) if len(message) > limit else message
+        asked = await asyncio.to_thread(reduce_trace, message) if len(message) > limit else message
         query = followup_query(asked, list(history), subject)[:limit]
         return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER, precision=precision), message, lang)
 

@@ -24,7 +24,12 @@ from .scoring import Calibration
 from .search import Plan, Searcher
 from .settings import Settings
 
-__all__ = ["KnowledgeBase"]
+__all__ = ["KnowledgeBase", "ON_LOOP_CHARS"]
+
+# A question up to this long is planned and its words looked up on the event loop (well under a
+# millisecond); a longer one, a pasted trace or log of up to 50,000 characters, in a worker
+# thread, so that no other request waits while it is reduced and tokenized.
+ON_LOOP_CHARS = 200
 
 
 @dataclass
@@ -149,7 +154,11 @@ class KnowledgeBase:
         With a judge, the first stage's best KB_RERANK_TOP candidates are ranked again with its
         scores (`_judged`); `judged=False` gives the first stage alone (the live results).
         """
-        plan = self.searcher.plan(question, k or self.settings.top_k, tags=tags, source=source, lang=lang)
+        k = k or self.settings.top_k
+        if len(question) <= ON_LOOP_CHARS:
+            plan = self.searcher.plan(question, k, tags=tags, source=source, lang=lang)
+        else:
+            plan = await asyncio.to_thread(self.searcher.plan, question, k, tags=tags, source=source, lang=lang)
         if self.judging is None or not judged:
             return await self._first_stage(plan)
         result = self.judged_results.get(plan)
@@ -167,7 +176,10 @@ class KnowledgeBase:
             # the GIL the embedding thread needs to start the model (which then started only once
             # the words were done anyway), and once the model runs it takes a core from the team,
             # whose threads wait for one another at every step.
-            words = self.searcher.words(plan)
+            if len(plan.text) <= ON_LOOP_CHARS:
+                words = self.searcher.words(plan)
+            else:
+                words = await asyncio.to_thread(self.searcher.words, plan)
             vector = await asyncio.wrap_future(self.searcher.embedder.query_vector(plan.embed_text))
             result = self.searcher.rank(plan, vector, words)
             self.results.put(plan, result)

@@ -3,7 +3,7 @@
     kb export FILE [--source NAME] [--learned]
 
 FILE ends in `.xlsx`, `.csv`, `.tsv` or `.jsonl` (`ingest/export.py` writes it). The entries
-and learned questions are those of the index `kb ingest` built; `--learned` adds the active
+and learned questions are those of the index `kb ingest` built, with the pairs of entries it marked as meant to be alike; `--learned` adds the active
 links of the insights database (alternates, and questions marked not covered). `--source`
 exports one source's entries and alternates alone (not-covered questions belong to no source).
 """
@@ -37,6 +37,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     from ingest.export import export_rows, write_export
+    from kb.duplicates import Duplicate
     from kb.index import read_index
     from kb.insights.book import InsightsBook
 
@@ -56,7 +57,7 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
         learned += [link.learned() for link in active]
     if args.source:
         learned = [q for q in learned if q.entry is not None]
-    export = export_rows(entries, learned)
+    export = export_rows(entries, learned, [Duplicate.from_dict(d) for d in index.meta.duplicates])
     write_export(Path(args.file), export)
     sources = len({e.source for e in entries})
     print(

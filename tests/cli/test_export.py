@@ -240,7 +240,11 @@ def test_the_shipped_faqs_round_trip_with_the_same_dev_set_results(settings, tmp
     run = kb("ingest", "--sources", str(out), data_dir=again)
     assert run.returncode == 0, run.stderr
     assert "indexed 59 entries" in run.stdout and "the index holds 5 sources" in run.stdout
+    assert "near-duplicate entries" not in run.stdout  # the two pairs marked intended stay marked
     same_entries(settings.index_dir, again / "index")
+    marked = [[(d["first"], d["second"], d["intended"]) for d in read_index(i).meta.duplicates]
+              for i in (settings.index_dir, again / "index")]  # fmt: skip
+    assert marked[1] == marked[0] and len(marked[0]) == 2 and all(why for *_, why in marked[0])
     questions = [q.q for q in load_queries(ROOT / "tests" / "data" / "dev.jsonl")]
     assert results(again, questions) == results(settings.data_dir, questions)
 

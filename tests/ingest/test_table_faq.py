@@ -302,3 +302,29 @@ def test_kb_translate_says_a_qa_file_keeps_its_other_language_in_columns(tmp_pat
     write_csv(tmp_path / "faq.csv", TEAM[:2])
     with pytest.raises(TranslateError, match=r"faq.csv is a Q&A file: it keeps the other language in its own columns"):
         translate(Settings(data_dir=tmp_path / "data"), "faq", "en", tmp_path)
+
+
+def test_a_hostile_file_fails_the_ingest_in_one_line_and_the_previous_index_keeps_serving(workspace):
+    from ingest.tables import MAX_WORKBOOK_BYTES
+    from tests.support.workbooks import zip_bomb
+
+    write_xlsx(workspace.sources_dir / "team.xlsx", {"FAQ": TEAM})
+    build_index(workspace)
+    before = read_index(workspace.index_dir).meta
+    bomb = zip_bomb(workspace.sources_dir / "bomb.xlsx", MAX_WORKBOOK_BYTES + 2**20)
+    with pytest.raises(SourceError) as info:
+        build_index(workspace)
+    assert str(info.value) == (
+        f"{bomb}: expands to 257 MB when unzipped; a workbook may hold at most 256 MB (split it, or save it as CSV)"
+    )
+    bomb.unlink()
+    deep = workspace.sources_dir / "deep.jsonl"
+    deep.write_text('{"question": "Q", "answer": "A"}\n' + "[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(SourceError) as info:
+        build_index(workspace)
+    assert (
+        str(info.value) == f"{deep}:2: JSON nested more than 16 deep; a line holds one object of text, lists and flags"
+    )
+    assert read_index(workspace.index_dir).meta == before
+    kb = KnowledgeBase.open(workspace)
+    assert kb.search_blocking("恢复训练").hits[0].entry.question == "如何续训？"

@@ -8,6 +8,7 @@ import pytest
 
 from ingest.tables import Formula, column_letter, quoted, read_table
 from kb.errors import SourceError
+from tests.support.workbooks import SHEET_START, workbook_with_sheet_xml, zip_bomb
 
 
 def values(table):
@@ -106,3 +107,69 @@ def test_a_quoted_csv_cell_loses_its_quote(tmp_path):
     path = tmp_path / "faq.csv"
     path.write_text("question,answer\nQ1,'- item\nQ2,'plain\n", encoding="utf-8")
     assert [r.values[1] for r in read_table(path).rows] == ["- item", "'plain"]
+
+
+# --- hostile files: each bounded, each one line naming the file ----------------------------------
+
+
+def test_a_workbook_that_unzips_to_more_than_the_limit_is_refused_before_it_is_opened(tmp_path):
+    from ingest.tables import MAX_WORKBOOK_BYTES
+
+    path = zip_bomb(tmp_path / "bomb.xlsx", MAX_WORKBOOK_BYTES + 2**20)
+    assert path.stat().st_size < 2 * 2**20  # a megabyte or so, 257 MB once unzipped
+    with pytest.raises(SourceError) as info:
+        read_table(path)
+    assert str(info.value) == (
+        f"{path}: expands to 257 MB when unzipped; a workbook may hold at most 256 MB (split it, or save it as CSV)"
+    )
+
+
+def test_a_sheet_that_declares_a_million_rows_a_thousand_wide_stops_at_the_cell_limit(tmp_path):
+    """openpyxl fills every row out to the width the sheet declares, and the rows between out with empty ones:
+    a few hundred bytes would give billions of cells."""
+
+    def declared(sheet) -> None:
+        sheet.write(
+            SHEET_START + b'<dimension ref="A1:ALL1048576"/><sheetData>'
+            b'<row r="1"><c r="A1" t="inlineStr"><is><t>question</t></is></c></row>'
+            b'<row r="1048576"><c r="A1048576" t="inlineStr"><is><t>Q</t></is></c></row></sheetData></worksheet>'
+        )
+
+    path = tmp_path / "wide.xlsx"
+    workbook_with_sheet_xml(path, declared)
+    with pytest.raises(SourceError) as info:
+        read_table(path)
+    assert str(info.value) == (
+        f"{path}: sheet 'FAQ', row 2001: more than 2,000,000 cells, the most a Q&A file may hold; split it into files"
+    )
+
+
+def test_a_million_row_csv_stops_at_the_row_limit(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text("question,answer\n" + "".join(f"Q{i},A{i}\n" for i in range(1_000_000)), encoding="utf-8")
+    with pytest.raises(SourceError) as info:
+        read_table(path)
+    assert str(info.value) == (
+        f"{path}: row 100001: more than 100,000 rows, the most a Q&A file may hold; split it into files"
+    )
+
+
+def test_a_csv_of_wide_rows_stops_at_the_cell_limit(tmp_path):
+    path = tmp_path / "wide.tsv"
+    path.write_text("question\tanswer\n" + ("Q\tA" + "\t" * 998 + "\n") * 2_001, encoding="utf-8")
+    with pytest.raises(SourceError, match=r"wide.tsv: row 2001: more than 2,000,000 cells"):
+        read_table(path)
+
+
+def test_a_jsonl_line_nested_deep_is_named_and_the_other_lines_read(tmp_path):
+    from ingest.tables import MAX_JSON_DEPTH
+
+    path = tmp_path / "faq.jsonl"
+    nested = '{"question": "Q2", "answer": "A2", "tags": ' + "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH + "}"
+    lines = ['{"question": "Q1", "answer": "A1"}', "[" * 100_000 + "]" * 100_000, nested]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    table = read_table(path)
+    assert [str(e) for e in table.errors] == [
+        f"{path}:{n}: JSON nested more than 16 deep; a line holds one object of text, lists and flags" for n in (2, 3)
+    ]
+    assert values(table) == [("", 1, 1, ("Q1", "A1"))]

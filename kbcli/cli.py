@@ -90,7 +90,7 @@ def _print_duplicates(report: BuildReport) -> None:
 
 
 def _entry_line(entry: Entry) -> str:
-    place = f"{entry.file}:{entry.line}" if entry.file and entry.line else entry.file
+    place = entry.file_place
     link = f"  {entry.url}" if entry.url else ""
     return f"{entry.id}  {place}  {entry.question}{link}"
 

@@ -164,7 +164,12 @@ def _print_title(hit: Hit, hl: str) -> None:
         print(f"   ({note})")
     version = f" · {e.source_version}" if e.source_version else ""
     print(f"   {e.source_label(e.lang)}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
-    print(f"   {clickable(e.place)}")
+    print(f"   {_place(e)}")
+
+
+def _place(e: Entry) -> str:
+    """Its link, one a terminal can click; else its file and line (or sheet and row) as a reader names them."""
+    return clickable(e.url) if e.url else e.place
 
 
 def _version_line(e: Entry, hl: str) -> str:
@@ -184,5 +189,5 @@ def _print_answer(hit: Hit, hl: str) -> None:
     if note:
         print(f"({note})")
     version = f" · {e.source_version}" if e.source_version else ""
-    print(f"{e.source_label(e.lang)}{version} · {clickable(e.place)}\n")
+    print(f"{e.source_label(e.lang)}{version} · {_place(e)}\n")
     print(render_markdown(e.answer, width, color))

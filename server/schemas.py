@@ -129,7 +129,12 @@ class EntryOut(BaseModel):
     answer: str
     answer_html: str
     source: SourceOut
-    url: str
+    url: str = Field(description="deep link into the original FAQ; empty when its source has no url (then see `file`)")
+    file: str = Field(default="", description="the file the entry is in, as its sources manifest names it")
+    line: int = Field(
+        default=0, description="the entry's line in `file` (in a workbook, its row of `sheet`); 0 when not known"
+    )
+    sheet: str = Field(default="", description="the workbook's sheet the entry is a row of; empty outside a workbook")
     permalink: str
     section: str
     tags: list[str]
@@ -297,6 +302,9 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | Non
         answer_html=str(render_markdown(entry.answer)),
         source=_source(entry, reader or entry.lang),
         url=entry.url,
+        file=entry.file,
+        line=entry.line,
+        sheet=entry.sheet,
         permalink=permalink(base_url, entry.id),
         section=entry.section,
         tags=list(entry.tags),

@@ -144,17 +144,24 @@ def build_index(
         versions += [(i, glossary.gloss(v.question)) for i, entry in enumerate(entries) for v in entry.versions()]
         versions.sort(key=lambda pair: pair[0])  # stable: per entry, whole texts before questions
     owners = np.array([i for i, _ in versions], dtype=np.int64)
+
+    def step(stage: str) -> Callable[[int, int], None] | None:
+        """The progress of one stage of embedding (a first ingest embeds for minutes on a busy machine)."""
+        return (lambda done, total: progress(stage, done, total)) if progress else None
+
     try:
-        step = (lambda done, total: progress("embed", done, total)) if progress else None
         # Entries carry their glossary equivalents (see kb/glossary.py); a query is embedded as typed.
-        vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step)
-        background, _ = embed_with_cache(embedder, [glossary.gloss(s) for s in background_sentences()], cache)
+        vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step("embed"))
+        background, _ = embed_with_cache(
+            embedder, [glossary.gloss(s) for s in background_sentences()], cache, step("background")
+        )
         # A learned question is embedded as the question a search embeds, so that asking it again meets it.
         learned_vectors, _ = embed_with_cache(
-            embedder, [searched_text(q.question) for q in learned], cache, queries=True
+            embedder, [searched_text(q.question) for q in learned], cache, step("learned"), queries=True
         )
-        step = (lambda done, total: progress("questions", done, total)) if progress else None
-        asked, background_asked = asked_vectors(embedder, entries, cache, step)
+        asked, background_asked = asked_vectors(
+            embedder, entries, cache, step("questions"), step("background questions")
+        )
     finally:
         cache.close()
     duplicates, duplicate_warnings = near_duplicates(
@@ -241,7 +248,11 @@ def site_of(sources_dirs: list[Path]) -> dict[str, dict[str, str]]:
 
 
 def asked_vectors(
-    embedder: Embedder, entries: list[Entry], cache: EmbeddingCache, progress: Callable[[int, int], None] | None = None
+    embedder: Embedder,
+    entries: list[Entry],
+    cache: EmbeddingCache,
+    progress: Callable[[int, int], None] | None = None,
+    background_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each version's question (in `Entry.versions()` order) and every sixth background
     sentence, embedded as a search embeds a question: what near-duplicates are found by.
@@ -252,7 +263,7 @@ def asked_vectors(
     asked = [searched_text(v.question) for entry in entries for v in entry.versions()]
     questions, _ = embed_with_cache(embedder, asked, cache, progress, queries=True)
     background = [searched_text(s) for s in background_sentences()[::6]]
-    return questions, embed_with_cache(embedder, background, cache, queries=True)[0]
+    return questions, embed_with_cache(embedder, background, cache, background_progress, queries=True)[0]
 
 
 def built_entry_vectors(settings: Settings) -> tuple[list[Entry], EntryVectors]:

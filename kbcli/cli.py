@@ -41,7 +41,7 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     shipped = SHIPPED_SOURCES.resolve() in {d.resolve() for d in dirs}
     if args.with_shipped and not shipped:
         dirs.insert(0, SHIPPED_SOURCES)
-    with progress_bar() as progress:
+    with progress_bar(lines="kb ingest") as progress:
         report = build_index(settings, dirs, progress=progress)
     print(
         f"indexed {report.entries} entries in {report.passages} passages ({report.embedded} embedded, "

@@ -207,9 +207,12 @@ def adapter_for(
 ) -> tuple[QueryAdapter | None, str]:
     """The query adapter a new build carries, and a line saying where it came from or why there is none.
 
-    An adapter fits a build that holds the very sources it was fitted for, embedded by its
-    model. Of those found (the previous build's, one kept beside the sources), the one fitted
-    last is carried: `kb tune` refits from what the build holds.
+    An adapter fits a build embedded by its model that holds every source it was fitted for:
+    the very same sources, or those and more (the shipped FAQs and a few entries of one's own,
+    `--with-shipped --sources DIR`: the shipped adapter still maps questions for the shipped
+    entries, and the line says which sources it has not learned). Of those found (the previous
+    build's, one kept beside the sources), the one fitted for the most of the build's sources,
+    then last, is carried: `kb tune` refits from what the build holds.
     """
     sources = sorted({e.source for e in entries})
     found: list[tuple[QueryAdapter, str]] = []
@@ -226,16 +229,27 @@ def adapter_for(
         previous = None  # no previous build, or none that can be read: nothing to carry
     if previous is not None:
         found.append((previous, "the previous build"))
-    fitting = [(a, where) for a, where in found if a.model == model and a.about.get("sources") == sources]
+    fitting = [(a, where) for a, where in found if a.model == model and _fitted_for(a, sources)]
     if not fitting:
         if found:
             return None, "none: the adapters found were fitted for other sources or another model; run `kb tune`"
         return None, ""
-    adapter, where = max(fitting, key=lambda pair: str(pair[0].about.get("fitted_at", "")))
-    return (
-        adapter,
-        f"fitted {adapter.about.get('fitted_at', '?')} on {adapter.about.get('questions', 0)} questions, from {where}",
+    adapter, where = max(
+        fitting, key=lambda pair: (len(pair[0].about.get("sources", ())), str(pair[0].about.get("fitted_at", "")))
     )
+    note = (
+        f"fitted {adapter.about.get('fitted_at', '?')} on {adapter.about.get('questions', 0)} questions, from {where}"
+    )
+    unlearned = [name for name in sources if name not in adapter.about.get("sources", ())]
+    if unlearned:
+        note += f"; not on {', '.join(unlearned)}: `kb tune` refits it on every source"
+    return adapter, note
+
+
+def _fitted_for(adapter: QueryAdapter, sources: list[str]) -> bool:
+    """Whether `adapter` was fitted for some of `sources` and none besides."""
+    fitted = adapter.about.get("sources")
+    return isinstance(fitted, list) and bool(fitted) and set(fitted) <= set(sources)
 
 
 def site_of(sources_dirs: list[Path]) -> dict[str, dict[str, str]]:

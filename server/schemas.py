@@ -92,6 +92,9 @@ class HitOut(BaseModel):
     original_url: str | None = Field(
         default=None, description="for a translation: the deep link to the original it was translated from"
     )
+    reviewed: bool = Field(
+        default=False, description="for a machine translation: whether a maintainer has reviewed it (as `note` says)"
+    )
     matched: list[str] = Field(description="query terms found in the entry, for highlighting")
 
 
@@ -286,7 +289,10 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
     reader's language: an entry shown in another says so in `note`."""
     e = hit.entry
     return HitOut(
-        **hit_fields(hit, hl), answer_html=str(render_markdown(e.answer)), permalink=permalink(base_url, e.id)
+        **hit_fields(hit, hl),
+        answer_html=str(render_markdown(e.answer)),
+        permalink=permalink(base_url, e.id),
+        reviewed=bool(e.translated_by == "machine" and e.reviewed),
     )
 
 

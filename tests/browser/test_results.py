@@ -139,3 +139,14 @@ def test_at_375_px_names_wrap_at_their_parts_and_a_card_code_block_scrolls(
             pre.evaluate("p => { p.scrollLeft = 120; }")
             assert pre.evaluate("p => p.scrollLeft") == 120
         t.screenshot(artifacts / f"results-375-{name}-{how}.png")
+
+
+def test_a_chinese_page_words_the_live_results_translation_note_in_chinese(tab: Callable[..., Page]) -> None:
+    """An English question typed on a Chinese page: English entries, with the note that the English is the
+    maintainers' translation in Chinese, the page's language (the API words it in the reader's, English)."""
+    t = tab(locale="zh-CN")
+    t.goto("/")
+    type_query(t.page, "Unable to pre-compile async_io")
+    note = t.page.locator("#results > .result .only-in").first
+    assert note.inner_text() == "本条由本知识库的维护者译自中文原文。 原文"
+    assert note.get_attribute("lang") == "zh-CN"

@@ -1,12 +1,12 @@
 # Two commands: `make serve` runs the knowledge base, `make test` runs the tests
-# (`make test-fast`: all but the browser, PostgreSQL and slow tests, in about a minute).
+# (`make test-fast`: all but the browser, PostgreSQL and slow tests, installing neither Chromium nor PostgreSQL).
 # Each installs what it needs into .venv first.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test test-fast bench install install-test clean
+.PHONY: serve test test-fast bench install install-test install-browser install-postgres clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,13 +15,20 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 
-# PyTorch first, pinned: that CPU build is the one the sentence-transformers extra needs.
+# The Python packages the tests import. PyTorch first, pinned: that CPU build is the one the
+# sentence-transformers extra needs.
 install-test: $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[st,test]'
+
+# What only the browser tests need (as root, installed with apt; otherwise the command is printed).
+install-browser:
 	@{ test -x /usr/bin/chromium && test -d /usr/share/fonts/opentype/noto; } || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; \
 	  else echo "browser tests need Chromium and CJK fonts: sudo apt-get install chromium fonts-noto-cjk"; fi; }
+
+# What only the PostgreSQL tests need.
+install-postgres:
 	@{ command -v pg_ctl >/dev/null || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; } || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
 	  else echo "the PostgreSQL tests need PostgreSQL's server: sudo apt-get install postgresql"; fi; }
@@ -31,13 +38,14 @@ serve: install
 	$(BIN)/kb search "how do I resume training"
 	$(BIN)/kb serve
 
-test: install-test
+test: install-test install-browser install-postgres
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest --durations=15
 
-# The tests a change most likely breaks, while working: no Chromium, no PostgreSQL, nothing marked slow.
+# The tests a change most likely breaks, while working: no Chromium, no PostgreSQL, nothing marked slow
+# (so neither is installed for it).
 test-fast: install-test
 	$(BIN)/python -m pytest -m "not browser and not postgres and not slow" -q
 

@@ -144,17 +144,24 @@ def build_index(
         versions += [(i, glossary.gloss(v.question)) for i, entry in enumerate(entries) for v in entry.versions()]
         versions.sort(key=lambda pair: pair[0])  # stable: per entry, whole texts before questions
     owners = np.array([i for i, _ in versions], dtype=np.int64)
+
+    def step(stage: str) -> Callable[[int, int], None] | None:
+        """The progress of one stage of embedding (a first ingest embeds for minutes on a busy machine)."""
+        return (lambda done, total: progress(stage, done, total)) if progress else None
+
     try:
-        step = (lambda done, total: progress("embed", done, total)) if progress else None
         # Entries carry their glossary equivalents (see kb/glossary.py); a query is embedded as typed.
-        vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step)
-        background, _ = embed_with_cache(embedder, [glossary.gloss(s) for s in background_sentences()], cache)
+        vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step("embed"))
+        background, _ = embed_with_cache(
+            embedder, [glossary.gloss(s) for s in background_sentences()], cache, step("background")
+        )
         # A learned question is embedded as the question a search embeds, so that asking it again meets it.
         learned_vectors, _ = embed_with_cache(
-            embedder, [searched_text(q.question) for q in learned], cache, queries=True
+            embedder, [searched_text(q.question) for q in learned], cache, step("learned"), queries=True
         )
-        step = (lambda done, total: progress("questions", done, total)) if progress else None
-        asked, background_asked = asked_vectors(embedder, entries, cache, step)
+        asked, background_asked = asked_vectors(
+            embedder, entries, cache, step("questions"), step("background questions")
+        )
     finally:
         cache.close()
     duplicates, duplicate_warnings = near_duplicates(
@@ -203,9 +210,12 @@ def adapter_for(
 ) -> tuple[QueryAdapter | None, str]:
     """The query adapter a new build carries, and a line saying where it came from or why there is none.
 
-    An adapter fits a build that holds the very sources it was fitted for, embedded by its
-    model. Of those found (the previous build's, one kept beside the sources), the one fitted
-    last is carried: `kb tune` refits from what the build holds.
+    An adapter fits a build embedded by its model that holds every source it was fitted for:
+    the very same sources, or those and more (the shipped FAQs and a few entries of one's own,
+    `--with-shipped --sources DIR`: the shipped adapter still maps questions for the shipped
+    entries, and the line says which sources it has not learned). Of those found (the previous
+    build's, one kept beside the sources), the one fitted for the most of the build's sources,
+    then last, is carried: `kb tune` refits from what the build holds.
     """
     sources = sorted({e.source for e in entries})
     found: list[tuple[QueryAdapter, str]] = []
@@ -222,16 +232,27 @@ def adapter_for(
         previous = None  # no previous build, or none that can be read: nothing to carry
     if previous is not None:
         found.append((previous, "the previous build"))
-    fitting = [(a, where) for a, where in found if a.model == model and a.about.get("sources") == sources]
+    fitting = [(a, where) for a, where in found if a.model == model and _fitted_for(a, sources)]
     if not fitting:
         if found:
             return None, "none: the adapters found were fitted for other sources or another model; run `kb tune`"
         return None, ""
-    adapter, where = max(fitting, key=lambda pair: str(pair[0].about.get("fitted_at", "")))
-    return (
-        adapter,
-        f"fitted {adapter.about.get('fitted_at', '?')} on {adapter.about.get('questions', 0)} questions, from {where}",
+    adapter, where = max(
+        fitting, key=lambda pair: (len(pair[0].about.get("sources", ())), str(pair[0].about.get("fitted_at", "")))
     )
+    note = (
+        f"fitted {adapter.about.get('fitted_at', '?')} on {adapter.about.get('questions', 0)} questions, from {where}"
+    )
+    unlearned = [name for name in sources if name not in adapter.about.get("sources", ())]
+    if unlearned:
+        note += f"; not on {', '.join(unlearned)}: `kb tune` refits it on every source"
+    return adapter, note
+
+
+def _fitted_for(adapter: QueryAdapter, sources: list[str]) -> bool:
+    """Whether `adapter` was fitted for some of `sources` and none besides."""
+    fitted = adapter.about.get("sources")
+    return isinstance(fitted, list) and bool(fitted) and set(fitted) <= set(sources)
 
 
 def site_of(sources_dirs: list[Path]) -> dict[str, dict[str, str]]:
@@ -244,7 +265,11 @@ def site_of(sources_dirs: list[Path]) -> dict[str, dict[str, str]]:
 
 
 def asked_vectors(
-    embedder: Embedder, entries: list[Entry], cache: EmbeddingCache, progress: Callable[[int, int], None] | None = None
+    embedder: Embedder,
+    entries: list[Entry],
+    cache: EmbeddingCache,
+    progress: Callable[[int, int], None] | None = None,
+    background_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each version's question (in `Entry.versions()` order) and every sixth background
     sentence, embedded as a search embeds a question: what near-duplicates are found by.
@@ -255,7 +280,7 @@ def asked_vectors(
     asked = [searched_text(v.question) for entry in entries for v in entry.versions()]
     questions, _ = embed_with_cache(embedder, asked, cache, progress, queries=True)
     background = [searched_text(s) for s in background_sentences()[::6]]
-    return questions, embed_with_cache(embedder, background, cache, queries=True)[0]
+    return questions, embed_with_cache(embedder, background, cache, background_progress, queries=True)[0]
 
 
 def built_entry_vectors(settings: Settings) -> tuple[list[Entry], EntryVectors]:

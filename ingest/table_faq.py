@@ -246,6 +246,7 @@ class _Parser:
             "url": here if self.workbook or not here else f"{here}#L{line}",
             "line": line,
             "file": source.file,
+            "sheet": row.header.sheet,  # a workbook's: then `line` is the row
         }, urls
 
     def tags(self, entry: Entry, given: list[str]) -> tuple[str, ...]:

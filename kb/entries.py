@@ -89,6 +89,7 @@ class Entry:
     reviewed: bool = False
     # The source's title in each language it has one ({"zh": "ROLL 问答", "en": "ROLL Q&A"}).
     source_titles: dict[str, str] = field(default_factory=dict, hash=False)
+    sheet: str = ""  # the workbook's sheet the entry is a row of, `line` its row ("" outside a workbook)
 
     def source_title_in(self, lang: str) -> str:
         """The source's title as an interface in `lang` names it: in that language where the
@@ -109,10 +110,16 @@ class Entry:
 
     @property
     def place(self) -> str:
-        """Where the entry is, for a reader: its deep link, else its file and line ("faq.md:12")."""
-        if self.url:
-            return self.url
-        return f"{self.file}:{self.line}" if self.file and self.line else self.file
+        """Where the entry is, for a reader: its deep link, else its file and line ("faq.md:12"),
+        or in a workbook its sheet and row ("team.xlsx: sheet 'FAQ', row 2")."""
+        return self.url or self.file_place
+
+    @property
+    def file_place(self) -> str:
+        """Its file and line ("faq.md:12"), or in a workbook its sheet and row ("team.xlsx: sheet 'FAQ', row 2")."""
+        if not (self.file and self.line):
+            return self.file
+        return f"{self.file}: sheet {self.sheet!r}, row {self.line}" if self.sheet else f"{self.file}:{self.line}"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

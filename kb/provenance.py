@@ -21,13 +21,15 @@ def _language(lang: str, reader: str) -> str:
     return words(f"note_language_{lang}", reader) if f"note_language_{lang}" in strings() else lang
 
 
-def only_in(shown: str, reader: str) -> str:
-    """One line in the reader's language: the entry has no version in it and is shown in `shown`."""
-    return words("note_only_in", reader, language=_language(shown, reader))
+def only_in(shown: str, reader: str, said_in: str | None = None) -> str:
+    """One line in `said_in` (default: the reader's language): the entry has no version in
+    the reader's language and is shown in `shown`."""
+    said_in = said_in or reader
+    return words("note_only_in", said_in, missing=_language(reader, said_in), language=_language(shown, said_in))
 
 
 def translation_note(entry: Entry, reader: str) -> str:
-    """One line in the reader's language when `entry` (as given) is a translation, naming
+    """One line in `reader` (a language) when `entry` (as given) is a translation, naming
     who made it and the original's language; "" for the authors' own text."""
     original = entry.original
     if original is None:
@@ -38,14 +40,15 @@ def translation_note(entry: Entry, reader: str) -> str:
     )
 
 
-def version_note(entry: Entry, reader: str | None) -> str:
+def version_note(entry: Entry, reader: str | None, said_in: str | None = None) -> str:
     """What a reader of `reader` must be told about the text of `entry` as given: that it
-    is in another language, or that it is a translation; "" when neither."""
+    is in another language, or that it is a translation; "" when neither. Said in `said_in`
+    (a page's language, which may not be the entries'), else in the reader's."""
     if not reader:
         return ""
     if entry.lang != reader:
-        return only_in(entry.lang, reader)
-    return translation_note(entry, reader)
+        return only_in(entry.lang, reader, said_in)
+    return translation_note(entry, said_in or reader)
 
 
 def original_url(entry: Entry) -> str:

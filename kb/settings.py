@@ -54,7 +54,11 @@ class Settings:
     )
     rerank_top: int = setting(10, "how many of the first stage's best candidates the judge reads")
     rerank_timeout: float = setting(5.0, "seconds to wait for the judge before the first stage's order stands")
-    calibration: str = setting("", "the calibration `kb calibrate` wrote (empty: the one shipped in kb/data)")
+    calibration: str = setting(
+        "",
+        "the calibration `kb calibrate --output` wrote (empty: KB_DATA_DIR/calibration.json, which `kb calibrate` "
+        "writes by default, if there is one; else the one shipped in kb/data)",
+    )
     query_adapter: str = setting(
         "on",
         "`on`: the query adapter the index build carries (`kb tune`), if any; `off`: the model's vectors as they "
@@ -135,9 +139,18 @@ class Settings:
 
     @property
     def calibration_path(self) -> Path:
+        """The calibration the search loads: KB_CALIBRATION's; else the one `kb calibrate` wrote
+        beside the index; else the one shipped in the package."""
         from .scoring import CALIBRATION_PATH
 
-        return Path(self.calibration).expanduser() if self.calibration else CALIBRATION_PATH
+        if self.calibration:
+            return Path(self.calibration).expanduser()
+        return self.own_calibration if self.own_calibration.is_file() else CALIBRATION_PATH
+
+    @property
+    def own_calibration(self) -> Path:
+        """Where `kb calibrate` writes by default: in the data directory, never inside the installed package."""
+        return self.data_dir / "calibration.json"
 
     @property
     def index_dir(self) -> Path:

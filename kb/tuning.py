@@ -12,6 +12,7 @@ A question that is in more than one of these counts once (by `question_key`).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, replace
 from datetime import datetime, timezone
 from typing import Callable, Sequence
@@ -24,7 +25,7 @@ from .learning.overlay import NOT_COVERED
 from .search import Searcher, searched_text
 from .text import question_key
 
-__all__ = ["examples_of", "fit", "tune", "refit_without", "links_since", "OWN_KINDS"]
+__all__ = ["examples_of", "fit", "tune", "refit_without", "links_since", "learned_kinds", "OWN_KINDS"]
 
 # The kinds of example the index itself holds; any other kind came from a query file.
 OWN_KINDS = ("entry", "alternate", "not-covered", "link")
@@ -79,6 +80,13 @@ def tune(
         kept = kept.take(np.array([k not in OWN_KINDS and k not in given for k in kept.kinds], dtype=bool))
         examples = _once(examples + kept)
     return fit(searcher, examples, previous.settings if previous is not None else FitSettings(), progress)
+
+
+def learned_kinds(searcher: Searcher) -> dict[str, int]:
+    """How many learned questions of each kind `searcher` holds, as `kb ingest` counts them: a
+    question learned twice (the alternate of two entries) twice. The adapter learns each once."""
+    learned = searcher.learned
+    return dict(Counter(_kind(q.origin, o == NOT_COVERED) for q, o in zip(learned.questions, learned.owners)))
 
 
 def _kind(origin: str, not_covered: bool) -> str:

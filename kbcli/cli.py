@@ -6,10 +6,12 @@ import argparse
 import copy
 import json
 import os
+import signal
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from kb.answer import elsewhere_note
 from kb.errors import IndexUnreadable, KBError, QueryError
@@ -20,6 +22,7 @@ from server.settings import ServerSettings
 from .export import add_parser as add_export_parser
 from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
+from .package import refuse_package
 from .terminal import print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
 
@@ -39,7 +42,7 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     shipped = SHIPPED_SOURCES.resolve() in {d.resolve() for d in dirs}
     if args.with_shipped and not shipped:
         dirs.insert(0, SHIPPED_SOURCES)
-    with progress_bar() as progress:
+    with progress_bar(lines="kb ingest") as progress:
         report = build_index(settings, dirs, progress=progress)
     print(
         f"indexed {report.entries} entries in {report.passages} passages ({report.embedded} embedded, "
@@ -88,7 +91,7 @@ def _print_duplicates(report: BuildReport) -> None:
 
 
 def _entry_line(entry: Entry) -> str:
-    place = f"{entry.file}:{entry.line}" if entry.file and entry.line else entry.file
+    place = entry.file_place
     link = f"  {entry.url}" if entry.url else ""
     return f"{entry.id}  {place}  {entry.question}{link}"
 
@@ -114,6 +117,12 @@ def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
     from ingest.translate import translate
 
     folder = Path(args.sources) if args.sources else None
+    named = Path(args.source)
+    refuse_package(
+        named.parent if named.is_file() else folder or settings.sources_dir,
+        "kb translate writes the draft and sources.toml into",
+        "copy the folder and give --sources DIR (or KB_SOURCES_DIR)",
+    )
     with progress_bar() as progress:
         report = translate(settings, args.source, args.to, folder, force=args.force, progress=progress)
     if report.frame.startswith("kept"):
@@ -159,6 +168,7 @@ def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
         print(json.dumps(body, ensure_ascii=False, indent=2))
         return 0
     print_result(result, hl, brief=args.brief)
+    sys.stdout.flush()  # the answer first: under `2>&1` the time is a line of its own after it
     print(f"({elapsed * 1000:.0f} ms)", file=sys.stderr)
     return 0
 
@@ -198,7 +208,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     from kb.evaluate import check_expected
 
     check_expected(labelled, kb.entries)
-    output = Path(args.output) if args.output else settings.calibration_path
+    output = Path(args.output) if args.output else settings.own_calibration
     judging = open_judge(settings)
     judge = judging.judge if judging is not None else None
     try:
@@ -206,6 +216,7 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     finally:
         if judging is not None:
             judging.close()
+    output.parent.mkdir(parents=True, exist_ok=True)
     write_calibration(weights, report, [Path(p).name for p in args.files], output)
     columns = [report["cross_validated"]] + ([report["judge"]["cross_validated"]] if judge is not None else [])
     print(f"{len(queries)} questions, {args.folds}-fold cross-validation (held-out folds only):")
@@ -387,16 +398,34 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
         # Each worker's model would start one OpenMP thread per core, and N sets of them
         # spinning on the same cores slow every worker down: share the cores out instead.
         os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // args.workers)))
-    uvicorn.run(
-        "server.app:create_app",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_config=log_config(),
-        **uvicorn_options(settings),
-    )
+    with stopped_by_signal():
+        uvicorn.run(
+            "server.app:create_app",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_config=log_config(),
+            **uvicorn_options(settings),
+        )
     return 0
+
+
+@contextmanager
+def stopped_by_signal() -> Iterator[None]:
+    """Ctrl-C or SIGTERM while the block runs is a clean stop, exit status 0.
+
+    uvicorn shuts down gracefully on either, then raises the signal again for the handler
+    that was there before; left at Python's defaults, that made `kb serve` die of SIGTERM
+    or exit 130, and `make serve` end with `make: *** [serve] Terminated`.
+    """
+    handled = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda sig, frame: None) for sig in handled}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
@@ -514,7 +543,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("calibrate", help="fit the search weights and answer threshold by k-fold cross-validation")
     p.add_argument("files", nargs="+", help="labelled JSONL query sets to fit on (never the one you report)")
     p.add_argument("--folds", type=_folds, default=5, help="cross-validation folds, at least 2 (default 5)")
-    p.add_argument("--output", help="where to write the calibration (default: the one the search loads)")
+    p.add_argument(
+        "--output",
+        help="where to write the calibration (default: KB_DATA_DIR/calibration.json, which the search then loads "
+        "unless KB_CALIBRATION names another)",
+    )
     p.set_defaults(run=cmd_calibrate)
 
     p = sub.add_parser("eval", help="measure retrieval on a JSONL query set")

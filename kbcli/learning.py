@@ -31,6 +31,7 @@ from kb.learning.questions import load_learned
 from kb.settings import Settings
 from kb.text import question_key
 
+from .package import refuse_package
 from .terminal import print_rows
 
 if TYPE_CHECKING:
@@ -244,6 +245,11 @@ def cmd_links_restore(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
     folder = _folder(settings, args)
+    refuse_package(
+        folder,
+        "kb links export writes the learned questions into",
+        "export into a FAQ folder of your own with --sources DIR (or KB_SOURCES_DIR)",
+    )
     links: list[Link] = []
     if InsightsBook.exists(settings):
         with InsightsBook.open(settings, create=False) as book:

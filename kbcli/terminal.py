@@ -24,6 +24,8 @@ from kb.entries import Entry
 from kb.hits import Hit, SearchResult
 from kb.provenance import original_url, version_note
 
+from .progress import STAGES, progress_lines
+
 __all__ = ["clickable", "render_markdown", "print_result", "print_rows", "progress_bar"]
 
 # Everything a URL may hold as it is; anything else (Chinese in an anchor, a space) is percent-encoded.
@@ -109,9 +111,10 @@ def _flat(value: object) -> str:
 
 
 @contextmanager
-def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
+def progress_bar(lines: str = "") -> Iterator[Callable[[str, int, int], None]]:
     """A callback `(stage, done, total)` that draws a bar per stage on standard error while
-    the block runs; one that does nothing when standard error is not a terminal."""
+    the block runs. When standard error is not a terminal: with `lines` (the command's name),
+    a line every few seconds (`kbcli.progress`); without, nothing."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -123,7 +126,11 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
 
     console = Console(file=sys.stderr)
     if not console.is_terminal:
-        yield lambda stage, done, total: None
+        if lines:
+            with progress_lines(lines, sys.stderr) as reporter:
+                yield reporter
+        else:
+            yield lambda stage, done, total: None
         return
     tasks: dict[str, TaskID] = {}
     columns = (TextColumn("{task.description:<6}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -131,7 +138,7 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None]]:
 
         def update(stage: str, done: int, total: int) -> None:
             if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
+                tasks[stage] = bar.add_task(STAGES.get(stage, stage), total=total)
             bar.update(tasks[stage], completed=done, total=total)
 
         yield update
@@ -164,7 +171,12 @@ def _print_title(hit: Hit, hl: str) -> None:
         print(f"   ({note})")
     version = f" · {e.source_version}" if e.source_version else ""
     print(f"   {e.source_label(e.lang)}{version} · score {hit.score:.3f} · {', '.join(e.tags)}")
-    print(f"   {clickable(e.place)}")
+    print(f"   {_place(e)}")
+
+
+def _place(e: Entry) -> str:
+    """Its link, one a terminal can click; else its file and line (or sheet and row) as a reader names them."""
+    return clickable(e.url) if e.url else e.place
 
 
 def _version_line(e: Entry, hl: str) -> str:
@@ -184,5 +196,5 @@ def _print_answer(hit: Hit, hl: str) -> None:
     if note:
         print(f"({note})")
     version = f" · {e.source_version}" if e.source_version else ""
-    print(f"{e.source_label(e.lang)}{version} · {clickable(e.place)}\n")
+    print(f"{e.source_label(e.lang)}{version} · {_place(e)}\n")
     print(render_markdown(e.answer, width, color))

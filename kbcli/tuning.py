@@ -38,7 +38,7 @@ def cmd_tune(settings: Settings, args: argparse.Namespace) -> int:
     from kb.index import read_adapter, write_adapted
     from kb.insights.book import InsightsBook
     from kb.knowledge import KnowledgeBase
-    from kb.tuning import tune
+    from kb.tuning import learned_kinds, tune
 
     if args.remove:
         write_adapted(settings.index_dir, None)
@@ -66,6 +66,17 @@ def cmd_tune(settings: Settings, args: argparse.Namespace) -> int:
         f"fitted a query adapter on {adapter.about['questions']} questions ({kinds}) "
         f"in {time.perf_counter() - started:.1f} s -> {settings.index_dir} (build {settings.index_dir.resolve().name})"
     )
+    repeats = {
+        kind: held - adapter.about["kinds"].get(kind, 0)
+        for kind, held in learned_kinds(kb.searcher).items()
+        if held > adapter.about["kinds"].get(kind, 0)
+    }
+    if repeats:
+        counts = ", ".join(f"{n} {kind}" for kind, n in repeats.items())
+        print(
+            f"learned each question once: {counts} of the learned questions kb ingest counted repeat another's "
+            "question or an entry's own (case and spaces aside), so the figures above leave them out"
+        )
     if args.output:
         print(f"also written to {args.output}")
     return 0

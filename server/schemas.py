@@ -92,6 +92,9 @@ class HitOut(BaseModel):
     original_url: str | None = Field(
         default=None, description="for a translation: the deep link to the original it was translated from"
     )
+    reviewed: bool = Field(
+        default=False, description="for a machine translation: whether a maintainer has reviewed it (as `note` says)"
+    )
     matched: list[str] = Field(description="query terms found in the entry, for highlighting")
 
 
@@ -129,7 +132,12 @@ class EntryOut(BaseModel):
     answer: str
     answer_html: str
     source: SourceOut
-    url: str
+    url: str = Field(description="deep link into the original FAQ; empty when its source has no url (then see `file`)")
+    file: str = Field(default="", description="the file the entry is in, as its sources manifest names it")
+    line: int = Field(
+        default=0, description="the entry's line in `file` (in a workbook, its row of `sheet`); 0 when not known"
+    )
+    sheet: str = Field(default="", description="the workbook's sheet the entry is a row of; empty outside a workbook")
     permalink: str
     section: str
     tags: list[str]
@@ -281,7 +289,10 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
     reader's language: an entry shown in another says so in `note`."""
     e = hit.entry
     return HitOut(
-        **hit_fields(hit, hl), answer_html=str(render_markdown(e.answer)), permalink=permalink(base_url, e.id)
+        **hit_fields(hit, hl),
+        answer_html=str(render_markdown(e.answer)),
+        permalink=permalink(base_url, e.id),
+        reviewed=bool(e.translated_by == "machine" and e.reviewed),
     )
 
 
@@ -297,6 +308,9 @@ def entry_out(entry: Entry, related: list[Hit], base_url: str, reader: str | Non
         answer_html=str(render_markdown(entry.answer)),
         source=_source(entry, reader or entry.lang),
         url=entry.url,
+        file=entry.file,
+        line=entry.line,
+        sheet=entry.sheet,
         permalink=permalink(base_url, entry.id),
         section=entry.section,
         tags=list(entry.tags),

@@ -82,10 +82,30 @@ SHORT_CODE = 30  # characters: inline code without spaces up to this long fits a
 
 
 def _render_code_inline(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]
-    """Inline code; a short one without spaces (a flag, a name) is marked `word`, kept on one line by the page."""
+    """Inline code; a short one without spaces (a flag, a name) is marked `word`, kept on one line by the page;
+    a longer one may break after the dots, underscores and slashes of its names (`word_breaks`)."""
     content = tokens[idx].content
-    word = ' class="word"' if len(content) <= SHORT_CODE and not any(c.isspace() for c in content) else ""
-    return f"<code{word}>{_mark_escaped(content, env.get('marks'))}</code>"
+    if len(content) <= SHORT_CODE and not any(c.isspace() for c in content):
+        return f'<code class="word">{_mark_escaped(content, env.get("marks"))}</code>'
+    return f"<code>{word_breaks(_mark_escaped(content, env.get('marks')))}</code>"
+
+
+_BREAK_AFTER = re.compile(r"(<[^>]*>)|([._/=])(?=\S)")  # a tag (skipped), or a separator inside a name
+LONG_NAME = 20  # characters: a name this long may not fit a phone's line beside other words
+
+
+def word_breaks(html: str) -> str:
+    """`html` (escaped text, maybe with `<mark>`s) with a line-break opportunity (`<wbr>`) after each `.`, `_`,
+    `/` and `=` inside a long name: `models.policy_trainer.max_token_in_packing` breaks on a phone as
+    `models.policy_trainer.` / `max_token_in_packing`, at the parts of the name, not mid-word."""
+
+    def run(match: re.Match[str]) -> str:
+        name = match.group()
+        if len(re.sub(r"<[^>]*>", "", name)) <= LONG_NAME:
+            return name
+        return _BREAK_AFTER.sub(lambda m: m[1] or f"{m[2]}<wbr>", name)
+
+    return re.sub(r"\S+", run, html)
 
 
 def _render_fence(self, tokens, idx, options, env):  # type: ignore[no-untyped-def]

@@ -188,13 +188,26 @@
     return a;
   }
 
-  /* A hit's version note (another language, or a translation), with the original's link
-     when it is a translation (as the version_line macro in _macros.html). */
-  function versionNote(hit) {
-    var p = el("p", "only-in", hit.note);
+  /* A hit's version note (another language, or a translation) in the page's language, whatever
+     the reader's (`reader`, the search's hl) is: the API words `note` in the reader's, so it is
+     worded again here from the page's strings (kb/provenance.py says it the same way). */
+  function noteText(hit, reader) {
+    var page = document.documentElement.getAttribute("data-lang");
+    if (!reader || reader === page || !strings.note_only_in) return hit.note;
+    function name(code) { return strings["note_language_" + code] || code; }
+    if (hit.lang !== reader) return format("note_only_in", { missing: name(reader), language: name(hit.lang) });
+    var kind = hit.translated_by === "machine" ? (hit.reviewed ? "reviewed" : "machine") : "maintainers";
+    return format("note_" + kind, { language: name(hit.lang === "zh" ? "en" : "zh") });
+  }
+
+  /* A hit's version note, with the original's link when it is a translation (as the
+     version_line macro in _macros.html), in the page's language. */
+  function versionNote(hit, reader) {
+    var p = el("p", "only-in", noteText(hit, reader));
+    p.lang = document.documentElement.lang || "";
     if (hit.original_url && hit.translated_by) {
       p.appendChild(document.createTextNode(" "));
-      var a = el("a", "original-link", hit.lang === "zh" ? "原文" : "original"); /* in the text's language, as the note */
+      var a = el("a", "original-link", strings.note_original || "original");
       a.href = hit.original_url;
       a.rel = "noopener noreferrer";
       p.appendChild(a);

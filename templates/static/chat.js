@@ -45,7 +45,7 @@
     /* HTML rendered by the server with raw HTML disabled. The extractive `answer` text also
        lists the source and related entries; here the cards below show those. */
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
-    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(KB.versionNote(sources[0]));
+    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(KB.versionNote(sources[0], reply.lang));
     if (html) {
       var answer = el("div", "prose answer");
       answer.innerHTML = html;

@@ -49,7 +49,7 @@
     return ul;
   }
 
-  function resultItem(hit) {
+  function resultItem(hit, reader) {
     var li = el("li", "result");
     li.id = "r-" + hit.id;
     var link = el("a", "result-link");
@@ -58,7 +58,7 @@
     KB.markTerms(h3, hit.matched);
     link.appendChild(h3);
     li.appendChild(link);
-    if (hit.note) li.appendChild(KB.versionNote(hit));
+    if (hit.note) li.appendChild(KB.versionNote(hit, reader));
     var answer = el("div", "result-answer prose");
     answer.innerHTML = hit.answer_html; /* rendered by the server with raw HTML disabled */
     KB.markTerms(answer, hit.matched);
@@ -79,7 +79,7 @@
   function render(data) {
     var hits = data.hits.slice(0, data.shown);
     list.textContent = "";
-    hits.forEach(function (hit) { list.appendChild(resultItem(hit)); });
+    hits.forEach(function (hit) { list.appendChild(resultItem(hit, data.hl)); });
     KB.enhance(list);
     var count = hits.length === 1 ? KB.strings.results_count_one : KB.format("results_count", { n: hits.length });
     status.textContent = hits.length && data.answered ? count : "";

@@ -18,8 +18,9 @@ def browser() -> Iterator[Any]:
 
     Not once a session: playwright's sync API runs an event loop in this thread while it is
     open, and the tests after a browser module call `asyncio.run`."""
-    from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, sync_api
+    from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, skip_without_chromium, sync_api
 
+    skip_without_chromium()
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield launched

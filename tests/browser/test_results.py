@@ -81,3 +81,72 @@ def test_the_home_page_names_the_shipped_frameworks(
     assert t.page.locator(".example").count() == 4  # one question from each source, up to four
     t.no_horizontal_scroll()
     t.screenshot(artifacts / f"home-{locale[:2]}-{width}.png")
+
+
+# The rectangles of each line of an element's text: where the browser broke it.
+LINE_ENDS = """node => {
+  const ends = [];
+  const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+  let text = "";
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    for (let i = 0; i < t.length; i++) {
+      const range = document.createRange();
+      range.setStart(t, i); range.setEnd(t, i + 1);
+      const box = range.getClientRects()[0];
+      if (box) ends.push([box.top, text.length]);
+      text += t.data[i];
+    }
+  }
+  const breaks = [];
+  for (let i = 1; i < ends.length; i++) if (ends[i][0] > ends[i - 1][0] + 2) breaks.push(ends[i][1]);
+  return {text, breaks};
+}"""
+
+
+@pytest.mark.parametrize("how", ["live", "server"])
+def test_at_375_px_names_wrap_at_their_parts_and_a_card_code_block_scrolls(
+    tab: Callable[..., Page], artifacts: Path, how: str
+) -> None:
+    """A long name in inline code breaks after a `.` or `_` of it, never mid-word; a code block in a card ends
+    (and its scrollbar shows) above the card's cut, and scrolls sideways; no card is wider than the page."""
+    t = tab(locale="en-US", viewport=PHONE, is_mobile=True, has_touch=True)
+    for query, name in (
+        ("how to set max_token_in_packing for FSDP packing", "packing"),
+        ("Unable to pre-compile async_io", "async-io"),
+    ):
+        if how == "live":
+            t.goto("/")
+            type_query(t.page, query)
+        else:
+            t.page.goto(f"{t.base_url}/search?q={query}")
+        t.no_horizontal_scroll()
+        card = t.page.locator("#results > .result").first
+        assert card.evaluate("c => c.scrollWidth <= c.clientWidth")
+        if name == "packing":
+            code = card.locator("code", has_text="max_token_in_packing").first
+            lines = code.evaluate(LINE_ENDS)
+            assert lines["breaks"], lines  # too long for one line at 375 px
+            for at in lines["breaks"]:
+                assert lines["text"][at - 1] in "._/=", lines  # each line ends at a part of the name
+        else:
+            pre = card.locator("pre").first
+            fits = pre.evaluate(
+                "p => ({wide: p.scrollWidth > p.clientWidth, ox: getComputedStyle(p).overflowX,"
+                " bottom: p.getBoundingClientRect().bottom,"
+                " cut: p.closest('.result-answer').getBoundingClientRect().bottom})"
+            )
+            assert fits["wide"] and fits["ox"] == "auto" and fits["bottom"] <= fits["cut"], fits
+            pre.evaluate("p => { p.scrollLeft = 120; }")
+            assert pre.evaluate("p => p.scrollLeft") == 120
+        t.screenshot(artifacts / f"results-375-{name}-{how}.png")
+
+
+def test_a_chinese_page_words_the_live_results_translation_note_in_chinese(tab: Callable[..., Page]) -> None:
+    """An English question typed on a Chinese page: English entries, with the note that the English is the
+    maintainers' translation in Chinese, the page's language (the API words it in the reader's, English)."""
+    t = tab(locale="zh-CN")
+    t.goto("/")
+    type_query(t.page, "Unable to pre-compile async_io")
+    note = t.page.locator("#results > .result .only-in").first
+    assert note.inner_text() == "本条由本知识库的维护者译自中文原文。 原文"
+    assert note.get_attribute("lang") == "zh-CN"

@@ -171,3 +171,17 @@ def test_a_judge_with_no_usable_verdict_is_one_line_and_writes_nothing(
         f"kb: error: judge: llm '{model}' gave no usable verdict on any of the 10 questions ({kind}: 10;"
     )
     assert "check KB_LLM_BASE_URL, KB_LLM_MODEL and KB_RERANK_TIMEOUT" in err
+
+
+def test_the_search_loads_the_calibration_kb_calibrate_wrote_beside_the_index(tmp_path: Path) -> None:
+    """Without KB_CALIBRATION: the shipped one until `kb calibrate` has written one in the data directory
+    (where it writes by default), then that one; KB_CALIBRATION wins over both."""
+    from kb.scoring import CALIBRATION_PATH
+
+    settings = Settings(data_dir=tmp_path)
+    assert settings.own_calibration == tmp_path / "calibration.json"
+    assert settings.calibration_path == CALIBRATION_PATH
+    settings.own_calibration.write_text(CALIBRATION_PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    assert settings.calibration_path == tmp_path / "calibration.json"
+    named = tmp_path / "elsewhere.json"
+    assert Settings.from_env({"KB_DATA_DIR": str(tmp_path), "KB_CALIBRATION": str(named)}).calibration_path == named

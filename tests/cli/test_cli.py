@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from tests.support.cli import kb
 from tests.support.duplicates_faq import ACROSS, CONVERT, CONVERT_AGAIN, URL, WITHIN, intended, write_team_faqs
 from tests.support.paths import ROOT
+from tests.support.ports import free_port, wait_for_port
 
 
 @pytest.mark.slow
@@ -37,6 +39,53 @@ def test_search_prints_the_time_of_the_search_alone_not_the_loading(settings):
     assert run.returncode == 0, run.stderr
     printed = re.fullmatch(r"\((\d+) ms\)", run.stderr.strip().splitlines()[-1])
     assert printed and int(printed[1]) < 300, run.stderr  # the search (tens of ms), not the loading
+
+
+@pytest.mark.slow
+def test_search_time_is_a_line_of_its_own_after_the_answer_under_2_and_1(settings):
+    """`kb search ... 2>&1 | less`: the answer whole, then the time on its own line (not glued onto a line of it)."""
+    # PYTHONUNBUFFERED unset: standard output to a pipe is buffered, as a user's is.
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_") and k != "PYTHONUNBUFFERED"}
+    run = subprocess.run(
+        [sys.executable, "-m", "kbcli.cli", "search", "how do I resume training in slime"],
+        cwd=ROOT,
+        env={**environment, "KB_DATA_DIR": str(settings.data_dir)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout
+    lines = run.stdout.splitlines()
+    assert lines[0] == "How do I resume training?", run.stdout
+    assert re.fullmatch(r"\(\d+ ms\)", lines[-1]), run.stdout
+    assert [line for line in lines[:-1] if "ms)" in line] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_serve_stopped_by_ctrl_c_or_sigterm_exits_0(settings, stop):
+    """So `make serve` ends quietly on Ctrl-C, not with `make: *** [serve] Terminated`."""
+    port = free_port()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)],
+        cwd=ROOT,
+        env={**environment, "KB_DATA_DIR": str(settings.data_dir)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C as at a terminal: a test runner in the background may have started with SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert wait_for_port(port, process), process.communicate()[1]
+        process.send_signal(stop)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert "Finished server process" in err, err
+    assert process.returncode == 0, err
 
 
 @pytest.mark.slow

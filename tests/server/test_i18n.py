@@ -110,3 +110,21 @@ def test_the_library_and_the_server_read_one_table() -> None:
     assert strings is wording.strings
     assert [p.name for p in ROOT.glob("*/**/strings.toml")] == [STRINGS_FILE.name]
     assert Translator("zh")("answer_source") == words("answer_source", "zh") == "来源"
+
+
+@pytest.mark.slow
+def test_a_chinese_page_words_an_english_results_translation_note_in_chinese(client: TestClient) -> None:
+    """An English question on a Chinese page: the entries come in English (the question's language), and the note
+    that the English is the maintainers' translation is in the page's language (docs/your-faqs.md)."""
+    page = client.get(
+        "/search", params={"q": "Unable to pre-compile async_io"}, headers={"Accept-Language": "zh-CN"}
+    ).text
+    notes = re.findall(r'<p class="only-in" lang="([^"]+)">([^<]*)', page)
+    assert ("zh-CN", "本条由本知识库的维护者译自中文原文。 ") in notes, notes
+    assert "Translated from the Chinese original" not in page
+    english = client.get(
+        "/search", params={"q": "Unable to pre-compile async_io"}, headers={"Accept-Language": "en"}
+    ).text
+    assert ("en", "Translated from the Chinese original by this knowledge base&#39;s maintainers. ") in re.findall(
+        r'<p class="only-in" lang="([^"]+)">([^<]*)', english
+    )

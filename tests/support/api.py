@@ -20,6 +20,7 @@ HIT_KEYS = {
     "note",
     "translated_by",
     "original_url",
+    "reviewed",
     "matched",
     "file",
 }

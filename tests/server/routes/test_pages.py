@@ -360,3 +360,11 @@ def test_an_unknown_filter_names_the_values_it_may_take(
 ) -> None:
     page = client.get("/search", params=params, headers=EN)
     assert page.status_code == 422 and message in page.text
+
+
+def test_a_long_name_in_inline_code_may_break_at_its_parts() -> None:
+    html = render_markdown("set `models.policy_trainer.max_token_in_packing=4096` with `python train.py --x`")
+    assert "<code>models.<wbr>policy_<wbr>trainer.<wbr>max_<wbr>token_<wbr>in_<wbr>packing=<wbr>4096</code>" in html
+    assert "<code>python train.py --x</code>" in html  # short names are left whole
+    marked = render_markdown("`models.policy_trainer.max_token_in_packing`", marks=["max_token_in_packing"])
+    assert "trainer.<wbr><mark>max_<wbr>token_<wbr>in_<wbr>packing</mark></code>" in marked, marked

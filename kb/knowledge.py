@@ -153,6 +153,9 @@ class KnowledgeBase:
 
         With a judge, the first stage's best KB_RERANK_TOP candidates are ranked again with its
         scores (`_judged`); `judged=False` gives the first stage alone (the live results).
+
+        `answered` says whether the first hit's confidence reaches the threshold of `precision`
+        (a channel's operating point; None: the searcher's, KB_ANSWER_PRECISION).
         """
         k = k or self.settings.top_k
         if len(question) <= ON_LOOP_CHARS:
@@ -160,13 +163,22 @@ class KnowledgeBase:
         else:
             plan = await asyncio.to_thread(self.searcher.plan, question, k, tags=tags, source=source, lang=lang)
         if self.judging is None or not judged:
-            return await self._first_stage(plan)
+            return self.answering_at(await self._first_stage(plan), precision)
         result = self.judged_results.get(plan)
         if result is None:
             result, final = await self._judged(plan)
             if final:  # a failed judge is asked again next time
                 self.judged_results.put(plan, result)
-        return result
+        return self.answering_at(result, precision)
+
+    def answering_at(self, result: SearchResult, precision: float | None) -> SearchResult:
+        """`result` answering at `precision`'s threshold (of the weights that scored it); as it is for None."""
+        if precision is None:
+            return result
+        weights = self.searcher.weights
+        if result.judged and self.calibration is not None and self.calibration.judged is not None:
+            weights = self.calibration.judged
+        return result.at(weights.threshold(precision))
 
     async def _first_stage(self, plan: Plan) -> SearchResult:
         result = self.results.get(plan)

@@ -98,11 +98,11 @@ class Weights:
 
     rank_coef: tuple[float, ...] = (1.0, 0.2, 0.05, 0.05, 0.0, 1.0)
     # The confidence: a logistic model over `signals` of the best hit, the chance that it answers.
-    answer_coef: tuple[float, ...] = (6.0, 10.0, 4.0, 0.01, -0.3)
-    answer_bias: float = -12.0
+    answer_coef: tuple[float, ...] = (0.29, 12.8, 0.6)
+    answer_bias: float = -12.5
     # The threshold of the calibration's default precision (DEFAULT_PRECISION), and the held-out
     # curve that turns any other precision into a threshold.
-    answer_threshold: float = 0.5
+    answer_threshold: float = 0.65
     signals: tuple[str, ...] = ANSWER_FEATURES
     curve: OperatingCurve = field(default_factory=OperatingCurve, compare=False)
     # Cosines between two questions above which they count as the same question, chosen by

@@ -191,6 +191,7 @@ def _result_json(result: SearchResult, hl: str) -> dict:
     return {
         "query": result.query,
         "answered": result.answered,
+        "confidence": result.confidence,
         "hl": hl,
         "hits": [hit_fields(h, hl) for h in result.hits],
     }

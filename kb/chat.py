@@ -14,11 +14,11 @@ one at a time (a search for SOURCES_PER_ANSWER entries through `kb.asking.search
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .answer import Answer, compose_answer, followup_query
+from .cancel import Cancel
 from .entries import Entry
 from .errors import LLMFailed, QueryError
 from .hits import Hit, SearchResult
@@ -135,7 +135,7 @@ class Chat:
         lang: str | None,
         href: Callable[[Hit], str],
         subject: str = "",
-        cancelled: threading.Event | None = None,
+        cancelled: Cancel | None = None,
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events
         (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread). Setting

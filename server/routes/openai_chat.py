@@ -17,13 +17,13 @@ import json
 import logging
 import time
 import uuid
-from typing import Any, Iterator, Literal
+from typing import Any, AsyncIterator, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from kb import asking
+from kb.cancel import Cancel
 from kb.chat import ChatReply
 from kb.hits import Hit
 from kb.text import detect_lang
@@ -33,6 +33,7 @@ from ..bearer import bearer_matches
 from ..deps import ChatDep, EventsDep, SettingsDep, base_url
 from ..permalinks import permalinks
 from ..schemas import MAX_HISTORY_CHARS, MAX_TURNS, hit_out
+from ..streaming import event_stream, read_in_thread
 
 __all__ = ["router", "CHANNEL"]
 
@@ -163,14 +164,11 @@ async def completions(
     hl = detect_lang(question)
     ids = f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), body.model
     if body.stream:
+        cancel = Cancel()
         sources, answered, pieces = await asking.chat_stream(
-            chat, events, question, history, channel=CHANNEL, href=href, hl=hl
+            chat, events, question, history, channel=CHANNEL, href=href, hl=hl, cancelled=cancel
         )
-        return StreamingResponse(
-            _chunks(ids, sources, answered, pieces, root, hl),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return event_stream(_chunks(ids, sources, answered, read_in_thread(pieces, cancel), root, hl))
     reply = await asking.chat(chat, events, question, history, channel=CHANNEL, href=href, hl=hl)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
@@ -206,20 +204,19 @@ def _chunk(ids: tuple[str, int, str], delta: dict[str, str], finish: str | None 
     return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
 
-def _chunks(
+async def _chunks(
     ids: tuple[str, int, str],
     sources: tuple[Hit, ...],
     answered: bool,
-    events: Iterator[tuple[str, Any]],
+    events: AsyncIterator[tuple[str, Any]],
     root: str,
     hl: str,
-) -> Iterator[str]:
-    """The answer as OpenAI's chunks: the role (with the hits), the pieces as written, the end, `[DONE]`.
-    Blocking (the LLM writes as it is read): Starlette iterates it in a worker thread."""
+) -> AsyncIterator[str]:
+    """The answer as OpenAI's chunks: the role (with the hits), the pieces as written, the end, `[DONE]`."""
     try:
         first = True
         said = False
-        for name, value in events:
+        async for name, value in events:
             if first:
                 first = False
                 yield _chunk(ids, {"role": "assistant", "content": ""}, **_extra(answered, sources, root, hl))

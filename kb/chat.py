@@ -139,7 +139,7 @@ class Chat:
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events
         (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread). Setting
-        `cancelled` closes the LLM's stream at its next line (the reader has gone).
+        `cancelled` closes the LLM's stream at once (the reader has gone: kb/cancel.py).
 
         Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
         After a fallback the "done" answer replaces whatever the deltas said.

@@ -24,7 +24,7 @@ from .errors import LLMFailed, QueryError
 from .hits import Hit, SearchResult
 from .knowledge import KnowledgeBase
 from .llm import LLM, link_citations
-from .stacktrace import reduce_trace
+from .search import searched_text
 from .text import checked_query, detect_lang
 
 __all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER", "subject_entry"]
@@ -93,9 +93,9 @@ class Chat:
     ) -> Turn:
         """Search for a message of a conversation (a follow-up read with the question before it)."""
         limit = self.kb.settings.max_query_chars
-        # A longer pasted trace is taken, and reduced before the cut below.
+        # A longer pasted trace is taken, and reduced before the cut below, as every search reduces one.
         message = checked_query(message, limit, "message", "message")
-        asked = reduce_trace(message) if len(message) > limit else message
+        asked = searched_text(message) if len(message) > limit else message
         query = followup_query(asked, list(history), subject)[:limit]
         return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER), message, lang)
 

@@ -29,6 +29,8 @@ install-test: $(BIN)/python
 serve: install
 	$(BIN)/kb ingest
 	$(BIN)/kb search "how do I resume training"
+	@echo "Coding agents: add this FAQ to Claude Code with the line below (Cursor, Codex: $(BIN)/kb mcp --print-config cursor|codex)"
+	@$(BIN)/kb mcp --print-config claude-add
 	$(BIN)/kb serve
 
 test: install-test

@@ -35,7 +35,7 @@ def unreadable_line_error(exc: Exception) -> types.JSONRPCError:
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     if any(e["type"] == "json_invalid" for e in errors) or not errors:
         return _error(None, types.PARSE_ERROR, "Parse error: the line is not JSON")
-    sent = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), {})
+    sent: dict[str, Any] = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), {})
     request_id = sent.get("id")
     if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
         request_id = None

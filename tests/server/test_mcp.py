@@ -222,7 +222,10 @@ def test_kb_mcp_over_stdio(settings: Any) -> None:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment.update(config["env"])
     environment.update(KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(ROOT))
-    kb = Path(sys.executable).with_name(config["command"])
+    # The docs show what `kb mcp --print-config claude` prints for a checkout elsewhere: the same form, here.
+    assert Path(config["command"]).is_absolute() and config["command"].endswith("/.venv/bin/kb")
+    assert set(config) == set(json.loads(printed_config("claude", settings.data_dir))["mcpServers"]["faq"])
+    kb = Path(sys.executable).with_name(Path(config["command"]).name)
     parameters = StdioServerParameters(command=str(kb), args=config["args"], env=environment)
 
     async def run() -> Any:

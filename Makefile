@@ -36,6 +36,8 @@ install-postgres:
 serve: install
 	$(BIN)/kb ingest
 	$(BIN)/kb search "how do I resume training"
+	@echo "Coding agents: add this FAQ to Claude Code with the line below (Cursor, Codex: $(BIN)/kb mcp --print-config cursor|codex)"
+	@$(BIN)/kb mcp --print-config claude-add
 	$(BIN)/kb serve
 
 test: install-test install-browser install-postgres

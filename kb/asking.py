@@ -9,12 +9,12 @@ so nothing is published.
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .answer import elsewhere_note
+from .cancel import Cancel
 from .chat import Chat, ChatReply
 from .events import Chatted, Events, Searched
 from .hits import Hit, SearchResult
@@ -97,7 +97,7 @@ async def chat_stream(
     href: Callable[[Hit], str],
     hl: str | None = None,
     about: str | None = None,
-    cancelled: threading.Event | None = None,
+    cancelled: Cancel | None = None,
 ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
     """A chat turn streamed (`Chat.stream`): retrieved now, and published as a `Chatted` once retrieved;
     setting `cancelled` closes the LLM's stream."""

@@ -14,17 +14,17 @@ one at a time (a search for SOURCES_PER_ANSWER entries through `kb.asking.search
 from __future__ import annotations
 
 import asyncio
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 from .answer import Answer, compose_answer, followup_query
+from .cancel import Cancel
 from .entries import Entry
 from .errors import LLMFailed, QueryError
 from .hits import Hit, SearchResult
 from .knowledge import ON_LOOP_CHARS, KnowledgeBase
 from .llm import LLM, link_citations
-from .stacktrace import reduce_trace
+from .search import searched_text
 from .text import checked_query, detect_lang
 
 __all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER", "subject_entry"]
@@ -112,8 +112,8 @@ class Chat:
             message = checked_query(message, limit, "message", "message")
         else:  # checked, and a pasted trace reduced, off the event loop
             message = await asyncio.to_thread(checked_query, message, limit, "message", "message")
-        # A longer pasted trace is taken, and reduced before the cut below.
-        asked = await asyncio.to_thread(reduce_trace, message) if len(message) > limit else message
+        # A longer pasted trace is taken, and reduced before the cut below, as every search reduces one.
+        asked = await asyncio.to_thread(searched_text, message) if len(message) > limit else message
         query = followup_query(asked, list(history), subject)[:limit]
         return self.turn(await self.kb.search(query, k=SOURCES_PER_ANSWER, precision=precision), message, lang)
 
@@ -154,12 +154,12 @@ class Chat:
         lang: str | None,
         href: Callable[[Hit], str],
         subject: str = "",
-        cancelled: threading.Event | None = None,
+        cancelled: Cancel | None = None,
         precision: float | None = None,
     ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
         """Retrieve now (so bad input raises before any byte is sent), then a stream of events
         (a blocking iterator: the LLM writes as it is read; iterate it from a worker thread). Setting
-        `cancelled` closes the LLM's stream at its next line (the reader has gone).
+        `cancelled` closes the LLM's stream at once (the reader has gone: kb/cancel.py).
 
         Events: ("delta", text) pieces of the answer as written, then ("done", ChatReply).
         After a fallback the "done" answer replaces whatever the deltas said.

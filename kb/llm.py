@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-import threading
+import socket
 import time
+from contextlib import nullcontext
 from typing import Any, Callable, Iterator, Sequence
 
 import httpx
 
+from .cancel import Cancel
 from .errors import LLMFailed
 from .hits import Hit
 from .settings import Settings
@@ -99,10 +101,11 @@ class LLM:
         hits: Sequence[Hit],
         lang: str,
         history: Sequence[dict[str, Any]] = (),
-        cancelled: threading.Event | None = None,
+        cancelled: Cancel | None = None,
     ) -> Iterator[str]:
         """Yield the answer as it is written, in pieces; raises LLMFailed on any failure. Once `cancelled` is set
-        (the reader has gone), the stream from the endpoint is closed at its next line and nothing more is yielded."""
+        (the reader has gone), the connection to the endpoint is closed at once, even while waiting for its next
+        line, and nothing more is yielded."""
         payload = {
             "model": self.model,
             "messages": build_messages(question, hits, lang, history),
@@ -112,13 +115,16 @@ class LLM:
         deadline = time.monotonic() + self.timeout
         wrote = False
         try:
-            with self._client.stream("POST", self.url, json=payload) as response:
+            with (
+                self._client.stream("POST", self.url, json=payload) as response,
+                cancelled.closing(lambda: _hang_up(response)) if cancelled is not None else nullcontext(),
+            ):
                 if response.status_code != 200:
                     body = response.read().decode("utf-8", "replace").strip()[:300]
                     raise LLMFailed(self.url, f"HTTP {response.status_code}: {body or response.reason_phrase}")
                 for line in response.iter_lines():
                     if cancelled is not None and cancelled.is_set():
-                        return  # leaving the `with` closes the connection: the endpoint stops writing
+                        return
                     if time.monotonic() > deadline:
                         raise LLMFailed(self.url, f"no complete answer within {self.timeout:g} s (KB_LLM_TIMEOUT)")
                     piece = self._piece(line)
@@ -130,8 +136,10 @@ class LLM:
         except httpx.TimeoutException:
             raise LLMFailed(self.url, f"no answer within {self.timeout:g} s (KB_LLM_TIMEOUT)") from None
         except httpx.HTTPError as exc:
+            if cancelled is not None and cancelled.is_set():
+                return  # the connection was closed under the read because the reader had gone
             raise LLMFailed(self.url, f"{type(exc).__name__}: {exc}") from None
-        if not wrote:
+        if not wrote and not (cancelled is not None and cancelled.is_set()):
             raise LLMFailed(self.url, "the answer was empty")
 
     def answer(self, question: str, hits: Sequence[Hit], lang: str, history: Sequence[dict[str, Any]] = ()) -> str:
@@ -207,3 +215,14 @@ class LLM:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _hang_up(response: httpx.Response) -> None:
+    """End a response being read in another thread: shutting its socket down wakes a read blocked on it (closing
+    the socket would not) and tells the endpoint the reader has gone."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        sock.shutdown(socket.SHUT_RDWR)
+    else:  # another transport (a test's): closing is all there is
+        response.close()

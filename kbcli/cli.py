@@ -22,6 +22,7 @@ from server.settings import ServerSettings
 from .export import add_parser as add_export_parser
 from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
+from .mcp_config import FORMS as MCP_CONFIG_FORMS
 from .package import refuse_package
 from .terminal import print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
@@ -434,12 +435,20 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
 
     Questions are recorded for the insights (channel `mcp`) as the server records them;
     standard output carries the protocol alone, so everything else goes to standard error.
+    With `--print-config FORM`, print the configuration that launches this `kb mcp` from an agent instead.
     """
+    if args.print_config:
+        from kbcli.mcp_config import config_text
+
+        print(config_text(args.print_config, settings.data_dir))
+        return 0
+
     import anyio
 
     from kb.events import Events
     from kb.insights import Recorder
     from kb.knowledge import KnowledgeBase
+    from server.mcp_stdio import serve_stdio
     from server.mcp_tools import create_mcp
 
     _check_index(settings)
@@ -450,7 +459,7 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
         if links:
             kb = kb.taught(links)
         mcp = create_mcp(lambda: kb, Events([recorder.hear]))
-        anyio.run(mcp.run_stdio_async)
+        anyio.run(serve_stdio, mcp)
     finally:
         recorder.close()
     return 0
@@ -564,6 +573,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("mcp", help="the MCP server for coding agents, over standard input and output")
+    p.add_argument(
+        "--print-config",
+        choices=MCP_CONFIG_FORMS,
+        metavar="{" + ",".join(MCP_CONFIG_FORMS) + "}",
+        help="print the configuration that launches this `kb mcp`, with its absolute path, for Claude Code "
+        "(.mcp.json, or the `claude mcp add` line), Cursor (.cursor/mcp.json) or Codex (~/.codex/config.toml)",
+    )
     p.set_defaults(run=cmd_mcp)
 
     add_export_parser(sub)

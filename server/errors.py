@@ -2,7 +2,8 @@
 
 API and chat bot paths (Slack, Feishu, DingTalk; and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
 the OpenAI-compatible API (`/v1/`) gets OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`,
-with 400 for a body that is not valid (as OpenAI answers); pages get the error page in the reader's language, with a search box. `send_error` answers the
+with 400 for a body that is not valid (as OpenAI answers); `/mcp` gets a JSON-RPC error, which an MCP client
+shows as it is; pages get the error page in the reader's language, with a search box. `send_error` answers the
 same way from ASGI middleware (the rate limit, the request limits), and
 `document_error_responses` declares in the OpenAPI schema the errors each route can give.
 """
@@ -51,6 +52,8 @@ __all__ = [
     "RATE_EXEMPT",
     "OPENAI_PREFIX",
     "openai_error",
+    "mcp_error",
+    "MCP_PATH",
     "STATUS",
     "status_of",
 ]
@@ -133,9 +136,10 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     # gets the headers every response carries here.
     headers = {**SECURITY_HEADERS, **(getattr(exc, "headers", None) or {})}
     if request.url.path.startswith(OPENAI_PREFIX):
-        if isinstance(exc, RequestValidationError):
-            status = 400
+        status = 400 if status == 422 else status  # OpenAI's status for a request it cannot use
         return JSONResponse(openai_error(status, message, exc), status, headers=headers)
+    if request.url.path == MCP_PATH:
+        return JSONResponse(mcp_error(status, message), status, headers=headers)
     if _wants_json(request):
         return JSONResponse({"ok": False, "error": message, "status": status}, status, headers=headers)
     query = request.query_params.get("q", "")[: app_settings(request).max_query_chars]
@@ -154,11 +158,27 @@ def openai_error(status: int, message: str, exc: Exception | None = None) -> dic
     """An error as OpenAI's API gives one: `param` names the field at fault, `code` says what kind of fault."""
     param = "messages" if isinstance(exc, QueryError) else getattr(exc, "param", None)
     if isinstance(exc, RequestValidationError) and exc.errors():
-        loc = [str(p) for p in exc.errors()[0].get("loc", ())]
-        param = ".".join(loc[1:]) or None
+        first = exc.errors()[0]
+        loc = [str(p) for p in first.get("loc", ())]
+        # A body that is not JSON has no field at fault (its loc is ("body", offset)).
+        param = None if first.get("type") == "json_invalid" else ".".join(loc[1:]) or None
     kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
     code = getattr(exc, "code", None) or _OPENAI_CODES.get(status)
     return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+MCP_PATH = "/mcp"
+MCP_REFUSED = -32000  # JSON-RPC's first code for a server's own errors: the request was refused before MCP read it
+
+
+def mcp_error(status: int, message: str) -> dict[str, Any]:
+    """An error as an MCP client reads one from any status: a JSON-RPC error (its id unknown, so null), whose
+    message the SDK's client raises as it is, rather than "Server returned an error response"."""
+    return {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": MCP_REFUSED, "message": message, "data": {"status": status}},
+    }
 
 
 def _title_key(status: int) -> str:

@@ -2,7 +2,10 @@
 
 Off (404) unless `KB_MCP_TOKEN` is set; then every request needs `Authorization: Bearer <token>`,
 compared in constant time (401 without it). The transport is stateless and answers in JSON:
-each request stands alone, so any replica can answer it and nothing is kept between calls.
+each request stands alone, so any replica can answer it and nothing is kept between calls; so
+there is no stream of the server's own messages to open, and a `GET` is answered 405, as
+MCP's specification says for such a server. Every refusal is a JSON-RPC error whose message
+says what to fix, which an agent shows as it is.
 The app's middleware applies as to the API: the rate limit, the body limit, and CORS for
 `KB_ALLOWED_ORIGINS`; a call from another site's page whose origin is not on that list is
 refused (403), which also keeps a DNS-rebinding page from reaching the tools.
@@ -19,13 +22,14 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.types import Receive, Scope, Send
 
+from kb.errors import shown
+
 from .bearer import bearer_matches
-from .errors import send_error
+from .errors import MCP_PATH, send_error
 from .settings import ServerSettings
 
 __all__ = ["MCP_PATH", "MCPEndpoint"]
 
-MCP_PATH = "/mcp"
 _OFF = "the MCP server at /mcp is off: set KB_MCP_TOKEN to a secret token to turn it on (`kb mcp` serves stdio)"
 
 
@@ -71,6 +75,16 @@ class MCPEndpoint:
         origin = headers.get("origin")
         origins = self.settings.origins
         if origin and "*" not in origins and origin.rstrip("/") not in origins:
-            await send_error(scope, receive, send, 403, f"origin {origin[:200]!r} is not in KB_ALLOWED_ORIGINS")
+            await send_error(scope, receive, send, 403, f"origin {shown(origin)} is not in KB_ALLOWED_ORIGINS")
+            return
+        if scope["method"] == "GET":
+            await send_error(
+                scope,
+                receive,
+                send,
+                405,
+                "this MCP server is stateless and answers each POST in JSON: it has no stream to open with GET",
+                {"Allow": "POST, DELETE"},
+            )
             return
         await self.manager.handle_request(scope, receive, send)

@@ -10,21 +10,26 @@ that the FAQ does not say.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 from typing import Annotated, Any, Callable, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from pydantic import Field
+from pydantic import Field, StrictInt
+from starlette.requests import Request
 
 from kb import asking
 from kb.entries import Entry
-from kb.errors import QueryError
+from kb.errors import QueryError, shown
 from kb.events import Events
 from kb.hits import Hit
 from kb.knowledge import KnowledgeBase
 from kb.provenance import version_note
+from kb.stacktrace import MAX_PASTE_CHARS
 from kb.wording import words
 
+from .deps import base_url
 from .permalinks import permalink
 
 __all__ = ["create_mcp", "ENTRY_URI", "entry_uri", "CHANNEL"]
@@ -46,18 +51,31 @@ def entry_uri(entry_id: str) -> str:
     return ENTRY_URI.format(id=entry_id)
 
 
+def server_version() -> str:
+    """This package's version, as the MCP server tells a client it is."""
+    try:
+        return package_version("kb")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
 def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str = "kb") -> MCPServer[Any]:
     """The MCP server over the knowledge base `current()` returns when a tool is called (the build
     served at that moment), publishing each question asked to `events`."""
-    mcp: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING")
+    mcp: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, version=server_version(), log_level="WARNING")
 
-    async def searched(query: str, ctx: Context, k: int, lang: str | None, framework: str | None) -> dict[str, Any]:
+    async def searched(
+        query: str, ctx: Context, k: int, lang: str | None, framework: str | None, argument: str = "query"
+    ) -> dict[str, Any]:
+        """A search as `/api/search` makes it (the same checks, the same reduction of a pasted trace); an error
+        names the tool's `argument` the text came in."""
         kb = current()
         tags = (_framework_tag(kb, framework),) if framework else ()
         try:
             found = await asking.search(kb, events, query, channel=CHANNEL, k=k, tags=tags, hl=lang)
         except QueryError as exc:
-            raise ToolError(str(exc)) from None
+            field = argument if exc.field == "q" else exc.field
+            raise ToolError(f"{field}: {exc.message}") from None
         result, hl = found.result, found.hl
         return {
             "query": result.query,
@@ -73,7 +91,7 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
     async def search_faq(
         query: Annotated[str, Field(description="the question, an error message or a flag, in Chinese or English")],
         ctx: Context,
-        k: Annotated[int, Field(ge=1, le=MAX_HITS, description="at most this many entries")] = 5,
+        k: Annotated[StrictInt, Field(ge=1, le=MAX_HITS, description="at most this many entries")] = 5,
         lang: Annotated[
             Lang | None, Field(description="the language of the entries given (default: the query's)")
         ] = None,
@@ -93,15 +111,20 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
         ] = None,
     ) -> dict[str, Any]:
         """Find the FAQ entry for a traceback or log: reduced to its errors and the framework's frames, then searched."""
-        limit = current().settings.max_query_chars
-        # The error a traceback ends with is what identifies it: a trace over the limit keeps its end.
-        return await searched(trace[-limit:], ctx, 5, lang, None)
+        # Reduced as every search reduces a pasted trace (kb.search.searched_text); a log longer than a
+        # paste may be keeps its end, where the error that identifies it is.
+        return await searched(trace[-MAX_PASTE_CHARS:], ctx, 5, lang, None, "trace")
 
     @mcp.tool(title="Get an entry")
     async def get_entry(
         id: Annotated[str, Field(description="an entry id, as search_faq gives it (e.g. slime-b0ab398d)")],
         ctx: Context,
-        lang: Annotated[Lang | None, Field(description="the language to give it in (default: the entry's own)")] = None,
+        lang: Annotated[
+            Lang | None,
+            Field(
+                description="the language to give it in (default: the entry's own, its `lang`, as search_faq gives it)"
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """One FAQ entry whole: question, answer in Markdown, source, and its links in each language it has."""
         entry = _entry(current(), id, ToolError)
@@ -116,8 +139,11 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
         """The FAQ documents searched: each one's name, framework, version, languages, entry count and link."""
         kb = current()
         counts: dict[str, int] = {}
+        urls: dict[str, dict[str, str]] = {}  # each source's page in each language its entries have
         for entry in kb.entries:
             counts[entry.source] = counts.get(entry.source, 0) + 1
+            for version in entry.versions():
+                urls.setdefault(entry.source, {}).setdefault(version.lang, version.source_url)
         return {
             "sources": [
                 {
@@ -126,9 +152,9 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
                     "titles": s.titles or {s.lang: s.title},
                     "framework": s.framework,
                     "version": s.version,
-                    "languages": sorted({s.lang, *((s.translation.lang,) if s.translation else ())}),
+                    "languages": sorted({s.lang, *urls.get(s.name, {})}),
                     "url": s.url,
-                    "urls": {s.lang: s.url, **({s.translation.lang: s.translation.url} if s.translation else {})},
+                    "urls": {**urls.get(s.name, {}), s.lang: s.url},
                     "entries": counts.get(s.name, 0),
                 }
                 for s in kb.sources
@@ -157,25 +183,25 @@ def _framework_tag(kb: KnowledgeBase, framework: str) -> str:
     known = sorted({e.framework for e in kb.entries if e.framework})
     match = next((name for name in known if name.lower() == framework.strip().lower()), None)
     if match is None:
-        raise ToolError(f"no FAQ of the framework {framework!r}; the frameworks are {', '.join(known)}")
+        raise ToolError(f"framework: no FAQ of the framework {shown(framework)}; the frameworks are {', '.join(known)}")
     return match.lower()
 
 
 def _entry(kb: KnowledgeBase, entry_id: str, error: type[Exception]) -> Entry:
     entry = kb.by_id.get(entry_id.strip())
     if entry is None:
-        raise error(f"no entry with id {entry_id[:100]!r}; search_faq gives the ids (e.g. slime-b0ab398d)")
+        raise error(f"no entry with id {shown(entry_id)}; search_faq gives the ids (e.g. slime-b0ab398d)")
     return entry
 
 
 def _root(ctx: Context) -> str | None:
-    """This server's root URL over HTTP ("" over stdio: no pages to link to)."""
+    """This server's root URL over HTTP, as the web API makes its permalinks (KB_BASE_URL, else the address
+    the request reached, never its `Host` header); None over stdio: no pages to link to."""
     try:
         request = ctx.request_context.request
     except (ValueError, AttributeError):
         return None
-    base = getattr(request, "base_url", None)
-    return str(base) if base is not None else None
+    return base_url(request) if isinstance(request, Request) and "app" in request.scope else None
 
 
 def _entry_fields(e: Entry, hl: str, root: str | None) -> dict[str, Any]:

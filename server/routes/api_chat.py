@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import threading
 from typing import Any, AsyncIterator, Iterator, cast
 
 from fastapi import APIRouter, Request
-from fastapi.responses import StreamingResponse
 
 from kb import asking
+from kb.cancel import Cancel
 from kb.chat import ChatReply
 from kb.hits import Hit
 from kb.text import detect_lang
@@ -21,6 +19,7 @@ from ..permalinks import permalinks
 from ..rendering.markdown import render_markdown
 from ..schemas import ChatIn, ChatMode, ChatOut, ErrorOut, Lang, hit_out
 from ..sessions import issue
+from ..streaming import event_stream, read_in_thread
 
 __all__ = ["router", "chat_out"]
 
@@ -54,8 +53,7 @@ def _event(name: str, data: Any) -> str:
 
 
 async def _sse(
-    request: Request,
-    cancelled: threading.Event,
+    cancel: Cancel,
     sources: tuple[Hit, ...],
     answered: bool,
     events: Iterator[tuple[str, Any]],
@@ -63,15 +61,10 @@ async def _sse(
     hl: str,
     session: str | None,
 ) -> AsyncIterator[str]:
-    """The events, each read from the blocking stream in a worker thread; once the client has gone (or the
-    response is cancelled), `cancelled` is set and the LLM's stream is closed at its next line."""
+    """The events as they are written (server/streaming.py: the LLM's stream is closed once the reader has gone)."""
     yield _event("sources", {"answered": answered, "sources": [hit_out(h, root, hl).model_dump() for h in sources]})
     try:
-        while not await request.is_disconnected():
-            event = await asyncio.to_thread(next, events, None)
-            if event is None:
-                return
-            name, value = event
+        async for name, value in read_in_thread(events, cancel):
             if name == "delta":
                 yield _event("delta", {"text": value})
             else:
@@ -81,8 +74,6 @@ async def _sse(
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat stream failed")
         yield _event("error", {"ok": False, "error": "internal error", "status": 500})
-    finally:
-        cancelled.set()
 
 
 @router.post(
@@ -101,7 +92,7 @@ async def chat(
     hl = body.hl or body.lang or detect_lang(body.message)
     session = issue(request, insights) if insights.feedback_on else None  # for votes from clients without cookies
     if "text/event-stream" in request.headers.get("accept", ""):
-        cancelled = threading.Event()
+        cancel = Cancel()
         sources, answered, pieces = await asking.chat_stream(
             chat,
             events,
@@ -111,13 +102,9 @@ async def chat(
             href=href,
             hl=hl,
             about=body.about,
-            cancelled=cancelled,
+            cancelled=cancel,
         )
-        return StreamingResponse(
-            _sse(request, cancelled, sources, answered, pieces, root, hl, session),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return event_stream(_sse(cancel, sources, answered, pieces, root, hl, session))
     reply = await asking.chat(chat, events, body.message, history, channel=channel, href=href, hl=hl, about=body.about)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)

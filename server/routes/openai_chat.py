@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 import uuid
-from typing import Any, Iterator, Literal
+from typing import Any, AsyncIterator, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
-from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
 
 from kb import asking
+from kb.cancel import Cancel
 from kb.chat import ChatReply
 from kb.hits import Hit
 from kb.text import detect_lang
@@ -33,6 +34,7 @@ from ..bearer import bearer_matches
 from ..deps import ChatDep, EventsDep, SettingsDep, base_url
 from ..permalinks import permalinks
 from ..schemas import MAX_HISTORY_CHARS, MAX_TURNS, hit_out
+from ..streaming import event_stream, read_in_thread
 
 __all__ = ["router", "CHANNEL"]
 
@@ -84,15 +86,22 @@ class Message(BaseModel):
         return self.content or ""
 
 
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    include_usage: StrictBool = False
+
+
 class CompletionIn(BaseModel):
     model_config = ConfigDict(extra="allow")  # OpenAI's other parameters (n, top_p, user, ...) are accepted
     model: str = Field(description="the model `GET /v1/models` lists (KB_API_MODEL)")
     messages: list[Message] = Field(min_length=1, description="the conversation, oldest first; the last is the user's")
-    stream: bool = False
-    temperature: float | None = Field(
+    # Strict, as OpenAI's API is: `true` is not a number, "yes" is not a boolean.
+    stream: StrictBool = False
+    temperature: StrictFloat | None = Field(
         default=None, ge=0, le=2, description="accepted; the answer does not depend on it"
     )
-    max_tokens: int | None = Field(default=None, ge=1, description="accepted; the answer does not depend on it")
+    max_tokens: StrictInt | None = Field(default=None, ge=1, description="accepted; the answer does not depend on it")
+    stream_options: StreamOptions | None = None
 
 
 def _model(settings: SettingsDep, request: Request) -> dict[str, Any]:
@@ -147,6 +156,25 @@ def _numbered(reply: ChatReply, root: str) -> str:
     return "\n\n" + f"**{words('agent_sources', reply.lang)}**\n\n" + "\n".join(lines)
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def estimated_tokens(text: str) -> int:
+    """Tokens of `text` as OpenAI's tokenizers count them, near enough: one a Chinese, Japanese or Korean
+    character, and one per 4 other characters (OpenAI's rule of thumb for English), rounded up."""
+    cjk = len(_CJK.findall(text))
+    return cjk + -(-(len(text) - cjk) // 4)
+
+
+def usage(messages: list[Message], answer: str) -> dict[str, int]:
+    """OpenAI's `usage`, estimated (`estimated_tokens`): the messages sent and the answer given. The answer is
+    the FAQ's when no LLM writes it, and an LLM reads the entries rather than these messages, so the counts
+    are of the text exchanged with the client, not of an LLM's work."""
+    prompt = sum(estimated_tokens(m.text) for m in messages)
+    completion = estimated_tokens(answer)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
 def _extra(answered: bool, hits: tuple[Hit, ...], root: str, hl: str) -> dict[str, Any]:
     return {"answered": answered, "hits": [hit_out(h, root, hl).model_dump() for h in hits]}
 
@@ -163,18 +191,17 @@ async def completions(
     hl = detect_lang(question)
     ids = f"chatcmpl-{uuid.uuid4().hex}", int(time.time()), body.model
     if body.stream:
+        cancel = Cancel()
         sources, answered, pieces = await asking.chat_stream(
-            chat, events, question, history, channel=CHANNEL, href=href, hl=hl
+            chat, events, question, history, channel=CHANNEL, href=href, hl=hl, cancelled=cancel
         )
-        return StreamingResponse(
-            _chunks(ids, sources, answered, pieces, root, hl),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        counted = body.messages if body.stream_options is not None and body.stream_options.include_usage else None
+        return event_stream(_chunks(ids, sources, answered, read_in_thread(pieces, cancel), root, hl, counted))
     reply = await asking.chat(chat, events, question, history, channel=CHANNEL, href=href, hl=hl)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
     completion_id, created, model = ids
+    content = reply.answer + _numbered(reply, root)
     return {
         "id": completion_id,
         "object": "chat.completion",
@@ -183,11 +210,12 @@ async def completions(
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.answer + _numbered(reply, root)},
+                "message": {"role": "assistant", "content": content},
                 "logprobs": None,
                 "finish_reason": "stop",
             }
         ],
+        "usage": usage(body.messages, content),
         "mode": reply.mode,
         **_extra(reply.answered, reply.sources, root, reply.lang),
     }
@@ -206,37 +234,43 @@ def _chunk(ids: tuple[str, int, str], delta: dict[str, str], finish: str | None 
     return f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
 
 
-def _chunks(
+async def _chunks(
     ids: tuple[str, int, str],
     sources: tuple[Hit, ...],
     answered: bool,
-    events: Iterator[tuple[str, Any]],
+    events: AsyncIterator[tuple[str, Any]],
     root: str,
     hl: str,
-) -> Iterator[str]:
-    """The answer as OpenAI's chunks: the role (with the hits), the pieces as written, the end, `[DONE]`.
-    Blocking (the LLM writes as it is read): Starlette iterates it in a worker thread."""
+    counted: list[Message] | None = None,
+) -> AsyncIterator[str]:
+    """The answer as OpenAI's chunks: the role (with the hits), the pieces as written, the end, then with
+    `counted` (the messages, when `stream_options.include_usage` asks) a chunk of `usage` alone, and `[DONE]`."""
+    written: list[str] = []  # the content sent, for `usage`
     try:
         first = True
-        said = False
-        for name, value in events:
+        async for name, value in events:
             if first:
                 first = False
                 yield _chunk(ids, {"role": "assistant", "content": ""}, **_extra(answered, sources, root, hl))
             if name == "delta":
-                said = True
+                written.append(value)
                 yield _chunk(ids, {"content": value})
                 continue
             reply: ChatReply = value
             if reply.mode == "fallback":
                 log.warning("LLM answer replaced by the extractive one: %s", reply.error)
                 # What was written so far stopped short: the FAQ's own answer follows it.
-                yield _chunk(ids, {"content": ("\n\n" if said else "") + reply.answer})
+                tail = ("\n\n" if written else "") + reply.answer
             else:
                 tail = _numbered(reply, root)
-                if tail:
-                    yield _chunk(ids, {"content": tail})
+            if tail:
+                written.append(tail)
+                yield _chunk(ids, {"content": tail})
             yield _chunk(ids, {}, "stop", mode=reply.mode)
+        if counted is not None:
+            completion_id, created, model = ids
+            last = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model}
+            yield f"data: {json.dumps({**last, 'choices': [], 'usage': usage(counted, ''.join(written))})}\n\n"
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat completion stream failed")
         yield f"data: {json.dumps({'error': {'message': 'internal error', 'type': 'server_error', 'param': None, 'code': None}})}\n\n"

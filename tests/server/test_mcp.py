@@ -146,15 +146,19 @@ def test_list_sources(server: Any) -> None:
     assert {"slime", "roll", "chatlearn"} <= set(names)
     assert names["slime"]["framework"] == "slime" and names["slime"]["entries"] > 0
     assert names["slime"]["version"] and names["slime"]["url"].startswith("https://")
-    assert set(names["slime"]["urls"]) == set(names["slime"]["languages"])
+    for source in data["sources"]:  # every shipped FAQ has its entries in both languages
+        assert source["languages"] == ["en", "zh"], source["name"]
+        assert set(source["urls"]) == {"en", "zh"}
 
 
 def test_the_token_is_needed(server: Any) -> None:
-    with pytest.raises(Exception):
+    with pytest.raises(ExceptionGroup) as caught:  # what the agent shows: what to send, not "an error response"
         over_http(server.url, lambda c: c.list_tools(), token="wrong")
+    assert caught.group_contains(MCPError, match=r"send the header `Authorization: Bearer <KB_MCP_TOKEN>`", depth=None)
     plain = httpx.post(f"{server.url}/mcp", json={}, headers={"Authorization": "Bearer wrong"})
     assert plain.status_code == 401 and plain.headers["www-authenticate"] == "Bearer"
-    assert "KB_MCP_TOKEN" in plain.json()["error"]
+    assert plain.json()["jsonrpc"] == "2.0" and plain.json()["id"] is None
+    assert "KB_MCP_TOKEN" in plain.json()["error"]["message"] and plain.json()["error"]["code"] == -32000
 
 
 def test_off_without_a_token(settings: Any) -> None:
@@ -164,7 +168,7 @@ def test_off_without_a_token(settings: Any) -> None:
 
     with TestClient(create_app(settings)) as client:
         response = client.post("/mcp", json={}, headers={"Authorization": "Bearer anything"})
-    assert response.status_code == 404 and "KB_MCP_TOKEN" in response.json()["error"]
+    assert response.status_code == 404 and "KB_MCP_TOKEN" in response.json()["error"]["message"]
 
 
 def test_the_body_limit_and_origins_apply(server: Any) -> None:
@@ -172,7 +176,7 @@ def test_the_body_limit_and_origins_apply(server: Any) -> None:
     big = httpx.post(f"{server.url}/mcp", content=b"x" * 300_000, headers={**auth, "Content-Type": "application/json"})
     assert big.status_code == 413
     other = httpx.post(f"{server.url}/mcp", json={}, headers={**auth, "Origin": "https://evil.example"})
-    assert other.status_code == 403 and "KB_ALLOWED_ORIGINS" in other.json()["error"]
+    assert other.status_code == 403 and "KB_ALLOWED_ORIGINS" in other.json()["error"]["message"]
     preflight = httpx.options(
         f"{server.url}/mcp",
         headers={
@@ -218,7 +222,10 @@ def test_kb_mcp_over_stdio(settings: Any) -> None:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment.update(config["env"])
     environment.update(KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(ROOT))
-    kb = Path(sys.executable).with_name(config["command"])
+    # The docs show what `kb mcp --print-config claude` prints for a checkout elsewhere: the same form, here.
+    assert Path(config["command"]).is_absolute() and config["command"].endswith("/.venv/bin/kb")
+    assert set(config) == set(json.loads(printed_config("claude", settings.data_dir))["mcpServers"]["faq"])
+    kb = Path(sys.executable).with_name(Path(config["command"]).name)
     parameters = StdioServerParameters(command=str(kb), args=config["args"], env=environment)
 
     async def run() -> Any:
@@ -253,3 +260,190 @@ def _recorded(server: Any, settings: Any) -> list[Any]:
             time.sleep(0.1)
     finally:
         store.close()
+
+
+def test_arguments_are_strictly_typed_and_errors_name_them(server: Any) -> None:
+    async def calls(c: Client) -> list[str]:
+        results = [
+            await c.call_tool("search_faq", {"query": "resume", "k": True}),  # a boolean is not a number
+            await c.call_tool("search_faq", {"query": "resume", "k": "3"}),
+            await c.call_tool("search_faq", {"query": "x" * 3000}),
+            await c.call_tool("explain_error", {"trace": "x" * 3000}),
+        ]
+        assert all(r.is_error for r in results)
+        return [r.content[0].text for r in results]
+
+    boolean, string, query, trace = over_http(server.url, calls)
+    assert "k\n  Input should be a valid integer" in boolean and "k\n  Input should be a valid integer" in string
+    assert query.endswith("search_faq: query: the query is 3000 characters; the limit is 2000")
+    assert trace.endswith("explain_error: trace: the query is 3000 characters; the limit is 2000")
+
+
+def test_an_error_repeats_a_bad_value_in_part(server: Any) -> None:
+    async def calls(c: Client) -> list[str]:
+        framework = await c.call_tool("search_faq", {"query": "resume", "framework": "Caffe" * 20_000})
+        entry = await c.call_tool("get_entry", {"id": "slime-" * 16_000})
+        return [framework.content[0].text, entry.content[0].text]
+
+    framework, entry = over_http(server.url, calls)
+    assert "framework: no FAQ of the framework 'CaffeCaffe" in framework and "(100000 characters)" in framework
+    assert "no entry with id 'slime-slime-" in entry and "(96000 characters)" in entry
+    assert len(framework) < 400 and len(entry) < 400
+
+
+def test_permalinks_from_the_address_reached_or_kb_base_url(server: Any, settings: Any, serve: Any) -> None:
+    from server import create_app
+
+    def best(url: str, host: str) -> dict[str, Any]:
+        async def run() -> Any:
+            headers = {"Authorization": f"Bearer {TOKEN}", "Host": host}
+            async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
+                async with Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+                    return await client.call_tool("search_faq", {"query": "how do I resume training with slime"})
+
+        hits = structured(asyncio.run(run()))["hits"]
+        web = httpx.get(
+            f"{url}/api/search", params={"q": "how do I resume training with slime"}, headers={"Host": host}
+        )
+        assert hits[0]["permalink"] == web.json()["hits"][0]["permalink"]  # as the web API makes them
+        return hits[0]
+
+    assert best(server.url, "evil.example")["permalink"] == f"{server.url}/entries/slime-b0ab398d"
+    based = serve(create_app(settings.with_(mcp_token=TOKEN, base_url="https://faq.example.com/kb")))
+    assert best(based.url, "evil.example")["permalink"] == "https://faq.example.com/kb/entries/slime-b0ab398d"
+
+
+def test_a_get_is_refused_not_held_open(server: Any) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}", "Accept": "text/event-stream"}
+    started = time.monotonic()
+    response = httpx.get(f"{server.url}/mcp", headers=auth, timeout=5)
+    assert response.status_code == 405 and response.headers["allow"] == "POST, DELETE"
+    assert "stateless" in response.json()["error"]["message"] and time.monotonic() - started < 2
+
+
+def test_the_server_says_its_version(server: Any) -> None:
+    from importlib.metadata import version
+
+    async def info(c: Client) -> Any:
+        return c.server_info
+
+    assert over_http(server.url, info).version == version("kb") != ""
+
+
+@pytest.mark.slow
+def test_kb_mcp_answers_a_line_it_cannot_read(settings: Any) -> None:
+    import queue
+    import subprocess
+    import threading
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    environment.update(KB_DATA_DIR=str(settings.data_dir), PYTHONPATH=str(ROOT))
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kbcli.cli", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+        cwd=ROOT,
+        text=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+    try:
+        server.stdin.write('{"jsonrpc": "2.0", "id": 1, "method": "ping"\n')  # cut short: not JSON
+        server.stdin.write('{"jsonrpc": "2.0", "id": 2, "method": 5}\n')  # JSON, not a message
+        server.stdin.write(json.dumps(ping) + "\n")  # still served after both
+        server.stdin.flush()
+        lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=lambda: [lines.put(line) for line in server.stdout], daemon=True).start()
+        answers = [json.loads(lines.get(timeout=60)) for _ in range(3)]  # queue.Empty: a line went unanswered
+    finally:
+        server.kill()
+        server.communicate()
+    assert answers[0]["id"] is None and answers[0]["error"]["code"] == -32700
+    assert answers[1]["id"] == 2 and answers[1]["error"]["code"] == -32600
+    assert answers[2] == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
+def printed_config(form: str, data_dir: Path) -> str:
+    """What `kb mcp --print-config FORM` prints, run as a user would from the checkout."""
+    import subprocess
+
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    environment["KB_DATA_DIR"] = str(data_dir)
+    command = [sys.executable, "-m", "kbcli.cli", "mcp", "--print-config", form]
+    return subprocess.run(command, env=environment, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["claude", "cursor", "claude-add"])
+def test_the_printed_config_launches_kb_mcp(form: str, settings: Any, tmp_path: Path) -> None:
+    import shlex
+
+    printed = printed_config(form, settings.data_dir)
+    if form == "claude-add":  # claude mcp add faq -e KEY=VALUE ... -- COMMAND ARGS
+        words = shlex.split(printed)
+        assert words[:4] == ["claude", "mcp", "add", "faq"]
+        command = words[words.index("--") + 1 :]
+        env = dict(value.split("=", 1) for flag, value in zip(words[4:], words[5:]) if flag == "-e")
+    else:
+        config = json.loads(printed)["mcpServers"]["faq"]
+        command, env = [config["command"], *config["args"]], config["env"]
+    assert Path(command[0]).is_absolute() and env["KB_DATA_DIR"] == str(settings.data_dir)
+    # Launched exactly as configured, from another directory, as an agent in another project does.
+    parameters = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=tmp_path)
+
+    async def run() -> Any:
+        async with Client(parameters) as client:
+            return await client.list_tools()
+
+    assert {t.name for t in asyncio.run(run()).tools} == {"search_faq", "get_entry", "explain_error", "list_sources"}
+
+
+def test_the_printed_config_names_the_running_kb() -> None:
+    from kbcli.mcp_config import config_text, launch_command
+
+    kb = Path(sys.executable).with_name("python")  # any executable file stands for an installed `kb` script
+    assert launch_command(str(kb), sys.executable) == [str(kb), "mcp"]
+    assert launch_command(str(ROOT / "kbcli" / "cli.py"), "/opt/py/bin/python3") == [
+        "/opt/py/bin/python3",
+        "-m",
+        "kbcli.cli",
+        "mcp",
+    ]
+    codex = config_text("codex", Path("/data/kb"), [str(kb), "mcp"])
+    assert codex == f'[mcp_servers.faq]\ncommand = "{kb}"\nargs = ["mcp"]\nenv = {{ KB_DATA_DIR = "/data/kb" }}'
+
+
+def test_every_channel_reduces_a_trace_the_same_way(server: Any) -> None:
+    """/api/search, MCP's search_faq and explain_error, and /v1 search a pasted trace as one function reduces it
+    (kb.search.searched_text): the same text searched, the same entries found."""
+    from kb.search import searched_text
+    from tests.support.traces import OOM_THEN_SHUTDOWN, OOM_TRACE
+
+    traces = [OOM_TRACE, OOM_THEN_SHUTDOWN, " ".join(OOM_THEN_SHUTDOWN.splitlines()), OOM_THEN_SHUTDOWN[-1500:]]
+
+    async def calls(c: Client) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        return [
+            (
+                structured(await c.call_tool("search_faq", {"query": trace, "k": 5})),
+                structured(await c.call_tool("explain_error", {"trace": trace})),
+            )
+            for trace in traces
+        ]
+
+    for trace, (searched, explained) in zip(traces, over_http(server.url, calls)):
+        web = httpx.get(f"{server.url}/api/search", params={"q": trace, "k": 5}, timeout=30).json()
+        chat = {"model": "kb", "messages": [{"role": "user", "content": trace}]}
+        v1 = httpx.post(f"{server.url}/v1/chat/completions", json=chat, timeout=30).json()
+        assert searched["searched"] == explained["searched"] == searched_text(trace)
+        ids = [h["id"] for h in web["hits"][: web["shown"]]]
+        assert [h["id"] for h in searched["hits"]] == [h["id"] for h in explained["hits"]] == ids
+        assert v1["hits"][0]["id"] == ids[0]
+    oom = "chatlearn-a0b0593f"  # the out-of-memory entry, found by the error line torchrun's shutdown follows
+    assert [
+        h["id"]
+        for h in over_http(
+            server.url, lambda c: c.call_tool("explain_error", {"trace": OOM_THEN_SHUTDOWN})
+        ).structured_content["hits"]
+    ][0] == oom

@@ -1,9 +1,16 @@
-"""A stand-in for a hosted OpenAI-compatible LLM (none can run here): a FastAPI app the tests serve on loopback."""
+"""A stand-in for a hosted OpenAI-compatible LLM (none can run here): a FastAPI app the tests serve on loopback.
+
+The model name picks its behaviour: `broken` answers HTTP 500, `slow` waits 3 s before answering, `stuck`
+12 s, `dribble` sends 40 pieces 0.1 s apart, `empty` only `[DONE]`, `pausing` one piece and then nothing
+for 30 s (a model thinking); any other streams `GOOD_PIECES`. Each request is recorded with a `closed`
+event, set when its stream ends for any reason (written out, or the reader gone).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,22 +23,26 @@ def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
     @app.post("/v1/chat/completions")
     async def completions(request: Request) -> Any:
         body = await request.json()
-        requests.append({"body": body, "headers": dict(request.headers)})
+        closed = threading.Event()
+        requests.append({"body": body, "headers": dict(request.headers), "closed": closed})
         model = body["model"]
         if model == "broken":
             return JSONResponse({"error": {"message": "CUDA out of memory"}}, status_code=500)
 
         async def chunks() -> Any:
-            if model in ("slow", "stuck"):
-                await asyncio.sleep(3 if model == "slow" else 12)  # "stuck": far past any timeout set here
-            pieces = GOOD_PIECES if model != "empty" else []
-            if model == "dribble":
-                pieces = ["word "] * 40
-            for piece in pieces:
-                delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
-                yield f"data: {json.dumps(delta)}\n\n"
-                await asyncio.sleep(0.1 if model == "dribble" else 0.01)
-            yield "data: [DONE]\n\n"
+            try:
+                if model in ("slow", "stuck"):
+                    await asyncio.sleep(3 if model == "slow" else 12)  # "stuck": far past any timeout set here
+                pieces = GOOD_PIECES if model != "empty" else []
+                if model == "dribble":
+                    pieces = ["word "] * 40
+                for piece in pieces:
+                    delta = {"choices": [{"index": 0, "delta": {"content": piece}}]}
+                    yield f"data: {json.dumps(delta)}\n\n"
+                    await asyncio.sleep({"dribble": 0.1, "pausing": 30}.get(model, 0.01))
+                yield "data: [DONE]\n\n"
+            finally:
+                closed.set()
 
         return StreamingResponse(chunks(), media_type="text/event-stream")
 

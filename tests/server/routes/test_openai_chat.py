@@ -132,6 +132,51 @@ def test_malformed_bodies(client: openai.OpenAI, server: Any) -> None:
     assert raw.status_code == 400
     assert set(raw.json()["error"]) == {"message", "type", "param", "code"}
     assert "not valid JSON" in raw.json()["error"]["message"]
+    assert raw.json()["error"]["param"] is None  # no field is at fault in a body that is not JSON
+
+
+@pytest.mark.parametrize(
+    "field, value, param",
+    [
+        ("max_tokens", True, "max_tokens"),  # a boolean is not a number
+        ("max_tokens", "400", "max_tokens"),
+        ("temperature", True, "temperature"),
+        ("stream", "yes", "stream"),  # a string is not a boolean
+        ("stream", 1, "stream"),
+        ("stream_options", {"include_usage": "yes"}, "stream_options.include_usage"),
+        ("messages", [{"role": "user", "content": "x" * 3000}], "messages"),  # too long to search: 400, not 422
+    ],
+)
+def test_fields_are_strictly_typed(server: Any, field: str, value: Any, param: str) -> None:
+    body = {"model": "kb", "messages": [{"role": "user", "content": "resume"}], field: value}
+    raw = httpx.post(f"{server.url}/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {KEY}"})
+    assert raw.status_code == 400, raw.text
+    assert raw.headers["content-type"] == "application/json"  # an error, not a stream
+    error = raw.json()["error"]
+    assert (error["param"], error["type"]) == (param, "invalid_request_error")
+
+
+def test_usage_is_counted(client: openai.OpenAI) -> None:
+    from server.routes.openai_chat import estimated_tokens
+
+    question = "how do I resume training with slime?"
+    completion = client.chat.completions.create(model="kb", messages=[{"role": "user", "content": question}])
+    usage = completion.usage
+    assert usage is not None and usage.prompt_tokens == estimated_tokens(question) == 9
+    assert usage.completion_tokens == estimated_tokens(completion.choices[0].message.content) > 0
+    assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+    assert estimated_tokens("如何续训？") == 5 and estimated_tokens("slime 如何续训") == 4 + 2
+    stream = client.chat.completions.create(
+        model="kb",
+        messages=[{"role": "user", "content": question}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = list(stream)
+    written = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert chunks[-1].choices == [] and chunks[-1].usage is not None
+    assert chunks[-1].usage.completion_tokens == estimated_tokens(written) > 0
+    assert all(c.usage is None for c in chunks[:-1])
 
 
 def test_the_documented_python_snippet(server: Any, capsys: pytest.CaptureFixture[str]) -> None:

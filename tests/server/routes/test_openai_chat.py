@@ -57,13 +57,13 @@ def test_a_question_answered_whole(client: openai.OpenAI, server: Any, settings:
 
 def test_a_question_streamed(client: openai.OpenAI) -> None:
     stream = client.chat.completions.create(
-        model="kb", messages=[{"role": "user", "content": "训练时 OOM 了怎么办"}], stream=True
+        model="kb", messages=[{"role": "user", "content": "slime 如何续训？"}], stream=True
     )
     chunks = list(stream)
     assert chunks[0].choices[0].delta.role == "assistant" and chunks[0].model_extra["hits"]
     assert chunks[-1].choices[0].finish_reason == "stop"
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
-    whole = client.chat.completions.create(model="kb", messages=[{"role": "user", "content": "训练时 OOM 了怎么办"}])
+    whole = client.chat.completions.create(model="kb", messages=[{"role": "user", "content": "slime 如何续训？"}])
     assert text == whole.choices[0].message.content and "来源" in text
 
 

@@ -24,6 +24,7 @@ from kb.insights import Recorder
 from kb.llm import LLM
 from kb.settings import Settings
 
+from . import surfaces
 from .dingtalk import DingTalkBot
 from .errors import install_error_handler
 from .feishu import FeishuBot
@@ -61,7 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         app.state.refit = Refit(app.state.reloader)
         metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
-        for channel in (slack, feishu, dingtalk):
+        for channel in (slack, feishu, dingtalk, surfaces):
             channel.log_status(resolved)
         app.state.feishu = FeishuBot.of(resolved)  # lark-oapi is imported only when the bot is on
         app.state.dingtalk = DingTalkBot.of(resolved)

@@ -197,7 +197,16 @@ class RequestMetrics:
             await self.app(scope, receive, send_watching)
         finally:
             template = getattr(scope.get("route"), "path", None) or _unrouted(scope["path"])
-            self.requests.labels(scope["method"], template, str(status)).inc()
+            self.requests.labels(_method(scope["method"]), template, str(status)).inc()
+
+
+# The methods counted by name; any other (anyone can send `QWERTY /`) is counted as `other`.
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _method(method: str) -> str:
+    """The label of a request's method: one of `_METHODS`, or `other`."""
+    return method if method in _METHODS else "other"
 
 
 # Paths served outside the API's routes (which name themselves in the scope).

@@ -5,13 +5,15 @@ Feishu sends an event again when it did not get its answer in time, and a signed
 captured on the way could be sent again by someone else while its timestamp is still
 fresh; either way the second has the id of the first (Feishu's `event_id`, DingTalk's
 `msgId`). An id is remembered for `window` seconds (longer than the timestamps a request
-may carry are accepted for), at most `MAX_IDS` of them, the oldest forgotten first.
+may carry are accepted for), at most `MAX_IDS` of them, the oldest forgotten first; what is
+kept of each is a fixed-size hash, whatever the length of the id a request names.
 Each server process remembers its own: behind a load balancer, a retry that reaches
 another replica is answered there too.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import OrderedDict
@@ -32,21 +34,22 @@ class Replays:
         self.window = window
         self.max_ids = max_ids
         self.clock = clock
-        self._seen: OrderedDict[str, float] = OrderedDict()  # id -> when, oldest first
+        self._seen: OrderedDict[bytes, float] = OrderedDict()  # hash of the id -> when, oldest first
         self._lock = threading.Lock()
 
     def first(self, message_id: str) -> bool:
         """Whether `message_id` is new (and remember it); False for one seen within the window."""
         now = self.clock()
+        key = hashlib.blake2b(message_id.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         with self._lock:
             while self._seen:
                 oldest, at = next(iter(self._seen.items()))
                 if now - at < self.window and len(self._seen) < self.max_ids:
                     break
                 del self._seen[oldest]
-            if message_id in self._seen:
+            if key in self._seen:
                 return False
-            self._seen[message_id] = now
+            self._seen[key] = now
             return True
 
     def __len__(self) -> int:

@@ -149,10 +149,13 @@ class FeishuEvents:
         raw.headers = {
             name: value for name in (TIMESTAMP, NONCE, SIGNATURE) if (value := headers.get(name)) is not None
         }
+        _check_shallow(body, "the body")
         kept: list[Any] = []
         token = _received.set(kept)
         try:
             response = self._dispatcher.do(raw)
+        except (ValueError, RecursionError) as error:  # a payload the SDK could not read (inside the encryption too)
+            raise BadFeishuRequest(f"the request could not be read ({type(error).__name__})") from None
         finally:
             _received.reset(token)
         if response.status_code != 200:
@@ -160,8 +163,11 @@ class FeishuEvents:
             if said.startswith("processor not found"):  # verified, but of a type no processor is registered for
                 return Other(said.rpartition("type: ")[2])
             raise BadFeishuRequest(self._refusal(said, headers, body))
-        if not kept:  # the dispatcher answered the challenge itself
-            return Challenge(str(json.loads(response.content)["challenge"]))
+        if not kept:  # the dispatcher answered the challenge itself (by formatting it into JSON unescaped)
+            try:
+                return Challenge(str(json.loads(response.content)["challenge"]))
+            except (ValueError, KeyError, TypeError):
+                raise BadFeishuRequest("the url_verification challenge is not a plain string") from None
         return _typed(kept[0])
 
     def _refusal(self, said: str, headers: Mapping[str, str], body: bytes) -> str:
@@ -177,6 +183,24 @@ class FeishuEvents:
             return f"the {missing} header is missing (Feishu signs every event when the app has an Encrypt Key)"
         hint = _HINTS.get(said) or ("is KB_FEISHU_ENCRYPT_KEY the app's Encrypt Key?" if b'"encrypt"' in body else "")
         return f"{said} ({hint})" if hint else said or "the request could not be read"
+
+
+# How deep a body's arrays and objects may nest: Feishu's events go 5 levels down; Python's
+# parser, and what walks the result, fail long before 1,000.
+MAX_DEPTH = 32
+
+
+def _check_shallow(text: bytes | str, what: str) -> None:
+    """Refuse JSON nested deeper than `MAX_DEPTH` before it is parsed (brackets in strings counted too: an
+    over-count refuses only what no platform sends)."""
+    depth = 0
+    for char in text.decode("utf-8", "replace") if isinstance(text, bytes) else text:
+        if char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise BadFeishuRequest(f"{what} nests deeper than {MAX_DEPTH} levels")
+        elif char in "]}":
+            depth -= 1
 
 
 def _said(content: bytes | None) -> str:
@@ -230,6 +254,7 @@ def _typed(event: Any) -> Received:
 
 def _text(kind: str, content: str, mention_keys: list[str]) -> str:
     """The text of a text or rich-text message, the mentions' placeholders (`@_user_1`) taken out."""
+    _check_shallow(content, "the message's content")
     try:
         data = json.loads(content)
     except ValueError:

@@ -46,7 +46,7 @@ def log_status(settings: ServerSettings) -> None:
     if settings.slack_signing_secret:
         log.info("Slack routes on: /slack/command and /slack/interactive")
     else:
-        log.warning("Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404")
+        log.info("Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404")
 
 
 def post_to_slack(response_url: str, message: dict[str, Any]) -> None:

@@ -674,3 +674,47 @@ def test_its_settings_come_together_and_its_address_is_checked() -> None:
     with pytest.raises(SettingsError, match="KB_FEISHU_BASE_URL='http://open.feishu.cn'"):
         ServerSettings(feishu_base_url="http://open.feishu.cn")
     assert ServerSettings(feishu_base_url="https://open.larksuite.com").feishu_base_url == "https://open.larksuite.com"
+
+
+DEEP = "[" * 1000 + "]" * 1000
+UNREADABLE = [
+    ("an unsigned body nested 1,000 deep", lambda: (DEEP.encode(), {"Content-Type": "application/json"}), False),
+    ("a message whose content is nested deep", lambda: signed(_deep_content()), True),
+    ("a deep object inside the encrypted payload", lambda: _signed_text('{"a":' * 1000 + "1" + "}" * 1000), True),
+    ("a challenge holding a quote", lambda: signed(_challenge('a"b')), True),
+    ("a challenge holding a backslash", lambda: signed(_challenge("a\\q")), True),
+]
+
+
+def _deep_content() -> dict[str, Any]:
+    event = message_event(RESUME_EN)
+    event["event"]["message"]["content"] = '{"text":' * 1000 + '"x"' + "}" * 1000
+    return event
+
+
+def _challenge(value: str) -> dict[str, Any]:
+    return {"challenge": value, "token": VERIFICATION_TOKEN, "type": "url_verification"}
+
+
+def _signed_text(plaintext: str) -> tuple[bytes, dict[str, str]]:
+    """`signed`, for a plaintext that is not a JSON object this test could build as a dict."""
+    body = json.dumps({"encrypt": encrypt(plaintext)}).encode()
+    timestamp, nonce = str(int(time.time())), uuid.uuid4().hex
+    signature = hashlib.sha256((timestamp + nonce + ENCRYPT_KEY).encode() + body).hexdigest()
+    return body, {
+        "Content-Type": "application/json",
+        "X-Lark-Request-Timestamp": timestamp,
+        "X-Lark-Request-Nonce": nonce,
+        "X-Lark-Signature": signature,
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("case", "make", "to_bot"), UNREADABLE, ids=[u[0] for u in UNREADABLE])
+def test_an_unreadable_body_is_refused_with_one_line(
+    bot: Bot, plain: Bot, caplog: pytest.LogCaptureFixture, case: str, make: Any, to_bot: bool
+) -> None:
+    with caplog.at_level(logging.INFO):
+        response = (bot if to_bot else plain).post(*make())
+    assert response.status_code == 401 and response.json()["error"].startswith("not a valid Feishu request: ")
+    assert [r.exc_info for r in caplog.records if r.levelno >= logging.WARNING] == [None]

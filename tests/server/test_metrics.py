@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import string
 from typing import Any, Iterator
 
 import httpx
@@ -84,3 +86,34 @@ def test_the_token_is_needed(server: Any) -> None:
     for headers in ({}, {"Authorization": "Bearer wrong"}):
         response = httpx.get(f"{server.url}/metrics", headers=headers)
         assert response.status_code == 401 and "KB_METRICS_TOKEN" in response.json()["error"]
+
+
+@pytest.mark.slow
+def test_random_methods_and_paths_add_no_series(server: Any) -> None:
+    """Anyone who reaches the port picks the method and the path: neither becomes a label of its own."""
+    rng = random.Random(49)
+
+    def probe(client: httpx.Client, count: int) -> None:
+        for _ in range(count):
+            method = "".join(rng.choices(string.ascii_uppercase, k=rng.randint(3, 40)))
+            path = "/" + "".join(rng.choices(string.ascii_lowercase + string.digits + "/", k=rng.randint(1, 60)))
+            client.request(method, f"{server.url}{path}")
+            client.request("GET", f"{server.url}/api/entries/{rng.getrandbits(64):x}")
+
+    with httpx.Client() as client:
+        probe(client, 50)  # every shape of answer once: the series they fall into exist from here on
+        before = set(scrape(server.url)["kb_http_requests_total"])
+        probe(client, 5_000)
+    after = scrape(server.url)["kb_http_requests_total"]
+    assert set(after) == before
+    assert any(dict(labels)["method"] == "other" for labels in after)
+    assert {dict(labels)["method"] for labels in after} <= {
+        "GET",
+        "HEAD",
+        "POST",
+        "PUT",
+        "PATCH",
+        "DELETE",
+        "OPTIONS",
+        "other",
+    }

@@ -21,3 +21,12 @@ def test_at_most_max_ids_are_kept_the_oldest_forgotten_first() -> None:
     assert all(seen.first(f"ev-{n}") for n in range(5))
     assert len(seen) == 3
     assert not seen.first("ev-4") and seen.first("ev-0")
+
+
+def test_what_is_kept_of_an_id_is_fixed_in_size() -> None:
+    """A replayed signature with a different 200 KB id each time: each costs a small hash, not the id."""
+    seen = Replays(window=3600, max_ids=100, clock=Clock())
+    ids = [f"{n:06d}" + "x" * 200_000 for n in range(150)]
+    assert all(seen.first(message_id) for message_id in ids)
+    assert len(seen) == 100 and not seen.first(ids[-1])
+    assert {len(key) for key in seen._seen} == {16}

@@ -81,6 +81,7 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
             "query": result.query,
             "searched": result.searched,
             "answered": result.answered,
+            "confidence": result.confidence,
             "message": words("agent_answered" if result.answered else "agent_no_answer", hl),
             "note": found.note,  # "ROLL's FAQ does not cover this." where the question names a framework
             "lang": hl,

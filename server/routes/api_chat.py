@@ -40,6 +40,7 @@ def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | 
         answer=reply.answer,
         answer_html=str(render_markdown(reply.answer)),
         answered=reply.answered,
+        confidence=reply.confidence,
         mode=cast(ChatMode, reply.mode),
         sources=[hit_out(h, root, hl) for h in reply.sources],
         lang=cast(Lang, reply.lang),

@@ -77,6 +77,7 @@ async def search(
     return SearchOut(
         query=found.result.query,
         answered=found.result.answered,
+        confidence=found.result.confidence,
         hl=found.hl,
         hits=[hit_out(h, root, found.hl) for h in found.hits],
         shown=found.shown,

@@ -175,8 +175,12 @@ def usage(messages: list[Message], answer: str) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def _extra(answered: bool, hits: tuple[Hit, ...], root: str, hl: str) -> dict[str, Any]:
-    return {"answered": answered, "hits": [hit_out(h, root, hl).model_dump() for h in hits]}
+def _extra(
+    answered: bool, hits: tuple[Hit, ...], root: str, hl: str, confidence: float | None = None
+) -> dict[str, Any]:
+    """The fields beyond OpenAI's: whether the FAQ answered, its confidence (when known), the entries."""
+    extra = {"answered": answered, "hits": [hit_out(h, root, hl).model_dump() for h in hits]}
+    return extra if confidence is None else {**extra, "confidence": confidence}
 
 
 @router.post("/chat/completions")
@@ -217,7 +221,7 @@ async def completions(
         ],
         "usage": usage(body.messages, content),
         "mode": reply.mode,
-        **_extra(reply.answered, reply.sources, root, reply.lang),
+        **_extra(reply.answered, reply.sources, root, reply.lang, reply.confidence),
     }
 
 

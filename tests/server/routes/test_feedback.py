@@ -224,7 +224,16 @@ def test_questions_are_recorded_with_their_channel_language_and_outcome(client: 
         ("what's the weather in Paris", "en", "widget", "search", 0, 1, 1, 1),
         ("how do I resume training", "en", "api", "search", 1, 1, 1, 1),
         ("how do I resume training in slime?", "en", "api", "chat", 1, 1, 1, 1),
-        ("训练时 OOM 怎么办？ 那 ROLL 呢？", "zh", "widget", "chat", 0, 1, 1, 1),  # the follow-up, as searched; not sure of it
+        (
+            "训练时 OOM 怎么办？ 那 ROLL 呢？",
+            "zh",
+            "widget",
+            "chat",
+            0,
+            1,
+            1,
+            1,
+        ),  # the follow-up, as searched; not sure of it
         ("怎么烤面包", "zh", "web", "search", 0, 1, 1, 1),
         ("what is the weather in Paris?", "en", "web", "chat", 0, 1, 1, 1),
     ]

@@ -135,8 +135,9 @@ def svg(lines: list[tuple[str, list[tuple[float, float]]]]) -> str:
         shown = [p for p in points if p[0] * 1 > 0]
         path = " ".join(xy(c, p) for c, p in shown)
         parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
-        parts.append(f'<rect x="{w - pad - 190}" y="{pad + 4 + 16 * i}" width="12" height="3" fill="{colour}"/>')
-        parts.append(f'<text x="{w - pad - 172}" y="{pad + 10 + 16 * i}">{name}</text>')
+        top = h - pad - 8 - 16 * len(lines)  # the legend in the lower left, where no curve goes
+        parts.append(f'<rect x="{pad + 12}" y="{top + 4 + 16 * i}" width="12" height="3" fill="{colour}"/>')
+        parts.append(f'<text x="{pad + 30}" y="{top + 10 + 16 * i}">{name}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

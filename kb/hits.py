@@ -58,11 +58,12 @@ class SearchResult:
 
     @property
     def elsewhere(self) -> bool:
-        """The query names a framework whose FAQ has no confident answer: the search
-        abstained, or the answer it found belongs to another framework's FAQ."""
+        """The query names a framework whose FAQ has no answer: the first hit (the answer, or the
+        nearest entry when the search is sure of none) belongs to another framework's FAQ."""
         if self.named is None:
             return False
-        return not (self.answered and self.hits and self.hits[0].entry.framework == self.named)
+        # Sure or not, an answer or the nearest entry from the named FAQ itself is not "elsewhere".
+        return not self.hits or self.hits[0].entry.framework != self.named
 
     def in_language(self, hl: str | None = None) -> "SearchResult":
         """The same hits, each entry in the reader's language `hl` (default: the query's)
@@ -109,6 +110,7 @@ def hit_fields(hit: Hit, hl: str | None = None) -> dict[str, Any]:
         "languages": list(e.languages),
         "note": version_note(e, hl),
         "translated_by": e.translated_by or None,
+        "reviewed": bool(e.translated_by == "machine" and e.reviewed),
         "original_url": original_url(e) or None,
         "matched": list(hit.matched),
     }

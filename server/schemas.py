@@ -300,7 +300,6 @@ def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:
         **hit_fields(hit, hl),
         answer_html=str(render_markdown(e.answer)),
         permalink=permalink(base_url, e.id),
-        reviewed=bool(e.translated_by == "machine" and e.reviewed),
     )
 
 

@@ -49,7 +49,7 @@ def test_search_time_is_a_line_of_its_own_after_the_answer_under_2_and_1(setting
     run = subprocess.run(
         [sys.executable, "-m", "kbcli.cli", "search", "how do I resume training in slime"],
         cwd=ROOT,
-        env={**environment, "KB_DATA_DIR": str(settings.data_dir)},
+        env={**environment, "KB_DATA_DIR": str(settings.data_dir), "KB_ANSWER_PRECISION": "0.6"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -71,7 +71,7 @@ def test_serve_stopped_by_ctrl_c_or_sigterm_exits_0(settings, stop):
     process = subprocess.Popen(
         [sys.executable, "-m", "kbcli.cli", "serve", "--port", str(port)],
         cwd=ROOT,
-        env={**environment, "KB_DATA_DIR": str(settings.data_dir)},
+        env={**environment, "KB_DATA_DIR": str(settings.data_dir), "KB_ANSWER_PRECISION": "0.6"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -251,7 +251,11 @@ def test_search_reads_a_pasted_trace_from_standard_input(settings):
         capture_output=True,
         text=True,
         timeout=300,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("KB_")}, "KB_DATA_DIR": str(settings.data_dir)},
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("KB_")},
+            "KB_DATA_DIR": str(settings.data_dir),
+            "KB_ANSWER_PRECISION": "0.6",
+        },
     )
     assert run.returncode == 0, run.stderr
     assert "illegal memory access" in run.stdout.splitlines()[0]

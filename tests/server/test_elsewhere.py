@@ -74,7 +74,8 @@ def test_the_search_knows_the_framework_a_question_names(kb: KnowledgeBase, kb_a
     unnamed = kb.search_blocking("how do I resume training")
     assert (unnamed.named, unnamed.elsewhere) == (None, False)
     nothing = kb.search_blocking(ROLL_PIZZA)
-    assert (nothing.named, nothing.answered, nothing.elsewhere) == ("ROLL", False, True)
+    # The nearest entry is ROLL's own ("How to debug code?"): not sure, but not said to be missing from ROLL's FAQ.
+    assert (nothing.named, nothing.answered, nothing.elsewhere) == ("ROLL", False, False)
 
 
 def test_the_chat_answer_says_which_faq_it_comes_from(kb: KnowledgeBase, kb_all: KnowledgeBase) -> None:
@@ -86,7 +87,7 @@ def test_the_chat_answer_says_which_faq_it_comes_from(kb: KnowledgeBase, kb_all:
         "*ROLL 的 FAQ 没有涉及这个问题；这个答案来自 slime 的 FAQ。*"
     )
     nothing = compose_answer(kb.search_blocking(ROLL_PIZZA).in_language("en"), "en")
-    assert not nothing.answered and nothing.text.startswith("ROLL's FAQ does not cover this. The nearest entries:\n")
+    assert not nothing.answered and nothing.text.startswith("No confident answer in the FAQ. The nearest entries:\n")
     assert elsewhere_note(kb.search_blocking(SLIME_RESUME), "zh") == ""
     assert "FAQ does not cover" not in compose_answer(kb.search_blocking(SLIME_RESUME).in_language("en"), "en").text
 
@@ -110,7 +111,7 @@ def test_the_search_page_and_the_chat_form_say_so(app_client: TestClient, all_cl
     page = all_client.get("/search", params={"q": ROLL_RESUME}, headers=en).text
     assert f'<p class="elsewhere" data-elsewhere >{NOT_COVERED.replace(chr(39), "&#39;")}</p>' in page
     nothing = app_client.get("/search", params={"q": ROLL_PIZZA}, headers=en).text
-    assert '<p class="no-answer-title" data-no-answer-title>ROLL&#39;s FAQ does not cover this.</p>' in nothing
+    assert "does not cover" not in nothing and "data-no-answer-title" in nothing
     plain = app_client.get("/search", params={"q": SLIME_RESUME}, headers=en).text
     assert "data-elsewhere hidden></p>" in plain
     reply = all_client.post(
@@ -120,8 +121,7 @@ def test_the_search_page_and_the_chat_form_say_so(app_client: TestClient, all_cl
     nothing_reply = app_client.post(
         "/chat", data={"message": ROLL_PIZZA, "form_token": form_token(app_client)}, headers=en
     ).text
-    assert '<p class="elsewhere">ROLL&#39;s FAQ does not cover this.</p>' in nothing_reply
-    assert "The FAQ has no confident answer to this." not in nothing_reply.split('class="turn bot"')[1]
+    assert "does not cover" not in nothing_reply.split('class="turn bot"')[1]
 
 
 def test_slack_says_so_above_the_answer(app_client: TestClient, all_client: TestClient) -> None:
@@ -132,7 +132,7 @@ def test_slack_says_so_above_the_answer(app_client: TestClient, all_client: Test
         "elements": [{"type": "mrkdwn", "text": "ROLL's FAQ does not cover this; this answer is from slime's FAQ."}],
     }
     nothing = post_command(app_client, ROLL_PIZZA).json()
-    assert nothing["text"] == "ROLL's FAQ does not cover this."
+    assert nothing["text"] == "The FAQ has no confident answer to this."
     plain = post_command(app_client, SLIME_RESUME).json()
     assert "does not cover" not in json.dumps(plain, ensure_ascii=False) and plain["blocks"][0]["type"] != "context"
 
@@ -144,4 +144,4 @@ def test_kb_search_prints_the_note_first(settings: Settings) -> None:
     lines = run_kb("search", ROLL_RESUME, data_dir=settings.data_dir, KB_ANSWER_PRECISION=str(ANSWER_ALL))
     assert lines.stdout.splitlines()[0] == NOT_COVERED
     nothing = run_kb("search", ROLL_PIZZA, data_dir=settings.data_dir).stdout.splitlines()
-    assert nothing[:2] == ["ROLL's FAQ does not cover this.", "Nearest entries, which may not answer it:"]
+    assert nothing[0] == "The FAQ has no answer to this. Nearest entries, which may not answer it:"

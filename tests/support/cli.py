@@ -12,7 +12,9 @@ from tests.support.paths import ROOT
 
 def kb(*args: str, data_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
-    environment.update(KB_DATA_DIR=str(data_dir), **env)
+    # At the suite's operating point (tests/conftest.py: SUITE_PRECISION) unless a test sets its own.
+    environment.update(KB_DATA_DIR=str(data_dir), KB_ANSWER_PRECISION="0.6")
+    environment.update(env)
     return subprocess.run(
         [sys.executable, "-m", "kbcli.cli", *args],
         cwd=ROOT,

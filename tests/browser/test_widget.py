@@ -330,13 +330,13 @@ def test_the_widget_says_when_the_named_frameworks_faq_has_nothing(
 ) -> None:
     allowed, _, _ = sites
     want = client.post("/api/chat", json={"message": "how do I resume training in ROLL"}).json()
-    assert want["note"] == "ROLL's FAQ does not cover this; this answer is from slime's FAQ."
+    # slime's entry is not sure enough to give for ROLL (confidence 0.1): the nearest entries, and the note.
+    assert (want["answered"], want["note"]) == (False, "ROLL's FAQ does not cover this.")
     t = tab(allowed.url, viewport=DESKTOP, locale="en-US")
     page = load(t)
     page.locator(".launcher").click()
     reply = ask(page, "how do I resume training in ROLL")
     assert reply.locator(".elsewhere").inner_text() == want["note"]
-    assert reply.locator(".meta a.source").get_attribute("href") == want["sources"][0]["url"]
     page.screenshot(path=str(artifacts / "widget-elsewhere.png"))
 
 

@@ -62,11 +62,9 @@ def test_live_results_say_when_the_named_frameworks_faq_has_nothing(
     page = t.page
     t.goto("/")
     type_query(page, "how do I resume training in ROLL")
-    note = page.locator("[data-elsewhere]")
-    assert (
-        note.is_visible()
-        and note.inner_text() == want["note"] == "ROLL's FAQ does not cover this; this answer is from slime's FAQ."
-    )
+    # slime's entry is not sure enough to give for ROLL: the results are offered under the note.
+    note = page.locator("[data-no-answer-title]")
+    assert note.is_visible() and note.inner_text() == want["note"] == "ROLL's FAQ does not cover this."
     assert page.locator(".result").first.get_attribute("id") == f"r-{want['hits'][0]['id']}"
     t.screenshot(artifacts / f"search-elsewhere-{name}.png")
     type_query(page, "slime 如何续训")

@@ -278,7 +278,8 @@ def test_entry_page_switches_language_and_the_chat_answers_english_in_english(
     )
     second = page.locator(".turn.bot").nth(1)
     said = second.locator(".only-in")
-    assert said.inner_text() == "Translated from the Chinese original by this knowledge base's maintainers. original"
+    # The answer in English, the note in the page's language (Chinese since the switch above).
+    assert said.inner_text() == "本条由本知识库的维护者译自中文原文。 原文"
     assert said.locator("a.original-link").get_attribute("href").endswith("/week3-error-collection.md?plain=1#L16")
     t.screenshot_bottom(artifacts / "chat-english-desktop.png")
 

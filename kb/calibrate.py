@@ -221,14 +221,10 @@ def _right_first(questions: list[_Question], w: Weights) -> np.ndarray:
     return np.array([r == 1 for r in _ranks(questions, w)], dtype=bool)
 
 
-def judged_by(questions: Sequence[_Question]) -> np.ndarray:
-    """Which questions the confidence is fitted to and measured on: the real ones when there are
-    enough of them (MIN_REAL_EACH right first and as many wrong, in `right`), else all."""
-    return np.array([bool(q.query.url) for q in questions], dtype=bool)
-
-
 def _confidence_set(questions: list[_Question], right: np.ndarray) -> np.ndarray:
-    real = judged_by(questions)
+    """Which questions the confidence is fitted to and measured on: the real ones (with a `url`)
+    when MIN_REAL_EACH of them had the right first hit and as many the wrong one, else all."""
+    real = np.array([bool(q.query.url) for q in questions], dtype=bool)
     if min(int((right & real).sum()), int((~right & real).sum())) >= MIN_REAL_EACH:
         return real
     return np.ones(len(questions), dtype=bool)

@@ -14,8 +14,7 @@ __all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR", "setting"]
 
 SHIPPED_SOURCES = Path(__file__).parent / "sources"
 DEFAULT_DATA_DIR = Path("~/.local/share/kb").expanduser()
-# The channels whose operating point KB_CHANNEL_PRECISION may set (the insights' channels, and the issue bot).
-PRECISION_CHANNELS = ("web", "widget", "api", "slack", "feishu", "dingtalk", "mcp", "openai", "github")
+_CHANNEL_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a channel's name (the app's channels: server/channels/)
 
 
 def setting(default: Any, help: str, zero_off: bool = False) -> Any:
@@ -69,10 +68,6 @@ class Settings:
         "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
         "every worker and replica (empty: a SQLite file in KB_DATA_DIR; needs the `pg` extra)",
     )
-    insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
-    insights_chat_ids: bool = setting(
-        False, "record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions"
-    )
     insights_retention_days: int = setting(90, "questions and votes older than this are pruned")
     insights_queue_size: int = setting(
         10_000,
@@ -88,9 +83,8 @@ class Settings:
     )
     channel_precision: str = setting(
         "",
-        "the precision of particular channels, over KB_ANSWER_PRECISION: `slack=0.9,mcp=0.85` (channels: "
-        + ", ".join(PRECISION_CHANNELS)
-        + ")",
+        "the precision of particular channels, over KB_ANSWER_PRECISION: `slack=0.9,mcp=0.85` (a channel is named "
+        "as the insights name it: web, widget, api, slack, feishu, dingtalk, mcp, openai)",
     )
 
     def __post_init__(self) -> None:
@@ -116,8 +110,8 @@ class Settings:
         found: dict[str, float] = {}
         for part in filter(None, (p.strip() for p in self.channel_precision.split(","))):
             name, _, value = (x.strip() for x in part.partition("="))
-            if name not in PRECISION_CHANNELS:
-                expected = "channel=precision pairs, a channel one of " + ", ".join(PRECISION_CHANNELS)
+            if not _CHANNEL_NAME.fullmatch(name):
+                expected = "channel=precision pairs, a channel named in lower case (web, slack, mcp, ...)"
                 raise SettingsError("KB_CHANNEL_PRECISION", part, expected)
             try:
                 precision = float(value)

@@ -448,8 +448,8 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
     from kb.events import Events
     from kb.insights import Recorder
     from kb.knowledge import KnowledgeBase
-    from server.mcp_stdio import serve_stdio
-    from server.mcp_tools import create_mcp
+    from server.channels.mcp.stdio import serve_stdio
+    from server.channels.mcp.tools import create_mcp
 
     _check_index(settings)
     recorder = Recorder.open(settings)

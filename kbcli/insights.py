@@ -16,7 +16,7 @@ from typing import Any
 
 from kb.entries import ENTRY_STYLES
 from kb.insights.book import InsightsBook
-from kb.insights.records import CHANNELS, LANGS
+from kb.insights.records import LANGS
 from kb.insights.report import (
     DEFAULT_SINCE,
     TABLES,
@@ -27,6 +27,7 @@ from kb.insights.report import (
     to_csv,
 )
 from kb.settings import Settings
+from server.channels import names
 
 from .terminal import print_rows
 
@@ -123,10 +124,11 @@ def print_report(report: Report, since: str) -> None:
         ("answered", "yes", "no", "entry", "question"),
         [(r[2], r[3], r[4], r[0], r[1]) for r in hits.rows],
     )
-    by_channel, by_lang = report.per_day("channel", CHANNELS), report.per_day("lang", LANGS)
+    channels = names()
+    by_channel, by_lang = report.per_day("channel", channels), report.per_day("lang", LANGS)
     rows = []
     for i, date in enumerate(report.days()):
         total = sum(counts[i] for counts in by_channel.values())
         if total:
-            rows.append((date, *(by_channel[k][i] for k in CHANNELS), *(by_lang[k][i] for k in LANGS), total))
-    print_rows("Questions per day", ("day", *CHANNELS, *LANGS, "total"), rows)
+            rows.append((date, *(by_channel[k][i] for k in channels), *(by_lang[k][i] for k in LANGS), total))
+    print_rows("Questions per day", ("day", *channels, *LANGS, "total"), rows)

@@ -11,13 +11,15 @@ templates and the recorder of questions and votes (closed when the app stops).
 from __future__ import annotations
 
 import asyncio
+import importlib
+import logging
 from contextlib import AsyncExitStack, asynccontextmanager
+from types import ModuleType
 from typing import AsyncIterator
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, FastAPI, HTTPException
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
-from starlette.routing import Route
 
 from kb.events import Events
 from kb.insights import Recorder
@@ -25,21 +27,20 @@ from kb.llm import LLM
 from kb.settings import Settings
 
 from . import surfaces
-from .dingtalk import DingTalkBot
+from .channels import CHANNELS, Channel
 from .errors import install_error_handler
-from .feishu import FeishuBot
-from .mcp_http import MCP_PATH, MCPEndpoint
-from .mcp_tools import create_mcp
 from .metrics import Metrics, RequestMetrics, State
 from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
-from .ratelimit import ANSWER_VOTE_LIMIT, SESSION_LIMIT, SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit, LogBudget
+from .ratelimit import ANSWER_VOTE_LIMIT, SESSION_LIMIT, SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit
 from .refit import Refit
 from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
-from .routes import ROUTERS, dingtalk, docs, feishu, slack
+from .routes import ROUTERS, docs
 from .settings import ServerSettings
 
 __all__ = ["create_app"]
+
+log = logging.getLogger("kb.server")
 
 DESCRIPTION = """\
 Search the FAQ documents this server indexes, in Chinese or English,
@@ -56,18 +57,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         llm = LLM(resolved) if LLM.configured(resolved) else None
-        app.state.recorder = Recorder.open(resolved)
+        app.state.recorder = Recorder.open(resolved, frozenset(c.name for c in CHANNELS if c.keeps_chat_ids(resolved)))
         # What is asked and voted, to the insights and the metrics.
         app.state.events = Events([app.state.recorder.hear, metrics.hear])
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         app.state.refit = Refit(app.state.reloader)
         metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
-        for channel in (slack, feishu, dingtalk, surfaces):
-            channel.log_status(resolved)
-        app.state.feishu = FeishuBot.of(resolved)  # lark-oapi is imported only when the bot is on
-        app.state.dingtalk = DingTalkBot.of(resolved)
+        for channel in CHANNELS:
+            if channel.status is not None:
+                log.info("%s", channel.status(resolved))
+        surfaces.log_status(resolved)
         stack = AsyncExitStack()
-        await mcp.start(create_mcp(lambda: app.state.reloader.served.kb, app.state.events), stack)
+        for module in mounted.values():
+            if hasattr(module, "start"):
+                await module.start(app, stack)
         watch = (
             asyncio.create_task(app.state.reloader.watch(resolved.reload_interval))
             if resolved.reload_interval
@@ -96,9 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = resolved
     app.state.metrics = metrics = Metrics()
-    mcp = MCPEndpoint(resolved)
     app.state.templates = create_templates()
-    app.state.slack_refused_log = LogBudget()
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
     app.state.vote_limit = ClientLimit(*VOTE_LIMIT)
     app.state.answer_vote_limit = ClientLimit(*ANSWER_VOTE_LIMIT)
@@ -108,19 +109,56 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in ROUTERS:
         _docstrings_as_summaries(router)
         app.include_router(router)
-    app.router.routes.append(Route(MCP_PATH, mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+    mounted = _mount_channels(app, resolved)
     install_error_handler(app)
     # Outermost last: security headers on everything; then the count of responses; then the
     # build pin; then CORS (the API's, and the agents' and chat front ends', which send a token),
     # so a 429 or 413 from the two limits reaches the widget's page with its CORS headers.
     app.add_middleware(RequestLimits, max_body_bytes=resolved.max_body_bytes)
     app.add_middleware(RateLimit, settings=resolved)
-    app.add_middleware(APICors, origins=resolved.origins, prefix=(MCP_PATH, "/v1/"), headers=AGENT_HEADERS)
+    app.add_middleware(APICors, origins=resolved.origins, prefix=_cross_site(), headers=AGENT_HEADERS)
     app.add_middleware(APICors, origins=resolved.origins)
     app.add_middleware(PinBuild)
     app.add_middleware(RequestMetrics, metrics=metrics)
     app.add_middleware(SecurityHeaders)
     return app
+
+
+def _mount_channels(app: FastAPI, settings: ServerSettings) -> dict[str, ModuleType]:
+    """Each channel that is on: its module imported, its routes included, its state installed. Each that is off:
+    its paths answer 404 saying which settings turn it on, and nothing of its own is imported."""
+    mounted = {}
+    for channel in CHANNELS:
+        if not channel.module:
+            continue
+        if not channel.on(settings):
+            _answer_off(app, channel)
+            continue
+        module = mounted[channel.name] = importlib.import_module(channel.module)
+        if hasattr(module, "install"):
+            module.install(app, settings)
+        if hasattr(module, "router"):
+            _docstrings_as_summaries(module.router)
+            app.include_router(module.router)
+    return mounted
+
+
+def _cross_site() -> tuple[str, ...]:
+    """The paths of the channels other sites' pages call with a token (agents, chat front ends)."""
+    return tuple(c.prefix for c in CHANNELS if c.cross_site)
+
+
+def _answer_off(app: FastAPI, channel: Channel) -> None:
+    """Every path under the channel's prefix (or the path itself) answers 404 with its `off` message."""
+
+    async def off() -> None:
+        raise HTTPException(404, channel.off)
+
+    path = channel.prefix + "{rest:path}" if channel.prefix.endswith("/") else channel.prefix
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    app.add_api_route(
+        path, off, methods=methods, include_in_schema=False, name=f"{channel.name}-off", response_model=None
+    )
 
 
 def _docstrings_as_summaries(router: APIRouter) -> None:

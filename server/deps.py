@@ -3,17 +3,16 @@
 The settings `create_app` resolved, the recorder and the listeners to what is asked
 (`Events`), the insights, the reloader and the limits on sign-in attempts and votes; the
 build a request is pinned to (its knowledge base and chat); and what a request says: its
-language, its channel, a Slack form, a DingTalk message, the admin token, a page's form token;
-and the Feishu and DingTalk bots (404 while they are off).
+language, its channel, the admin token, a page's form token. A chat platform's own (a signed
+Slack form, the Feishu bot, a DingTalk message) are its channel's (server/channels/).
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Annotated, Literal
-from urllib.parse import parse_qs
 
-from fastapi import Depends, Form, HTTPException, Query, Request
+from fastapi import Depends, Form, Query, Request
 from starlette.requests import HTTPConnection
 
 from kb.chat import Chat
@@ -23,26 +22,17 @@ from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
 from .admin_auth import check_admin, check_admin_form, check_bearer, check_on
-from .dingtalk import BadDingTalkSignature, DingTalkBot, RobotMessage, robot_message
-from .dingtalk import verify as verify_dingtalk
-from .feishu import FeishuBot
 from .forms import check_form, from_other_site
-from .ratelimit import LogBudget
 from .refit import Refit
 from .reload import Reloader, pinned
 from .rendering.templates import request_lang
 from .settings import ServerSettings
-from .slack.signature import BadSlackSignature, verify
 
 __all__ = [
     "SettingsDep",
     "KBDep",
     "ChatDep",
     "LangDep",
-    "SlackFormDep",
-    "FeishuDep",
-    "DingTalkDep",
-    "DingTalkMessageDep",
     "RecorderDep",
     "ReloaderDep",
     "RefitDep",
@@ -145,61 +135,6 @@ async def get_channel(request: Request, channel: ChannelParam = None) -> str:
     return channel_of(request, channel)
 
 
-async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, str]:
-    """The form fields of a request Slack signed: 404 while Slack is off, 401 when unsigned, badly signed or stale."""
-    secret = settings.slack_signing_secret
-    if not secret:
-        raise HTTPException(
-            404, "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret"
-        )
-    body = (
-        await request.body()
-    )  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read (RequestLimits)
-    headers = request.headers
-    try:
-        # Over the raw bytes, before anything is parsed.
-        verify(secret, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"), body)
-    except BadSlackSignature as exc:
-        client = request.client.host if request.client else "?"
-        # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
-        refused: LogBudget = request.app.state.slack_refused_log
-        refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
-        raise HTTPException(401, f"not a valid Slack request: {exc}") from None
-    fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
-    return {name: values[-1] for name, values in fields.items()}
-
-
-async def get_feishu(request: Request) -> FeishuBot:
-    """The Feishu bot: 404 while it is off."""
-    bot: FeishuBot | None = request.app.state.feishu
-    if bot is None:
-        raise HTTPException(
-            404, "the Feishu bot is off: set KB_FEISHU_APP_ID, KB_FEISHU_APP_SECRET and KB_FEISHU_VERIFICATION_TOKEN"
-        )
-    return bot
-
-
-async def get_dingtalk(request: Request) -> DingTalkBot:
-    """The DingTalk robot: 404 while it is off."""
-    bot: DingTalkBot | None = request.app.state.dingtalk
-    if bot is None:
-        raise HTTPException(404, "the DingTalk robot is off: set KB_DINGTALK_APP_KEY and KB_DINGTALK_APP_SECRET")
-    return bot
-
-
-async def get_dingtalk_message(request: Request, bot: Annotated[DingTalkBot, Depends(get_dingtalk)]) -> RobotMessage:
-    """The message of a request DingTalk signed: 401 when unsigned, badly signed or stale, 400 when not of DingTalk's shape."""
-    headers = request.headers
-    try:
-        verify_dingtalk(bot.app_secret, headers.get("timestamp"), headers.get("sign"))
-    except BadDingTalkSignature as exc:
-        client = request.client.host if request.client else "?"
-        # The robot's route is not rate-limited (DingTalk's servers send for everyone), so the log lines are.
-        bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
-        raise HTTPException(401, f"not a valid DingTalk request: {exc}") from None
-    return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
-
-
 async def require_admin_on(settings: SettingsDep) -> None:
     """The admin routes and the insights' forms: 404 while KB_ADMIN_TOKEN is not set."""
     check_on(settings)
@@ -256,10 +191,6 @@ def base_url(request: Request) -> str:
 
 ChatDep = Annotated[Chat, Depends(get_chat)]
 LangDep = Annotated[str, Depends(get_lang)]
-SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
-FeishuDep = Annotated[FeishuBot, Depends(get_feishu)]
-DingTalkDep = Annotated[DingTalkBot, Depends(get_dingtalk)]
-DingTalkMessageDep = Annotated[RobotMessage, Depends(get_dingtalk_message)]
 RecorderDep = Annotated[Recorder, Depends(get_recorder)]
 EventsDep = Annotated[Events, Depends(get_events)]
 ReloaderDep = Annotated[Reloader, Depends(get_reloader)]

@@ -33,15 +33,12 @@ from kb.errors import (
     SettingsError,
 )
 
+from .channels import CHANNELS
 from .deps import app_settings
-from .dingtalk import BadDingTalkPayload, BadDingTalkSignature
 from .exceptions import ServerError
-from .feishu import BadFeishuRequest
 from .headers import SECURITY_HEADERS
 from .rendering.templates import page
 from .schemas import ErrorOut
-from .slack.payload import BadSlackPayload
-from .slack.signature import BadSlackSignature
 
 __all__ = [
     "handle_error",
@@ -72,16 +69,13 @@ STATUS: dict[type[Exception], int] = {
     InsightsOff: 503,  # no insights database: nothing is recorded, links are off
     InsightsUnreachable: 503,  # its server is down
     LinkNotFound: 404,
-    BadSlackSignature: 401,
-    BadSlackPayload: 400,
-    BadFeishuRequest: 401,
-    BadDingTalkSignature: 401,
-    BadDingTalkPayload: 400,
 }
 
 
 def status_of(exc: Exception) -> int:
-    """The status `STATUS` gives the nearest class of `exc`'s hierarchy; 500 when none is listed."""
+    """A server error's own status; else the one `STATUS` gives the nearest class of `exc`'s hierarchy; 500 when none is listed."""
+    if isinstance(exc, ServerError):
+        return exc.status
     return next((STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS), 500)
 
 
@@ -115,9 +109,13 @@ def describe(exc: Exception) -> tuple[int, str]:
     return 500, "internal error"
 
 
+# Paths whose errors are JSON whatever the client accepts: the API's, the admin routes', every channel's own.
+JSON_PATHS = ("/api/", "/admin/", *(c.prefix for c in CHANNELS if c.prefix))
+
+
 def _wants_json(request: Request) -> bool:
     path = request.url.path
-    if path.startswith(("/api/", "/slack/", "/feishu/", "/dingtalk/", "/admin/", "/mcp")) or path in (
+    if path.startswith(JSON_PATHS) or path in (
         "/healthz",
         "/metrics",
     ):
@@ -206,7 +204,13 @@ def install_error_handler(app: FastAPI) -> None:
 # schedule, and Feishu's and DingTalk's servers send every asker's questions from a few addresses
 # (their bots count each chat's instead: CHAT_LIMIT); health checks come from the load balancer,
 # static files are cached. A scraper of /metrics calls often, from one address.
-RATE_EXEMPT = ("/slack/", "/feishu/", "/dingtalk/", "/healthz", "/static/", "/widget.js", "/metrics")
+RATE_EXEMPT = (
+    *(c.prefix for c in CHANNELS if c.platform and c.prefix),
+    "/healthz",
+    "/static/",
+    "/widget.js",
+    "/metrics",
+)
 
 _ERROR_DESCRIPTIONS = {
     413: "the request body is over KB_MAX_BODY_BYTES",

@@ -1,7 +1,7 @@
 """The web app's own errors: what a request did wrong that only a server sees (a chat platform's signature or payload).
 
-They share `ServerError` as their base, apart from the library's `KBError`; the one handler
-(server/errors.py) gives each its HTTP status by class, as it does the library's.
+They share `ServerError` as their base, apart from the library's `KBError`; each carries its HTTP
+status, which the one handler (server/errors.py) answers with.
 """
 
 from __future__ import annotations
@@ -12,7 +12,11 @@ __all__ = ["ServerError", "invalid_field"]
 
 
 class ServerError(Exception):
-    """A request the web app refuses; the message says what was wrong and with which value."""
+    """A request the web app refuses; the message says what was wrong and with which value.
+
+    `status` is its HTTP status: a subclass (a channel's bad signature, 401; its bad payload, 400) sets its own."""
+
+    status = 500  # a subclass says what the request did wrong with its own
 
 
 def invalid_field(exc: ValidationError, root: str) -> str:

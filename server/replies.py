@@ -6,7 +6,7 @@ the language it was asked in: one language per reply (`Asked`). `reply_to` decid
 reply holds: the best entry's answer, its source and related entries; or, when the FAQ has
 no confident answer, a line saying so (or that the FAQ of the framework the question names
 does not cover it) and the nearest entries. Each platform writes a `Reply` in its own markup
-(server/slack/blocks.py, server/feishu/card.py, server/dingtalk/markdown.py). With an LLM
+(server/channels/slack/blocks.py, server/channels/feishu/card.py, server/channels/dingtalk/markdown.py). With an LLM
 configured, the entries come at once and the written answer follows (`written`).
 """
 

@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 from kb.errors import SettingsError
 from kb.settings import Settings, setting
 
+from .channels import CHANNELS
+
 __all__ = ["ServerSettings"]
 
 
@@ -49,6 +51,10 @@ class ServerSettings(Settings):
     dingtalk_webhook_base: str = setting(
         "https://oapi.dingtalk.com",
         "the only address the robot posts late answers to: a message's `sessionWebhook` elsewhere is not used",
+    )
+    insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
+    insights_chat_ids: bool = setting(
+        False, "record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions"
     )
     admin_token: str = setting("", "bearer token for /insights and admin routes; they are off without it")
     reload_interval: float = setting(
@@ -86,6 +92,7 @@ class ServerSettings(Settings):
         _parse_proxies(self.trusted_proxies)
         _check_base_url(self.base_url)
         _check_pairs(self)
+        _check_channel_names(self)
         _check_origin("KB_FEISHU_BASE_URL", self.feishu_base_url)
         _check_origin("KB_DINGTALK_WEBHOOK_BASE", self.dingtalk_webhook_base)
 
@@ -148,22 +155,25 @@ def _check_base_url(raw: str) -> None:
         raise SettingsError("KB_BASE_URL", raw, "an http or https URL like https://faq.example.com, or empty")
 
 
-# Settings that come together: when the first of a group is set, the others must be too.
-_TOGETHER = (
-    ("feishu_app_id", "feishu_app_secret", "feishu_verification_token"),
-    ("dingtalk_app_key", "dingtalk_app_secret"),
-)
-
-
 def _check_pairs(settings: ServerSettings) -> None:
-    """A chat bot is configured whole or not at all: a missing setting stops start-up, named."""
-    for group in _TOGETHER:
+    """A channel is configured whole or not at all: a missing setting stops start-up, named."""
+    for group in (c.settings for c in CHANNELS if len(c.settings) > 1):
         names = ["KB_" + name.upper() for name in group]
         given = [bool(getattr(settings, name)) for name in group]
         if any(given) and not all(given):
             missing = names[given.index(False)]
             raise SettingsError(
                 missing, "", f"a value, since {names[given.index(True)]} is set (or leave {', '.join(names)} all empty)"
+            )
+
+
+def _check_channel_names(settings: ServerSettings) -> None:
+    """KB_CHANNEL_PRECISION names channels this server has."""
+    known = [c.name for c in CHANNELS]
+    for name in settings.channel_precisions:
+        if name not in known:
+            raise SettingsError(
+                "KB_CHANNEL_PRECISION", name, "channel=precision pairs, a channel one of " + ", ".join(known)
             )
 
 

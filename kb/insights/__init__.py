@@ -33,7 +33,6 @@ from .book import InsightsBook
 from .doubts import ASKED_AGAIN_WITHIN, LOW_MARGIN, REPHRASED, DoubtfulAnswer, doubtful_answers
 from .migrations import SCHEMA_VERSION
 from .records import (
-    CHANNELS,
     KINDS,
     LANGS,
     MAX_TEXT,
@@ -94,7 +93,6 @@ __all__ = [
     "Totals",
     "Channel",
     "Reason",
-    "CHANNELS",
     "KINDS",
     "REASONS",
     "LANGS",

@@ -40,25 +40,28 @@ log = logging.getLogger("kb.insights")
 class Recorder(Writer):
     """Takes records of questions and votes from whoever answers, and writes them on its own thread."""
 
-    def __init__(self, store: InsightsStore | None, settings: Settings, problem: str = "", quiet: float = LIVE_QUIET):
+    def __init__(
+        self,
+        store: InsightsStore | None,
+        settings: Settings,
+        problem: str = "",
+        quiet: float = LIVE_QUIET,
+        ids_kept: frozenset[str] = frozenset(),
+    ):
         self.problem = problem  # why there is no store
-        # The team chats whose workspace and conversation ids are recorded with a question.
-        self.ids_kept = frozenset(
-            (("slack",) if settings.insights_slack_ids else ())
-            + (("feishu", "dingtalk") if settings.insights_chat_ids else ())
-        )
+        self.ids_kept = ids_kept  # the channels whose workspace and conversation ids are recorded with a question
         super().__init__(store, settings.insights_queue_size, settings.insights_retention_days, quiet)
 
     @classmethod
-    def open(cls, settings: Settings) -> "Recorder":
+    def open(cls, settings: Settings, ids_kept: frozenset[str] = frozenset()) -> "Recorder":
         """A recorder writing to KB_DATABASE_URL, or else the data directory's insights file; without one if it cannot be opened."""
         try:
             store = InsightsStore(settings.database_url or store_path(settings.data_dir))
         except InsightsUnavailable as exc:
             log.warning("questions and votes are not recorded, and feedback is off: %s", exc)
-            return cls(None, settings, problem=str(exc))
+            return cls(None, settings, problem=str(exc), ids_kept=ids_kept)
         log.info("recording questions and votes in %s", store.location)
-        return cls(store, settings)
+        return cls(store, settings, ids_kept=ids_kept)
 
     @property
     def feedback_on(self) -> bool:

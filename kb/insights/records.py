@@ -24,17 +24,16 @@ __all__ = [
     "Totals",
     "Channel",
     "Reason",
-    "CHANNELS",
     "KINDS",
     "REASONS",
     "LANGS",
     "MAX_TEXT",
 ]
 
-# openai: the OpenAI-compatible chat API
-Channel = Literal["web", "widget", "slack", "feishu", "dingtalk", "api", "mcp", "openai"]
+# The name of the place a question was asked or a vote given (`web`, `slack`, `mcp`, ...): the app's
+# channels name themselves (server/channels/); the library keeps whichever name it is given.
+Channel = str
 Reason = Literal["wrong", "outdated", "incomplete", "unclear", "off_topic"]  # why an answer did not help
-CHANNELS: tuple[str, ...] = get_args(Channel)
 KINDS = ("search", "chat")
 REASONS: tuple[str, ...] = get_args(Reason)
 LANGS = ("zh", "en")  # the languages questions are counted by
@@ -49,7 +48,7 @@ class Question:
 
     text: str
     lang: str
-    channel: str  # one of CHANNELS
+    channel: str  # the channel's name (server/channels/)
     answered: bool
     top_entry: str | None
     top_score: float | None

@@ -26,13 +26,14 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from kb.duplicates import Duplicate
 from kb.errors import QueryError, shown
-from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
+from kb.insights import DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
 from kb.insights.taught_links import Link
 from kb.knowledge import KnowledgeBase
 from kb.text import question_key
 from kb.tuning import links_since
 
 from ..admin_auth import check_on, sign_in, sign_out, signed_in, token_matches
+from ..channels import CHANNELS
 from ..deps import (
     AdminDep,
     AdminFormDep,
@@ -52,6 +53,7 @@ from ..rendering.chart import Series, stacked_bars
 from ..rendering.strings import Translator
 from ..rendering.templates import page, request_lang
 from ..schemas import ErrorOut
+from .channel_colours import css_url
 
 __all__ = ["router", "SINCE_CHOICES", "RECENT", "LINKS_SHOWN"]
 
@@ -73,9 +75,13 @@ def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
     """Questions per day, by channel and by language."""
     days = report.days()
     charts = []
-    for name, counts in (("channel", report.per_day("channel", CHANNELS)), ("lang", report.per_day("lang", LANGS))):
-        label = (lambda k: t(f"insights_channel_{k}")) if name == "channel" else (lambda k: LANG_NAMES.get(k, k))
-        series = [Series(key, label(key), tuple(c)) for key, c in counts.items()]
+    channels = {c.name: c.label(t.lang) for c in CHANNELS}
+    for name, counts in (
+        ("channel", report.per_day("channel", tuple(channels))),
+        ("lang", report.per_day("lang", LANGS)),
+    ):
+        label = channels.get if name == "channel" else LANG_NAMES.get
+        series = [Series(key, label(key) or key, tuple(c)) for key, c in counts.items()]
         title = t(f"insights_chart_{name}")
         charts.append({"title": title, "svg": stacked_bars(title, days, series), "series": series})
     return charts
@@ -117,7 +123,8 @@ async def insights_page(
         "charts": _charts(report, t),
         "drafts": [draft_entries(gap) for gap in report.gaps],
         "doubt_signs": ("asked_again", "unhelpful", "low_margin"),
-        "channels": CHANNELS,
+        "channel_labels": {c.name: c.label(lang) for c in CHANNELS},
+        "channels_css": css_url(),
         "exports": [(name, f"/insights/{name}.csv?{urlencode({'since': since})}") for name in TABLES],
         "day": day,
         "lang_names": LANG_NAMES,

@@ -49,7 +49,7 @@ def test_a_channel_answers_at_its_own_point(kb: KnowledgeBase) -> None:
 
 @pytest.mark.parametrize(
     "value, part",
-    [("slack=2", "slack=2"), ("slak=0.9", "slak=0.9"), ("mcp", "mcp"), ("web=0.8,openai=x", "openai=x")],
+    [("slack=2", "slack=2"), ("Slack=0.9", "Slack=0.9"), ("mcp", "mcp"), ("web=0.8,openai=x", "openai=x")],
 )
 def test_a_malformed_channel_precision_names_the_part_at_fault(value: str, part: str) -> None:
     with pytest.raises(SettingsError) as raised:

@@ -34,7 +34,7 @@ from fastapi.testclient import TestClient
 
 from kb.errors import SettingsError
 from server import create_app
-from server.dingtalk import help_message
+from server.channels.dingtalk.markdown import help_message
 from server.settings import ServerSettings
 from tests.support.llm import fake_llm_app
 from tests.support.servers import ServedApp, own_data, top_hits
@@ -208,13 +208,13 @@ def expected_message(hits: list[dict[str, Any]], lang: str, pending: bool = Fals
 @pytest.mark.parametrize(
     "module",
     [
-        "server.dingtalk",
-        "server.dingtalk.markdown",
-        "server.dingtalk.payload",
-        "server.dingtalk.signature",
-        "server.dingtalk.webhook",
-        "server.dingtalk.bot",
-        "server.routes.dingtalk",
+        "server.channels.dingtalk",
+        "server.channels.dingtalk.markdown",
+        "server.channels.dingtalk.payload",
+        "server.channels.dingtalk.signature",
+        "server.channels.dingtalk.webhook",
+        "server.channels.dingtalk.bot",
+        "server.channels.dingtalk.routes",
     ],
 )
 def test_exported_members_exist(module: str) -> None:
@@ -244,7 +244,9 @@ def test_an_unanswerable_question_gets_the_nearest_entries(robot: Robot, client:
         "markdown": {
             # ROLL's own entries are the nearest, so the reply does not claim ROLL's FAQ lacks the answer
             "title": "The FAQ has no confident answer to this.",
-            "text": "\n\n".join(["The FAQ has no confident answer to this.", "\n".join(["**Nearest entries**", *nearest])]),
+            "text": "\n\n".join(
+                ["The FAQ has no confident answer to this.", "\n".join(["**Nearest entries**", *nearest])]
+            ),
         },
     }
 
@@ -269,7 +271,7 @@ def test_a_message_that_is_not_text_is_told_to_send_text(robot: Robot) -> None:
 @pytest.fixture
 def overrun(robot: Robot, monkeypatch: pytest.MonkeyPatch) -> Callable[[float, float], None]:
     """`overrun(delay, ack)`: the robot's searches take `delay` s longer, and it waits `ack` s for one."""
-    import server.routes.dingtalk as routes
+    import server.channels.dingtalk.routes as routes
 
     kb = robot.app.state.reloader.served.kb
     search = kb.search

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kb.errors import EntryNotFound, KBError, QueryError, SettingsError
+from server.channels.slack.payload import BadSlackPayload
+from server.channels.slack.signature import BadSlackSignature
 from server.errors import STATUS, describe, status_of
 from server.exceptions import ServerError
-from server.slack.payload import BadSlackPayload
-from server.slack.signature import BadSlackSignature
 
 
 class _NarrowQuery(QueryError):

@@ -34,8 +34,8 @@ from fastapi.testclient import TestClient
 
 from kb.errors import SettingsError
 from server import create_app
-from server.feishu import card_markdown, help_card
-from server.feishu.client import FeishuClient
+from server.channels.feishu.card import card_markdown, help_card
+from server.channels.feishu.client import FeishuClient
 from server.settings import ServerSettings
 from tests.support.servers import ServedApp, own_data, top_hits
 
@@ -281,12 +281,12 @@ def expected_card(hits: list[dict[str, Any]], lang: str, question: str) -> dict[
 @pytest.mark.parametrize(
     "module",
     [
-        "server.feishu",
-        "server.feishu.card",
-        "server.feishu.client",
-        "server.feishu.events",
-        "server.feishu.bot",
-        "server.routes.feishu",
+        "server.channels.feishu",
+        "server.channels.feishu.card",
+        "server.channels.feishu.client",
+        "server.channels.feishu.events",
+        "server.channels.feishu.bot",
+        "server.channels.feishu.routes",
         "server.replies",
         "server.markdown_replies",
         "server.replays",

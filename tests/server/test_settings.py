@@ -56,3 +56,10 @@ def test_the_server_reads_the_librarys_settings_and_its_own_from_the_same_variab
     assert not hasattr(Settings.from_env(environ), "admin_token")
     assert ServerSettings.of(Settings.from_env(environ)) == ServerSettings.from_env({"KB_DATA_DIR": str(tmp_path)})
     assert ServerSettings.of(s) is s
+
+
+def test_the_server_refuses_a_channel_it_does_not_have() -> None:
+    with pytest.raises(SettingsError) as raised:
+        ServerSettings.from_env({"KB_CHANNEL_PRECISION": "web=0.8,slak=0.9"})
+    assert "KB_CHANNEL_PRECISION" in str(raised.value) and "'slak'" in str(raised.value)
+    assert "slack" in str(raised.value)  # the channels it has are named

@@ -25,8 +25,9 @@ from kb.entries import Entry
 from kb.hits import Hit
 from kb.settings import Settings
 from server import create_app
-from server.slack import answer_message, escape, help_message, sign, to_mrkdwn, trim, verify
-from server.slack.signature import BadSlackSignature
+from server.channels.slack.blocks import answer_message, help_message
+from server.channels.slack.mrkdwn import escape, to_mrkdwn, trim
+from server.channels.slack.signature import BadSlackSignature, sign, verify
 from tests.support.llm import fake_llm_app
 from tests.support.slack import SECRET, SlackStandIn, command_body, interaction_body, post_command, slack_headers
 
@@ -75,7 +76,13 @@ def top_hits(client: TestClient, query: str) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize(
     "module",
-    ["server.slack", "server.slack.blocks", "server.slack.mrkdwn", "server.slack.signature", "server.routes.slack"],
+    [
+        "server.channels.slack",
+        "server.channels.slack.blocks",
+        "server.channels.slack.mrkdwn",
+        "server.channels.slack.signature",
+        "server.channels.slack.routes",
+    ],
 )
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)
@@ -600,7 +607,7 @@ def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
     slack: TestClient, stand_in: SlackStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A machine under load: the search takes longer than the acknowledgement budget."""
-    import server.routes.slack as routes
+    import server.channels.slack.routes as routes
 
     hits = top_hits(slack, RESUME_EN)
     kb = slack.app.state.reloader.served.kb  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 
 from kb.settings import Settings
 from server import create_app
-from server.slack import shared_message
+from server.channels.slack.blocks import shared_message
 from tests.support.forms import form_token
 from tests.support.hostile import HOSTILE_QUERY
 from tests.support.slack import SECRET, command_body, slack_headers

@@ -157,7 +157,7 @@ def test_fields_are_strictly_typed(server: Any, field: str, value: Any, param: s
 
 
 def test_usage_is_counted(client: openai.OpenAI) -> None:
-    from server.routes.openai_chat import estimated_tokens
+    from server.channels.openai.routes import estimated_tokens
 
     question = "how do I resume training with slime?"
     completion = client.chat.completions.create(model="kb", messages=[{"role": "user", "content": question}])

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from typing import Annotated, Any
+from urllib.parse import parse_qs
 
 import httpx
-from fastapi import APIRouter, BackgroundTasks, HTTPException, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -22,16 +23,25 @@ from kb.chat import Chat, Turn
 from kb.errors import EntryNotFound, QueryError
 from kb.events import Voted
 
-from ..deps import ChatDep, EventsDep, KBDep, SlackFormDep, base_url
-from ..rendering.strings import Translator
-from ..replies import Asked, asks_for_help, help_lang, written
-from ..schemas import ErrorOut
-from ..settings import ServerSettings
-from ..slack import actions_lang, answer_message, help_message, notice_message, shared_message, written_message
-from ..slack.blocks import RELATED_SHOWN
-from ..slack.payload import BadSlackPayload, block_actions
+from ...deps import ChatDep, EventsDep, KBDep, SettingsDep, base_url
+from ...ratelimit import LogBudget
+from ...rendering.strings import Translator
+from ...replies import Asked, asks_for_help, help_lang, written
+from ...schemas import ErrorOut
+from ...settings import ServerSettings
+from .blocks import (
+    RELATED_SHOWN,
+    actions_lang,
+    answer_message,
+    help_message,
+    notice_message,
+    shared_message,
+    written_message,
+)
+from .payload import BadSlackPayload, block_actions
+from .signature import BadSlackSignature, verify
 
-__all__ = ["router", "log_status", "post_to_slack", "POST_TIMEOUT", "ACK_SECONDS"]
+__all__ = ["router", "install", "post_to_slack", "POST_TIMEOUT", "ACK_SECONDS"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/slack", tags=["slack"])
@@ -41,12 +51,34 @@ ACK_SECONDS = 2.0  # longest wait for the search before acknowledging; Slack giv
 _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"model": ErrorOut}}
 
 
-def log_status(settings: ServerSettings) -> None:
-    """Say at start-up whether the Slack routes are on."""
-    if settings.slack_signing_secret:
-        log.info("Slack routes on: /slack/command and /slack/interactive")
-    else:
-        log.info("Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404")
+def install(app: FastAPI, settings: ServerSettings) -> None:
+    """What the routes keep on the app: the budget of log lines for refused requests."""
+    app.state.slack_refused_log = LogBudget()
+
+
+async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, str]:
+    """The form fields of a request Slack signed: 401 when unsigned, badly signed or stale."""
+    body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read
+    headers = request.headers
+    try:
+        # Over the raw bytes, before anything is parsed.
+        verify(
+            settings.slack_signing_secret,
+            headers.get("x-slack-request-timestamp"),
+            headers.get("x-slack-signature"),
+            body,
+        )
+    except BadSlackSignature as exc:
+        client = request.client.host if request.client else "?"
+        # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
+        refused: LogBudget = request.app.state.slack_refused_log
+        refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
+        raise HTTPException(401, f"not a valid Slack request: {exc}") from None
+    fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
+    return {name: values[-1] for name, values in fields.items()}
+
+
+SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
 
 
 def post_to_slack(response_url: str, message: dict[str, Any]) -> None:

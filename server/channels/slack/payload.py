@@ -12,13 +12,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..exceptions import ServerError, invalid_field
+from ...exceptions import ServerError, invalid_field
 
 __all__ = ["BlockActions", "Action", "BadSlackPayload", "block_actions"]
 
 
 class BadSlackPayload(ServerError):
     """A payload that is not JSON or not of the shape Slack sends; the message names the field."""
+
+    status = 400
 
 
 class _Loose(BaseModel):

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..ratelimit import LogBudget
+from ...ratelimit import LogBudget
 
 __all__ = ["SessionWebhook", "on_base", "POST_TIMEOUT"]
 

@@ -30,11 +30,11 @@ from kb.hits import Hit
 from kb.text import detect_lang
 from kb.wording import words
 
-from ..bearer import bearer_matches
-from ..deps import ChatDep, EventsDep, SettingsDep, base_url
-from ..permalinks import permalinks
-from ..schemas import MAX_HISTORY_CHARS, MAX_TURNS, hit_out
-from ..streaming import event_stream, read_in_thread
+from ...bearer import bearer_matches
+from ...deps import ChatDep, EventsDep, SettingsDep, base_url
+from ...permalinks import permalinks
+from ...schemas import MAX_HISTORY_CHARS, MAX_TURNS, hit_out
+from ...streaming import event_stream, read_in_thread
 
 __all__ = ["router", "CHANNEL"]
 

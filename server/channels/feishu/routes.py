@@ -1,9 +1,9 @@
 """`POST /feishu/events`: the Feishu (Lark) bot: a question in a direct message or an @-mention in a group, and its buttons.
 
-Feishu posts every event and card callback to this one URL (server/feishu/events.py reads and
+Feishu posts every event and card callback to this one URL (server/channels/feishu/events.py reads and
 verifies them). It waits 3 seconds for an event's answer and sends the event again without
 one, so a question is acknowledged at once and answered in the background: its reply is a
-card sent through the open platform's API (server/feishu/client.py) as a reply to the
+card sent through the open platform's API (server/channels/feishu/client.py) as a reply to the
 question, and with an LLM a second card with the written answer follows. An event is
 answered once: another delivery of an event id (Feishu's retry, or a replay) is acknowledged
 and dropped. A press of Helpful or Not helpful on a card records a vote, as the web's do, and
@@ -13,9 +13,9 @@ is answered with a toast.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, HTTPException, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
 from kb.chat import Chat
@@ -23,26 +23,16 @@ from kb.errors import QueryError
 from kb.events import Events, Voted
 from kb.text import detect_lang
 
-from ..deps import ChatDep, EventsDep, FeishuDep, base_url
-from ..feishu import (
-    BadFeishuRequest,
-    Challenge,
-    FeishuBot,
-    Message,
-    Other,
-    Press,
-    answer_card,
-    button_vote,
-    help_card,
-    notice_card,
-    written_card,
-)
-from ..rendering.strings import Translator
-from ..replies import Asked, asks_for_help, help_lang, written
-from ..schemas import ErrorOut
-from ..settings import ServerSettings
+from ...deps import ChatDep, EventsDep, base_url
+from ...rendering.strings import Translator
+from ...replies import Asked, asks_for_help, help_lang, written
+from ...schemas import ErrorOut
+from ...settings import ServerSettings
+from .bot import FeishuBot
+from .card import answer_card, button_vote, help_card, notice_card, written_card
+from .events import BadFeishuRequest, Challenge, Message, Other, Press
 
-__all__ = ["router", "log_status"]
+__all__ = ["router", "install"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/feishu", tags=["feishu"])
@@ -51,13 +41,18 @@ _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"mod
 _TAKEN = {"msg": "ok"}
 
 
-def log_status(settings: ServerSettings) -> None:
-    """Say at start-up whether the Feishu bot is on."""
-    if settings.feishu_on:
-        signed = "encrypted and signed" if settings.feishu_encrypt_key else "checked by token only (no Encrypt Key)"
-        log.info("Feishu bot on: /feishu/events, events %s, replies through %s", signed, settings.feishu_base_url)
-    else:
-        log.info("Feishu bot off: KB_FEISHU_APP_ID is not set, so /feishu/events answers 404")
+def install(app: FastAPI, settings: ServerSettings) -> None:
+    """The bot its routes answer with (lark-oapi is imported with it, only when the bot is on)."""
+    app.state.feishu = FeishuBot.of(settings)
+
+
+async def get_feishu(request: Request) -> FeishuBot:
+    """The Feishu bot the app was made with."""
+    bot: FeishuBot = request.app.state.feishu
+    return bot
+
+
+FeishuDep = Annotated[FeishuBot, Depends(get_feishu)]
 
 
 async def _send(bot: FeishuBot, message_id: str, card: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import time
 
-from ..exceptions import ServerError
+from ...exceptions import ServerError
 
 __all__ = ["BadDingTalkSignature", "sign", "verify", "MAX_AGE_MS"]
 
@@ -25,6 +25,8 @@ MAX_TIMESTAMP_DIGITS = 15  # Unix milliseconds have 13 digits until the year 228
 
 class BadDingTalkSignature(ServerError):
     """A message that does not carry a valid, fresh DingTalk signature; the message says which part failed."""
+
+    status = 401
 
 
 def sign(secret: str, timestamp: str) -> str:

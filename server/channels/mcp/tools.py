@@ -29,8 +29,8 @@ from kb.provenance import version_note
 from kb.stacktrace import MAX_PASTE_CHARS
 from kb.wording import words
 
-from .deps import base_url
-from .permalinks import permalink
+from ...deps import base_url
+from ...permalinks import permalink
 
 __all__ = ["create_mcp", "ENTRY_URI", "entry_uri", "CHANNEL"]
 

@@ -16,8 +16,8 @@ from kb.entries import Entry
 from kb.hits import Hit
 from kb.provenance import original_label
 
-from ..rendering.strings import LANGS, Translator
-from ..replies import reply_to, source_of
+from ...rendering.strings import LANGS, Translator
+from ...replies import reply_to, source_of
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""`/mcp`: the MCP server (server/mcp_tools.py) over Streamable HTTP, for a team's coding agents.
+"""`/mcp`: the MCP server (server/channels/mcp/tools.py) over Streamable HTTP, for a team's coding agents.
 
 Off (404) unless `KB_MCP_TOKEN` is set; then every request needs `Authorization: Bearer <token>`,
 compared in constant time (401 without it). The transport is stateless and answers in JSON:
@@ -16,19 +16,22 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from typing import Any
 
+from fastapi import FastAPI
 from mcp.server.mcpserver import MCPServer
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
+from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from kb.errors import shown
 
-from .bearer import bearer_matches
-from .errors import MCP_PATH, send_error
-from .settings import ServerSettings
+from ...bearer import bearer_matches
+from ...errors import MCP_PATH, send_error
+from ...settings import ServerSettings
+from .tools import create_mcp
 
-__all__ = ["MCP_PATH", "MCPEndpoint"]
+__all__ = ["MCP_PATH", "MCPEndpoint", "install", "start"]
 
 _OFF = "the MCP server at /mcp is off: set KB_MCP_TOKEN to a secret token to turn it on (`kb mcp` serves stdio)"
 
@@ -88,3 +91,14 @@ class MCPEndpoint:
             )
             return
         await self.manager.handle_request(scope, receive, send)
+
+
+def install(app: FastAPI, settings: ServerSettings) -> None:
+    """`/mcp` on the app: the endpoint, answering once `start` has run."""
+    app.state.mcp = MCPEndpoint(settings)
+    app.router.routes.append(Route(MCP_PATH, app.state.mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False))
+
+
+async def start(app: FastAPI, stack: AsyncExitStack) -> None:
+    """The transport, for the app's lifetime, over the tools of the build being served."""
+    await app.state.mcp.start(create_mcp(lambda: app.state.reloader.served.kb, app.state.events), stack)

@@ -12,13 +12,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..exceptions import ServerError, invalid_field
+from ...exceptions import ServerError, invalid_field
 
 __all__ = ["RobotMessage", "BadDingTalkPayload", "robot_message"]
 
 
 class BadDingTalkPayload(ServerError):
     """A body that is not JSON or not of the shape DingTalk sends; the message names the field."""
+
+    status = 400
 
 
 class _Loose(BaseModel):

@@ -11,9 +11,9 @@ from typing import Any, Sequence
 
 from kb.hits import Hit
 
-from ..markdown_replies import parts_of, written_parts
-from ..rendering.strings import LANGS, Translator
-from ..replies import Reply
+from ...markdown_replies import parts_of, written_parts
+from ...rendering.strings import LANGS, Translator
+from ...replies import Reply
 
 __all__ = ["answer_message", "written_message", "help_message", "notice_message", "TITLE_LIMIT"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..replays import Guard, Replays
-from ..settings import ServerSettings
+from ...replays import Guard, Replays
+from ...settings import ServerSettings
 from .client import FeishuClient
 from .events import MAX_AGE_SECONDS, FeishuEvents
 

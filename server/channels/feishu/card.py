@@ -16,9 +16,9 @@ from typing import Any, Mapping, Sequence
 
 from kb.hits import Hit
 
-from ..markdown_replies import Parts, parts_of, written_parts
-from ..rendering.strings import LANGS, Translator
-from ..replies import Reply
+from ...markdown_replies import Parts, parts_of, written_parts
+from ...rendering.strings import LANGS, Translator
+from ...replies import Reply
 
 __all__ = [
     "answer_card",

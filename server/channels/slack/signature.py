@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import time
 
-from ..exceptions import ServerError
+from ...exceptions import ServerError
 
 __all__ = ["BadSlackSignature", "sign", "verify", "MAX_AGE_SECONDS", "MAX_TIMESTAMP_DIGITS"]
 
@@ -21,6 +21,8 @@ MAX_TIMESTAMP_DIGITS = 12  # Unix seconds have 10 digits until the year 2286
 
 class BadSlackSignature(ServerError):
     """A request that does not carry a valid, fresh Slack signature; the message says which part failed."""
+
+    status = 401
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..replays import Guard, Replays
-from ..settings import ServerSettings
+from ...replays import Guard, Replays
+from ...settings import ServerSettings
 from .signature import MAX_AGE_MS
 from .webhook import SessionWebhook
 

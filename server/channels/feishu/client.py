@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any
 
-from ..ratelimit import LogBudget
+from ...ratelimit import LogBudget
 
 __all__ = ["FeishuClient", "TIMEOUT"]
 

@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..exceptions import ServerError
+from ...exceptions import ServerError
 
 __all__ = [
     "FeishuEvents",
@@ -56,6 +56,8 @@ _HINTS = {
 
 class BadFeishuRequest(ServerError):
     """A request that is not a valid, fresh one from Feishu; the message says which part failed."""
+
+    status = 401
 
 
 @dataclass(frozen=True)

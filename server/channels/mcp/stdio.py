@@ -1,4 +1,4 @@
-"""`kb mcp`: the MCP server (server/mcp_tools.py) over standard input and output, for an agent that launches it.
+"""`kb mcp`: the MCP server (server/channels/mcp/tools.py) over standard input and output, for an agent that launches it.
 
 The SDK's stdio transport reads a JSON-RPC message a line; a line it cannot read it passes on as an
 exception, which the server drops, so a client that sent it waits for an answer forever. Here such a

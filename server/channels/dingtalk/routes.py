@@ -12,23 +12,26 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, HTTPException, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from kb.chat import Chat, Turn
 from kb.errors import QueryError
 from kb.text import detect_lang
 
-from ..deps import ChatDep, DingTalkDep, DingTalkMessageDep, EventsDep, base_url
-from ..dingtalk import DingTalkBot, answer_message, help_message, notice_message, written_message
-from ..rendering.strings import Translator
-from ..replies import Asked, asks_for_help, help_lang, written
-from ..schemas import ErrorOut
-from ..settings import ServerSettings
+from ...deps import ChatDep, EventsDep, base_url
+from ...rendering.strings import Translator
+from ...replies import Asked, asks_for_help, help_lang, written
+from ...schemas import ErrorOut
+from ...settings import ServerSettings
+from .bot import DingTalkBot
+from .markdown import answer_message, help_message, notice_message, written_message
+from .payload import RobotMessage, robot_message
+from .signature import BadDingTalkSignature, verify
 
-__all__ = ["router", "log_status", "ACK_SECONDS"]
+__all__ = ["router", "install", "ACK_SECONDS"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/dingtalk", tags=["dingtalk"])
@@ -41,12 +44,34 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def log_status(settings: ServerSettings) -> None:
-    """Say at start-up whether the DingTalk robot is on."""
-    if settings.dingtalk_on:
-        log.info("DingTalk robot on: /dingtalk/robot, late answers to %s", settings.dingtalk_webhook_base)
-    else:
-        log.info("DingTalk robot off: KB_DINGTALK_APP_KEY is not set, so /dingtalk/robot answers 404")
+def install(app: FastAPI, settings: ServerSettings) -> None:
+    """The robot its routes answer with."""
+    app.state.dingtalk = DingTalkBot.of(settings)
+
+
+async def get_dingtalk(request: Request) -> DingTalkBot:
+    """The DingTalk robot the app was made with."""
+    bot: DingTalkBot = request.app.state.dingtalk
+    return bot
+
+
+DingTalkDep = Annotated[DingTalkBot, Depends(get_dingtalk)]
+
+
+async def get_dingtalk_message(request: Request, bot: DingTalkDep) -> RobotMessage:
+    """The message of a request DingTalk signed: 401 when unsigned, badly signed or stale, 400 when not of DingTalk's shape."""
+    headers = request.headers
+    try:
+        verify(bot.app_secret, headers.get("timestamp"), headers.get("sign"))
+    except BadDingTalkSignature as exc:
+        client = request.client.host if request.client else "?"
+        # The robot's route is not rate-limited (DingTalk's servers send for everyone), so the log lines are.
+        bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
+        raise HTTPException(401, f"not a valid DingTalk request: {exc}") from None
+    return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
+
+
+DingTalkMessageDep = Annotated[RobotMessage, Depends(get_dingtalk_message)]
 
 
 def _write_answer(bot: DingTalkBot, chat: Chat, turn: Turn, root: str, webhook: str) -> None:

@@ -1,0 +1,74 @@
+"""`Channel`: what the web app needs to know of one place the knowledge base answers, declared once.
+
+A channel's package (`server/channels/<name>/`) declares one in its `__init__.py`, which imports
+nothing heavy; the registry (server/channels/registry.py) lists them. Everything that names
+channels reads that list: which routes the app mounts and which settings turn them on
+(server/app.py), the all-or-none check of their settings (server/settings.py), the paths whose
+errors are JSON and which the browser rate limit does not count (server/errors.py), the labels and
+chart colours of `/insights`, the start-up lines, and the docs' tests.
+
+A channel that is on has its `module` imported when the app is made: it holds `router` (a FastAPI
+`APIRouter`) and may hold `install(app, settings)` (state its routes need) and
+`async start(app, stack)` (what must run for the app's lifetime, entered on `stack`). A channel
+that is off imports nothing of its own, and its paths answer 404 with `off`, which names the
+settings to set.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ..settings import ServerSettings
+
+__all__ = ["Channel"]
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_COLOUR = re.compile(r"^#[0-9a-f]{6}$")
+
+
+@dataclass(frozen=True)
+class Channel:
+    """One place the knowledge base answers: its name, how people see it, how it is turned on, what it mounts."""
+
+    name: str  # recorded with every question and vote, and the `channel` label of /metrics: `slack`
+    label_en: str  # how /insights names it, in English and in Chinese
+    label_zh: str
+    colour: str  # its series' colour in /insights's chart, light theme (`#rrggbb`)
+    colour_dark: str  # and in the dark theme
+    docs: str  # the docs section that sets it up: `docs/channels.md#slack`
+    settings: tuple[str, ...] = ()  # ServerSettings fields that turn it on, set all or none ((): always on)
+    module: str = ""  # imported only when on: holds `router`, maybe `install` and `start` ("": no routes of its own)
+    prefix: str = ""  # the path its routes sit under (`/slack/`); "" when it has none of its own
+    off: str = ""  # what its paths answer (404) while it is off: which settings to set
+    platform: bool = False  # a platform's servers call it for everyone: not counted by the browser rate limit
+    cross_site: bool = False  # other sites' pages call it with a bearer token: CORS for KB_ALLOWED_ORIGINS, with one
+    chat_ids: str = ""  # the ServerSettings field that records its workspace and conversation ids with questions
+    status: Callable[["ServerSettings"], str] | None = field(default=None, compare=False)  # its start-up line
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ValueError(f"channel name {self.name!r}: lower-case letters, digits and _ only")
+        for colour in (self.colour, self.colour_dark):
+            if not _COLOUR.match(colour):
+                raise ValueError(f"channel {self.name}: colour {colour!r} is not #rrggbb")
+        if self.settings and not (self.module and self.off):
+            raise ValueError(f"channel {self.name}: a channel turned on by settings needs a module and an off message")
+
+    def on(self, settings: "ServerSettings") -> bool:
+        """Whether it is turned on: always, or when its first setting is set (the settings check made sure of the rest)."""
+        return not self.settings or bool(getattr(settings, self.settings[0]))
+
+    def label(self, lang: str) -> str:
+        return self.label_zh if lang == "zh" else self.label_en
+
+    def keeps_chat_ids(self, settings: "ServerSettings") -> bool:
+        """Whether questions asked here are recorded with the workspace's and the conversation's ids."""
+        return bool(self.chat_ids) and bool(getattr(settings, self.chat_ids))
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """Its settings as the environment names them: `KB_SLACK_SIGNING_SECRET`."""
+        return tuple("KB_" + name.upper() for name in self.settings)

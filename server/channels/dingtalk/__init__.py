@@ -1,0 +1,35 @@
+"""DingTalk: the robot's signed messages (routes in `routes.py`; signatures, payloads, Markdown replies, session webhooks)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..channel import Channel
+
+if TYPE_CHECKING:
+    from ...settings import ServerSettings
+
+__all__ = ["CHANNEL"]
+
+
+def _status(settings: "ServerSettings") -> str:
+    if settings.dingtalk_app_key:
+        return f"DingTalk robot on: /dingtalk/robot, late answers to {settings.dingtalk_webhook_base}"
+    return "DingTalk robot off: KB_DINGTALK_APP_KEY is not set, so /dingtalk/robot answers 404"
+
+
+CHANNEL = Channel(
+    name="dingtalk",
+    label_en="DingTalk",
+    label_zh="钉钉",
+    colour="#65a30d",
+    colour_dark="#a3e635",
+    docs="docs/channels.md#dingtalk-the-faq-robot",
+    settings=("dingtalk_app_key", "dingtalk_app_secret"),
+    module="server.channels.dingtalk.routes",
+    prefix="/dingtalk/",
+    off="the DingTalk robot is off: set KB_DINGTALK_APP_KEY and KB_DINGTALK_APP_SECRET",
+    platform=True,
+    chat_ids="insights_chat_ids",
+    status=_status,
+)

@@ -1,0 +1,35 @@
+"""Slack: the `/faq` slash command and its buttons (routes in `routes.py`; signatures, payloads, Block Kit replies, mrkdwn)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..channel import Channel
+
+if TYPE_CHECKING:
+    from ...settings import ServerSettings
+
+__all__ = ["CHANNEL"]
+
+
+def _status(settings: "ServerSettings") -> str:
+    if settings.slack_signing_secret:
+        return "Slack routes on: /slack/command and /slack/interactive"
+    return "Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404"
+
+
+CHANNEL = Channel(
+    name="slack",
+    label_en="Slack",
+    label_zh="Slack",
+    colour="#c026d3",
+    colour_dark="#e879f9",
+    docs="docs/channels.md#slack-the-faq-command",
+    settings=("slack_signing_secret",),
+    module="server.channels.slack.routes",
+    prefix="/slack/",
+    off="the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret",
+    platform=True,
+    chat_ids="insights_slack_ids",
+    status=_status,
+)

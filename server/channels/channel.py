@@ -44,6 +44,9 @@ class Channel:
     prefix: str = ""  # the path its routes sit under (`/slack/`); "" when it has none of its own
     off: str = ""  # what its paths answer (404) while it is off: which settings to set
     platform: bool = False  # a platform's servers call it for everyone: not counted by the browser rate limit
+    precision: float | None = (
+        None  # its operating point unless KB_CHANNEL_PRECISION sets one (None: KB_ANSWER_PRECISION)
+    )
     cross_site: bool = False  # other sites' pages call it with a bearer token: CORS for KB_ALLOWED_ORIGINS, with one
     chat_ids: str = ""  # the ServerSettings field that records its workspace and conversation ids with questions
     status: Callable[["ServerSettings"], str] | None = field(default=None, compare=False)  # its start-up line

@@ -1,11 +1,13 @@
 """Settings come from KB_ variables only, and bad values name the variable."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kb.errors import SettingsError
 from kb.settings import SHIPPED_SOURCES, Settings
+from server.channels import CHANNELS
 from server.settings import ServerSettings
 from tests.support.paths import ROOT
 
@@ -63,3 +65,15 @@ def test_the_server_refuses_a_channel_it_does_not_have() -> None:
         ServerSettings.from_env({"KB_CHANNEL_PRECISION": "web=0.8,slak=0.9"})
     assert "KB_CHANNEL_PRECISION" in str(raised.value) and "'slak'" in str(raised.value)
     assert "slack" in str(raised.value)  # the channels it has are named
+
+
+def test_a_channel_answers_at_its_declared_point_unless_the_setting_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import server.settings
+
+    strict = replace(CHANNELS[3], precision=0.95)  # a channel declaring its own operating point
+    monkeypatch.setattr(server.settings, "CHANNELS", (*CHANNELS[:3], strict, *CHANNELS[4:]))
+    settings = ServerSettings.from_env({"KB_ANSWER_PRECISION": "0.7"})
+    assert settings.precision_for(strict.name) == 0.95
+    assert settings.precision_for("web") == 0.7
+    overridden = ServerSettings.from_env({"KB_ANSWER_PRECISION": "0.7", "KB_CHANNEL_PRECISION": f"{strict.name}=0.85"})
+    assert overridden.precision_for(strict.name) == 0.85

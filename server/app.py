@@ -27,7 +27,7 @@ from kb.llm import LLM
 from kb.settings import Settings
 
 from . import surfaces
-from .channels import CHANNELS, Channel
+from .channels import Channel, registry
 from .errors import install_error_handler
 from .metrics import Metrics, RequestMetrics, State
 from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
@@ -57,13 +57,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         llm = LLM(resolved) if LLM.configured(resolved) else None
-        app.state.recorder = Recorder.open(resolved, frozenset(c.name for c in CHANNELS if c.keeps_chat_ids(resolved)))
+        app.state.recorder = Recorder.open(
+            resolved, frozenset(c.name for c in registry.CHANNELS if c.keeps_chat_ids(resolved))
+        )
         # What is asked and voted, to the insights and the metrics.
         app.state.events = Events([app.state.recorder.hear, metrics.hear])
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         app.state.refit = Refit(app.state.reloader)
         metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
-        for channel in CHANNELS:
+        for channel in registry.CHANNELS:
             if channel.status is not None:
                 log.info("%s", channel.status(resolved))
         surfaces.log_status(resolved)
@@ -128,7 +130,7 @@ def _mount_channels(app: FastAPI, settings: ServerSettings) -> dict[str, ModuleT
     """Each channel that is on: its module imported, its routes included, its state installed. Each that is off:
     its paths answer 404 saying which settings turn it on, and nothing of its own is imported."""
     mounted = {}
-    for channel in CHANNELS:
+    for channel in registry.CHANNELS:
         if not channel.module:
             continue
         if not channel.on(settings):
@@ -145,7 +147,7 @@ def _mount_channels(app: FastAPI, settings: ServerSettings) -> dict[str, ModuleT
 
 def _cross_site() -> tuple[str, ...]:
     """The paths of the channels other sites' pages call with a token (agents, chat front ends)."""
-    return tuple(c.prefix for c in CHANNELS if c.cross_site)
+    return tuple(c.prefix for c in registry.CHANNELS if c.cross_site)
 
 
 def _answer_off(app: FastAPI, channel: Channel) -> None:

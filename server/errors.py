@@ -33,7 +33,7 @@ from kb.errors import (
     SettingsError,
 )
 
-from .channels import CHANNELS
+from .channels import registry
 from .deps import app_settings
 from .exceptions import ServerError
 from .headers import SECURITY_HEADERS
@@ -46,7 +46,7 @@ __all__ = [
     "describe",
     "send_error",
     "document_error_responses",
-    "RATE_EXEMPT",
+    "rate_exempt",
     "OPENAI_PREFIX",
     "openai_error",
     "mcp_error",
@@ -109,13 +109,14 @@ def describe(exc: Exception) -> tuple[int, str]:
     return 500, "internal error"
 
 
-# Paths whose errors are JSON whatever the client accepts: the API's, the admin routes', every channel's own.
-JSON_PATHS = ("/api/", "/admin/", *(c.prefix for c in CHANNELS if c.prefix))
+def json_paths() -> tuple[str, ...]:
+    """Paths whose errors are JSON whatever the client accepts: the API's, the admin routes', every channel's own."""
+    return ("/api/", "/admin/", *(c.prefix for c in registry.CHANNELS if c.prefix))
 
 
 def _wants_json(request: Request) -> bool:
     path = request.url.path
-    if path.startswith(JSON_PATHS) or path in (
+    if path.startswith(json_paths()) or path in (
         "/healthz",
         "/metrics",
     ):
@@ -204,13 +205,12 @@ def install_error_handler(app: FastAPI) -> None:
 # schedule, and Feishu's and DingTalk's servers send every asker's questions from a few addresses
 # (their bots count each chat's instead: CHAT_LIMIT); health checks come from the load balancer,
 # static files are cached. A scraper of /metrics calls often, from one address.
-RATE_EXEMPT = (
-    *(c.prefix for c in CHANNELS if c.platform and c.prefix),
-    "/healthz",
-    "/static/",
-    "/widget.js",
-    "/metrics",
-)
+def rate_exempt() -> tuple[str, ...]:
+    """The paths `RateLimit` does not count: the chat platforms' (their channels say so), and the ones above."""
+    return (*(c.prefix for c in registry.CHANNELS if c.platform and c.prefix), *_RATE_EXEMPT)
+
+
+_RATE_EXEMPT = ("/healthz", "/static/", "/channels.css", "/widget.js", "/metrics")
 
 _ERROR_DESCRIPTIONS = {
     413: "the request body is over KB_MAX_BODY_BYTES",
@@ -253,7 +253,7 @@ def _declare_errors(path: str, method: str, operation: dict[str, Any]) -> None:
         statuses.append(422)
     if operation.get("requestBody") or method in ("post", "put", "patch"):
         statuses.append(413)
-    if not path.startswith(RATE_EXEMPT):
+    if not path.startswith(rate_exempt()):
         statuses.append(429)
     error_out = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}
     for status in statuses:

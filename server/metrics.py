@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kb.adapter import QueryAdapter
 from kb.events import Chatted, Event, Searched
 
+from .channels import registry
 from .reload import Reloader
 
 __all__ = ["Metrics", "RequestMetrics", "State", "CONTENT_TYPE"]
@@ -40,6 +41,7 @@ class Metrics:
 
     def __init__(self) -> None:
         disable_created_metrics()  # no `_created` series beside each counter: the process start says as much
+        self.channels = frozenset(registry.names())
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "kb_http_requests",
@@ -69,15 +71,21 @@ class Metrics:
         )
 
     def hear(self, event: Event) -> None:
-        """A listener of `kb.events.Events`: time and count each question asked."""
+        """A listener of `kb.events.Events`: time and count each question asked, under its channel's name
+        (a name the registry does not have counts as `other`, so the series stay as many as the channels)."""
         if isinstance(event, Searched):
             seconds = time.perf_counter() - event.started
-            self.search_seconds.labels(event.channel).observe(seconds)
+            channel = self._channel(event.channel)
+            self.search_seconds.labels(channel).observe(seconds)
             kind = "live" if event.live else "search"
-            self.questions.labels(event.channel, kind, _outcome(event.result.answered)).inc()
+            self.questions.labels(channel, kind, _outcome(event.result.answered)).inc()
         elif isinstance(event, Chatted):
-            self.chat_seconds.labels(event.channel).observe(time.perf_counter() - event.started)
-            self.questions.labels(event.channel, "chat", _outcome(event.answered)).inc()
+            channel = self._channel(event.channel)
+            self.chat_seconds.labels(channel).observe(time.perf_counter() - event.started)
+            self.questions.labels(channel, "chat", _outcome(event.answered)).inc()
+
+    def _channel(self, name: str) -> str:
+        return name if name in self.channels else "other"
 
     def watch(self, state: "State") -> None:
         self.registry.register(state)

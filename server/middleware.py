@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb.lru import LRU
 
-from .errors import RATE_EXEMPT, send_error
+from .errors import rate_exempt, send_error
 from .headers import ON_EVERY_RESPONSE
 from .limits import BodyRefused, CheckedBody, bad_utf8_parameter, is_json, too_large
 from .ratelimit import LogBudget, TokenBuckets, client_address
@@ -176,8 +176,8 @@ class RateLimit:
     """Count each client's requests against KB_RATE_LIMIT and answer 429 with `Retry-After` beyond it.
 
     Each client has a bucket of N tokens that refills at N a minute (`KB_RATE_LIMIT=N/minute`):
-    a burst of N requests is served at once, then one every 60/N seconds. Slack, `/healthz`,
-    static files and `/widget.js` are not counted (`RATE_EXEMPT`). The client is the address
+    a burst of N requests is served at once, then one every 60/N seconds. The chat platforms'
+    routes, `/healthz`, static files and `/widget.js` are not counted (`rate_exempt`). The client is the address
     in the ASGI scope (see server/ratelimit.py for proxies).
     """
 
@@ -185,9 +185,10 @@ class RateLimit:
         self.app = app
         self.limit = settings.rate_limit
         self._buckets = TokenBuckets(*settings.rate) if settings.rate is not None else None
+        self._exempt = rate_exempt()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._buckets is None or scope["type"] != "http" or scope["path"].startswith(RATE_EXEMPT):
+        if self._buckets is None or scope["type"] != "http" or scope["path"].startswith(self._exempt):
             await self.app(scope, receive, send)
             return
         waiting = self._buckets.take(client_address(scope))

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from kb.errors import SettingsError
 from kb.settings import Settings, setting
 
-from .channels import CHANNELS
+from .channels import registry
 
 __all__ = ["ServerSettings"]
 
@@ -108,7 +108,7 @@ class ServerSettings(Settings):
         (a bot that posts in public declares a high one), else KB_ANSWER_PRECISION."""
         if channel in self.channel_precisions:
             return self.channel_precisions[channel]
-        declared = next((c.precision for c in CHANNELS if c.name == channel), None)
+        declared = next((c.precision for c in registry.CHANNELS if c.name == channel), None)
         return declared if declared is not None else self.answer_precision
 
     @property
@@ -165,7 +165,7 @@ def _check_base_url(raw: str) -> None:
 
 def _check_pairs(settings: ServerSettings) -> None:
     """A channel is configured whole or not at all: a missing setting stops start-up, named."""
-    for group in (c.settings for c in CHANNELS if len(c.settings) > 1):
+    for group in (c.settings for c in registry.CHANNELS if len(c.settings) > 1):
         names = ["KB_" + name.upper() for name in group]
         given = [bool(getattr(settings, name)) for name in group]
         if any(given) and not all(given):
@@ -177,7 +177,7 @@ def _check_pairs(settings: ServerSettings) -> None:
 
 def _check_channel_names(settings: ServerSettings) -> None:
     """KB_CHANNEL_PRECISION names channels this server has."""
-    known = [c.name for c in CHANNELS]
+    known = [c.name for c in registry.CHANNELS]
     for name in settings.channel_precisions:
         if name not in known:
             raise SettingsError(

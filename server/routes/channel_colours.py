@@ -4,22 +4,20 @@
 from __future__ import annotations
 
 import hashlib
-from functools import cache
 
 from fastapi import APIRouter, Response
 
-from ..channels import CHANNELS
+from ..channels import registry
 
 __all__ = ["router", "channel_css", "css_url"]
 
 router = APIRouter(tags=["insights"])
 
 
-@cache
 def channel_css() -> str:
     """The stylesheet: one rule a channel, and the same in a dark-theme media query."""
-    light = [f".series-{c.name} {{ fill: {c.colour}; background: {c.colour}; }}" for c in CHANNELS]
-    dark = [f"  .series-{c.name} {{ fill: {c.colour_dark}; background: {c.colour_dark}; }}" for c in CHANNELS]
+    light = [f".series-{c.name} {{ fill: {c.colour}; background: {c.colour}; }}" for c in registry.CHANNELS]
+    dark = [f"  .series-{c.name} {{ fill: {c.colour_dark}; background: {c.colour_dark}; }}" for c in registry.CHANNELS]
     return "\n".join(
         [
             "/* The channels' colours (server/channels/). */",

@@ -33,7 +33,7 @@ from kb.text import question_key
 from kb.tuning import links_since
 
 from ..admin_auth import check_on, sign_in, sign_out, signed_in, token_matches
-from ..channels import CHANNELS
+from ..channels import registry
 from ..deps import (
     AdminDep,
     AdminFormDep,
@@ -75,7 +75,7 @@ def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
     """Questions per day, by channel and by language."""
     days = report.days()
     charts = []
-    channels = {c.name: c.label(t.lang) for c in CHANNELS}
+    channels = {c.name: c.label(t.lang) for c in registry.CHANNELS}
     for name, counts in (
         ("channel", report.per_day("channel", tuple(channels))),
         ("lang", report.per_day("lang", LANGS)),
@@ -123,7 +123,7 @@ async def insights_page(
         "charts": _charts(report, t),
         "drafts": [draft_entries(gap) for gap in report.gaps],
         "doubt_signs": ("asked_again", "unhelpful", "low_margin"),
-        "channel_labels": {c.name: c.label(lang) for c in CHANNELS},
+        "channel_labels": {c.name: c.label(lang) for c in registry.CHANNELS},
         "channels_css": css_url(),
         "exports": [(name, f"/insights/{name}.csv?{urlencode({'since': since})}") for name in TABLES],
         "day": day,

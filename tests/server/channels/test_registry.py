@@ -1,0 +1,99 @@
+"""The channel registry: a new channel is its package and one registry line (a test-only channel shows it), every
+registered channel has what the app, /insights, /metrics and the docs need, and one that is off loads nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from server.app import create_app
+from server.channels import CHANNELS, registry
+from server.routes.channel_colours import channel_css
+from tests.docs.test_links import anchors
+from tests.support.ask_channel import registered
+from tests.support.paths import ROOT
+
+RESUME_EN = "how do I resume training in slime?"
+
+
+def test_a_channel_registered_in_one_line_is_mounted_recorded_and_drawn(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    channel = registered(monkeypatch)
+    with TestClient(create_app(settings.with_(admin_token="secret", rate_limit="1/hour"))) as client:
+        answer = client.get("/ask/", params={"q": RESUME_EN})
+        searched = client.get("/api/search", params={"q": RESUME_EN}).json()
+        assert searched["answered"] and answer.status_code == 200
+        assert answer.text == searched["hits"][0]["answer"]
+        for _ in range(3):  # a platform's channel is not counted by the browser rate limit (1 an hour here)
+            assert client.get("/ask/", params={"q": RESUME_EN}).status_code == 200
+        missing = client.get("/ask/nothing-here")
+        assert missing.status_code == 404 and missing.json()["ok"] is False  # its errors are JSON
+        metrics = client.get("/metrics").text
+        assert 'kb_questions_total{channel="ask",kind="search",outcome="answered"}' in metrics
+        css = client.get("/channels.css")
+    assert css.status_code == 200 and f".series-ask {{ fill: {channel.colour};" in css.text
+
+
+def test_a_channel_that_is_off_answers_404_naming_its_settings_and_imports_nothing(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registered(monkeypatch)
+    sys.modules.pop("tests.support.ask_channel.routes", None)
+    with TestClient(create_app(settings.with_(admin_token=""))) as client:
+        off = client.post("/ask/anything")
+    assert off.status_code == 404 and off.json()["error"] == "the plain-text channel is off: set KB_ADMIN_TOKEN"
+    assert "tests.support.ask_channel.routes" not in sys.modules
+
+
+def test_an_app_with_no_channel_configured_imports_no_platform_sdk() -> None:
+    script = (
+        "import sys, json\n"
+        "from server.app import create_app\n"
+        "from server.settings import ServerSettings\n"
+        "create_app(ServerSettings.from_env({}))\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'lark_oapi')"
+        " or m.startswith(('server.channels.slack.', 'server.channels.feishu.', 'server.channels.dingtalk.',"
+        " 'server.channels.mcp.')))))\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert json.loads(loaded.stdout) == []
+
+
+@pytest.mark.parametrize("channel", CHANNELS, ids=lambda c: c.name)
+def test_every_channel_has_a_label_in_both_languages_a_colour_and_a_docs_section(channel: Any) -> None:
+    assert channel.label("en").strip() and channel.label("zh").strip()
+    assert f".series-{channel.name} {{ fill: {channel.colour};" in channel_css()
+    assert f".series-{channel.name} {{ fill: {channel.colour_dark};" in channel_css()
+    page, _, anchor = channel.docs.partition("#")
+    assert (ROOT / page).is_file() and anchor in anchors(ROOT / page), channel.docs
+
+
+def test_the_channels_colours_tell_them_apart() -> None:
+    assert len({c.colour for c in CHANNELS}) == len(CHANNELS)
+    assert len({c.colour_dark for c in CHANNELS}) == len(CHANNELS)
+    assert len(set(registry.names())) == len(CHANNELS)
+
+
+def test_the_docs_list_every_channel_by_name() -> None:
+    channels_page = " ".join((ROOT / "docs" / "channels.md").read_text(encoding="utf-8").split())
+    metrics_page = " ".join((ROOT / "docs" / "deployment.md").read_text(encoding="utf-8").split())
+    named = ", ".join(f"`{name}`" for name in registry.names())
+    assert named in channels_page, "docs/channels.md's first paragraph lists the channels in the registry's order"
+    assert f"by channel ({named})" in metrics_page, "docs/deployment.md's kb_search_seconds row lists them too"
+
+
+def test_a_question_from_a_channel_the_registry_does_not_have_counts_as_other(settings: Any) -> None:
+    from kb.events import Searched
+    from kb.hits import SearchResult
+    from server.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.hear(Searched(SearchResult("q", False, ()), "nowhere", 0.0, None, None))
+    exposition = metrics.exposition().decode()
+    assert 'channel="other"' in exposition and "nowhere" not in exposition

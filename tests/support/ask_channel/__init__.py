@@ -1,0 +1,30 @@
+"""A channel made only for the tests, as docs/adding-a-channel.md makes one: `GET /ask/?q=` answers from the FAQ
+in plain text. Registered by `registered(monkeypatch)`, never by the app itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.channels import Channel, registry
+
+__all__ = ["CHANNEL", "registered"]
+
+CHANNEL = Channel(
+    name="ask",
+    label_en="Plain-text asks",
+    label_zh="纯文本提问",
+    colour="#475569",
+    colour_dark="#cbd5e1",
+    docs="docs/adding-a-channel.md#a-small-example",
+    settings=("admin_token",),  # a setting the server already has, so that the test can turn it off
+    module="tests.support.ask_channel.routes",
+    prefix="/ask/",
+    off="the plain-text channel is off: set KB_ADMIN_TOKEN",
+    platform=True,
+)
+
+
+def registered(monkeypatch: pytest.MonkeyPatch) -> Channel:
+    """The registry with this channel's line added, for the rest of the test."""
+    monkeypatch.setattr(registry, "CHANNELS", (*registry.CHANNELS, CHANNEL))
+    return CHANNEL

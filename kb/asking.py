@@ -1,9 +1,10 @@
 """Asking: the library's front door: a search or a chat turn, finished for the reader, and an event for each.
 
-Every channel (the pages, the JSON API, the widget, Slack, Feishu, DingTalk) asks through `search` and `chat`
-(or `chat_stream`): they return the result in the reader's language and publish what was
+Every channel (the pages, the JSON API, the widget, the chat platforms, the agents) asks through `search` and
+`chat` (or `chat_stream`): they return the result in the reader's language and publish what was
 asked to the listeners of `kb.events.Events` (the insights recorder among them), timed
-from the call. `browse` lists the entries of a filter with no question; it is not asked,
+from the call. A vote, from whichever channel, goes through `vote`: written before the channel
+acknowledges it. `browse` lists the entries of a filter with no question; it is not asked,
 so nothing is published.
 """
 
@@ -11,16 +12,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from .answer import elsewhere_note
 from .cancel import Cancel
 from .chat import Chat, ChatReply
-from .events import Chatted, Events, Searched
+from .errors import InsightsOff
+from .events import Chatted, Events, Searched, Voted
 from .hits import Hit, SearchResult
 from .knowledge import KnowledgeBase
 
-__all__ = ["Found", "search", "chat", "chat_stream", "browse"]
+if TYPE_CHECKING:
+    from .insights.service import Insights
+
+__all__ = ["Found", "search", "chat", "chat_stream", "browse", "vote", "FEEDBACK_OFF"]
+
+FEEDBACK_OFF = "feedback is off: votes cannot be recorded on this server (its log says why)"
 
 
 @dataclass(frozen=True)
@@ -117,3 +124,12 @@ def browse(kb: KnowledgeBase, source: str | None, tag: str | None, hl: str) -> l
     subset = kb.searcher.filters.subset(tags, source or None)
     chosen = kb.entries if subset is None else [kb.entries[int(i)] for i in subset.ids()]
     return [Hit(entry=e.localized(hl), score=0.0, rank=i) for i, e in enumerate(chosen, 1)]
+
+
+async def vote(insights: "Insights", voted: Voted) -> None:
+    """Record a vote, from any channel, written to the insights database before this returns: `InsightsOff` when
+    there is none to keep votes, `InsightsUnavailable` when it refuses this one (the channel says so rather than
+    thanking the voter). The limits on how many votes a voter gives are the channel's to check first."""
+    if not insights.feedback_on:
+        raise InsightsOff(FEEDBACK_OFF)  # why there is no database was logged at start-up
+    await insights.vote(voted)

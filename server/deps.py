@@ -42,10 +42,9 @@ __all__ = [
     "AdminOnDep",
     "BearerDep",
     "AdminFormDep",
+    "VoteLimitDep",
     "FormTokenDep",
     "SignInLimitDep",
-    "VoteLimitDep",
-    "limit_answer_votes",
     "app_settings",
     "base_url",
     "feedback_context",
@@ -162,13 +161,8 @@ async def limit_sign_in(request: Request) -> None:
 
 
 async def limit_votes(request: Request) -> None:
-    """At most VOTE_LIMIT votes per client (429 beyond)."""
+    """At most VOTE_LIMIT vote requests per client, counted before anything about the vote is looked at (429 beyond)."""
     request.app.state.vote_limit.check(request.scope)
-
-
-def limit_answer_votes(request: Request, entry_id: str) -> None:
-    """At most ANSWER_VOTE_LIMIT votes per client on one answer (an entry), whatever the sessions (429 beyond)."""
-    request.app.state.answer_vote_limit.check(request.scope, entry_id)
 
 
 def feedback_context(insights: Insights) -> dict[str, object]:
@@ -202,5 +196,5 @@ AdminOnDep = Annotated[None, Depends(require_admin_on)]
 BearerDep = Annotated[None, Depends(require_bearer)]
 AdminFormDep = Annotated[None, Depends(require_admin_form)]
 FormTokenDep = Annotated[None, Depends(check_form)]
-SignInLimitDep = Annotated[None, Depends(limit_sign_in)]
 VoteLimitDep = Annotated[None, Depends(limit_votes)]
+SignInLimitDep = Annotated[None, Depends(limit_sign_in)]

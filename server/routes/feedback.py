@@ -19,14 +19,16 @@ from typing import Literal
 from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, Field
 
+from kb.asking import FEEDBACK_OFF
 from kb.errors import InsightsUnavailable, QueryError
 from kb.events import Voted
 from kb.insights import Reason
 from kb.stacktrace import fits, too_long
 
-from ..deps import ChannelDep, InsightsDep, KBDep, SettingsDep, VoteLimitDep, limit_answer_votes
+from ..deps import ChannelDep, InsightsDep, KBDep, SettingsDep, VoteLimitDep
 from ..schemas import ErrorOut
 from ..sessions import SESSION_COOKIE, session_id
+from ..votes import take_vote
 
 __all__ = ["router", "FeedbackIn", "FeedbackOut", "MAX_COMMENT", "FEEDBACK_OFF"]
 
@@ -34,7 +36,6 @@ router = APIRouter(prefix="/api", tags=["feedback"])
 
 MAX_COMMENT = 1000
 RETRY_AFTER = 5  # seconds, after a vote the database refused
-FEEDBACK_OFF = "feedback is off: votes cannot be recorded on this server (its log says why)"
 _NO_SESSION = (
     "session: a vote needs a session this server issued: the kb_session cookie its pages set, "
     "or the `session` of an /api/chat reply"
@@ -93,7 +94,6 @@ async def feedback(
     session = session_id(insights, body.session if body.session is not None else request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise HTTPException(403, _NO_SESSION)
-    limit_answer_votes(request, body.entry_id)
     vote = Voted(
         entry_id=body.entry_id,
         helpful=body.helpful,
@@ -104,7 +104,7 @@ async def feedback(
         comment=(body.comment or "").strip() or None,
     )
     try:
-        await insights.vote(vote)
+        await take_vote(request, insights, vote)  # the limit per client and answer, then written
     except InsightsUnavailable as exc:
         raise HTTPException(503, str(exc), {"Retry-After": str(RETRY_AFTER)}) from None
     return FeedbackOut()

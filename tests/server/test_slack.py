@@ -628,3 +628,13 @@ def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
         ],
     }
     assert stand_in.wait_for("late") == {**expected_answer(hits, "en"), "replace_original": False}
+
+
+def test_votes_on_one_answer_are_limited_per_voter_as_the_webs_are(slack: TestClient, stand_in: SlackStandIn) -> None:
+    replies = []
+    for n in range(11):  # ANSWER_VOTE_LIMIT: 10 a day on one answer
+        body = interaction_body("kb_helpful", "roll-b02092f6", stand_in.response_url(f"limit-{n}"))
+        assert slack.post("/slack/interactive", content=body, headers=slack_headers(body)).status_code == 200
+        replies.append(stand_in.wait_for(f"limit-{n}")["text"])
+    assert replies[:10] == ["Thanks for the feedback."] * 10
+    assert replies[10].startswith("Too many votes from you; try again in ")

@@ -21,13 +21,15 @@ from starlette.concurrency import run_in_threadpool
 from kb.chat import Chat
 from kb.errors import QueryError
 from kb.events import Events, Voted
+from kb.insights.service import Insights
 from kb.text import detect_lang
 
-from ...deps import ChatDep, EventsDep, base_url
+from ...deps import ChatDep, EventsDep, InsightsDep, base_url
 from ...rendering.strings import Translator
 from ...replies import Asked, asks_for_help, help_lang, written
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
+from ...votes import bot_vote
 from .bot import FeishuBot
 from .card import answer_card, button_vote, help_card, notice_card, written_card
 from .events import BadFeishuRequest, Challenge, Message, Other, Press
@@ -88,21 +90,26 @@ async def _answer(bot: FeishuBot, chat: Chat, events: Events, message: Message, 
         await _send(bot, message.message_id, card)
 
 
-def _vote(press: Press, events: Events) -> dict[str, Any]:
-    """A vote button pressed: the vote recorded, a toast in the reply's language."""
+async def _vote(request: Request, press: Press, insights: Insights) -> dict[str, Any]:
+    """A vote button pressed: the vote written (`take_vote`), a toast in the reply's language saying so or why not."""
     vote = button_vote(press.value)
     if vote is None:
         log.info("Feishu: a card callback that is not one of this bot's votes; ignored")
         return {}
-    log.info("Feishu feedback: %s on entry %s", "helpful" if vote.helpful else "not helpful", vote.entry_id)
-    voter = f"feishu:{press.tenant}:{press.user}"
-    events.publish(Voted(vote.entry_id, vote.helpful, vote.question, voter, "feishu"))
-    return {"toast": {"type": "success", "content": Translator(vote.lang)("bot_thanks")}}
+    voted = Voted(vote.entry_id, vote.helpful, vote.question, f"feishu:{press.tenant}:{press.user}", "feishu")
+    said = await bot_vote(request, insights, voted, vote.lang)
+    kind = "success" if said == Translator(vote.lang)("bot_thanks") else "warning"
+    return {"toast": {"type": kind, "content": said}}
 
 
 @router.post("/events", responses=_ERRORS)
 async def feishu_events(
-    request: Request, bot: FeishuDep, chat: ChatDep, events: EventsDep, background: BackgroundTasks
+    request: Request,
+    bot: FeishuDep,
+    chat: ChatDep,
+    events: EventsDep,
+    insights: InsightsDep,
+    background: BackgroundTasks,
 ) -> Any:
     """Take an event or a card callback from Feishu (verified with the app's token and Encrypt Key)."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
@@ -121,7 +128,7 @@ async def feishu_events(
         log.info("Feishu event %s was delivered before; not answered again", received.event_id)
         return _TAKEN
     if isinstance(received, Press):
-        return _vote(received, events)
+        return await _vote(request, received, insights)
     if received.chat_type != "p2p" and not received.mentioned:
         return _TAKEN  # a group message the bot is not asked in
     waiting = bot.guard.chats.wait(received.chat_id)

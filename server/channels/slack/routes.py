@@ -23,12 +23,13 @@ from kb.chat import Chat, Turn
 from kb.errors import EntryNotFound, QueryError
 from kb.events import Voted
 
-from ...deps import ChatDep, EventsDep, KBDep, SettingsDep, base_url
+from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
 from ...ratelimit import LogBudget
 from ...rendering.strings import Translator
 from ...replies import Asked, asks_for_help, help_lang, written
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
+from ...votes import bot_vote
 from .blocks import (
     RELATED_SHOWN,
     actions_lang,
@@ -148,7 +149,7 @@ async def command(
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
 async def interactive(
-    request: Request, form: SlackFormDep, kb: KBDep, events: EventsDep, background: BackgroundTasks
+    request: Request, form: SlackFormDep, kb: KBDep, insights: InsightsDep, background: BackgroundTasks
 ) -> Response:
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
     try:
@@ -171,12 +172,9 @@ async def interactive(
             message = shared_message(entry.localized(t.lang), related, t.lang, base_url(request), user_id)
             background.add_task(post_to_slack, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
-            log.info(
-                "Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id
-            )
-            voter = f"slack:{payload.team_id}:{user_id}"
-            events.publish(Voted(entry_id, action_id == "kb_helpful", "", voter, "slack"))
-            background.add_task(post_to_slack, response_url, notice_message(t("bot_thanks")))
+            voted = Voted(entry_id, action_id == "kb_helpful", "", f"slack:{payload.team_id}:{user_id}", "slack")
+            said = await bot_vote(request, insights, voted, t.lang)
+            background.add_task(post_to_slack, response_url, notice_message(said))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)
     return Response(status_code=200)

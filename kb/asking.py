@@ -60,16 +60,22 @@ async def search(
     live: str | None = None,
     conversation: tuple[str, str] | None = None,
     asked: bool = True,
+    turn: bool = False,
 ) -> Found:
     """Search (`KnowledgeBase.search`) and publish a `Searched`, unless `asked` is False (a
     monitor's HEAD of a page is not someone asking). `hl` is the reader's language (default:
     the question's); `conversation` the team chat's (workspace, conversation) it was asked in. The
-    result answers at the channel's operating point (KB_CHANNEL_PRECISION, KB_ANSWER_PRECISION)."""
+    result answers at the channel's operating point (KB_CHANNEL_PRECISION, KB_ANSWER_PRECISION).
+    With `turn`, it is a chat turn of its own (a message to a chat bot, answered from the search):
+    published as a `Chatted`, so it counts with the chats."""
     started = time.perf_counter()
     result = await kb.search(
         question, k, tags, source, lang, judged=judged, precision=kb.settings.precision_for(channel)
     )
-    if asked:
+    if asked and turn:
+        hits = result.hits
+        events.publish(Chatted(question, (), result.answered, hits, channel, started, conversation=conversation))
+    elif asked:
         events.publish(Searched(result, channel, started, live, conversation))
     hl = hl or result.lang
     return Found(result, hl, result.in_language(hl).hits, len(result.worth_showing()), elsewhere_note(result, hl))

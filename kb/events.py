@@ -44,6 +44,7 @@ class Chatted:
     channel: str
     started: float
     subject: str = ""  # the question of the entry the conversation is about
+    conversation: tuple[str, str] | None = None  # a team chat's (workspace, conversation), as `Searched` has it
 
 
 @dataclass(frozen=True, slots=True)

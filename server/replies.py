@@ -114,8 +114,8 @@ def help_lang(text: str) -> str | None:
 class Asked:
     """A question asked in a team chat, searched as soon as it is made, in the language it was asked in.
 
-    The search is published when it is done, whether or not the reply waited for it (a search
-    that failed is not), recorded with `channel` and the chat's (workspace, conversation).
+    The search is published as a chat turn when it is done, whether or not the reply waited for it
+    (a search that failed is not), recorded with `channel` and the chat's (workspace, conversation).
     """
 
     def __init__(
@@ -125,7 +125,9 @@ class Asked:
         self.text = text
         self.lang = detect_lang(text)
         self.search = asyncio.ensure_future(
-            asking.search(chat.kb, events, text, channel=channel, k=SOURCES_PER_ANSWER, conversation=conversation)
+            asking.search(
+                chat.kb, events, text, channel=channel, k=SOURCES_PER_ANSWER, conversation=conversation, turn=True
+            )
         )
 
     async def turn(self, within: float | None = None) -> Turn | None:

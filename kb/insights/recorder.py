@@ -131,6 +131,7 @@ class Recorder(Writer):
         channel: str,
         started: float,
         subject: str = "",
+        conversation: tuple[str, str] | None = None,
     ) -> None:
         """Record a chat turn as the question searched (a follow-up joined to the question before it, or to the subject's)."""
         try:
@@ -142,7 +143,9 @@ class Recorder(Writer):
         except Exception:
             log.exception("could not record a chat question")
             return
-        self.asked(text, lang, answered, sources, channel, started, kind="chat", previous=previous)
+        self.asked(
+            text, lang, answered, sources, channel, started, kind="chat", conversation=conversation, previous=previous
+        )
 
     def hear(self, event: Event) -> None:
         """The listener (`kb.events.Events`): record a search, a chat turn or a vote as it is published."""
@@ -152,7 +155,7 @@ class Recorder(Writer):
             self.searched(s.result, s.channel, s.started, live=s.live, conversation=s.conversation)
         elif kind is Chatted:
             e: Chatted = event  # type: ignore[assignment]
-            self.chatted(e.message, e.history, e.answered, e.sources, e.channel, e.started, e.subject)
+            self.chatted(e.message, e.history, e.answered, e.sources, e.channel, e.started, e.subject, e.conversation)
         elif kind is Voted:
             self.voted(event)  # type: ignore[arg-type]
 

@@ -459,9 +459,9 @@ def test_questions_are_recorded_with_their_channel_and_no_ids(robot: Robot) -> N
     question = "怎么把 Megatron 的 checkpoint 转成 HF 格式"
     assert robot.ask(robot_body(question, conversation="cid_recorded")).status_code == 200
     rows = robot.rows(
-        f"SELECT text, channel, chat_workspace, chat_conversation FROM questions WHERE text = '{question}'"
+        f"SELECT text, channel, kind, chat_workspace, chat_conversation FROM questions WHERE text = '{question}'"
     )
-    assert rows == [(question, "dingtalk", None, None)]
+    assert rows == [(question, "dingtalk", "chat", None, None)]  # a chat turn, counted with the chats
     raw = b"".join(p.read_bytes() for p in Path(robot.app.state.settings.data_dir).glob("insights.sqlite*"))
     assert b"staff-ada" not in raw and b"cid_recorded" not in raw and b"sender-ada" not in raw
 

@@ -530,17 +530,17 @@ def test_questions_are_recorded_with_their_channel_and_chat_ids_only_when_asked(
     bot.ask(event)
     stand_in.wait_for(message_id(event))
     rows = bot.rows(
-        "SELECT text, channel, chat_workspace, chat_conversation FROM questions WHERE text LIKE '%Megatron%'"
+        "SELECT text, channel, kind, chat_workspace, chat_conversation FROM questions WHERE text LIKE '%Megatron%'"
     )
-    assert rows == [("怎么把 Megatron 的 checkpoint 转成 HF 格式", "feishu", None, None)]
+    assert rows == [("怎么把 Megatron 的 checkpoint 转成 HF 格式", "feishu", "chat", None, None)]  # a chat turn
     raw = b"".join(p.read_bytes() for p in Path(bot.app.state.settings.data_dir).glob("insights.sqlite*"))
     assert b"ou_asker" not in raw and b"oc_recorded" not in raw
     # KB_INSIGHTS_CHAT_IDS=true: the tenant and the chat, still not the asker.
     asked = message_event(RESUME_EN, chat_id="oc_recorded", app_id=PLAIN_APP_ID)
     assert post_plain(plain, asked).status_code == 200
     stand_in.wait_for(message_id(asked))
-    rows = plain.rows("SELECT text, channel, chat_workspace, chat_conversation FROM questions")
-    assert rows == [(RESUME_EN, "feishu", "tenant-1", "oc_recorded")]
+    rows = plain.rows("SELECT text, channel, kind, chat_workspace, chat_conversation FROM questions")
+    assert rows == [(RESUME_EN, "feishu", "chat", "tenant-1", "oc_recorded")]
 
 
 # --- limits ------------------------------------------------------------------------------

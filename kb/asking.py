@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from .answer import elsewhere_note
 from .cancel import Cancel
-from .chat import Chat, ChatReply
+from .chat import Chat, ChatReply, recent_turns
 from .errors import InsightsOff
 from .events import Chatted, Events, Searched, Voted
 from .hits import Hit, SearchResult
@@ -92,8 +92,10 @@ async def chat(
     hl: str | None = None,
     about: str | None = None,
 ) -> ChatReply:
-    """A chat turn's whole answer (`Chat.reply`), about the entry with id `about` if given; publishes a `Chatted`."""
+    """A chat turn's whole answer (`Chat.reply`), about the entry with id `about` if given; publishes a `Chatted`.
+    The conversation is read as every channel's is: its newest turns (`kb.chat.recent_turns`)."""
     started = time.perf_counter()
+    history = recent_turns(history)
     subject = bot.subject(about, message)
     reply = await bot.reply(message, history, hl, href, subject, bot.kb.settings.precision_for(channel))
     events.publish(Chatted(message, history, reply.answered, reply.sources, channel, started, subject))
@@ -113,8 +115,9 @@ async def chat_stream(
     cancelled: Cancel | None = None,
 ) -> tuple[tuple[Hit, ...], bool, Iterator[tuple[str, Any]]]:
     """A chat turn streamed (`Chat.stream`): retrieved now, and published as a `Chatted` once retrieved;
-    setting `cancelled` closes the LLM's stream."""
+    setting `cancelled` closes the LLM's stream. The conversation is read as `chat` reads it."""
     started = time.perf_counter()
+    history = recent_turns(history)
     subject = bot.subject(about, message)
     precision = bot.kb.settings.precision_for(channel)
     sources, answered, pieces = await bot.stream(message, history, hl, href, subject, cancelled, precision)

@@ -27,9 +27,34 @@ from .llm import LLM, link_citations
 from .search import searched_text
 from .text import checked_query, detect_lang
 
-__all__ = ["ChatReply", "Chat", "Turn", "SOURCES_PER_ANSWER", "subject_entry"]
+__all__ = [
+    "ChatReply",
+    "Chat",
+    "Turn",
+    "SOURCES_PER_ANSWER",
+    "subject_entry",
+    "recent_turns",
+    "HISTORY_TURNS",
+    "HISTORY_CHARS",
+]
 
 SOURCES_PER_ANSWER = 4  # the best entry and up to three related ones
+# The earlier turns a conversation is read with, on every channel: the newest, at most this many and this long.
+HISTORY_TURNS = 50
+HISTORY_CHARS = 40_000
+
+
+def recent_turns(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The newest turns of `history` (oldest first, as given) that fit HISTORY_TURNS and HISTORY_CHARS; older ones
+    are not read. A follow-up leans on the last turns, so nothing it needs is lost."""
+    kept: list[dict[str, Any]] = []
+    total = 0
+    for turn in reversed(history):
+        total += len(str(turn.get("content", "")))
+        if len(kept) == HISTORY_TURNS or total > HISTORY_CHARS:
+            break
+        kept.append(turn)
+    return kept[::-1]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Annotated, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
+from kb.chat import HISTORY_CHARS, HISTORY_TURNS
 from kb.entries import Entry
 from kb.hits import Hit, hit_fields
 from kb.insights.taught_links import Link
@@ -165,9 +166,9 @@ class EntryOut(BaseModel):
 
 # The chat limits keep the largest valid request inside the default KB_MAX_BODY_BYTES (256 KiB),
 # even with every character sent as a six-byte `\uXXXX` escape: 2,000 + 40,000 characters.
-MAX_TURNS = 50
+MAX_TURNS = HISTORY_TURNS  # the API takes no more than the chat reads (kb.chat.recent_turns), and says so
 MAX_TURN_CHARS = 20_000
-MAX_HISTORY_CHARS = 40_000
+MAX_HISTORY_CHARS = HISTORY_CHARS
 
 # Control characters and lone surrogates are removed as the text is read (see kb.text.clean_query).
 CleanText = Annotated[str, AfterValidator(clean_query)]

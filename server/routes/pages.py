@@ -210,7 +210,7 @@ def _history(raw: str) -> list[dict[str, str]]:
             turns.append(ChatTurn.model_validate(item).model_dump())
         except ValueError:
             continue
-    return turns[-20:]
+    return turns  # the chat reads the newest of them (kb.chat.recent_turns)
 
 
 @router.get("/lang/{code}")

@@ -33,7 +33,7 @@ from kb.wording import words
 from ...bearer import bearer_matches
 from ...deps import ChatDep, EventsDep, SettingsDep, base_url
 from ...permalinks import permalinks
-from ...schemas import MAX_HISTORY_CHARS, MAX_TURNS, hit_out
+from ...schemas import hit_out
 from ...streaming import event_stream, read_in_thread
 
 __all__ = ["router", "CHANNEL"]
@@ -131,20 +131,15 @@ def _check_model(model: str, served: str) -> None:
 
 
 def _conversation(messages: list[Message]) -> tuple[str, list[dict[str, str]]]:
-    """The question (the last message, a user's) and the turns before it that fit the chat's limits, newest kept."""
+    """The question (the last message, a user's) and the user's and assistant's turns before it (the chat reads
+    the newest of them, as on every channel: kb.chat.recent_turns)."""
     last = messages[-1]
     if last.role != "user" or not last.text.strip():
         raise OpenAIRefusal(400, "the last message must be the user's question, with text", "messages")
-    history: list[dict[str, str]] = []
-    total = 0
-    for message in reversed(messages[:-1]):
-        if message.role not in ("user", "assistant") or not message.text.strip():
-            continue
-        total += len(message.text)
-        if len(history) == MAX_TURNS or total > MAX_HISTORY_CHARS:
-            break
-        history.append({"role": message.role, "content": message.text})
-    return last.text, history[::-1]
+    history = [
+        {"role": m.role, "content": m.text} for m in messages[:-1] if m.role in ("user", "assistant") and m.text.strip()
+    ]
+    return last.text, history
 
 
 def _numbered(reply: ChatReply, root: str) -> str:

@@ -14,6 +14,7 @@ __all__ = [
     "BuildRefused",
     "EntryNotFound",
     "QueryError",
+    "AnswerRefused",
     "LLMFailed",
     "InsightsUnavailable",
     "InsightsOff",
@@ -110,6 +111,15 @@ class QueryError(KBError):
     def __init__(self, field: str, message: str):
         self.field, self.message = field, message
         super().__init__(f"{field}: {message}")
+
+
+class AnswerRefused(QueryError):
+    """An answer written on the insights page that cannot be saved: the form's `field` and why, as
+    `reason` (a key the page translates, `written_error_<reason>`) with its `values`."""
+
+    def __init__(self, field: str, reason: str, message: str, **values: object):
+        self.reason, self.values = reason, values
+        super().__init__(field, message)
 
 
 class LLMFailed(KBError):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .entries import ENTRY_STYLES, Entry, Translation
-from .errors import QueryError, SourceError
+from .errors import AnswerRefused, QueryError, SourceError
 from .hyperlinks import absolutize_links
 from .tags import framework_tag, tag_table, topic_tags
 
@@ -133,7 +133,8 @@ def _split_tags(value: str) -> list[str]:
 
 def _checked(field_name: str, text: str, limit: int, what: str) -> str:
     if len(text) > limit:
-        raise QueryError(field_name, f"the {what} is {len(text):,} characters long; at most {limit:,}")
+        message = f"the {what} is {len(text):,} characters long; at most {limit:,}"
+        raise AnswerRefused(field_name, "too_long", message, n=f"{len(text):,}", limit=f"{limit:,}")
     return text
 
 
@@ -147,7 +148,7 @@ def written_answer(
 ) -> WrittenAnswer:
     """An answer as a maintainer wrote it, checked: in each language a question and its answer, or
     neither, and at least one language; nothing over-long; `faq` one of `faqs` (name -> its framework
-    and titles). A QueryError names the form's field at fault (`question_zh`, `answer_en`, `tags`, `faq`)."""
+    and titles). An AnswerRefused names the form's field at fault (`question_zh`, `answer_en`, `tags`, `faq`)."""
     faqs = faqs or {}
     kept_q: dict[str, str] = {}
     kept_a: dict[str, str] = {}
@@ -155,17 +156,20 @@ def written_answer(
         question = " ".join(_checked(f"question_{lang}", questions.get(lang, ""), MAX_QUESTION, "question").split())
         answer = _checked(f"answer_{lang}", answers.get(lang, ""), MAX_ANSWER, "answer").strip()
         if question and not answer:
-            raise QueryError(f"answer_{lang}", "the answer is empty; write it, or clear its question")
+            raise AnswerRefused(f"answer_{lang}", "no_answer", "the answer is empty; write it, or clear its question")
         if answer and not question:
-            raise QueryError(f"question_{lang}", "the question is empty; write the question this answers")
+            message = "the question is empty; write the question this answers"
+            raise AnswerRefused(f"question_{lang}", "no_question", message)
         if question:
             kept_q[lang], kept_a[lang] = question, answer.replace("\r\n", "\n")
     if not kept_q:
-        raise QueryError("question_zh", "the question is empty; write a question and its answer, in Chinese or English")
+        message = "the question is empty; write a question and its answer, in Chinese or English"
+        raise AnswerRefused("question_zh", "nothing", message)
     tag_list = _split_tags(_checked("tags", tags, MAX_TAGS, "list of tags"))
     faq = faq.strip()
     if faq and faq not in faqs:
-        raise QueryError("faq", f"no FAQ named {faq!r}; choose one of {', '.join(faqs) or 'none'}, or none")
+        message = f"no FAQ named {faq!r}; choose one of {', '.join(faqs) or 'none'}, or none"
+        raise AnswerRefused("faq", "faq", message, faq=faq)
     framework, faq_titles = faqs.get(faq, ("", {}))
     if faq:
         titles = {lang: TITLES[lang][1].format(title=faq_titles.get(lang) or faq) for lang in LANGS}

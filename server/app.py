@@ -38,6 +38,7 @@ from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
 from .routes import ROUTERS, dingtalk, docs, feishu, slack
 from .settings import ServerSettings
+from .written import Written
 
 __all__ = ["create_app"]
 
@@ -61,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.events = Events([app.state.recorder.hear, metrics.hear])
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         app.state.refit = Refit(app.state.reloader)
+        app.state.written = Written(app.state.reloader)
         metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
         for channel in (slack, feishu, dingtalk, surfaces):
             channel.log_status(resolved)

@@ -33,6 +33,7 @@ from .reload import Reloader, pinned
 from .rendering.templates import request_lang
 from .settings import ServerSettings
 from .slack.signature import BadSlackSignature, verify
+from .written import Written
 
 __all__ = [
     "SettingsDep",
@@ -46,6 +47,7 @@ __all__ = [
     "RecorderDep",
     "ReloaderDep",
     "RefitDep",
+    "WrittenDep",
     "InsightsDep",
     "ChannelDep",
     "AdminDep",
@@ -117,6 +119,10 @@ async def get_reloader(request: Request) -> Reloader:
 
 async def get_refit(request: Request) -> Refit:
     return request.app.state.refit
+
+
+async def get_written(request: Request) -> Written:
+    return request.app.state.written
 
 
 SettingsDep = Annotated[ServerSettings, Depends(get_settings)]
@@ -264,6 +270,7 @@ RecorderDep = Annotated[Recorder, Depends(get_recorder)]
 EventsDep = Annotated[Events, Depends(get_events)]
 ReloaderDep = Annotated[Reloader, Depends(get_reloader)]
 RefitDep = Annotated[Refit, Depends(get_refit)]
+WrittenDep = Annotated[Written, Depends(get_written)]
 InsightsDep = Annotated[Insights, Depends(get_insights)]
 ChannelDep = Annotated[str, Depends(get_channel)]
 AdminDep = Annotated[None, Depends(require_admin)]

@@ -1,5 +1,5 @@
 """The routers, one per resource: search, chat, entries, health, the pages, the widget, Slack, Feishu, DingTalk, feedback, insights,
-admin (reload, taught links), the API's documentation pages, the OpenAI-compatible chat API and the metrics."""
+the answers written on the insights page, admin (reload, taught links), the API's documentation pages, the OpenAI-compatible chat API and the metrics."""
 
 from . import (
     admin_reload,
@@ -18,6 +18,7 @@ from . import (
     slack,
     taught_links,
     widget,
+    written,
 )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "slack",
     "taught_links",
     "widget",
+    "written",
     "ROUTERS",
 ]
 
@@ -52,6 +54,7 @@ ROUTERS = [
     dingtalk.router,
     feedback.router,
     insights.router,
+    written.router,
     admin_reload.router,
     taught_links.router,
     docs.router,

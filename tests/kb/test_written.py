@@ -122,3 +122,15 @@ def test_the_snippet_is_an_entry_of_an_upstream_faq_file(tmp_path: Path, layout:
     assert (
         snippet(answer, "en") == "## How do I train on Ascend NPUs?\n\nSet `device=npu`.\n\n```bash\nroll train\n```\n"
     )  # type: ignore[arg-type]
+
+
+def test_a_written_file_a_manifest_lists_is_read_once(tmp_path: Path) -> None:
+    """A deployment may keep the written answers in its own FAQ folder: the folder's default manifest lists
+    the file, and the build reads it as that source, not twice."""
+    file = WrittenFile(tmp_path / "written.jsonl")
+    answer = file.save(written_answer({"en": "How do I get a GPU?"}, {"en": "Ask in #infra."}))
+    parsed = read_sources([tmp_path], file.path)
+    assert [e.id for e in parsed.entries] == [answer.id]
+    assert read_sources([], tmp_path / "none.jsonl").entries == []  # no file yet: no entries, no error
+    file.remove(answer.id)
+    assert file.path.read_text(encoding="utf-8") == "" and read_sources([], file.path).entries == []

@@ -12,6 +12,7 @@ __all__ = [
     "IndexUnreadable",
     "IndexMissing",
     "BuildRefused",
+    "IndexMoved",
     "EntryNotFound",
     "QueryError",
     "AnswerRefused",
@@ -95,6 +96,14 @@ def shown(value: str, limit: int = SHOWN) -> str:
     """`value` as an error message names it: quoted, and cut to its first `limit` characters (a client may send
     100 KB where an id belongs)."""
     return repr(value) if len(value) <= limit else f"{value[:limit]!r}… ({len(value)} characters)"
+
+
+class IndexMoved(KBError):
+    """A build made from the current one was not swapped in: another build took its place meanwhile."""
+
+    def __init__(self, index_dir: Path | str, expected: Path | str, found: Path | str):
+        self.index_dir, self.expected, self.found = index_dir, expected, found
+        super().__init__(f"{index_dir}: now points at {found}, not {expected}; build from it again")
 
 
 class EntryNotFound(KBError):

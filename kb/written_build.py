@@ -18,12 +18,15 @@ import numpy as np
 from .duplicates import Duplicate
 from .embedding import Embedder
 from .embedding_cache import EmbeddingCache, embed_with_cache
+from .errors import IndexMoved
 from .glossary import load_glossary
 from .index import IndexMeta, read_index, write_index
 from .settings import Settings
 from .written import WrittenFile, is_written
 
 __all__ = ["WrittenBuild", "write_written"]
+
+TRIES = 3  # builds made again when another (an ingest's, a refit's) was swapped in while one was made
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,17 @@ class WrittenBuild:
 def write_written(settings: Settings, embedder: Embedder) -> WrittenBuild:
     """Write a build that is the current one with the written answers of `settings.written_path`
     in place of those it held, and point the index at it. `embedder` is the build's own model
-    (the server's, already loaded)."""
+    (the server's, already loaded). A build another writer swaps in meanwhile is built on, not undone."""
+    for tried in range(1, TRIES + 1):
+        try:
+            return _write_on_current(settings, embedder)
+        except IndexMoved:
+            if tried == TRIES:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _write_on_current(settings: Settings, embedder: Embedder) -> WrittenBuild:
     written = WrittenFile(settings.written_path).entries()
     index = read_index(settings.index_dir, embedder.model)
     name = settings.written_path.name
@@ -72,5 +85,6 @@ def write_written(settings: Settings, embedder: Embedder) -> WrittenBuild:
         site=index.meta.site,
         adapter=index.adapter,
         duplicates=[d for d in duplicates if d.first in ids and d.second in ids],
+        replacing=index.path,
     )
     return WrittenBuild(meta, len(written), embedded)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 import time
 from contextlib import contextmanager
+from html import unescape
 from pathlib import Path
 from typing import Any, Callable, Iterator
+from urllib.parse import parse_qs
 
 import httpx
 import pytest
@@ -85,6 +87,13 @@ def test_an_answer_written_on_the_page_is_searched_linked_edited_and_removed(
         item = next(li for li in re.findall(r"<li data-text=.*?</li>", recent, re.S) if f">{NPU}</q>" in li)
         assert item.count("Write the answer") == 1 and item.count("Not covered by the FAQ") == 1
         assert "No answers written yet." in page
+        gaps = page.split('id="gaps"')[1].split("</section>")[0]
+        [group] = re.findall(
+            r'<a class="button ghost small gap-write" href="([^"]+)">Write the answer to these</a>', gaps
+        )
+        assert sorted(parse_qs(unescape(group).split("?", 1)[1])["asked"]) == sorted(
+            [NPU, NPU_ZH]
+        )  # the group's wordings
 
         form = browser.get("/insights/write", params={"asked": [NPU, NPU_ZH], "since": "7d"})
         assert form.status_code == 200 and f'name="question_en" value="{NPU}"' in form.text

@@ -43,8 +43,11 @@ log = logging.getLogger("kb.server")
 PRIVATE = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex"}
 ASKED_MAX = 20  # questions one answer is written for at once (a group's wordings)
 MAX_FIELD = 10_000  # characters of a form field that is not a text of the answer (a question asked, a window)
-Text = Annotated[str, Form(max_length=MAX_ANSWER + 1)]  # longer than allowed is refused with the field named
-Line = Annotated[str, Form(max_length=MAX_QUESTION + 1)]
+# What the form may carry: well over what kb.written allows, so that a text too long is shown again in its
+# form with the field named (kb.written's limits), and the request's size stays bounded.
+Text = Annotated[str, Form(max_length=10 * MAX_ANSWER)]
+Line = Annotated[str, Form(max_length=MAX_FIELD)]
+Tags = Annotated[str, Form(max_length=MAX_FIELD)]
 Asked = Annotated[list[str], Form(max_length=ASKED_MAX)]
 Since = Annotated[str, Form(max_length=MAX_FIELD)]
 
@@ -121,7 +124,7 @@ async def write_answer(
     answer_zh: Text = "",
     question_en: Line = "",
     answer_en: Text = "",
-    tags: Annotated[str, Form(max_length=MAX_TAGS + 1)] = "",
+    tags: Tags = "",
     faq: Annotated[str, Form(max_length=200)] = "",
     asked: Asked = [],  # noqa: B006 (FastAPI copies it)
     since: Since = DEFAULT_SINCE,
@@ -175,7 +178,7 @@ async def edit_answer(
     answer_zh: Text = "",
     question_en: Line = "",
     answer_en: Text = "",
-    tags: Annotated[str, Form(max_length=MAX_TAGS + 1)] = "",
+    tags: Tags = "",
     faq: Annotated[str, Form(max_length=200)] = "",
     since: Since = DEFAULT_SINCE,
 ) -> Response:

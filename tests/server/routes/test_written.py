@@ -175,7 +175,17 @@ def test_writing_is_for_the_admin_and_from_this_site_only(live: str, write_setti
             {"question_en": "How?", "answer_en": "a" * (MAX_ANSWER + 1)},
             f"Not saved. Answer in English (Markdown): {MAX_ANSWER + 1:,} characters long; at most {MAX_ANSWER:,}",
         ),
+        (
+            "en",
+            {"question_en": "How?", "answer_en": "a" * 50_000},
+            f"Not saved. Answer in English (Markdown): 50,000 characters long; at most {MAX_ANSWER:,}",
+        ),
         ("zh", {"question_zh": "怎么办？"}, "没有保存。中文答案（Markdown）：答案是空的"),
+        (
+            "zh",
+            {"question_zh": "问" * 600, "answer_zh": "答"},
+            f"没有保存。中文问题：有 600 个字符，最多 {MAX_QUESTION} 个",
+        ),
         (
             "zh",
             {"question_zh": "怎么办？", "answer_zh": "这样。", "faq": "nope"},

@@ -17,15 +17,17 @@ test compares the two), so the server can build a new index with it without the 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from .entries import ENTRY_STYLES, Entry, Translation
 from .errors import AnswerRefused, QueryError, SourceError
@@ -226,11 +228,19 @@ def snippet(answer: WrittenAnswer, lang: str, layout: str = "headings") -> str:
 
 
 class WrittenFile:
-    """The file the written answers are kept in; each change rewrites it whole, atomically."""
+    """The file the written answers are kept in; each change rewrites it whole, atomically, one
+    change at a time (across the processes of a server's workers too: a lock file beside it)."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self._lock = threading.Lock()
+
+    @contextmanager
+    def _changing(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock, open(self.path.with_name(f".{self.path.name}.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield  # closing the file releases the lock
 
     def read(self) -> list[WrittenAnswer]:
         """The answers in the file, in order ([] when there is no file yet); a SourceError names a line it cannot read."""
@@ -275,7 +285,7 @@ class WrittenFile:
 
     def save(self, answer: WrittenAnswer) -> WrittenAnswer:
         """Add `answer`, or put it in place of the answer with its id."""
-        with self._lock:
+        with self._changing():
             answers = self.read()
             at = next((i for i, a in enumerate(answers) if a.id == answer.id), None)
             if at is None:
@@ -287,7 +297,7 @@ class WrittenFile:
 
     def remove(self, answer_id: str) -> WrittenAnswer | None:
         """Remove the answer with `answer_id`; returns it (None when there is none)."""
-        with self._lock:
+        with self._changing():
             answers = self.read()
             gone = next((a for a in answers if a.id == answer_id), None)
             if gone is not None:
@@ -303,7 +313,6 @@ class WrittenFile:
             like = first.setdefault(answer.source, answer)
             answer = replace(answer, titles=like.titles, framework=like.framework)
             lines.append(json.dumps(answer.to_row(), ensure_ascii=False))
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         os.replace(tmp, self.path)

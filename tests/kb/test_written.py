@@ -134,3 +134,34 @@ def test_a_written_file_a_manifest_lists_is_read_once(tmp_path: Path) -> None:
     assert read_sources([], tmp_path / "none.jsonl").entries == []  # no file yet: no entries, no error
     file.remove(answer.id)
     assert file.path.read_text(encoding="utf-8") == "" and read_sources([], file.path).entries == []
+
+
+SAVE_MANY = """
+import sys, time
+from pathlib import Path
+from kb.written import WrittenFile, written_answer
+file = WrittenFile(Path(sys.argv[1]))
+Path(sys.argv[1] + ".ready-" + sys.argv[2]).touch()
+while not Path(sys.argv[1] + ".go").exists():  # all start together
+    time.sleep(0.001)
+for i in range(15):
+    file.save(written_answer({"en": f"Question {sys.argv[2]}-{i}?"}, {"en": "Answer."}))
+"""
+
+
+def test_two_processes_saving_at_once_lose_no_answer(tmp_path: Path) -> None:
+    """A server's workers are processes sharing the file: each change is made under a lock file, none is lost."""
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.paths import ROOT
+
+    path = tmp_path / "written.jsonl"
+    runs = [subprocess.Popen([sys.executable, "-c", SAVE_MANY, str(path), name], cwd=ROOT) for name in ("a", "b", "c")]
+    while len(list(tmp_path.glob("written.jsonl.ready-*"))) < 3:  # each has started and waits for the word
+        time.sleep(0.01)
+    (tmp_path / "written.jsonl.go").touch()
+    assert [run.wait(timeout=120) for run in runs] == [0, 0, 0]
+    questions = sorted(a.questions["en"] for a in WrittenFile(path).read())
+    assert questions == sorted(f"Question {name}-{i}?" for name in "abc" for i in range(15))

@@ -159,7 +159,9 @@ def test_two_processes_saving_at_once_lose_no_answer(tmp_path: Path) -> None:
 
     path = tmp_path / "written.jsonl"
     runs = [subprocess.Popen([sys.executable, "-c", SAVE_MANY, str(path), name], cwd=ROOT) for name in ("a", "b", "c")]
+    deadline = time.monotonic() + 60
     while len(list(tmp_path.glob("written.jsonl.ready-*"))) < 3:  # each has started and waits for the word
+        assert time.monotonic() < deadline and all(run.poll() is None for run in runs)
         time.sleep(0.01)
     (tmp_path / "written.jsonl.go").touch()
     assert [run.wait(timeout=120) for run in runs] == [0, 0, 0]

@@ -211,3 +211,33 @@ def test_the_snippet_downloads_read_back_as_upstream_entries(tmp_path: Path) -> 
     document.write_text("# FAQ\n\n" + snippet(answer, "en"), encoding="utf-8")
     [entry] = parse_source(document, Source("qa", "qa.md", "FAQ", "", "en", "", ""))
     assert (entry.question, entry.answer) == ("Question?", ANSWER)
+
+
+@pytest.mark.slow
+def test_a_build_that_fails_leaves_the_old_one_serving_and_the_answer_saved(
+    settings: Settings, tmp_path: Path, serve: Callable[[Any], Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build after a save fails (a stand-in for a full disk: `write_written` raising): the page says why, the
+    build served keeps serving, the answer is kept, and the next save builds it in."""
+    import server.written
+
+    (tmp_path / "index").symlink_to(settings.index_dir)
+    mine = settings.with_(data_dir=tmp_path, admin_token=TOKEN)
+    base = serve(create_app(mine)).url
+
+    def full_disk(*args: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(server.written, "write_written", full_disk)
+    with signed_in(base) as browser:
+        first = fields(browser, question_en="How do I get a bigger disk?", answer_en="Ask the infra team.")
+        assert browser.post("/insights/write", data=first).status_code == 303
+        [kept] = WrittenFile(mine.written_path).read()
+        assert kept.id not in hits(base, "How do I get a bigger disk?")
+        page = browser.get("/insights?since=7d").text
+        assert "The index was not rebuilt (OSError: [Errno 28] No space left on device)" in page
+        monkeypatch.undo()
+        second = fields(browser, question_en="Where are the GPU quotas?", answer_en="In the quota sheet.")
+        assert browser.post("/insights/write", data=second).status_code == 303
+        assert hits(base, "How do I get a bigger disk?")[0] == kept.id
+        assert "The index was not rebuilt" not in browser.get("/insights?since=7d").text

@@ -30,11 +30,11 @@ from typing import Iterable, Sequence
 from kb.duplicates import Duplicate
 from kb.entries import Entry
 from kb.errors import KBError
+from kb.hyperlinks import absolutize_links
 from kb.learning import LearnedQuestion
 from kb.text import question_key
 
 from .columns import LANGS
-from .hyperlinks import absolutize_links
 from .tables import TABLE_SUFFIXES, quoted
 
 __all__ = ["Export", "export_rows", "write_export", "EXPORT_SUFFIXES"]

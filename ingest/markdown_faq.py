@@ -28,10 +28,10 @@ from markdown_it.token import Token
 
 from kb.entries import Entry, Source, entry_id
 from kb.errors import SourceError
+from kb.hyperlinks import absolutize_links, drop_language_links
 
 from . import headings as outline
 from .document import read_text
-from .hyperlinks import absolutize_links, drop_language_links
 from .linebreaks import has_lost_newlines, restore_newlines
 
 __all__ = ["parse_source", "title_of", "heading_title", "guess_entries_style"]

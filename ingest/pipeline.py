@@ -124,11 +124,12 @@ def background_sentences(path: Path = BACKGROUND_PATH) -> list[str]:
 def build_index(
     settings: Settings, sources_dir: SourceDirs | None = None, progress: Progress | None = None
 ) -> BuildReport:
-    """Parse, embed and write a new index from one directory of sources or several; on any
-    error the previous index stays as it was."""
+    """Parse, embed and write a new index from one directory of sources or several, and the
+    answers written on the insights page (`settings.written_path`); on any error the previous
+    index stays as it was."""
     started = time.perf_counter()
     sources_dir = _dirs(sources_dir or settings.sources_dir)
-    parsed = read_sources(sources_dir)
+    parsed = read_sources(sources_dir, settings.written_path)  # the answers written on /insights too
     entries = parsed.entries
     learned, learned_warnings = learned_questions(sources_dir, entries)
     learned = parsed.learned + learned  # the Q&A files' alternates and not-covered rows, then the TOML files'

@@ -11,6 +11,7 @@ from kb.duplicates import IntendedPair
 from kb.entries import Entry, Source, Translation
 from kb.errors import SourceError, SourceErrors
 from kb.learning import LearnedQuestion
+from kb.written import SOURCE as WRITTEN_SOURCE
 
 from .manifest import load_manifest
 from .markdown_faq import parse_source
@@ -18,7 +19,7 @@ from .table_faq import QAFile, parse_table
 from .tables import is_table
 from .tags import tag_entry
 
-__all__ = ["Parsed", "parse_sources", "read_sources", "with_translations"]
+__all__ = ["Parsed", "parse_sources", "read_sources", "with_translations", "written_source"]
 
 
 @dataclass(frozen=True)
@@ -87,15 +88,22 @@ def _entries_of(sources_dir: Path, source: Source) -> QAFile:
     return QAFile([tag_entry(e, source) for e in entries], [], [])
 
 
+def written_source(path: Path) -> Source:
+    """The source of the answers written on the insights page (`kb.written`): its rows name their own sources."""
+    titles = {"zh": "维护者撰写的答案", "en": "Answers written by the maintainers"}
+    return Source(WRITTEN_SOURCE, path.name, titles["en"], "", "en", "", "", titles=titles)
+
+
 def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:
     """Every entry of every source listed in `sources_dir` (see `read_sources`)."""
     return read_sources(sources_dir).entries
 
 
-def read_sources(sources_dir: Path | Sequence[Path]) -> Parsed:
+def read_sources(sources_dir: Path | Sequence[Path], written: Path | None = None) -> Parsed:
     """Every entry of every source listed in `sources_dir` (or in each of several, in
     order; manifest order, then document order), paired with its translation and tagged,
-    and the learned questions of the Q&A files.
+    and the learned questions of the Q&A files; then those of `written`, the file of the
+    answers written on the insights page, when it exists and no manifest lists it already.
 
     Every file that cannot be ingested is reported, not only the first: one SourceError, or
     SourceErrors listing each. Two entries with the same id, or two sources with the same
@@ -109,36 +117,39 @@ def read_sources(sources_dir: Path | Sequence[Path]) -> Parsed:
     errors: list[SourceError] = []
     where: dict[str, str] = {}
     named: dict[str, Path] = {}
+    listed: list[tuple[Path, Source]] = []
     for directory in dirs:
         try:
-            sources = load_manifest(directory, errors)
+            listed += [(directory, source) for source in load_manifest(directory, errors)]
+        except SourceError as exc:
+            errors.append(exc)
+    if written is not None and written.is_file() and written.read_text(encoding="utf-8").strip():
+        if written.resolve() not in {(d / s.file).resolve() for d, s in listed}:
+            listed.append((written.parent, written_source(written)))
+    for directory, source in listed:
+        path = directory / source.file
+        if source.name in named and named[source.name] != path:
+            errors.append(SourceError(path, f"source name {source.name!r} is also that of {named[source.name]}"))
+            continue
+        named[source.name] = path
+        try:
+            found = _entries_of(directory, source)
         except SourceError as exc:
             errors.append(exc)
             continue
-        for source in sources:
-            path = directory / source.file
-            if source.name in named and named[source.name] != path:
-                errors.append(SourceError(path, f"source name {source.name!r} is also that of {named[source.name]}"))
+        for entry in found.entries:
+            if named.setdefault(entry.source, path) != path:  # a row's source, named by another file
+                message = f"source {entry.source!r} (its source column) is that of {named[entry.source]}"
+                errors.append(SourceError(path, message, entry.line))
                 continue
-            named[source.name] = path
-            try:
-                found = _entries_of(directory, source)
-            except SourceError as exc:
-                errors.append(exc)
+            if entry.id in where:
+                message = f"entry {entry.question!r} has the same id {entry.id} as {where[entry.id]}"
+                errors.append(SourceError(path, message, entry.line))
                 continue
-            for entry in found.entries:
-                if named.setdefault(entry.source, path) != path:  # a row's source, named by another file
-                    message = f"source {entry.source!r} (its source column) is that of {named[entry.source]}"
-                    errors.append(SourceError(path, message, entry.line))
-                    continue
-                if entry.id in where:
-                    message = f"entry {entry.question!r} has the same id {entry.id} as {where[entry.id]}"
-                    errors.append(SourceError(path, message, entry.line))
-                    continue
-                where[entry.id] = f"{path}:{entry.line}"
-                entries.append(entry)
-            learned += found.learned
-            warnings += found.warnings
-            intended += found.intended
+            where[entry.id] = f"{path}:{entry.line}"
+            entries.append(entry)
+        learned += found.learned
+        warnings += found.warnings
+        intended += found.intended
     SourceErrors.raise_any(errors)
     return Parsed(entries, learned, warnings, intended)

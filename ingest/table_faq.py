@@ -23,12 +23,12 @@ from typing import Any
 from kb.duplicates import IntendedPair
 from kb.entries import TRANSLATORS, Entry, Source, Translation, entry_id
 from kb.errors import SourceError, SourceErrors
+from kb.hyperlinks import absolutize_links
 from kb.learning import LearnedQuestion
 from kb.tags import tag_table
 from kb.text import detect_lang
 
 from .columns import LANGS, Cells, Column, Columns, lang_of, read_header
-from .hyperlinks import absolutize_links
 from .tables import Header, Row, read_table
 from .tags import framework_tag, topic_tags
 

@@ -16,6 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    AnswerRefused,
     BuildRefused,
     CalibrationError,
     EntryNotFound,
@@ -71,6 +72,7 @@ __all__ = [
     "BuildRefused",
     "EntryNotFound",
     "QueryError",
+    "AnswerRefused",
     "LLMFailed",
     "InsightsUnavailable",
     "CalibrationError",

@@ -12,8 +12,10 @@ __all__ = [
     "IndexUnreadable",
     "IndexMissing",
     "BuildRefused",
+    "IndexMoved",
     "EntryNotFound",
     "QueryError",
+    "AnswerRefused",
     "LLMFailed",
     "InsightsUnavailable",
     "InsightsOff",
@@ -96,6 +98,14 @@ def shown(value: str, limit: int = SHOWN) -> str:
     return repr(value) if len(value) <= limit else f"{value[:limit]!r}… ({len(value)} characters)"
 
 
+class IndexMoved(KBError):
+    """A build made from the current one was not swapped in: another build took its place meanwhile."""
+
+    def __init__(self, index_dir: Path | str, expected: Path | str, found: Path | str):
+        self.index_dir, self.expected, self.found = index_dir, expected, found
+        super().__init__(f"{index_dir}: now points at {found}, not {expected}; build from it again")
+
+
 class EntryNotFound(KBError):
     """No entry has the given id."""
 
@@ -110,6 +120,15 @@ class QueryError(KBError):
     def __init__(self, field: str, message: str):
         self.field, self.message = field, message
         super().__init__(f"{field}: {message}")
+
+
+class AnswerRefused(QueryError):
+    """An answer written on the insights page that cannot be saved: the form's `field` and why, as
+    `reason` (a key the page translates, `written_error_<reason>`) with its `values`."""
+
+    def __init__(self, field: str, reason: str, message: str, **values: object):
+        self.reason, self.values = reason, values
+        super().__init__(field, message)
 
 
 class LLMFailed(KBError):

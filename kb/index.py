@@ -43,7 +43,7 @@ from .adapter import FILE as ADAPTER_FILE
 from .adapter import QueryAdapter
 from .duplicates import Duplicate
 from .entries import Entry
-from .errors import IndexMissing, IndexUnreadable
+from .errors import IndexMissing, IndexMoved, IndexUnreadable
 from .learning.overlay import Learned
 from .learning.questions import LearnedQuestion
 from .lexical import LexicalIndex
@@ -136,6 +136,7 @@ def write_index(
     site: dict[str, dict[str, str]] | None = None,
     adapter: QueryAdapter | None = None,
     duplicates: Sequence[Duplicate] = (),
+    replacing: Path | None = None,
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
@@ -144,7 +145,9 @@ def write_index(
     (see `kb.dense` for why there). `learned` are the sources' learned questions, with their
     vectors; an alternate's words join its entry's question on the lexical side. `site` is
     the site's name and tagline in each language, as the manifests give them; `adapter`, the
-    query adapter the build carries; `duplicates`, the near-duplicate entries found.
+    query adapter the build carries; `duplicates`, the near-duplicate entries found. With
+    `replacing` (a build made from the one at that path), IndexMoved when the index points at
+    another by the time it is written: nothing is swapped in.
     """
     if learned_vectors is None:
         learned_vectors = np.zeros((0, vectors.shape[1]), dtype=np.float32)
@@ -171,6 +174,7 @@ def write_index(
             adapter,
             duplicates,
         ),
+        replacing,
     )
 
 
@@ -219,10 +223,13 @@ def _write_adapter(tmp: Path, adapter: QueryAdapter | None, checksums: dict[str,
     return {"model": adapter.model, **adapter.summary()}
 
 
-def _swap_in(index_dir: Path, write: Callable[[Path], IndexMeta]) -> IndexMeta:
-    """Have `write` fill a new build directory, then point `index_dir` at it in one rename."""
+def _swap_in(index_dir: Path, write: Callable[[Path], IndexMeta], replacing: Path | None = None) -> IndexMeta:
+    """Have `write` fill a new build directory, then point `index_dir` at it in one rename
+    (with `replacing`, only if `index_dir` still points at that build)."""
     builds_dir = index_dir.parent / "builds"
     with builds.writing(builds_dir):  # one ingest writes at a time; what a killed one left is removed
+        if replacing is not None and index_dir.resolve() != replacing.resolve():
+            raise IndexMoved(index_dir, replacing, index_dir.resolve())
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
         build = builds_dir / stamp
         tmp = builds_dir / f".{stamp}{builds.PARTIAL}"

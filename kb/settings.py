@@ -63,6 +63,11 @@ class Settings:
         "`on`: the query adapter the index build carries (`kb tune`), if any; `off`: the model's vectors as they "
         "are; or the path of an adapter file `kb tune --output` wrote",
     )
+    written_answers: str = setting(
+        "",
+        "the Q&A file (JSONL) the answers written on /insights are kept in, a source of every build "
+        "(empty: KB_DATA_DIR/written.jsonl)",
+    )
     database_url: str = setting(
         "",
         "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
@@ -145,6 +150,11 @@ class Settings:
     def own_calibration(self) -> Path:
         """Where `kb calibrate` writes by default: in the data directory, never inside the installed package."""
         return self.data_dir / "calibration.json"
+
+    @property
+    def written_path(self) -> Path:
+        """Where the answers written on the insights page are kept (`kb.written`)."""
+        return Path(self.written_answers).expanduser() if self.written_answers else self.data_dir / "written.jsonl"
 
     @property
     def index_dir(self) -> Path:

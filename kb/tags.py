@@ -16,14 +16,29 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationInfo, field_validator
 
 from .errors import SourceError
 from .tomlfile import DataModel, load_toml
 
-__all__ = ["Tag", "TagTable", "TAGS_PATH", "MAX_RUN", "bounded", "load_tags", "tag_table", "label", "TAGS"]  # noqa: F822 (TAGS: module __getattr__)
+if TYPE_CHECKING:
+    from .entries import Entry
+
+__all__ = [
+    "Tag",
+    "TagTable",
+    "TAGS_PATH",
+    "MAX_RUN",
+    "bounded",
+    "load_tags",
+    "tag_table",
+    "label",
+    "framework_tag",
+    "topic_tags",
+    "TAGS",  # noqa: F822 (TAGS: module __getattr__)
+]
 
 TAGS_PATH = Path(__file__).parent / "data" / "tags.toml"
 _ID = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -151,6 +166,20 @@ def label(tag_id: str, lang: str) -> str:
     if tag_id in table.tags:
         return table.tags[tag_id].label(lang)
     return table.frameworks.get(tag_id, tag_id)
+
+
+def framework_tag(framework: str, source: str) -> str:
+    """The framework as a tag id ("ChatLearn" -> "chatlearn", "My Tool" -> "my-tool"); the source's name without one."""
+    return re.sub(r"[^a-z0-9]+", "-", framework.lower()).strip("-") or source.lower()
+
+
+def topic_tags(entry: Entry, table: TagTable | None = None) -> tuple[str, ...]:
+    """The topic tags matching the entry's section, question and answer (in every language
+    it has), in table order; the table's fallback tag when none matches."""
+    table = table or tag_table()
+    text = "\n".join(part for e in entry.versions() for part in (e.section, e.question, e.answer))
+    topics = (tag for tag in table.tags.values() if tag.id != table.fallback)
+    return tuple(tag.id for tag in topics if tag.matches(text)) or (table.fallback,)
 
 
 def __getattr__(name: str) -> Any:

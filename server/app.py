@@ -37,6 +37,7 @@ from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
 from .routes import ROUTERS, docs
 from .settings import ServerSettings
+from .written import Written
 
 __all__ = ["create_app"]
 
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.events = Events([app.state.recorder.hear, metrics.hear])
         app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
         app.state.refit = Refit(app.state.reloader)
+        app.state.written = Written(app.state.reloader)
         metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
         for channel in registry.CHANNELS:
             if channel.status is not None:

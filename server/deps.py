@@ -27,6 +27,7 @@ from .refit import Refit
 from .reload import Reloader, pinned
 from .rendering.templates import request_lang
 from .settings import ServerSettings
+from .written import Written
 
 __all__ = [
     "SettingsDep",
@@ -36,6 +37,7 @@ __all__ = [
     "RecorderDep",
     "ReloaderDep",
     "RefitDep",
+    "WrittenDep",
     "InsightsDep",
     "ChannelDep",
     "AdminDep",
@@ -106,6 +108,10 @@ async def get_reloader(request: Request) -> Reloader:
 
 async def get_refit(request: Request) -> Refit:
     return request.app.state.refit
+
+
+async def get_written(request: Request) -> Written:
+    return request.app.state.written
 
 
 SettingsDep = Annotated[ServerSettings, Depends(get_settings)]
@@ -189,6 +195,7 @@ RecorderDep = Annotated[Recorder, Depends(get_recorder)]
 EventsDep = Annotated[Events, Depends(get_events)]
 ReloaderDep = Annotated[Reloader, Depends(get_reloader)]
 RefitDep = Annotated[Refit, Depends(get_refit)]
+WrittenDep = Annotated[Written, Depends(get_written)]
 InsightsDep = Annotated[Insights, Depends(get_insights)]
 ChannelDep = Annotated[str, Depends(get_channel)]
 AdminDep = Annotated[None, Depends(require_admin)]

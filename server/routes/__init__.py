@@ -1,6 +1,6 @@
 """The site's routers, one per resource: search, chat, entries, health, the pages, the widget, feedback, insights,
-admin (reload, taught links), the API's documentation pages and the metrics. The chat platforms' and agents'
-routes are their channels' (server/channels/)."""
+the answers written on the insights page, admin (reload, taught links), the API's documentation pages and the
+metrics. The chat platforms' and agents' routes are their channels' (server/channels/)."""
 
 from . import (
     admin_reload,
@@ -16,6 +16,7 @@ from . import (
     pages,
     taught_links,
     widget,
+    written,
 )
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "pages",
     "taught_links",
     "widget",
+    "written",
     "ROUTERS",
 ]
 
@@ -45,6 +47,7 @@ ROUTERS = [
     widget.router,
     feedback.router,
     insights.router,
+    written.router,
     admin_reload.router,
     taught_links.router,
     docs.router,

@@ -45,6 +45,7 @@ from ..deps import (
     ReloaderDep,
     SettingsDep,
     SignInLimitDep,
+    WrittenDep,
 )
 from ..forms import form_token, with_form_token
 from ..link_deps import LinkLimitDep, LinksDep, served_at_once
@@ -53,7 +54,9 @@ from ..rendering.chart import Series, stacked_bars
 from ..rendering.strings import Translator
 from ..rendering.templates import page, request_lang
 from ..schemas import ErrorOut
+from ..written import Written
 from .channel_colours import css_url
+from .written import ASKED_MAX, faqs_of
 
 __all__ = ["router", "SINCE_CHOICES", "RECENT", "LINKS_SHOWN"]
 
@@ -68,7 +71,7 @@ RECENT = 200  # recent questions listed
 LINKS_SHOWN = 50  # links listed, newest first
 PICKER_K = 8  # entries the picker offers
 DATALIST_MAX = 500  # entries offered to type an id from without JavaScript (a <datalist>), at most
-SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links", "adapter")  # where a form goes back to
+SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links", "written", "adapter")  # where a form goes back to
 
 
 def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:
@@ -101,6 +104,7 @@ async def insights_page(
     insights: InsightsDep,
     settings: SettingsDep,
     refit: RefitDep,
+    written: WrittenDep,
     since: str = DEFAULT_SINCE,
     find: Annotated[str, Query(max_length=MAX_FIELD)] = "",
 ) -> HTMLResponse:
@@ -131,6 +135,10 @@ async def insights_page(
         "form_token": form_token(request),
         "adapter": _adapter_context(kb, links, refit),
         "duplicates": _duplicates_context(kb, lang),
+        "written": await _written_context(kb, lang, links, written),
+        "write_url": lambda questions: (
+            "/insights/write?" + urlencode([("asked", q) for q in questions[:ASKED_MAX]] + [("since", since)])
+        ),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
@@ -168,6 +176,21 @@ def _duplicates_context(kb: KnowledgeBase, lang: str) -> dict[str, Any]:
         if first is not None and second is not None:
             pairs.append((d, first.localized(lang), second.localized(lang)))
     return {"found": [p for p in pairs if not p[0].intended], "intended": [p for p in pairs if p[0].intended]}
+
+
+async def _written_context(kb: KnowledgeBase, lang: str, links: list[Link], written: Written) -> dict[str, Any]:
+    """The answers written on the page, how many questions each has linked to it, and whether the last build with them failed."""
+    linked: dict[str, int] = {}
+    for link in links:
+        if link.active and link.entry is not None:
+            linked[link.entry] = linked.get(link.entry, 0) + 1
+    return {
+        "answers": await written.answers(),
+        "linked": linked,
+        "failed": written.failed,
+        "file": str(written.file.path),
+        "faq_titles": {name: titles.get(lang) or name for name, (_, titles) in faqs_of(kb).items()},
+    }
 
 
 def _adapter_context(kb: KnowledgeBase, links: list[Link], refit: Refit) -> dict[str, Any]:

@@ -288,3 +288,52 @@ def test_export_errors_are_one_line(made, tmp_path, args, message):
     _, data = made
     run = kb("export", *[str(tmp_path / a) if a.startswith("out") else a for a in args], data_dir=data)
     assert run.returncode == 2 and run.stderr.strip().endswith(message)
+
+
+@pytest.mark.slow
+def test_the_answers_written_on_the_insights_page_are_ingested_and_exported(settings, tmp_path):
+    """The written answers' file is a source of `kb ingest` and of the server's build after a write (kb.written_build),
+    and `kb export` writes its entries, which ingesting the export gives back."""
+    from kb.embedding import open_embedder
+    from kb.written import WrittenFile, written_answer
+    from kb.written_build import write_written
+
+    folder = tmp_path / "faq"
+    folder.mkdir()
+    (folder / "team.md").write_text("# Team FAQ\n\n## How do I get a GPU?\n\nAsk in #infra.\n", encoding="utf-8")
+    data = tmp_path / "data"
+    for copy in (data, tmp_path / "data2"):  # the background's passages from the suite's embedding cache
+        shutil.copytree(settings.cache_dir, copy / "cache")
+    written = WrittenFile(data / "written.jsonl")
+    first = written.save(
+        written_answer(
+            {"zh": "怎么申请机器？", "en": "How do I ask for a machine?"},
+            {"zh": "填表。", "en": "Fill in the form."},
+            "infra",
+        )
+    )
+    run = kb("ingest", "--sources", str(folder), data_dir=data)
+    assert run.returncode == 0, run.stderr
+    assert "written  " in run.stdout and "1 entries" in run.stdout.split("written  ")[1].splitlines()[0]
+    second = written.save(written_answer({"en": "Who runs the cluster?"}, {"en": "The infra team."}))
+    mine = Settings(data_dir=data)
+    built = write_written(mine, open_embedder(mine.embed_model))  # as the server builds after a write
+    assert (built.written, built.embedded) == (2, 1)  # the first answer's passages came from the cache
+    out = tmp_path / "all.jsonl"
+    assert kb("export", str(out), data_dir=data).returncode == 0
+    rows = {row["id"]: row for row in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert (
+        rows[first.id]["question"] == "怎么申请机器？"
+        and rows[first.id]["question_en"] == "How do I ask for a machine?"
+    )
+    assert rows[first.id]["source"] == rows[second.id]["source"] == "written" and "infra" in rows[first.id]["tags"]
+    again = tmp_path / "again"
+    again.mkdir()
+    shutil.copy(out, again / "all.jsonl")
+    run = kb("ingest", "--sources", str(again), data_dir=tmp_path / "data2")
+    assert run.returncode == 0, run.stderr
+    entries = {e.id: e for e in read_index(tmp_path / "data2" / "index").entries}
+    assert (
+        entries[second.id].answer == "The infra team."
+        and entries[first.id].localized("en").answer == "Fill in the form."
+    )

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kb.entries import Entry, entry_id
-from kb.errors import IndexMissing, IndexUnreadable
+from kb.errors import IndexMissing, IndexMoved, IndexUnreadable
 from kb.index import FORMAT_VERSION, read_index, write_index
 from kb.lexical import LexicalIndex, QueryTerms
 
@@ -65,6 +65,20 @@ def test_rewrite_swaps_the_link_and_keeps_the_old_build_readable(index_dir):
     assert read_index(index_dir).meta.entry_count == 5
     assert index_dir.is_symlink()
     assert read_index(old_path).meta.entry_count == 3  # a server still holding it can finish
+
+
+def test_a_build_made_from_one_that_was_replaced_meanwhile_is_not_swapped_in(index_dir):
+    made_from = read_index(index_dir).path
+    write_index(index_dir, make_entries(4), unit_vectors(4), unit_vectors(4), "demo-model", "def")  # another writer
+    with pytest.raises(IndexMoved) as moved:
+        write_index(
+            index_dir, make_entries(5), unit_vectors(5), unit_vectors(4), "demo-model", "x", replacing=made_from
+        )
+    assert str(moved.value).endswith(f"not {made_from}; build from it again")
+    assert read_index(index_dir).meta.entry_count == 4  # the other writer's build stays
+    current = read_index(index_dir).path
+    write_index(index_dir, make_entries(5), unit_vectors(5), unit_vectors(4), "demo-model", "x", replacing=current)
+    assert read_index(index_dir).meta.entry_count == 5
 
 
 def test_missing_index_says_to_ingest(tmp_path):

@@ -1,0 +1,121 @@
+"""Writing the answer on /insights in a real browser (headless Chromium against uvicorn on loopback), in Chinese and
+in English: "Write the answer" beside a question the FAQ could not answer, the form refusing an empty answer by
+name, the answer saved and found by the search page, then edited, downloaded as an upstream entry and removed."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from kb.insights import InsightsStore, Question, store_path
+from kb.settings import Settings
+from server import create_app
+from tests.support.browser import DESKTOP, Page, sign_in
+from tests.support.seeded_insights import TOKEN
+
+ASKED = {
+    "zh": "怎么在昇腾 NPU 上跑 GRPO 训练",
+    "en": "how do I run GRPO training on Ascend NPUs",
+}  # no entry answers them
+WRITTEN = {
+    "zh": ("如何在昇腾 NPU 上训练？", "安装 `torch_npu`，再设置 `trainer.device=npu`。"),
+    "en": ("How do I train on Ascend NPUs?", "Install `torch_npu`, then set `trainer.device=npu`."),
+}
+TEXTS = {
+    "zh": {"write": "写答案", "refused": "没有保存。中文答案（Markdown）：答案是空的", "edit": "编辑", "remove": "删除"},
+    "en": {"write": "Write the answer", "refused": "Not saved. Answer in English (Markdown): the answer is empty",
+           "edit": "Edit", "remove": "Remove"},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Callable[[Any], Any]) -> tuple[str, Any]:
+    data_dir = tmp_path_factory.mktemp("write-browser")
+    (data_dir / "index").symlink_to(settings.index_dir)
+    store = InsightsStore(store_path(data_dir))
+    now = time.time()
+    store.add_questions(
+        [Question(q, lang, "web", False, None, 0.1, 12.0, asked_at=now - 60) for lang, q in ASKED.items()]
+    )
+    store.close()
+    app = create_app(settings.with_(data_dir=data_dir, admin_token=TOKEN))
+    return serve(app).url, app
+
+
+@pytest.fixture
+def tab(browser: Any, live: tuple[str, Any]) -> Iterator[Callable[..., Any]]:
+    from server.ratelimit import SIGN_IN_LIMIT, ClientLimit
+
+    live[1].state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)  # each test signs in afresh, as a new client would
+    opened: list[Page] = []
+
+    def open_tab(**context: Any) -> Page:
+        opened.append(Page(browser, live[0], **context))
+        return opened[-1]
+
+    yield open_tab
+    for t in opened:
+        t.close()
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_writing_editing_and_removing_an_answer_in_a_browser(
+    tab: Callable[..., Any], lang: str, artifacts: Path, tmp_path: Path
+) -> None:
+    t = tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US", accept_downloads=True)
+    page = sign_in(t, TOKEN)
+    texts, (question, answer) = TEXTS[lang], WRITTEN[lang]
+    item = page.locator("#recent li[data-text]", has=page.locator(f"q:text-is('{ASKED[lang]}')"))
+    item.locator("a.teach-write").click()
+    page.wait_for_url("**/insights/write?*")
+    assert page.locator(".written-asked q").inner_text() == ASKED[lang]
+    assert page.locator(f"#question_{lang}").input_value() == ASKED[lang]  # the question as asked, to edit
+
+    page.fill(f"#question_{lang}", question)
+    page.locator(".written-form button[type=submit]").click()  # no answer yet: refused, naming the field
+    alert = page.locator("[role=alert]")
+    alert.wait_for()
+    assert texts["refused"] in alert.inner_text() and alert.get_attribute("data-refused") == f"answer_{lang}"
+    assert page.locator(f"#answer_{lang}").get_attribute("aria-invalid") == "true"
+    assert page.locator(f"#question_{lang}").input_value() == question  # what was typed is kept
+    t.problems[:] = [p for p in t.problems if "status of 422" not in p]  # the refused form comes back with 422
+
+    page.fill(f"#answer_{lang}", answer)
+    page.fill("#tags", "npu")
+    page.select_option("#faq", "roll")
+    t.screenshot(artifacts / f"insights-write-{lang}.png")
+    page.locator(".written-form button[type=submit]").click()
+    page.wait_for_url("**/insights?since=7d#written")
+    row = page.locator("#written tr[data-written]")
+    assert row.count() == 1 and row.locator("a").first.inner_text() == question
+    answer_id = row.get_attribute("data-written")
+    linked = page.locator("#recent li[data-text]", has=page.locator(f"q:text-is('{ASKED[lang]}')"))
+    assert linked.locator(f"a[href='/entries/{answer_id}']").inner_text() == question  # the question is linked to it
+
+    t.goto(f"/search?q={question}")  # the search page finds it first
+    page.wait_for_selector("#results > .result")
+    assert page.locator("#results > .result").first.locator(f"a[href^='/entries/{answer_id}']").count() >= 1
+
+    t.goto("/insights?since=7d#written")
+    with page.expect_download() as download:
+        page.locator(f"#written a[href='/insights/written/{answer_id}.md?lang={lang}']").click()
+    saved = tmp_path / "snippet.md"
+    download.value.save_as(saved)
+    assert saved.read_text(encoding="utf-8") == f"## {question}\n\n{answer}\n"
+
+    page.locator("#written a", has_text=texts["edit"]).click()
+    page.wait_for_url(f"**/insights/written/{answer_id}?*")
+    assert page.locator(f"#answer_{lang}").input_value() == answer
+    page.fill(f"#answer_{lang}", answer + " (v2)")
+    page.locator(".written-form button[type=submit]").click()
+    page.wait_for_url("**/insights?since=7d#written")
+    t.goto(f"/entries/{answer_id}")
+    assert "(v2)" in page.locator("main").inner_text()
+
+    t.goto("/insights?since=7d#written")
+    page.locator("#written button", has_text=texts["remove"]).click()
+    page.wait_for_url("**/insights?since=7d#written")
+    assert page.locator("#written tr[data-written]").count() == 0

@@ -7,7 +7,7 @@ import pytest
 
 from kb.errors import SettingsError
 from kb.settings import SHIPPED_SOURCES, Settings
-from server.channels import CHANNELS
+from server.channels import CHANNELS, registry
 from server.settings import ServerSettings
 from tests.support.paths import ROOT
 
@@ -68,10 +68,8 @@ def test_the_server_refuses_a_channel_it_does_not_have() -> None:
 
 
 def test_a_channel_answers_at_its_declared_point_unless_the_setting_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    import server.settings
-
     strict = replace(CHANNELS[3], precision=0.95)  # a channel declaring its own operating point
-    monkeypatch.setattr(server.settings, "CHANNELS", (*CHANNELS[:3], strict, *CHANNELS[4:]))
+    monkeypatch.setattr(registry, "CHANNELS", (*CHANNELS[:3], strict, *CHANNELS[4:]))
     settings = ServerSettings.from_env({"KB_ANSWER_PRECISION": "0.7"})
     assert settings.precision_for(strict.name) == 0.95
     assert settings.precision_for("web") == 0.7

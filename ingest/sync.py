@@ -26,8 +26,8 @@ from kb.entries import Entry
 from kb.errors import IndexMissing, KBError, SyncFailed
 from kb.index import read_index
 from kb.insights.store import InsightsStore
-from kb.syncs import LastSync, build_record, follow, write_last
 from kb.settings import Settings
+from kb.syncs import LastSync, build_record, follow, write_last
 
 from .changes import Changes, compare
 from .git_repo import Repository

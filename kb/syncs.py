@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,11 @@ class LastSync:
     changes: list[str] = field(default_factory=list)  # one line per change, with its evidence
     review: list[str] = field(default_factory=list)  # what a maintainer should look at: stale translations
     orphaned: list[str] = field(default_factory=list)  # curation that could not follow a removed entry
+
+    @property
+    def when(self) -> str:
+        """When it finished, in UTC to the minute."""
+        return datetime.fromtimestamp(self.at, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def build_record(build: Path) -> dict[str, Any]:

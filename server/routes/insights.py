@@ -29,6 +29,7 @@ from kb.errors import QueryError, shown
 from kb.insights import CHANNELS, DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
 from kb.insights.taught_links import Link
 from kb.knowledge import KnowledgeBase
+from kb.syncs import last_sync
 from kb.text import question_key
 from kb.tuning import links_since
 
@@ -124,6 +125,7 @@ async def insights_page(
         "form_token": form_token(request),
         "adapter": _adapter_context(kb, links, refit),
         "duplicates": _duplicates_context(kb, lang),
+        "last_sync": last_sync(settings.data_dir),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from kb.entries import Entry
-from kb.errors import IndexMissing, KBError, SyncFailed
+from kb.errors import IndexMissing, KBError, SourceError, SourceErrors, SyncFailed
 from kb.index import read_index
 from kb.insights.store import InsightsStore
 from kb.settings import Settings
@@ -191,7 +191,7 @@ def _sync(
                 pin = Pin(**{**pin.__dict__, "translation_commit": other, "translation_path": other_path})
             pins[u.name] = pin
         manifest.write_text(text, encoding="utf-8")
-        new_entries = read_sources(staged).entries  # a file that no longer parses stops the sync here
+        new_entries = _parsed(staged, settings.sources_dir)  # a file that no longer parses stops the sync here
         changes = tuple(
             compare(
                 u.name, [e for e in old_entries if e.source == u.name], [e for e in new_entries if e.source == u.name]
@@ -221,6 +221,21 @@ def _sync(
         return SyncReport("built", pins, before, changes, renamed, review, orphaned, built)
     finally:
         shutil.rmtree(staged, ignore_errors=True)
+
+
+def _parsed(staged: Path, folder: Path) -> list[Entry]:
+    """The entries of the staged copy of `folder`; a file that does not parse is named as the folder's."""
+    try:
+        return read_sources(staged).entries
+    except SourceErrors as exc:
+        raise SourceErrors([_in(e, staged, folder) for e in exc.errors]) from None
+    except SourceError as exc:
+        raise _in(exc, staged, folder) from None
+
+
+def _in(exc: SourceError, staged: Path, folder: Path) -> SourceError:
+    path = folder / exc.path.relative_to(staged) if exc.path.is_relative_to(staged) else exc.path
+    return SourceError(path, exc.message.replace(str(staged), str(folder)), exc.line)
 
 
 def _write(repo: Repository, commit: str, path: str, last: str, to: Path) -> str:

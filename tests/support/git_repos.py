@@ -41,7 +41,7 @@ class Upstream:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
         self.git("add", "--all")
-        self.git("commit", "--quiet", "-m", message)
+        self.git("commit", "--quiet", "--allow-empty", "-m", message)
         return self.git("rev-parse", "HEAD")
 
 

@@ -30,6 +30,7 @@ from kb.settings import Settings
 from kb.syncs import LastSync, build_record, follow, write_last
 
 from .changes import Changes, compare
+from .curation import carry_ids, left_behind, mark_stale
 from .git_repo import Repository
 from .manifest import MANIFEST_NAME
 from .pipeline import BuildReport, Progress, build_index
@@ -165,8 +166,7 @@ def _sync(
         == resolved[u.name]
         for u in upstreams
     ):
-        pins = {name: Pin(**pin) for name, pin in old_pins.items() if name in resolved}
-        return SyncReport("unchanged", pins, before)
+        return SyncReport("unchanged", {name: Pin(**pin) for name, pin in old_pins.items() if name in resolved}, before)
     staged = Path(tempfile.mkdtemp(prefix=".staging-", dir=settings.data_dir / SYNC_DIR))
     try:
         shutil.copytree(settings.sources_dir, staged, dirs_exist_ok=True)
@@ -199,9 +199,9 @@ def _sync(
             for u in upstreams
         )
         moved = {old: new for c in changes for old, new in c.moved.items()}
-        _carry(staged, moved)
-        review = _stale(staged, upstreams, changes)
-        orphaned = _orphaned(staged, changes, store)
+        carry_ids(staged, moved)
+        review = mark_stale(staged, upstreams, changes)
+        orphaned = left_behind(staged, changes, store)
         if dry_run:
             return SyncReport("dry run", pins, before, changes, renamed, review, orphaned)
         history = list(record.get("history", []))
@@ -252,61 +252,6 @@ def _write(repo: Repository, commit: str, path: str, last: str, to: Path) -> str
     return path
 
 
-def _carry(staged: Path, moved: dict[str, str]) -> None:
-    """Replace each reworded entry's old id by its new one in the learned data and the manifest (alternates,
-    not-covered marks, intended near-duplicates, a translation's skipped entries): ids are quoted strings."""
-    if not moved:
-        return
-    for path in staged.glob("*.toml"):
-        text = original = path.read_text(encoding="utf-8")
-        for old, new in moved.items():
-            text = text.replace(f'"{old}"', f'"{new}"').replace(f"'{old}'", f"'{new}'")
-        if text != original:
-            path.write_text(text, encoding="utf-8")
-
-
-def _stale(staged: Path, upstreams: Sequence[Upstream], changes: Sequence[Changes]) -> tuple[str, ...]:
-    """Mark the maintainers' (or a machine's) translation of each changed or reworded entry stale in the
-    staged manifest, and say so: the text it translates is no longer the one it was written from."""
-    manifest = staged / MANIFEST_NAME
-    text = manifest.read_text(encoding="utf-8")
-    lines = []
-    for u, found in zip(upstreams, changes):
-        if not u.translated_by:
-            continue
-        touched = [new for _, new in found.changed] + [r.new for r in found.reworded]
-        if not touched:
-            continue
-        stale = [found.moved.get(i, i) for i in u.stale] + [e.id for e in touched if e.id not in u.stale]
-        text = edit_manifest(text, u.name, {"stale": list(dict.fromkeys(stale))}, translation=True)
-        for e in touched:
-            lines.append(
-                f"{e.id}  {u.translation_file}: the {u.translated_by}' translation of {e.question!r} predates "
-                "the change upstream; review it, then take the id out of `stale`"
-            )
-    manifest.write_text(text, encoding="utf-8")
-    return tuple(lines)
-
-
-def _orphaned(staged: Path, changes: Sequence[Changes], store: InsightsStore | None) -> tuple[str, ...]:
-    """A line for each removed entry that leaves curation behind: alternates or not-covered marks in the
-    learned files, links and votes in the insights database."""
-    removed = [e for c in changes for e in c.removed]
-    held = store.curation(e.id for e in removed) if store is not None else {}
-    texts = {path.name: path.read_text(encoding="utf-8") for path in staged.glob("*.toml")}
-    lines = []
-    for e in removed:
-        parts = [f"named in {name}" for name, text in texts.items() if f'"{e.id}"' in text or f"'{e.id}'" in text]
-        links, votes = held.get(e.id, (0, 0))
-        if links:
-            parts.append(f"{links} link{'s' if links != 1 else ''}")
-        if votes:
-            parts.append(f"{votes} vote{'s' if votes != 1 else ''}")
-        if parts:
-            lines.append(f"{e.id}  {e.question!r}: removed upstream; its {', '.join(parts)} have no entry now")
-    return tuple(lines)
-
-
 def _write_back(staged: Path, folder: Path) -> None:
     """Put the staged files that differ into the sources folder, each by a rename."""
     for path in sorted(p for p in staged.iterdir() if p.is_file()):
@@ -326,13 +271,13 @@ def report_lines(report: SyncReport) -> list[str]:
         span = f"{was[:7]} -> {pin.commit[:7]}" if was and was != pin.commit else pin.commit[:7]
         lines.append(f"{name}: {pin.ref} at {span} ({pin.version})")
         if name in report.renamed:
-            old, new = report.renamed[name]
-            lines.append(f"  file moved upstream: {old} -> {new}")
+            was_at, now_at = report.renamed[name]
+            lines.append(f"  file moved upstream: {was_at} -> {now_at}")
     for c in report.changes:
         for e in c.new:
             lines.append(f"  new       {e.id}  {e.question}")
-        for old, new in c.changed:
-            lines.append(f"  changed   {new.id}  {new.question}")
+        for _, now in c.changed:
+            lines.append(f"  changed   {now.id}  {now.question}")
         for r in c.reworded:
             lines.append(f"  reworded  {r.old.id} -> {r.new.id}  {r.old.question!r} -> {r.new.question!r}")
             lines.append(f"            {r.evidence}")

@@ -29,6 +29,11 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("sources", nargs="*", metavar="SOURCE", help="the sources to sync (default: every one with a repo)")
     p.add_argument("--dry-run", action="store_true", help="print what changed upstream; build and write nothing")
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another sync of the data directory is running, skip this one (the server's KB_SYNC_INTERVAL)",
+    )
     p.set_defaults(run=cmd_sync)
 
 
@@ -46,12 +51,19 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     try:
         with progress_bar(lines="kb sync") as progress:
             report = sync(
-                settings, args.sources, dry_run=args.dry_run, store=book.store if book else None, progress=progress
+                settings,
+                args.sources,
+                dry_run=args.dry_run,
+                store=book.store if book else None,
+                wait=not args.no_wait,
+                progress=None if args.no_wait else progress,
             )
     finally:
         if book is not None:
             book.close()
-    assert report is not None  # a sync from the command waits its turn
+    if report is None:
+        print("another sync of this data directory is running: skipped")
+        return 0
     for line in report_lines(report):
         print(line)
     for line in report.review:

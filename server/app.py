@@ -74,11 +74,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if resolved.reload_interval
             else None
         )
-        syncing = (
-            asyncio.create_task(sync_every(resolved, app.state.reloader, app.state.recorder.store))
-            if resolved.sync_interval
-            else None
-        )
+        syncing = asyncio.create_task(sync_every(resolved, app.state.reloader)) if resolved.sync_interval else None
         try:
             yield
         finally:

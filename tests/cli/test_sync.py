@@ -70,3 +70,17 @@ def test_the_shipped_folder_is_not_written_into(tmp_path: Path) -> None:
     refused = kb("sync", data_dir=tmp_path / "data", KB_SOURCES_DIR=str(SHIPPED_SOURCES))
     assert refused.returncode == 2
     assert "inside the installed package; copy the folder and give KB_SOURCES_DIR" in refused.stderr
+
+
+def test_no_wait_skips_while_another_sync_of_the_data_directory_runs(tmp_path: Path) -> None:
+    import fcntl
+
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest((tmp_path / "gone").as_uri()), encoding="utf-8")
+    (sources / "team.md").write_text(team_faq(), encoding="utf-8")
+    (tmp_path / "data" / "sync").mkdir(parents=True)
+    with open(tmp_path / "data" / "sync" / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a sync running in another process
+        skipped = kb("sync", "--no-wait", data_dir=tmp_path / "data", KB_SOURCES_DIR=str(sources))
+    assert (skipped.returncode, skipped.stdout) == (0, "another sync of this data directory is running: skipped\n")

@@ -181,7 +181,7 @@ def _figures(found: set, true: set) -> str:
     right = len(found & true)
     precision = right / len(found) if found else 1.0
     recall = right / len(true) if true else 1.0
-    return f"{len(true)} reworded, {len(found)} found, {right} right: precision {precision:.2f}, recall {recall:.2f}"
+    return f"{len(true)} reworded, {len(found)} found, {right} right: precision {precision:.3f}, recall {recall:.3f}"
 
 
 def main(argv: list[str]) -> None:

@@ -61,12 +61,12 @@ def left_behind(staged: Path, changes: Sequence[Changes], store: InsightsStore |
     texts = {path.name: path.read_text(encoding="utf-8") for path in staged.glob("*.toml")}
     lines = []
     for e in removed:
-        parts = [f"named in {name}" for name, text in texts.items() if f'"{e.id}"' in text or f"'{e.id}'" in text]
+        parts = [f"its mention in {name}" for name, text in texts.items() if f'"{e.id}"' in text or f"'{e.id}'" in text]
         links, votes = held.get(e.id, (0, 0))
         if links:
             parts.append(f"{links} link{'s' if links != 1 else ''}")
         if votes:
             parts.append(f"{votes} vote{'s' if votes != 1 else ''}")
         if parts:
-            lines.append(f"{e.id}  {e.question!r}: removed upstream; its {', '.join(parts)} have no entry now")
+            lines.append(f"{e.id}  {e.question!r}: removed upstream, leaving without an entry: {', '.join(parts)}")
     return tuple(lines)

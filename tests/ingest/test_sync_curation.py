@@ -92,7 +92,7 @@ def test_a_reworded_entry_keeps_its_votes_links_alternates_and_marks(workspace, 
         )
         report = sync(settings, store=store)
         assert report is not None and report.moved == {team(HANG): team(REWORDED)}
-        assert report.orphaned == (f"{team(INSTALL)}  {INSTALL!r}: removed upstream; its 1 link have no entry now",)
+        assert report.orphaned == (f"{team(INSTALL)}  {INSTALL!r}: removed upstream, leaving without an entry: 1 link",)
         assert {(v.entry_id, v.unhelpful) for v in store.unhelpful(0)} == {(team(REWORDED), 1)}
         assert {link.question: link.entry for link in store.links()} == {
             "training never starts": team(REWORDED),

@@ -169,7 +169,8 @@ def _sync(
         return SyncReport("unchanged", {name: Pin(**pin) for name, pin in old_pins.items() if name in resolved}, before)
     staged = Path(tempfile.mkdtemp(prefix=".staging-", dir=settings.data_dir / SYNC_DIR))
     try:
-        shutil.copytree(settings.sources_dir, staged, dirs_exist_ok=True)
+        # the folder as the build reads it (a deployer's folder may be a Git checkout: its .git stays out)
+        shutil.copytree(settings.sources_dir, staged, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
         manifest = staged / MANIFEST_NAME
         text = manifest.read_text(encoding="utf-8")
         pins: dict[str, Pin] = {}

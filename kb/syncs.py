@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,11 +35,23 @@ class LastSync:
     changes: list[str] = field(default_factory=list)  # one line per change, with its evidence
     review: list[str] = field(default_factory=list)  # what a maintainer should look at: stale translations
     orphaned: list[str] = field(default_factory=list)  # curation that could not follow a removed entry
+    # When the sync that built the served build ran: a sync that builds nothing (unchanged, failed) keeps that
+    # sync's changes, review and orphaned lines, so they stay shown until a sync builds again.
+    built_at: float = 0.0
 
     @property
     def when(self) -> str:
         """When it finished, in UTC to the minute."""
-        return datetime.fromtimestamp(self.at, timezone.utc).strftime("%Y-%m-%d %H:%M")
+        return _minute(self.at)
+
+    @property
+    def built_when(self) -> str:
+        """When the sync that built the served build ran, in UTC to the minute ("" before any)."""
+        return _minute(self.built_at) if self.built_at else ""
+
+
+def _minute(at: float) -> str:
+    return datetime.fromtimestamp(at, timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def build_record(build: Path) -> dict[str, Any]:
@@ -72,7 +84,17 @@ def last_sync(data_dir: Path) -> LastSync | None:
 
 
 def write_last(data_dir: Path, last: LastSync) -> None:
-    """Record `last` as the last sync of `data_dir` (written beside, then renamed over: a reader sees one or the other)."""
+    """Record `last` as the last sync of `data_dir` (written beside, then renamed over: a reader sees one or the
+    other). A sync that built nothing keeps what the last building sync reported (and, failed, its commits)."""
+    if last.outcome == "built":
+        last = replace(last, built_at=last.at)
+    else:
+        before = last_sync(data_dir)
+        if before is not None and before.built_at:
+            kept = {"changes": before.changes, "review": before.review, "orphaned": before.orphaned}
+            last = replace(last, built_at=before.built_at, build=last.build or before.build, **kept)
+            if not last.commits:
+                last = replace(last, commits=before.commits)
     path = Path(data_dir) / LAST_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")

@@ -118,3 +118,7 @@ def test_the_insights_page_shows_the_last_sync_s_changes_and_a_failure(replicas,
         page = httpx.get(f"{server.url}/insights", headers=bearer | {"Accept-Language": "zh-CN"}).text
         assert 'data-sync-outcome="failed"' in page and "失败，旧索引继续服务" in page
         assert "gone" in page
+        # what the sync that built the index served reported stays shown, with when it ran
+        assert f"reworded  {entry_id('team', HANG)} -&gt; {entry_id('team', REWORDED)}" in page
+        assert "data-sync-built" in page and "那次构建了当前索引的同步所报告的内容" in page
+        assert upstream.git("rev-parse", "HEAD")[:12] in page

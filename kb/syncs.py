@@ -91,8 +91,14 @@ def write_last(data_dir: Path, last: LastSync) -> None:
     else:
         before = last_sync(data_dir)
         if before is not None and before.built_at:
-            kept = {"changes": before.changes, "review": before.review, "orphaned": before.orphaned}
-            last = replace(last, built_at=before.built_at, build=last.build or before.build, **kept)
+            last = replace(
+                last,
+                built_at=before.built_at,
+                build=last.build or before.build,
+                changes=before.changes,
+                review=before.review,
+                orphaned=before.orphaned,
+            )
             if not last.commits:
                 last = replace(last, commits=before.commits)
     path = Path(data_dir) / LAST_FILE

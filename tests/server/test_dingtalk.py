@@ -244,9 +244,7 @@ def test_an_unanswerable_question_gets_the_nearest_entries(robot: Robot, client:
         "markdown": {
             # ROLL's own entries are the nearest, so the reply does not claim ROLL's FAQ lacks the answer
             "title": "The FAQ has no confident answer to this.",
-            "text": "\n\n".join(
-                ["The FAQ has no confident answer to this.", "\n".join(["**Nearest entries**", *nearest])]
-            ),
+            "text": "\n\n".join(["The FAQ has no confident answer to this.", "\n".join(["**Nearest entries**", *nearest])]),
         },
     }
 

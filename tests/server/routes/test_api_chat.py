@@ -13,17 +13,7 @@ from tests.support.api import HIT_KEYS, RESUME_ZH, error_body
 
 def test_chat_answers_with_the_best_entry_and_its_sources(client: TestClient) -> None:
     body = client.post("/api/chat", json={"message": RESUME_ZH}).json()
-    assert set(body) == {
-        "answer",
-        "answer_html",
-        "answered",
-        "mode",
-        "sources",
-        "lang",
-        "session",
-        "note",
-        "confidence",
-    }
+    assert set(body) == {"answer", "answer_html", "answered", "mode", "sources", "lang", "session", "note", "confidence"}
     assert body["note"] is None  # the question names no framework
     assert 0.0 <= body["confidence"] <= 1.0
     assert body["answered"] is True and body["mode"] == "extractive" and body["lang"] == "zh"

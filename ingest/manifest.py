@@ -35,6 +35,8 @@ from .tables import TABLE_SUFFIXES, is_table
 __all__ = ["load_manifest", "load_site", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS", "TRANSLATORS"]
 
 MANIFEST_NAME = "sources.toml"
+UPSTREAM_FIELDS = ("repo", "path", "ref")
+_UPSTREAM = {"path": "file in the repository", "ref": "branch, tag or commit to read"}
 LANGS = ("zh", "en")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -109,6 +111,9 @@ class _Translation(DataModel):
     translated_on: str = ""  # when, for a translation that is not the authors' own
     reviewed: bool = False  # a machine translation a maintainer has checked
     skipped: list[str] = []  # ids of the source's entries this version leaves out (a draft's failures)
+    path: str = ""  # where this version is in the source's upstream repository (`kb sync`)
+    ref: str = ""  # the branch, tag or commit to read it at (default: the source's)
+    stale: list[str] = []  # ids of entries changed upstream since this translation was written (`kb sync`)
 
     _required = field_validator("file", "lang")(nonempty)
     _lang = field_validator("lang")(_lang)
@@ -133,6 +138,10 @@ class _Source(DataModel):
     license: str = ""
     sheet: str = ""  # the sheet of a Q&A workbook (.xlsx) to read; every sheet by default
     translation: _Translation | None = None
+    # The upstream Git repository the file is taken from, for `kb sync` (see ingest/sync.py).
+    repo: str = ""  # its URL: https://, ssh or file://
+    path: str = ""  # the file in the repository
+    ref: str = ""  # the branch, tag or commit to read
 
     _required = field_validator("name", "file", "lang")(nonempty)
     _title = field_validator("title", mode="before")(_per_language)
@@ -179,7 +188,10 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
                 "or question_zh, answer_zh), not in a [source.translation]",
                 (*at, "translation"),
             )
-        fields = table.model_dump(exclude={"translation", "title"})
+        if table.repo and not (table.path and table.ref):
+            missing = "path" if not table.path else "ref"
+            raise doc.error(f"repo {table.repo!r} is given without {missing!r}, the {_UPSTREAM[missing]}", at, "repo")
+        fields = table.model_dump(exclude={"translation", "title", *UPSTREAM_FIELDS})
         titles = _spread(table.title)
         fields |= {"title": titles.get(table.lang) or next(iter(titles.values())), "titles": titles}
         other = table.translation
@@ -196,7 +208,7 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         keep = {key: fields[key] for key in ("name", "framework", "version")}
         if other.title:  # a translation's own title, as manifests have always allowed
             titles = fields["titles"] = titles | {other.lang: other.title}
-        translated = other.model_dump() | {
+        translated = other.model_dump(exclude={"path", "ref", "stale"}) | {
             "entries": other.entries or table.entries,
             "title": titles.get(other.lang) or fields["title"],
             "titles": titles,

@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -122,11 +122,14 @@ def background_sentences(path: Path = BACKGROUND_PATH) -> list[str]:
 
 
 def build_index(
-    settings: Settings, sources_dir: SourceDirs | None = None, progress: Progress | None = None
+    settings: Settings,
+    sources_dir: SourceDirs | None = None,
+    progress: Progress | None = None,
+    sync: dict[str, Any] | None = None,
 ) -> BuildReport:
     """Parse, embed and write a new index from one directory of sources or several, and the
     answers written on the insights page (`settings.written_path`); on any error the previous
-    index stays as it was."""
+    index stays as it was. `sync` is kept with the build (`kb sync`'s record)."""
     started = time.perf_counter()
     sources_dir = _dirs(sources_dir or settings.sources_dir)
     parsed = read_sources(sources_dir, settings.written_path)  # the answers written on /insights too
@@ -186,6 +189,7 @@ def build_index(
         site=site_of(sources_dir),
         adapter=adapter,
         duplicates=duplicates,
+        sync=sync,
     )
     covered = sum(1 for q in learned if q.entry is not None)
     paired = {i for d in duplicates for i in (d.first, d.second)}

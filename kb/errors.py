@@ -24,6 +24,7 @@ __all__ = [
     "CalibrationError",
     "TooFewQuestions",
     "JudgeFailed",
+    "SyncFailed",
     "SHOWN",
     "shown",
 ]
@@ -87,6 +88,14 @@ class IndexMissing(IndexUnreadable):
 
 class BuildRefused(KBError):
     """A new build could not be loaded; the one served before still is."""
+
+
+class SyncFailed(KBError):
+    """`kb sync` could not read a source's upstream repository (unreachable, no such ref or path): nothing changed."""
+
+    def __init__(self, source: str, message: str):
+        self.source, self.message = source, message
+        super().__init__(f"source {source!r}: {message}; nothing changed")
 
 
 SHOWN = 60  # characters of a value an error message echoes

@@ -65,6 +65,7 @@ __all__ = [
 # 5: learned questions in learned.jsonl and learned.npy. Older indexes have none.
 # 6: a query adapter in adapter.npz, when meta.json's `adapter` is not empty. Older indexes have none.
 FORMAT_VERSION = 6
+SYNC_FILE = "sync.json"  # what `kb sync` keeps with a build it made (`kb.syncs`); other builds have none
 FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz", "learned.jsonl", "learned.npy")
 
 
@@ -137,6 +138,7 @@ def write_index(
     adapter: QueryAdapter | None = None,
     duplicates: Sequence[Duplicate] = (),
     replacing: Path | None = None,
+    sync: dict[str, typing.Any] | None = None,
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
@@ -145,7 +147,8 @@ def write_index(
     (see `kb.dense` for why there). `learned` are the sources' learned questions, with their
     vectors; an alternate's words join its entry's question on the lexical side. `site` is
     the site's name and tagline in each language, as the manifests give them; `adapter`, the
-    query adapter the build carries; `duplicates`, the near-duplicate entries found. With
+    query adapter the build carries; `duplicates`, the near-duplicate entries found; `sync`,
+    what `kb sync` keeps with the build (`kb.syncs`: the commits read, the old pins, the id map). With
     `replacing` (a build made from the one at that path), IndexMoved when the index points at
     another by the time it is written: nothing is swapped in.
     """
@@ -157,9 +160,11 @@ def write_index(
     if len(owners) != len(vectors):
         raise ValueError(f"{len(vectors)} vectors but {len(owners)} owners")
     dense.EntryRows(owners, len(entries))  # raises unless every entry owns a group of rows
-    return _swap_in(
-        index_dir,
-        lambda tmp: _write_build(
+
+    def write(tmp: Path) -> IndexMeta:
+        if sync is not None:
+            (tmp / SYNC_FILE).write_text(json.dumps(sync, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        return _write_build(
             tmp,
             entries,
             vectors,
@@ -173,9 +178,9 @@ def write_index(
             site or {},
             adapter,
             duplicates,
-        ),
-        replacing,
-    )
+        )
+
+    return _swap_in(index_dir, write, replacing)
 
 
 def write_adapted(index_dir: Path, adapter: QueryAdapter | None) -> IndexMeta:
@@ -193,7 +198,8 @@ def write_adapted(index_dir: Path, adapter: QueryAdapter | None) -> IndexMeta:
                 index_dir, f"built with model {old.model!r}; the adapter was fitted for {adapter.model!r}"
             )
         names = [name for name in _files(old.format_version) if name != ADAPTER_FILE]
-        for name in names:
+        kept = names + ([SYNC_FILE] if (current / SYNC_FILE).exists() else [])
+        for name in kept:
             try:
                 os.link(current / name, tmp / name)
             except OSError:

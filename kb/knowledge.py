@@ -23,6 +23,7 @@ from .lru import LRU
 from .scoring import Calibration
 from .search import Plan, Searcher
 from .settings import Settings
+from .syncs import moved_ids
 
 __all__ = ["KnowledgeBase", "ON_LOOP_CHARS"]
 
@@ -54,6 +55,8 @@ class KnowledgeBase:
     # The judge's scores, by the question searched and the candidates it read, and judged results.
     verdicts: LRU[tuple[Any, ...], np.ndarray] = field(default_factory=lambda: LRU(0), repr=False)
     judged_results: LRU[Plan, SearchResult] = field(default_factory=lambda: LRU(0), repr=False)
+    # Old id -> new id of the entries reworded upstream (`kb sync` keeps it with the build: `kb.syncs`).
+    moved: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.shipped is None:
@@ -108,6 +111,7 @@ class KnowledgeBase:
             sources=sources,
             judging=None if refit else judging,
             calibration=calibration,
+            moved=moved_ids(index.path),
         )
 
     @property
@@ -233,6 +237,11 @@ class KnowledgeBase:
     def search_blocking(self, *args: Any, **kwargs: Any) -> SearchResult:
         """`search` for a program without an event loop (the `kb` command, evaluation)."""
         return asyncio.run(self.search(*args, **kwargs))
+
+    def now_id(self, entry_id: str) -> str | None:
+        """The id an entry reworded upstream has now, when `entry_id` was one of its old ids; else None."""
+        moved = self.moved.get(entry_id)
+        return moved if moved is not None and moved in self.by_id else None
 
     def get(self, entry_id: str) -> Entry:
         try:

@@ -24,6 +24,7 @@ from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
 from .mcp_config import FORMS as MCP_CONFIG_FORMS
 from .package import refuse_package
+from .sync import add_parser as add_sync_parser
 from .terminal import print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
 
@@ -583,6 +584,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_mcp)
 
     add_export_parser(sub)
+    add_sync_parser(sub)
     add_insights_parser(sub)
     add_learning_parser(sub)
     add_tuning_parser(sub)

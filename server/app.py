@@ -37,6 +37,7 @@ from .reload import Reloader
 from .rendering.templates import STATIC_DIR, create_templates
 from .routes import ROUTERS, docs
 from .settings import ServerSettings
+from .syncing import sync_every
 from .written import Written
 
 __all__ = ["create_app"]
@@ -80,12 +81,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if resolved.reload_interval
             else None
         )
+        syncing = asyncio.create_task(sync_every(resolved, app.state.reloader)) if resolved.sync_interval else None
         try:
             yield
         finally:
             await stack.aclose()
-            if watch is not None:
-                watch.cancel()
+            for task in (watch, syncing):
+                if task is not None:
+                    task.cancel()
             await app.state.refit.wait()  # a refit writing a build finishes it
             app.state.recorder.close()
             app.state.reloader.close()

@@ -8,7 +8,7 @@ Three sources, one registry per app (`Metrics`):
   as the reader types, chat), and whether the FAQ answered it or abstained;
 - `State`, read when scraped: the index build served (entry count, model, when built),
   the insights queue (waiting, dropped), the second-stage judge's outcomes, and the
-  embedder's model runs (`kb.latency`, counted by the library).
+  embedder's model runs (`kb.latency`, counted by the library), and the last sync from upstream.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb.adapter import QueryAdapter
 from kb.events import Chatted, Event, Searched
+from kb.syncs import OUTCOMES, LastSync, last_sync
 
 from .channels import registry
 from .reload import Reloader
@@ -129,6 +130,26 @@ class State(Collector):
         yield from _judge(kb.judging.stats() if kb.judging is not None else None)
         yield _embedding(kb.searcher.embedder.runs)
         yield from _adapter(kb.searcher.adapter)
+        yield from _sync(last_sync(self.reloader().settings.data_dir))
+
+
+def _sync(last: LastSync | None) -> Iterator[Metric]:
+    """When the last sync from upstream (`kb sync`, KB_SYNC_INTERVAL) finished, and how (nothing before the first)."""
+    if last is None:
+        return
+    yield GaugeMetricFamily(
+        "kb_sync_last_timestamp_seconds",
+        "When the last sync from the sources' upstream finished (Unix time)",
+        value=last.at,
+    )
+    outcome = GaugeMetricFamily(
+        "kb_sync_last_outcome",
+        "The last sync's outcome: 1 for the one it had (built, unchanged or failed), 0 for the others",
+        labels=["outcome"],
+    )
+    for name in OUTCOMES:
+        outcome.add_metric([name], 1 if last.outcome == name else 0)
+    yield outcome
 
 
 def _adapter(adapter: QueryAdapter | None) -> Iterator[Metric]:

@@ -62,6 +62,11 @@ class ServerSettings(Settings):
         "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",
         zero_off=True,
     )
+    sync_interval: float = setting(
+        0.0,
+        "seconds between syncs of the sources that name an upstream Git repo, as `kb sync` does (0: off)",
+        zero_off=True,
+    )
     rate_limit: str = setting(
         "600/minute",
         "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)",

@@ -18,7 +18,7 @@ import secrets
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..errors import InsightsUnavailable
 from ..text import question_key
@@ -452,6 +452,38 @@ class InsightsStore:
             "WHERE removed_at IS NULL"
         )[0]
         return int(highest), int(active), int(total)
+
+    def move_entries(self, moved: Mapping[str, str]) -> None:
+        """Give the votes, answered questions and links of each old id (of an entry reworded upstream, `kb sync`)
+        to its new id, in one transaction; a voter's vote already on the new id keeps that one."""
+        rows = [(new, old) for old, new in moved.items()]
+        self._write(
+            (
+                "UPDATE votes SET entry_id = ? WHERE entry_id = ? AND NOT EXISTS (SELECT 1 FROM votes AS v "
+                "WHERE v.voter = votes.voter AND v.question = votes.question AND v.entry_id = ?)",
+                [(new, old, new) for new, old in rows],
+            ),
+            ("UPDATE questions SET top_entry = ? WHERE top_entry = ?", rows),
+            ("UPDATE links SET entry_id = ? WHERE entry_id = ?", rows),
+        )
+
+    def curation(self, entry_ids: Iterable[str]) -> dict[str, tuple[int, int]]:
+        """(active links, votes) of each of `entry_ids` that has any: what a removed entry leaves without an entry."""
+        wanted = sorted(set(entry_ids))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        links = dict(
+            self._db.rows(
+                f"SELECT entry_id, count(*) FROM links WHERE removed_at IS NULL AND entry_id IN ({marks}) "
+                "GROUP BY entry_id",
+                wanted,
+            )
+        )
+        votes = dict(
+            self._db.rows(f"SELECT entry_id, count(*) FROM votes WHERE entry_id IN ({marks}) GROUP BY entry_id", wanted)
+        )
+        return {i: (int(links.get(i, 0)), int(votes.get(i, 0))) for i in wanted if links.get(i) or votes.get(i)}
 
     def count(self, table: str) -> int:
         """Rows in `questions` or `votes` (for tests and benchmarks)."""

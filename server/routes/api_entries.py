@@ -30,6 +30,7 @@ async def get_entry(
     ] = None,
 ) -> EntryOut:
     """One entry by id, with the entries nearest to it and its alternate questions."""
+    entry_id = kb.now_id(entry_id) or entry_id  # an id from before upstream reworded the question
     entry = kb.get(entry_id).localized(hl)
     out = entry_out(entry, kb.related(entry_id, RELATED, hl or entry.lang), base_url(request), hl)
     reader = hl or entry.lang

@@ -29,6 +29,7 @@ from kb.errors import QueryError, shown
 from kb.insights import DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
 from kb.insights.taught_links import Link
 from kb.knowledge import KnowledgeBase
+from kb.syncs import last_sync
 from kb.text import question_key
 from kb.tuning import links_since
 
@@ -139,6 +140,7 @@ async def insights_page(
         "write_url": lambda questions: (
             "/insights/write?" + urlencode([("asked", q) for q in questions[:ASKED_MAX]] + [("since", since)])
         ),
+        "last_sync": last_sync(settings.data_dir),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)

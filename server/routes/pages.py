@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from kb import asking
 from kb.answer import RELATED
@@ -117,12 +117,17 @@ def _as_searched(questions: list[LearnedQuestion]) -> list[LearnedQuestion]:
 
 
 @router.api_route("/entries/{entry_id}", methods=PAGE_METHODS, response_class=HTMLResponse)
-async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -> HTMLResponse:
+async def entry_page(request: Request, kb: KBDep, entry_id: str, hl: str = "") -> Response:
     """One entry: the full answer, its source, tags, related entries and the other wordings of its question
     it has learned ("Also asked as"), in the reader's language.
 
     `?hl=en|zh` picks the version (and is remembered in a cookie); else the one chosen
-    before; else the page's language."""
+    before; else the page's language. The id of an entry before upstream reworded its question
+    redirects (308) to the entry's page now."""
+    now = kb.now_id(entry_id)
+    if now is not None:
+        moved = request.url.replace(path=request.url.path.removesuffix(entry_id) + now)
+        return RedirectResponse(str(moved), status_code=308)
     if hl and hl not in LANGS:
         raise QueryError("hl", f"unknown language {shown(hl)}; expected one of {', '.join(LANGS)}")
     reader = hl or content_lang(request)

@@ -1,0 +1,81 @@
+"""`kb sync`: bring the sources that name their upstream Git repository to the commit their ref names now.
+
+    kb sync [SOURCE...] [--dry-run]
+
+Each source of the sources folder's manifest that gives `repo`, `path` and `ref` is read at the
+commit its ref names; the report lists the entries new, changed, reworded (with the evidence)
+and removed, then the index is built and swapped in as `kb ingest` does, and the folder's files
+and manifest are moved to the new commits (`ingest/sync.py`). `--dry-run` prints the report alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from kb.settings import Settings
+
+from .package import refuse_package
+from .terminal import progress_bar
+
+__all__ = ["add_parser", "cmd_sync"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add `sync` to the `kb` command's subparsers."""
+    p = sub.add_parser(
+        "sync",
+        help="read the sources that name a Git repo at the commit their ref names now, report what changed, rebuild",
+    )
+    p.add_argument("sources", nargs="*", metavar="SOURCE", help="the sources to sync (default: every one with a repo)")
+    p.add_argument("--dry-run", action="store_true", help="print what changed upstream; build and write nothing")
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="when another sync of the data directory is running, skip this one (the server's KB_SYNC_INTERVAL)",
+    )
+    p.set_defaults(run=cmd_sync)
+
+
+def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
+    from ingest.sync import report_lines, sync
+    from kb.insights.book import InsightsBook
+
+    if not args.dry_run:
+        refuse_package(
+            settings.sources_dir,
+            "kb sync writes the new commits' files and pins into",
+            "copy the folder and give KB_SOURCES_DIR",
+        )
+    book = InsightsBook.open(settings, create=False) if InsightsBook.exists(settings) else None
+    try:
+        with progress_bar(lines="kb sync") as progress:
+            report = sync(
+                settings,
+                args.sources,
+                dry_run=args.dry_run,
+                store=book.store if book else None,
+                wait=not args.no_wait,
+                progress=None if args.no_wait else progress,
+            )
+    finally:
+        if book is not None:
+            book.close()
+    if report is None:
+        print("another sync of this data directory is running: skipped")
+        return 0
+    for line in report_lines(report):
+        print(line)
+    for line in report.review:
+        print(f"review: {line}")
+    for line in report.orphaned:
+        print(f"left behind: {line}")
+    if report.outcome == "unchanged":
+        print("nothing new upstream: the served build is of these commits; nothing built")
+    elif report.outcome == "dry run":
+        print("dry run: nothing built, nothing written")
+    elif report.build is not None:
+        print(f"indexed {report.build.entries} entries in {report.build.seconds:.1f} s -> {settings.index_dir}")
+        for warning in report.build.warnings:
+            print(f"warning: {warning}")
+    return 0

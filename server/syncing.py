@@ -1,0 +1,76 @@
+"""Syncing the sources from their upstream repositories while the server runs (`KB_SYNC_INTERVAL`).
+
+Every interval the server runs `kb sync --no-wait` as a process of its own, with the server's
+settings: the sync parses and embeds in that process (the server's memory and event loop stay
+free, as with `kb ingest` beside a running server), writes the new build, and records its outcome
+in the data directory (`kb.syncs.last_sync`), where this replica reads it and swaps the new build
+in. The replicas of one data directory take turns through the sync's lock: a replica that finds
+another syncing skips its turn and loads the new build as every replica does (server/reload.py).
+A failed sync is logged once per reason; the build served stays, and the next turn tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from dataclasses import fields
+
+from kb.settings import Settings
+from kb.syncs import last_sync
+
+from .reload import Reloader
+from .settings import ServerSettings
+
+__all__ = ["sync_every", "sync_environment"]
+
+log = logging.getLogger("kb.server")
+
+
+def sync_environment(settings: Settings) -> dict[str, str]:
+    """This process's environment with each of the library's settings as the `KB_` variable that gives it."""
+    environment = dict(os.environ)
+    for f in fields(Settings):
+        value = getattr(settings, f.name)
+        environment[f"KB_{f.name.upper()}"] = ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return environment
+
+
+async def sync_every(settings: ServerSettings, reloader: Reloader) -> None:
+    """Run `kb sync` every `settings.sync_interval` seconds and swap a new build in; runs until cancelled."""
+    failed = ""
+    while True:
+        await asyncio.sleep(settings.sync_interval)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "kbcli.cli",
+            "sync",
+            "--no-wait",
+            env=sync_environment(settings),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            _, err = await process.communicate()
+        except asyncio.CancelledError:
+            process.kill()
+            await process.wait()
+            raise
+        if process.returncode != 0:  # unreachable repository, a file that no longer parses: the build served stays
+            lines = err.decode("utf-8", "replace").splitlines()
+            reason = lines[0].removeprefix("kb: error: ") if lines else f"exit status {process.returncode}"
+            if reason != failed:
+                log.error("sync failed, still serving build %s: %s", reloader.served.build, reason)
+                failed = reason
+            continue
+        failed = ""
+        last = last_sync(settings.data_dir)
+        if last is None or last.outcome != "built" or last.build == reloader.served.build:
+            continue  # another replica's turn, nothing new upstream, or the watch swapped it in already
+        log.info("synced from upstream: %s", "; ".join(line.strip() for line in last.changes))
+        try:
+            await reloader.reload()  # the build the index link names now: this sync's, or a newer one
+        except Exception as exc:  # the build does not load: the old one serves, the watch logs it
+            log.error("%s", exc)

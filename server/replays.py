@@ -58,7 +58,7 @@ class Replays:
 
 @dataclass
 class Guard:
-    """What a chat bot (Feishu, DingTalk) keeps between requests: the message ids it was sent,
+    """What a chat bot (Slack, Feishu, DingTalk) keeps between requests: the message ids it was sent,
     each chat's limit (`CHAT_LIMIT`), and a budget of log lines about the requests it refused
     (its route is not rate-limited: the platform's servers send every asker's questions)."""
 

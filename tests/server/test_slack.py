@@ -638,3 +638,20 @@ def test_votes_on_one_answer_are_limited_per_voter_as_the_webs_are(slack: TestCl
         replies.append(stand_in.wait_for(f"limit-{n}")["text"])
     assert replies[:10] == ["Thanks for the feedback."] * 10
     assert replies[10].startswith("Too many votes from you; try again in ")
+
+
+def test_a_command_sent_again_is_answered_once(slack: TestClient) -> None:
+    body = command_body("slime 如何续训？")
+    first = slack.post("/slack/command", content=body, headers=slack_headers(body))
+    again = slack.post("/slack/command", content=body, headers=slack_headers(body))
+    assert first.status_code == 200 and first.json()["blocks"]
+    assert again.status_code == 200 and again.content == b""  # a replayed (or captured) command: nothing again
+
+
+def test_each_channel_is_limited_as_every_chat_bot_s_chats_are(slack: TestClient) -> None:
+    replies = []
+    for _ in range(21):  # CHAT_LIMIT: 20 questions a minute from one chat
+        body = command_body("how do I resume training in slime?", channel_id="C-busy")
+        replies.append(slack.post("/slack/command", content=body, headers=slack_headers(body)).json()["text"])
+    assert "This chat is asking too fast" not in " ".join(replies[:20])
+    assert replies[20].startswith("This chat is asking too fast (the limit is 20 a minute)")

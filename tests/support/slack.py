@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import json
 import threading
 import time
@@ -13,6 +14,7 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, Request
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+_numbers = itertools.count(1)
 
 
 def slack_headers(body: bytes, timestamp: int | None = None, secret: str = SECRET) -> dict[str, str]:
@@ -27,18 +29,20 @@ def slack_headers(body: bytes, timestamp: int | None = None, secret: str = SECRE
 
 
 def command_body(text: str, response_url: str = "", **fields: str) -> bytes:
+    """A `/faq` command as Slack sends it; each with a trigger id of its own (Slack's are unique), and from a channel
+    of its own unless `channel_id` is given (so that one channel's limit is not what a test meets)."""
     form = {
         "token": "unused",
         "team_id": "T0001",
         "team_domain": "example",
-        "channel_id": "C0001",
+        "channel_id": f"C{next(_numbers):06d}",
         "channel_name": "training",
         "user_id": "U0001",
         "user_name": "ada.lovelace",
         "command": "/faq",
         "text": text,
         "response_url": response_url,
-        "trigger_id": "1.2.3",
+        "trigger_id": f"{next(_numbers)}.{time.time_ns()}",
         **fields,
     }
     return urlencode(form).encode()

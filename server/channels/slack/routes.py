@@ -5,6 +5,8 @@ within Slack's 3-second limit: retrieval is enough for the reply itself; a writt
 answer, a shared answer and a thank-you go to the request's `response_url` afterwards,
 as background tasks that run once the response has been sent. A search that overruns
 `ACK_SECONDS` (a machine under load) is acknowledged at once and answered the same way.
+As every chat bot, a command is answered once (its `trigger_id` sent again is not) and each
+channel asks at most `CHAT_LIMIT` questions a minute.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from starlette.concurrency import run_in_threadpool
 from kb.chat import Chat, Turn
 from kb.errors import EntryNotFound, QueryError
 from kb.events import Voted
+from kb.text import detect_lang
 
 from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
-from ...ratelimit import LogBudget
 from ...rendering.strings import Translator
+from ...replays import Guard, Replays
 from ...replies import Asked, asks_for_help, help_lang, written
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
@@ -40,7 +43,7 @@ from .blocks import (
     written_message,
 )
 from .payload import BadSlackPayload, block_actions
-from .signature import BadSlackSignature, verify
+from .signature import MAX_AGE_SECONDS, BadSlackSignature, verify
 
 __all__ = ["router", "install", "post_to_slack", "POST_TIMEOUT", "ACK_SECONDS"]
 
@@ -53,8 +56,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"mod
 
 
 def install(app: FastAPI, settings: ServerSettings) -> None:
-    """What the routes keep on the app: the budget of log lines for refused requests."""
-    app.state.slack_refused_log = LogBudget()
+    """What the routes keep between requests, as every chat bot does (`Guard`): the commands' trigger ids (one
+    sent again is not answered again), each channel's limit, the budget of log lines for refused requests."""
+    app.state.slack = Guard(Replays(2 * MAX_AGE_SECONDS))
 
 
 async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, str]:
@@ -72,8 +76,8 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
     except BadSlackSignature as exc:
         client = request.client.host if request.client else "?"
         # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
-        refused: LogBudget = request.app.state.slack_refused_log
-        refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
+        guard: Guard = request.app.state.slack
+        guard.refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
         raise HTTPException(401, f"not a valid Slack request: {exc}") from None
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in fields.items()}
@@ -137,9 +141,19 @@ async def command(
     text = form.get("text", "").strip()
     if asks_for_help(text):
         return help_message(help_lang(text))
+    guard: Guard = request.app.state.slack
+    trigger = form.get("trigger_id", "")
+    if trigger and not guard.replays.first(trigger):
+        log.info("Slack command %s was sent before; not answered again", trigger[:40])
+        return Response(status_code=200)
+    team, channel = form.get("team_id", ""), form.get("channel_id", "")
+    waiting = guard.chats.wait(f"{team} {channel}")
+    if waiting:
+        t = Translator(detect_lang(text))
+        return notice_message(t("bot_busy", limit=guard.chats.limit, retry=waiting))
     root = base_url(request)
     response_url = form.get("response_url", "")
-    asked = Asked(chat, events, text, "slack", (form.get("team_id", ""), form.get("channel_id", "")))
+    asked = Asked(chat, events, text, "slack", (team, channel))
     late = functools.partial(_reply_late, asked, root, response_url)
     turn = await asked.in_time(ACK_SECONDS if response_url else None, late, background, "Slack")
     if isinstance(turn, str):

@@ -437,7 +437,7 @@ def slack_settings(own: Settings) -> Settings:
 @pytest.mark.parametrize("with_ids", [False, True])
 def test_slack_questions_and_votes_are_recorded_without_user_names(slack_settings: Settings, with_ids: bool) -> None:
     with TestClient(create_app(slack_settings.with_(insights_slack_ids=with_ids))) as client:
-        body = command_body("slime 如何续训？")
+        body = command_body("slime 如何续训？", channel_id="C0001")
         assert client.post("/slack/command", content=body, headers=slack_headers(body)).status_code == 200
         for action in ("kb_unhelpful", "kb_helpful"):  # the same person changes their mind: one vote
             body = interaction_body(action, RESUME, "")

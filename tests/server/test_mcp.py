@@ -73,9 +73,17 @@ def test_search_faq_answers_with_the_entry_and_its_links(server: Any, settings: 
     assert best["resource"] == "kb://entries/slime-b0ab398d" and best["answer"]
     # Asked through MCP, recorded for the insights under its channel.
     (questions,) = [
-        q for q in _recorded(server, settings) if q.text == "how do I resume training with slime" and q.channel == "mcp"
+        q
+        for q in _recorded(server, settings, "how do I resume training with slime")
+        if q.text == "how do I resume training with slime" and q.channel == "mcp"
     ][:1]
     assert questions.answered
+    # The fields every channel gives a hit (kb.hits.hit_fields), the JSON API's included.
+    searched = httpx.get(f"{server.url}/api/search", params={"q": "how do I resume training with slime"}).json()
+    api_hit = searched["hits"][0]
+    shared = set(api_hit) - {"answer_html", "permalink", "page", "confidence"}
+    assert shared <= set(best), shared - set(best)
+    assert best["source"]["titles"] == api_hit["source"]["titles"] and best["matched"] == api_hit["matched"]
 
 
 def test_search_faq_says_when_the_faq_has_no_answer(server: Any) -> None:
@@ -246,7 +254,8 @@ def test_kb_mcp_over_stdio(settings: Any) -> None:
     assert seconds < 5
 
 
-def _recorded(server: Any, settings: Any) -> list[Any]:
+def _recorded(server: Any, settings: Any, text: str) -> list[Any]:
+    """The questions recorded, once one asked over MCP as `text` is among them (or 10 s have passed)."""
     from kb.insights import InsightsStore
     from kb.insights.store import store_path
 
@@ -255,7 +264,7 @@ def _recorded(server: Any, settings: Any) -> list[Any]:
     try:
         while True:
             questions = store.recent_questions(500)
-            if any(q.channel == "mcp" for q in questions) or time.monotonic() > deadline:
+            if any(q.channel == "mcp" and q.text == text for q in questions) or time.monotonic() > deadline:
                 return questions
             time.sleep(0.1)
     finally:

@@ -23,7 +23,7 @@ from kb import asking
 from kb.entries import Entry
 from kb.errors import QueryError, shown
 from kb.events import Events
-from kb.hits import Hit
+from kb.hits import Hit, hit_fields
 from kb.knowledge import KnowledgeBase
 from kb.provenance import version_note
 from kb.stacktrace import MAX_PASTE_CHARS
@@ -205,30 +205,19 @@ def _root(ctx: Context) -> str | None:
     return base_url(request) if isinstance(request, Request) and "app" in request.scope else None
 
 
-def _entry_fields(e: Entry, hl: str, root: str | None) -> dict[str, Any]:
-    fields: dict[str, Any] = {
-        "id": e.id,
-        "question": e.question,
-        "answer": e.answer,
-        "source": {
-            "name": e.source,
-            "title": e.source_title_in(hl),
-            "framework": e.framework,
-            "version": e.source_version,
-            "url": e.source_url,
-        },
-        "url": e.place,
-        "section": e.section,
-        "tags": list(e.tags),
-        "lang": e.lang,
-        "languages": list(e.languages),
-        "note": version_note(e, hl),
-        "resource": entry_uri(e.id),
-    }
+def _hit(hit: Hit, hl: str, root: str | None) -> dict[str, Any]:
+    """A hit's fields as every channel gives them (`kb.hits.hit_fields`), with MCP's own: where the entry is for
+    a reader (`place`: its link, else its file and line), its resource URI, and its page on this server when
+    the call came over HTTP."""
+    fields = {**hit_fields(hit, hl), "score": round(hit.score, 3), "place": hit.entry.place}
+    fields["resource"] = entry_uri(hit.entry.id)
     if root:
-        fields["permalink"] = permalink(root, e.id)
+        fields["permalink"] = permalink(root, hit.entry.id)
     return fields
 
 
-def _hit(hit: Hit, hl: str, root: str | None) -> dict[str, Any]:
-    return {**_entry_fields(hit.entry, hl, root), "score": round(hit.score, 3)}
+def _entry_fields(e: Entry, hl: str, root: str | None) -> dict[str, Any]:
+    """An entry's fields as a hit's, without what only a search gives (its score and the words it matched)."""
+    fields = _hit(Hit(e, 0.0, 1), hl, root)
+    del fields["score"], fields["matched"]
+    return fields

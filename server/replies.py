@@ -21,6 +21,7 @@ from typing import Awaitable, Callable, Sequence
 from fastapi import BackgroundTasks
 
 from kb import asking
+from kb.answer import RELATED
 from kb.chat import SOURCES_PER_ANSWER, Chat, ChatReply, Turn
 from kb.entries import Entry
 from kb.errors import QueryError
@@ -50,7 +51,7 @@ __all__ = [
 log = logging.getLogger("kb.server")
 
 HELP_WORDS = {"help", "-h", "--help", "?", "帮助", "用法"}
-RELATED_SHOWN = 3  # related entries beside an answer (a platform may show fewer)
+RELATED_SHOWN = RELATED  # related entries beside an answer: as many as the pages and the API give
 NEAREST_SHOWN = 3  # entries offered when the FAQ has no confident answer
 
 

@@ -17,7 +17,7 @@ from kb.hits import Hit
 from kb.provenance import original_label
 
 from ...rendering.strings import LANGS, Translator
-from ...replies import reply_to, source_of
+from ...replies import RELATED_SHOWN, reply_to, source_of
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [
@@ -37,7 +37,6 @@ SECTION_LIMIT = 3000  # characters in a section's text
 MAX_BLOCKS = 50
 FALLBACK_LIMIT = 500  # characters of the answer in the top-level `text`
 QUESTION_LIMIT = 280
-RELATED_SHOWN = 2
 ACTIONS = ("kb_share", "kb_helpful", "kb_unhelpful")
 _USER_ID = re.compile(r"^[UW][A-Z0-9]{2,20}$")
 

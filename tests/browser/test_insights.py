@@ -14,6 +14,7 @@ import pytest
 from kb.insights import InsightsStore, Question, store_path
 from kb.settings import Settings
 from server import create_app
+from server.channels import CHANNELS
 from tests.support.browser import DESKTOP, PHONE, Page, sign_in
 from tests.support.seeded_insights import TOKEN, seed
 
@@ -72,6 +73,25 @@ def test_signing_in_and_the_insights_page_in_a_browser(tab: Callable[..., Any], 
     page.select_option("#since", "7d")
     page.locator(".window-form button").click()
     page.wait_for_url("**/insights?since=7d")
+
+
+@pytest.mark.parametrize(("locale", "lang", "scheme"), [("en-US", "en", "light"), ("zh-CN", "zh", "dark")])
+def test_every_registered_channel_has_a_coloured_swatch_and_a_label_in_the_page_language(
+    tab: Callable[..., Any], locale: str, lang: str, scheme: str
+) -> None:
+    t = tab(locale=locale, color_scheme=scheme)
+    page = sign_in(t, TOKEN)
+    legend = page.locator("ul.legend").first  # the chart of questions by channel
+    shown = legend.evaluate(
+        """ul => Object.fromEntries([...ul.querySelectorAll("li")].map(li => [
+            [...li.childNodes].filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.textContent).join("").trim(),
+            getComputedStyle(li.querySelector(".swatch")).backgroundColor,
+        ]))"""
+    )
+    for channel in CHANNELS:
+        colour = channel.colour if scheme == "light" else channel.colour_dark
+        red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+        assert shown.get(channel.label(lang)) == f"rgb({red}, {green}, {blue})", (channel.name, shown)
 
 
 def stored(live: tuple[str, Any], sql: str) -> list[tuple[Any, ...]]:

@@ -20,6 +20,7 @@ from kb.settings import SHIPPED_SOURCES, Settings
 from server.settings import ServerSettings
 
 from .export import add_parser as add_export_parser
+from .github import add_parser as add_github_parser
 from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
 from .mcp_config import FORMS as MCP_CONFIG_FORMS
@@ -585,6 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_export_parser(sub)
     add_sync_parser(sub)
+    add_github_parser(sub)
     add_insights_parser(sub)
     add_learning_parser(sub)
     add_tuning_parser(sub)

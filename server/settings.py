@@ -52,6 +52,24 @@ class ServerSettings(Settings):
         "https://oapi.dingtalk.com",
         "the only address the robot posts late answers to: a message's `sessionWebhook` elsewhere is not used",
     )
+    github_webhook_secret: str = setting(
+        "", "the GitHub webhook's secret, which signs every delivery; the GitHub bot is off without it"
+    )
+    github_token: str = setting(
+        "", "a token the bot comments with (a fine-grained token with issues and discussions write, or an App's)"
+    )
+    github_api_url: str = setting(
+        "https://api.github.com", "GitHub's API (an Enterprise server's: `https://github.example.com/api/v3`)"
+    )
+    github_mode: str = setting(
+        "suggest",
+        "what the bot does with a new issue: `suggest` (posts nothing), `comment` (posts when sure), `mention` "
+        "(answers /faq commands only); a /faq command is answered in every mode",
+    )
+    github_repos: str = setting(
+        "", "modes of particular repositories, over KB_GITHUB_MODE: `owner/a=comment,owner/b=mention`"
+    )
+    github_skip_label: str = setting("no-faq-bot", "an issue with this label is left alone")
     insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
     insights_chat_ids: bool = setting(
         False, "record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions"
@@ -100,6 +118,11 @@ class ServerSettings(Settings):
         _check_channel_names(self)
         _check_origin("KB_FEISHU_BASE_URL", self.feishu_base_url)
         _check_origin("KB_DINGTALK_WEBHOOK_BASE", self.dingtalk_webhook_base)
+        if self.github_mode not in _GITHUB_MODES:
+            raise SettingsError("KB_GITHUB_MODE", self.github_mode, "suggest, comment or mention")
+        self.github_repo_modes  # parsed now, so a malformed value stops start-up
+        if urlsplit(self.github_api_url).scheme not in ("http", "https"):
+            raise SettingsError("KB_GITHUB_API_URL", self.github_api_url, "an https URL like https://api.github.com")
 
     @classmethod
     def of(cls, settings: Settings) -> "ServerSettings":
@@ -115,6 +138,19 @@ class ServerSettings(Settings):
             return self.channel_precisions[channel]
         declared = next((c.precision for c in registry.CHANNELS if c.name == channel), None)
         return declared if declared is not None else self.answer_precision
+
+    @property
+    def github_repo_modes(self) -> dict[str, str]:
+        """KB_GITHUB_REPOS as {owner/name (lower case): mode}; SettingsError naming the part at fault."""
+        modes = {}
+        for part in filter(None, (p.strip() for p in self.github_repos.split(","))):
+            repo, _, mode = (x.strip() for x in part.partition("="))
+            if repo.count("/") != 1 or mode not in _GITHUB_MODES:
+                raise SettingsError(
+                    "KB_GITHUB_REPOS", part, "owner/name=mode pairs, a mode one of suggest, comment, mention"
+                )
+            modes[repo.lower()] = mode
+        return modes
 
     @property
     def rate(self) -> tuple[int, float] | None:
@@ -145,6 +181,7 @@ class ServerSettings(Settings):
         return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
 
 
+_GITHUB_MODES = ("suggest", "comment", "mention")
 _PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
 
 

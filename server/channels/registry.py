@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import dingtalk, feishu, mcp, openai, slack, web
+from . import dingtalk, feishu, github, mcp, openai, slack, web
 from .channel import Channel
 
 if TYPE_CHECKING:
@@ -21,6 +21,7 @@ CHANNELS: tuple[Channel, ...] = (
     dingtalk.CHANNEL,
     mcp.CHANNEL,
     openai.CHANNEL,
+    github.CHANNEL,
 )
 
 

@@ -1,0 +1,80 @@
+"""`kb github answer`: what the GitHub bot says to one event, from the event's JSON as a workflow run has it.
+
+    kb github answer --event FILE [--event-name NAME] [--dry-run]
+
+FILE is a webhook payload (in a GitHub Actions run, `$GITHUB_EVENT_PATH`; its name is
+`$GITHUB_EVENT_NAME`). The bot reads it as the webhook does, searches this knowledge base, and
+prints the comment it would post, or why it posts none; without `--dry-run` and with
+`KB_GITHUB_TOKEN` (the workflow's `GITHUB_TOKEN`) it posts it. The mode is the repository's
+(`KB_GITHUB_MODE`, `KB_GITHUB_REPOS`); `/faq` comments are answered in every mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from server.settings import ServerSettings
+
+__all__ = ["add_parser", "cmd_github"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add `github` to the `kb` command's subparsers."""
+    p = sub.add_parser("github", help="the GitHub bot: answer one issue, Discussion or /faq comment from its event")
+    actions = p.add_subparsers(dest="action", required=True)
+    answer = actions.add_parser("answer", help="print (and with a token, post) the bot's answer to an event")
+    answer.add_argument("--event", type=Path, required=True, help="the event's JSON ($GITHUB_EVENT_PATH in Actions)")
+    answer.add_argument(
+        "--event-name",
+        default=os.environ.get("GITHUB_EVENT_NAME", ""),
+        help="issues, discussion or issue_comment (default: $GITHUB_EVENT_NAME)",
+    )
+    answer.add_argument("--dry-run", action="store_true", help="print the comment; post nothing")
+    answer.set_defaults(run=cmd_github)
+
+
+def cmd_github(settings: ServerSettings, args: argparse.Namespace) -> int:
+    from kb.errors import KBError
+    from kb.events import Events
+    from kb.knowledge import KnowledgeBase
+    from server.channels.github.bot import respond
+    from server.channels.github.client import GitHubAPI
+    from server.channels.github.events import Other, read_event
+
+    if not args.event_name:
+        print("kb: error: --event-name: give the event's name (issues, discussion, issue_comment)", file=sys.stderr)
+        return 2
+    try:
+        body = args.event.read_bytes()
+    except OSError as exc:
+        print(f"kb: error: --event {args.event}: {exc.strerror}", file=sys.stderr)
+        return 2
+    event = read_event(args.event_name, body)
+    if isinstance(event, Other):
+        print(f"nothing to answer: {event.what}")
+        return 0
+    api = (
+        None if args.dry_run or not settings.github_token else GitHubAPI(settings.github_api_url, settings.github_token)
+    )
+    kb = KnowledgeBase.open(settings)
+    try:
+        outcome = asyncio.run(
+            respond(
+                kb, Events(), settings, event, api, settings.base_url.rstrip("/") + "/" if settings.base_url else ""
+            )
+        )
+    except KBError as exc:
+        print(f"kb: error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if api is not None:
+            api.close()
+    print(outcome.comment if outcome.comment else f"no comment: {outcome.reason}")
+    if outcome.comment:
+        print(f"\n({outcome.reason}{': ' + outcome.url if outcome.url else ''})", file=sys.stderr)
+    return 0

@@ -1,0 +1,37 @@
+"""GitHub: new issues and Discussions answered from the FAQ, only when it is sure (a webhook at `/github/webhook`,
+and `kb github answer` for a workflow run). Signatures, events, the comment, the API client, the routes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..channel import Channel
+
+if TYPE_CHECKING:
+    from ...settings import ServerSettings
+
+__all__ = ["CHANNEL"]
+
+
+def _status(settings: "ServerSettings") -> str:
+    if settings.github_webhook_secret:
+        how = "as a token's user" if settings.github_token else "with no token: nothing is posted (suggest mode)"
+        return f"GitHub bot on: /github/webhook, mode {settings.github_mode}, {how}, API at {settings.github_api_url}"
+    return "GitHub bot off: KB_GITHUB_WEBHOOK_SECRET is not set, so /github/webhook answers 404"
+
+
+CHANNEL = Channel(
+    name="github",
+    label_en="GitHub issues",
+    label_zh="GitHub 议题",
+    colour="#1f2937",
+    colour_dark="#e5e7eb",
+    docs="docs/channels.md#github-issues-and-discussions",
+    settings=("github_webhook_secret",),
+    module="server.channels.github.routes",
+    prefix="/github/",
+    off="the GitHub bot is off: set KB_GITHUB_WEBHOOK_SECRET to the webhook's secret",
+    platform=True,
+    precision=0.9,  # a comment on an issue is public: answer only when 9 in 10 such answers are right
+    status=_status,
+)

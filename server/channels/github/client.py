@@ -1,0 +1,98 @@
+"""The GitHub API, as the bot uses it: an issue's comments listed, one created or updated, a Discussion commented
+on (GraphQL). Plain `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other
+host. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is waited out, up
+to `MAX_WAIT` seconds, and the call made again; past that, or on another error, `GitHubUnavailable`."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import httpx
+
+from kb.errors import KBError
+
+__all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT"]
+
+MAX_WAIT = 60.0  # seconds a rate limit is waited out, at most, before the comment is given up
+ATTEMPTS = 3
+_DISCUSSION_COMMENT = (
+    "mutation($id: ID!, $body: String!) { addDiscussionComment(input: {discussionId: $id, body: $body}) "
+    "{ comment { url } } }"
+)
+
+
+class GitHubUnavailable(KBError):
+    """The API refused a call or could not be reached; the message says which call and why."""
+
+
+class GitHubAPI:
+    """Calls to one GitHub (github.com or an Enterprise server's API URL) with one token."""
+
+    def __init__(self, api_url: str, token: str, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.sleep = sleep
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "kb-faq-bot",
+        }
+        self.client = httpx.Client(base_url=self.api_url, headers=headers, timeout=10.0, follow_redirects=False)
+
+    def close(self) -> None:
+        self.client.close()
+
+    def upsert_issue_comment(self, repo: str, number: int, body: str, marker: str) -> str:
+        """The bot's comment on an issue (the one holding `marker`) updated to `body`, or created; its URL."""
+        comments = self._call("GET", f"/repos/{repo}/issues/{number}/comments", params={"per_page": 100})
+        mine = next((c for c in comments if isinstance(c, dict) and marker in str(c.get("body", ""))), None)
+        if mine is not None:
+            if mine.get("body") == body:
+                return str(mine.get("html_url", ""))
+            updated = self._call("PATCH", f"/repos/{repo}/issues/comments/{mine['id']}", json={"body": body})
+            return str(updated.get("html_url", ""))
+        return self.comment_on_issue(repo, number, body)
+
+    def comment_on_issue(self, repo: str, number: int, body: str) -> str:
+        created = self._call("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})
+        return str(created.get("html_url", ""))
+
+    def comment_on_discussion(self, node_id: str, body: str) -> str:
+        """A comment on the Discussion with this GraphQL node id; its URL."""
+        graphql = self.api_url[: -len("/v3")] + "/graphql" if self.api_url.endswith("/api/v3") else "/graphql"
+        answer = self._call(
+            "POST", graphql, json={"query": _DISCUSSION_COMMENT, "variables": {"id": node_id, "body": body}}
+        )
+        if answer.get("errors"):
+            raise GitHubUnavailable(f"commenting on discussion {node_id}: {answer['errors'][0].get('message', '')}")
+        return str(answer.get("data", {}).get("addDiscussionComment", {}).get("comment", {}).get("url", ""))
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        for attempt in range(ATTEMPTS):
+            try:
+                response = self.client.request(method, path, **kwargs)
+            except httpx.HTTPError as exc:
+                raise GitHubUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from None
+            wait = _rate_limited(response)
+            if wait is not None and attempt + 1 < ATTEMPTS and wait <= MAX_WAIT:
+                self.sleep(wait)
+                continue
+            if response.status_code >= 300:
+                said = response.text[:200].replace("\n", " ")
+                raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
+            return response.json() if response.content else {}
+        raise GitHubUnavailable(f"{method} {path}: still rate-limited after {ATTEMPTS} tries")
+
+
+def _rate_limited(response: httpx.Response) -> float | None:
+    """Seconds to wait when the response is a rate limit (primary or secondary); None when it is not one."""
+    if response.status_code not in (403, 429):
+        return None
+    retry = response.headers.get("retry-after")
+    if retry is not None and retry.strip().isdigit():
+        return float(retry)
+    if response.headers.get("x-ratelimit-remaining") == "0":
+        reset = response.headers.get("x-ratelimit-reset", "")
+        return max(1.0, float(reset) - time.time()) if reset.isdigit() else MAX_WAIT
+    return 60.0 if response.status_code == 429 else None  # GitHub: with neither header, wait a minute

@@ -1,0 +1,70 @@
+"""What the bot reads and writes on GitHub: an issue's title and body read as a question (its template's headings and
+boilerplate dropped), and the comment: the FAQ's answer (cut, linking the whole), its deep link, and a line saying
+it is automated and how to say it did not help; or, for a `/faq` command the FAQ cannot answer, that it does not
+cover it and the nearest entries. One comment an issue, found again by `MARKER`."""
+
+from __future__ import annotations
+
+import re
+
+from kb.asking import Found
+from kb.hits import Hit
+
+from ...permalinks import permalink
+from ...rendering.strings import Translator
+from ...replies import NEAREST_SHOWN, shorten
+
+__all__ = ["MARKER", "question_of", "answer_comment", "not_covered_comment", "ANSWER_CHARS"]
+
+MARKER = "<!-- kb-faq-bot -->"  # the bot's comment on an issue, found again to be updated rather than repeated
+ANSWER_CHARS = 1500  # of the FAQ's answer in a comment; the rest is a link away
+QUESTION_CHARS = 6000  # of an issue read as a question (a pasted trace is reduced by the search itself)
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)  # an issue template's "### Describe the bug"
+_CHECKBOX = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s.*$", re.M)  # "- [x] I have searched the existing issues"
+_NO_RESPONSE = re.compile(r"^\s*_No response_\s*$", re.M)  # an issue form's empty field
+
+
+def question_of(title: str, body: str) -> str:
+    """The title and the body as one question, without the template's headings, checklists and empty fields."""
+    text = _NO_RESPONSE.sub("", _CHECKBOX.sub("", _HEADING.sub("", _COMMENT.sub("", body))))
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    return f"{title.strip()}\n\n{text}".strip()[:QUESTION_CHARS]
+
+
+def answer_comment(found: Found, root: str) -> str:
+    """The comment giving the first entry's answer, in the reader's language (`found.hl`)."""
+    t = Translator(found.hl)
+    best = found.hits[0].entry
+    answer, cut = shorten(best.answer, ANSWER_CHARS)
+    links = [f"[{t('github_in_faq')}]({best.url or best.source_url})"] if (best.url or best.source_url) else []
+    if root:
+        links.append(f"[{t('github_read_more')}]({permalink(root, best.id)})")
+    elif cut and not links:
+        links.append(best.place)
+    lines = [
+        MARKER,
+        f"{t('github_answer_intro')} **{best.question}**",
+        "",
+        answer,
+        "",
+        " · ".join(links + [best.source_label(found.hl)]),
+        "",
+        f"<sub>{t('github_footer', confidence=f'{found.result.confidence:.2f}')}</sub>",
+    ]
+    return "\n".join(lines)
+
+
+def not_covered_comment(found: Found, root: str) -> str:
+    """The answer to a `/faq` command the FAQ cannot answer: it says so plainly, with the nearest entries."""
+    t = Translator(found.hl)
+    nearest = [_link(h, root) for h in found.hits[:NEAREST_SHOWN]]
+    opening = t("github_not_covered") if nearest else t("github_not_covered_none")
+    return "\n".join([MARKER, opening, "", *nearest])
+
+
+def _link(hit: Hit, root: str) -> str:
+    e = hit.entry
+    href = permalink(root, e.id) if root else e.url or e.source_url
+    return f"- [{e.question}]({href})" if href else f"- {e.question}"

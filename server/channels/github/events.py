@@ -1,0 +1,129 @@
+"""GitHub's webhook events, read into what the bot acts on: a question (an issue opened or edited, a Discussion
+created), a `/faq` command (an issue comment), or something to acknowledge and leave (a ping, an installation, an
+issue closed, any other event)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ...exceptions import ServerError
+
+__all__ = ["Asked", "Command", "Other", "BadGitHubEvent", "read_event", "MEMBERS"]
+
+MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
+
+
+class BadGitHubEvent(ServerError):
+    """A body that is not JSON, or not of the shape GitHub sends for its event; the message names the field."""
+
+    status = 400
+
+
+@dataclass(frozen=True)
+class Asked:
+    """An issue or a Discussion to answer: where it is, who wrote it, what it says."""
+
+    repo: str  # owner/name
+    number: int
+    kind: str  # "issue" or "discussion"
+    title: str
+    body: str
+    url: str
+    author: str
+    association: str  # OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...
+    bot: bool  # the author is a bot account
+    locked: bool
+    closed: bool
+    labels: tuple[str, ...]
+    private: bool
+    node_id: str = ""  # a Discussion's, to comment on it (GraphQL)
+    edited: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    """A `/faq` comment on an issue: `text` after the command (empty: the issue itself is the question)."""
+
+    asked: Asked  # the issue it was written on
+    text: str
+    author_association: str
+
+
+@dataclass(frozen=True)
+class Other:
+    """An event the bot acknowledges and leaves: a ping, an installation, an issue closed, another action."""
+
+    what: str
+
+
+def read_event(name: str, body: bytes) -> Asked | Command | Other:
+    """The event `name` (the `X-GitHub-Event` header) with this body; BadGitHubEvent when it is not GitHub's shape."""
+    try:
+        payload = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BadGitHubEvent("body: not JSON") from None
+    except RecursionError:  # nested too deep for the parser: no event of GitHub's goes deeper than a few levels
+        raise BadGitHubEvent("body: nested too deep") from None
+    if not isinstance(payload, dict):
+        raise BadGitHubEvent("body: not a JSON object")
+    return event_of(name, payload)
+
+
+def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Other:
+    action = payload.get("action")
+    if name == "issues" and action in ("opened", "edited"):
+        return _asked(payload, "issue", payload.get("issue"), edited=action == "edited")
+    if name == "discussion" and action == "created":
+        return _asked(payload, "discussion", payload.get("discussion"))
+    if name == "issue_comment" and action == "created":
+        comment = _object(payload, "comment")
+        text = _text(comment, "comment", "body").strip()
+        if text == "/faq" or text.startswith(("/faq ", "/faq\n")):
+            asked = _asked(payload, "issue", payload.get("issue"))
+            return Command(asked, text[4:].strip(), _text(comment, "comment", "author_association"))
+        return Other("an issue comment that is not a /faq command")
+    return Other(f"{name} {action}" if action else name)
+
+
+def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) -> Asked:
+    if not isinstance(item, dict):
+        raise BadGitHubEvent(f"{kind}: missing, or not an object")
+    repo = _object(payload, "repository")
+    user: dict[str, Any] = item["user"] if isinstance(item.get("user"), dict) else {}
+    labels = tuple(str(label.get("name", "")) for label in item.get("labels") or () if isinstance(label, dict))
+    number = item.get("number")
+    if not isinstance(number, int) or isinstance(number, bool):
+        raise BadGitHubEvent(f"{kind}.number: not a number")
+    return Asked(
+        repo=_text(repo, "repository", "full_name"),
+        number=number,
+        kind=kind,
+        title=str(item.get("title") or ""),
+        body=str(item.get("body") or ""),
+        url=str(item.get("html_url") or ""),
+        author=str(user.get("login") or ""),
+        association=str(item.get("author_association") or "NONE"),
+        bot=user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]"),
+        locked=bool(item.get("locked")),
+        closed=item.get("state") == "closed",
+        labels=labels,
+        private=bool(repo.get("private")),
+        node_id=str(item.get("node_id") or ""),
+        edited=edited,
+    )
+
+
+def _object(payload: dict[str, Any], name: str) -> dict[str, Any]:
+    value = payload.get(name)
+    if not isinstance(value, dict):
+        raise BadGitHubEvent(f"{name}: missing, or not an object")
+    return value
+
+
+def _text(item: dict[str, Any], where: str, name: str) -> str:
+    value = item.get(name)
+    if not isinstance(value, str):
+        raise BadGitHubEvent(f"{where}.{name}: missing, or not text")
+    return value

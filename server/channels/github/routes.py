@@ -1,0 +1,112 @@
+"""`POST /github/webhook`: GitHub's deliveries for the repositories the webhook (or App) is installed on.
+
+Each delivery is verified over its raw body (`X-Hub-Signature-256`, the webhook's secret) and
+answered at once: 202 for an issue, a Discussion or a `/faq` comment, whose answer follows in the
+background (the search, then the API call: GitHub gives a delivery 10 s); 200 for a ping, an
+installation or any other event, which the bot leaves. A delivery whose `X-GitHub-Delivery` id was
+seen before (a redelivery, or a captured one sent again) is acknowledged and not answered again.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import AsyncExitStack
+from typing import Annotated, Any
+
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
+
+from kb.events import Events
+from kb.knowledge import KnowledgeBase
+
+from ...deps import EventsDep, KBDep, base_url
+from ...replays import Guard, Replays
+from ...schemas import ErrorOut
+from ...settings import ServerSettings
+from .bot import respond
+from .client import GitHubAPI, GitHubUnavailable
+from .events import Asked, BadGitHubEvent, Command, Other, read_event
+from .signature import BadGitHubSignature, verify
+
+__all__ = ["router", "install", "start", "REPLAY_WINDOW"]
+
+log = logging.getLogger("kb.server")
+router = APIRouter(prefix="/github", tags=["github"])
+
+REPLAY_WINDOW = 7 * 24 * 3600.0  # GitHub redelivers a delivery, by hand, for up to 3 days; a week is kept
+_ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut}, 401: {"model": ErrorOut}}
+
+
+def install(app: FastAPI, settings: ServerSettings) -> None:
+    """The deliveries seen, the log budget for refused ones, and the API client when there is a token."""
+    app.state.github = Guard(Replays(REPLAY_WINDOW))
+    app.state.github_api = GitHubAPI(settings.github_api_url, settings.github_token) if settings.github_token else None
+
+
+async def start(app: FastAPI, stack: AsyncExitStack) -> None:
+    """The API client's connections closed when the app stops."""
+    if app.state.github_api is not None:
+        stack.callback(app.state.github_api.close)
+
+
+def get_guard(request: Request) -> Guard:
+    guard: Guard = request.app.state.github
+    return guard
+
+
+GuardDep = Annotated[Guard, Depends(get_guard)]
+
+
+async def _answer(
+    kb: KnowledgeBase,
+    events: Events,
+    settings: ServerSettings,
+    event: Asked | Command,
+    api: Any,
+    root: str,
+    guard: Guard,
+) -> None:
+    """Background task: the bot's answer to an event, posted (or only logged, as the mode says)."""
+    try:
+        outcome = await respond(kb, events, settings, event, api, root)
+    except GitHubUnavailable as exc:
+        guard.refused.warning(
+            log, "GitHub: the answer to %s#%s was not posted: %s", event_repo(event), event_number(event), exc
+        )
+        return
+    log.info("GitHub %s#%s: %s %s", event_repo(event), event_number(event), outcome.reason, outcome.url)
+
+
+def event_repo(event: Asked | Command) -> str:
+    return event.asked.repo if isinstance(event, Command) else event.repo
+
+
+def event_number(event: Asked | Command) -> int:
+    return event.asked.number if isinstance(event, Command) else event.number
+
+
+@router.post("/webhook", status_code=202, responses=_ERRORS)
+async def webhook(
+    request: Request, kb: KBDep, events: EventsDep, guard: GuardDep, background: BackgroundTasks
+) -> dict[str, Any]:
+    """Take a delivery from GitHub (signed with the webhook's secret)."""
+    settings: ServerSettings = request.app.state.settings
+    body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
+    headers = request.headers
+    try:
+        verify(settings.github_webhook_secret, headers.get("x-hub-signature-256"), body)
+    except BadGitHubSignature as exc:
+        client = request.client.host if request.client else "?"
+        guard.refused.warning(log, "GitHub delivery from %s refused: %s", client, exc)
+        raise HTTPException(401, f"not a valid GitHub delivery: {exc}") from None
+    delivery = headers.get("x-github-delivery", "")
+    if not delivery:
+        raise BadGitHubEvent("the X-GitHub-Delivery header is missing")
+    if not guard.replays.first(delivery):
+        log.info("GitHub delivery %s was received before; not answered again", delivery[:64])
+        return {"ok": True, "done": "delivered before"}
+    event = read_event(headers.get("x-github-event", ""), body)
+    if isinstance(event, Other):
+        return {"ok": True, "done": f"nothing to answer ({event.what})"}
+    api = request.app.state.github_api
+    background.add_task(_answer, kb, events, settings, event, api, base_url(request), guard)
+    return {"ok": True, "done": "answering"}

@@ -1,0 +1,202 @@
+"""The GitHub bot against a stand-in for GitHub's API (a real HTTP server on a loopback port): signed deliveries,
+replays, each mode, each manner, the one comment an issue kept up to date, /faq commands, Discussions, rate
+limits waited out, an API that is down, and `kb github answer` as a workflow runs it."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from fastapi.testclient import TestClient
+
+from server.app import create_app
+from server.channels.github.comment import MARKER
+from tests.support.cli import kb
+from tests.support.github import SECRET, GitHubStandIn, comment_event, delivery, discussion_event, issue_event
+
+RESUME = "How do I resume training in slime after it stopped?"
+SURE = "github=0.25"  # the suite's point for this channel, so that the shipped FAQs' plain questions are answered
+
+
+@pytest.fixture(scope="module")
+def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
+    return GitHubStandIn(serve)
+
+
+@pytest.fixture
+def bot(settings: Any, github: GitHubStandIn) -> Callable[..., TestClient]:
+    """A client of an app whose GitHub bot posts to the stand-in, in `mode` (comment by default)."""
+    github.comments.clear(), github.calls.clear(), github.discussion_comments.clear()
+    github.limited, github.down = 0, False
+    opened: list[TestClient] = []
+
+    def make(mode: str = "comment", precision: str = SURE, **more: Any) -> TestClient:
+        own = settings.with_(
+            github_webhook_secret=SECRET,
+            github_token="ghp-test-token",
+            github_api_url=github.url,
+            github_mode=mode,
+            channel_precision=precision,
+            **more,
+        )
+        client = TestClient(create_app(own)).__enter__()
+        opened.append(client)
+        return client
+
+    yield make  # type: ignore[misc]
+    for client in opened:
+        client.__exit__(None, None, None)
+
+
+def deliver(client: TestClient, event: str, payload: dict[str, Any], **options: Any) -> Any:
+    body, headers = delivery(event, payload, **options)
+    return client.post("/github/webhook", content=body, headers=headers)
+
+
+def test_a_new_issue_the_faq_answers_gets_one_comment_kept_up_to_date(bot: Any, github: GitHubStandIn) -> None:
+    client = bot()
+    response = deliver(client, "issues", issue_event(RESUME, "Training stopped halfway. How can I go on?"))
+    assert response.status_code == 202 and response.json() == {"ok": True, "done": "answering"}
+    [comment] = github.on("owner/repo#1")
+    assert comment.startswith(MARKER) and "--load" in comment and "slime" in comment
+    assert "An automated answer from the FAQ" in comment and "react 👎" in comment
+    assert all(token == "Bearer ghp-test-token" for token in github.tokens)
+    edited = issue_event(RESUME + " (edited: with Megatron checkpoints)", "Still stuck.", action="edited")
+    assert deliver(client, "issues", edited).status_code == 202
+    assert len(github.on("owner/repo#1")) == 1  # updated, never a second
+    assert [m for m, _, _ in github.calls].count("POST") == 1
+
+
+def test_a_chinese_issue_is_answered_in_chinese(bot: Any, github: GitHubStandIn) -> None:
+    deliver(
+        bot(),
+        "issues",
+        issue_event("slime 训练中断了，如何续训？", "跑到一半挂了，怎么从上次的 checkpoint 接着训？", number=2),
+    )
+    [comment] = github.on("owner/repo#2")
+    assert comment.splitlines()[1].startswith("FAQ 里有这个问题的答案") and "这是根据 FAQ 自动给出的回答" in comment
+
+
+@pytest.mark.parametrize(
+    ("why", "event"),
+    [
+        ("a member", issue_event(RESUME, association="MEMBER")),
+        ("a bot", issue_event(RESUME, user_type="Bot")),
+        ("locked", issue_event(RESUME, locked=True)),
+        ("closed", issue_event(RESUME, action="edited", state="closed")),
+        ("labelled", issue_event(RESUME, labels=("no-faq-bot",))),
+        ("too short", issue_event("help")),
+    ],
+)
+def test_the_bot_leaves_alone_what_it_should(bot: Any, github: GitHubStandIn, why: str, event: dict[str, Any]) -> None:
+    assert deliver(bot(), "issues", event).status_code == 202
+    assert github.calls == [], why
+
+
+def test_an_issue_the_bot_is_not_sure_of_gets_nothing(bot: Any, github: GitHubStandIn) -> None:
+    deliver(bot(precision="github=0.9"), "issues", issue_event("What is the best pizza in Naples for the team?"))
+    assert github.calls == []
+
+
+def test_suggest_mode_posts_nothing_and_mention_mode_answers_only_commands(bot: Any, github: GitHubStandIn) -> None:
+    deliver(bot(mode="suggest"), "issues", issue_event(RESUME))
+    mention = bot(mode="mention")
+    deliver(mention, "issues", issue_event(RESUME))
+    assert github.calls == []
+    deliver(mention, "issue_comment", comment_event("/faq how do I resume training in slime?"))
+    [answer] = github.on("owner/repo#1")
+    assert "--load" in answer and MARKER not in answer  # a command's answer is a comment of its own
+
+
+def test_a_faq_command_the_faq_cannot_answer_says_so_plainly(bot: Any, github: GitHubStandIn) -> None:
+    deliver(bot(mode="suggest", precision=""), "issue_comment", comment_event("/faq what is the best pizza in Naples?"))
+    [answer] = github.on("owner/repo#1")
+    assert answer.splitlines()[1] == "The FAQ does not cover this. The nearest entries:"
+
+
+def test_a_discussion_is_answered_over_graphql(bot: Any, github: GitHubStandIn) -> None:
+    deliver(bot(), "discussion", discussion_event(RESUME, "Training stopped halfway."))
+    [(node, body)] = github.discussion_comments
+    assert node == "D_9" and "--load" in body
+
+
+def test_forged_and_replayed_deliveries_are_refused_with_no_call_out(
+    bot: Any, github: GitHubStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = bot()
+    with caplog.at_level(logging.WARNING, logger="kb.server"):
+        forged = deliver(client, "issues", issue_event(RESUME), secret="another secret")
+    assert forged.status_code == 401 and "does not match" in forged.json()["error"]
+    assert len([r for r in caplog.records if "refused" in r.getMessage()]) == 1
+    unsigned = client.post("/github/webhook", content=b"{}", headers={"X-GitHub-Event": "issues"})
+    assert unsigned.status_code == 401 and github.calls == []
+    first = deliver(client, "issues", issue_event(RESUME, number=3), delivery_id="same")
+    again = deliver(client, "issues", issue_event(RESUME, number=3), delivery_id="same")
+    assert first.status_code == 202 and again.json()["done"] == "delivered before"
+    assert len(github.on("owner/repo#3")) == 1
+
+
+def test_a_ping_and_a_body_that_is_not_githubs_shape(bot: Any) -> None:
+    client = bot()
+    assert (
+        deliver(client, "ping", {"zen": "Keep it logically awesome.", "hook_id": 1})
+        .json()["done"]
+        .startswith("nothing to answer")
+    )
+    bad = deliver(client, "issues", {"action": "opened", "repository": {"full_name": "o/r"}, "issue": "no"})
+    assert bad.status_code == 400 and bad.json()["error"] == "issue: missing, or not an object"
+
+
+def test_a_rate_limit_is_waited_out_and_the_answer_kept(bot: Any, github: GitHubStandIn) -> None:
+    github.limited = 1  # the first call answers 429 with Retry-After: 1
+    deliver(bot(), "issues", issue_event(RESUME, number=4))
+    assert len(github.on("owner/repo#4")) == 1
+
+
+def test_an_api_that_is_down_is_one_log_line(bot: Any, github: GitHubStandIn, caplog: pytest.LogCaptureFixture) -> None:
+    github.down = True
+    with caplog.at_level(logging.INFO, logger="kb.server"):
+        deliver(bot(), "issues", issue_event(RESUME, number=5))
+    lines = [r for r in caplog.records if "was not posted" in r.getMessage()]
+    assert len(lines) == 1 and "HTTP 502" in lines[0].getMessage() and lines[0].exc_info is None
+
+
+def test_off_without_the_secret(settings: Any) -> None:
+    with TestClient(create_app(settings)) as client:
+        response = client.post("/github/webhook", content=b"{}")
+    assert response.status_code == 404
+    assert response.json()["error"] == "the GitHub bot is off: set KB_GITHUB_WEBHOOK_SECRET to the webhook's secret"
+
+
+def test_kb_github_answer_prints_the_comment_it_would_post(settings: Any, tmp_path: Path) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(issue_event(RESUME)), encoding="utf-8")
+    command = ("github", "answer", "--event", str(event), "--event-name", "issues", "--dry-run")
+    done = kb(*command, data_dir=settings.data_dir, KB_GITHUB_MODE="comment", KB_CHANNEL_PRECISION=SURE)
+    assert done.returncode == 0 and done.stdout.startswith(MARKER) and "--load" in done.stdout
+    unsure = kb(*command, data_dir=settings.data_dir)
+    assert unsure.stdout.startswith("no comment: ")  # suggest mode by default, and 0.9 besides
+
+
+def test_the_action_runs_kb_commands_that_exist_with_the_inputs_the_docs_give() -> None:
+    from kbcli.cli import build_parser
+    from tests.support.paths import ROOT
+
+    action = (ROOT / "action.yml").read_text(encoding="utf-8")
+    commands = [line.strip() for line in action.splitlines() if line.strip().startswith(("kb ", "run: kb "))]
+    assert len(commands) == 2
+    for command in commands:
+        words = command.removeprefix("run: ").replace('"$GITHUB_EVENT_PATH"', "event.json").split()
+        build_parser().parse_args([w.replace('"$GITHUB_EVENT_NAME"', "issues") for w in words[1:]])
+    docs = (ROOT / "docs" / "channels.md").read_text(encoding="utf-8")
+    snippet = docs[docs.index("name: FAQ bot") : docs.index("```", docs.index("name: FAQ bot"))]
+    given = {line.split(":")[0].strip() for line in snippet[snippet.index("with:") :].splitlines()[1:] if line.strip()}
+    declared = {
+        line.strip().rstrip(":")
+        for line in action.split("inputs:")[1].split("runs:")[0].splitlines()
+        if line.startswith("  ") and not line.startswith("    ")
+    }
+    assert given <= declared, given - declared

@@ -1,0 +1,137 @@
+"""Deliveries as GitHub sends them (signed with the webhook's secret), and a stand-in for GitHub's API: a real HTTP
+server on a loopback port that keeps issues' comments, takes Discussion comments over GraphQL, and can answer the
+first calls with a rate limit or be down."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+from typing import Any, Callable
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse
+
+SECRET = "gh-webhook-secret"
+_deliveries = itertools.count(1)
+
+
+def delivery(
+    event: str, payload: dict[str, Any], secret: str = SECRET, delivery_id: str = ""
+) -> tuple[bytes, dict[str, str]]:
+    """The body and headers of a delivery of `event`, signed; each with a delivery id of its own unless given."""
+    body = json.dumps(payload).encode()
+    signature = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery_id or f"delivery-{next(_deliveries)}",
+        "X-Hub-Signature-256": signature,
+        "Content-Type": "application/json",
+    }
+    return body, headers
+
+
+def issue_event(
+    title: str,
+    body: str = "",
+    action: str = "opened",
+    number: int = 1,
+    association: str = "NONE",
+    user_type: str = "User",
+    labels: tuple[str, ...] = (),
+    locked: bool = False,
+    state: str = "open",
+    repo: str = "owner/repo",
+) -> dict[str, Any]:
+    return {
+        "action": action,
+        "repository": {"full_name": repo, "private": False},
+        "issue": {
+            "number": number,
+            "title": title,
+            "body": body,
+            "html_url": f"https://github.com/{repo}/issues/{number}",
+            "user": {"login": "asker" if user_type == "User" else "helper[bot]", "type": user_type},
+            "author_association": association,
+            "locked": locked,
+            "state": state,
+            "labels": [{"name": name} for name in labels],
+            "node_id": f"I_{number}",
+        },
+    }
+
+
+def comment_event(text: str, number: int = 1, repo: str = "owner/repo") -> dict[str, Any]:
+    payload = issue_event("An issue", "Its body says what went wrong, at length.", number=number, repo=repo)
+    payload["action"] = "created"
+    payload["comment"] = {"body": text, "author_association": "NONE", "user": {"login": "reader", "type": "User"}}
+    return payload
+
+
+def discussion_event(title: str, body: str = "", number: int = 9) -> dict[str, Any]:
+    payload = issue_event(title, body, action="created", number=number)
+    payload["discussion"] = payload.pop("issue")
+    payload["discussion"]["node_id"] = f"D_{number}"
+    return payload
+
+
+class GitHubStandIn:
+    """Stands in for GitHub's API: what was called, the comments each issue holds."""
+
+    def __init__(self, serve: Callable[[Any], Any]):
+        self.calls: list[tuple[str, str, Any]] = []
+        self.comments: dict[str, list[dict[str, Any]]] = {}  # "owner/repo#1" -> its comments
+        self.discussion_comments: list[tuple[str, str]] = []
+        self.limited = 0  # the next calls to answer with a rate limit (429, Retry-After: 1)
+        self.down = False  # answer every call 502
+        self.tokens: list[str] = []
+        ids = itertools.count(100)
+        app = FastAPI()
+
+        @app.middleware("http")
+        async def record(request: Request, call_next: Any) -> Response:
+            body = await request.body()
+            self.calls.append((request.method, request.url.path, json.loads(body) if body else None))
+            self.tokens.append(request.headers.get("authorization", ""))
+            if self.down:
+                return JSONResponse({"message": "Server Error"}, 502)
+            if self.limited:
+                self.limited -= 1
+                return JSONResponse({"message": "API rate limit exceeded"}, 429, headers={"Retry-After": "1"})
+            response: Response = await call_next(request)
+            return response
+
+        @app.get("/repos/{owner}/{name}/issues/{number}/comments")
+        async def list_comments(owner: str, name: str, number: int) -> list[dict[str, Any]]:
+            return self.comments.get(f"{owner}/{name}#{number}", [])
+
+        @app.post("/repos/{owner}/{name}/issues/{number}/comments", status_code=201)
+        async def create(owner: str, name: str, number: int, request: Request) -> dict[str, Any]:
+            comment = {"id": next(ids), "body": (await request.json())["body"]}
+            comment["html_url"] = f"https://github.com/{owner}/{name}/issues/{number}#issuecomment-{comment['id']}"
+            self.comments.setdefault(f"{owner}/{name}#{number}", []).append(comment)
+            return comment
+
+        @app.patch("/repos/{owner}/{name}/issues/comments/{comment_id}")
+        async def update(owner: str, name: str, comment_id: int, request: Request) -> dict[str, Any]:
+            for comments in self.comments.values():
+                for comment in comments:
+                    if comment["id"] == comment_id:
+                        comment["body"] = (await request.json())["body"]
+                        return comment
+            return JSONResponse({"message": "Not Found"}, 404)  # type: ignore[return-value]
+
+        @app.post("/graphql")
+        async def graphql(request: Request) -> dict[str, Any]:
+            sent = await request.json()
+            self.discussion_comments.append((sent["variables"]["id"], sent["variables"]["body"]))
+            return {
+                "data": {"addDiscussionComment": {"comment": {"url": "https://github.com/owner/repo/discussions/9#c"}}}
+            }
+
+        self.url = serve(app).url
+
+    def on(self, issue: str) -> list[str]:
+        """The bodies of the comments on `owner/repo#N`."""
+        return [c["body"] for c in self.comments.get(issue, [])]

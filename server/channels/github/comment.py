@@ -6,12 +6,12 @@ cover it and the nearest entries. One comment an issue, found again by `MARKER`.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from kb.asking import Found
 from kb.hits import Hit
 
 from ...permalinks import permalink
-from ...rendering.strings import Translator
 from ...replies import NEAREST_SHOWN, shorten
 
 __all__ = ["MARKER", "question_of", "answer_comment", "not_covered_comment", "ANSWER_CHARS"]
@@ -19,6 +19,40 @@ __all__ = ["MARKER", "question_of", "answer_comment", "not_covered_comment", "AN
 MARKER = "<!-- kb-faq-bot -->"  # the bot's comment on an issue, found again to be updated rather than repeated
 ANSWER_CHARS = 1500  # of the FAQ's answer in a comment; the rest is a link away
 QUESTION_CHARS = 6000  # of an issue read as a question (a pasted trace is reduced by the search itself)
+
+WORDS = {  # the comment's words, in each language
+    "github_answer_intro": {
+        "zh": "FAQ 里有这个问题的答案：",
+        "en": "The FAQ answers this:",
+    },
+    "github_read_more": {
+        "zh": "完整答案",
+        "en": "The whole answer",
+    },
+    "github_in_faq": {
+        "zh": "FAQ 原文",
+        "en": "In the FAQ",
+    },
+    "github_not_covered": {
+        "zh": "FAQ 没有涉及这个问题。最接近的条目：",
+        "en": "The FAQ does not cover this. The nearest entries:",
+    },
+    "github_not_covered_none": {
+        "zh": "FAQ 没有涉及这个问题。",
+        "en": "The FAQ does not cover this.",
+    },
+    "github_footer": {
+        "zh": "这是根据 FAQ 自动给出的回答（置信度 {confidence}）。如果它没有帮助，请给这条评论点 👎，或回复 `/faq` 加上你的问题再问一次。",
+        "en": "An automated answer from the FAQ (confidence {confidence}). If it does not help, react 👎 to this comment, or reply `/faq` and your question to ask again.",
+    },
+}
+
+
+def _words(lang: str) -> Callable[..., str]:
+    """`t(key, **values)` in `lang` (English for any other)."""
+    code = "zh" if lang == "zh" else "en"
+    return lambda key, **values: WORDS[key][code].format(**values)
+
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)  # an issue template's "### Describe the bug"
@@ -35,7 +69,7 @@ def question_of(title: str, body: str) -> str:
 
 def answer_comment(found: Found, root: str) -> str:
     """The comment giving the first entry's answer, in the reader's language (`found.hl`)."""
-    t = Translator(found.hl)
+    t = _words(found.hl)
     best = found.hits[0].entry
     answer, cut = shorten(best.answer, ANSWER_CHARS)
     links = [f"[{t('github_in_faq')}]({best.url or best.source_url})"] if (best.url or best.source_url) else []
@@ -58,7 +92,7 @@ def answer_comment(found: Found, root: str) -> str:
 
 def not_covered_comment(found: Found, root: str) -> str:
     """The answer to a `/faq` command the FAQ cannot answer: it says so plainly, with the nearest entries."""
-    t = Translator(found.hl)
+    t = _words(found.hl)
     nearest = [_link(h, root) for h in found.hits[:NEAREST_SHOWN]]
     opening = t("github_not_covered") if nearest else t("github_not_covered_none")
     return "\n".join([MARKER, opening, "", *nearest])

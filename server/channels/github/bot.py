@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Awaitable, Callable
 
 from starlette.concurrency import run_in_threadpool
 
@@ -22,7 +23,10 @@ from .client import GitHubAPI
 from .comment import MARKER, answer_comment, not_covered_comment, question_of
 from .events import MEMBERS, Asked, Command
 
-__all__ = ["Outcome", "respond", "mode_for", "skip_reason", "MODES", "MIN_CHARS", "COMMAND_MARKER"]
+__all__ = ["Outcome", "Teach", "respond", "mode_for", "skip_reason", "MODES", "MIN_CHARS", "COMMAND_MARKER"]
+
+# Links an issue's question to an entry (None: marks it not covered), as `kb link` does; says what it did.
+Teach = Callable[[str, str | None], Awaitable[str]]
 
 log = logging.getLogger("kb.server")
 
@@ -72,9 +76,14 @@ async def respond(
     event: Asked | Command,
     api: GitHubAPI | None,
     root: str = "",
+    teach: Teach | None = None,
 ) -> Outcome:
-    """Answer `event` as its repository's mode says; with no `api` (a dry run), post nothing and say what would be."""
+    """Answer `event` as its repository's mode says; with no `api` (a dry run), post nothing and say what would be.
+    A maintainer's `/faq link <entry>` or `/faq not-covered` teaches the knowledge base through `teach`."""
     if isinstance(event, Command):
+        words = event.text.split()
+        if words and words[0] in ("link", "not-covered"):
+            return await _taught(event, words, teach)
         return await _command(kb, events, event, api, root)
     mode = mode_for(settings, event.repo)
     reason = skip_reason(event, settings)
@@ -98,6 +107,20 @@ async def respond(
     else:
         url = await run_in_threadpool(api.upsert_issue_comment, event.repo, event.number, comment, MARKER)
     return Outcome(comment, True, "posted", url, entry, sure)
+
+
+async def _taught(command: Command, words: list[str], teach: Teach | None) -> Outcome:
+    """`/faq link <entry>` or `/faq not-covered` from one of the repository's own: the issue's question taught."""
+    if command.author_association not in MEMBERS:
+        return Outcome("", False, "only the repository's own people (OWNER, MEMBER, COLLABORATOR) teach the FAQ")
+    if teach is None:
+        return Outcome("", False, "teaching needs the server's insights database: use the webhook, or kb link")
+    if words[0] == "link" and len(words) != 2:
+        return Outcome("", False, "/faq link takes one entry id: /faq link slime-b0ab398d")
+    asked = command.asked
+    return Outcome(
+        "", False, await teach(question_of(asked.title, asked.body), words[1] if words[0] == "link" else None)
+    )
 
 
 async def _command(kb: KnowledgeBase, events: Events, command: Command, api: GitHubAPI | None, root: str) -> Outcome:

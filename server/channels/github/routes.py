@@ -15,14 +15,16 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 
+from kb.errors import KBError
 from kb.events import Events
 from kb.knowledge import KnowledgeBase
 
-from ...deps import EventsDep, KBDep, base_url
+from ...deps import EventsDep, KBDep, base_url, get_insights
+from ...link_deps import served_at_once
 from ...replays import Guard, Replays
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
-from .bot import respond
+from .bot import Teach, respond
 from .client import GitHubAPI, GitHubUnavailable
 from .events import Asked, BadGitHubEvent, Command, Other, read_event
 from .signature import BadGitHubSignature, verify
@@ -56,6 +58,20 @@ def get_guard(request: Request) -> Guard:
 GuardDep = Annotated[Guard, Depends(get_guard)]
 
 
+def teacher(request: Request, kb: KnowledgeBase) -> Teach:
+    """How a maintainer's `/faq link` or `/faq not-covered` teaches: a link in the insights database, served at once."""
+
+    async def teach(question: str, entry_id: str | None) -> str:
+        try:
+            link = await (await get_insights(request)).link(kb, question, entry_id)
+        except KBError as exc:
+            return f"not taught: {exc}"
+        await served_at_once(request.app.state.reloader)
+        return f"taught: {link.question[:80]!r} -> {link.entry or 'not covered'}"
+
+    return teach
+
+
 async def _answer(
     kb: KnowledgeBase,
     events: Events,
@@ -64,10 +80,11 @@ async def _answer(
     api: Any,
     root: str,
     guard: Guard,
+    teach: Teach,
 ) -> None:
     """Background task: the bot's answer to an event, posted (or only logged, as the mode says)."""
     try:
-        outcome = await respond(kb, events, settings, event, api, root)
+        outcome = await respond(kb, events, settings, event, api, root, teach)
     except GitHubUnavailable as exc:
         guard.refused.warning(
             log, "GitHub: the answer to %s#%s was not posted: %s", event_repo(event), event_number(event), exc
@@ -108,5 +125,5 @@ async def webhook(
     if isinstance(event, Other):
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
     api = request.app.state.github_api
-    background.add_task(_answer, kb, events, settings, event, api, base_url(request), guard)
+    background.add_task(_answer, kb, events, settings, event, api, base_url(request), guard, teacher(request, kb))
     return {"ok": True, "done": "answering"}

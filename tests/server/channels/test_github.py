@@ -200,3 +200,19 @@ def test_the_action_runs_kb_commands_that_exist_with_the_inputs_the_docs_give() 
         if line.startswith("  ") and not line.startswith("    ")
     }
     assert given <= declared, given - declared
+
+
+def test_a_maintainers_faq_link_teaches_the_issues_question_and_anyone_elses_does_not(
+    bot: Any, github: GitHubStandIn
+) -> None:
+    client = bot()
+    store = client.app.state.recorder.store
+    before = len(store.links())
+    deliver(client, "issue_comment", comment_event("/faq link slime-b0ab398d", number=6))  # not one of theirs
+    assert len(store.links()) == before
+    deliver(client, "issue_comment", comment_event("/faq link slime-b0ab398d", number=6, association="MEMBER"))
+    [linked] = store.links()[before:]
+    assert linked.entry == "slime-b0ab398d" and linked.question.startswith("An issue")
+    deliver(client, "issue_comment", comment_event("/faq not-covered", number=6, association="OWNER"))
+    assert [link.entry for link in store.links() if link.question == linked.question] == [None]  # relinked
+    assert github.calls == []  # teaching posts nothing

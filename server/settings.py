@@ -58,6 +58,10 @@ class ServerSettings(Settings):
     github_token: str = setting(
         "", "a token the bot comments with (a fine-grained token with issues and discussions write, or an App's)"
     )
+    github_app_id: str = setting(
+        "", "the GitHub App's id, to comment as the App (its installation tokens) rather than with KB_GITHUB_TOKEN"
+    )
+    github_private_key: str = setting("", "the GitHub App's private key: the PEM text, or the path of its .pem file")
     github_api_url: str = setting(
         "https://api.github.com", "GitHub's API (an Enterprise server's: `https://github.example.com/api/v3`)"
     )
@@ -121,6 +125,11 @@ class ServerSettings(Settings):
         if self.github_mode not in _GITHUB_MODES:
             raise SettingsError("KB_GITHUB_MODE", self.github_mode, "suggest, comment or mention")
         self.github_repo_modes  # parsed now, so a malformed value stops start-up
+        if bool(self.github_app_id) != bool(self.github_private_key):
+            missing = "KB_GITHUB_PRIVATE_KEY" if self.github_app_id else "KB_GITHUB_APP_ID"
+            raise SettingsError(
+                missing, "", "a value, since the other of KB_GITHUB_APP_ID and KB_GITHUB_PRIVATE_KEY is set"
+            )
         if urlsplit(self.github_api_url).scheme not in ("http", "https"):
             raise SettingsError("KB_GITHUB_API_URL", self.github_api_url, "an https URL like https://api.github.com")
 

@@ -8,6 +8,8 @@ import hashlib
 import hmac
 import itertools
 import json
+import time
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from fastapi import FastAPI, Request, Response
@@ -86,6 +88,8 @@ class GitHubStandIn:
         self.limited = 0  # the next calls to answer with a rate limit (429, Retry-After: 1)
         self.down = False  # answer every call 502
         self.tokens: list[str] = []
+        self.app_key = ""  # the App's public key (PEM) that installation-token requests are checked against
+        self.granted: list[int] = []  # installations given a token
         ids = itertools.count(100)
         app = FastAPI()
 
@@ -121,6 +125,17 @@ class GitHubStandIn:
                         comment["body"] = (await request.json())["body"]
                         return comment
             return JSONResponse({"message": "Not Found"}, 404)  # type: ignore[return-value]
+
+        @app.post("/app/installations/{installation}/access_tokens", status_code=201)
+        async def access_token(installation: int, request: Request) -> dict[str, Any]:
+            import jwt
+
+            signed = request.headers.get("authorization", "").removeprefix("Bearer ")
+            claims = jwt.decode(signed, self.app_key, algorithms=["RS256"])  # raises on a forged one: a 500
+            assert claims["iss"] == "12345" and claims["exp"] - claims["iat"] <= 600
+            self.granted.append(installation)
+            expires = datetime.fromtimestamp(time.time() + 3600, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            return {"token": f"ghs-installation-{installation}", "expires_at": expires}
 
         @app.post("/graphql")
         async def graphql(request: Request) -> dict[str, Any]:

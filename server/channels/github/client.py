@@ -12,7 +12,7 @@ import httpx
 
 from kb.errors import KBError
 
-__all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT"]
+__all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT", "connections"]
 
 MAX_WAIT = 60.0  # seconds a rate limit is waited out, at most, before the comment is given up
 ATTEMPTS = 3
@@ -29,19 +29,24 @@ class GitHubUnavailable(KBError):
 class GitHubAPI:
     """Calls to one GitHub (github.com or an Enterprise server's API URL) with one token."""
 
-    def __init__(self, api_url: str, token: str, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        token: str | Callable[[], str],
+        sleep: Callable[[float], None] = time.sleep,
+        client: httpx.Client | None = None,
+    ) -> None:
+        """`token` is a token, or what gives one for each call (a GitHub App's installation token, kept while fresh);
+        `client`, connections shared with other instances (this one then does not close them)."""
         self.api_url = api_url.rstrip("/")
         self.sleep = sleep
-        headers = {
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/vnd.github+json",
-            "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": "kb-faq-bot",
-        }
-        self.client = httpx.Client(base_url=self.api_url, headers=headers, timeout=10.0, follow_redirects=False)
+        self.token = token if callable(token) else (lambda: token)
+        self.owns_client = client is None
+        self.client = client or connections(self.api_url)
 
     def close(self) -> None:
-        self.client.close()
+        if self.owns_client:
+            self.client.close()
 
     def upsert_issue_comment(self, repo: str, number: int, body: str, marker: str) -> str:
         """The bot's comment on an issue (the one holding `marker`) updated to `body`, or created; its URL."""
@@ -71,7 +76,8 @@ class GitHubAPI:
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         for attempt in range(ATTEMPTS):
             try:
-                response = self.client.request(method, path, **kwargs)
+                headers = {"Authorization": f"Bearer {self.token()}"}
+                response = self.client.request(method, path, headers=headers, **kwargs)
             except httpx.HTTPError as exc:
                 raise GitHubUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from None
             wait = _rate_limited(response)
@@ -83,6 +89,16 @@ class GitHubAPI:
                 raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
             return response.json() if response.content else {}
         raise GitHubUnavailable(f"{method} {path}: still rate-limited after {ATTEMPTS} tries")
+
+
+def connections(api_url: str) -> httpx.Client:
+    """Connections to GitHub's API at `api_url` only: no redirect followed, GitHub's media type and API version."""
+    headers = {
+        "Accept": "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
+        "User-Agent": "kb-faq-bot",
+    }
+    return httpx.Client(base_url=api_url.rstrip("/"), headers=headers, timeout=10.0, follow_redirects=False)
 
 
 def _rate_limited(response: httpx.Response) -> float | None:

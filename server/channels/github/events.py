@@ -40,6 +40,7 @@ class Asked:
     private: bool
     node_id: str = ""  # a Discussion's, to comment on it (GraphQL)
     edited: bool = False
+    installation: int = 0  # the GitHub App installation the delivery came through (0: none)
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,14 @@ def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) 
         private=bool(repo.get("private")),
         node_id=str(item.get("node_id") or ""),
         edited=edited,
+        installation=_installation(payload),
     )
+
+
+def _installation(payload: dict[str, Any]) -> int:
+    installation = payload.get("installation")
+    found = installation.get("id") if isinstance(installation, dict) else None
+    return found if isinstance(found, int) and not isinstance(found, bool) else 0
 
 
 def _object(payload: dict[str, Any], name: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
@@ -24,8 +25,9 @@ from ...link_deps import served_at_once
 from ...replays import Guard, Replays
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
+from .app_auth import AppTokens, read_private_key
 from .bot import Teach, respond
-from .client import GitHubAPI, GitHubUnavailable
+from .client import GitHubAPI, GitHubUnavailable, connections
 from .events import Asked, BadGitHubEvent, Command, Other, read_event
 from .signature import BadGitHubSignature, verify
 
@@ -39,15 +41,33 @@ _ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut}, 401: {"mod
 
 
 def install(app: FastAPI, settings: ServerSettings) -> None:
-    """The deliveries seen, the log budget for refused ones, and the API client when there is a token."""
+    """The deliveries seen, the log budget for refused ones, and the API: as a GitHub App (its installation tokens)
+    when KB_GITHUB_APP_ID is set, else with KB_GITHUB_TOKEN, else none (nothing is posted)."""
     app.state.github = Guard(Replays(REPLAY_WINDOW))
-    app.state.github_api = GitHubAPI(settings.github_api_url, settings.github_token) if settings.github_token else None
+    app.state.github_connections = connections(settings.github_api_url)
+    app.state.github_tokens = (
+        AppTokens(app.state.github_connections, settings.github_app_id, read_private_key(settings.github_private_key))
+        if settings.github_app_id
+        else None
+    )
+
+
+def api_for(request: Request, event: Asked | Command) -> GitHubAPI | None:
+    """The API as the App's installation the event came through, or as KB_GITHUB_TOKEN's user; None without either."""
+    state, settings = request.app.state, request.app.state.settings
+    shared = state.github_connections
+    if state.github_tokens is not None:
+        installation = (event.asked if isinstance(event, Command) else event).installation
+        if installation:
+            return GitHubAPI(settings.github_api_url, partial(state.github_tokens.token, installation), client=shared)
+    if settings.github_token:
+        return GitHubAPI(settings.github_api_url, settings.github_token, client=shared)
+    return None
 
 
 async def start(app: FastAPI, stack: AsyncExitStack) -> None:
     """The API client's connections closed when the app stops."""
-    if app.state.github_api is not None:
-        stack.callback(app.state.github_api.close)
+    stack.callback(app.state.github_connections.close)
 
 
 def get_guard(request: Request) -> Guard:
@@ -124,6 +144,6 @@ async def webhook(
     event = read_event(headers.get("x-github-event", ""), body)
     if isinstance(event, Other):
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
-    api = request.app.state.github_api
+    api = api_for(request, event)
     background.add_task(_answer, kb, events, settings, event, api, base_url(request), guard, teacher(request, kb))
     return {"ok": True, "done": "answering"}

@@ -29,14 +29,14 @@ def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
 @pytest.fixture
 def bot(settings: Any, github: GitHubStandIn) -> Callable[..., TestClient]:
     """A client of an app whose GitHub bot posts to the stand-in, in `mode` (comment by default)."""
-    github.comments.clear(), github.calls.clear(), github.discussion_comments.clear()
+    github.comments.clear(), github.calls.clear(), github.discussion_comments.clear(), github.tokens.clear()
     github.limited, github.down = 0, False
     opened: list[TestClient] = []
 
     def make(mode: str = "comment", precision: str = SURE, **more: Any) -> TestClient:
+        more.setdefault("github_token", "ghp-test-token")
         own = settings.with_(
             github_webhook_secret=SECRET,
-            github_token="ghp-test-token",
             github_api_url=github.url,
             github_mode=mode,
             channel_precision=precision,
@@ -216,3 +216,28 @@ def test_a_maintainers_faq_link_teaches_the_issues_question_and_anyone_elses_doe
     deliver(client, "issue_comment", comment_event("/faq not-covered", number=6, association="OWNER"))
     assert [link.entry for link in store.links() if link.question == linked.question] == [None]  # relinked
     assert github.calls == []  # teaching posts nothing
+
+
+def test_as_a_github_app_it_comments_with_its_installations_token_kept_while_fresh(
+    bot: Any, github: GitHubStandIn
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    github.app_key = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    github.granted.clear()
+    client = bot(github_token="", github_app_id="12345", github_private_key=pem.decode())
+    for number in (11, 12):
+        event = issue_event(RESUME, number=number)
+        event["installation"] = {"id": 42}
+        deliver(client, "issues", event)
+    assert len(github.on("owner/repo#11")) == 1 and len(github.on("owner/repo#12")) == 1
+    assert github.granted == [42]  # asked once, then kept
+    posted = [token for (method, path, _), token in zip(github.calls, github.tokens) if "/issues/" in path]
+    assert posted and set(posted) == {"Bearer ghs-installation-42"}

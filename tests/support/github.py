@@ -90,6 +90,7 @@ class GitHubStandIn:
         self.tokens: list[str] = []
         self.app_key = ""  # the App's public key (PEM) that installation-token requests are checked against
         self.granted: list[int] = []  # installations given a token
+        self.reactions: dict[int, list[tuple[str, str]]] = {}  # comment id -> (who, reaction)
         ids = itertools.count(100)
         app = FastAPI()
 
@@ -137,6 +138,10 @@ class GitHubStandIn:
             expires = datetime.fromtimestamp(time.time() + 3600, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             return {"token": f"ghs-installation-{installation}", "expires_at": expires}
 
+        @app.get("/repos/{owner}/{name}/issues/comments/{comment_id}/reactions")
+        async def reactions(owner: str, name: str, comment_id: int) -> list[dict[str, Any]]:
+            return [{"user": {"login": who}, "content": what} for who, what in self.reactions.get(comment_id, [])]
+
         @app.post("/graphql")
         async def graphql(request: Request) -> dict[str, Any]:
             sent = await request.json()
@@ -146,6 +151,10 @@ class GitHubStandIn:
             }
 
         self.url = serve(app).url
+
+    def comment_id(self, issue: str) -> int:
+        """The id of the first comment on `owner/repo#N`."""
+        return int(self.comments[issue][0]["id"])
 
     def on(self, issue: str) -> list[str]:
         """The bodies of the comments on `owner/repo#N`."""

@@ -14,19 +14,21 @@ from typing import Awaitable, Callable
 from starlette.concurrency import run_in_threadpool
 
 from kb import asking
-from kb.events import Events
+from kb.events import Events, Voted
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
 
 from ...settings import ServerSettings
 from .client import GitHubAPI
-from .comment import MARKER, answer_comment, not_covered_comment, question_of
-from .events import MEMBERS, Asked, Command
+from .comment import MARKER, answer_comment, entry_of, not_covered_comment, question_of
+from .events import MEMBERS, Asked, Closed, Command
 
 __all__ = ["Outcome", "Teach", "respond", "mode_for", "skip_reason", "MODES", "MIN_CHARS", "COMMAND_MARKER"]
 
 # Links an issue's question to an entry (None: marks it not covered), as `kb link` does; says what it did.
 Teach = Callable[[str, str | None], Awaitable[str]]
+# Takes a vote as every channel's are taken (server/votes.py); says what became of it.
+Vote = Callable[[Voted], Awaitable[str]]
 
 log = logging.getLogger("kb.server")
 
@@ -73,13 +75,16 @@ async def respond(
     kb: KnowledgeBase,
     events: Events,
     settings: ServerSettings,
-    event: Asked | Command,
+    event: Asked | Command | Closed,
     api: GitHubAPI | None,
     root: str = "",
     teach: Teach | None = None,
+    vote: Vote | None = None,
 ) -> Outcome:
     """Answer `event` as its repository's mode says; with no `api` (a dry run), post nothing and say what would be.
     A maintainer's `/faq link <entry>` or `/faq not-covered` teaches the knowledge base through `teach`."""
+    if isinstance(event, Closed):
+        return await _reactions(event.asked, api, vote)
     if isinstance(event, Command):
         words = event.text.split()
         if words and words[0] in ("link", "not-covered"):
@@ -107,6 +112,23 @@ async def respond(
     else:
         url = await run_in_threadpool(api.upsert_issue_comment, event.repo, event.number, comment, MARKER)
     return Outcome(comment, True, "posted", url, entry, sure)
+
+
+async def _reactions(asked: Asked, api: GitHubAPI | None, vote: Vote | None) -> Outcome:
+    """An issue closed: each 👍 or 👎 on the bot's comment a vote on the entry it answered with."""
+    if api is None or vote is None:
+        return Outcome("", False, "closed: no API to read the reactions with")
+    mine = await run_in_threadpool(api.find_issue_comment, asked.repo, asked.number, MARKER)
+    entry = entry_of(str(mine.get("body", ""))) if mine else ""
+    if mine is None or not entry:
+        return Outcome("", False, "closed: no answer of the bot's on it")
+    question = question_of(asked.title, asked.body)
+    said = []
+    for who, reaction in await run_in_threadpool(api.reactions, asked.repo, int(mine["id"])):
+        if reaction in ("+1", "-1"):
+            voted = Voted(entry, reaction == "+1", question, f"github:{asked.repo}:{who}", "github")
+            said.append(await vote(voted))
+    return Outcome("", False, f"closed: {len(said)} votes on {entry} ({'; '.join(sorted(set(said))) or 'none'})")
 
 
 async def _taught(command: Command, words: list[str], teach: Teach | None) -> Outcome:

@@ -48,10 +48,21 @@ class GitHubAPI:
         if self.owns_client:
             self.client.close()
 
+    def find_issue_comment(self, repo: str, number: int, marker: str) -> dict[str, Any] | None:
+        """The comment on an issue holding `marker` (the bot's), or None."""
+        comments = self._call("GET", f"/repos/{repo}/issues/{number}/comments", params={"per_page": 100})
+        return next((c for c in comments if isinstance(c, dict) and marker in str(c.get("body", ""))), None)
+
+    def reactions(self, repo: str, comment_id: int) -> list[tuple[str, str]]:
+        """(who, reaction) of every reaction to an issue comment: `+1`, `-1`, `heart`, ..."""
+        found = self._call("GET", f"/repos/{repo}/issues/comments/{comment_id}/reactions", params={"per_page": 100})
+        return [
+            (str(r.get("user", {}).get("login", "")), str(r.get("content", ""))) for r in found if isinstance(r, dict)
+        ]
+
     def upsert_issue_comment(self, repo: str, number: int, body: str, marker: str) -> str:
         """The bot's comment on an issue (the one holding `marker`) updated to `body`, or created; its URL."""
-        comments = self._call("GET", f"/repos/{repo}/issues/{number}/comments", params={"per_page": 100})
-        mine = next((c for c in comments if isinstance(c, dict) and marker in str(c.get("body", ""))), None)
+        mine = self.find_issue_comment(repo, number, marker)
         if mine is not None:
             if mine.get("body") == body:
                 return str(mine.get("html_url", ""))

@@ -14,7 +14,7 @@ from kb.hits import Hit
 from ...permalinks import permalink
 from ...replies import NEAREST_SHOWN, shorten
 
-__all__ = ["MARKER", "question_of", "answer_comment", "not_covered_comment", "ANSWER_CHARS"]
+__all__ = ["MARKER", "entry_of", "question_of", "answer_comment", "not_covered_comment", "ANSWER_CHARS"]
 
 MARKER = "<!-- kb-faq-bot -->"  # the bot's comment on an issue, found again to be updated rather than repeated
 ANSWER_CHARS = 1500  # of the FAQ's answer in a comment; the rest is a link away
@@ -60,6 +60,12 @@ _CHECKBOX = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s.*$", re.M)  # "- [x] I have sear
 _NO_RESPONSE = re.compile(r"^\s*_No response_\s*$", re.M)  # an issue form's empty field
 
 
+def entry_of(comment: str) -> str:
+    """The id of the entry a comment of the bot's answered with ("" when it names none)."""
+    found = re.search(r"<!-- kb-faq-entry: ([\w.-]+) -->", comment)
+    return found.group(1) if found else ""
+
+
 def question_of(title: str, body: str) -> str:
     """The title and the body as one question, without the template's headings, checklists and empty fields."""
     text = _NO_RESPONSE.sub("", _CHECKBOX.sub("", _HEADING.sub("", _COMMENT.sub("", body))))
@@ -79,6 +85,7 @@ def answer_comment(found: Found, root: str) -> str:
         links.append(best.place)
     lines = [
         MARKER,
+        f"<!-- kb-faq-entry: {best.id} -->",
         f"{t('github_answer_intro')} **{best.question}**",
         "",
         answer,

@@ -10,7 +10,7 @@ from typing import Any
 
 from ...exceptions import ServerError
 
-__all__ = ["Asked", "Command", "Other", "BadGitHubEvent", "read_event", "MEMBERS"]
+__all__ = ["Asked", "Closed", "Command", "Other", "BadGitHubEvent", "read_event", "MEMBERS"]
 
 MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
 
@@ -53,13 +53,20 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Closed:
+    """An issue closed: the readers' reactions to the bot's comment on it are counted as votes."""
+
+    asked: Asked
+
+
+@dataclass(frozen=True)
 class Other:
     """An event the bot acknowledges and leaves: a ping, an installation, an issue closed, another action."""
 
     what: str
 
 
-def read_event(name: str, body: bytes) -> Asked | Command | Other:
+def read_event(name: str, body: bytes) -> Asked | Command | Closed | Other:
     """The event `name` (the `X-GitHub-Event` header) with this body; BadGitHubEvent when it is not GitHub's shape."""
     try:
         payload = json.loads(body)
@@ -72,8 +79,10 @@ def read_event(name: str, body: bytes) -> Asked | Command | Other:
     return event_of(name, payload)
 
 
-def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Other:
+def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Closed | Other:
     action = payload.get("action")
+    if name == "issues" and action == "closed":
+        return Closed(_asked(payload, "issue", payload.get("issue")))
     if name == "issues" and action in ("opened", "edited"):
         return _asked(payload, "issue", payload.get("issue"), edited=action == "edited")
     if name == "discussion" and action == "created":

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 
 from kb.errors import KBError
-from kb.events import Events
+from kb.events import Events, Voted
 from kb.knowledge import KnowledgeBase
 
 from ...deps import EventsDep, KBDep, base_url, get_insights
@@ -25,10 +25,11 @@ from ...link_deps import served_at_once
 from ...replays import Guard, Replays
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
+from ...votes import take_vote
 from .app_auth import AppTokens, read_private_key
-from .bot import Teach, respond
+from .bot import Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
-from .events import Asked, BadGitHubEvent, Command, Other, read_event
+from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
 from .signature import BadGitHubSignature, verify
 
 __all__ = ["router", "install", "start", "REPLAY_WINDOW"]
@@ -52,12 +53,12 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
     )
 
 
-def api_for(request: Request, event: Asked | Command) -> GitHubAPI | None:
+def api_for(request: Request, event: Asked | Command | Closed) -> GitHubAPI | None:
     """The API as the App's installation the event came through, or as KB_GITHUB_TOKEN's user; None without either."""
     state, settings = request.app.state, request.app.state.settings
     shared = state.github_connections
     if state.github_tokens is not None:
-        installation = (event.asked if isinstance(event, Command) else event).installation
+        installation = issue_of(event).installation
         if installation:
             return GitHubAPI(settings.github_api_url, partial(state.github_tokens.token, installation), client=shared)
     if settings.github_token:
@@ -92,33 +93,44 @@ def teacher(request: Request, kb: KnowledgeBase) -> Teach:
     return teach
 
 
+def voter(request: Request) -> Vote:
+    """How a reaction to the bot's comment is taken: as every channel's vote (per voter limits, written at once)."""
+
+    async def vote(voted: Voted) -> str:
+        try:
+            await take_vote(request, await get_insights(request), voted, voter=voted.voter)
+        except (HTTPException, KBError) as exc:
+            return f"not kept: {getattr(exc, 'detail', exc)}"
+        return "kept"
+
+    return vote
+
+
 async def _answer(
     kb: KnowledgeBase,
     events: Events,
     settings: ServerSettings,
-    event: Asked | Command,
+    event: Asked | Command | Closed,
     api: Any,
     root: str,
     guard: Guard,
     teach: Teach,
+    vote: Vote,
 ) -> None:
     """Background task: the bot's answer to an event, posted (or only logged, as the mode says)."""
     try:
-        outcome = await respond(kb, events, settings, event, api, root, teach)
+        outcome = await respond(kb, events, settings, event, api, root, teach, vote)
     except GitHubUnavailable as exc:
         guard.refused.warning(
-            log, "GitHub: the answer to %s#%s was not posted: %s", event_repo(event), event_number(event), exc
+            log, "GitHub: the answer to %s#%s was not posted: %s", issue_of(event).repo, issue_of(event).number, exc
         )
         return
-    log.info("GitHub %s#%s: %s %s", event_repo(event), event_number(event), outcome.reason, outcome.url)
+    log.info("GitHub %s#%s: %s %s", issue_of(event).repo, issue_of(event).number, outcome.reason, outcome.url)
 
 
-def event_repo(event: Asked | Command) -> str:
-    return event.asked.repo if isinstance(event, Command) else event.repo
-
-
-def event_number(event: Asked | Command) -> int:
-    return event.asked.number if isinstance(event, Command) else event.number
+def issue_of(event: Asked | Command | Closed) -> Asked:
+    """The issue or Discussion an event is about."""
+    return event if isinstance(event, Asked) else event.asked
 
 
 @router.post("/webhook", status_code=202, responses=_ERRORS)
@@ -145,5 +157,7 @@ async def webhook(
     if isinstance(event, Other):
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
     api = api_for(request, event)
-    background.add_task(_answer, kb, events, settings, event, api, base_url(request), guard, teacher(request, kb))
+    background.add_task(
+        _answer, kb, events, settings, event, api, base_url(request), guard, teacher(request, kb), voter(request)
+    )
     return {"ok": True, "done": "answering"}

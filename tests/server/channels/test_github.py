@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
@@ -77,7 +78,7 @@ def test_a_chinese_issue_is_answered_in_chinese(bot: Any, github: GitHubStandIn)
         issue_event("slime 训练中断了，如何续训？", "跑到一半挂了，怎么从上次的 checkpoint 接着训？", number=2),
     )
     [comment] = github.on("owner/repo#2")
-    assert comment.splitlines()[1].startswith("FAQ 里有这个问题的答案") and "这是根据 FAQ 自动给出的回答" in comment
+    assert comment.splitlines()[2].startswith("FAQ 里有这个问题的答案") and "这是根据 FAQ 自动给出的回答" in comment
 
 
 @pytest.mark.parametrize(
@@ -241,3 +242,16 @@ def test_as_a_github_app_it_comments_with_its_installations_token_kept_while_fre
     assert github.granted == [42]  # asked once, then kept
     posted = [token for (method, path, _), token in zip(github.calls, github.tokens) if "/issues/" in path]
     assert posted and set(posted) == {"Bearer ghs-installation-42"}
+
+
+def test_on_close_the_reactions_to_its_comment_are_votes_on_the_entry(bot: Any, github: GitHubStandIn) -> None:
+    client = bot()
+    deliver(client, "issues", issue_event(RESUME, number=13))
+    github.reactions[github.comment_id("owner/repo#13")] = [("ada", "+1"), ("bob", "-1"), ("cy", "heart")]
+    store = client.app.state.recorder.store
+    before = store.count("votes")
+    deliver(client, "issues", issue_event(RESUME, number=13, action="closed", state="closed"))
+    assert store.count("votes") == before + 2  # a heart is no vote
+    with sqlite3.connect(store.path) as db:
+        rows = db.execute("SELECT entry_id, helpful, channel FROM votes ORDER BY helpful").fetchall()[-2:]
+    assert rows == [("slime-b0ab398d", 0, "github"), ("slime-b0ab398d", 1, "github")]

@@ -74,6 +74,9 @@ class ServerSettings(Settings):
         "", "modes of particular repositories, over KB_GITHUB_MODE: `owner/a=comment,owner/b=mention`"
     )
     github_skip_label: str = setting("no-faq-bot", "an issue with this label is left alone")
+    github_record_issues: bool = setting(
+        True, "record a public issue's repository and URL with its question (a private one's with KB_INSIGHTS_CHAT_IDS)"
+    )
     insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
     insights_chat_ids: bool = setting(
         False, "record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions"

@@ -32,6 +32,7 @@ CHANNEL = Channel(
     prefix="/github/",
     off="the GitHub bot is off: set KB_GITHUB_WEBHOOK_SECRET to the webhook's secret",
     platform=True,
+    chat_ids="github_record_issues",
     precision=0.9,  # a comment on an issue is public: answer only when 9 in 10 such answers are right
     status=_status,
 )

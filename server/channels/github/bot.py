@@ -97,7 +97,9 @@ async def respond(
     if reason:
         return Outcome("", False, reason)
     question = question_of(event.title, event.body)
-    found = await asking.search(kb, events, question, channel="github", hl=detect_lang(question))
+    found = await asking.search(
+        kb, events, question, channel="github", hl=detect_lang(question), conversation=_where(event, settings)
+    )
     point = settings.precision_for("github")
     sure = found.result.confidence
     if not found.result.answered:
@@ -112,6 +114,12 @@ async def respond(
     else:
         url = await run_in_threadpool(api.upsert_issue_comment, event.repo, event.number, comment, MARKER)
     return Outcome(comment, True, "posted", url, entry, sure)
+
+
+def _where(asked: Asked, settings: ServerSettings) -> tuple[str, str] | None:
+    """What the insights keep of where a question was asked: a public issue's repository and URL; a private
+    one's only where KB_INSIGHTS_CHAT_IDS asks, as other chats' ids are."""
+    return (asked.repo, asked.url) if not asked.private or settings.insights_chat_ids else None
 
 
 async def _reactions(asked: Asked, api: GitHubAPI | None, vote: Vote | None) -> Outcome:

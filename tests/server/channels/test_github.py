@@ -255,3 +255,15 @@ def test_on_close_the_reactions_to_its_comment_are_votes_on_the_entry(bot: Any, 
     with sqlite3.connect(store.path) as db:
         rows = db.execute("SELECT entry_id, helpful, channel FROM votes ORDER BY helpful").fetchall()[-2:]
     assert rows == [("slime-b0ab398d", 0, "github"), ("slime-b0ab398d", 1, "github")]
+
+
+def test_a_public_issues_question_is_recorded_with_its_repository_and_url(bot: Any) -> None:
+    client = bot()
+    deliver(client, "issues", issue_event(RESUME, "Where do I start again?", number=14))
+    recorder = client.app.state.recorder
+    assert recorder.flush()
+    with sqlite3.connect(recorder.store.path) as db:
+        rows = db.execute(
+            "SELECT channel, chat_workspace, chat_conversation FROM questions WHERE chat_conversation LIKE '%/14'"
+        ).fetchall()
+    assert rows == [("github", "owner/repo", "https://github.com/owner/repo/issues/14")]

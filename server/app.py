@@ -99,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     mcp = MCPEndpoint(resolved)
     app.state.templates = create_templates()
     app.state.slack_refused_log = LogBudget()
+    app.state.slack_response_urls = slack.ResponseUrls(resolved.slack_response_base)
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
     app.state.vote_limit = ClientLimit(*VOTE_LIMIT)
     app.state.answer_vote_limit = ClientLimit(*ANSWER_VOTE_LIMIT)

@@ -23,7 +23,7 @@ from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
 from .admin_auth import check_admin, check_admin_form, check_bearer, check_on
-from .dingtalk import BadDingTalkSignature, DingTalkBot, RobotMessage, robot_message
+from .dingtalk import BadDingTalkPayload, BadDingTalkSignature, DingTalkBot, RobotMessage, robot_message
 from .dingtalk import verify as verify_dingtalk
 from .feishu import FeishuBot
 from .forms import check_form, from_other_site
@@ -197,7 +197,12 @@ async def get_dingtalk_message(request: Request, bot: Annotated[DingTalkBot, Dep
         # The robot's route is not rate-limited (DingTalk's servers send for everyone), so the log lines are.
         bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
         raise HTTPException(401, f"not a valid DingTalk request: {exc}") from None
-    return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
+    try:
+        return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
+    except BadDingTalkPayload as exc:  # signed, yet not a message: a 400, one line within the budget
+        client = request.client.host if request.client else "?"
+        bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
+        raise
 
 
 async def require_admin_on(settings: SettingsDep) -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..exceptions import ServerError
+from ..limits import MAX_JSON_DEPTH, too_deep
 
 __all__ = [
     "FeishuEvents",
@@ -185,22 +186,10 @@ class FeishuEvents:
         return f"{said} ({hint})" if hint else said or "the request could not be read"
 
 
-# How deep a body's arrays and objects may nest: Feishu's events go 5 levels down; Python's
-# parser, and what walks the result, fail long before 1,000.
-MAX_DEPTH = 32
-
-
 def _check_shallow(text: bytes | str, what: str) -> None:
-    """Refuse JSON nested deeper than `MAX_DEPTH` before it is parsed (brackets in strings counted too: an
-    over-count refuses only what no platform sends)."""
-    depth = 0
-    for char in text.decode("utf-8", "replace") if isinstance(text, bytes) else text:
-        if char in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise BadFeishuRequest(f"{what} nests deeper than {MAX_DEPTH} levels")
-        elif char in "]}":
-            depth -= 1
+    """Refuse JSON nested deeper than `MAX_JSON_DEPTH` before it is parsed."""
+    if too_deep(text):
+        raise BadFeishuRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
 
 
 def _said(content: bytes | None) -> str:

@@ -23,6 +23,8 @@ from kb.errors import EntryNotFound, QueryError
 from kb.events import Voted
 
 from ..deps import ChatDep, EventsDep, KBDep, SlackFormDep, base_url
+from ..outbound import Outbound
+from ..ratelimit import LogBudget
 from ..rendering.strings import Translator
 from ..replies import Asked, asks_for_help, help_lang, written
 from ..schemas import ErrorOut
@@ -31,7 +33,7 @@ from ..slack import actions_lang, answer_message, help_message, notice_message, 
 from ..slack.blocks import RELATED_SHOWN
 from ..slack.payload import BadSlackPayload, block_actions
 
-__all__ = ["router", "log_status", "post_to_slack", "POST_TIMEOUT", "ACK_SECONDS"]
+__all__ = ["router", "log_status", "post_to_slack", "ResponseUrls", "POST_TIMEOUT", "ACK_SECONDS"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/slack", tags=["slack"])
@@ -49,48 +51,75 @@ def log_status(settings: ServerSettings) -> None:
         log.info("Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404")
 
 
-def post_to_slack(response_url: str, message: dict[str, Any]) -> None:
-    """Post a message to a `response_url` as a new message (a failure is logged, not raised)."""
-    if not response_url:
-        log.warning("Slack request had no response_url; nothing posted")
-        return
-    try:
-        response = httpx.post(response_url, json={**message, "replace_original": False}, timeout=POST_TIMEOUT)
-    except httpx.HTTPError as exc:
-        log.warning("posting to Slack's response_url failed: %s: %s", type(exc).__name__, exc)
-        return
-    if response.status_code >= 400:
-        log.warning("Slack's response_url answered HTTP %s: %s", response.status_code, response.text[:200])
+class ResponseUrls:
+    """Posts to the `response_url`s under KB_SLACK_RESPONSE_BASE (`Outbound`); a failure is one log line, within a budget."""
+
+    def __init__(self, base: str):
+        self.outbound = Outbound("Slack", "KB_SLACK_RESPONSE_BASE", base)
+        self._failures = LogBudget()
+
+    def usable(self, response_url: str) -> str:
+        """`response_url` when it may be posted to; else "" and a log line (nothing will be posted to it)."""
+        if response_url and not self.outbound.allows(response_url):
+            self._failures.warning(log, "Slack: response_url %s", self.outbound.refusal(response_url))
+            return ""
+        return response_url
+
+    def post(self, response_url: str, message: dict[str, Any]) -> None:
+        """Post a message to a `response_url` as a new message (a failure is logged, not raised)."""
+        if not response_url:
+            self._failures.warning(log, "Slack request had no response_url; nothing posted")
+            return
+        if not self.outbound.allows(response_url):
+            self._failures.warning(log, "Slack: response_url %s", self.outbound.refusal(response_url))
+            return
+        try:
+            response = self.outbound.post(response_url, {**message, "replace_original": False}, timeout=POST_TIMEOUT)
+        except httpx.HTTPError as exc:
+            self._failures.warning(log, "posting to Slack's response_url failed: %s: %s", type(exc).__name__, exc)
+            return
+        if response.status_code >= 400:
+            self._failures.warning(
+                log, "Slack's response_url answered HTTP %s: %s", response.status_code, response.text[:200]
+            )
 
 
-def _write_answer(chat: Chat, turn: Turn, root: str, response_url: str) -> None:
+def post_to_slack(request: Request, response_url: str, message: dict[str, Any]) -> None:
+    """Post a message to a `response_url` through the app's `ResponseUrls`."""
+    urls: ResponseUrls = request.app.state.slack_response_urls
+    urls.post(response_url, message)
+
+
+def _write_answer(request: Request, chat: Chat, turn: Turn, root: str, response_url: str) -> None:
     """Background task: the LLM's answer from the entries already shown, posted to `response_url`."""
     reply = written(chat, turn, root, "Slack")
     if reply is None:
-        post_to_slack(response_url, notice_message(Translator(turn.lang)("bot_llm_failed")))
+        post_to_slack(request, response_url, notice_message(Translator(turn.lang)("bot_llm_failed")))
         return
-    post_to_slack(response_url, written_message(reply.answer, reply.sources, turn.lang, root))
+    post_to_slack(request, response_url, written_message(reply.answer, reply.sources, turn.lang, root))
 
 
-def _reply(asked: Asked, turn: Turn, root: str, response_url: str, background: BackgroundTasks) -> dict[str, Any]:
+def _reply(
+    request: Request, asked: Asked, turn: Turn, root: str, response_url: str, background: BackgroundTasks
+) -> dict[str, Any]:
     """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
     answer = turn.extractive
     pending = asked.chat.writes(turn) and bool(response_url)
     if pending:
-        background.add_task(_write_answer, asked.chat, turn, root, response_url)
+        background.add_task(_write_answer, request, asked.chat, turn, root, response_url)
     return answer_message(answer.sources, answer.answered, turn.lang, root, pending=pending, note=answer.note)
 
 
-async def _reply_late(asked: Asked, root: str, response_url: str) -> None:
+async def _reply_late(request: Request, asked: Asked, root: str, response_url: str) -> None:
     """Background task: the reply to a search that overran `ACK_SECONDS`, posted to `response_url`."""
     later = BackgroundTasks()
     try:
         turn = await asked.turn()
         assert turn is not None  # waited for as long as it took
-        message = _reply(asked, turn, root, response_url, later)
+        message = _reply(request, asked, turn, root, response_url, later)
     except QueryError as exc:
         message = notice_message(exc.message)
-    await run_in_threadpool(post_to_slack, response_url, message)
+    await run_in_threadpool(post_to_slack, request, response_url, message)
     await later()
 
 
@@ -105,13 +134,14 @@ async def command(
     if asks_for_help(text):
         return help_message(help_lang(text))
     root = base_url(request)
-    response_url = form.get("response_url", "")
+    urls: ResponseUrls = request.app.state.slack_response_urls
+    response_url = urls.usable(form.get("response_url", ""))  # a written or late answer follows only to Slack
     asked = Asked(chat, events, text, "slack", (form.get("team_id", ""), form.get("channel_id", "")))
-    late = functools.partial(_reply_late, asked, root, response_url)
+    late = functools.partial(_reply_late, request, asked, root, response_url)
     turn = await asked.in_time(ACK_SECONDS if response_url else None, late, background, "Slack")
     if isinstance(turn, str):
         return notice_message(turn)
-    return _reply(asked, turn, root, response_url, background)
+    return _reply(request, asked, turn, root, response_url, background)
 
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
@@ -121,7 +151,10 @@ async def interactive(
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
     try:
         payload = block_actions(form.get("payload", ""))
-    except BadSlackPayload as exc:
+    except BadSlackPayload as exc:  # signed, yet not an interaction: a 400, one line within the budget
+        client = request.client.host if request.client else "?"
+        refused: LogBudget = request.app.state.slack_refused_log
+        refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
         raise HTTPException(400, str(exc)) from None
     if payload is None:
         return Response(status_code=200)  # other interaction types are not ours
@@ -133,18 +166,18 @@ async def interactive(
             try:
                 entry = kb.get(entry_id)
             except EntryNotFound:
-                background.add_task(post_to_slack, response_url, notice_message(t("slack_entry_gone")))
+                background.add_task(post_to_slack, request, response_url, notice_message(t("slack_entry_gone")))
                 continue
             related = kb.related(entry_id, RELATED_SHOWN, t.lang)
             message = shared_message(entry.localized(t.lang), related, t.lang, base_url(request), user_id)
-            background.add_task(post_to_slack, response_url, message)
+            background.add_task(post_to_slack, request, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
             log.info(
                 "Slack feedback: %s on entry %s", "helpful" if action_id == "kb_helpful" else "not helpful", entry_id
             )
             voter = f"slack:{payload.team_id}:{user_id}"
             events.publish(Voted(entry_id, action_id == "kb_helpful", "", voter, "slack"))
-            background.add_task(post_to_slack, response_url, notice_message(t("bot_thanks")))
+            background.add_task(post_to_slack, request, response_url, notice_message(t("bot_thanks")))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)
     return Response(status_code=200)

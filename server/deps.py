@@ -163,7 +163,9 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
         client = request.client.host if request.client else "?"
         # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
         refused: LogBudget = request.app.state.slack_refused_log
-        refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
+        refused.warning(
+            log, "Slack request to %s from %s refused: %s", request.url.path, client, exc, cause=_cause(request, exc)
+        )
         raise HTTPException(401, f"not a valid Slack request: {exc}") from None
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in fields.items()}
@@ -195,14 +197,23 @@ async def get_dingtalk_message(request: Request, bot: Annotated[DingTalkBot, Dep
     except BadDingTalkSignature as exc:
         client = request.client.host if request.client else "?"
         # The robot's route is not rate-limited (DingTalk's servers send for everyone), so the log lines are.
-        bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
+        bot.guard.refused.warning(
+            log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc, cause=_cause(request, exc)
+        )
         raise HTTPException(401, f"not a valid DingTalk request: {exc}") from None
     try:
         return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
     except BadDingTalkPayload as exc:  # signed, yet not a message: a 400, one line within the budget
         client = request.client.host if request.client else "?"
-        bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
+        bot.guard.refused.warning(
+            log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc, cause=_cause(request, exc)
+        )
         raise
+
+
+def _cause(request: Request, refusal: Exception) -> str:
+    """A refusal's cause for its log budget: the route (a path matched exactly) and the kind of refusal."""
+    return f"{request.url.path} {type(refusal).__name__}"
 
 
 async def require_admin_on(settings: SettingsDep) -> None:

@@ -154,7 +154,14 @@ async def interactive(
     except BadSlackPayload as exc:  # signed, yet not an interaction: a 400, one line within the budget
         client = request.client.host if request.client else "?"
         refused: LogBudget = request.app.state.slack_refused_log
-        refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
+        refused.warning(
+            log,
+            "Slack request to %s from %s refused: %s",
+            request.url.path,
+            client,
+            exc,
+            cause="/slack/interactive payload",
+        )
         raise HTTPException(400, str(exc)) from None
     if payload is None:
         return Response(status_code=200)  # other interaction types are not ours

@@ -130,7 +130,9 @@ def test_feishu_follows_no_redirect_and_the_app_secret_and_token_stay_on_its_bas
     assert APP_SECRET not in line
 
 
-def test_dingtalk_follows_no_redirect(platform: Platform, elsewhere: Elsewhere, caplog: pytest.LogCaptureFixture) -> None:
+def test_dingtalk_follows_no_redirect(
+    platform: Platform, elsewhere: Elsewhere, caplog: pytest.LogCaptureFixture
+) -> None:
     webhook = SessionWebhook(platform.url)
     platform.redirect_to = elsewhere.url
     before = len(elsewhere.seen)

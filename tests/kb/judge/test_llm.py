@@ -202,7 +202,9 @@ def test_slack_is_acknowledged_in_time_while_a_slow_judge_reads(
     from tests.support.slack import SECRET, SlackStandIn, command_body, slack_headers
 
     slack = SlackStandIn(serve)
-    configured = judge_with("slow", rerank_timeout=5.0).with_(slack_signing_secret=SECRET, slack_response_base=slack.url)
+    configured = judge_with("slow", rerank_timeout=5.0).with_(
+        slack_signing_secret=SECRET, slack_response_base=slack.url
+    )
     server = serve(create_app(configured))
     body = command_body(QUESTION, slack.response_url("late"))
     started = time.monotonic()

@@ -1,16 +1,24 @@
 """What the request limits check (`RequestLimits` in server/middleware.py): query parameters that are
-not UTF-8, and a body read through `CheckedBody`, which counts its bytes and checks JSON is UTF-8."""
+not UTF-8, and a body read through `CheckedBody`, which counts its bytes and checks JSON is UTF-8;
+and how deep a platform's JSON may nest (`too_deep`), checked before it is parsed."""
 
 from __future__ import annotations
 
 import codecs
+import re
 from urllib.parse import unquote_to_bytes
 
 from fastapi import HTTPException
 from starlette.datastructures import Headers
 from starlette.types import Message, Receive
 
-__all__ = ["BodyRefused", "CheckedBody", "bad_utf8_parameter", "is_json", "too_large"]
+__all__ = ["BodyRefused", "CheckedBody", "MAX_JSON_DEPTH", "bad_utf8_parameter", "is_json", "too_deep", "too_large"]
+
+# How deep a platform's JSON (Slack's, Feishu's, DingTalk's) may nest its arrays and objects:
+# their payloads go 5 or 6 levels down; Python's parser, and what walks the result, fail
+# long before 1,000.
+MAX_JSON_DEPTH = 32
+_STRUCTURE = re.compile(r'["\\\[\]{}]')  # what changes the depth or whether it is inside a string
 
 
 class BodyRefused(HTTPException):
@@ -69,3 +77,32 @@ class CheckedBody:
                 at = self.read - len(chunk) + exc.start
                 raise BodyRefused(422, f"body: not valid UTF-8 (byte {at})") from None
         return message
+
+
+def too_deep(text: str | bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON `text` nests arrays and objects deeper than `limit`, brackets inside strings not counted.
+
+    Linear in the text, and it stops at the first level past `limit`; a text that is not JSON
+    gets an answer too (the parser then says what is wrong with it).
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    depth, in_string, escaped_at = 0, False, -1
+    for found in _STRUCTURE.finditer(text):
+        char, at = found.group(), found.start()
+        if in_string:
+            if at == escaped_at:
+                continue
+            if char == "\\":
+                escaped_at = at + 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif char in "]}":
+            depth -= 1
+    return False

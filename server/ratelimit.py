@@ -132,23 +132,41 @@ class ClientLimit:
 
 
 class LogBudget:
-    """At most `lines` log lines each `period` seconds (a burst of `lines`, then one every `period / lines` s).
+    """At most `lines` log lines each `period` seconds for each cause (a burst of `lines`, then one every
+    `period / lines` s), so a flood of one kind of bad request cannot fill the disk, nor hide another kind.
 
-    A line over the budget is held back and counted; the next line that fits says how many
-    were held back before it ("... (37 more like this not logged)").
+    A cause is what the caller names (a route and the kind of refusal: a string from a fixed
+    set, never from the request); without one, every line shares one budget. A line over its
+    cause's budget is held back and counted; the next line of that cause that fits says how
+    many were held back before it ("... (37 more like this not logged)").
     """
 
-    def __init__(self, lines: int = 60, period: float = 60.0, clock: Callable[[], float] = time.monotonic):
-        self._bucket = TokenBuckets(lines, period, clock, max_clients=1)
-        self.held_back = 0  # lines not logged since the last one that was
+    def __init__(
+        self, lines: int = 60, period: float = 60.0, clock: Callable[[], float] = time.monotonic, causes: int = 64
+    ):
+        self._bucket = TokenBuckets(lines, period, clock, max_clients=causes)
+        self._held: OrderedDict[str, int] = OrderedDict()  # lines not logged since the cause's last one that was
+        self._causes = causes
 
-    def warning(self, log: logging.Logger, message: str, *args: Any) -> bool:
-        """Log `message % args` as a warning if the budget allows; whether it was logged."""
-        if self._bucket.take("lines"):
-            self.held_back += 1
+    @property
+    def held_back(self) -> int:
+        """Lines not logged, of every cause, since each cause's last one that was."""
+        return sum(self._held.values())
+
+    def warning(self, log: logging.Logger, message: str, *args: Any, cause: str = "") -> bool:
+        """Log `message % args` as a warning if `cause`'s budget allows; whether it was logged."""
+        if self._bucket.take(cause):
+            self._held[cause] = self._held.pop(cause, 0) + 1
+            if len(self._held) > self._causes:
+                self._held.popitem(last=False)
             return False
-        if self.held_back:
-            message += f" ({self.held_back} more like this not logged)"
-            self.held_back = 0
+        held = self._held.pop(cause, 0)
+        if held:
+            message += f" ({held} more like this not logged)"
         log.warning(message, *args)
         return True
+
+
+def refusal_cause(path: str, refusal: Exception) -> str:
+    """A refused request's cause, for its log budget: the route's path and the kind of refusal."""
+    return f"{path} {type(refusal).__name__}"

@@ -33,6 +33,10 @@ class ServerSettings(Settings):
         "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
     )
     slack_signing_secret: str = setting("", "the Slack app's signing secret; the Slack routes are off without it")
+    slack_response_base: str = setting(
+        "https://hooks.slack.com",
+        "the only address Slack answers are posted to: a request's `response_url` elsewhere is not used",
+    )
     feishu_app_id: str = setting("", "the Feishu (Lark) app's App ID; the Feishu bot is off without it")
     feishu_app_secret: str = setting("", "the Feishu app's App Secret, for its tenant access token")
     feishu_verification_token: str = setting(
@@ -123,6 +127,7 @@ class ServerSettings(Settings):
         _check_base_url(self.base_url)
         _check_pairs(self)
         _check_channel_names(self)
+        _check_origin("KB_SLACK_RESPONSE_BASE", self.slack_response_base)
         _check_origin("KB_FEISHU_BASE_URL", self.feishu_base_url)
         _check_origin("KB_DINGTALK_WEBHOOK_BASE", self.dingtalk_webhook_base)
         if self.github_mode not in _GITHUB_MODES:

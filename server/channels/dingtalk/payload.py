@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...exceptions import ServerError, invalid_field
+from ...limits import MAX_JSON_DEPTH, too_deep
 
 __all__ = ["RobotMessage", "BadDingTalkPayload", "robot_message"]
 
@@ -44,12 +45,12 @@ class RobotMessage(_Loose):
 
 def robot_message(raw: bytes) -> RobotMessage:
     """The message in the body `raw`; BadDingTalkPayload naming the field when it is not one DingTalk sends."""
+    if too_deep(raw):
+        raise BadDingTalkPayload(f"body: nested deeper than {MAX_JSON_DEPTH} levels, so not a message DingTalk sent")
     try:
         data: Any = json.loads(raw)
     except ValueError:
         raise BadDingTalkPayload("body: not JSON (DingTalk sends a robot's messages as JSON)") from None
-    except RecursionError:
-        raise BadDingTalkPayload("body: nested too deeply to be a message DingTalk sent") from None
     if not isinstance(data, dict):
         raise BadDingTalkPayload("body: not a JSON object")
     try:

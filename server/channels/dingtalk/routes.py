@@ -22,13 +22,14 @@ from kb.errors import QueryError
 from kb.text import detect_lang
 
 from ...deps import ChatDep, EventsDep, base_url
+from ...ratelimit import refusal_cause
 from ...rendering.strings import Translator
 from ...replies import Asked, asks_for_help, help_lang, written
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from .bot import DingTalkBot
 from .markdown import answer_message, help_message, notice_message, written_message
-from .payload import RobotMessage, robot_message
+from .payload import BadDingTalkPayload, RobotMessage, robot_message
 from .signature import BadDingTalkSignature, verify
 
 __all__ = ["router", "install", "ACK_SECONDS"]
@@ -66,9 +67,28 @@ async def get_dingtalk_message(request: Request, bot: DingTalkDep) -> RobotMessa
     except BadDingTalkSignature as exc:
         client = request.client.host if request.client else "?"
         # The robot's route is not rate-limited (DingTalk's servers send for everyone), so the log lines are.
-        bot.guard.refused.warning(log, "DingTalk request to %s from %s refused: %s", request.url.path, client, exc)
+        bot.guard.refused.warning(
+            log,
+            "DingTalk request to %s from %s refused: %s",
+            request.url.path,
+            client,
+            exc,
+            cause=refusal_cause(request.url.path, exc),
+        )
         raise HTTPException(401, f"not a valid DingTalk request: {exc}") from None
-    return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
+    try:
+        return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
+    except BadDingTalkPayload as exc:  # signed, yet not a message: a 400, one line within the budget
+        client = request.client.host if request.client else "?"
+        bot.guard.refused.warning(
+            log,
+            "DingTalk request to %s from %s refused: %s",
+            request.url.path,
+            client,
+            exc,
+            cause=refusal_cause(request.url.path, exc),
+        )
+        raise
 
 
 DingTalkMessageDep = Annotated[RobotMessage, Depends(get_dingtalk_message)]

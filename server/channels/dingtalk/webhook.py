@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
+from ...outbound import Outbound, on_base
 from ...ratelimit import LogBudget
 
 __all__ = ["SessionWebhook", "on_base", "POST_TIMEOUT"]
@@ -26,28 +26,19 @@ log = logging.getLogger("kb.server")
 POST_TIMEOUT = 10.0  # seconds for a post to a sessionWebhook
 
 
-def on_base(url: str, base: str) -> bool:
-    """Whether `url` is on the origin `base` (same scheme, host and port), below its path."""
-    given, allowed = urlsplit(url), urlsplit(base)
-    return (
-        (given.scheme, given.netloc.lower()) == (allowed.scheme, allowed.netloc.lower())
-        and not given.username
-        and given.path.startswith(allowed.path.rstrip("/") + "/")
-    )
-
-
 class SessionWebhook:
     """Posts messages to the session webhooks under `base`."""
 
     def __init__(self, base: str):
         self.base = base
+        self.outbound = Outbound("DingTalk", "KB_DINGTALK_WEBHOOK_BASE", base)
         self._failures = LogBudget()
 
     def usable(self, url: str, expires_ms: int, now: float | None = None) -> bool:
         """Whether a message's webhook may be posted to: given, on the base, and not expired."""
         if not url:
             return False
-        if not on_base(url, self.base):
+        if not self.outbound.allows(url):
             self._failures.warning(
                 log,
                 "DingTalk: sessionWebhook %r is not under KB_DINGTALK_WEBHOOK_BASE (%s); nothing posted",
@@ -63,7 +54,7 @@ class SessionWebhook:
     def post(self, url: str, message: dict[str, Any]) -> bool:
         """Post `message` to `url` (checked with `usable` first); whether DingTalk took it (a failure is logged)."""
         try:
-            response = httpx.post(url, json=message, timeout=POST_TIMEOUT)
+            response = self.outbound.post(url, message, timeout=POST_TIMEOUT)
             answer = response.json() if response.status_code < 400 else {}
         except (httpx.HTTPError, ValueError) as exc:  # a timeout, a refused connection, a body not JSON
             self._failures.warning(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...exceptions import ServerError
+from ...limits import MAX_JSON_DEPTH, too_deep
 
 __all__ = [
     "FeishuEvents",
@@ -55,7 +56,12 @@ _HINTS = {
 
 
 class BadFeishuRequest(ServerError):
-    """A request that is not a valid, fresh one from Feishu; the message says which part failed."""
+    """A request that is not a valid, fresh one from Feishu; the message says which part failed, `cause` what kind
+    of refusal it is (`unverified`, `unreadable` or `stale`: each has its own budget of log lines)."""
+
+    def __init__(self, message: str, cause: str = "unverified"):
+        super().__init__(message)
+        self.cause = cause
 
     status = 401
 
@@ -157,7 +163,7 @@ class FeishuEvents:
         try:
             response = self._dispatcher.do(raw)
         except (ValueError, RecursionError) as error:  # a payload the SDK could not read (inside the encryption too)
-            raise BadFeishuRequest(f"the request could not be read ({type(error).__name__})") from None
+            raise BadFeishuRequest(f"the request could not be read ({type(error).__name__})", "unreadable") from None
         finally:
             _received.reset(token)
         if response.status_code != 200:
@@ -169,7 +175,7 @@ class FeishuEvents:
             try:
                 return Challenge(str(json.loads(response.content)["challenge"]))
             except (ValueError, KeyError, TypeError):
-                raise BadFeishuRequest("the url_verification challenge is not a plain string") from None
+                raise BadFeishuRequest("the url_verification challenge is not a plain string", "unreadable") from None
         return _typed(kept[0])
 
     def _refusal(self, said: str, headers: Mapping[str, str], body: bytes) -> str:
@@ -187,22 +193,10 @@ class FeishuEvents:
         return f"{said} ({hint})" if hint else said or "the request could not be read"
 
 
-# How deep a body's arrays and objects may nest: Feishu's events go 5 levels down; Python's
-# parser, and what walks the result, fail long before 1,000.
-MAX_DEPTH = 32
-
-
 def _check_shallow(text: bytes | str, what: str) -> None:
-    """Refuse JSON nested deeper than `MAX_DEPTH` before it is parsed (brackets in strings counted too: an
-    over-count refuses only what no platform sends)."""
-    depth = 0
-    for char in text.decode("utf-8", "replace") if isinstance(text, bytes) else text:
-        if char in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise BadFeishuRequest(f"{what} nests deeper than {MAX_DEPTH} levels")
-        elif char in "]}":
-            depth -= 1
+    """Refuse JSON nested deeper than `MAX_JSON_DEPTH` before it is parsed."""
+    if too_deep(text):
+        raise BadFeishuRequest(f"{what} nests deeper than {MAX_JSON_DEPTH} levels", "unreadable")
 
 
 def _said(content: bytes | None) -> str:
@@ -216,13 +210,14 @@ def _said(content: bytes | None) -> str:
 def _check_fresh(sent: str, now: float) -> None:
     """Refuse a timestamp that is not a whole number of seconds within `MAX_AGE_SECONDS` of `now`."""
     if not (sent.isascii() and sent.isdigit()) or len(sent) > MAX_TIMESTAMP_DIGITS:
-        raise BadFeishuRequest(f"{TIMESTAMP} {sent[:40]!r} is not a Unix time in seconds")
+        raise BadFeishuRequest(f"{TIMESTAMP} {sent[:40]!r} is not a Unix time in seconds", "stale")
     age = now - int(sent)
     if abs(age) > MAX_AGE_SECONDS:
         when = f"{age:.0f} s old" if age > 0 else f"{-age:.0f} s in the future"
         raise BadFeishuRequest(
             f"{TIMESTAMP} is {when}; more than {MAX_AGE_SECONDS} s away is refused "
-            "(a replay, or this server's clock is wrong)"
+            "(a replay, or this server's clock is wrong)",
+            "stale",
         )
 
 

@@ -117,7 +117,7 @@ async def feishu_events(
         received = bot.events.read(request.headers, body)
     except BadFeishuRequest as exc:
         client = request.client.host if request.client else "?"
-        bot.guard.refused.warning(log, "Feishu request from %s refused: %s", client, exc)
+        bot.guard.refused.warning(log, "Feishu request from %s refused: %s", client, exc, cause=exc.cause)
         raise HTTPException(401, f"not a valid Feishu request: {exc}") from None
     if isinstance(received, Challenge):
         return {"challenge": received.challenge}

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ...exceptions import ServerError, invalid_field
+from ...limits import MAX_JSON_DEPTH, too_deep
 
 __all__ = ["BlockActions", "Action", "BadSlackPayload", "block_actions"]
 
@@ -55,12 +56,12 @@ class BlockActions(_Loose):
 
 def block_actions(raw: str) -> BlockActions | None:
     """The `block_actions` payload in the form field `raw`; None for another interaction type; BadSlackPayload if malformed."""
+    if too_deep(raw):
+        raise BadSlackPayload(f"payload: nested deeper than {MAX_JSON_DEPTH} levels, so not an interaction Slack sent")
     try:
         data: Any = json.loads(raw)
     except json.JSONDecodeError:
         raise BadSlackPayload("payload: not JSON (Slack sends interactions as a form field `payload`)") from None
-    except RecursionError:  # the parser's own limit on nesting (about a thousand deep); Slack nests a few
-        raise BadSlackPayload("payload: nested too deeply to be an interaction Slack sent") from None
     if not isinstance(data, dict) or data.get("type") != "block_actions":
         return None
     try:

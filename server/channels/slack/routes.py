@@ -27,6 +27,8 @@ from kb.events import Voted
 from kb.text import detect_lang
 
 from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
+from ...outbound import Outbound
+from ...ratelimit import LogBudget, refusal_cause
 from ...rendering.strings import Translator
 from ...replays import Guard, Replays
 from ...replies import Asked, asks_for_help, help_lang, written
@@ -45,7 +47,7 @@ from .blocks import (
 from .payload import BadSlackPayload, block_actions
 from .signature import MAX_AGE_SECONDS, BadSlackSignature, verify
 
-__all__ = ["router", "install", "post_to_slack", "POST_TIMEOUT", "ACK_SECONDS"]
+__all__ = ["router", "install", "post_to_slack", "ResponseUrls", "POST_TIMEOUT", "ACK_SECONDS"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(prefix="/slack", tags=["slack"])
@@ -59,6 +61,7 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
     """What the routes keep between requests, as every chat bot does (`Guard`): the commands' trigger ids (one
     sent again is not answered again), each channel's limit, the budget of log lines for refused requests."""
     app.state.slack = Guard(Replays(2 * MAX_AGE_SECONDS))
+    app.state.slack_response_urls = ResponseUrls(settings.slack_response_base)
 
 
 async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, str]:
@@ -77,7 +80,14 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
         client = request.client.host if request.client else "?"
         # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
         guard: Guard = request.app.state.slack
-        guard.refused.warning(log, "Slack request to %s from %s refused: %s", request.url.path, client, exc)
+        guard.refused.warning(
+            log,
+            "Slack request to %s from %s refused: %s",
+            request.url.path,
+            client,
+            exc,
+            cause=refusal_cause(request.url.path, exc),
+        )
         raise HTTPException(401, f"not a valid Slack request: {exc}") from None
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in fields.items()}
@@ -86,48 +96,75 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
 SlackFormDep = Annotated[dict[str, str], Depends(get_slack_form)]
 
 
-def post_to_slack(response_url: str, message: dict[str, Any]) -> None:
-    """Post a message to a `response_url` as a new message (a failure is logged, not raised)."""
-    if not response_url:
-        log.warning("Slack request had no response_url; nothing posted")
-        return
-    try:
-        response = httpx.post(response_url, json={**message, "replace_original": False}, timeout=POST_TIMEOUT)
-    except httpx.HTTPError as exc:
-        log.warning("posting to Slack's response_url failed: %s: %s", type(exc).__name__, exc)
-        return
-    if response.status_code >= 400:
-        log.warning("Slack's response_url answered HTTP %s: %s", response.status_code, response.text[:200])
+class ResponseUrls:
+    """Posts to the `response_url`s under KB_SLACK_RESPONSE_BASE (`Outbound`); a failure is one log line, within a budget."""
+
+    def __init__(self, base: str):
+        self.outbound = Outbound("Slack", "KB_SLACK_RESPONSE_BASE", base)
+        self._failures = LogBudget()
+
+    def usable(self, response_url: str) -> str:
+        """`response_url` when it may be posted to; else "" and a log line (nothing will be posted to it)."""
+        if response_url and not self.outbound.allows(response_url):
+            self._failures.warning(log, "Slack: response_url %s", self.outbound.refusal(response_url))
+            return ""
+        return response_url
+
+    def post(self, response_url: str, message: dict[str, Any]) -> None:
+        """Post a message to a `response_url` as a new message (a failure is logged, not raised)."""
+        if not response_url:
+            self._failures.warning(log, "Slack request had no response_url; nothing posted")
+            return
+        if not self.outbound.allows(response_url):
+            self._failures.warning(log, "Slack: response_url %s", self.outbound.refusal(response_url))
+            return
+        try:
+            response = self.outbound.post(response_url, {**message, "replace_original": False}, timeout=POST_TIMEOUT)
+        except httpx.HTTPError as exc:
+            self._failures.warning(log, "posting to Slack's response_url failed: %s: %s", type(exc).__name__, exc)
+            return
+        if response.status_code >= 400:
+            self._failures.warning(
+                log, "Slack's response_url answered HTTP %s: %s", response.status_code, response.text[:200]
+            )
 
 
-def _write_answer(chat: Chat, turn: Turn, root: str, response_url: str) -> None:
+def post_to_slack(request: Request, response_url: str, message: dict[str, Any]) -> None:
+    """Post a message to a `response_url` through the app's `ResponseUrls`."""
+    urls: ResponseUrls = request.app.state.slack_response_urls
+    urls.post(response_url, message)
+
+
+def _write_answer(request: Request, chat: Chat, turn: Turn, root: str, response_url: str) -> None:
     """Background task: the LLM's answer from the entries already shown, posted to `response_url`."""
     reply = written(chat, turn, root, "Slack")
     if reply is None:
-        post_to_slack(response_url, notice_message(Translator(turn.lang)("bot_llm_failed")))
+        post_to_slack(request, response_url, notice_message(Translator(turn.lang)("bot_llm_failed")))
         return
-    post_to_slack(response_url, written_message(reply.answer, reply.sources, turn.lang, root))
+    post_to_slack(request, response_url, written_message(reply.answer, reply.sources, turn.lang, root))
 
 
-def _reply(asked: Asked, turn: Turn, root: str, response_url: str, background: BackgroundTasks) -> dict[str, Any]:
+def _reply(
+    request: Request, asked: Asked, turn: Turn, root: str, response_url: str, background: BackgroundTasks
+) -> dict[str, Any]:
     """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
     answer = turn.extractive
     pending = asked.chat.writes(turn) and bool(response_url)
     if pending:
-        background.add_task(_write_answer, asked.chat, turn, root, response_url)
+        background.add_task(_write_answer, request, asked.chat, turn, root, response_url)
     return answer_message(answer.sources, answer.answered, turn.lang, root, pending=pending, note=answer.note)
 
 
-async def _reply_late(asked: Asked, root: str, response_url: str) -> None:
+async def _reply_late(request: Request, asked: Asked, root: str, response_url: str) -> None:
     """Background task: the reply to a search that overran `ACK_SECONDS`, posted to `response_url`."""
     later = BackgroundTasks()
     try:
         turn = await asked.turn()
         assert turn is not None  # waited for as long as it took
-        message = _reply(asked, turn, root, response_url, later)
+        message = _reply(request, asked, turn, root, response_url, later)
     except QueryError as exc:
         message = notice_message(exc.message)
-    await run_in_threadpool(post_to_slack, response_url, message)
+    await run_in_threadpool(post_to_slack, request, response_url, message)
     await later()
 
 
@@ -152,13 +189,14 @@ async def command(
         t = Translator(detect_lang(text))
         return notice_message(t("bot_busy", limit=guard.chats.limit, retry=waiting))
     root = base_url(request)
-    response_url = form.get("response_url", "")
+    urls: ResponseUrls = request.app.state.slack_response_urls
+    response_url = urls.usable(form.get("response_url", ""))  # a written or late answer follows only to Slack
     asked = Asked(chat, events, text, "slack", (team, channel))
-    late = functools.partial(_reply_late, asked, root, response_url)
+    late = functools.partial(_reply_late, request, asked, root, response_url)
     turn = await asked.in_time(ACK_SECONDS if response_url else None, late, background, "Slack")
     if isinstance(turn, str):
         return notice_message(turn)
-    return _reply(asked, turn, root, response_url, background)
+    return _reply(request, asked, turn, root, response_url, background)
 
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
@@ -168,7 +206,17 @@ async def interactive(
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
     try:
         payload = block_actions(form.get("payload", ""))
-    except BadSlackPayload as exc:
+    except BadSlackPayload as exc:  # signed, yet not an interaction: a 400, one line within the budget
+        client = request.client.host if request.client else "?"
+        guard: Guard = request.app.state.slack
+        guard.refused.warning(
+            log,
+            "Slack request to %s from %s refused: %s",
+            request.url.path,
+            client,
+            exc,
+            cause="/slack/interactive payload",
+        )
         raise HTTPException(400, str(exc)) from None
     if payload is None:
         return Response(status_code=200)  # other interaction types are not ours
@@ -180,15 +228,15 @@ async def interactive(
             try:
                 entry = kb.get(entry_id)
             except EntryNotFound:
-                background.add_task(post_to_slack, response_url, notice_message(t("slack_entry_gone")))
+                background.add_task(post_to_slack, request, response_url, notice_message(t("slack_entry_gone")))
                 continue
             related = kb.related(entry_id, RELATED_SHOWN, t.lang)
             message = shared_message(entry.localized(t.lang), related, t.lang, base_url(request), user_id)
-            background.add_task(post_to_slack, response_url, message)
+            background.add_task(post_to_slack, request, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
             voted = Voted(entry_id, action_id == "kb_helpful", "", f"slack:{payload.team_id}:{user_id}", "slack")
             said = await bot_vote(request, insights, voted, t.lang)
-            background.add_task(post_to_slack, response_url, notice_message(said))
+            background.add_task(post_to_slack, request, response_url, notice_message(said))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)
     return Response(status_code=200)

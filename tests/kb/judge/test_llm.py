@@ -201,8 +201,11 @@ def test_slack_is_acknowledged_in_time_while_a_slow_judge_reads(
     """Slack's 3 s: the command is acknowledged within them, and the judged answer follows at response_url."""
     from tests.support.slack import SECRET, SlackStandIn, command_body, slack_headers
 
-    server = serve(create_app(judge_with("slow", rerank_timeout=5.0).with_(slack_signing_secret=SECRET)))
     slack = SlackStandIn(serve)
+    configured = judge_with("slow", rerank_timeout=5.0).with_(
+        slack_signing_secret=SECRET, slack_response_base=slack.url
+    )
+    server = serve(create_app(configured))
     body = command_body(QUESTION, slack.response_url("late"))
     started = time.monotonic()
     response = httpx.post(f"{server.url}/slack/command", content=body, headers=slack_headers(body), timeout=30)

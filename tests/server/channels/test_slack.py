@@ -58,14 +58,16 @@ def within_slack_limits(message: dict[str, Any]) -> None:
 
 
 @pytest.fixture(scope="module")
-def slack(settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(settings.with_(slack_signing_secret=SECRET))) as client:
-        yield client
+def stand_in(serve: Callable[[Any], Any]) -> SlackStandIn:
+    return SlackStandIn(serve)
 
 
 @pytest.fixture(scope="module")
-def stand_in(serve: Callable[[Any], Any]) -> SlackStandIn:
-    return SlackStandIn(serve)
+def slack(settings: Settings, stand_in: SlackStandIn) -> Iterator[TestClient]:
+    """Slack on, its answers posted to the stand-in (KB_SLACK_RESPONSE_BASE, as hooks.slack.com is by default)."""
+    configured = settings.with_(slack_signing_secret=SECRET, slack_response_base=stand_in.url)
+    with TestClient(create_app(configured)) as client:
+        yield client
 
 
 def top_hits(client: TestClient, query: str) -> list[dict[str, Any]]:
@@ -540,7 +542,7 @@ def test_a_payload_that_is_not_json_is_a_400(slack: TestClient) -> None:
 
 
 @pytest.fixture(scope="module")
-def llm_slack(settings: Settings, serve: Callable[[Any], Any]) -> Callable[[str], str]:
+def llm_slack(settings: Settings, serve: Callable[[Any], Any], stand_in: SlackStandIn) -> Callable[[str], str]:
     """`url(model)`: a real server (uvicorn) with Slack on and the stand-in LLM answering as `model`."""
     llm_url = serve(fake_llm_app([])).url + "/v1"
     servers: dict[str, str] = {}
@@ -548,7 +550,11 @@ def llm_slack(settings: Settings, serve: Callable[[Any], Any]) -> Callable[[str]
     def url(model: str) -> str:
         if model not in servers:
             configured = settings.with_(
-                slack_signing_secret=SECRET, llm_base_url=llm_url, llm_model=model, llm_timeout=10
+                slack_signing_secret=SECRET,
+                slack_response_base=stand_in.url,
+                llm_base_url=llm_url,
+                llm_model=model,
+                llm_timeout=10,
             )
             servers[model] = serve(create_app(configured)).url
         return servers[model]

@@ -64,8 +64,9 @@ async def _sse(
 ) -> AsyncIterator[str]:
     """The events as they are written (server/streaming.py: the LLM's stream is closed once the reader has gone)."""
     yield _event("sources", {"answered": answered, "sources": [hit_out(h, root, hl).model_dump() for h in sources]})
+    reading = read_in_thread(events, cancel)
     try:
-        async for name, value in read_in_thread(events, cancel):
+        async for name, value in reading:
             if name == "delta":
                 yield _event("delta", {"text": value})
             else:
@@ -75,6 +76,9 @@ async def _sse(
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat stream failed")
         yield _event("error", {"ok": False, "error": "internal error", "status": 500})
+    finally:  # the reader gone mid-stream: the events' reader closed (and with it the LLM's stream), not left to GC
+        await reading.aclose()
+        cancel.set()
 
 
 @router.post(

@@ -18,7 +18,7 @@ import logging
 import re
 import time
 import uuid
-from typing import Any, AsyncIterator, Literal
+from typing import Any, AsyncGenerator, AsyncIterator, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt
@@ -237,7 +237,7 @@ async def _chunks(
     ids: tuple[str, int, str],
     sources: tuple[Hit, ...],
     answered: bool,
-    events: AsyncIterator[tuple[str, Any]],
+    events: AsyncGenerator[tuple[str, Any], None],
     root: str,
     hl: str,
     counted: list[Message] | None = None,
@@ -273,4 +273,6 @@ async def _chunks(
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat completion stream failed")
         yield f"data: {json.dumps({'error': {'message': 'internal error', 'type': 'server_error', 'param': None, 'code': None}})}\n\n"
+    finally:  # the reader gone mid-stream: the events' reader closed (and with it the LLM's stream), not left to GC
+        await events.aclose()
     yield "data: [DONE]\n\n"

@@ -46,22 +46,22 @@ async def take_vote(request: Request, insights: Insights, voted: Voted, voter: s
     await asking.vote(insights, voted)
 
 
-async def bot_vote(request: Request, insights: Insights, voted: Voted, lang: str) -> str:
+async def bot_vote(request: Request, insights: Insights, voted: Voted, lang: str) -> tuple[bool, str]:
     """A chat platform's vote (its voter the platform's user) taken as every channel's is: what to tell the voter,
-    in their language: thanks when it is written, else why it is not."""
+    in their language: (True, thanks) when it is written, else (False, why it is not)."""
     t = Translator(lang)
     try:
         await take_vote(request, insights, voted, voter=voted.voter)
     except HTTPException as exc:  # over a limit
         log.info("%s vote on %s not taken: %s", voted.channel, voted.entry_id, exc.detail)
-        return t("bot_vote_limit", retry=(exc.headers or {}).get("Retry-After", "60"))
+        return False, t("bot_vote_limit", retry=(exc.headers or {}).get("Retry-After", "60"))
     except (InsightsOff, InsightsUnavailable) as exc:
         log.warning("%s vote on %s not recorded: %s", voted.channel, voted.entry_id, exc)
-        return t("bot_vote_failed")
+        return False, t("bot_vote_failed")
     log.info(
         "%s feedback: %s on entry %s",
         voted.channel.capitalize(),
         "helpful" if voted.helpful else "not helpful",
         voted.entry_id,
     )
-    return t("bot_thanks")
+    return True, t("bot_thanks")

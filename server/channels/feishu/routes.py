@@ -97,9 +97,8 @@ async def _vote(request: Request, press: Press, insights: Insights) -> dict[str,
         log.info("Feishu: a card callback that is not one of this bot's votes; ignored")
         return {}
     voted = Voted(vote.entry_id, vote.helpful, vote.question, f"feishu:{press.tenant}:{press.user}", "feishu")
-    said = await bot_vote(request, insights, voted, vote.lang)
-    kind = "success" if said == Translator(vote.lang)("bot_thanks") else "warning"
-    return {"toast": {"type": kind, "content": said}}
+    kept, said = await bot_vote(request, insights, voted, vote.lang)
+    return {"toast": {"type": "success" if kept else "warning", "content": said}}
 
 
 @router.post("/events", responses=_ERRORS)

@@ -235,7 +235,7 @@ async def interactive(
             background.add_task(post_to_slack, request, response_url, message)
         elif action_id in ("kb_helpful", "kb_unhelpful"):
             voted = Voted(entry_id, action_id == "kb_helpful", "", f"slack:{payload.team_id}:{user_id}", "slack")
-            said = await bot_vote(request, insights, voted, t.lang)
+            _, said = await bot_vote(request, insights, voted, t.lang)
             background.add_task(post_to_slack, request, response_url, notice_message(said))
         else:
             log.info("Slack action %r is not one of ours; ignored", action_id)

@@ -411,7 +411,7 @@ def run(quick: bool = False, minutes: float | None = None, concurrency: int = 32
             rss_end = status_kib(server.pid)
             for client in pool:
                 client.close()
-    return _rows(soak, load.seconds, rss_start, rss_end, max(rss_samples + [rss_end]), missing, concurrency)
+    return _rows(soak, load.seconds, rss_samples + [rss_end], missing, concurrency)
 
 
 @contextmanager
@@ -445,9 +445,9 @@ def cards_missing(sent: list[str], wait: float = 60.0) -> int:
         return sum(1 for m in sent if m not in cards)
 
 
-def _rows(
-    soak: Soak, seconds: float, rss_start: int, rss_end: int, rss_peak: int, missing: int, concurrency: int
-) -> list[Row]:
+def _rows(soak: Soak, seconds: float, rss: list[int], missing: int, concurrency: int) -> list[Row]:
+    """The report; `rss` the server's VmRSS in KiB after the warm-up, every 30 s of the load, and at the end."""
+    rss_start, rss_end, rss_peak = rss[0], rss[-1], max(rss)
     responses = soak.responses
     statuses = Counter(str(r.status) for r in responses)
     failed = [r for r in responses if r.failed]
@@ -535,6 +535,12 @@ def _rows(
             f"{mib(rss_start)} → {mib(rss_end)} ({growth:+.0f} MiB; peak {mib(rss_peak)})",
             f"under {RSS_GROWTH_MIB} MiB growth",
             growth < RSS_GROWTH_MIB,
+        ),
+        Row(
+            "server VmRSS through the load, MiB (after the warm-up, every 30 s, at the end)",
+            " ".join(f"{kib / 1024:.0f}" for kib in rss)
+            + f"; last half of the load {(rss_end - rss[len(rss) // 2]) / 1024:+.0f} MiB",
+            "flat once the caches are full",
         ),
     ]
 

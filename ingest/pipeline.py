@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -17,11 +16,12 @@ from kb.embedding import Embedder, open_embedder
 from kb.embedding_cache import EmbeddingCache, embed_with_cache
 from kb.entries import Entry
 from kb.errors import IndexMissing, IndexUnreadable, SourceError
-from kb.glossary import GLOSSARY_PATH, load_glossary
-from kb.index import IndexMeta, read_adapter, read_index, read_meta, write_index
+from kb.glossary import load_glossary
+from kb.index import IndexMeta, read_adapter, read_index, write_index
 from kb.learning import LearnedQuestion, load_learned
 from kb.search import searched_text
 from kb.settings import Settings
+from kb.staleness import BACKGROUND_PATH, SourceDirs, index_is_stale, source_dirs, sources_hash
 
 from .intended import load_intended
 from .manifest import MANIFEST_NAME, load_site
@@ -38,14 +38,11 @@ __all__ = [
     "SHIPPED_ADAPTER",
 ]
 
-BACKGROUND_PATH = Path(__file__).resolve().parent.parent / "kb" / "data" / "background.txt"
-
 # A query adapter kept beside the sources it was fitted for (`kb tune --output`), as the shipped FAQs keep theirs.
 SHIPPED_ADAPTER = "query-adapter.npz"
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 QUESTION_VECTORS = False
-SourceDirs = Path | Sequence[Path]
 
 
 @dataclass(frozen=True)
@@ -84,10 +81,6 @@ def indexed_sources(index_dir: Path) -> tuple[SourceSummary, ...] | None:
         return None
 
 
-def _dirs(sources_dir: SourceDirs) -> list[Path]:
-    return [Path(sources_dir)] if isinstance(sources_dir, (str, Path)) else [Path(d) for d in sources_dir]
-
-
 @dataclass(frozen=True)
 class BuildReport:
     meta: IndexMeta
@@ -105,17 +98,6 @@ class BuildReport:
     paired: dict[str, Entry] = field(default_factory=dict)  # the entries those pairs name, by id
 
 
-def sources_hash(sources_dir: SourceDirs) -> str:
-    """A hash of every source file (of one directory or several), the glossary and the
-    background: what the index is made of."""
-    digest = hashlib.sha256()
-    files = [p for d in _dirs(sources_dir) for p in sorted(p for p in d.iterdir() if p.is_file())]
-    for path in files + [GLOSSARY_PATH, BACKGROUND_PATH]:
-        if path.exists():
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
 def background_sentences(path: Path = BACKGROUND_PATH) -> list[str]:
     lines = path.read_text(encoding="utf-8").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
@@ -131,7 +113,7 @@ def build_index(
     answers written on the insights page (`settings.written_path`); on any error the previous
     index stays as it was. `sync` is kept with the build (`kb sync`'s record)."""
     started = time.perf_counter()
-    sources_dir = _dirs(sources_dir or settings.sources_dir)
+    sources_dir = source_dirs(sources_dir or settings.sources_dir)
     parsed = read_sources(sources_dir, settings.written_path)  # the answers written on /insights too
     entries = parsed.entries
     learned, learned_warnings = learned_questions(sources_dir, entries)
@@ -349,15 +331,3 @@ def _pair_warnings(entries: list[Entry], vectors: np.ndarray, owners: np.ndarray
                     f"but {other.question!r} is nearer to it; check that both files list the same questions in the same order"
                 )
     return tuple(warnings)
-
-
-def index_is_stale(settings: Settings, sources_dir: Path | None = None) -> bool:
-    """True when there is no index yet or it was built from other sources.
-
-    A corrupt or foreign index is not stale but wrong: `read_meta` raises, naming why.
-    """
-    try:
-        meta = read_meta(settings.index_dir)
-    except IndexMissing:
-        return True
-    return meta.sources_hash != sources_hash(sources_dir or settings.sources_dir)

@@ -378,7 +378,7 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
     """
     import uvicorn
 
-    from ingest.pipeline import index_is_stale
+    from kb.staleness import index_is_stale
 
     _check_index(settings)
     from kb.scoring import Calibration

@@ -99,5 +99,5 @@ def test_a_source_with_a_200000_character_word_is_parsed_and_tagged_in_seconds(t
     (folder / "team-faq.md").write_text(text, encoding="utf-8")
     started = time.monotonic()
     [entry] = parse_sources(folder)
-    assert time.monotonic() - started < 5  # the tag patterns had taken minutes (embedding it is linear)
+    assert time.monotonic() - started < 30  # the tag patterns had taken minutes; a loaded machine takes a few seconds
     assert entry.answer.endswith("Then `num_gpus` OOM.") and {"oom", "resources"} <= set(entry.tags)

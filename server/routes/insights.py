@@ -75,7 +75,7 @@ RECENT = 200  # recent questions listed
 LINKS_SHOWN = 50  # links listed, newest first
 PICKER_K = 8  # entries the picker offers
 DATALIST_MAX = 500  # entries offered to type an id from without JavaScript (a <datalist>), at most
-SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links", "written", "adapter", "suggested")  # where a form goes back to
+SECTIONS = ("gaps", "doubtful", "unhelpful", "recent", "links", "written", "adapter")  # where a form goes back to
 
 
 def _charts(report: Report, t: Translator) -> list[dict[str, Any]]:

@@ -78,6 +78,10 @@ class ServerSettings(Settings):
         "", "modes of particular repositories, over KB_GITHUB_MODE: `owner/a=comment,owner/b=mention`"
     )
     github_skip_label: str = setting("no-faq-bot", "an issue with this label is left alone")
+    github_suggest_label: str = setting(
+        "",
+        "in suggest mode, the label added to an issue the bot suggests an answer for, e.g. `faq-suggested` ('': none)",
+    )
     github_record_issues: bool = setting(
         True, "record a public issue's repository and URL with its question (a private one's with KB_INSIGHTS_CHAT_IDS)"
     )

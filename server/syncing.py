@@ -7,15 +7,21 @@ in the data directory (`kb.syncs.last_sync`), where this replica reads it and sw
 in. The replicas of one data directory take turns through the sync's lock: a replica that finds
 another syncing skips its turn and loads the new build as every replica does (server/reload.py).
 A failed sync is logged once per reason; the build served stays, and the next turn tries again.
+
+A signed `push` from GitHub (server/channels/github/push.py) syncs the sources of the repository pushed
+to in the same way, at once (`PushSyncs`): it waits for a sync that is running rather than skip its
+turn, since that one may not have read the commit pushed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
 from dataclasses import fields
+from typing import Sequence
 
 from kb.settings import Settings
 from kb.syncs import last_sync
@@ -23,7 +29,7 @@ from kb.syncs import last_sync
 from .reload import Reloader
 from .settings import ServerSettings
 
-__all__ = ["sync_every", "sync_environment"]
+__all__ = ["sync_every", "sync_once", "sync_environment", "PushSyncs"]
 
 log = logging.getLogger("kb.server")
 
@@ -42,35 +48,76 @@ async def sync_every(settings: ServerSettings, reloader: Reloader) -> None:
     failed = ""
     while True:
         await asyncio.sleep(settings.sync_interval)
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "kbcli.cli",
-            "sync",
-            "--no-wait",
-            env=sync_environment(settings),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            _, err = await process.communicate()
-        except asyncio.CancelledError:
-            process.kill()
-            await process.wait()
-            raise
-        if process.returncode != 0:  # unreachable repository, a file that no longer parses: the build served stays
-            lines = err.decode("utf-8", "replace").splitlines()
-            reason = lines[0].removeprefix("kb: error: ") if lines else f"exit status {process.returncode}"
-            if reason != failed:
-                log.error("sync failed, still serving build %s: %s", reloader.served.build, reason)
-                failed = reason
-            continue
-        failed = ""
-        last = last_sync(settings.data_dir)
-        if last is None or last.outcome != "built" or last.build == reloader.served.build:
-            continue  # another replica's turn, nothing new upstream, or the watch swapped it in already
-        log.info("synced from upstream: %s", "; ".join(line.strip() for line in last.changes))
-        try:
-            await reloader.reload()  # the build the index link names now: this sync's, or a newer one
-        except Exception as exc:  # the build does not load: the old one serves, the watch logs it
-            log.error("%s", exc)
+        failed = await sync_once(settings, reloader, failed=failed)
+
+
+async def sync_once(
+    settings: ServerSettings, reloader: Reloader, names: Sequence[str] = (), wait: bool = False, failed: str = ""
+) -> str:
+    """Run `kb sync [NAMES]` in a process of its own and swap its build in; the reason it failed ("" when it did not).
+
+    `wait`: when another sync of the data directory runs, wait for it and sync after (a push's sync, whose commit
+    that one may not have read); else skip this turn (`--no-wait`). A failure is logged unless it is `failed`,
+    the reason the turn before failed for."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "kbcli.cli",
+        "sync",
+        *(() if wait else ("--no-wait",)),
+        *names,
+        env=sync_environment(settings),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        _, err = await process.communicate()
+    except asyncio.CancelledError:
+        process.kill()
+        await process.wait()
+        raise
+    if process.returncode != 0:  # unreachable repository, a file that no longer parses: the build served stays
+        lines = err.decode("utf-8", "replace").splitlines()
+        reason = lines[0].removeprefix("kb: error: ") if lines else f"exit status {process.returncode}"
+        if reason != failed:
+            log.error("sync failed, still serving build %s: %s", reloader.served.build, reason)
+        return reason
+    last = last_sync(settings.data_dir)
+    if last is None or last.outcome != "built" or last.build == reloader.served.build:
+        return ""  # another replica's turn, nothing new upstream, or the watch swapped it in already
+    log.info("synced from upstream: %s", "; ".join(line.strip() for line in last.changes))
+    try:
+        await reloader.reload()  # the build the index link names now: this sync's, or a newer one
+    except Exception as exc:  # the build does not load: the old one serves, the watch logs it
+        log.error("%s", exc)
+    return ""
+
+
+class PushSyncs:
+    """The syncs GitHub's pushes ask for (server/channels/github/push.py): one at a time, in the background. The
+    sources pushed to while one runs are synced once it ends, in one more sync however many pushes came."""
+
+    def __init__(self, settings: ServerSettings):
+        self.settings = settings
+        self.waiting: set[str] = set()  # sources pushed to, not yet synced
+        self.asked = 0  # pushes that asked for a sync, since start-up
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self, names: Sequence[str], reloader: Reloader) -> None:
+        """Sync the sources `names` in the background (after the sync running now, if one is)."""
+        self.asked += 1
+        self.waiting.update(names)
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._run(reloader))
+
+    async def _run(self, reloader: Reloader) -> None:
+        while self.waiting:
+            names, self.waiting = sorted(self.waiting), set()
+            await sync_once(self.settings, reloader, names, wait=True)
+
+    async def stop(self) -> None:
+        """Cancel the sync running (its process is ended; the build served stays)."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task

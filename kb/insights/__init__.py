@@ -45,6 +45,7 @@ from .records import (
     EntryVotes,
     Question,
     Reason,
+    SuggestedAnswer,
     Totals,
     Vote,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "EntryHits",
     "DailyCount",
     "Totals",
+    "SuggestedAnswer",
     "Channel",
     "Reason",
     "KINDS",

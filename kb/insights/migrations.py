@@ -86,6 +86,24 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE questions RENAME COLUMN slack_team TO chat_workspace;
     ALTER TABLE questions RENAME COLUMN slack_channel TO chat_conversation
     """,
+    # 6: the GitHub bot's suggested answers (suggest mode): one an issue or Discussion, until a maintainer
+    # posts or dismisses it, or the issue is closed
+    """
+    CREATE TABLE suggested_answers (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        url TEXT NOT NULL,
+        node_id TEXT NOT NULL,
+        installation INTEGER NOT NULL,
+        entry_id TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        comment TEXT NOT NULL,
+        suggested_at REAL NOT NULL,
+        PRIMARY KEY (repo, number)
+    )
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

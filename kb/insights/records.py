@@ -22,6 +22,7 @@ __all__ = [
     "EntryHits",
     "DailyCount",
     "Totals",
+    "SuggestedAnswer",
     "Channel",
     "Reason",
     "KINDS",
@@ -131,3 +132,20 @@ class Totals:
     answered: int
     helpful: int
     unhelpful: int
+
+
+@dataclass(frozen=True)
+class SuggestedAnswer:
+    """The GitHub bot's answer to an issue or Discussion in `suggest` mode, kept for a maintainer to post or dismiss."""
+
+    repo: str  # owner/name
+    number: int
+    kind: str  # "issue" or "discussion"
+    title: str
+    url: str
+    entry_id: str  # the entry it answers with
+    confidence: float
+    comment: str  # the comment as the bot would post it
+    node_id: str = ""  # a Discussion's, to comment on it
+    installation: int = 0  # the GitHub App installation the issue came through (0: none)
+    suggested_at: float = field(default_factory=time.time)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterator
 from ..errors import InsightsOff, InsightsUnreachable, KBError
 from ..events import Voted
 from .book import InsightsBook
+from .records import SuggestedAnswer
 from .report import Report, parse_since
 from .store import RecentQuestion
 from .taught_links import Link
@@ -34,6 +35,8 @@ __all__ = ["Insights"]
 _NOTHING_RECORDED = "nothing is recorded: {problem}"
 _LINKS_OFF = "links are off: they are kept in the insights database, which cannot be used ({problem})"
 _REPORT_UNREACHABLE = "the insights database {location} cannot be reached; questions and votes are kept meanwhile and written once it is back"
+_SUGGESTIONS_OFF = "suggested answers are off: they are kept in the insights database, which cannot be used ({problem})"
+_SUGGESTIONS_UNREACHABLE = "the insights database {location} cannot be reached; suggested answers wait until it is back"
 _LINKS_UNREACHABLE = "the insights database {location} cannot be reached; links cannot be changed until it is back"
 
 
@@ -156,3 +159,27 @@ class Insights:
         book = self._book(_LINKS_OFF)
         with self._reaching(book, _LINKS_UNREACHABLE):
             return await relearn_link(book, link_id)
+
+    async def suggest(self, answer: SuggestedAnswer) -> None:
+        """Keep the GitHub bot's suggested answer for its issue, over the one before (the issue edited)."""
+        book = self._book(_SUGGESTIONS_OFF)
+        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
+            await asyncio.to_thread(book.store.suggest, answer)
+
+    async def suggestions(self) -> list[SuggestedAnswer]:
+        """The suggested answers waiting for a maintainer, newest first."""
+        book = self._book(_SUGGESTIONS_OFF)
+        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.suggestions)
+
+    async def suggestion(self, repo: str, number: int) -> SuggestedAnswer | None:
+        """The answer suggested for `repo`#`number`, or None."""
+        book = self._book(_SUGGESTIONS_OFF)
+        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.suggestion, repo, number)
+
+    async def drop_suggestion(self, repo: str, number: int) -> bool:
+        """Forget the answer suggested for `repo`#`number`; whether there was one."""
+        book = self._book(_SUGGESTIONS_OFF)
+        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.drop_suggestion, repo, number)

@@ -32,6 +32,7 @@ from .records import (
     EntryHits,
     EntryVotes,
     Question,
+    SuggestedAnswer,
     Totals,
     Vote,
 )
@@ -484,6 +485,57 @@ class InsightsStore:
             self._db.rows(f"SELECT entry_id, count(*) FROM votes WHERE entry_id IN ({marks}) GROUP BY entry_id", wanted)
         )
         return {i: (int(links.get(i, 0)), int(votes.get(i, 0))) for i in wanted if links.get(i) or votes.get(i)}
+
+    # Suggested answers: the GitHub bot's in `suggest` mode, one an issue or Discussion, until posted or dismissed.
+
+    _SUGGESTED_COLUMNS = (
+        "repo, number, kind, title, url, entry_id, confidence, comment, node_id, installation, suggested_at"
+    )
+
+    def suggest(self, answer: SuggestedAnswer) -> None:
+        """Keep `answer` for its issue, in place of the one suggested for it before (the issue edited)."""
+        kept = ("kind", "title", "url", "entry_id", "confidence", "comment", "node_id", "installation", "suggested_at")
+        self._write(
+            (
+                f"INSERT INTO suggested_answers ({self._SUGGESTED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (repo, number) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in kept),
+                [
+                    (
+                        answer.repo,
+                        answer.number,
+                        answer.kind,
+                        answer.title[:MAX_TEXT],
+                        answer.url,
+                        answer.entry_id,
+                        answer.confidence,
+                        answer.comment,
+                        answer.node_id,
+                        answer.installation,
+                        answer.suggested_at,
+                    )
+                ],
+            )
+        )
+
+    def suggestions(self) -> list[SuggestedAnswer]:
+        """The suggested answers waiting for a maintainer, newest first."""
+        rows = self._db.rows(
+            f"SELECT {self._SUGGESTED_COLUMNS} FROM suggested_answers ORDER BY suggested_at DESC, repo, number"
+        )
+        return [SuggestedAnswer(*row) for row in rows]
+
+    def suggestion(self, repo: str, number: int) -> SuggestedAnswer | None:
+        """The answer suggested for `repo`#`number`, or None."""
+        rows = self._db.rows(
+            f"SELECT {self._SUGGESTED_COLUMNS} FROM suggested_answers WHERE repo = ? AND number = ?", (repo, number)
+        )
+        return SuggestedAnswer(*rows[0]) if rows else None
+
+    def drop_suggestion(self, repo: str, number: int) -> bool:
+        """Forget the answer suggested for `repo`#`number` (posted, dismissed, or the issue closed); whether there was one."""
+        with self._db.transaction() as db:
+            gone = db.execute("DELETE FROM suggested_answers WHERE repo = ? AND number = ?", (repo, number)).rowcount
+        return bool(gone)
 
     def count(self, table: str) -> int:
         """Rows in `questions` or `votes` (for tests and benchmarks)."""

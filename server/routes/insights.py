@@ -7,6 +7,9 @@ A gap can be dismissed (and restored) with a form on the page. Every form that c
 something takes the bearer token, or the SameSite=Strict sign-in cookie with the page's form
 token; one from another site's page (its `Origin`) is refused (server/admin_auth.py).
 
+The GitHub bot's suggested answers (its `suggest` mode) are listed with Post and Dismiss, forms
+of the same kind (server/channels/github/suggested.py).
+
 Every question the page lists (a gap's wordings, the answers that may be wrong, the
 questions of not-helpful votes, the recent questions) can be linked to the entry that
 answers it ("Answered by…", an entry picker searching `/insights/entries` as one types) or
@@ -141,6 +144,8 @@ async def insights_page(
             "/insights/write?" + urlencode([("asked", q) for q in questions[:ASKED_MAX]] + [("since", since)])
         ),
         "last_sync": last_sync(settings.data_dir),
+        "suggested": await insights.suggestions(),
+        "github_on": bool(settings.github_webhook_secret),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)

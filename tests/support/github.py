@@ -19,6 +19,24 @@ SECRET = "gh-webhook-secret"
 _deliveries = itertools.count(1)
 
 
+def push_event(clone_url: str, ref: str = "refs/heads/main", repo: str = "team/faq") -> dict[str, Any]:
+    """A push to `repo` (cloned from `clone_url`) moving `ref`, as GitHub delivers it (the fields the sync reads)."""
+    return {
+        "ref": ref,
+        "before": "0" * 40,
+        "after": "1" * 40,
+        "deleted": False,
+        "repository": {
+            "full_name": repo,
+            "html_url": f"https://github.com/{repo}",
+            "clone_url": clone_url,
+            "ssh_url": f"git@github.com:{repo}.git",
+            "private": False,
+        },
+        "pusher": {"name": "maintainer"},
+    }
+
+
 def delivery(
     event: str, payload: dict[str, Any], secret: str = SECRET, delivery_id: str = ""
 ) -> tuple[bytes, dict[str, str]]:
@@ -91,6 +109,7 @@ class GitHubStandIn:
         self.app_key = ""  # the App's public key (PEM) that installation-token requests are checked against
         self.granted: list[int] = []  # installations given a token
         self.reactions: dict[int, list[tuple[str, str]]] = {}  # comment id -> (who, reaction)
+        self.labels: dict[str, list[str]] = {}  # "owner/repo#1" -> its labels
         ids = itertools.count(100)
         app = FastAPI()
 
@@ -126,6 +145,20 @@ class GitHubStandIn:
                         comment["body"] = (await request.json())["body"]
                         return comment
             return JSONResponse({"message": "Not Found"}, 404)  # type: ignore[return-value]
+
+        @app.post("/repos/{owner}/{name}/issues/{number}/labels")
+        async def add_labels(owner: str, name: str, number: int, request: Request) -> list[dict[str, str]]:
+            held = self.labels.setdefault(f"{owner}/{name}#{number}", [])
+            held += [label for label in (await request.json())["labels"] if label not in held]
+            return [{"name": label} for label in held]
+
+        @app.delete("/repos/{owner}/{name}/issues/{number}/labels/{label}")
+        async def remove_label(owner: str, name: str, number: int, label: str) -> Any:
+            held = self.labels.get(f"{owner}/{name}#{number}", [])
+            if label not in held:
+                return JSONResponse({"message": "Label does not exist"}, 404)
+            held.remove(label)
+            return [{"name": other} for other in held]
 
         @app.post("/app/installations/{installation}/access_tokens", status_code=201)
         async def access_token(installation: int, request: Request) -> dict[str, Any]:

@@ -15,7 +15,12 @@ __all__ = ["CHANNEL"]
 
 def _status(settings: "ServerSettings") -> str:
     if settings.github_webhook_secret:
-        how = "as a token's user" if settings.github_token else "with no token: nothing is posted (suggest mode)"
+        if settings.github_app_id:
+            how = "as the GitHub App"
+        elif settings.github_token:
+            how = "as a token's user"
+        else:
+            how = "with no token: nothing is posted (suggestions wait on /insights; pushes still sync)"
         return f"GitHub bot on: /github/webhook, mode {settings.github_mode}, {how}, API at {settings.github_api_url}"
     return "GitHub bot off: KB_GITHUB_WEBHOOK_SECRET is not set, so /github/webhook answers 404"
 

@@ -3,32 +3,55 @@
 
 Shared by the webhook (routes.py) and `kb github answer` (a workflow run): `respond` takes the event, searches
 through the library's front door (recorded under the channel `github`) and, when the mode posts, calls the API.
+In `suggest` mode, on the server, the comment is kept as a suggested answer on /insights (`Suggestions`) for a
+maintainer to post or dismiss, and the issue labelled `KB_GITHUB_SUGGEST_LABEL` where that is set; an issue
+edited has its suggestion replaced, and one closed, or no longer answered, has it dropped.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Awaitable, Callable, Protocol
 
 from starlette.concurrency import run_in_threadpool
 
 from kb import asking
 from kb.events import Events, Voted
+from kb.insights.records import SuggestedAnswer
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
 
 from ...settings import ServerSettings
-from .client import GitHubAPI
+from .client import GitHubAPI, GitHubUnavailable
 from .comment import MARKER, answer_comment, entry_of, not_covered_comment, question_of
 from .events import MEMBERS, Asked, Closed, Command
 
-__all__ = ["Outcome", "Teach", "respond", "mode_for", "skip_reason", "MODES", "MIN_CHARS", "COMMAND_MARKER"]
+__all__ = [
+    "Outcome",
+    "Teach",
+    "Suggestions",
+    "respond",
+    "mode_for",
+    "skip_reason",
+    "MODES",
+    "MIN_CHARS",
+    "COMMAND_MARKER",
+]
 
 # Links an issue's question to an entry (None: marks it not covered), as `kb link` does; says what it did.
 Teach = Callable[[str, str | None], Awaitable[str]]
 # Takes a vote as every channel's are taken (server/votes.py); says what became of it.
 Vote = Callable[[Voted], Awaitable[str]]
+
+
+class Suggestions(Protocol):
+    """Where suggest mode keeps its answers for a maintainer (the insights database, `kb.insights.service`)."""
+
+    async def suggest(self, answer: SuggestedAnswer) -> None: ...
+
+    async def drop_suggestion(self, repo: str, number: int) -> bool: ...
+
 
 log = logging.getLogger("kb.server")
 
@@ -80,16 +103,68 @@ async def respond(
     root: str = "",
     teach: Teach | None = None,
     vote: Vote | None = None,
+    suggestions: Suggestions | None = None,
 ) -> Outcome:
     """Answer `event` as its repository's mode says; with no `api` (a dry run), post nothing and say what would be.
-    A maintainer's `/faq link <entry>` or `/faq not-covered` teaches the knowledge base through `teach`."""
+    A maintainer's `/faq link <entry>` or `/faq not-covered` teaches the knowledge base through `teach`; suggest
+    mode keeps its answers in `suggestions` (None: only says what it would suggest)."""
     if isinstance(event, Closed):
-        return await _reactions(event.asked, api, vote)
+        dropped = suggestions is not None and await suggestions.drop_suggestion(event.asked.repo, event.asked.number)
+        outcome = await _reactions(event.asked, api, vote)
+        return outcome if not dropped else replace(outcome, reason=outcome.reason + _DROPPED)
     if isinstance(event, Command):
         words = event.text.split()
         if words and words[0] in ("link", "not-covered"):
             return await _taught(event, words, teach)
         return await _command(kb, events, event, api, root)
+    outcome = await _asked(kb, events, settings, event, api, root)
+    if suggestions is None:
+        return outcome
+    if outcome.reason != _SUGGESTED:
+        dropped = await suggestions.drop_suggestion(event.repo, event.number)
+        return outcome if not dropped else replace(outcome, reason=outcome.reason + _DROPPED)
+    return await _suggest(settings, event, outcome, api, suggestions)
+
+
+_SUGGESTED = "suggest mode: the answer is not posted"
+_DROPPED = "; the answer suggested before is dropped"
+
+
+async def _suggest(
+    settings: ServerSettings, asked: Asked, outcome: Outcome, api: GitHubAPI | None, suggestions: Suggestions
+) -> Outcome:
+    """Suggest mode: the answer kept for a maintainer to post or dismiss on /insights, the issue labelled."""
+    answer = SuggestedAnswer(
+        asked.repo,
+        asked.number,
+        asked.kind,
+        asked.title,
+        asked.url,
+        outcome.entry,
+        outcome.confidence,
+        outcome.comment,
+        asked.node_id,
+        asked.installation,
+    )
+    await suggestions.suggest(answer)
+    reason = "suggest mode: kept on /insights for a maintainer to post or dismiss"
+    label = settings.github_suggest_label
+    if label and asked.kind == "issue":
+        if api is None:
+            reason += f"; not labelled {label}: no token or App to label with"
+        else:
+            try:
+                await run_in_threadpool(api.add_label, asked.repo, asked.number, label)
+                reason += f"; labelled {label}"
+            except GitHubUnavailable as exc:
+                reason += f"; not labelled {label}: {exc}"
+    return Outcome(outcome.comment, False, reason, entry=outcome.entry, confidence=outcome.confidence)
+
+
+async def _asked(
+    kb: KnowledgeBase, events: Events, settings: ServerSettings, event: Asked, api: GitHubAPI | None, root: str
+) -> Outcome:
+    """A new or edited issue, or a new Discussion: answered as the repository's mode says, when the bot is sure."""
     mode = mode_for(settings, event.repo)
     reason = skip_reason(event, settings)
     if not reason and mode == "mention":
@@ -106,7 +181,7 @@ async def respond(
         return Outcome("", False, f"not sure enough: confidence {sure:.2f} under precision {point}", confidence=sure)
     comment, entry = answer_comment(found, root), found.hits[0].entry.id
     if mode == "suggest":
-        return Outcome(comment, False, "suggest mode: the answer is not posted", entry=entry, confidence=sure)
+        return Outcome(comment, False, _SUGGESTED, entry=entry, confidence=sure)
     if api is None:
         return Outcome(comment, False, "dry run: nothing posted", entry=entry, confidence=sure)
     if event.kind == "discussion":

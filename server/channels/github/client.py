@@ -1,5 +1,5 @@
 """The GitHub API, as the bot uses it: an issue's comments listed, one created or updated, a Discussion commented
-on (GraphQL). Plain `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other
+on (GraphQL), a label added to an issue or taken off. Plain `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other
 host. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is waited out, up
 to `MAX_WAIT` seconds, and the call made again; past that, or on another error, `GitHubUnavailable`."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from typing import Any, Callable
+from urllib.parse import quote
 
 import httpx
 
@@ -69,6 +70,18 @@ class GitHubAPI:
             updated = self._call("PATCH", f"/repos/{repo}/issues/comments/{mine['id']}", json={"body": body})
             return str(updated.get("html_url", ""))
         return self.comment_on_issue(repo, number, body)
+
+    def add_label(self, repo: str, number: int, label: str) -> None:
+        """`label` added to an issue (GitHub creates the label in the repository when it has none of the name)."""
+        self._call("POST", f"/repos/{repo}/issues/{number}/labels", json={"labels": [label]})
+
+    def remove_label(self, repo: str, number: int, label: str) -> None:
+        """`label` taken off an issue; an issue without it is left as it is."""
+        try:
+            self._call("DELETE", f"/repos/{repo}/issues/{number}/labels/{quote(label, safe='')}")
+        except GitHubUnavailable as exc:
+            if "HTTP 404" not in str(exc):
+                raise
 
     def comment_on_issue(self, repo: str, number: int, body: str) -> str:
         created = self._call("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})

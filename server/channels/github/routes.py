@@ -2,22 +2,25 @@
 
 Each delivery is verified over its raw body (`X-Hub-Signature-256`, the webhook's secret) and
 answered at once: 202 for an issue, a Discussion or a `/faq` comment, whose answer follows in the
-background (the search, then the API call: GitHub gives a delivery 10 s); 200 for a ping, an
-installation or any other event, which the bot leaves. A delivery whose `X-GitHub-Delivery` id was
-seen before (a redelivery, or a captured one sent again) is acknowledged and not answered again.
+background (the search, then the API call: GitHub gives a delivery 10 s), and a push to a
+repository and branch that sources.toml's sources follow, which are synced in the background
+(push.py, server/syncing.py); a ping, an installation, a push no source follows or any other
+event is acknowledged and left. A delivery whose `X-GitHub-Delivery` id was seen before (a
+redelivery, or a captured one sent again) is acknowledged and not acted on again. In suggest mode
+the answers are kept for /insights, where a maintainer posts or dismisses them (suggested.py).
 """
 
 from __future__ import annotations
 
 import logging
 from contextlib import AsyncExitStack
-from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 
 from kb.errors import KBError
 from kb.events import Events, Voted
+from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
 from ...deps import EventsDep, KBDep, base_url, get_insights
@@ -25,26 +28,31 @@ from ...link_deps import served_at_once
 from ...replays import Guard, Replays
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
+from ...syncing import PushSyncs
 from ...votes import take_vote
+from . import suggested
 from .app_auth import AppTokens, read_private_key
-from .bot import Teach, Vote, respond
+from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
 from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
+from .push import followed, read_push, sources_pushed
 from .signature import BadGitHubSignature, verify
 
 __all__ = ["router", "install", "start", "REPLAY_WINDOW"]
 
 log = logging.getLogger("kb.server")
-router = APIRouter(prefix="/github", tags=["github"])
+router = APIRouter(tags=["github"])
+router.include_router(suggested.router)
 
 REPLAY_WINDOW = 7 * 24 * 3600.0  # GitHub redelivers a delivery, by hand, for up to 3 days; a week is kept
 _ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut}, 401: {"model": ErrorOut}}
 
 
 def install(app: FastAPI, settings: ServerSettings) -> None:
-    """The deliveries seen, the log budget for refused ones, and the API: as a GitHub App (its installation tokens)
-    when KB_GITHUB_APP_ID is set, else with KB_GITHUB_TOKEN, else none (nothing is posted)."""
+    """The deliveries seen, the log budget for refused ones, the syncs pushes ask for, and the API: as a GitHub App
+    (its installation tokens) when KB_GITHUB_APP_ID is set, else with KB_GITHUB_TOKEN, else none (nothing is posted)."""
     app.state.github = Guard(Replays(REPLAY_WINDOW))
+    app.state.github_pushes = PushSyncs(settings)
     app.state.github_connections = connections(settings.github_api_url)
     app.state.github_tokens = (
         AppTokens(app.state.github_connections, settings.github_app_id, read_private_key(settings.github_private_key))
@@ -55,20 +63,13 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
 
 def api_for(request: Request, event: Asked | Command | Closed) -> GitHubAPI | None:
     """The API as the App's installation the event came through, or as KB_GITHUB_TOKEN's user; None without either."""
-    state, settings = request.app.state, request.app.state.settings
-    shared = state.github_connections
-    if state.github_tokens is not None:
-        installation = issue_of(event).installation
-        if installation:
-            return GitHubAPI(settings.github_api_url, partial(state.github_tokens.token, installation), client=shared)
-    if settings.github_token:
-        return GitHubAPI(settings.github_api_url, settings.github_token, client=shared)
-    return None
+    return suggested.api_as(request, issue_of(event).installation)
 
 
 async def start(app: FastAPI, stack: AsyncExitStack) -> None:
-    """The API client's connections closed when the app stops."""
+    """The API client's connections closed, and a push's sync stopped, when the app stops."""
     stack.callback(app.state.github_connections.close)
+    stack.push_async_callback(app.state.github_pushes.stop)
 
 
 def get_guard(request: Request) -> Guard:
@@ -116,13 +117,20 @@ async def _answer(
     guard: Guard,
     teach: Teach,
     vote: Vote,
+    suggestions: Suggestions | None,
 ) -> None:
-    """Background task: the bot's answer to an event, posted (or only logged, as the mode says)."""
+    """Background task: the bot's answer to an event, posted (or kept as a suggestion, or only logged, as the mode
+    says)."""
     try:
-        outcome = await respond(kb, events, settings, event, api, root, teach, vote)
+        outcome = await respond(kb, events, settings, event, api, root, teach, vote, suggestions)
     except GitHubUnavailable as exc:
         guard.refused.warning(
             log, "GitHub: the answer to %s#%s was not posted: %s", issue_of(event).repo, issue_of(event).number, exc
+        )
+        return
+    except KBError as exc:  # the insights database, where a suggestion is kept, is off or out of reach
+        guard.refused.warning(
+            log, "GitHub: the answer to %s#%s was not kept: %s", issue_of(event).repo, issue_of(event).number, exc
         )
         return
     log.info("GitHub %s#%s: %s %s", issue_of(event).repo, issue_of(event).number, outcome.reason, outcome.url)
@@ -133,7 +141,26 @@ def issue_of(event: Asked | Command | Closed) -> Asked:
     return event if isinstance(event, Asked) else event.asked
 
 
-@router.post("/webhook", status_code=202, responses=_ERRORS)
+async def suggestions_of(request: Request) -> Suggestions | None:
+    """Where suggest mode keeps its answers: the insights database (None when there is none)."""
+    insights: Insights = await get_insights(request)
+    return insights if insights.feedback_on else None
+
+
+def _pushed(request: Request, body: bytes, delivery: str) -> dict[str, Any]:
+    """A push: the sources following the repository and ref pushed to synced in the background, or why none is."""
+    push = read_push(body)
+    settings: ServerSettings = request.app.state.settings
+    names, why = sources_pushed(push, followed(settings.sources_dir))
+    if not names:
+        log.info("GitHub push %s to %s %s: nothing synced: %s", delivery[:64], push.repo, push.ref, why)
+        return {"ok": True, "done": f"nothing to sync: {why}"}
+    log.info("GitHub push %s to %s %s: syncing %s", delivery[:64], push.repo, push.ref, ", ".join(names))
+    request.app.state.github_pushes.start(names, request.app.state.reloader)
+    return {"ok": True, "done": f"syncing {', '.join(names)}"}
+
+
+@router.post("/github/webhook", status_code=202, responses=_ERRORS)
 async def webhook(
     request: Request, kb: KBDep, events: EventsDep, guard: GuardDep, background: BackgroundTasks
 ) -> dict[str, Any]:
@@ -153,11 +180,24 @@ async def webhook(
     if not guard.replays.first(delivery):
         log.info("GitHub delivery %s was received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
-    event = read_event(headers.get("x-github-event", ""), body)
+    name = headers.get("x-github-event", "")
+    if name == "push":
+        return _pushed(request, body, delivery)
+    event = read_event(name, body)
     if isinstance(event, Other):
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
     api = api_for(request, event)
     background.add_task(
-        _answer, kb, events, settings, event, api, base_url(request), guard, teacher(request, kb), voter(request)
+        _answer,
+        kb,
+        events,
+        settings,
+        event,
+        api,
+        base_url(request),
+        guard,
+        teacher(request, kb),
+        voter(request),
+        await suggestions_of(request),
     )
     return {"ok": True, "done": "answering"}

@@ -1,0 +1,103 @@
+"""`POST /insights/suggested/post` and `/dismiss`: the GitHub bot's suggested answers (suggest mode), posted or
+dismissed from the insights page's "Suggested answers for GitHub issues" with one click.
+
+Admin only and CSRF-safe as the page's other forms: the sign-in cookie or the bearer token, the page's form token
+and this site's `Origin` (server/admin_auth.py). Post publishes the comment as comment mode does, through the same
+API client: on an issue, the bot's one comment found again by its marker (updated, never a second); on a Discussion,
+a comment. Dismiss forgets the suggestion and takes `KB_GITHUB_SUGGEST_LABEL` off the issue. Either way the
+suggestion leaves the page; one the API refuses stays, and the page says why (502).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from kb.errors import shown
+from kb.insights import DEFAULT_SINCE
+from kb.insights.records import SuggestedAnswer
+
+from ...deps import AdminFormDep, InsightsDep
+from ...exceptions import ServerError
+from ...link_deps import LinkLimitDep
+from .client import GitHubAPI, GitHubUnavailable
+from .comment import MARKER
+
+__all__ = ["router", "NotPosted", "ACTIONS"]
+
+log = logging.getLogger("kb.server")
+router = APIRouter(tags=["insights"])
+
+ACTIONS = ("post", "dismiss")
+PRIVATE = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex"}
+
+
+class NotPosted(ServerError):
+    """GitHub did not take the suggested answer (no token or App to post with, or the API refused it)."""
+
+    status = 502
+
+
+def api_as(request: Request, installation: int) -> GitHubAPI | None:
+    """The API as the GitHub App's `installation` (when the App is set and the issue came through one), else as
+    KB_GITHUB_TOKEN's user; None without either."""
+    state, settings = request.app.state, request.app.state.settings
+    shared = state.github_connections
+    if state.github_tokens is not None and installation:
+        token = state.github_tokens.token
+        return GitHubAPI(settings.github_api_url, lambda: token(installation), client=shared)
+    if settings.github_token:
+        return GitHubAPI(settings.github_api_url, settings.github_token, client=shared)
+    return None
+
+
+async def _post(api: GitHubAPI | None, answer: SuggestedAnswer) -> str:
+    """The suggested comment published as comment mode does; its URL."""
+    where = f"{answer.repo}#{answer.number}"
+    if api is None:
+        raise NotPosted(
+            f"{where}: not posted: the GitHub bot has no token to post with "
+            "(set KB_GITHUB_TOKEN, or KB_GITHUB_APP_ID and KB_GITHUB_PRIVATE_KEY)"
+        )
+    try:
+        if answer.kind == "discussion":
+            return await run_in_threadpool(api.comment_on_discussion, answer.node_id, answer.comment)
+        return await run_in_threadpool(api.upsert_issue_comment, answer.repo, answer.number, answer.comment, MARKER)
+    except GitHubUnavailable as exc:
+        raise NotPosted(f"{where}: not posted: {exc}") from None
+
+
+@router.post("/insights/suggested/{action}", include_in_schema=False)
+async def suggested_answer(
+    request: Request,
+    action: str,
+    _limit: LinkLimitDep,
+    _: AdminFormDep,
+    insights: InsightsDep,
+    repo: Annotated[str, Form(max_length=200)] = "",
+    number: Annotated[int, Form(ge=1, le=2**31)] = 1,
+    since: Annotated[str, Form(max_length=100)] = DEFAULT_SINCE,
+) -> Response:
+    """Post a suggested answer to its issue, or dismiss it."""
+    if action not in ACTIONS:
+        raise HTTPException(404, f"no suggested answer action {shown(action)}; the actions are post and dismiss")
+    answer = await insights.suggestion(repo, number)
+    if answer is None:
+        raise HTTPException(404, f"no answer is suggested for {shown(repo)}#{number} (posted or dismissed already?)")
+    api = api_as(request, answer.installation)
+    label = request.app.state.settings.github_suggest_label
+    if action == "post":
+        url = await _post(api, answer)
+        log.info("GitHub %s#%s: the suggested answer was posted by a maintainer %s", repo, number, url)
+    elif api is not None and label and answer.kind == "issue":
+        try:
+            await run_in_threadpool(api.remove_label, repo, number, label)
+        except GitHubUnavailable as exc:  # the suggestion goes all the same: the label is a hint, not the record
+            log.warning("GitHub %s#%s: the label %s was not taken off: %s", repo, number, label, exc)
+    await insights.drop_suggestion(repo, number)
+    return RedirectResponse(f"/insights?{urlencode({'since': since})}#suggested", status_code=303, headers=PRIVATE)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Request
 from starlette.concurrency import run_in_threadpool
 
 from kb.chat import Chat
@@ -26,13 +26,14 @@ from kb.text import detect_lang
 
 from ...deps import ChatDep, EventsDep, InsightsDep, base_url
 from ...rendering.strings import Translator
+from ...replays import keep_guard
 from ...replies import Asked, asks_for_help, help_lang, written
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...votes import bot_vote
 from .bot import FeishuBot
 from .card import answer_card, button_vote, help_card, notice_card, written_card
-from .events import BadFeishuRequest, Challenge, Message, Other, Press
+from .events import Challenge, Message, Other, Press
 
 __all__ = ["router", "install"]
 
@@ -45,7 +46,8 @@ _TAKEN = {"msg": "ok"}
 
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The bot its routes answer with (lark-oapi is imported with it, only when the bot is on)."""
-    app.state.feishu = FeishuBot.of(settings)
+    app.state.feishu = bot = FeishuBot.of(settings)
+    keep_guard(app, "feishu", bot.guard)
 
 
 async def get_feishu(request: Request) -> FeishuBot:
@@ -112,12 +114,7 @@ async def feishu_events(
 ) -> Any:
     """Take an event or a card callback from Feishu (verified with the app's token and Encrypt Key)."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
-    try:
-        received = bot.events.read(request.headers, body)
-    except BadFeishuRequest as exc:
-        client = request.client.host if request.client else "?"
-        bot.guard.refused.warning(log, "Feishu request from %s refused: %s", client, exc, cause=exc.cause)
-        raise HTTPException(401, f"not a valid Feishu request: {exc}") from None
+    received = bot.events.read(request.headers, body)  # else `BadFeishuRequest`, a 401 (server/errors.py)
     if isinstance(received, Challenge):
         return {"challenge": received.challenge}
     if isinstance(received, Other):

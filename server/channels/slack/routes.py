@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from urllib.parse import parse_qs
 
 import httpx
-from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -28,9 +28,9 @@ from kb.text import detect_lang
 
 from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
 from ...outbound import Outbound
-from ...ratelimit import LogBudget, refusal_cause
+from ...ratelimit import LogBudget
 from ...rendering.strings import Translator
-from ...replays import Guard, Replays
+from ...replays import Guard, Replays, keep_guard
 from ...replies import Asked, asks_for_help, help_lang, written
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
@@ -44,8 +44,8 @@ from .blocks import (
     shared_message,
     written_message,
 )
-from .payload import BadSlackPayload, block_actions
-from .signature import MAX_AGE_SECONDS, BadSlackSignature, verify
+from .payload import block_actions
+from .signature import MAX_AGE_SECONDS, verify
 
 __all__ = ["router", "install", "post_to_slack", "ResponseUrls", "POST_TIMEOUT", "ACK_SECONDS"]
 
@@ -60,7 +60,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"mod
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """What the routes keep between requests, as every chat bot does (`Guard`): the commands' trigger ids (one
     sent again is not answered again), each channel's limit, the budget of log lines for refused requests."""
-    app.state.slack = Guard(Replays(2 * MAX_AGE_SECONDS))
+    app.state.slack = keep_guard(app, "slack", Guard(Replays(2 * MAX_AGE_SECONDS)))
     app.state.slack_response_urls = ResponseUrls(settings.slack_response_base)
 
 
@@ -68,27 +68,10 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
     """The form fields of a request Slack signed: 401 when unsigned, badly signed or stale."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read
     headers = request.headers
-    try:
-        # Over the raw bytes, before anything is parsed.
-        verify(
-            settings.slack_signing_secret,
-            headers.get("x-slack-request-timestamp"),
-            headers.get("x-slack-signature"),
-            body,
-        )
-    except BadSlackSignature as exc:
-        client = request.client.host if request.client else "?"
-        # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
-        guard: Guard = request.app.state.slack
-        guard.refused.warning(
-            log,
-            "Slack request to %s from %s refused: %s",
-            request.url.path,
-            client,
-            exc,
-            cause=refusal_cause(request.url.path, exc),
-        )
-        raise HTTPException(401, f"not a valid Slack request: {exc}") from None
+    # Over the raw bytes, before anything is parsed; a `BadSlackSignature` is answered 401 (server/errors.py).
+    verify(
+        settings.slack_signing_secret, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"), body
+    )
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in fields.items()}
 
@@ -204,20 +187,7 @@ async def interactive(
     request: Request, form: SlackFormDep, kb: KBDep, insights: InsightsDep, background: BackgroundTasks
 ) -> Response:
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
-    try:
-        payload = block_actions(form.get("payload", ""))
-    except BadSlackPayload as exc:  # signed, yet not an interaction: a 400, one line within the budget
-        client = request.client.host if request.client else "?"
-        guard: Guard = request.app.state.slack
-        guard.refused.warning(
-            log,
-            "Slack request to %s from %s refused: %s",
-            request.url.path,
-            client,
-            exc,
-            cause="/slack/interactive payload",
-        )
-        raise HTTPException(400, str(exc)) from None
+    payload = block_actions(form.get("payload", ""))  # signed, yet not an interaction: `BadSlackPayload`, a 400
     if payload is None:
         return Response(status_code=200)  # other interaction types are not ours
     response_url, user_id = payload.response_url, payload.user.id

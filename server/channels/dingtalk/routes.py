@@ -14,21 +14,14 @@ import functools
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request, Response
-from starlette.concurrency import run_in_threadpool
-
-from kb.chat import Chat, Turn
-from kb.errors import QueryError
-from kb.text import detect_lang
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 
 from ...deps import ChatDep, EventsDep, base_url
-from ...rendering.strings import Translator
 from ...replays import keep_guard
-from ...replies import Asked, asks_for_help, help_lang, written
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
+from ..bot_flow import BotMessage
 from .bot import DingTalkBot
-from .markdown import answer_message, help_message, notice_message, written_message
 from .payload import RobotMessage, robot_message
 from .signature import verify
 
@@ -48,7 +41,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The robot its routes answer with."""
     app.state.dingtalk = bot = DingTalkBot.of(settings)
-    keep_guard(app, "dingtalk", bot.guard)
+    if bot is not None:
+        keep_guard(app, "dingtalk", bot.guard)
 
 
 async def get_dingtalk(request: Request) -> DingTalkBot:
@@ -70,26 +64,6 @@ async def get_dingtalk_message(request: Request, bot: DingTalkDep) -> RobotMessa
 DingTalkMessageDep = Annotated[RobotMessage, Depends(get_dingtalk_message)]
 
 
-def _write_answer(bot: DingTalkBot, chat: Chat, turn: Turn, root: str, webhook: str) -> None:
-    """Background task: the LLM's answer from the entries already given, posted to the conversation."""
-    reply = written(chat, turn, root, "DingTalk")
-    if reply is None:
-        bot.webhook.post(webhook, notice_message(Translator(turn.lang)("bot_llm_failed")))
-        return
-    bot.webhook.post(webhook, written_message(reply.answer, reply.sources, turn.lang, root))
-
-
-async def _reply_late(bot: DingTalkBot, asked: Asked, root: str, webhook: str) -> None:
-    """Background task: the answer to a search that overran `ACK_SECONDS`, posted to the conversation."""
-    try:
-        turn = await asked.turn()
-        assert turn is not None  # waited for as long as it took
-        message = answer_message(asked.reply(turn), root)
-    except QueryError as exc:
-        message = notice_message(exc.message)
-    await run_in_threadpool(bot.webhook.post, webhook, message)
-
-
 @router.post("/robot", responses=_ERRORS)
 async def robot(
     request: Request,
@@ -102,27 +76,9 @@ async def robot(
     """Answer a message to the DingTalk robot (signed with the app's AppSecret)."""
     if message.robot_code and message.robot_code != bot.app_key:
         raise HTTPException(401, f"robotCode {message.robot_code[:64]!r} is not this robot's (KB_DINGTALK_APP_KEY)")
-    if not bot.guard.replays.first(message.msg_id):
-        log.info("DingTalk message %s was delivered before; not answered again", message.msg_id[:64])
-        return Response(status_code=200)
-    if message.msgtype != "text":  # a picture, a file, rich text: no text to tell the language by
-        return notice_message("\n\n".join(Translator(lang)("bot_text_only") for lang in ("en", "zh")))
-    text = message.text.content.strip()
-    if asks_for_help(text):
-        return help_message(help_lang(text))
-    waiting = bot.guard.chats.wait(message.conversation_id)
-    if waiting:
-        busy = Translator(detect_lang(text))("bot_busy", limit=bot.guard.chats.limit, retry=waiting)
-        return notice_message(busy)
-    root = base_url(request)
+    text = message.text.content.strip() if message.msgtype == "text" else ""  # a picture, a file, rich text: none
+    asked = BotMessage(text, (message.corp_id, message.conversation_id), message.msg_id, message.msgtype)
     webhook = message.session_webhook
     follow_up = bot.webhook.usable(webhook, message.session_webhook_expires)
-    asked = Asked(chat, events, text, "dingtalk", (message.corp_id, message.conversation_id))
-    late = functools.partial(_reply_late, bot, asked, root, webhook)
-    turn = await asked.in_time(ACK_SECONDS if follow_up else None, late, background, "DingTalk")
-    if isinstance(turn, str):
-        return notice_message(turn)
-    pending = follow_up and chat.writes(turn)
-    if pending:
-        background.add_task(_write_answer, bot, chat, turn, root, webhook)
-    return answer_message(asked.reply(turn, pending), root)
+    send = functools.partial(bot.webhook.post, webhook) if follow_up else None
+    return await bot.flow.respond(chat, events, asked, base_url(request), ACK_SECONDS, send, background)

@@ -21,6 +21,7 @@ notice) and its timing. Slack and DingTalk answer in the HTTP response within th
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
@@ -125,7 +126,7 @@ class BotFlow:
             return first
         asked = self.ask(chat, events, message)
         turn = await asked.in_time(
-            within if send else None, lambda: self._late(asked, root, send), background, self.label
+            within if send else None, functools.partial(self._late, asked, root, send), background, self.label
         )
         if isinstance(turn, str):
             return self.render.notice(turn)

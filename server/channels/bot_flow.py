@@ -29,6 +29,7 @@ from typing import Any, Callable, Protocol
 from fastapi import BackgroundTasks, Response
 from starlette.concurrency import run_in_threadpool
 
+from kb.answer import Reply
 from kb.chat import Chat, ChatReply, Turn
 from kb.errors import QueryError
 from kb.events import Events
@@ -36,7 +37,7 @@ from kb.text import detect_lang
 
 from ..rendering.strings import Translator
 from ..replays import Guard
-from ..replies import Asked, Reply, asks_for_help, help_lang, written
+from ..replies import Asked, asks_for_help, help_lang, written
 
 __all__ = ["BotMessage", "Renderer", "BotFlow", "Send"]
 

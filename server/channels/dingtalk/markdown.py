@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from kb.answer import Reply
 from kb.chat import ChatReply
 from kb.hits import Hit
 
 from ...markdown_replies import parts_of, written_parts
 from ...rendering.strings import LANGS, Translator
-from ...replies import Reply
 
 __all__ = ["DingTalkReplies", "answer_message", "written_message", "help_message", "notice_message", "TITLE_LIMIT"]
 

@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from kb.answer import Reply
 from kb.chat import ChatReply
 from kb.hits import Hit
 
 from ...markdown_replies import Parts, parts_of, written_parts
 from ...rendering.strings import LANGS, Translator
-from ...replies import Reply
 
 __all__ = [
     "FeishuCards",

@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from kb.answer import Reply, reply_to, source_line
 from kb.chat import ChatReply
 from kb.entries import Entry
 from kb.hits import Hit
 from kb.provenance import original_label
 
 from ...rendering.strings import LANGS, Translator
-from ...replies import RELATED_SHOWN, Reply, reply_to, source_of
+from ...replies import RELATED_SHOWN
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [
@@ -73,7 +74,7 @@ def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
 
 
 def _source(entry: Entry, t: Translator) -> dict[str, Any]:
-    source = source_of(entry, t.lang)
+    source = source_line(entry, t.lang)
     colon = "：" if t.lang == "zh" else ": "
     note = f"\n{escape(source.note)}" if source.note else ""
     if source.original:

@@ -1,6 +1,7 @@
 """`POST /dingtalk/robot`: the DingTalk robot (HTTP mode): a question in a direct message or an @-mention in a group.
 
-DingTalk posts each message to the robot signed (`DingTalkMessageDep` checks the signature
+The robot reads a message into a `BotMessage` and answers it as every chat bot does
+(server/channels/bot_flow.py, `respond`). DingTalk posts each message to the robot signed (`DingTalkMessageDep` checks the signature
 and reads the body) and takes the answer from the response, as Markdown. Retrieval is quick
 enough for that; a search that overruns `ACK_SECONDS` (a machine under load) is answered
 "still looking" at once and followed up through the message's `sessionWebhook`, as is the

@@ -5,6 +5,7 @@ within Slack's 3-second limit: retrieval is enough for the reply itself; a writt
 answer, a shared answer and a thank-you go to the request's `response_url` afterwards,
 as background tasks that run once the response has been sent. A search that overruns
 `ACK_SECONDS` (a machine under load) is acknowledged at once and answered the same way.
+The command is answered by the chat bots' one flow (server/channels/bot_flow.py, `respond`).
 As every chat bot, a command is answered once (its `trigger_id` sent again is not) and each
 channel asks at most `CHAT_LIMIT` questions a minute.
 """

@@ -165,4 +165,3 @@ class LogBudget:
             message += f" ({held} more like this not logged)"
         log.warning(message, *args)
         return True
-

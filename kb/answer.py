@@ -1,5 +1,10 @@
 """Answers for the chat: the best entry's own answer with its source, or an honest "no
-confident answer" with the nearest entries; and follow-up questions read in context."""
+confident answer" with the nearest entries; and follow-up questions read in context.
+
+One answer model for every channel: `compose_answer` picks the entries (an `Answer`), `source_line`
+says where an entry's answer comes from, and `reply_to` is a reply as a chat bot gives it (a `Reply`:
+the best entry, its related ones, or a notice and the nearest), which each platform writes in its markup.
+The pages and the JSON API give the `Answer` (its Markdown `text` written here from the same pieces)."""
 
 from __future__ import annotations
 
@@ -7,14 +12,70 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .entries import Entry
 from .hits import Hit, SearchResult
-from .provenance import version_note
+from .provenance import original_url, version_note
 from .text import tokenize
 from .wording import LANGS, words
 
-__all__ = ["Answer", "compose_answer", "elsewhere_note", "followup_query", "RELATED"]
+__all__ = [
+    "Answer",
+    "compose_answer",
+    "elsewhere_note",
+    "followup_query",
+    "RELATED",
+    "NEAREST",
+    "SourceLine",
+    "source_line",
+    "Reply",
+    "reply_to",
+]
 
 RELATED = 3  # entries offered beside an answer, and on an entry's page
+NEAREST = 3  # entries offered when the FAQ has no confident answer
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """Where an entry's answer comes from, as a reply cites it."""
+
+    label: str  # the source's title in the reader's language and its version: "slime 问答 · 2025-06-30"
+    url: str  # the entry's deep link, else its document
+    note: str  # the text is a translation, or in another language than the reader's ("" when neither)
+    original: str  # with a note about a translation: the original's URL ("" for none)
+
+
+def source_line(entry: Entry, lang: str) -> SourceLine:
+    """The source line of `entry` (as given) for a reader of `lang`."""
+    label = " · ".join(filter(None, (entry.source_title_in(lang), entry.source_version)))
+    note = version_note(entry, lang)
+    return SourceLine(label, entry.url or entry.source_url, note, original_url(entry) if note else "")
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a chat reply says, in one language."""
+
+    lang: str
+    notice: str  # the line it opens with: the FAQ has no confident answer, or the named framework's FAQ lacks it
+    best: Entry | None  # the entry whose answer is the reply; None when the FAQ has no confident answer
+    entries: tuple[Hit, ...]  # beside an answer, the related entries; without one, the nearest
+    pending: bool = False  # a written answer follows (an LLM is configured)
+
+    @property
+    def answered(self) -> bool:
+        return self.best is not None
+
+
+def reply_to(
+    hits: Sequence[Hit], answered: bool, lang: str, note: str = "", pending: bool = False, related: int = RELATED
+) -> Reply:
+    """The reply for a search's hits (in `lang`): the best entry and up to `related` others, or a notice and the nearest.
+
+    `note` says the framework the question names has no answer in its FAQ (`elsewhere_note`)."""
+    if not answered or not hits:
+        return Reply(lang, note or words("chat_no_answer", lang), None, tuple(hits[:NEAREST]))
+    return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending)
 
 
 @dataclass(frozen=True)
@@ -46,8 +107,8 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         note = [f"*{elsewhere}*", ""] if elsewhere else []
         said = version_note(best, lang) if lang in LANGS else ""
         note += [f"*{said}*", ""] if said else []
-        where = " · ".join(filter(None, (best.source_title_in(lang), best.source_version)))
-        lines = note + [best.answer.strip(), "", f"{words('answer_source', lang)}: [{where}]({best.url})"]
+        source = source_line(best, lang)
+        lines = note + [best.answer.strip(), "", f"{words('answer_source', lang)}: [{source.label}]({source.url})"]
         if len(hits) > 1:
             lines += ["", f"{words('answer_related', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
         return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence)

@@ -38,6 +38,7 @@ from .deps import app_settings
 from .exceptions import ServerError
 from .headers import SECURITY_HEADERS
 from .rendering.templates import page
+from .replays import guard_of
 from .schemas import ErrorOut
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "MCP_PATH",
     "STATUS",
     "status_of",
+    "log_refusal",
 ]
 
 log = logging.getLogger("kb.server")
@@ -125,8 +127,25 @@ def _wants_json(request: Request) -> bool:
     return "application/json" in accept and "text/html" not in accept
 
 
+def log_refusal(request: Request, exc: ServerError) -> None:
+    """A channel's refusal (`exc.channel`) logged within that channel's budget: one line per route and cause a window.
+
+    The platforms' routes are not rate-limited (their servers send every asker's requests), so their log lines are."""
+    guard = guard_of(request.app, exc.channel)
+    if guard is None:
+        return
+    path = request.url.path
+    client = request.client.host if request.client else "?"
+    sender = exc.sender.format(path=path) or f"{exc.channel} request to {path}"
+    guard.refused.warning(log, "%s from %s refused: %s", sender, client, exc, cause=f"{path} {exc.cause}")
+
+
 async def handle_error(request: Request, exc: Exception) -> Response:
     status, message = describe(exc)
+    if isinstance(exc, ServerError):
+        message = exc.said  # a platform's refusal says what was not valid: "not a valid Slack request: ..."
+        if exc.channel:
+            log_refusal(request, exc)
     if status >= 500:
         log.error(
             "%s %s: %s", request.method, request.url.path, message, exc_info=not isinstance(exc, (KBError, ServerError))

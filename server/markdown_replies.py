@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from kb.answer import Reply, source_line
 from kb.hits import Hit
 from kb.provenance import original_label
 
 from .permalinks import permalink
 from .rendering.strings import Translator
-from .replies import Reply, shorten, source_of
+from .replies import shorten
 
 __all__ = ["Parts", "parts_of", "written_parts", "entry_list", "link", "ANSWER_LIMIT"]
 
@@ -80,7 +81,7 @@ def parts_of(reply: Reply, root: str, escape: Escape = _same, limit: int = ANSWE
         return Parts(notice, "", "", "", nearest, "")
     page = permalink(root, best.id)
     answer, cut = shorten(best.answer.strip() or "…", limit)
-    source = source_of(best, reply.lang)
+    source = source_line(best, reply.lang)
     colon = "：" if reply.lang == "zh" else ": "
     cited = f"{escape(t('chat_source'))}{colon}{link(source.url, source.label, escape)}"
     if source.note:

@@ -165,8 +165,3 @@ class LogBudget:
             message += f" ({held} more like this not logged)"
         log.warning(message, *args)
         return True
-
-
-def refusal_cause(path: str, refusal: Exception) -> str:
-    """A refused request's cause, for its log budget: the route's path and the kind of refusal."""
-    return f"{path} {type(refusal).__name__}"

@@ -9,6 +9,9 @@ may carry are accepted for), at most `MAX_IDS` of them, the oldest forgotten fir
 kept of each is a fixed-size hash, whatever the length of the id a request names.
 Each server process remembers its own: behind a load balancer, a retry that reaches
 another replica is answered there too.
+
+A channel's `install` keeps its `Guard` on the app (`keep_guard`), where the one error handler finds
+it (`guard_of`) to log a request the channel refused within that channel's budget.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from .ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
 
-__all__ = ["Replays", "Guard", "MAX_IDS"]
+__all__ = ["Replays", "Guard", "MAX_IDS", "keep_guard", "guard_of"]
 
 MAX_IDS = 100_000
 
@@ -65,3 +68,17 @@ class Guard:
     replays: Replays
     chats: ClientLimit = field(default_factory=lambda: ClientLimit(*CHAT_LIMIT))
     refused: LogBudget = field(default_factory=LogBudget)
+
+
+def keep_guard(app: Any, channel: str, guard: Guard) -> Guard:
+    """Keep `guard` on the app (a FastAPI app) as `channel`'s; `guard` back."""
+    if not hasattr(app.state, "guards"):
+        app.state.guards = {}
+    app.state.guards[channel] = guard
+    return guard
+
+
+def guard_of(app: Any, channel: str) -> Guard | None:
+    """The `Guard` `channel` keeps on the app, or None (the channel is off)."""
+    guards: dict[str, Guard] = getattr(app.state, "guards", {})
+    return guards.get(channel)

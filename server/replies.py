@@ -2,8 +2,8 @@
 
 A question asked in a chat is searched through the library's front door (`kb.asking`), so it
 is recorded with its channel (and, where a setting asks, its conversation), and answered in
-the language it was asked in: one language per reply (`Asked`). `reply_to` decides what the
-reply holds: the best entry's answer, its source and related entries; or, when the FAQ has
+the language it was asked in: one language per reply (`Asked`). `kb.answer.reply_to` decides what
+the reply holds: the best entry's answer, its source and related entries; or, when the FAQ has
 no confident answer, a line saying so (or that the FAQ of the framework the question names
 does not cover it) and the nearest entries. Each platform writes a `Reply` in its own markup
 (server/channels/slack/blocks.py, server/channels/feishu/card.py, server/channels/dingtalk/markdown.py). With an LLM
@@ -15,19 +15,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from dataclasses import dataclass
-from typing import Awaitable, Callable, Sequence
+from typing import Awaitable, Callable
 
 from fastapi import BackgroundTasks
 
 from kb import asking
-from kb.answer import RELATED
+from kb.answer import NEAREST, RELATED, Reply, reply_to
 from kb.chat import SOURCES_PER_ANSWER, Chat, ChatReply, Turn
-from kb.entries import Entry
 from kb.errors import QueryError
 from kb.events import Events
-from kb.hits import Hit
-from kb.provenance import original_url, version_note
 from kb.text import detect_lang
 
 from .permalinks import permalinks
@@ -35,10 +31,6 @@ from .rendering.strings import Translator
 
 __all__ = [
     "Asked",
-    "Reply",
-    "Source",
-    "reply_to",
-    "source_of",
     "written",
     "asks_for_help",
     "help_lang",
@@ -52,52 +44,7 @@ log = logging.getLogger("kb.server")
 
 HELP_WORDS = {"help", "-h", "--help", "?", "帮助", "用法"}
 RELATED_SHOWN = RELATED  # related entries beside an answer: as many as the pages and the API give
-NEAREST_SHOWN = 3  # entries offered when the FAQ has no confident answer
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where an entry's answer comes from, as a reply cites it."""
-
-    label: str  # the source's title in the reader's language and its version: "slime 问答 · 2025-06-30"
-    url: str  # the entry's deep link, else its document
-    note: str  # the text is a translation, or in another language than the reader's ("" when neither)
-    original: str  # with a note about a translation: the original's URL ("" for none)
-
-
-def source_of(entry: Entry, lang: str) -> Source:
-    """The source line of `entry` (as given) for a reader of `lang`."""
-    label = " · ".join(filter(None, (entry.source_title_in(lang), entry.source_version)))
-    note = version_note(entry, lang)
-    return Source(label, entry.url or entry.source_url, note, original_url(entry) if note else "")
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What a chat reply says, in one language."""
-
-    lang: str
-    notice: (
-        str  # the line it opens with: the FAQ has no confident answer, or the named framework's FAQ does not cover it
-    )
-    best: Entry | None  # the entry whose answer is the reply; None when the FAQ has no confident answer
-    entries: tuple[Hit, ...]  # beside an answer, the related entries; without one, the nearest
-    pending: bool = False  # a written answer follows (an LLM is configured)
-
-    @property
-    def answered(self) -> bool:
-        return self.best is not None
-
-
-def reply_to(
-    hits: Sequence[Hit], answered: bool, lang: str, note: str = "", pending: bool = False, related: int = RELATED_SHOWN
-) -> Reply:
-    """The reply for a search's hits (in `lang`): the best entry and up to `related` others, or a notice and the nearest.
-
-    `note` says the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)."""
-    if not answered or not hits:
-        return Reply(lang, note or Translator(lang)("chat_no_answer"), None, tuple(hits[:NEAREST_SHOWN]))
-    return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending)
+NEAREST_SHOWN = NEAREST  # entries offered when the FAQ has no confident answer
 
 
 def asks_for_help(text: str) -> bool:

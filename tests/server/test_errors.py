@@ -1,14 +1,21 @@
-"""The one handler's statuses: by exception class, through the class hierarchy; the server's errors apart from the library's."""
+"""The one handler's statuses: by exception class, through the class hierarchy; the server's errors apart from the
+library's; a platform's refusal answered and logged within its channel's budget."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from kb.errors import EntryNotFound, KBError, QueryError, SettingsError
 from server.channels.slack.payload import BadSlackPayload
 from server.channels.slack.signature import BadSlackSignature
-from server.errors import STATUS, describe, status_of
+from server.errors import STATUS, describe, install_error_handler, status_of
 from server.exceptions import ServerError
+from server.ratelimit import LogBudget
+from server.replays import Guard, Replays, keep_guard
 
 
 class _NarrowQuery(QueryError):
@@ -41,3 +48,25 @@ def test_the_servers_errors_are_not_the_librarys() -> None:
 
 def test_an_unknown_exception_is_an_internal_error_without_its_text() -> None:
     assert describe(RuntimeError("secret detail")) == (500, "internal error")
+
+
+def test_a_platform_refusal_is_answered_with_its_status_and_logged_within_its_channels_budget(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """No route catches it: the one handler answers with the refusal's status and logs one line within the budget
+    the channel keeps (here one line a minute), however many such requests come."""
+    app = FastAPI()
+    install_error_handler(app)
+    keep_guard(app, "slack", Guard(Replays(60), refused=LogBudget(lines=1)))
+
+    @app.post("/slack/command")
+    async def command() -> None:
+        raise BadSlackSignature("the X-Slack-Signature header is missing")
+
+    with caplog.at_level(logging.WARNING, logger="kb.server"):
+        responses = [TestClient(app).post("/slack/command") for _ in range(3)]
+    said = "not a valid Slack request: the X-Slack-Signature header is missing"
+    assert [(r.status_code, r.json()) for r in responses] == [(401, {"ok": False, "error": said, "status": 401})] * 3
+    assert [r.getMessage() for r in caplog.records] == [
+        "Slack request to /slack/command from testclient refused: the X-Slack-Signature header is missing"
+    ]

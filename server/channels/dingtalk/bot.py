@@ -1,4 +1,4 @@
-"""The DingTalk robot of one server: its app, where it may post, the messages seen, each conversation's limit."""
+"""The DingTalk robot of one server: its app, where it may post, the messages seen, each conversation's limit, its flow."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from ...replays import Guard, Replays
 from ...settings import ServerSettings
+from ..bot_flow import BotFlow
+from .markdown import DingTalkReplies
 from .signature import MAX_AGE_MS
 from .webhook import SessionWebhook
 
@@ -19,6 +21,10 @@ class DingTalkBot:
     webhook: SessionWebhook
     # A message id is remembered as long as a signature of its time may be taken: an hour either side.
     guard: Guard = field(default_factory=lambda: Guard(Replays(2 * MAX_AGE_MS / 1000)))
+    flow: BotFlow = field(init=False)  # the chat bots' flow, in its Markdown
+
+    def __post_init__(self) -> None:
+        self.flow = BotFlow("dingtalk", "DingTalk", self.guard, DingTalkReplies())
 
     @classmethod
     def of(cls, settings: ServerSettings) -> "DingTalkBot | None":

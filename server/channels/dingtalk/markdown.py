@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from kb.answer import Reply
+from kb.chat import ChatReply
 from kb.hits import Hit
 
 from ...markdown_replies import parts_of, written_parts
 from ...rendering.strings import LANGS, Translator
-from ...replies import Reply
 
-__all__ = ["answer_message", "written_message", "help_message", "notice_message", "TITLE_LIMIT"]
+__all__ = ["DingTalkReplies", "answer_message", "written_message", "help_message", "notice_message", "TITLE_LIMIT"]
 
 TITLE_LIMIT = 60  # characters of a notification's title
 
@@ -49,3 +50,19 @@ def help_message(lang: str | None = None) -> Message:
 def notice_message(text: str) -> Message:
     """A short reply (an error, a limit), `text` shown as written."""
     return _message(text, text)
+
+
+class DingTalkReplies:
+    """The chat bots' flow (server/channels/bot_flow.py) in DingTalk's Markdown messages."""
+
+    def answer(self, reply: Reply, question: str, root: str) -> Message:
+        return answer_message(reply, root)
+
+    def written(self, reply: ChatReply, lang: str, question: str, root: str) -> Message:
+        return written_message(reply.answer, reply.sources, lang, root)
+
+    def help(self, lang: str | None) -> Message:
+        return help_message(lang)
+
+    def notice(self, text: str) -> Message:
+        return notice_message(text)

@@ -22,6 +22,8 @@ class BadDingTalkPayload(ServerError):
     """A body that is not JSON or not of the shape DingTalk sends; the message names the field."""
 
     status = 400
+    channel = "dingtalk"
+    sender = "DingTalk request to {path}"
 
 
 class _Loose(BaseModel):

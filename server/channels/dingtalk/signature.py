@@ -27,6 +27,9 @@ class BadDingTalkSignature(ServerError):
     """A message that does not carry a valid, fresh DingTalk signature; the message says which part failed."""
 
     status = 401
+    channel = "dingtalk"
+    sender = "DingTalk request to {path}"
+    refusal = "not a valid DingTalk request"
 
 
 def sign(secret: str, timestamp: str) -> str:

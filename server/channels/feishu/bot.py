@@ -1,4 +1,4 @@
-"""The Feishu bot of one server: what reads Feishu's requests, what sends the cards, the events seen, each chat's limit."""
+"""The Feishu bot of one server: what reads Feishu's requests, what sends the cards, the events seen, each chat's limit, its flow."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from ...replays import Guard, Replays
 from ...settings import ServerSettings
+from ..bot_flow import BotFlow
+from .card import FeishuCards
 from .client import FeishuClient
 from .events import MAX_AGE_SECONDS, FeishuEvents
 
@@ -22,6 +24,10 @@ class FeishuBot:
     events: FeishuEvents
     client: FeishuClient
     guard: Guard = field(default_factory=lambda: Guard(Replays(REMEMBERED_SECONDS)))
+    flow: BotFlow = field(init=False)  # the chat bots' flow, in cards
+
+    def __post_init__(self) -> None:
+        self.flow = BotFlow("feishu", "Feishu", self.guard, FeishuCards())
 
     @classmethod
     def of(cls, settings: ServerSettings) -> "FeishuBot | None":

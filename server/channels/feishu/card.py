@@ -14,13 +14,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from kb.answer import Reply
+from kb.chat import ChatReply
 from kb.hits import Hit
 
 from ...markdown_replies import Parts, parts_of, written_parts
 from ...rendering.strings import LANGS, Translator
-from ...replies import Reply
 
 __all__ = [
+    "FeishuCards",
     "answer_card",
     "written_card",
     "notice_card",
@@ -159,3 +161,19 @@ def help_card(lang: str | None = None) -> Card:
 def notice_card(text: str) -> Card:
     """A short reply (an error, a limit), `text` shown as written."""
     return _card([_markdown(card_markdown(text))])
+
+
+class FeishuCards:
+    """The chat bots' flow (server/channels/bot_flow.py) in Feishu's cards."""
+
+    def answer(self, reply: Reply, question: str, root: str) -> Card:
+        return answer_card(reply, question, root)
+
+    def written(self, reply: ChatReply, lang: str, question: str, root: str) -> Card:
+        return written_card(reply.answer, reply.sources, lang, question, root)
+
+    def help(self, lang: str | None) -> Card:
+        return help_card(lang)
+
+    def notice(self, text: str) -> Card:
+        return notice_card(text)

@@ -59,11 +59,18 @@ class BadFeishuRequest(ServerError):
     """A request that is not a valid, fresh one from Feishu; the message says which part failed, `cause` what kind
     of refusal it is (`unverified`, `unreadable` or `stale`: each has its own budget of log lines)."""
 
+    status = 401
+    channel = "feishu"
+    sender = "Feishu request"
+    refusal = "not a valid Feishu request"
+
     def __init__(self, message: str, cause: str = "unverified"):
         super().__init__(message)
-        self.cause = cause
+        self.kind = cause
 
-    status = 401
+    @property
+    def cause(self) -> str:
+        return self.kind
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 Feishu posts every event and card callback to this one URL (server/channels/feishu/events.py reads and
 verifies them). It waits 3 seconds for an event's answer and sends the event again without
-one, so a question is acknowledged at once and answered in the background: its reply is a
+one, so a question is acknowledged at once and answered in the background (the chat bots' flow,
+server/channels/bot_flow.py, `answer_later`): its reply is a
 card sent through the open platform's API (server/channels/feishu/client.py) as a reply to the
 question, and with an LLM a second card with the written answer follows. An event is
 answered once: another delivery of an event id (Feishu's retry, or a replay) is acknowledged
@@ -12,27 +13,24 @@ is answered with a toast.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Annotated, Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Request
 
-from kb.chat import Chat
-from kb.errors import QueryError
-from kb.events import Events, Voted
+from kb.events import Voted
 from kb.insights.service import Insights
-from kb.text import detect_lang
 
 from ...deps import ChatDep, EventsDep, InsightsDep, base_url
-from ...rendering.strings import Translator
-from ...replies import Asked, asks_for_help, help_lang, written
+from ...replays import keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...votes import bot_vote
+from ..bot_flow import BotMessage
 from .bot import FeishuBot
-from .card import answer_card, button_vote, help_card, notice_card, written_card
-from .events import BadFeishuRequest, Challenge, Message, Other, Press
+from .card import button_vote
+from .events import Challenge, Other, Press
 
 __all__ = ["router", "install"]
 
@@ -45,7 +43,9 @@ _TAKEN = {"msg": "ok"}
 
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The bot its routes answer with (lark-oapi is imported with it, only when the bot is on)."""
-    app.state.feishu = FeishuBot.of(settings)
+    app.state.feishu = bot = FeishuBot.of(settings)
+    if bot is not None:
+        keep_guard(app, "feishu", bot.guard)
 
 
 async def get_feishu(request: Request) -> FeishuBot:
@@ -55,39 +55,6 @@ async def get_feishu(request: Request) -> FeishuBot:
 
 
 FeishuDep = Annotated[FeishuBot, Depends(get_feishu)]
-
-
-async def _send(bot: FeishuBot, message_id: str, card: dict[str, Any]) -> None:
-    await run_in_threadpool(bot.client.reply, message_id, card)
-
-
-async def _answer(bot: FeishuBot, chat: Chat, events: Events, message: Message, root: str) -> None:
-    """Background task: the answer to a message, sent as a card; with an LLM, the written answer follows."""
-    text = message.text
-    if message.kind not in ("text", "post"):  # an image, a file, a sticker: no text to tell the language by
-        both = "\n\n".join(Translator(lang)("bot_text_only") for lang in ("en", "zh"))
-        await _send(bot, message.message_id, notice_card(both))
-        return
-    if asks_for_help(text):
-        await _send(bot, message.message_id, help_card(help_lang(text)))
-        return
-    asked = Asked(chat, events, text, "feishu", (message.tenant, message.chat_id))
-    t = Translator(asked.lang)
-    try:
-        turn = await asked.turn()
-    except QueryError as exc:
-        await _send(bot, message.message_id, notice_card(exc.message))
-        return
-    assert turn is not None  # waited for as long as it took
-    pending = chat.writes(turn)
-    await _send(bot, message.message_id, answer_card(asked.reply(turn, pending), text, root))
-    if pending:
-        reply = await run_in_threadpool(written, chat, turn, root, "Feishu")
-        if reply is None:
-            card = notice_card(t("bot_llm_failed"))
-        else:
-            card = written_card(reply.answer, reply.sources, turn.lang, text, root)
-        await _send(bot, message.message_id, card)
 
 
 async def _vote(request: Request, press: Press, insights: Insights) -> dict[str, Any]:
@@ -112,12 +79,7 @@ async def feishu_events(
 ) -> Any:
     """Take an event or a card callback from Feishu (verified with the app's token and Encrypt Key)."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
-    try:
-        received = bot.events.read(request.headers, body)
-    except BadFeishuRequest as exc:
-        client = request.client.host if request.client else "?"
-        bot.guard.refused.warning(log, "Feishu request from %s refused: %s", client, exc, cause=exc.cause)
-        raise HTTPException(401, f"not a valid Feishu request: {exc}") from None
+    received = bot.events.read(request.headers, body)  # else `BadFeishuRequest`, a 401 (server/errors.py)
     if isinstance(received, Challenge):
         return {"challenge": received.challenge}
     if isinstance(received, Other):
@@ -130,11 +92,10 @@ async def feishu_events(
         return await _vote(request, received, insights)
     if received.chat_type != "p2p" and not received.mentioned:
         return _TAKEN  # a group message the bot is not asked in
-    waiting = bot.guard.chats.wait(received.chat_id)
-    if waiting:
-        t = Translator(detect_lang(received.text))
-        card = notice_card(t("bot_busy", limit=bot.guard.chats.limit, retry=waiting))
-        background.add_task(_send, bot, received.message_id, card)
-        return _TAKEN
-    background.add_task(_answer, bot, chat, events, received, base_url(request))
+    kind = "text" if received.kind in ("text", "post") else received.kind  # an image, a file, a sticker: no text
+    message = BotMessage(
+        received.text.strip() if kind == "text" else "", (received.tenant, received.chat_id), kind=kind
+    )
+    send = functools.partial(bot.client.reply, received.message_id)
+    background.add_task(bot.flow.answer_later, chat, events, message, base_url(request), send)
     return _TAKEN

@@ -19,6 +19,8 @@ class BadGitHubEvent(ServerError):
     """A body that is not JSON, or not of the shape GitHub sends for its event; the message names the field."""
 
     status = 400
+    channel = "github"
+    sender = "GitHub delivery"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from kb.knowledge import KnowledgeBase
 
 from ...deps import EventsDep, KBDep, base_url, get_insights
 from ...link_deps import served_at_once
-from ...replays import Guard, Replays
+from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...syncing import PushSyncs
@@ -36,7 +36,7 @@ from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
 from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
 from .push import followed, read_push, sources_pushed
-from .signature import BadGitHubSignature, verify
+from .signature import verify
 
 __all__ = ["router", "install", "start", "REPLAY_WINDOW"]
 
@@ -51,7 +51,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut}, 401: {"mod
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The deliveries seen, the log budget for refused ones, the syncs pushes ask for, and the API: as a GitHub App
     (its installation tokens) when KB_GITHUB_APP_ID is set, else with KB_GITHUB_TOKEN, else none (nothing is posted)."""
-    app.state.github = Guard(Replays(REPLAY_WINDOW))
+    app.state.github = keep_guard(app, "github", Guard(Replays(REPLAY_WINDOW)))
     app.state.github_pushes = PushSyncs(settings)
     app.state.github_connections = connections(settings.github_api_url)
     app.state.github_tokens = (
@@ -168,12 +168,7 @@ async def webhook(
     settings: ServerSettings = request.app.state.settings
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
     headers = request.headers
-    try:
-        verify(settings.github_webhook_secret, headers.get("x-hub-signature-256"), body)
-    except BadGitHubSignature as exc:
-        client = request.client.host if request.client else "?"
-        guard.refused.warning(log, "GitHub delivery from %s refused: %s", client, exc)
-        raise HTTPException(401, f"not a valid GitHub delivery: {exc}") from None
+    verify(settings.github_webhook_secret, headers.get("x-hub-signature-256"), body)  # else a 401 (server/errors.py)
     delivery = headers.get("x-github-delivery", "")
     if not delivery:
         raise BadGitHubEvent("the X-GitHub-Delivery header is missing")

@@ -15,6 +15,9 @@ class BadGitHubSignature(ServerError):
     """A delivery that does not carry a valid signature of its body; the message says which part failed."""
 
     status = 401
+    channel = "github"
+    sender = "GitHub delivery"
+    refusal = "not a valid GitHub delivery"
 
 
 def sign(secret: str, body: bytes) -> str:

@@ -12,16 +12,20 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from kb.answer import Reply, reply_to, source_line
+from kb.chat import ChatReply
 from kb.entries import Entry
 from kb.hits import Hit
 from kb.provenance import original_label
 
 from ...rendering.strings import LANGS, Translator
-from ...replies import RELATED_SHOWN, reply_to, source_of
+from ...replies import RELATED_SHOWN
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [
     "answer_message",
+    "reply_message",
+    "SlackReplies",
     "written_message",
     "shared_message",
     "help_message",
@@ -70,7 +74,7 @@ def _answer(markdown: str, more_url: str, t: Translator) -> dict[str, Any]:
 
 
 def _source(entry: Entry, t: Translator) -> dict[str, Any]:
-    source = source_of(entry, t.lang)
+    source = source_line(entry, t.lang)
     colon = "：" if t.lang == "zh" else ": "
     note = f"\n{escape(source.note)}" if source.note else ""
     if source.original:
@@ -132,8 +136,12 @@ def answer_message(
     saying a written answer follows (when an LLM is configured). `note` says the framework
     the question names has no answer in its FAQ (`kb.answer.elsewhere_note`).
     """
-    t = Translator(lang)
-    reply = reply_to(hits, answered, lang, note, pending, RELATED_SHOWN)
+    return reply_message(reply_to(hits, answered, lang, note, pending, RELATED_SHOWN), root)
+
+
+def reply_message(reply: Reply, root: str) -> Message:
+    """The reply to a question as `answer_message` writes it, from the reply itself."""
+    t = Translator(reply.lang)
     best = reply.best
     if best is None:
         blocks = [_section(escape(reply.notice))]
@@ -184,3 +192,19 @@ def help_message(lang: str | None = None) -> Message:
 def notice_message(text: str) -> Message:
     """A short ephemeral reply (an error, a thank-you), `text` shown as written."""
     return _message(text, [_section(escape(text))])
+
+
+class SlackReplies:
+    """The chat bots' flow (server/channels/bot_flow.py) in Block Kit."""
+
+    def answer(self, reply: Reply, question: str, root: str) -> Message:
+        return reply_message(reply, root)
+
+    def written(self, reply: ChatReply, lang: str, question: str, root: str) -> Message:
+        return written_message(reply.answer, reply.sources, lang, root)
+
+    def help(self, lang: str | None) -> Message:
+        return help_message(lang)
+
+    def notice(self, text: str) -> Message:
+        return notice_message(text)

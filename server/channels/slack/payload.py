@@ -22,6 +22,8 @@ class BadSlackPayload(ServerError):
     """A payload that is not JSON or not of the shape Slack sends; the message names the field."""
 
     status = 400
+    channel = "slack"
+    sender = "Slack request to {path}"
 
 
 class _Loose(BaseModel):

@@ -5,6 +5,7 @@ within Slack's 3-second limit: retrieval is enough for the reply itself; a writt
 answer, a shared answer and a thank-you go to the request's `response_url` afterwards,
 as background tasks that run once the response has been sent. A search that overruns
 `ACK_SECONDS` (a machine under load) is acknowledged at once and answered the same way.
+The command is answered by the chat bots' one flow (server/channels/bot_flow.py, `respond`).
 As every chat bot, a command is answered once (its `trigger_id` sent again is not) and each
 channel asks at most `CHAT_LIMIT` questions a minute.
 """
@@ -17,35 +18,30 @@ from typing import Annotated, Any
 from urllib.parse import parse_qs
 
 import httpx
-from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
-from kb.chat import Chat, Turn
-from kb.errors import EntryNotFound, QueryError
+from kb.errors import EntryNotFound
 from kb.events import Voted
-from kb.text import detect_lang
 
 from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
 from ...outbound import Outbound
-from ...ratelimit import LogBudget, refusal_cause
+from ...ratelimit import LogBudget
 from ...rendering.strings import Translator
-from ...replays import Guard, Replays
-from ...replies import Asked, asks_for_help, help_lang, written
+from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...votes import bot_vote
+from ..bot_flow import BotFlow, BotMessage
 from .blocks import (
     RELATED_SHOWN,
+    SlackReplies,
     actions_lang,
-    answer_message,
-    help_message,
     notice_message,
     shared_message,
-    written_message,
 )
-from .payload import BadSlackPayload, block_actions
-from .signature import MAX_AGE_SECONDS, BadSlackSignature, verify
+from .payload import block_actions
+from .signature import MAX_AGE_SECONDS, verify
 
 __all__ = ["router", "install", "post_to_slack", "ResponseUrls", "POST_TIMEOUT", "ACK_SECONDS"]
 
@@ -60,7 +56,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"mod
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """What the routes keep between requests, as every chat bot does (`Guard`): the commands' trigger ids (one
     sent again is not answered again), each channel's limit, the budget of log lines for refused requests."""
-    app.state.slack = Guard(Replays(2 * MAX_AGE_SECONDS))
+    app.state.slack = keep_guard(app, "slack", Guard(Replays(2 * MAX_AGE_SECONDS)))
+    app.state.slack_flow = BotFlow("slack", "Slack", app.state.slack, SlackReplies())
     app.state.slack_response_urls = ResponseUrls(settings.slack_response_base)
 
 
@@ -68,27 +65,10 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
     """The form fields of a request Slack signed: 401 when unsigned, badly signed or stale."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read
     headers = request.headers
-    try:
-        # Over the raw bytes, before anything is parsed.
-        verify(
-            settings.slack_signing_secret,
-            headers.get("x-slack-request-timestamp"),
-            headers.get("x-slack-signature"),
-            body,
-        )
-    except BadSlackSignature as exc:
-        client = request.client.host if request.client else "?"
-        # Slack routes are not rate-limited (Slack retries on its own schedule), so the log lines are.
-        guard: Guard = request.app.state.slack
-        guard.refused.warning(
-            log,
-            "Slack request to %s from %s refused: %s",
-            request.url.path,
-            client,
-            exc,
-            cause=refusal_cause(request.url.path, exc),
-        )
-        raise HTTPException(401, f"not a valid Slack request: {exc}") from None
+    # Over the raw bytes, before anything is parsed; a `BadSlackSignature` is answered 401 (server/errors.py).
+    verify(
+        settings.slack_signing_secret, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"), body
+    )
     fields = parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True)
     return {name: values[-1] for name, values in fields.items()}
 
@@ -135,39 +115,6 @@ def post_to_slack(request: Request, response_url: str, message: dict[str, Any]) 
     urls.post(response_url, message)
 
 
-def _write_answer(request: Request, chat: Chat, turn: Turn, root: str, response_url: str) -> None:
-    """Background task: the LLM's answer from the entries already shown, posted to `response_url`."""
-    reply = written(chat, turn, root, "Slack")
-    if reply is None:
-        post_to_slack(request, response_url, notice_message(Translator(turn.lang)("bot_llm_failed")))
-        return
-    post_to_slack(request, response_url, written_message(reply.answer, reply.sources, turn.lang, root))
-
-
-def _reply(
-    request: Request, asked: Asked, turn: Turn, root: str, response_url: str, background: BackgroundTasks
-) -> dict[str, Any]:
-    """The Block Kit reply for a search; with an LLM, its written answer is scheduled to follow."""
-    answer = turn.extractive
-    pending = asked.chat.writes(turn) and bool(response_url)
-    if pending:
-        background.add_task(_write_answer, request, asked.chat, turn, root, response_url)
-    return answer_message(answer.sources, answer.answered, turn.lang, root, pending=pending, note=answer.note)
-
-
-async def _reply_late(request: Request, asked: Asked, root: str, response_url: str) -> None:
-    """Background task: the reply to a search that overran `ACK_SECONDS`, posted to `response_url`."""
-    later = BackgroundTasks()
-    try:
-        turn = await asked.turn()
-        assert turn is not None  # waited for as long as it took
-        message = _reply(request, asked, turn, root, response_url, later)
-    except QueryError as exc:
-        message = notice_message(exc.message)
-    await run_in_threadpool(post_to_slack, request, response_url, message)
-    await later()
-
-
 @router.post("/command", response_class=JSONResponse, responses=_ERRORS)
 async def command(
     request: Request, form: SlackFormDep, chat: ChatDep, events: EventsDep, background: BackgroundTasks
@@ -175,28 +122,13 @@ async def command(
     """Answer a `/faq` slash command from Slack (signed by Slack)."""
     if form.get("ssl_check"):
         return Response(status_code=200)
-    text = form.get("text", "").strip()
-    if asks_for_help(text):
-        return help_message(help_lang(text))
-    guard: Guard = request.app.state.slack
-    trigger = form.get("trigger_id", "")
-    if trigger and not guard.replays.first(trigger):
-        log.info("Slack command %s was sent before; not answered again", trigger[:40])
-        return Response(status_code=200)
-    team, channel = form.get("team_id", ""), form.get("channel_id", "")
-    waiting = guard.chats.wait(f"{team} {channel}")
-    if waiting:
-        t = Translator(detect_lang(text))
-        return notice_message(t("bot_busy", limit=guard.chats.limit, retry=waiting))
-    root = base_url(request)
+    chat_id = (form.get("team_id", ""), form.get("channel_id", ""))
+    message = BotMessage(form.get("text", "").strip(), chat_id, form.get("trigger_id", ""))
     urls: ResponseUrls = request.app.state.slack_response_urls
     response_url = urls.usable(form.get("response_url", ""))  # a written or late answer follows only to Slack
-    asked = Asked(chat, events, text, "slack", (team, channel))
-    late = functools.partial(_reply_late, request, asked, root, response_url)
-    turn = await asked.in_time(ACK_SECONDS if response_url else None, late, background, "Slack")
-    if isinstance(turn, str):
-        return notice_message(turn)
-    return _reply(request, asked, turn, root, response_url, background)
+    send = functools.partial(urls.post, response_url) if response_url else None
+    flow: BotFlow = request.app.state.slack_flow
+    return await flow.respond(chat, events, message, base_url(request), ACK_SECONDS, send, background)
 
 
 @router.post("/interactive", responses={400: {"model": ErrorOut}, **_ERRORS})
@@ -204,20 +136,7 @@ async def interactive(
     request: Request, form: SlackFormDep, kb: KBDep, insights: InsightsDep, background: BackgroundTasks
 ) -> Response:
     """Handle a button on a `/faq` reply: share it in the channel, or helpful / not helpful."""
-    try:
-        payload = block_actions(form.get("payload", ""))
-    except BadSlackPayload as exc:  # signed, yet not an interaction: a 400, one line within the budget
-        client = request.client.host if request.client else "?"
-        guard: Guard = request.app.state.slack
-        guard.refused.warning(
-            log,
-            "Slack request to %s from %s refused: %s",
-            request.url.path,
-            client,
-            exc,
-            cause="/slack/interactive payload",
-        )
-        raise HTTPException(400, str(exc)) from None
+    payload = block_actions(form.get("payload", ""))  # signed, yet not an interaction: `BadSlackPayload`, a 400
     if payload is None:
         return Response(status_code=200)  # other interaction types are not ours
     response_url, user_id = payload.response_url, payload.user.id

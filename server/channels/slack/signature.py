@@ -23,6 +23,9 @@ class BadSlackSignature(ServerError):
     """A request that does not carry a valid, fresh Slack signature; the message says which part failed."""
 
     status = 401
+    channel = "slack"
+    sender = "Slack request to {path}"
+    refusal = "not a valid Slack request"
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:

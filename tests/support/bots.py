@@ -45,6 +45,7 @@ class Harness:
     label = ""  # as the bot's errors name the platform
     path = ""  # where the platform posts messages
     off_error = ""  # the 404's error when the bot's settings are not set
+    off_log = ""  # the line logged at start-up then
     partial: tuple[dict[str, str], str] | None = None  # settings that are not all of them, and the refusal
     ack_window: str | None = None  # the module whose ACK_SECONDS bounds the wait for a search, if any
     late_notice = True  # whether a search that overruns is acknowledged with "still looking"
@@ -87,6 +88,7 @@ class Harness:
 class SlackHarness(Harness):
     name, label, path = "slack", "Slack", "/slack/command"
     off_error = "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret"
+    off_log = "Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404"
     ack_window = "server.channels.slack.routes"
 
     def __init__(self, serve: Callable[[Any], Any]):
@@ -141,6 +143,7 @@ class SlackHarness(Harness):
 class FeishuHarness(Harness):
     name, label, path = "feishu", "Feishu", "/feishu/events"
     off_error = "the Feishu bot is off: set KB_FEISHU_APP_ID, KB_FEISHU_APP_SECRET and KB_FEISHU_VERIFICATION_TOKEN"
+    off_log = "Feishu bot off: KB_FEISHU_APP_ID is not set, so /feishu/events answers 404"
     partial = (
         {"feishu_app_id": "cli_x", "feishu_verification_token": "t"},
         "setting KB_FEISHU_APP_SECRET='': expected a value, since KB_FEISHU_APP_ID is set "
@@ -204,6 +207,7 @@ class FeishuHarness(Harness):
 class DingTalkHarness(Harness):
     name, label, path = "dingtalk", "DingTalk", "/dingtalk/robot"
     off_error = "the DingTalk robot is off: set KB_DINGTALK_APP_KEY and KB_DINGTALK_APP_SECRET"
+    off_log = "DingTalk robot off: KB_DINGTALK_APP_KEY is not set, so /dingtalk/robot answers 404"
     partial = (
         {"dingtalk_app_secret": "s"},
         "setting KB_DINGTALK_APP_KEY='': expected a value, since KB_DINGTALK_APP_SECRET is set "
@@ -270,7 +274,8 @@ class BotServer:
     """The app with one bot on, served by a real uvicorn on a loopback port; `idle` waits for every request it
     took to be done, background tasks included."""
 
-    def __init__(self, serve: Callable[[Any], Any], settings: ServerSettings, harness: Harness):
+    def __init__(self, serve: Callable[..., Any], settings: ServerSettings, harness: Harness | None = None):
+        """`harness`: the bot's, for `send`, `ask` and `seen`; a platform's own tests may post as they need."""
         from server import create_app
 
         self.harness = harness
@@ -300,6 +305,7 @@ class BotServer:
         return httpx.post(self.url + path, content=body, headers=headers, timeout=15)
 
     def send(self, request: Request) -> Sent:
+        assert self.harness is not None
         body, headers, key = request
         return Sent(self.post(self.harness.path, body, headers), key)
 
@@ -309,10 +315,12 @@ class BotServer:
     def seen(self, *sent: Sent) -> list[str]:
         """What the asker sees of these requests (one message, or its deliveries), in order, once all is done:
         the replies in the HTTP responses, then those posted to the platform."""
+        assert self.harness is not None
         self.idle()
         texts = [self.harness.response_text(s.response) for s in sent]
         keys = dict.fromkeys(s.key for s in sent)
-        return [t for t in texts if t is not None] + [t for key in keys for t in self.harness.posted(key)]
+        posted = [t for key in keys for t in self.harness.posted(key)]
+        return [t for t in texts if t is not None] + posted
 
     def rows(self, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
         """The rows `sql` reads from the insights database, once what was queued is written."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
@@ -202,12 +203,44 @@ def test_a_replayed_delivery_is_answered_once(bot: BotServer, harness: Harness, 
 # --- settings --------------------------------------------------------------------------------
 
 
+class Lines(logging.Handler):
+    """The lines logged while it is attached."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture(scope="module")
+def off(settings: ServerSettings) -> Iterator[tuple[TestClient, list[str]]]:
+    """The app with no bot on, and what it logged as it started."""
+    from server import create_app
+
+    logger, lines = logging.getLogger("kb.server"), Lines()
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(lines)
+    try:
+        with TestClient(create_app(settings)) as client:
+            yield client, lines.lines
+    finally:
+        logger.removeHandler(lines)
+        logger.setLevel(level)
+
+
 @every_bot()
-def test_the_bot_is_off_without_its_settings_naming_them(client: TestClient, harness: Harness, name: str) -> None:
+def test_the_bot_is_off_without_its_settings_naming_them(
+    off: tuple[TestClient, list[str]], harness: Harness, name: str
+) -> None:
+    client, logged = off
     body, headers, _ = harness.message(RESUME_EN)
-    response = client.post(harness.path, content=body, headers=headers)  # the suite's app: no bot is on
+    response = client.post(harness.path, content=body, headers=headers)
     assert response.status_code == 404
     assert response.json() == {"ok": False, "status": 404, "error": harness.off_error}
+    assert harness.off_log in logged
 
 
 @every_bot_but(slack="the Slack routes need one setting (KB_SLACK_SIGNING_SECRET): none can be missing beside it")

@@ -310,6 +310,7 @@ class BotServer:
         return Sent(self.post(self.harness.path, body, headers), key)
 
     def ask(self, text: str, chat: str = "") -> Sent:
+        assert self.harness is not None
         return self.send(self.harness.message(text, chat))
 
     def seen(self, *sent: Sent) -> list[str]:

@@ -21,6 +21,7 @@ from kb.evaluate import load_queries
 from kb.scoring import Calibration
 from kb.settings import Settings
 from kbcli.cli import main
+from tests.support.cli import kb
 from tests.support.judges import judge_llm_app
 from tests.support.paths import DATA, ROOT
 from tests.support.ports import free_port, wait_for_port
@@ -107,25 +108,13 @@ def test_kb_calibrate_writes_a_calibration_for_a_small_set(
 def dev_judged(
     settings: Settings, stand_in: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Path, dict[str, str]]]:
-    """`kb calibrate tests/data/dev.jsonl` with the stand-in judge, run as a deployer runs it (a process of its own,
-    the issue's settings), and the environment it ran in."""
+    """`kb calibrate tests/data/dev.jsonl` with the stand-in judge, run as a deployer runs it (the issue's
+    settings), and the environment it ran in."""
     output = tmp_path_factory.mktemp("dev-judged") / "calibration.json"
+    judged = dict(KB_RERANK="llm", KB_LLM_BASE_URL=stand_in, KB_LLM_MODEL="overlap", KB_RERANK_TIMEOUT="1")
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
-    environment.update(
-        KB_DATA_DIR=str(settings.data_dir),
-        KB_RERANK="llm",
-        KB_LLM_BASE_URL=stand_in,
-        KB_LLM_MODEL="overlap",
-        KB_RERANK_TIMEOUT="1",
-    )
-    run = subprocess.run(
-        [str(KB), "calibrate", str(DEV), "--output", str(output)],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    environment.update(KB_DATA_DIR=str(settings.data_dir), **judged)
+    run = kb("calibrate", str(DEV), "--output", str(output), data_dir=settings.data_dir, **judged)
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     yield output, environment
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import kb
+from tests.support.cli import kb, kb_process
 from tests.support.duplicates_faq import ACROSS, CONVERT, CONVERT_AGAIN, URL, WITHIN, intended, write_team_faqs
 from tests.support.paths import ROOT
 from tests.support.ports import free_port, wait_for_port
@@ -195,11 +195,17 @@ def test_bad_setting_is_named(tmp_path):
     assert (run.returncode, run.stderr.strip()) == (2, "kb: error: setting KB_TOP_K='lots': expected a whole number")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("command", ["ingest", "search", "eval", "serve", "export"])
 def test_every_command_has_help(tmp_path, command):
     run = kb(command, "--help", data_dir=tmp_path)
     assert run.returncode == 0 and run.stdout.startswith(f"usage: kb {command}")
+
+
+@pytest.mark.slow
+def test_kb_help_in_a_process_of_its_own(tmp_path):
+    """The command as a user starts it (`python -m kbcli.cli`): its smoke test."""
+    run = kb_process("--help", data_dir=tmp_path)
+    assert run.returncode == 0 and run.stdout.startswith("usage: kb ")
 
 
 @pytest.mark.slow
@@ -244,19 +250,8 @@ def test_search_reads_a_pasted_trace_from_standard_input(settings):
         '  File "/usr/lib/python3/site-packages/sglang/srt/managers/scheduler.py", line 1920, in run_scheduler\n'
         "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "kbcli.cli", "search", "-", "--brief"],
-        cwd=ROOT,
-        input=trace,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={
-            **{k: v for k, v in os.environ.items() if not k.startswith("KB_")},
-            "KB_DATA_DIR": str(settings.data_dir),
-            "KB_ANSWER_PRECISION": "0.25",  # every first hit given: this reads the trace,
-        },
-    )
+    # every first hit given (precision 0.25): this reads the trace
+    run = kb("search", "-", "--brief", data_dir=settings.data_dir, stdin=trace, KB_ANSWER_PRECISION="0.25")
     assert run.returncode == 0, run.stderr
     assert "illegal memory access" in run.stdout.splitlines()[0]
 
@@ -372,10 +367,11 @@ def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
     (theirs / "ops.md").write_text(
         "# Ops\n\n## How do I restart a node?\n\nRun `ops restart NODE`.\n", encoding="utf-8"
     )
-    run = kb("ingest", "--sources", str(mine), "--sources", str(theirs), data_dir=data_dir)
+    # In processes of their own, as a user runs them: the command's smoke test (the rest run in this process).
+    run = kb_process("ingest", "--sources", str(mine), "--sources", str(theirs), data_dir=data_dir)
     assert run.returncode == 0, run.stderr
     assert f"the index holds 2 sources, from {mine}, {theirs}:" in run.stdout
-    assert "ops.md" in kb("search", "restart a node", "--brief", data_dir=data_dir).stdout
+    assert "ops.md" in kb_process("search", "restart a node", "--brief", data_dir=data_dir).stdout
     run = kb("ingest", "--with-shipped", "--sources", str(mine), data_dir=data_dir)
     assert run.returncode == 0, run.stderr
     assert "the index holds 6 sources" in run.stdout and "it replaces an index of team-faq (2), ops (1)" in run.stdout

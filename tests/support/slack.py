@@ -48,10 +48,13 @@ def command_body(text: str, response_url: str = "", **fields: str) -> bytes:
     return urlencode(form).encode()
 
 
-def interaction_body(action_id: str, value: str, response_url: str, block_id: str = "kb_actions:en") -> bytes:
+def interaction_body(
+    action_id: str, value: str, response_url: str, block_id: str = "kb_actions:en", user: str = "U0001"
+) -> bytes:
+    """A button pressed on a `/faq` reply, as Slack sends it (by `user`)."""
     payload = {
         "type": "block_actions",
-        "user": {"id": "U0001", "username": "ada.lovelace"},
+        "user": {"id": user, "username": "ada.lovelace"},
         "container": {"type": "message", "is_ephemeral": True},
         "response_url": response_url,
         "actions": [

@@ -1,190 +1,49 @@
-"""The Feishu (Lark) bot: verified events, cards in the asker's language, votes, and the open platform failing.
+"""The Feishu (Lark) bot as only Feishu has it: encrypted events and their refusals, cards, tokens, the platform failing.
 
-Requests are made here the way Feishu makes them, as its developer guide documents: the
-event JSON encrypted with AES-256-CBC under the SHA-256 of the Encrypt Key (a random IV
-before the ciphertext, PKCS#7 padding, Base64) and signed with the SHA-256 of
-timestamp + nonce + Encrypt Key + body; computed in the test, not by the code under test.
-Feishu's open platform cannot be reached from here, so a small HTTP server on a 127.0.0.1
-port stands in for it (`FeishuStandIn`): it hands out tenant access tokens and takes the
-cards the bot sends as replies, as open.feishu.cn would. The knowledge base runs in a real
-uvicorn on another loopback port.
+What every chat bot does (answers in the asker's language, help, a non-text message, the LLM's
+answer, forged and replayed requests, limits, votes, insights, settings) is tested once for all
+in test_bots.py. Events are encrypted and signed here as Feishu does it, and a small HTTP server
+on a 127.0.0.1 port stands in for its open platform (tests/support/feishu.py); the knowledge base
+runs in a real uvicorn on another loopback port.
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import hashlib
 import importlib
 import json
 import logging
-import os
-import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
-from fastapi import FastAPI, Request
-from fastapi.responses import PlainTextResponse
 from fastapi.testclient import TestClient
 
 from kb.errors import SettingsError
-from server import create_app
-from server.channels.feishu.card import card_markdown, help_card
+from server.channels.feishu.card import card_markdown
 from server.channels.feishu.client import FeishuClient
 from server.settings import ServerSettings
-from tests.support.servers import ServedApp, own_data, top_hits
+from tests.support.bots import BotServer
+from tests.support.feishu import (
+    APP_ID,
+    APP_SECRET,
+    ENCRYPT_KEY,
+    VERIFICATION_TOKEN,
+    FeishuStandIn,
+    encrypt,
+    message_event,
+    message_id,
+    press_event,
+    signed,
+)
+from tests.support.servers import own_data, top_hits
 
-# The SDK keeps tenant access tokens in one cache per process, by app id: each app here has its own id.
-APP_ID = "cli_kb_feishu_test"
 PLAIN_APP_ID = "cli_kb_plain_short"  # its tokens live a second (`expire` 601: the SDK renews ten minutes early)
-APP_SECRET = "feishu-app-secret"
-VERIFICATION_TOKEN = "kb-verification-token"
-ENCRYPT_KEY = "kb-encrypt-key"
 RESUME_ZH = "slime 如何续训？"
 RESUME_EN = "how do I resume training in slime?"
 ROLL_RESUME = "how do I resume training in ROLL"  # ROLL's FAQ has no entry on resuming; slime's has
-PIZZA = "what is the best pizza in Naples?"
-
-
-# --- Feishu's side: encryption, signatures, events --------------------------------------
-
-
-def encrypt(plaintext: str, key: str = ENCRYPT_KEY) -> str:
-    from Crypto.Cipher import AES
-
-    data = plaintext.encode("utf-8")
-    pad = 16 - len(data) % 16
-    iv = os.urandom(16)
-    cipher = AES.new(hashlib.sha256(key.encode("utf-8")).digest(), AES.MODE_CBC, iv)
-    return base64.b64encode(iv + cipher.encrypt(data + bytes([pad]) * pad)).decode("ascii")
-
-
-def signed(
-    payload: dict[str, Any], key: str = ENCRYPT_KEY, timestamp: int | None = None, sign_with: str | None = None
-) -> tuple[bytes, dict[str, str]]:
-    """The body and headers Feishu sends for `payload` when the app has the Encrypt Key `key`."""
-    body = json.dumps({"encrypt": encrypt(json.dumps(payload), key)}).encode("utf-8")
-    ts = str(int(time.time()) if timestamp is None else timestamp)
-    nonce = uuid.uuid4().hex
-    signature = hashlib.sha256((ts + nonce + (sign_with or key)).encode("utf-8") + body).hexdigest()
-    return body, {
-        "Content-Type": "application/json",
-        "X-Lark-Request-Timestamp": ts,
-        "X-Lark-Request-Nonce": nonce,
-        "X-Lark-Signature": signature,
-    }
-
-
-def header(event_type: str, app_id: str = APP_ID, token: str = VERIFICATION_TOKEN) -> dict[str, Any]:
-    return {
-        "event_id": uuid.uuid4().hex,
-        "token": token,
-        "create_time": str(int(time.time() * 1000)),
-        "event_type": event_type,
-        "tenant_key": "tenant-1",
-        "app_id": app_id,
-    }
-
-
-def message_event(
-    text: str, chat_type: str = "group", chat_id: str = "oc_training", mention: bool = True, **options: Any
-) -> dict[str, Any]:
-    """`im.message.receive_v1` for a text message (in a group, @-mentioning the bot first)."""
-    kind = options.pop("kind", "text")
-    content = options.pop("content", None) or json.dumps({"text": f"@_user_1 {text}" if mention else text})
-    mentions = [{"key": "@_user_1", "id": {"open_id": "ou_bot"}, "name": "FAQ", "tenant_key": "tenant-1"}]
-    return {
-        "schema": "2.0",
-        "header": header("im.message.receive_v1", **options),
-        "event": {
-            "sender": {"sender_id": {"open_id": "ou_asker", "user_id": "asker"}, "sender_type": "user"},
-            "message": {
-                "message_id": f"om_{uuid.uuid4().hex}",
-                "create_time": str(int(time.time() * 1000)),
-                "chat_id": chat_id,
-                "chat_type": chat_type,
-                "message_type": kind,
-                "content": content,
-                "mentions": mentions if mention else [],
-            },
-        },
-    }
-
-
-def press_event(value: dict[str, Any], user: str = "ou_asker") -> dict[str, Any]:
-    """`card.action.trigger`: a button on one of the bot's cards pressed."""
-    return {
-        "schema": "2.0",
-        "header": header("card.action.trigger"),
-        "event": {
-            "operator": {"tenant_key": "tenant-1", "open_id": user},
-            "token": "c-update-token",
-            "action": {"tag": "button", "value": value},
-            "host": "im_message",
-            "context": {"open_message_id": "om_card", "open_chat_id": "oc_training"},
-        },
-    }
-
-
-def message_id(event: dict[str, Any]) -> str:
-    return str(event["event"]["message"]["message_id"])
-
-
-class FeishuStandIn:
-    """Stands in for Feishu's open platform: tenant access tokens, and replies to messages (recorded).
-
-    `reply_mode` is "ok", "error" (HTTP 502 with a text body) or "slow" (3 s before answering).
-    An app id `cli_refused` is refused its token, as a wrong App Secret is.
-    """
-
-    def __init__(self, serve: Callable[[Any], Any]):
-        self.tokens: list[str] = []  # the app ids a token was asked for, in order
-        self.replies: list[tuple[str, str, dict[str, Any]]] = []  # (message id, Authorization, card)
-        self.reply_mode = "ok"
-        self.arrived = threading.Condition()
-        app = FastAPI()
-
-        @app.post("/open-apis/auth/v3/tenant_access_token/internal")
-        async def tenant_access_token(request: Request) -> dict[str, Any]:
-            body = await request.json()
-            self.tokens.append(body["app_id"])
-            if body["app_id"] == "cli_refused" or body["app_secret"] != APP_SECRET:
-                return {"code": 10014, "msg": "app secret invalid"}
-            expire = 601 if body["app_id"].endswith("_short") else 7200
-            return {"code": 0, "msg": "ok", "tenant_access_token": f"t-{len(self.tokens)}", "expire": expire}
-
-        @app.post("/open-apis/im/v1/messages/{message_id}/reply", response_model=None)
-        async def reply(message_id: str, request: Request) -> Any:
-            body = await request.json()
-            if self.reply_mode == "error":
-                return PlainTextResponse("upstream connect error", 502)
-            if self.reply_mode == "slow":
-                await asyncio.sleep(3)
-            assert body["msg_type"] == "interactive"
-            with self.arrived:
-                self.replies.append((message_id, request.headers["authorization"], json.loads(body["content"])))
-                self.arrived.notify_all()
-            return {"code": 0, "msg": "success", "data": {"message_id": f"om_reply_{message_id}"}}
-
-        self.url = serve(app).url
-
-    def cards(self, message_id: str) -> list[dict[str, Any]]:
-        return [card for sent, _, card in self.replies if sent == message_id]
-
-    def wait_for(self, message_id: str, count: int = 1, timeout: float = 15) -> list[dict[str, Any]]:
-        """The first `count` cards sent in reply to `message_id`, once they have come."""
-        deadline = time.monotonic() + timeout
-        with self.arrived:
-            while len(self.cards(message_id)) < count:
-                left = deadline - time.monotonic()
-                assert left > 0, f"{count} card(s) were not sent in reply to {message_id} within {timeout} s"
-                self.arrived.wait(left)
-            return self.cards(message_id)[:count]
 
 
 # --- the servers -------------------------------------------------------------------------
@@ -206,26 +65,25 @@ def reply_mode(stand_in: FeishuStandIn) -> Iterator[Callable[[str], None]]:
     stand_in.reply_mode = "ok"
 
 
-class Bot(ServedApp):
-    """A real server (uvicorn) with the Feishu bot on; `ask` sends it an event as Feishu does (encrypted, signed)."""
+class Bot(BotServer):
+    """A real server (uvicorn) with the Feishu bot on; `event` sends it an event as Feishu does (encrypted, signed)."""
 
-    def post(self, body: bytes, headers: dict[str, str]) -> httpx.Response:
-        return httpx.post(f"{self.url}/feishu/events", content=body, headers=headers, timeout=10)
+    def deliver(self, body: bytes, headers: dict[str, str]) -> httpx.Response:
+        return self.post("/feishu/events", body, headers)
 
-    def ask(self, event: dict[str, Any]) -> httpx.Response:
-        return self.post(*signed(event))
+    def event(self, event: dict[str, Any]) -> httpx.Response:
+        return self.deliver(*signed(event))
 
 
 @pytest.fixture(scope="module")
 def bot(settings: ServerSettings, serve: Callable[[Any], Any], stand_in: FeishuStandIn, tmp_path_factory: Any) -> Bot:
-    """Feishu on with an Encrypt Key, and a rate limit for browsers (which Feishu is not counted against)."""
+    """Feishu on with an Encrypt Key."""
     configured = own_data(settings, tmp_path_factory, "feishu").with_(
         feishu_app_id=APP_ID,
         feishu_app_secret=APP_SECRET,
         feishu_verification_token=VERIFICATION_TOKEN,
         feishu_encrypt_key=ENCRYPT_KEY,
         feishu_base_url=stand_in.url,
-        rate_limit="5/minute",
     )
     return Bot(serve, configured)
 
@@ -244,7 +102,7 @@ def plain(settings: ServerSettings, serve: Callable[[Any], Any], stand_in: Feish
 
 
 def post_plain(plain: Bot, payload: dict[str, Any]) -> httpx.Response:
-    return plain.post(json.dumps(payload).encode(), {"Content-Type": "application/json"})
+    return plain.deliver(json.dumps(payload).encode(), {"Content-Type": "application/json"})
 
 
 def expected_card(hits: list[dict[str, Any]], lang: str, question: str) -> dict[str, Any]:
@@ -303,7 +161,7 @@ def test_exported_members_exist(module: str) -> None:
 @pytest.mark.slow
 def test_the_request_url_challenge_is_answered(bot: Bot, plain: Bot) -> None:
     challenge = {"challenge": "ajls384kdjx98XX", "token": VERIFICATION_TOKEN, "type": "url_verification"}
-    response = bot.ask(challenge)
+    response = bot.event(challenge)
     assert response.status_code == 200 and response.json() == {"challenge": "ajls384kdjx98XX"}
     assert post_plain(plain, challenge).json() == {"challenge": "ajls384kdjx98XX"}
     refused = post_plain(plain, {**challenge, "token": "another app's token"})
@@ -317,20 +175,17 @@ def test_the_request_url_challenge_is_answered(bot: Bot, plain: Bot) -> None:
 # --- questions ----------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("question", "lang"), [(RESUME_ZH, "zh"), (RESUME_EN, "en")])
-def test_a_question_gets_a_card_in_its_language(
-    bot: Bot, stand_in: FeishuStandIn, client: TestClient, question: str, lang: str
+def test_a_question_is_acknowledged_at_once_and_answered_with_a_card(
+    bot: Bot, stand_in: FeishuStandIn, client: TestClient
 ) -> None:
-    hits = top_hits(client, question, bot.url)
-    assert hits[0]["question"] == {"zh": "如何续训？", "en": "How do I resume training?"}[lang]
-    event = message_event(question)
+    hits = top_hits(client, RESUME_ZH, bot.url)
+    event = message_event(RESUME_ZH)
     started = time.monotonic()
-    response = bot.ask(event)
+    response = bot.event(event)
     assert response.status_code == 200 and response.json() == {"msg": "ok"}
     assert time.monotonic() - started < 1.0, "Feishu waits 3 s for its answer; the bot acknowledges at once"
     [card] = stand_in.wait_for(message_id(event))
-    assert card == expected_card(hits, lang, question)
+    assert card == expected_card(hits, "zh", RESUME_ZH)
 
 
 @pytest.mark.slow
@@ -339,63 +194,31 @@ def test_a_direct_message_needs_no_mention_and_a_group_message_without_one_is_no
 ) -> None:
     overheard = message_event(RESUME_EN, mention=False)
     direct = message_event(RESUME_EN, chat_type="p2p", chat_id="oc_direct", mention=False)
-    assert bot.ask(overheard).status_code == 200 and bot.ask(direct).status_code == 200
+    assert bot.event(overheard).status_code == 200 and bot.event(direct).status_code == 200
     [card] = stand_in.wait_for(message_id(direct))
     assert card == expected_card(top_hits(client, RESUME_EN, bot.url), "en", RESUME_EN)
-    time.sleep(0.5)
+    bot.idle()
     assert stand_in.cards(message_id(overheard)) == []
 
 
-def test_a_rich_text_message_is_read_and_an_image_is_answered_that_text_is_needed(
-    bot: Bot, stand_in: FeishuStandIn
-) -> None:
+def test_a_rich_text_message_is_read(bot: Bot, stand_in: FeishuStandIn) -> None:
     post = {
         "title": "",
         "content": [[{"tag": "at", "user_id": "@_user_1"}, {"tag": "text", "text": " slime 如何续训？"}]],
     }
     rich = message_event("", kind="post", content=json.dumps(post))
-    image = message_event("", kind="image", content=json.dumps({"image_key": "img_v2_1"}))
-    assert bot.ask(rich).status_code == 200 and bot.ask(image).status_code == 200
+    assert bot.event(rich).status_code == 200
     [answer] = stand_in.wait_for(message_id(rich))
     assert answer["body"]["elements"][-1]["tag"] == "column_set"
     assert answer["body"]["elements"][-1]["columns"][0]["elements"][0]["text"]["content"] == "👍 有帮助"
-    [notice] = stand_in.wait_for(message_id(image))
-    assert notice["body"]["elements"][0]["content"] == (
-        "I can only read questions sent as text: send the question or the error as text.\n\n"
-        "我只能读文字提问：请把问题或报错以文字发给我。"
-    )
-
-
-def test_an_unanswerable_question_gets_the_nearest_entries_and_no_buttons(
-    bot: Bot, stand_in: FeishuStandIn, client: TestClient
-) -> None:
-    hits = top_hits(client, PIZZA, bot.url)
-    event = message_event(PIZZA)
-    bot.ask(event)
-    [card] = stand_in.wait_for(message_id(event))
-    nearest = [f"- [{h['question']}]({h['permalink']}) · {h['source']['framework']}" for h in hits[:3]]
-    assert card["body"]["elements"] == [
-        {"tag": "markdown", "content": "The FAQ has no confident answer to this."},
-        {"tag": "markdown", "content": "\n".join(["**Nearest entries**", *nearest])},
-    ]
 
 
 def test_a_question_about_a_framework_whose_faq_lacks_it_says_so_first(bot: Bot, stand_in: FeishuStandIn) -> None:
     event = message_event(ROLL_RESUME)
-    bot.ask(event)
+    bot.event(event)
     [card] = stand_in.wait_for(message_id(event))
     # slime's answer is not given for ROLL (its confidence is 0.1), and the card says ROLL's FAQ lacks it.
     assert card["body"]["elements"][0] == {"tag": "markdown", "content": "ROLL's FAQ does not cover this."}
-
-
-@pytest.mark.parametrize("text", ["", "help", "帮助"])
-def test_a_mention_alone_or_help_gets_how_to_ask(bot: Bot, stand_in: FeishuStandIn, text: str) -> None:
-    event = message_event(text)
-    bot.ask(event)
-    [card] = stand_in.wait_for(message_id(event))
-    assert card == help_card({"": None, "help": "en", "帮助": "zh"}[text])
-    shown = [block["content"] for block in card["body"]["elements"]]
-    assert len(shown) == (2 if text == "" else 1) and all("how do I resume training?" in s for s in shown)
 
 
 def test_card_markdown_shows_tags_as_text_and_keeps_code_and_links() -> None:
@@ -411,7 +234,7 @@ def test_card_markdown_shows_tags_as_text_and_keeps_code_and_links() -> None:
     )
 
 
-# --- refused requests ------------------------------------------------------------------
+# --- refused requests (that nothing is sent for one is tested in test_bots.py) -----------
 
 
 def _one_hex_changed(event: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
@@ -466,12 +289,12 @@ REFUSALS: list[tuple[str, Callable[[dict[str, Any]], tuple[bytes, dict[str, str]
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("case", "make", "message"), REFUSALS, ids=[r[0] for r in REFUSALS])
-def test_a_forged_stale_or_unsigned_event_is_refused_without_an_answer(
-    bot: Bot, stand_in: FeishuStandIn, caplog: pytest.LogCaptureFixture, case: str, make: Any, message: str
+def test_a_forged_stale_or_unsigned_event_is_refused_and_logged(
+    bot: Bot, caplog: pytest.LogCaptureFixture, case: str, make: Any, message: str
 ) -> None:
     event = message_event(RESUME_EN)
     with caplog.at_level(logging.WARNING, logger="kb.server"):
-        response = bot.post(*make(event))
+        response = bot.deliver(*make(event))
     assert response.status_code == 401
     error = response.json()
     assert error["ok"] is False and error["error"].startswith("not a valid Feishu request: ")
@@ -479,43 +302,23 @@ def test_a_forged_stale_or_unsigned_event_is_refused_without_an_answer(
     logged = [r for r in caplog.records if r.getMessage().startswith("Feishu request from 127.0.0.1 refused")]
     assert len(logged) == 1 and message in logged[0].getMessage() and logged[0].exc_info is None
     assert not [r for r in caplog.records if r.name == "Lark"], "the SDK's traceback is not logged"
-    time.sleep(0.3)
-    assert stand_in.cards(message_id(event)) == []
 
 
 @pytest.mark.slow
-def test_a_replayed_or_retried_event_is_answered_once(bot: Bot, stand_in: FeishuStandIn) -> None:
+def test_a_retried_event_is_answered_once(bot: Bot, stand_in: FeishuStandIn) -> None:
     event = message_event(RESUME_EN)
-    body, headers = signed(event)
-    assert bot.post(body, headers).status_code == 200
-    assert bot.post(body, headers).json() == {"msg": "ok"}  # the same request again: a replay
-    assert bot.ask(event).status_code == 200  # signed again, as Feishu's retry is
-    stand_in.wait_for(message_id(event))
-    time.sleep(0.5)
+    assert bot.event(event).status_code == 200
+    assert bot.event(event).json() == {"msg": "ok"}  # signed again, as Feishu's retry is: its event id seen
+    bot.idle()
     assert len(stand_in.cards(message_id(event))) == 1
 
 
 # --- votes -------------------------------------------------------------------------------
 
 
-def test_a_vote_button_records_the_vote_like_the_webs(bot: Bot, stand_in: FeishuStandIn) -> None:
-    event = message_event(RESUME_ZH)
-    bot.ask(event)
-    [card] = stand_in.wait_for(message_id(event))
-    up, down = (column["elements"][0] for column in card["body"]["elements"][-1]["columns"])
-    for button in (down, up):  # the same person changes their mind: one vote
-        response = bot.ask(press_event(button["behaviors"][0]["value"]))
-        assert response.status_code == 200
-        assert response.json() == {"toast": {"type": "success", "content": "感谢反馈。"}}
-    entry = up["behaviors"][0]["value"]["entry"]
-    votes = bot.rows(f"SELECT entry_id, helpful, channel, question, voter FROM votes WHERE entry_id = '{entry}'")
-    assert [row[:4] for row in votes] == [(entry, 1, "feishu", RESUME_ZH)]
-    assert "ou_asker" not in votes[0][4]  # a keyed hash of the voter, not the voter
-
-
 def test_a_press_that_is_not_a_vote_is_acknowledged_and_ignored(bot: Bot) -> None:
     before = bot.rows("SELECT count(*) FROM votes")
-    response = bot.ask(press_event({"kb": "share", "entry": "x"}))
+    response = bot.event(press_event({"kb": "share", "entry": "x"}))
     assert response.status_code == 200 and response.json() == {}
     assert bot.rows("SELECT count(*) FROM votes") == before
 
@@ -523,51 +326,13 @@ def test_a_press_that_is_not_a_vote_is_acknowledged_and_ignored(bot: Bot) -> Non
 # --- insights ------------------------------------------------------------------------------
 
 
-def test_questions_are_recorded_with_their_channel_and_chat_ids_only_when_asked(
-    bot: Bot, plain: Bot, stand_in: FeishuStandIn
-) -> None:
-    event = message_event("怎么把 Megatron 的 checkpoint 转成 HF 格式", chat_id="oc_recorded")
-    bot.ask(event)
-    stand_in.wait_for(message_id(event))
-    rows = bot.rows(
-        "SELECT text, channel, kind, chat_workspace, chat_conversation FROM questions WHERE text LIKE '%Megatron%'"
-    )
-    assert rows == [("怎么把 Megatron 的 checkpoint 转成 HF 格式", "feishu", "chat", None, None)]  # a chat turn
-    raw = b"".join(p.read_bytes() for p in Path(bot.app.state.settings.data_dir).glob("insights.sqlite*"))
-    assert b"ou_asker" not in raw and b"oc_recorded" not in raw
-    # KB_INSIGHTS_CHAT_IDS=true: the tenant and the chat, still not the asker.
+def test_chat_ids_are_recorded_when_asked_for(plain: Bot, stand_in: FeishuStandIn) -> None:
+    """KB_INSIGHTS_CHAT_IDS=true: the tenant and the chat, still not the asker."""
     asked = message_event(RESUME_EN, chat_id="oc_recorded", app_id=PLAIN_APP_ID)
     assert post_plain(plain, asked).status_code == 200
     stand_in.wait_for(message_id(asked))
     rows = plain.rows("SELECT text, channel, kind, chat_workspace, chat_conversation FROM questions")
     assert rows == [(RESUME_EN, "feishu", "chat", "tenant-1", "oc_recorded")]
-
-
-# --- limits ------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_each_chat_is_limited_and_feishu_is_exempt_from_the_browser_limit(bot: Bot, stand_in: FeishuStandIn) -> None:
-    events = [message_event(f"{RESUME_EN} ({n})", chat_id="oc_busy") for n in range(24)]
-    with ThreadPoolExecutor(len(events)) as pool:  # at once: the limit refills one question every 3 s
-        statuses = [r.status_code for r in pool.map(bot.ask, events)]
-    assert statuses == [200] * 24  # KB_RATE_LIMIT is 5/minute on this server; Feishu's servers are not counted
-    cards = [stand_in.wait_for(message_id(event))[0] for event in events]
-    busy = [
-        c
-        for c in cards
-        if c["body"]["elements"][0]["content"].startswith(
-            "This chat is asking too fast (the limit is 20 a minute); ask again in "
-        )
-    ]
-    answered = [c for c in cards if c["body"]["elements"][-1]["tag"] == "column_set"]
-    assert len(answered) >= 20 and len(busy) >= 1 and len(answered) + len(busy) == 24
-    other = message_event(RESUME_EN, chat_id="oc_quiet")
-    bot.ask(other)
-    assert stand_in.wait_for(message_id(other))[0]["body"]["elements"][-1]["tag"] == "column_set"
-    with httpx.Client(base_url=bot.url) as browser:
-        statuses = [browser.get("/api/search", params={"q": "OOM"}).status_code for _ in range(6)]
-    assert statuses[-1] == 429
 
 
 # --- the open platform: tokens, failures, slowness --------------------------------------
@@ -583,7 +348,7 @@ def test_the_tenant_access_token_is_fetched_once_and_kept_until_it_expires(
 
     first, second = message_event(RESUME_EN), message_event(RESUME_ZH)
     for event in (first, second):
-        bot.ask(event)
+        bot.event(event)
     token = f"Bearer t-{stand_in.tokens.index(APP_ID) + 1}"
     assert authorization(first) == authorization(second) == token
     assert stand_in.tokens.count(APP_ID) == 1  # for every card this module's `bot` sent
@@ -606,7 +371,7 @@ def test_a_slow_platform_does_not_delay_the_acknowledgement(
     reply_mode("slow")
     event = message_event(RESUME_EN)
     started = time.monotonic()
-    assert bot.ask(event).status_code == 200
+    assert bot.event(event).status_code == 200
     assert time.monotonic() - started < 1.0
     stand_in.wait_for(message_id(event))
     assert time.monotonic() - started >= 3.0
@@ -618,12 +383,8 @@ def test_a_failing_platform_is_logged_once_and_the_event_still_acknowledged(
     reply_mode("error")
     event = message_event(RESUME_EN)
     with caplog.at_level(logging.WARNING, logger="kb.server"):
-        assert bot.ask(event).status_code == 200
-        deadline = time.monotonic() + 10
-        while not [r for r in caplog.records if message_id(event) in r.getMessage()]:
-            assert time.monotonic() < deadline, "the failure was not logged"
-            time.sleep(0.05)
-        time.sleep(0.3)
+        assert bot.event(event).status_code == 200
+        bot.idle()
     logged = [r for r in caplog.records if message_id(event) in r.getMessage()]
     assert len(logged) == 1 and logged[0].exc_info is None
     assert logged[0].getMessage().startswith(f"Feishu: the answer to message {message_id(event)} was not sent")
@@ -650,27 +411,10 @@ def test_a_timeout_and_a_refused_token_are_each_one_line(
     assert lines[1].startswith("Feishu: the answer to message om_slow was not sent") and "Timeout" in lines[1]
 
 
-# --- off, and settings ---------------------------------------------------------------------
+# --- settings and unreadable bodies ---------------------------------------------------------------------
 
 
-def test_the_bot_is_off_without_its_settings(settings: ServerSettings, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="kb.server"):
-        with TestClient(create_app(settings)) as client:
-            response = client.post("/feishu/events", content=b"{}", headers={"Content-Type": "application/json"})
-    assert response.status_code == 404
-    assert response.json()["error"] == (
-        "the Feishu bot is off: set KB_FEISHU_APP_ID, KB_FEISHU_APP_SECRET and KB_FEISHU_VERIFICATION_TOKEN"
-    )
-    assert "Feishu bot off: KB_FEISHU_APP_ID is not set, so /feishu/events answers 404" in caplog.messages
-
-
-def test_its_settings_come_together_and_its_address_is_checked() -> None:
-    with pytest.raises(SettingsError) as half:
-        ServerSettings(feishu_app_id="cli_x", feishu_verification_token="t")
-    assert str(half.value) == (
-        "setting KB_FEISHU_APP_SECRET='': expected a value, since KB_FEISHU_APP_ID is set "
-        "(or leave KB_FEISHU_APP_ID, KB_FEISHU_APP_SECRET, KB_FEISHU_VERIFICATION_TOKEN all empty)"
-    )
+def test_its_address_is_checked() -> None:
     with pytest.raises(SettingsError, match="KB_FEISHU_BASE_URL='http://open.feishu.cn'"):
         ServerSettings(feishu_base_url="http://open.feishu.cn")
     assert ServerSettings(feishu_base_url="https://open.larksuite.com").feishu_base_url == "https://open.larksuite.com"
@@ -715,6 +459,6 @@ def test_an_unreadable_body_is_refused_with_one_line(
     bot: Bot, plain: Bot, caplog: pytest.LogCaptureFixture, case: str, make: Any, to_bot: bool
 ) -> None:
     with caplog.at_level(logging.INFO):
-        response = (bot if to_bot else plain).post(*make())
+        response = (bot if to_bot else plain).deliver(*make())
     assert response.status_code == 401 and response.json()["error"].startswith("not a valid Feishu request: ")
     assert [r.exc_info for r in caplog.records if r.levelno >= logging.WARNING] == [None]

@@ -1,23 +1,20 @@
-"""The Slack `/faq` command: signed requests, every rejection, Block Kit replies, and `response_url` posts.
+"""The Slack `/faq` command as only Slack has it: its signature's every rejection, Block Kit and mrkdwn, sharing.
 
-Requests are signed here the way Slack signs them (HMAC-SHA256 over `v0:{timestamp}:{body}`,
-computed in the test, not by the code under test). Slack's own servers cannot be reached
-from here, so a small HTTP server on a 127.0.0.1 port stands in for them: it receives what
-the app posts to a `response_url`, as hooks.slack.com would. The LLM is the stand-in
-OpenAI-compatible server of tests/support/llm.py.
+What every chat bot does (answers in the asker's language, help, overruns, the LLM's answer,
+replays, limits, votes, insights, settings) is tested once for all in test_bots.py. Requests
+are signed here the way Slack signs them (HMAC-SHA256 over `v0:{timestamp}:{body}`, computed in
+the test, not by the code under test); a small HTTP server on a 127.0.0.1 port stands in for
+Slack's servers, receiving what the app posts to a `response_url` (tests/support/slack.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import json
 import logging
 import time
 from typing import Any, Callable, Iterator
 from urllib.parse import urlencode
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -25,16 +22,13 @@ from kb.entries import Entry
 from kb.hits import Hit
 from kb.settings import Settings
 from server import create_app
-from server.channels.slack.blocks import answer_message, help_message
+from server.channels.slack.blocks import answer_message
 from server.channels.slack.mrkdwn import escape, to_mrkdwn, trim
 from server.channels.slack.signature import BadSlackSignature, sign, verify
-from tests.support.llm import fake_llm_app
 from tests.support.slack import SECRET, SlackStandIn, command_body, interaction_body, post_command, slack_headers
 
 RESUME_ZH = "slime 如何续训？"
 RESUME_EN = "how do I resume training in slime?"
-HELP_EN = help_message("en")["text"]
-HELP_ZH = help_message("zh")["text"]
 
 
 def within_slack_limits(message: dict[str, Any]) -> None:
@@ -193,39 +187,15 @@ def test_unsigned_bad_or_stale_requests_get_401_and_are_logged(
     assert any("Slack request to " + path in r.getMessage() and message in r.getMessage() for r in caplog.records)
 
 
-def test_slack_routes_are_off_without_the_secret(settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.INFO, logger="kb.server"):
-        with TestClient(create_app(settings.with_(slack_signing_secret=""))) as client:
-            body = command_body(RESUME_EN)
-            for path in ("/slack/command", "/slack/interactive"):
-                response = client.post(path, content=body, headers=slack_headers(body))
-                assert response.status_code == 404
-                assert response.json() == {
-                    "ok": False,
-                    "status": 404,
-                    "error": "the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret",
-                }
-    (off,) = [r for r in caplog.records if r.getMessage().startswith("Slack routes off")]
-    assert off.getMessage() == "Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404"
-    assert off.levelno == logging.INFO  # off is the default, not a fault
-
-
 # --- the command -----------------------------------------------------------------------
 
 
-def expected_answer(hits: list[dict[str, Any]], lang: str, pending: bool = False) -> dict[str, Any]:
+def expected_answer(hits: list[dict[str, Any]], lang: str) -> dict[str, Any]:
     """The reply Slack should get for these hits (written out by hand from the API's fields)."""
     best = hits[0]
     words = {
-        "zh": ("来源：", "相关条目", "分享到频道", "👍 有帮助", "👎 没帮助", "正在根据这些条目撰写回答，稍后发送……"),
-        "en": (
-            "Source: ",
-            "Related entries",
-            "Share in channel",
-            "👍 Helpful",
-            "👎 Not helpful",
-            "A written answer from these entries is on its way…",
-        ),
+        "zh": ("来源：", "相关条目", "分享到频道", "👍 有帮助", "👎 没帮助"),
+        "en": ("Source: ", "Related entries", "Share in channel", "👍 Helpful", "👎 Not helpful"),
     }[lang]
     source = f"<{best['url']}|{escape(best['source']['title'])} · {best['source']['version']}>"
     related = "\n".join(f"• <{h['permalink']}|{escape(h['question'])}> · {h['source']['framework']}" for h in hits[1:3])
@@ -257,8 +227,6 @@ def expected_answer(hits: list[dict[str, Any]], lang: str, pending: bool = False
     ]
     if related:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"*{words[1]}*\n{related}"}})
-    if pending:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": words[5]}]})
     blocks.append({"type": "actions", "block_id": f"kb_actions:{lang}", "elements": buttons})
     return {
         "response_type": "ephemeral",
@@ -267,16 +235,14 @@ def expected_answer(hits: list[dict[str, Any]], lang: str, pending: bool = False
     }
 
 
-@pytest.mark.parametrize(("question", "lang"), [(RESUME_ZH, "zh"), (RESUME_EN, "en")])
-def test_command_answers_in_the_response_body(slack: TestClient, question: str, lang: str) -> None:
-    hits = top_hits(slack, question)
-    assert hits[0]["question"] == {"zh": "如何续训？", "en": "How do I resume training?"}[lang]
-    response = post_command(slack, question)
+def test_command_answers_in_the_response_body_in_block_kit(slack: TestClient) -> None:
+    hits = top_hits(slack, RESUME_ZH)
+    response = post_command(slack, RESUME_ZH)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/json"
     message = response.json()
     within_slack_limits(message)
-    assert message == expected_answer(hits, lang)
+    assert message == expected_answer(hits, "zh")
 
 
 def test_exact_reply_for_the_resume_question(slack: TestClient) -> None:
@@ -304,41 +270,6 @@ def test_a_translated_answer_says_who_translated_it_and_links_the_original(slack
     ), source
     # The authors' own English text says nothing of who wrote it.
     assert "Translated" not in post_command(slack, RESUME_EN).json()["blocks"][2]["elements"][0]["text"]
-
-
-@pytest.mark.parametrize(
-    ("text", "help_text"),
-    [
-        ("", HELP_EN + "\n\n" + HELP_ZH),
-        ("   ", HELP_EN + "\n\n" + HELP_ZH),
-        ("help", HELP_EN),
-        ("HELP", HELP_EN),
-        ("帮助", HELP_ZH),
-    ],
-)
-def test_no_text_or_help_gives_usage(slack: TestClient, text: str, help_text: str) -> None:
-    message = post_command(slack, text).json()
-    within_slack_limits(message)
-    assert message["response_type"] == "ephemeral" and message["text"] == help_text
-    assert "`/faq how do I resume training?`" in help_text or "`/faq 如何续训？`" in help_text
-
-
-def test_unanswerable_question_gets_the_nearest_entries(slack: TestClient) -> None:
-    question = "<!channel> what is the best pizza in Naples? <@U999> & friends"
-    hits = top_hits(slack, question)
-    message = post_command(slack, question).json()
-    within_slack_limits(message)
-    nearest = "\n".join(f"• <{h['permalink']}|{escape(h['question'])}> · {h['source']['framework']}" for h in hits[:3])
-    assert message == {
-        "response_type": "ephemeral",
-        "text": "The FAQ has no confident answer to this.",
-        "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": "The FAQ has no confident answer to this."}},
-            {"type": "section", "text": {"type": "mrkdwn", "text": f"*Nearest entries*\n{nearest}"}},
-        ],
-    }
-    # The asker's text is never echoed, so a pasted <!channel> or <@user> cannot ping anyone.
-    assert "<!" not in json.dumps(message) and "<@" not in json.dumps(message)
 
 
 def test_an_overlong_paste_is_refused_in_slack_with_the_limit(slack: TestClient, settings: Settings) -> None:
@@ -509,7 +440,7 @@ def test_share_reposts_the_answer_in_the_channel(slack: TestClient, stand_in: Sl
 
 
 @pytest.mark.parametrize(("action", "name"), [("kb_helpful", "up"), ("kb_unhelpful", "down")])
-def test_votes_are_logged_and_thanked(
+def test_votes_are_logged_and_thanked_in_block_kit(
     slack: TestClient, stand_in: SlackStandIn, caplog: pytest.LogCaptureFixture, action: str, name: str
 ) -> None:
     body = interaction_body(action, "slime-b0ab398d", stand_in.response_url(name))
@@ -539,125 +470,3 @@ def test_a_payload_that_is_not_json_is_a_400(slack: TestClient) -> None:
 
 
 # --- with an LLM: the top entries at once, the written answer to response_url ---------
-
-
-@pytest.fixture(scope="module")
-def llm_slack(settings: Settings, serve: Callable[[Any], Any], stand_in: SlackStandIn) -> Callable[[str], str]:
-    """`url(model)`: a real server (uvicorn) with Slack on and the stand-in LLM answering as `model`."""
-    llm_url = serve(fake_llm_app([])).url + "/v1"
-    servers: dict[str, str] = {}
-
-    def url(model: str) -> str:
-        if model not in servers:
-            configured = settings.with_(
-                slack_signing_secret=SECRET,
-                slack_response_base=stand_in.url,
-                llm_base_url=llm_url,
-                llm_model=model,
-                llm_timeout=10,
-            )
-            servers[model] = serve(create_app(configured)).url
-        return servers[model]
-
-    return url
-
-
-@pytest.mark.slow
-def test_with_an_llm_the_entries_come_at_once_and_the_written_answer_follows(
-    llm_slack: Callable[[str], str], stand_in: SlackStandIn, client: TestClient
-) -> None:
-    base = llm_slack("slow")  # the stand-in takes 3 s before its first word
-    hits = top_hits(client, RESUME_EN)
-    root = base + "/"
-    hits = [{**h, "permalink": h["permalink"].replace("http://testserver/", root)} for h in hits]
-    with httpx.Client(base_url=base) as http:
-        post_command(http, RESUME_EN)  # warm up
-        started = time.monotonic()
-        response = post_command(http, RESUME_EN, stand_in.response_url("written"))
-        elapsed = time.monotonic() - started
-    assert response.status_code == 200
-    assert elapsed < 3.0, f"acknowledged after {elapsed:.2f} s, past Slack's limit"
-    assert not [name for name, _ in stand_in.posts if name == "written"], "the reply did not wait for the LLM"
-    assert response.json() == expected_answer(hits, "en", pending=True)
-
-    written = stand_in.wait_for("written")
-    within_slack_limits(written)
-    assert len(hits) == 1  # no other entry comes near: the answer's own entry alone is cited
-    first = hits[0]["permalink"]
-    assert written["response_type"] == "ephemeral" and written["replace_original"] is False
-    assert written["blocks"][0] == {
-        "type": "section",
-        "text": {
-            "type": "mrkdwn",
-            "text": (f"Set `--load` to the `--save` directory and training resumes <{first}|[1]>. See also [2]."),
-        },
-    }
-    assert written["blocks"][1] == {
-        "type": "context",
-        "elements": [{"type": "mrkdwn", "text": "Written by a language model from the cited entries"}],
-    }
-    assert written["blocks"][-1]["elements"][0]["value"] == hits[0]["id"]
-
-
-def test_when_the_llm_fails_slack_is_told_the_entries_stand(
-    llm_slack: Callable[[str], str], stand_in: SlackStandIn
-) -> None:
-    with httpx.Client(base_url=llm_slack("broken")) as http:
-        response = post_command(http, RESUME_ZH, stand_in.response_url("broken"))
-    assert response.status_code == 200 and response.json()["blocks"][-2]["type"] == "context"
-    assert stand_in.wait_for("broken")["text"] == "语言模型这次没能写出回答；上面的 FAQ 条目就是答案。"
-
-
-@pytest.mark.slow
-def test_a_search_that_overruns_is_acknowledged_at_once_and_answered_later(
-    slack: TestClient, stand_in: SlackStandIn, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A machine under load: the search takes longer than the acknowledgement budget."""
-    import server.channels.slack.routes as routes
-
-    hits = top_hits(slack, RESUME_EN)
-    kb = slack.app.state.reloader.served.kb  # type: ignore[attr-defined]
-    search = kb.search
-
-    async def slow_search(*args: Any, **kwargs: Any) -> Any:
-        await asyncio.sleep(0.5)
-        return await search(*args, **kwargs)
-
-    monkeypatch.setattr(routes, "ACK_SECONDS", 0.1)
-    monkeypatch.setattr(kb, "search", slow_search)
-    message = post_command(slack, RESUME_EN, stand_in.response_url("late")).json()
-    assert message == {
-        "response_type": "ephemeral",
-        "text": "Still looking it up; the answer will follow here…",
-        "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": "Still looking it up; the answer will follow here…"}}
-        ],
-    }
-    assert stand_in.wait_for("late") == {**expected_answer(hits, "en"), "replace_original": False}
-
-
-def test_votes_on_one_answer_are_limited_per_voter_as_the_webs_are(slack: TestClient, stand_in: SlackStandIn) -> None:
-    replies = []
-    for n in range(11):  # ANSWER_VOTE_LIMIT: 10 a day on one answer
-        body = interaction_body("kb_helpful", "roll-b02092f6", stand_in.response_url(f"limit-{n}"))
-        assert slack.post("/slack/interactive", content=body, headers=slack_headers(body)).status_code == 200
-        replies.append(stand_in.wait_for(f"limit-{n}")["text"])
-    assert replies[:10] == ["Thanks for the feedback."] * 10
-    assert replies[10].startswith("Too many votes from you; try again in ")
-
-
-def test_a_command_sent_again_is_answered_once(slack: TestClient) -> None:
-    body = command_body("slime 如何续训？")
-    first = slack.post("/slack/command", content=body, headers=slack_headers(body))
-    again = slack.post("/slack/command", content=body, headers=slack_headers(body))
-    assert first.status_code == 200 and first.json()["blocks"]
-    assert again.status_code == 200 and again.content == b""  # a replayed (or captured) command: nothing again
-
-
-def test_each_channel_is_limited_as_every_chat_bot_s_chats_are(slack: TestClient) -> None:
-    replies = []
-    for _ in range(21):  # CHAT_LIMIT: 20 questions a minute from one chat
-        body = command_body("how do I resume training in slime?", channel_id="C-busy")
-        replies.append(slack.post("/slack/command", content=body, headers=slack_headers(body)).json()["text"])
-    assert "This chat is asking too fast" not in " ".join(replies[:20])
-    assert replies[20].startswith("This chat is asking too fast (the limit is 20 a minute)")

@@ -2,7 +2,7 @@
 
 Each revision is a checkout: this one, and `--against REV` (default: the commit before the
 channels were moved into `server/channels/`), made as a temporary git worktree. In alternating
-rounds, a fresh Python process of each times `import server.app` inside itself, with no
+rounds (both trees byte-compiled first, as an installed package is), a fresh Python process of each times `import server.app` inside itself, with no
 channel configured; and `kb serve` of each on the same built index is launched until
 `/healthz` first answers 200. Medians over the rounds (targets: import ≤ 1.0 s, start-up to a
 healthy /healthz ≤ 1.5 s, both on a quiet 2-core machine; the load average is printed).
@@ -64,6 +64,11 @@ def run(quick: bool = False, rounds: int = 7, against: str = BEFORE) -> list[Row
             settings = own_settings(Path(tmp))
             env = kb_env(settings)
             trees = {"this checkout": ROOT, f"at {against}": other}
+            for (
+                tree
+            ) in trees.values():  # byte-compiled first, as an installed package is (and whatever the environment says)
+                compiled = [sys.executable, "-m", "compileall", "-q", "kb", "server", "kbcli", "ingest"]
+                subprocess.run(compiled, cwd=tree, check=True, capture_output=True)
             imports: dict[str, list[float]] = {name: [] for name in trees}
             starts: dict[str, list[float]] = {name: [] for name in trees}
             for _ in range(rounds):  # alternating, so that the machine's load falls on both alike

@@ -1,6 +1,6 @@
 """Soak: every surface at concurrency 32 for ten minutes, a new build swapped in halfway, and failing ingests.
 
-A real uvicorn in a subprocess on a loopback port (`KB_RATE_LIMIT=off`, `KB_ADMIN_TOKEN` set,
+`kb serve` (one worker) in a subprocess on a loopback port (`KB_RATE_LIMIT=off`, `KB_ADMIN_TOKEN` set,
 `KB_RELOAD_INTERVAL=1`, `/mcp` and `/v1` on, the Feishu bot and the DingTalk robot on) on a data
 directory of its own, with stand-ins in this process, each a real HTTP server on a loopback
 port: an LLM (OpenAI's streaming API, tests/support/llm.py) and Feishu's open platform (a
@@ -341,7 +341,7 @@ def run(quick: bool = False, minutes: float | None = None, concurrency: int = 32
             "KB_DINGTALK_APP_KEY": DING_KEY,
             "KB_DINGTALK_APP_SECRET": DING_SECRET,
         }
-        with serving(settings, **surfaces) as (url, server):
+        with serving(settings, 1, **surfaces) as (url, server):  # `kb serve`, as deployed
             pool = clients(url, concurrency, timeout=60)
             kinds = [k for k, _ in MIX]
             # Warm-up: every surface, a few times each, before the first figure of memory.

@@ -19,6 +19,7 @@ from kb.hits import SearchResult, hit_fields
 from kb.settings import SHIPPED_SOURCES, Settings
 from server.settings import ServerSettings
 
+from .arenas import fewer_arenas
 from .export import add_parser as add_export_parser
 from .github import add_parser as add_github_parser
 from .insights import add_parser as add_insights_parser
@@ -398,6 +399,7 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
     # The app reads its settings from the environment, so workers started by uvicorn agree.
     os.environ["KB_DATA_DIR"] = str(settings.data_dir)
     os.environ["KB_SOURCES_DIR"] = str(settings.sources_dir)
+    fewer_arenas()  # before the request threads start; the workers inherit the setting
     if args.workers > 1:
         # Each worker's model would start one OpenMP thread per core, and N sets of them
         # spinning on the same cores slow every worker down: share the cores out instead.

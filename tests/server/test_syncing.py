@@ -4,7 +4,6 @@ show the last sync, in both languages."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ from kb.entries import entry_id
 from kb.settings import Settings
 from server import create_app
 from server.settings import ServerSettings
-from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq
+from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq, team_workspace
 from tests.support.servers import LoopbackServer
 
 pytestmark = pytest.mark.slow
@@ -31,13 +30,7 @@ REWORDED = "The trainer hangs at step 0, why?"
 
 @pytest.fixture
 def replicas(tmp_path: Path, settings: Settings) -> Iterator[tuple[Upstream, Settings, list[LoopbackServer]]]:
-    upstream = Upstream(tmp_path / "upstream")
-    upstream.commit("The team FAQ", {"docs/faq.md": team_faq()})
-    shutil.copytree(settings.cache_dir, tmp_path / "data" / "cache")
-    sources = tmp_path / "sources"
-    sources.mkdir()
-    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
-    (sources / "team.md").write_text(team_faq(), encoding="utf-8")
+    upstream, sources = team_workspace(tmp_path, settings.cache_dir)
     ours = ServerSettings(
         data_dir=tmp_path / "data",
         sources_dir=sources,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["Upstream", "TEAM_FAQ", "team_faq", "manifest"]
+__all__ = ["Upstream", "TEAM_FAQ", "team_faq", "manifest", "team_workspace"]
 
 
 class Upstream:
@@ -78,3 +79,16 @@ def manifest(repo: str, path: str = "docs/faq.md", ref: str = "main", extra: str
         f'ref = "{ref}"\n'
         'entries = "headings"\n' + extra
     )
+
+
+def team_workspace(tmp_path: Path, cache_dir: Path) -> tuple[Upstream, Path]:
+    """The team FAQ committed upstream (`tmp_path/upstream`) and a sources folder following it (`tmp_path/sources`),
+    with the embedding cache of `cache_dir` copied into `tmp_path/data`, so a sync embeds nothing it need not."""
+    upstream = Upstream(tmp_path / "upstream")
+    upstream.commit("The team FAQ", {"docs/faq.md": team_faq()})
+    shutil.copytree(cache_dir, tmp_path / "data" / "cache")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
+    (sources / "team.md").write_text(team_faq(), encoding="utf-8")
+    return upstream, sources

@@ -6,7 +6,6 @@ server has the webhook's secret and no GitHub token: a deployment that syncs wit
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -21,7 +20,7 @@ from kb.syncs import last_sync
 from server import create_app
 from server.channels.github.push import Followed, place, read_push, sources_pushed
 from server.settings import ServerSettings
-from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq
+from tests.support.git_repos import TEAM_FAQ, Upstream, team_faq, team_workspace
 from tests.support.github import SECRET, delivery, push_event
 from tests.support.servers import LoopbackServer
 
@@ -32,13 +31,7 @@ NEW_ANSWER = "Set `NCCL_VERSION_PIN=2.21.5` before `pip install trainer`; the wh
 @pytest.fixture
 def served(tmp_path: Path, settings: Settings) -> Iterator[tuple[Upstream, ServerSettings, Any, str]]:
     """The team FAQ synced from its upstream and served by uvicorn; the webhook's secret set, no token."""
-    upstream = Upstream(tmp_path / "upstream")
-    upstream.commit("The team FAQ", {"docs/faq.md": team_faq()})
-    shutil.copytree(settings.cache_dir, tmp_path / "data" / "cache")
-    sources = tmp_path / "sources"
-    sources.mkdir()
-    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
-    (sources / "team.md").write_text(team_faq(), encoding="utf-8")
+    upstream, sources = team_workspace(tmp_path, settings.cache_dir)
     ours = ServerSettings(
         data_dir=tmp_path / "data",
         sources_dir=sources,

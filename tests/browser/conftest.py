@@ -49,3 +49,23 @@ def tab(browser: Any, base_url: str) -> Iterator[Callable[..., Any]]:
     yield open_tab
     for page in opened:
         page.close()
+
+
+@pytest.fixture
+def admin_tab(browser: Any, live: tuple[str, Any]) -> Iterator[Callable[..., Any]]:
+    """Opens tabs on the module's own app (its `live` fixture: the URL and the app), for tests that sign in to the
+    insights page; each test starts with the sign-in limit's full allowance, as a new client would
+    (tests/server/test_ratelimit.py tests the limit). Closed after the test as `tab`'s are."""
+    from server.ratelimit import SIGN_IN_LIMIT, ClientLimit
+    from tests.support.browser import Page
+
+    live[1].state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
+    opened: list[Page] = []
+
+    def open_tab(**context: Any) -> Page:
+        opened.append(Page(browser, live[0], **context))
+        return opened[-1]
+
+    yield open_tab
+    for page in opened:
+        page.close()

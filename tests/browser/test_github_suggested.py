@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import httpx
 import pytest
@@ -16,7 +16,7 @@ from kb.insights import InsightsStore
 from kb.settings import Settings
 from server import create_app
 from server.channels.github.comment import MARKER
-from tests.support.browser import DESKTOP, Page, sign_in
+from tests.support.browser import DESKTOP, sign_in
 from tests.support.github import SECRET, GitHubStandIn, delivery, issue_event
 
 TOKEN = "suggested-browser-token-1234"
@@ -54,22 +54,6 @@ def live(
     return serve(app).url, app
 
 
-@pytest.fixture
-def tab(browser: Any, live: tuple[str, Any]) -> Iterator[Callable[..., Any]]:
-    from server.ratelimit import SIGN_IN_LIMIT, ClientLimit
-
-    live[1].state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)  # each test signs in afresh, as a new client would
-    opened: list[Page] = []
-
-    def open_tab(**context: Any) -> Page:
-        opened.append(Page(browser, live[0], **context))
-        return opened[-1]
-
-    yield open_tab
-    for t in opened:
-        t.close()
-
-
 def suggested(live: tuple[str, Any], lang: str, number: int) -> None:
     """An issue delivered to the webhook, once its suggestion is kept (the answer follows the delivery)."""
     url, app = live
@@ -85,11 +69,11 @@ def suggested(live: tuple[str, Any], lang: str, number: int) -> None:
 
 @pytest.mark.parametrize(("lang", "number"), [("en", 1), ("zh", 2)])
 def test_post_and_dismiss_a_suggested_answer_in_a_browser(
-    tab: Callable[..., Any], live: tuple[str, Any], github: GitHubStandIn, lang: str, number: int, artifacts: Path
+    admin_tab: Callable[..., Any], live: tuple[str, Any], github: GitHubStandIn, lang: str, number: int, artifacts: Path
 ) -> None:
     texts, issue = TEXTS[lang], f"owner/repo#{number}"
     suggested(live, lang, number)
-    t = tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US")
+    t = admin_tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US")
     page = sign_in(t, TOKEN)
     section = page.locator("#suggested")
     assert section.locator("h2").inner_text() == texts["title"]

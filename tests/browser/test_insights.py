@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 
@@ -25,28 +25,12 @@ def live(insights_settings: Settings, serve: Callable[[Any], Any]) -> tuple[str,
     return serve(app).url, app
 
 
-@pytest.fixture
-def tab(browser: Any, live: tuple[str, Any]) -> Iterator[Callable[..., Any]]:
-    from server.ratelimit import SIGN_IN_LIMIT, ClientLimit
-
-    # Every test signs in afresh from the same loopback address: each starts with the sign-in
-    # limit's full allowance, as a new client would (tests/server/test_ratelimit.py tests the limit).
-    live[1].state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
-    opened: list[Any] = []
-
-    def open_tab(**context: Any) -> Any:
-        opened.append(Page(browser, live[0], **context))
-        return opened[-1]
-
-    yield open_tab
-    for t in opened:
-        t.close()  # no console errors (a blocked inline style would be one), no page errors
-
-
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_signing_in_and_the_insights_page_in_a_browser(tab: Callable[..., Any], artifacts: Path, scheme: str) -> None:
+def test_signing_in_and_the_insights_page_in_a_browser(
+    admin_tab: Callable[..., Any], artifacts: Path, scheme: str
+) -> None:
     phone = scheme == "dark"
-    t = tab(viewport=PHONE if phone else DESKTOP, locale="zh-CN" if phone else "en-US", color_scheme=scheme)
+    t = admin_tab(viewport=PHONE if phone else DESKTOP, locale="zh-CN" if phone else "en-US", color_scheme=scheme)
     page = t.page
     response = t.goto("/insights")
     assert response.status == 401 and page.locator("#token").is_visible()
@@ -77,9 +61,9 @@ def test_signing_in_and_the_insights_page_in_a_browser(tab: Callable[..., Any], 
 
 @pytest.mark.parametrize(("locale", "lang", "scheme"), [("en-US", "en", "light"), ("zh-CN", "zh", "dark")])
 def test_every_registered_channel_has_a_coloured_swatch_and_a_label_in_the_page_language(
-    tab: Callable[..., Any], locale: str, lang: str, scheme: str
+    admin_tab: Callable[..., Any], locale: str, lang: str, scheme: str
 ) -> None:
-    t = tab(locale=locale, color_scheme=scheme)
+    t = admin_tab(locale=locale, color_scheme=scheme)
     page = sign_in(t, TOKEN)
     legend = page.locator("ul.legend").first  # the chart of questions by channel
     shown = legend.evaluate(
@@ -102,11 +86,11 @@ def stored(live: tuple[str, Any], sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_votes_from_the_search_and_chat_pages_reach_the_store(
-    tab: Callable[..., Any], live: tuple[str, Any], artifacts: Path
+    admin_tab: Callable[..., Any], live: tuple[str, Any], artifacts: Path
 ) -> None:
     from tests.support.browser import type_query
 
-    t = tab(viewport=DESKTOP, locale="en-US")
+    t = admin_tab(viewport=DESKTOP, locale="en-US")
     page = t.page
     t.goto("/")
     type_query(page, "slime resume training from a checkpoint")
@@ -158,9 +142,9 @@ def labels_inside_their_charts(page: Any) -> list[str]:
 
 @pytest.mark.parametrize(("width", "name"), [(1280, "desktop"), (375, "phone")])
 def test_every_column_and_every_chart_label_shows(
-    tab: Callable[..., Any], artifacts: Path, width: int, name: str
+    admin_tab: Callable[..., Any], artifacts: Path, width: int, name: str
 ) -> None:
-    t = tab(viewport={"width": width, "height": 900}, locale="en-US")
+    t = admin_tab(viewport={"width": width, "height": 900}, locale="en-US")
     page = sign_in(t, TOKEN)
     t.no_horizontal_scroll()
     hidden = page.evaluate("""() => [...document.querySelectorAll('.itable td, .itable th')]

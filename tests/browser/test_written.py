@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 
 from kb.insights import InsightsStore, Question, store_path
 from kb.settings import Settings
 from server import create_app
-from tests.support.browser import DESKTOP, Page, sign_in
+from tests.support.browser import DESKTOP, sign_in
 from tests.support.seeded_insights import TOKEN
 
 ASKED = {
@@ -45,27 +45,11 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
     return serve(app).url, app
 
 
-@pytest.fixture
-def tab(browser: Any, live: tuple[str, Any]) -> Iterator[Callable[..., Any]]:
-    from server.ratelimit import SIGN_IN_LIMIT, ClientLimit
-
-    live[1].state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)  # each test signs in afresh, as a new client would
-    opened: list[Page] = []
-
-    def open_tab(**context: Any) -> Page:
-        opened.append(Page(browser, live[0], **context))
-        return opened[-1]
-
-    yield open_tab
-    for t in opened:
-        t.close()
-
-
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_writing_editing_and_removing_an_answer_in_a_browser(
-    tab: Callable[..., Any], lang: str, artifacts: Path, tmp_path: Path
+    admin_tab: Callable[..., Any], lang: str, artifacts: Path, tmp_path: Path
 ) -> None:
-    t = tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US", accept_downloads=True)
+    t = admin_tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US", accept_downloads=True)
     page = sign_in(t, TOKEN)
     texts, (question, answer) = TEXTS[lang], WRITTEN[lang]
     item = page.locator("#recent li[data-text]", has=page.locator(f"q:text-is('{ASKED[lang]}')"))

@@ -40,10 +40,7 @@ def add_parser(sub: Any) -> None:
 
 def cmd_github(settings: ServerSettings, args: argparse.Namespace) -> int:
     from kb.errors import KBError
-    from kb.events import Events
     from kb.knowledge import KnowledgeBase
-    from server.channels.github.bot import respond
-    from server.channels.github.client import GitHubAPI
     from server.channels.github.events import Other, read_event
 
     if not args.event_name:
@@ -58,23 +55,32 @@ def cmd_github(settings: ServerSettings, args: argparse.Namespace) -> int:
     if isinstance(event, Other):
         print(f"nothing to answer: {event.what}")
         return 0
-    api = (
-        None if args.dry_run or not settings.github_token else GitHubAPI(settings.github_api_url, settings.github_token)
-    )
     kb = KnowledgeBase.open(settings)
+    root = settings.base_url.rstrip("/") + "/" if settings.base_url else ""
     try:
-        outcome = asyncio.run(
-            respond(
-                kb, Events(), settings, event, api, settings.base_url.rstrip("/") + "/" if settings.base_url else ""
-            )
-        )
+        outcome = asyncio.run(_answer(kb, settings, event, root, post=not args.dry_run))
     except KBError as exc:
         print(f"kb: error: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if api is not None:
-            api.close()
     print(outcome.comment if outcome.comment else f"no comment: {outcome.reason}")
     if outcome.comment:
         print(f"\n({outcome.reason}{': ' + outcome.url if outcome.url else ''})", file=sys.stderr)
     return 0
+
+
+async def _answer(kb: Any, settings: ServerSettings, event: Any, root: str, post: bool) -> Any:
+    """The bot's outcome for `event`, posted with KB_GITHUB_TOKEN unless `post` is False or there is no token. In a
+    workflow run the token is the run's, whose comments are written by `github-actions[bot]`."""
+    from kb.events import Events
+    from server.channels.github.bot import respond
+    from server.channels.github.client import GitHubAPI
+
+    api = None
+    if post and settings.github_token:
+        login = "github-actions[bot]" if os.environ.get("GITHUB_ACTIONS") == "true" else ""
+        api = GitHubAPI(settings.github_api_url, settings.github_token, login=login)
+    try:
+        return await respond(kb, Events(), settings, event, api, root)
+    finally:
+        if api is not None:
+            await api.aclose()

@@ -1,11 +1,13 @@
 """Deliveries as GitHub sends them (signed with the webhook's secret), and a stand-in for GitHub's API: a real HTTP
-server on a loopback port that keeps issues' comments, takes Discussion comments over GraphQL, and can answer the
-first calls with a rate limit or be down."""
+server on a loopback port that keeps issues' comments (each written by the token's user: `kb-bot` for a token,
+`kb-faq[bot]` for the App's installation tokens), takes Discussion comments over GraphQL, and can answer the first
+calls with a rate limit, be down, be slow, answer 403 with `Retry-After`, or drip-feed its answers."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import asyncio
 import itertools
 import json
 import time
@@ -13,9 +15,11 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 SECRET = "gh-webhook-secret"
+BOT = "kb-bot"  # the login of a token's user, at the stand-in
+APP_BOT = "kb-faq[bot]"  # the App's, whose slug is kb-faq
 _deliveries = itertools.count(1)
 
 
@@ -109,6 +113,9 @@ class GitHubStandIn:
         self.app_key = ""  # the App's public key (PEM) that installation-token requests are checked against
         self.granted: list[int] = []  # installations given a token
         self.reactions: dict[int, list[tuple[str, str]]] = {}  # comment id -> (who, reaction)
+        self.slow = 0.0  # seconds every call waits before it is answered
+        self.retry_after = 0  # answer every call 403 with this Retry-After (0: no)
+        self.drip = 0.0  # seconds between the bytes of every answer, sent one at a time (0: at once)
         self.labels: dict[str, list[str]] = {}  # "owner/repo#1" -> its labels
         ids = itertools.count(100)
         app = FastAPI()
@@ -118,6 +125,13 @@ class GitHubStandIn:
             body = await request.body()
             self.calls.append((request.method, request.url.path, json.loads(body) if body else None))
             self.tokens.append(request.headers.get("authorization", ""))
+            if self.slow:
+                await asyncio.sleep(self.slow)
+            if self.drip:
+                return StreamingResponse(dripped(self.drip), media_type="application/json")
+            if self.retry_after:
+                message = {"message": "You have exceeded a secondary rate limit."}
+                return JSONResponse(message, 403, headers={"Retry-After": str(self.retry_after)})
             if self.down:
                 return JSONResponse({"message": "Server Error"}, 502)
             if self.limited:
@@ -130,9 +144,22 @@ class GitHubStandIn:
         async def list_comments(owner: str, name: str, number: int) -> list[dict[str, Any]]:
             return self.comments.get(f"{owner}/{name}#{number}", [])
 
+        def login(request: Request) -> str:
+            token = request.headers.get("authorization", "")
+            return APP_BOT if token.startswith("Bearer ghs-installation-") else BOT
+
+        @app.get("/user")
+        async def user(request: Request) -> dict[str, Any]:
+            return {"login": login(request), "type": "User"}
+
+        @app.get("/app")
+        async def the_app() -> dict[str, Any]:
+            return {"slug": "kb-faq", "name": "KB FAQ"}
+
         @app.post("/repos/{owner}/{name}/issues/{number}/comments", status_code=201)
         async def create(owner: str, name: str, number: int, request: Request) -> dict[str, Any]:
-            comment = {"id": next(ids), "body": (await request.json())["body"]}
+            comment: dict[str, Any] = {"id": next(ids), "body": (await request.json())["body"]}
+            comment["user"] = {"login": login(request), "type": "Bot" if "[bot]" in login(request) else "User"}
             comment["html_url"] = f"https://github.com/{owner}/{name}/issues/{number}#issuecomment-{comment['id']}"
             self.comments.setdefault(f"{owner}/{name}#{number}", []).append(comment)
             return comment
@@ -185,6 +212,22 @@ class GitHubStandIn:
 
         self.url = serve(app).url
 
+    def reset(self) -> None:
+        """As it started: no calls, comments, labels or reactions; up, quick and not rate-limited."""
+        for kept in (self.calls, self.comments, self.discussion_comments, self.tokens, self.labels, self.reactions):
+            kept.clear()
+        self.limited, self.down, self.slow, self.retry_after, self.drip = 0, False, 0.0, 0, 0.0
+
+    def add_comment(self, issue: str, body: str, login: str) -> int:
+        """A comment written on `owner/repo#N` by `login` (someone other than the bot); its id."""
+        found = max((int(c["id"]) for comments in self.comments.values() for c in comments), default=0)
+        comment_id = max(found + 1, 10_000)
+        owner_name, number = issue.split("#")
+        url = f"https://github.com/{owner_name}/issues/{number}#issuecomment-{comment_id}"
+        comment = {"id": comment_id, "body": body, "user": {"login": login, "type": "User"}, "html_url": url}
+        self.comments.setdefault(issue, []).append(comment)
+        return comment_id
+
     def comment_id(self, issue: str) -> int:
         """The id of the first comment on `owner/repo#N`."""
         return int(self.comments[issue][0]["id"])
@@ -192,3 +235,10 @@ class GitHubStandIn:
     def on(self, issue: str) -> list[str]:
         """The bodies of the comments on `owner/repo#N`."""
         return [c["body"] for c in self.comments.get(issue, [])]
+
+
+async def dripped(pause: float) -> Any:
+    """An answer sent one byte at a time, `pause` seconds apart: each read is quick, the whole never ends in time."""
+    for byte in b'{"message": "' + b"." * 100_000 + b'"}':
+        await asyncio.sleep(pause)
+        yield bytes([byte])

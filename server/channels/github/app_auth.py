@@ -1,19 +1,20 @@
 """A GitHub App's installation tokens: a JWT signed with the App's private key (RS256, issued by the App id, valid
 for nine minutes) asks `POST /app/installations/{id}/access_tokens` for a token of that installation, which is kept
-until a minute before it expires (an hour, GitHub says) and asked for again after."""
+until a minute before it expires (an hour, GitHub says) and asked for again after. The same JWT asks `GET /app`
+for the App's slug: its comments are written by `<slug>[bot]`."""
 
 from __future__ import annotations
 
-import threading
+import asyncio
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import httpx
 import jwt
 
-from .client import GitHubUnavailable
+from .client import DEADLINE, GitHubUnavailable
 
 __all__ = ["AppTokens", "read_private_key"]
 
@@ -30,36 +31,60 @@ def read_private_key(raw: str) -> str:
 class AppTokens:
     """The installation tokens of one App, each kept until shortly before it expires."""
 
-    def __init__(self, client: httpx.Client, app_id: str, private_key: str, clock: Callable[[], float] = time.time):
+    def __init__(
+        self, client: httpx.AsyncClient, app_id: str, private_key: str, clock: Callable[[], float] = time.time
+    ) -> None:
         self.client = client
         self.app_id = app_id
         self.private_key = private_key
         self.clock = clock
         self._tokens: dict[int, tuple[str, float]] = {}  # installation -> (token, expires at)
-        self._lock = threading.Lock()
+        self._slug = ""
+        self._lock = asyncio.Lock()
 
-    def token(self, installation: int) -> str:
+    async def token(self, installation: int) -> str:
         """A token of `installation`, asked for only when the one kept is missing or about to expire."""
-        with self._lock:
+        async with self._lock:
             kept = self._tokens.get(installation)
             if kept is not None and kept[1] - MARGIN > self.clock():
                 return kept[0]
-            token, expires = self._ask(installation)
-            self._tokens[installation] = (token, expires)
-            return token
+            answer = await self._ask("POST", f"/app/installations/{installation}/access_tokens", 201)
+            try:
+                token = answer["token"]
+                expires = datetime.fromisoformat(str(answer["expires_at"]).replace("Z", "+00:00")).timestamp()
+            except (KeyError, TypeError, ValueError):
+                raise GitHubUnavailable("POST /app/installations/.../access_tokens: no token and expiry") from None
+            self._tokens[installation] = (str(token), expires)
+            return str(token)
 
-    def _ask(self, installation: int) -> tuple[str, float]:
+    async def login(self) -> str:
+        """The App's login, `<slug>[bot]`, which writes its comments (asked once, then kept)."""
+        if not self._slug:
+            slug = (await self._ask("GET", "/app", 200)).get("slug")
+            if not isinstance(slug, str) or not slug:
+                raise GitHubUnavailable("GET /app: the answer names no slug")
+            self._slug = slug
+        return f"{self._slug}[bot]"
+
+    async def _ask(self, method: str, path: str, status: int) -> dict[str, Any]:
         now = int(self.clock())
         signed = jwt.encode(
             {"iat": now - 60, "exp": now + 540, "iss": self.app_id}, self.private_key, algorithm="RS256"
         )
-        path = f"/app/installations/{installation}/access_tokens"
         try:
-            response = self.client.post(path, headers={"Authorization": f"Bearer {signed}"})
+            async with asyncio.timeout(DEADLINE):
+                response = await self.client.request(method, path, headers={"Authorization": f"Bearer {signed}"})
+        except TimeoutError:
+            raise GitHubUnavailable(f"{method} {path}: no whole answer within {DEADLINE:g} s") from None
         except httpx.HTTPError as exc:
-            raise GitHubUnavailable(f"POST {path}: {type(exc).__name__}: {exc}") from None
-        if response.status_code != 201:
-            raise GitHubUnavailable(f"POST {path}: HTTP {response.status_code}: {response.text[:200]}")
-        answer = response.json()
-        expires = datetime.fromisoformat(str(answer["expires_at"]).replace("Z", "+00:00")).timestamp()
-        return str(answer["token"]), expires
+            raise GitHubUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from None
+        if response.status_code != status:
+            said = response.text[:200].replace("\n", " ")
+            raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
+        try:
+            answer = response.json()
+        except ValueError:
+            raise GitHubUnavailable(f"{method} {path}: the answer is not JSON") from None
+        if not isinstance(answer, dict):
+            raise GitHubUnavailable(f"{method} {path}: the answer is not a JSON object")
+        return answer

@@ -14,8 +14,6 @@ import logging
 from dataclasses import dataclass, replace
 from typing import Awaitable, Callable, Protocol
 
-from starlette.concurrency import run_in_threadpool
-
 from kb import asking
 from kb.events import Events, Voted
 from kb.insights.records import SuggestedAnswer
@@ -154,7 +152,7 @@ async def _suggest(
             reason += f"; not labelled {label}: no token or App to label with"
         else:
             try:
-                await run_in_threadpool(api.add_label, asked.repo, asked.number, label)
+                await api.add_label(asked.repo, asked.number, label)
                 reason += f"; labelled {label}"
             except GitHubUnavailable as exc:
                 reason += f"; not labelled {label}: {exc}"
@@ -185,9 +183,9 @@ async def _asked(
     if api is None:
         return Outcome(comment, False, "dry run: nothing posted", entry=entry, confidence=sure)
     if event.kind == "discussion":
-        url = await run_in_threadpool(api.comment_on_discussion, event.node_id, comment)
+        url = await api.comment_on_discussion(event.node_id, comment)
     else:
-        url = await run_in_threadpool(api.upsert_issue_comment, event.repo, event.number, comment, MARKER)
+        url = await api.upsert_issue_comment(event.repo, event.number, comment, MARKER)
     return Outcome(comment, True, "posted", url, entry, sure)
 
 
@@ -201,13 +199,13 @@ async def _reactions(asked: Asked, api: GitHubAPI | None, vote: Vote | None) -> 
     """An issue closed: each 👍 or 👎 on the bot's comment a vote on the entry it answered with."""
     if api is None or vote is None:
         return Outcome("", False, "closed: no API to read the reactions with")
-    mine = await run_in_threadpool(api.find_issue_comment, asked.repo, asked.number, MARKER)
+    mine = await api.find_issue_comment(asked.repo, asked.number, MARKER)
     entry = entry_of(str(mine.get("body", ""))) if mine else ""
     if mine is None or not entry:
         return Outcome("", False, "closed: no answer of the bot's on it")
     question = question_of(asked.title, asked.body)
     said = []
-    for who, reaction in await run_in_threadpool(api.reactions, asked.repo, int(mine["id"])):
+    for who, reaction in await api.reactions(asked.repo, int(mine["id"])):
         if reaction in ("+1", "-1"):
             voted = Voted(entry, reaction == "+1", question, f"github:{asked.repo}:{who}", "github")
             said.append(await vote(voted))
@@ -237,5 +235,5 @@ async def _command(kb: KnowledgeBase, events: Events, command: Command, api: Git
     comment = made.replace(MARKER, COMMAND_MARKER, 1)
     if api is None:
         return Outcome(comment, False, "dry run: nothing posted")
-    url = await run_in_threadpool(api.comment_on_issue, asked.repo, asked.number, comment)
+    url = await api.comment_on_issue(asked.repo, asked.number, comment)
     return Outcome(comment, True, "posted", url)

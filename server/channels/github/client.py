@@ -1,26 +1,41 @@
 """The GitHub API, as the bot uses it: an issue's comments listed, one created or updated, a Discussion commented
-on (GraphQL), a label added to an issue or taken off. Plain `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other
-host. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is waited out, up
-to `MAX_WAIT` seconds, and the call made again; past that, or on another error, `GitHubUnavailable`."""
+on (GraphQL), a label added to an issue or taken off, and who the bot is on GitHub (its login).
+
+Async `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other host. Each
+call has a total deadline (`DEADLINE` seconds from its start, whatever the server sends and however slowly), not a
+per-read timeout. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is
+waited out with `asyncio.sleep`, which holds no thread, up to `MAX_WAIT` seconds and only while the deadline allows;
+past either, or on another error, `GitHubUnavailable` with one line saying which call and why.
+
+The bot's own comment on an issue is the one its login wrote (`login`: `GET /user` for a token's user, the App's
+slug and `[bot]` for a GitHub App) holding the marker: a comment someone else wrote is never taken for it."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import time
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 from urllib.parse import quote
 
 import httpx
 
 from kb.errors import KBError
 
-__all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT", "connections"]
+from .backlog import IssueLocks
 
-MAX_WAIT = 60.0  # seconds a rate limit is waited out, at most, before the comment is given up
+__all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT", "DEADLINE", "connections", "Logins"]
+
+MAX_WAIT = 60.0  # seconds a rate limit is waited out, at most, before the call is given up
+DEADLINE = 75.0  # seconds one call may take in all: its tries, the waits between them and the reading
 ATTEMPTS = 3
 _DISCUSSION_COMMENT = (
     "mutation($id: ID!, $body: String!) { addDiscussionComment(input: {discussionId: $id, body: $body}) "
     "{ comment { url } } }"
 )
+
+Token = Callable[[], Awaitable[str]]
+Logins = dict[str, str]  # who each token (by a hash of it) or App is on GitHub, kept once asked
 
 
 class GitHubUnavailable(KBError):
@@ -33,106 +48,182 @@ class GitHubAPI:
     def __init__(
         self,
         api_url: str,
-        token: str | Callable[[], str],
-        sleep: Callable[[float], None] = time.sleep,
-        client: httpx.Client | None = None,
+        token: str | Token,
+        client: httpx.AsyncClient | None = None,
+        deadline: float = DEADLINE,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        login: str | Token = "",
+        logins: Logins | None = None,
+        locks: IssueLocks | None = None,
     ) -> None:
         """`token` is a token, or what gives one for each call (a GitHub App's installation token, kept while fresh);
-        `client`, connections shared with other instances (this one then does not close them)."""
+        `client`, connections shared with other instances (this one then does not close them); `login`, who the
+        token is on GitHub when it is known (`github-actions[bot]` in a workflow), or what asks for it (an App's
+        slug); else `GET /user` is asked once and kept in `logins`, which instances may share, as they share `locks`
+        (one writer of an issue's comment at a time)."""
         self.api_url = api_url.rstrip("/")
         self.sleep = sleep
-        self.token = token if callable(token) else (lambda: token)
+        self.deadline = deadline
+        self.token: Token = token if callable(token) else _constant(token)
         self.owns_client = client is None
         self.client = client or connections(self.api_url)
+        self._login = login
+        self.logins: Logins = {} if logins is None else logins
+        self.locks = locks or IssueLocks()
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
         if self.owns_client:
-            self.client.close()
+            await self.client.aclose()
 
-    def find_issue_comment(self, repo: str, number: int, marker: str) -> dict[str, Any] | None:
-        """The comment on an issue holding `marker` (the bot's), or None."""
-        comments = self._call("GET", f"/repos/{repo}/issues/{number}/comments", params={"per_page": 100})
-        return next((c for c in comments if isinstance(c, dict) and marker in str(c.get("body", ""))), None)
+    async def login(self) -> str:
+        """Who the bot is on GitHub: the login its comments are written by."""
+        if callable(self._login):
+            return await self._login()
+        if self._login:
+            return self._login
+        key = hashlib.blake2b((await self.token()).encode(), digest_size=16).hexdigest()
+        if key not in self.logins:
+            me = await self._call("GET", "/user")
+            login = me.get("login") if isinstance(me, dict) else None
+            if not isinstance(login, str) or not login:
+                raise GitHubUnavailable("GET /user: the answer names no login")
+            self.logins[key] = login
+        return self.logins[key]
 
-    def reactions(self, repo: str, comment_id: int) -> list[tuple[str, str]]:
+    async def find_issue_comment(self, repo: str, number: int, marker: str) -> dict[str, Any] | None:
+        """The bot's comment on an issue: the first written by its login that holds `marker`, or None."""
+        me = (await self.login()).lower()
+        comments = await self._call("GET", f"/repos/{repo}/issues/{number}/comments", params={"per_page": 100})
+        for comment in comments if isinstance(comments, list) else []:
+            if not isinstance(comment, dict) or marker not in str(comment.get("body", "")):
+                continue
+            user = comment.get("user")
+            author = user.get("login") if isinstance(user, dict) else None
+            if isinstance(author, str) and author.lower() == me and isinstance(comment.get("id"), int):
+                return comment
+        return None
+
+    async def reactions(self, repo: str, comment_id: int) -> list[tuple[str, str]]:
         """(who, reaction) of every reaction to an issue comment: `+1`, `-1`, `heart`, ..."""
-        found = self._call("GET", f"/repos/{repo}/issues/comments/{comment_id}/reactions", params={"per_page": 100})
+        path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
+        found = await self._call("GET", path, params={"per_page": 100})
         return [
-            (str(r.get("user", {}).get("login", "")), str(r.get("content", ""))) for r in found if isinstance(r, dict)
+            (str(r["user"].get("login", "")), str(r.get("content", "")))
+            for r in (found if isinstance(found, list) else [])
+            if isinstance(r, dict) and isinstance(r.get("user"), dict)
         ]
 
-    def upsert_issue_comment(self, repo: str, number: int, body: str, marker: str) -> str:
-        """The bot's comment on an issue (the one holding `marker`) updated to `body`, or created; its URL."""
-        mine = self.find_issue_comment(repo, number, marker)
-        if mine is not None:
-            if mine.get("body") == body:
-                return str(mine.get("html_url", ""))
-            updated = self._call("PATCH", f"/repos/{repo}/issues/comments/{mine['id']}", json={"body": body})
-            return str(updated.get("html_url", ""))
-        return self.comment_on_issue(repo, number, body)
+    async def upsert_issue_comment(self, repo: str, number: int, body: str, marker: str) -> str:
+        """The bot's comment on an issue (its own, holding `marker`) updated to `body`, or created; its URL. One
+        writer at a time per issue, so that two at once make one comment."""
+        async with self.locks.held(repo, number):
+            mine = await self.find_issue_comment(repo, number, marker)
+            if mine is not None:
+                if mine.get("body") == body:
+                    return str(mine.get("html_url", ""))
+                path = f"/repos/{repo}/issues/comments/{mine['id']}"
+                updated = await self._call("PATCH", path, json={"body": body})
+                return str(updated.get("html_url", "")) if isinstance(updated, dict) else ""
+            return await self.comment_on_issue(repo, number, body)
 
-    def add_label(self, repo: str, number: int, label: str) -> None:
+    async def add_label(self, repo: str, number: int, label: str) -> None:
         """`label` added to an issue (GitHub creates the label in the repository when it has none of the name)."""
-        self._call("POST", f"/repos/{repo}/issues/{number}/labels", json={"labels": [label]})
+        await self._call("POST", f"/repos/{repo}/issues/{number}/labels", json={"labels": [label]})
 
-    def remove_label(self, repo: str, number: int, label: str) -> None:
+    async def remove_label(self, repo: str, number: int, label: str) -> None:
         """`label` taken off an issue; an issue without it is left as it is."""
         try:
-            self._call("DELETE", f"/repos/{repo}/issues/{number}/labels/{quote(label, safe='')}")
+            await self._call("DELETE", f"/repos/{repo}/issues/{number}/labels/{quote(label, safe='')}")
         except GitHubUnavailable as exc:
             if "HTTP 404" not in str(exc):
                 raise
 
-    def comment_on_issue(self, repo: str, number: int, body: str) -> str:
-        created = self._call("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})
-        return str(created.get("html_url", ""))
+    async def comment_on_issue(self, repo: str, number: int, body: str) -> str:
+        created = await self._call("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})
+        return str(created.get("html_url", "")) if isinstance(created, dict) else ""
 
-    def comment_on_discussion(self, node_id: str, body: str) -> str:
+    async def comment_on_discussion(self, node_id: str, body: str) -> str:
         """A comment on the Discussion with this GraphQL node id; its URL."""
         graphql = self.api_url[: -len("/v3")] + "/graphql" if self.api_url.endswith("/api/v3") else "/graphql"
-        answer = self._call(
+        answer = await self._call(
             "POST", graphql, json={"query": _DISCUSSION_COMMENT, "variables": {"id": node_id, "body": body}}
         )
-        if answer.get("errors"):
-            raise GitHubUnavailable(f"commenting on discussion {node_id}: {answer['errors'][0].get('message', '')}")
-        return str(answer.get("data", {}).get("addDiscussionComment", {}).get("comment", {}).get("url", ""))
+        if not isinstance(answer, dict):
+            raise GitHubUnavailable(f"commenting on discussion {node_id}: the answer is not a JSON object")
+        errors = answer.get("errors")
+        if errors:
+            said = errors[0].get("message", "") if isinstance(errors, list) and isinstance(errors[0], dict) else ""
+            raise GitHubUnavailable(f"commenting on discussion {node_id}: {str(said)[:200]}")
+        found: Any = answer
+        for key in ("data", "addDiscussionComment", "comment", "url"):
+            found = found.get(key) if isinstance(found, dict) else None
+        return str(found or "")
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One call, tried again after a rate limit while the deadline allows; its JSON answer ({} for none)."""
+        ends = time.monotonic() + self.deadline
         for attempt in range(ATTEMPTS):
+            left = ends - time.monotonic()
             try:
-                headers = {"Authorization": f"Bearer {self.token()}"}
-                response = self.client.request(method, path, headers=headers, **kwargs)
+                async with asyncio.timeout(max(left, 0.001)):
+                    headers = {"Authorization": f"Bearer {await self.token()}"}
+                    response = await self.client.request(method, path, headers=headers, **kwargs)
+            except TimeoutError:
+                raise GitHubUnavailable(f"{method} {path}: no whole answer within {self.deadline:g} s") from None
             except httpx.HTTPError as exc:
                 raise GitHubUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from None
             wait = _rate_limited(response)
-            if wait is not None and attempt + 1 < ATTEMPTS and wait <= MAX_WAIT:
-                self.sleep(wait)
+            if wait is not None:
+                if attempt + 1 == ATTEMPTS:
+                    break
+                if wait > MAX_WAIT or wait > ends - time.monotonic():
+                    raise GitHubUnavailable(
+                        f"{method} {path}: rate-limited for {wait:g} s, past the call's deadline of {self.deadline:g} s"
+                    )
+                await self.sleep(wait)
                 continue
             if response.status_code >= 300:
                 said = response.text[:200].replace("\n", " ")
                 raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
-            return response.json() if response.content else {}
+            return _json(response, method, path)
         raise GitHubUnavailable(f"{method} {path}: still rate-limited after {ATTEMPTS} tries")
 
 
-def connections(api_url: str) -> httpx.Client:
+def _constant(token: str) -> Token:
+    async def given() -> str:
+        return token
+
+    return given
+
+
+def _json(response: httpx.Response, method: str, path: str) -> Any:
+    """The answer's JSON ({} for an empty one); GitHubUnavailable when it is not JSON."""
+    if not response.content:
+        return {}
+    try:
+        return response.json()
+    except ValueError:
+        raise GitHubUnavailable(f"{method} {path}: the answer is not JSON") from None
+
+
+def connections(api_url: str) -> httpx.AsyncClient:
     """Connections to GitHub's API at `api_url` only: no redirect followed, GitHub's media type and API version."""
     headers = {
         "Accept": "application/vnd.github+json",
         "X-GitHub-Api-Version": "2022-11-28",
         "User-Agent": "kb-faq-bot",
     }
-    return httpx.Client(base_url=api_url.rstrip("/"), headers=headers, timeout=10.0, follow_redirects=False)
+    return httpx.AsyncClient(base_url=api_url.rstrip("/"), headers=headers, timeout=10.0, follow_redirects=False)
 
 
 def _rate_limited(response: httpx.Response) -> float | None:
     """Seconds to wait when the response is a rate limit (primary or secondary); None when it is not one."""
     if response.status_code not in (403, 429):
         return None
-    retry = response.headers.get("retry-after")
-    if retry is not None and retry.strip().isdigit():
+    retry = response.headers.get("retry-after", "").strip()
+    if retry.isdigit() and len(retry) < 10:
         return float(retry)
     if response.headers.get("x-ratelimit-remaining") == "0":
         reset = response.headers.get("x-ratelimit-reset", "")
-        return max(1.0, float(reset) - time.time()) if reset.isdigit() else MAX_WAIT
+        return max(1.0, float(reset) - time.time()) if reset.isdigit() and len(reset) < 16 else MAX_WAIT
     return 60.0 if response.status_code == 429 else None  # GitHub: with neither header, wait a minute

@@ -13,6 +13,7 @@ the answers are kept for /insights, where a maintainer posts or dismisses them (
 from __future__ import annotations
 
 import logging
+from functools import partial
 from contextlib import AsyncExitStack
 from typing import Annotated, Any
 
@@ -32,6 +33,7 @@ from ...syncing import PushSyncs
 from ...votes import take_vote
 from . import suggested
 from .app_auth import AppTokens, read_private_key
+from .backlog import Backlog, IssueLocks
 from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
 from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
@@ -54,6 +56,9 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
     app.state.github = keep_guard(app, "github", Guard(Replays(REPLAY_WINDOW)))
     app.state.github_pushes = PushSyncs(settings)
     app.state.github_connections = connections(settings.github_api_url)
+    app.state.github_logins = {}
+    app.state.github_issue_locks = IssueLocks()
+    app.state.github_backlog = Backlog()
     app.state.github_tokens = (
         AppTokens(app.state.github_connections, settings.github_app_id, read_private_key(settings.github_private_key))
         if settings.github_app_id
@@ -68,11 +73,11 @@ def api_for(request: Request, event: Asked | Command | Closed) -> GitHubAPI | No
 
 async def start(app: FastAPI, stack: AsyncExitStack) -> None:
     """The API client's connections closed, and a push's sync stopped, when the app stops."""
-    stack.callback(app.state.github_connections.close)
+    stack.push_async_callback(app.state.github_connections.aclose)
     stack.push_async_callback(app.state.github_pushes.stop)
 
 
-def get_guard(request: Request) -> Guard:
+async def get_guard(request: Request) -> Guard:
     guard: Guard = request.app.state.github
     return guard
 
@@ -181,18 +186,25 @@ async def webhook(
     event = read_event(name, body)
     if isinstance(event, Other):
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
-    api = api_for(request, event)
-    background.add_task(
+    backlog: Backlog = request.app.state.github_backlog
+    asked = issue_of(event)
+    answer = partial(
         _answer,
         kb,
         events,
         settings,
         event,
-        api,
+        api_for(request, event),
         base_url(request),
         guard,
         teacher(request, kb),
         voter(request),
         await suggestions_of(request),
     )
+    if not backlog.take():
+        guard.refused.warning(
+            log, "GitHub: %s#%s not answered: %d answers are in flight already", asked.repo, asked.number, backlog.limit
+        )
+        return {"ok": True, "done": f"not answered: {backlog.limit} answers are in flight already"}
+    background.add_task(backlog.run, answer)
     return {"ok": True, "done": "answering"}

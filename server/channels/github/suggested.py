@@ -16,7 +16,6 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 
 from kb.errors import shown
 from kb.insights import DEFAULT_SINCE
@@ -47,12 +46,12 @@ def api_as(request: Request, installation: int) -> GitHubAPI | None:
     """The API as the GitHub App's `installation` (when the App is set and the issue came through one), else as
     KB_GITHUB_TOKEN's user; None without either."""
     state, settings = request.app.state, request.app.state.settings
-    shared = state.github_connections
-    if state.github_tokens is not None and installation:
-        token = state.github_tokens.token
-        return GitHubAPI(settings.github_api_url, lambda: token(installation), client=shared)
+    shared = {"client": state.github_connections, "logins": state.github_logins, "locks": state.github_issue_locks}
+    tokens = state.github_tokens
+    if tokens is not None and installation:
+        return GitHubAPI(settings.github_api_url, lambda: tokens.token(installation), login=tokens.login, **shared)
     if settings.github_token:
-        return GitHubAPI(settings.github_api_url, settings.github_token, client=shared)
+        return GitHubAPI(settings.github_api_url, settings.github_token, **shared)
     return None
 
 
@@ -66,8 +65,8 @@ async def _post(api: GitHubAPI | None, answer: SuggestedAnswer) -> str:
         )
     try:
         if answer.kind == "discussion":
-            return await run_in_threadpool(api.comment_on_discussion, answer.node_id, answer.comment)
-        return await run_in_threadpool(api.upsert_issue_comment, answer.repo, answer.number, answer.comment, MARKER)
+            return await api.comment_on_discussion(answer.node_id, answer.comment)
+        return await api.upsert_issue_comment(answer.repo, answer.number, answer.comment, MARKER)
     except GitHubUnavailable as exc:
         raise NotPosted(f"{where}: not posted: {exc}") from None
 
@@ -96,7 +95,7 @@ async def suggested_answer(
         log.info("GitHub %s#%s: the suggested answer was posted by a maintainer %s", repo, number, url)
     elif api is not None and label and answer.kind == "issue":
         try:
-            await run_in_threadpool(api.remove_label, repo, number, label)
+            await api.remove_label(repo, number, label)
         except GitHubUnavailable as exc:  # the suggestion goes all the same: the label is a hint, not the record
             log.warning("GitHub %s#%s: the label %s was not taken off: %s", repo, number, label, exc)
     await insights.drop_suggestion(repo, number)

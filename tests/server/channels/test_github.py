@@ -30,8 +30,7 @@ def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
 @pytest.fixture
 def bot(settings: Any, github: GitHubStandIn) -> Callable[..., TestClient]:
     """A client of an app whose GitHub bot posts to the stand-in, in `mode` (comment by default)."""
-    github.comments.clear(), github.calls.clear(), github.discussion_comments.clear(), github.tokens.clear()
-    github.limited, github.down = 0, False
+    github.reset()
     opened: list[TestClient] = []
 
     def make(mode: str = "comment", precision: str = SURE, **more: Any) -> TestClient:

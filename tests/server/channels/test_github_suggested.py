@@ -31,8 +31,7 @@ def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
 @pytest.fixture
 def bot(settings: Any, github: GitHubStandIn, tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
     """A client of an app of its own data directory whose GitHub bot suggests (posting to the stand-in)."""
-    github.comments.clear(), github.calls.clear(), github.labels.clear(), github.discussion_comments.clear()
-    github.limited, github.down = 0, False
+    github.reset()
     (tmp_path / "index").symlink_to(settings.index_dir)
     opened: list[TestClient] = []
 

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from server.app import create_app
 from server.channels.github.comment import MARKER
 from tests.support.cli import kb
-from tests.support.github import SECRET, GitHubStandIn, comment_event, delivery, discussion_event, issue_event
+from tests.support.github import APP_BOT, BOT, SECRET, GitHubStandIn, comment_event, delivery, discussion_event, issue_event
 
 RESUME = "How do I resume training in slime after it stopped?"
 SURE = "github=0.25"  # the suite's point for this channel, so that the shipped FAQs' plain questions are answered
@@ -239,6 +239,12 @@ def test_as_a_github_app_it_comments_with_its_installations_token_kept_while_fre
         deliver(client, "issues", event)
     assert len(github.on("owner/repo#11")) == 1 and len(github.on("owner/repo#12")) == 1
     assert github.granted == [42]  # asked once, then kept
+    edited = issue_event(RESUME + " (edited: with Megatron checkpoints)", number=11, action="edited")
+    edited["installation"] = {"id": 42}
+    deliver(client, "issues", edited)
+    [comment] = github.comments["owner/repo#11"]  # the App's own comment, found by its login and updated
+    assert comment["user"]["login"] == APP_BOT
+    assert ("GET", "/app") in [(m, p) for m, p, _ in github.calls]
     posted = [token for (method, path, _), token in zip(github.calls, github.tokens) if "/issues/" in path]
     assert posted and set(posted) == {"Bearer ghs-installation-42"}
 
@@ -268,3 +274,28 @@ def test_a_public_issues_question_is_recorded_with_its_repository_and_url(bot: A
             "SELECT channel, chat_workspace, chat_conversation FROM questions WHERE chat_conversation LIKE '%/14'"
         ).fetchall()
     assert rows == [("github", "owner/repo", "https://github.com/owner/repo/issues/14")]
+
+
+def test_a_users_comment_holding_the_bots_marker_is_never_taken_for_the_bots(bot: Any, github: GitHubStandIn) -> None:
+    client = bot()
+    mimic = f"{MARKER}\n<!-- kb-faq-entry: slime-b0ab398d -->\nI wrote this myself."
+    theirs = github.add_comment("owner/repo#15", mimic, "mallory")
+    github.reactions[theirs] = [(f"voter{n}", "-1") for n in range(8)]
+    deliver(client, "issues", issue_event(RESUME, number=15))
+    [kept, answer] = github.comments["owner/repo#15"]
+    assert kept["body"] == mimic and answer["user"]["login"] == BOT and "--load" in answer["body"]
+    assert ("PATCH", f"/repos/owner/repo/issues/comments/{theirs}") not in [(m, p) for m, p, _ in github.calls]
+    store = client.app.state.recorder.store
+    before = store.count("votes")
+    deliver(client, "issues", issue_event(RESUME, number=15, action="closed", state="closed"))
+    assert store.count("votes") == before  # the bot's own comment has no reactions; the user's 👎 are not votes
+    github.reactions[answer["id"]] = [("ada", "-1")]
+    deliver(client, "issues", issue_event(RESUME, number=15, action="closed", state="closed"))
+    assert store.count("votes") == before + 1
+
+
+def test_the_bots_login_is_asked_once(bot: Any, github: GitHubStandIn) -> None:
+    client = bot()
+    for number in (16, 17):
+        deliver(client, "issues", issue_event(RESUME, number=number))
+    assert [path for _, path, _ in github.calls].count("/user") == 1

@@ -178,6 +178,18 @@ class Insights:
         with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
             return await asyncio.to_thread(book.store.suggestion, repo, number)
 
+    async def claim_suggestion(self, repo: str, number: int) -> SuggestedAnswer | None:
+        """The answer suggested for `repo`#`number`, for this caller alone to post or dismiss (None: gone already)."""
+        book = self._book(_SUGGESTIONS_OFF)
+        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.claim_suggestion, repo, number)
+
+    async def restore_suggestion(self, answer: SuggestedAnswer) -> None:
+        """A claimed answer put back, unless its issue has a newer one."""
+        book = self._book(_SUGGESTIONS_OFF)
+        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
+            await asyncio.to_thread(book.store.restore_suggestion, answer)
+
     async def drop_suggestion(self, repo: str, number: int) -> bool:
         """Forget the answer suggested for `repo`#`number`; whether there was one."""
         book = self._book(_SUGGESTIONS_OFF)

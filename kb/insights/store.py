@@ -537,6 +537,43 @@ class InsightsStore:
             gone = db.execute("DELETE FROM suggested_answers WHERE repo = ? AND number = ?", (repo, number)).rowcount
         return bool(gone)
 
+    def claim_suggestion(self, repo: str, number: int) -> SuggestedAnswer | None:
+        """The answer suggested for `repo`#`number`, taken off the list for the one caller that gets it (None for
+        the others, in any process): what a Post or a Dismiss acts on, once. `restore_suggestion` puts it back."""
+        found = self.suggestion(repo, number)
+        if found is None:
+            return None
+        with self._db.transaction() as db:
+            taken = db.execute(
+                "DELETE FROM suggested_answers WHERE repo = ? AND number = ? AND suggested_at = ?",
+                (repo, number, found.suggested_at),
+            ).rowcount
+        return found if taken == 1 else None
+
+    def restore_suggestion(self, answer: SuggestedAnswer) -> None:
+        """A claimed answer put back (it could not be posted), unless a newer one was suggested for its issue since."""
+        self._write(
+            (
+                f"INSERT INTO suggested_answers ({self._SUGGESTED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (repo, number) DO NOTHING",
+                [
+                    (
+                        answer.repo,
+                        answer.number,
+                        answer.kind,
+                        answer.title[:MAX_TEXT],
+                        answer.url,
+                        answer.entry_id,
+                        answer.confidence,
+                        answer.comment,
+                        answer.node_id,
+                        answer.installation,
+                        answer.suggested_at,
+                    )
+                ],
+            )
+        )
+
     def count(self, table: str) -> int:
         """Rows in `questions` or `votes` (for tests and benchmarks)."""
         if table not in ("questions", "votes"):

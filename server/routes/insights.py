@@ -146,6 +146,7 @@ async def insights_page(
         "last_sync": last_sync(settings.data_dir),
         "suggested": await insights.suggestions(),
         "github_on": bool(settings.github_webhook_secret),
+        "posted": list(getattr(request.app.state, "github_posted", ())),  # server/channels/github/suggested.py
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)

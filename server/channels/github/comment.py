@@ -1,7 +1,8 @@
 """What the bot reads and writes on GitHub: an issue's title and body read as a question (its template's headings and
 boilerplate dropped), and the comment: the FAQ's answer (cut, linking the whole), its deep link, and a line saying
 it is automated and how to say it did not help; or, for a `/faq` command the FAQ cannot answer, that it does not
-cover it and the nearest entries. One comment an issue, found again by `MARKER`."""
+cover it and the nearest entries. One comment an issue, found again by `MARKER` (and its author). The FAQ's words
+go out with their mentions and raw HTML neutralised (outgoing.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from kb.hits import Hit
 
 from ...permalinks import permalink
 from ...replies import NEAREST_SHOWN, shorten
+from .outgoing import public
 
 __all__ = ["MARKER", "entry_of", "question_of", "answer_comment", "not_covered_comment", "ANSWER_CHARS"]
 
@@ -78,6 +80,7 @@ def answer_comment(found: Found, root: str) -> str:
     t = _words(found.hl)
     best = found.hits[0].entry
     answer, cut = shorten(best.answer, ANSWER_CHARS)
+    answer = public(answer)
     links = [f"[{t('github_in_faq')}]({best.url or best.source_url})"] if (best.url or best.source_url) else []
     if root:
         links.append(f"[{t('github_read_more')}]({permalink(root, best.id)})")
@@ -86,11 +89,11 @@ def answer_comment(found: Found, root: str) -> str:
     lines = [
         MARKER,
         f"<!-- kb-faq-entry: {best.id} -->",
-        f"{t('github_answer_intro')} **{best.question}**",
+        f"{t('github_answer_intro')} **{public(best.question)}**",
         "",
         answer,
         "",
-        " · ".join(links + [best.source_label(found.hl)]),
+        " · ".join(links + [public(best.source_label(found.hl))]),
         "",
         f"<sub>{t('github_footer', confidence=f'{found.result.confidence:.2f}')}</sub>",
     ]
@@ -108,4 +111,5 @@ def not_covered_comment(found: Found, root: str) -> str:
 def _link(hit: Hit, root: str) -> str:
     e = hit.entry
     href = permalink(root, e.id) if root else e.url or e.source_url
-    return f"- [{e.question}]({href})" if href else f"- {e.question}"
+    question = public(e.question)
+    return f"- [{question}]({href})" if href else f"- {question}"

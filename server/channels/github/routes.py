@@ -24,7 +24,7 @@ from kb.events import Events, Voted
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
-from ...deps import EventsDep, KBDep, base_url, get_insights
+from ...deps import EventsDep, KBDep, get_insights
 from ...link_deps import served_at_once
 from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
@@ -195,7 +195,7 @@ async def webhook(
         settings,
         event,
         api_for(request, event),
-        base_url(request),
+        settings.base_url.rstrip("/") + "/" if settings.base_url else "",  # links only where KB_BASE_URL says
         guard,
         teacher(request, kb),
         voter(request),

@@ -3,15 +3,22 @@ dismissed from the insights page's "Suggested answers for GitHub issues" with on
 
 Admin only and CSRF-safe as the page's other forms: the sign-in cookie or the bearer token, the page's form token
 and this site's `Origin` (server/admin_auth.py). Post publishes the comment as comment mode does, through the same
-API client: on an issue, the bot's one comment found again by its marker (updated, never a second); on a Discussion,
-a comment. Dismiss forgets the suggestion and takes `KB_GITHUB_SUGGEST_LABEL` off the issue. Either way the
-suggestion leaves the page; one the API refuses stays, and the page says why (502).
+API client: on an issue, the bot's one comment found again (its own, holding its marker: updated, never a second);
+on a Discussion, a comment. Post needs KB_BASE_URL, where the comment links its entries (409 naming the setting
+without it). The page shows the comment before it is posted and links it after. Dismiss forgets the suggestion
+and takes `KB_GITHUB_SUGGEST_LABEL` off the issue. A Post or a Dismiss first claims the suggestion in the insights
+database, so that of several at once (two tabs, a double click, two workers) one acts and the others get 404.
+Either way the suggestion leaves the page; one the API refuses is put back, and the page says why (502).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Annotated
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Form, HTTPException, Request
@@ -27,13 +34,15 @@ from ...link_deps import LinkLimitDep
 from .client import GitHubAPI, GitHubUnavailable
 from .comment import MARKER
 
-__all__ = ["router", "NotPosted", "ACTIONS"]
+__all__ = ["router", "NotPosted", "NoBaseURL", "ACTIONS", "Posted", "posted_lately"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(tags=["insights"])
 
 ACTIONS = ("post", "dismiss")
 PRIVATE = {"Cache-Control": "no-store", "X-Robots-Tag": "noindex"}
+POST_DEADLINE = 20.0  # seconds a Post waits for GitHub, all calls together, before the page says it was not posted
+POSTED_SHOWN = 10  # answers posted lately whose comments the page links
 
 
 class NotPosted(ServerError):
@@ -55,6 +64,12 @@ def api_as(request: Request, installation: int) -> GitHubAPI | None:
     return None
 
 
+class NoBaseURL(ServerError):
+    """Post without KB_BASE_URL: the comment would link its entries at an address nobody outside can reach."""
+
+    status = 409
+
+
 async def _post(api: GitHubAPI | None, answer: SuggestedAnswer) -> str:
     """The suggested comment published as comment mode does; its URL."""
     where = f"{answer.repo}#{answer.number}"
@@ -64,11 +79,14 @@ async def _post(api: GitHubAPI | None, answer: SuggestedAnswer) -> str:
             "(set KB_GITHUB_TOKEN, or KB_GITHUB_APP_ID and KB_GITHUB_PRIVATE_KEY)"
         )
     try:
-        if answer.kind == "discussion":
-            return await api.comment_on_discussion(answer.node_id, answer.comment)
-        return await api.upsert_issue_comment(answer.repo, answer.number, answer.comment, MARKER)
+        async with asyncio.timeout(POST_DEADLINE):
+            if answer.kind == "discussion":
+                return await api.comment_on_discussion(answer.node_id, answer.comment)
+            return await api.upsert_issue_comment(answer.repo, answer.number, answer.comment, MARKER)
     except GitHubUnavailable as exc:
         raise NotPosted(f"{where}: not posted: {exc}") from None
+    except TimeoutError:
+        raise NotPosted(f"{where}: not posted: GitHub did not answer within {POST_DEADLINE:g} s") from None
 
 
 @router.post("/insights/suggested/{action}", include_in_schema=False)
@@ -85,18 +103,46 @@ async def suggested_answer(
     """Post a suggested answer to its issue, or dismiss it."""
     if action not in ACTIONS:
         raise HTTPException(404, f"no suggested answer action {shown(action)}; the actions are post and dismiss")
-    answer = await insights.suggestion(repo, number)
+    settings = request.app.state.settings
+    if action == "post" and not settings.base_url:
+        raise NoBaseURL(
+            f"{shown(repo)}#{number}: not posted: set KB_BASE_URL to this site's public address "
+            "(https://faq.example.com): the comment links its entries there"
+        )
+    answer = await insights.claim_suggestion(repo, number)  # one Post or Dismiss acts on it, in any process
     if answer is None:
         raise HTTPException(404, f"no answer is suggested for {shown(repo)}#{number} (posted or dismissed already?)")
     api = api_as(request, answer.installation)
-    label = request.app.state.settings.github_suggest_label
+    label = settings.github_suggest_label
     if action == "post":
-        url = await _post(api, answer)
+        try:
+            url = await _post(api, answer)
+        except Exception:
+            await insights.restore_suggestion(answer)
+            raise
         log.info("GitHub %s#%s: the suggested answer was posted by a maintainer %s", repo, number, url)
+        posted_lately(request.app).appendleft(Posted(answer.repo, answer.number, url, time.time()))
     elif api is not None and label and answer.kind == "issue":
         try:
             await api.remove_label(repo, number, label)
         except GitHubUnavailable as exc:  # the suggestion goes all the same: the label is a hint, not the record
             log.warning("GitHub %s#%s: the label %s was not taken off: %s", repo, number, label, exc)
-    await insights.drop_suggestion(repo, number)
     return RedirectResponse(f"/insights?{urlencode({'since': since})}#suggested", status_code=303, headers=PRIVATE)
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A suggested answer a maintainer posted: where, and the comment's address on GitHub."""
+
+    repo: str
+    number: int
+    url: str
+    at: float
+
+
+def posted_lately(app: Any) -> deque[Posted]:
+    """The answers posted from this process lately, newest first (the page links each posted comment)."""
+    if not hasattr(app.state, "github_posted"):
+        app.state.github_posted = deque(maxlen=POSTED_SHOWN)
+    kept: deque[Posted] = app.state.github_posted
+    return kept

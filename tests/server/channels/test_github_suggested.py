@@ -5,7 +5,9 @@ dropping it, both admin only and from this site only."""
 
 from __future__ import annotations
 
+import html
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -21,6 +23,7 @@ RESUME = "How do I resume training in slime after it stopped?"
 SURE = "github=0.25"  # the suite's point for this channel, so that the shipped FAQs' plain questions are answered
 TOKEN = "suggested-admin-token-1234"
 ISSUE = "owner/repo#1"
+BASE = "https://faq.example.com"
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +48,7 @@ def bot(settings: Any, github: GitHubStandIn, tmp_path: Path) -> Iterator[Callab
             github_mode="suggest",
             channel_precision=SURE,
             admin_token=TOKEN,
+            base_url=more.pop("base_url", BASE),
             **more,
         )
         client = TestClient(create_app(own)).__enter__()
@@ -203,3 +207,56 @@ def test_the_suggestions_survive_a_restart(bot: Any, settings: Any, tmp_path: Pa
         assert [s.entry_id for s in store.suggestions()] == ["slime-b0ab398d"]
     finally:
         store.close()
+
+
+def test_post_without_kb_base_url_refuses_naming_the_setting_and_keeps_the_suggestion(
+    bot: Any, github: GitHubStandIn
+) -> None:
+    client = bot(base_url="")
+    deliver(client, "issues", issue_event(RESUME))
+    refused = act(client, "post", sign_in(client), Accept="application/json")
+    assert refused.status_code == 409
+    assert refused.json()["error"] == (
+        "'owner/repo'#1: not posted: set KB_BASE_URL to this site's public address (https://faq.example.com): "
+        "the comment links its entries there"
+    )
+    assert github.comments == {} and len(suggestions(client)) == 1
+    assert "http://testserver" not in suggestions(client)[0].comment  # never the address a request reached
+
+
+def test_the_page_previews_the_exact_comment_and_links_the_posted_one(bot: Any, github: GitHubStandIn) -> None:
+    client = bot()
+    deliver(client, "issues", issue_event(RESUME))
+    form_token = sign_in(client)
+    [kept] = suggestions(client)
+    assert f"{BASE}/entries/slime-b0ab398d" in kept.comment  # the entry linked at KB_BASE_URL
+    page = client.get("/insights?since=7d").text
+    preview = re.search(r'<details class="draft suggested-preview"><summary>Preview the comment</summary>'
+                        r"<pre><code>(.*?)</code></pre>", page, re.S)
+    assert preview is not None and html.unescape(preview[1]) == kept.comment
+    assert act(client, "post", form_token).status_code == 303
+    [posted] = github.comments[ISSUE]
+    assert posted["body"] == kept.comment
+    page = client.get("/insights?since=7d").text
+    assert (f'Posted to owner/repo#1. <a href="{posted["html_url"]}" rel="noopener noreferrer">See the comment</a>'
+            in page)
+
+
+def test_six_posts_at_once_make_one_comment_and_post_and_dismiss_together_do_one(
+    bot: Any, github: GitHubStandIn
+) -> None:
+    client = bot()
+    deliver(client, "issues", issue_event(RESUME))
+    form_token = sign_in(client)
+    github.slow = 0.3  # each call takes a while, so that the clicks overlap
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        statuses = sorted(pool.map(lambda _: act(client, "post", form_token).status_code, range(6)))
+    assert statuses == [303] + [404] * 5 and len(github.on(ISSUE)) == 1
+
+    deliver(client, "issues", issue_event(RESUME, number=2))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        done = dict(pool.map(lambda a: (a, act(client, a, form_token, number=2).status_code), ["post", "dismiss"]))
+    assert sorted(done.values()) == [303, 404]
+    posted = github.on("owner/repo#2")
+    assert (len(posted), github.labels.get("owner/repo#2")) == ((1, ["faq-suggested"]) if done["post"] == 303 else (0, []))
+    assert suggestions(client) == []

@@ -6,12 +6,14 @@ background (the search, then the API call: GitHub gives a delivery 10 s), and a 
 repository and branch that sources.toml's sources follow, which are synced in the background
 (push.py, server/syncing.py); a ping, an installation, a push no source follows or any other
 event is acknowledged and left. A delivery whose `X-GitHub-Delivery` id was seen before (a
-redelivery, or a captured one sent again) is acknowledged and not acted on again. In suggest mode
+redelivery, or a captured one sent again), or whose signed body was (a captured one sent again under
+a new id: the signature covers the body only), is acknowledged and not acted on again. In suggest mode
 the answers are kept for /insights, where a maintainer posts or dismisses them (suggested.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from functools import partial
 from contextlib import AsyncExitStack
@@ -179,6 +181,9 @@ async def webhook(
         raise BadGitHubEvent("the X-GitHub-Delivery header is missing")
     if not guard.replays.first(delivery):
         log.info("GitHub delivery %s was received before; not answered again", delivery[:64])
+        return {"ok": True, "done": "delivered before"}
+    if not guard.replays.first("body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
+        log.info("GitHub delivery %s carries a body received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
     name = headers.get("x-github-event", "")
     if name == "push":

@@ -137,6 +137,11 @@ def test_forged_and_replayed_deliveries_are_refused_with_no_call_out(
     again = deliver(client, "issues", issue_event(RESUME, number=3), delivery_id="same")
     assert first.status_code == 202 and again.json()["done"] == "delivered before"
     assert len(github.on("owner/repo#3")) == 1
+    anew = deliver(client, "issues", issue_event(RESUME, number=3), delivery_id="a-fresh-id")
+    assert anew.json()["done"] == "delivered before"  # the same signed body under a new id
+    calls = len(github.calls)
+    as_comment = deliver(client, "issue_comment", issue_event(RESUME, number=3), delivery_id="another-fresh-id")
+    assert as_comment.json()["done"] == "delivered before" and len(github.calls) == calls  # the header is unsigned
 
 
 def test_a_ping_and_a_body_that_is_not_githubs_shape(bot: Any) -> None:
@@ -290,7 +295,7 @@ def test_a_users_comment_holding_the_bots_marker_is_never_taken_for_the_bots(bot
     deliver(client, "issues", issue_event(RESUME, number=15, action="closed", state="closed"))
     assert store.count("votes") == before  # the bot's own comment has no reactions; the user's 👎 are not votes
     github.reactions[answer["id"]] = [("ada", "-1")]
-    deliver(client, "issues", issue_event(RESUME, number=15, action="closed", state="closed"))
+    deliver(client, "issues", issue_event(RESUME + " (closed again)", number=15, action="closed", state="closed"))
     assert store.count("votes") == before + 1
 
 
@@ -299,3 +304,4 @@ def test_the_bots_login_is_asked_once(bot: Any, github: GitHubStandIn) -> None:
     for number in (16, 17):
         deliver(client, "issues", issue_event(RESUME, number=number))
     assert [path for _, path, _ in github.calls].count("/user") == 1
+

@@ -96,6 +96,23 @@ def test_beyond_the_backlog_a_delivery_is_acknowledged_dropped_and_logged(
     github.reset()
 
 
+def test_three_deliveries_for_one_issue_at_once_make_one_bot_comment(
+    site: tuple[str, Any], github: GitHubStandIn
+) -> None:
+    url, app = site
+    github.slow = 2.0  # each call takes a while, so that the three answers overlap
+    events = [issue_event(f"{RESUME} ({n})", "Training stopped.", action="edited", number=18) for n in range(3)]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        sent = [delivery("issues", event) for event in events]
+        acks = list(pool.map(lambda d: httpx.post(f"{url}/github/webhook", content=d[0], headers=d[1]), sent))
+    assert [ack.status_code for ack in acks] == [202] * 3
+    deadline = time.monotonic() + 60
+    while app.state.github_backlog.taken and time.monotonic() < deadline:  # the three answers done
+        time.sleep(0.1)
+    assert len(github.on("owner/repo#18")) == 1
+    github.reset()
+
+
 def call(github: GitHubStandIn, deadline: float, **options: Any) -> tuple[str, float]:
     """What `upsert_issue_comment` raised against the stand-in, and how long it took."""
 

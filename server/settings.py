@@ -82,6 +82,16 @@ class ServerSettings(Settings):
         "",
         "in suggest mode, the label added to an issue the bot suggests an answer for, e.g. `faq-suggested` ('': none)",
     )
+    github_faq_issue_seconds: float = setting(
+        60.0,
+        "seconds between two replies to /faq commands on one issue; a command sooner is left (0: no limit)",
+        zero_off=True,
+    )
+    github_faq_per_user_hour: int = setting(
+        5,
+        "replies to one commenter's /faq commands an hour, on all issues; more are left (0: no limit)",
+        zero_off=True,
+    )
     github_record_issues: bool = setting(
         True, "record a public issue's repository and URL with its question (a private one's with KB_INSIGHTS_CHAT_IDS)"
     )

@@ -86,10 +86,17 @@ def issue_event(
     }
 
 
-def comment_event(text: str, number: int = 1, repo: str = "owner/repo", association: str = "NONE") -> dict[str, Any]:
+def comment_event(
+    text: str,
+    number: int = 1,
+    repo: str = "owner/repo",
+    association: str = "NONE",
+    login: str = "reader",
+    user_type: str = "User",
+) -> dict[str, Any]:
     payload = issue_event("An issue", "Its body says what went wrong, at length.", number=number, repo=repo)
     payload["action"] = "created"
-    payload["comment"] = {"body": text, "author_association": association, "user": {"login": "reader", "type": "User"}}
+    payload["comment"] = {"body": text, "author_association": association, "user": {"login": login, "type": user_type}}
     return payload
 
 

@@ -111,6 +111,8 @@ async def respond(
         outcome = await _reactions(event.asked, api, vote)
         return outcome if not dropped else replace(outcome, reason=outcome.reason + _DROPPED)
     if isinstance(event, Command):
+        if event.bot:
+            return Outcome("", False, f"a /faq command from {event.author}, a bot: left alone")
         words = event.text.split()
         if words and words[0] in ("link", "not-covered"):
             return await _taught(event, words, teach)

@@ -52,6 +52,8 @@ class Command:
     asked: Asked  # the issue it was written on
     text: str
     author_association: str
+    author: str = ""  # the commenter's login
+    bot: bool = False  # the commenter is a bot account
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,10 @@ def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Closed | O
         text = _text(comment, "comment", "body").strip()
         if text == "/faq" or text.startswith(("/faq ", "/faq\n")):
             asked = _asked(payload, "issue", payload.get("issue"))
-            return Command(asked, text[4:].strip(), _text(comment, "comment", "author_association"))
+            user = comment["user"] if isinstance(comment.get("user"), dict) else {}
+            login = str(user.get("login") or "")
+            bot = user.get("type") == "Bot" or login.endswith("[bot]")
+            return Command(asked, text[4:].strip(), _text(comment, "comment", "author_association"), login, bot)
         return Other("an issue comment that is not a /faq command")
     return Other(f"{name} {action}" if action else name)
 

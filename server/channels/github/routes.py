@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from functools import partial
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
@@ -39,6 +39,7 @@ from .backlog import Backlog, IssueLocks
 from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
 from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
+from .faq_limits import FaqLimits
 from .push import followed, read_push, sources_pushed
 from .signature import verify
 
@@ -61,6 +62,7 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
     app.state.github_logins = {}
     app.state.github_issue_locks = IssueLocks()
     app.state.github_backlog = Backlog()
+    app.state.github_faq_limits = FaqLimits(settings.github_faq_issue_seconds, settings.github_faq_per_user_hour)
     app.state.github_tokens = (
         AppTokens(app.state.github_connections, settings.github_app_id, read_private_key(settings.github_private_key))
         if settings.github_app_id
@@ -193,6 +195,11 @@ async def webhook(
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
     backlog: Backlog = request.app.state.github_backlog
     asked = issue_of(event)
+    if isinstance(event, Command) and not event.bot and not event.text.startswith(("link", "not-covered")):
+        refused = request.app.state.github_faq_limits.refusal(asked.repo, asked.number, event.author)
+        if refused:
+            guard.refused.warning(log, "GitHub: /faq on %s#%s not answered: %s", asked.repo, asked.number, refused)
+            return {"ok": True, "done": f"not answered: {refused}"}
     answer = partial(
         _answer,
         kb,

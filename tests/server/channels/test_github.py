@@ -16,7 +16,16 @@ from fastapi.testclient import TestClient
 from server.app import create_app
 from server.channels.github.comment import MARKER
 from tests.support.cli import kb
-from tests.support.github import APP_BOT, BOT, SECRET, GitHubStandIn, comment_event, delivery, discussion_event, issue_event
+from tests.support.github import (
+    APP_BOT,
+    BOT,
+    SECRET,
+    GitHubStandIn,
+    comment_event,
+    delivery,
+    discussion_event,
+    issue_event,
+)
 
 RESUME = "How do I resume training in slime after it stopped?"
 SURE = "github=0.25"  # the suite's point for this channel, so that the shipped FAQs' plain questions are answered
@@ -305,3 +314,32 @@ def test_the_bots_login_is_asked_once(bot: Any, github: GitHubStandIn) -> None:
         deliver(client, "issues", issue_event(RESUME, number=number))
     assert [path for _, path, _ in github.calls].count("/user") == 1
 
+
+def test_faq_commands_are_limited_per_issue_and_per_commenter_and_bots_are_left_alone(
+    bot: Any, github: GitHubStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    client = bot(mode="mention")
+    with caplog.at_level(logging.WARNING, logger="kb.server"):
+        said = [
+            deliver(client, "issue_comment", comment_event(f"/faq resume training {n}", number=20, login=f"u{n}"))
+            for n in range(30)
+        ]
+    assert len(github.on("owner/repo#20")) == 1  # one reply an issue a minute (KB_GITHUB_FAQ_ISSUE_SECONDS)
+    assert said[1].json()["done"] == (
+        "not answered: the issue had a /faq reply within 60 s (KB_GITHUB_FAQ_ISSUE_SECONDS)"
+    )
+    assert len([r for r in caplog.records if "/faq on owner/repo#20 not answered" in r.getMessage()]) == 29
+    for number in range(21, 29):
+        deliver(client, "issue_comment", comment_event("/faq how do I resume training?", number=number, login="ada"))
+    answered = [n for n in range(21, 29) if github.on(f"owner/repo#{n}")]
+    assert answered == [21, 22, 23, 24, 25]  # five an hour for one commenter (KB_GITHUB_FAQ_PER_USER_HOUR)
+    for login, kind in (("helper[bot]", "Bot"), ("dependabot", "Bot"), ("renovate[bot]", "User")):
+        deliver(client, "issue_comment", comment_event("/faq resume training", number=30, login=login, user_type=kind))
+    assert github.on("owner/repo#30") == []
+
+
+def test_faq_limits_are_settings_and_zero_turns_them_off(bot: Any, github: GitHubStandIn) -> None:
+    client = bot(mode="mention", github_faq_issue_seconds=0, github_faq_per_user_hour=0)
+    for n in range(7):
+        deliver(client, "issue_comment", comment_event(f"/faq how do I resume training? ({n})", number=31, login="ada"))
+    assert len(github.on("owner/repo#31")) == 7

@@ -53,10 +53,15 @@ def test_public_neutralises_mentions_and_html_outside_code_only() -> None:
 
 def test_the_comment_from_a_hostile_entry_notifies_nobody_and_hides_nothing() -> None:
     hostile = entry("Who owns @team's <b>runner</b>?", HOSTILE)
-    for comment in (answer_comment(found(hostile), "https://faq.example.com/"), not_covered_comment(found(hostile), "")):
+    for comment in (
+        answer_comment(found(hostile), "https://faq.example.com/"),
+        not_covered_comment(found(hostile), ""),
+    ):
         ours, theirs = comment.split("\n", 1)
         assert ours == MARKER
-        prose = outside_code(theirs.replace("<!-- kb-faq-entry: team-1 -->", "").replace("<sub>", "").replace("</sub>", ""))
+        prose = outside_code(
+            theirs.replace("<!-- kb-faq-entry: team-1 -->", "").replace("<sub>", "").replace("</sub>", "")
+        )
         assert MENTION.findall(prose) == [], prose
         assert "<" not in prose
     assert "&lt;img src=x onerror=alert(1)>" in answer_comment(found(hostile), "")

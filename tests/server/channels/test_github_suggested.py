@@ -231,15 +231,20 @@ def test_the_page_previews_the_exact_comment_and_links_the_posted_one(bot: Any, 
     [kept] = suggestions(client)
     assert f"{BASE}/entries/slime-b0ab398d" in kept.comment  # the entry linked at KB_BASE_URL
     page = client.get("/insights?since=7d").text
-    preview = re.search(r'<details class="draft suggested-preview"><summary>Preview the comment</summary>'
-                        r"<pre><code>(.*?)</code></pre>", page, re.S)
+    preview = re.search(
+        r'<details class="draft suggested-preview"><summary>Preview the comment</summary>'
+        r"<pre><code>(.*?)</code></pre>",
+        page,
+        re.S,
+    )
     assert preview is not None and html.unescape(preview[1]) == kept.comment
     assert act(client, "post", form_token).status_code == 303
     [posted] = github.comments[ISSUE]
     assert posted["body"] == kept.comment
     page = client.get("/insights?since=7d").text
-    assert (f'Posted to owner/repo#1. <a href="{posted["html_url"]}" rel="noopener noreferrer">See the comment</a>'
-            in page)
+    assert (
+        f'Posted to owner/repo#1. <a href="{posted["html_url"]}" rel="noopener noreferrer">See the comment</a>' in page
+    )
 
 
 def test_six_posts_at_once_make_one_comment_and_post_and_dismiss_together_do_one(
@@ -258,5 +263,7 @@ def test_six_posts_at_once_make_one_comment_and_post_and_dismiss_together_do_one
         done = dict(pool.map(lambda a: (a, act(client, a, form_token, number=2).status_code), ["post", "dismiss"]))
     assert sorted(done.values()) == [303, 404]
     posted = github.on("owner/repo#2")
-    assert (len(posted), github.labels.get("owner/repo#2")) == ((1, ["faq-suggested"]) if done["post"] == 303 else (0, []))
+    assert (len(posted), github.labels.get("owner/repo#2")) == (
+        (1, ["faq-suggested"]) if done["post"] == 303 else (0, [])
+    )
     assert suggestions(client) == []

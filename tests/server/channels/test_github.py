@@ -303,7 +303,7 @@ def test_a_users_comment_holding_the_bots_marker_is_never_taken_for_the_bots(bot
     before = store.count("votes")
     deliver(client, "issues", issue_event(RESUME, number=15, action="closed", state="closed"))
     assert store.count("votes") == before  # the bot's own comment has no reactions; the user's 👎 are not votes
-    github.reactions[answer["id"]] = [("ada", "-1")]
+    github.reactions[answer["id"]] = [("voter-of-15", "-1")]
     deliver(client, "issues", issue_event(RESUME + " (closed again)", number=15, action="closed", state="closed"))
     assert store.count("votes") == before + 1
 

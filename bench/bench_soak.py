@@ -33,7 +33,17 @@ keep-alive `httpx.Client` each) send, by share:
   server's VmRSS after the warm-up (a pass over every surface) and at the end (target: under
   50 MiB growth).
 
-    .venv/bin/python bench/bench_soak.py [--minutes 10] [--concurrency 32] [--quick]
+With `--surface github`, a soak of the GitHub surface instead: `kb serve` with the GitHub bot on
+(comment mode, a token), its API a stand-in in this process (tests/support/github.py, a real HTTP
+server on a loopback port) that answers every call after `--api-stall` seconds with a secondary
+rate limit (403, `Retry-After: 60`), so every answer waits on GitHub. Closed-loop clients send
+signed deliveries, by share: `issue` (an issue opened, its body 65,536 characters: a question and a
+pasted log), `comment` (a `/faq` comment of 65,536 characters), `push` (a push no source follows),
+beside `healthz` (`GET /healthz`) and `search` (`GET /api/search`). Reported: p50 / p99 / max per
+kind, the deliveries over 1 s to acknowledge (target: none), and `/healthz` and `/api/search` p99
+(target: under 1 s).
+
+    .venv/bin/python bench/bench_soak.py [--minutes 10] [--concurrency 32] [--quick] [--surface all|github]
 """
 
 from __future__ import annotations
@@ -314,8 +324,18 @@ def broken_copies(tmp: Path) -> dict[str, Path]:
     return copies
 
 
-def run(quick: bool = False, minutes: float | None = None, concurrency: int = 32) -> list[Row]:
+def run(
+    quick: bool = False,
+    minutes: float | None = None,
+    concurrency: int = 32,
+    surface: str = "all",
+    api_stall: float = 5.0,
+) -> list[Row]:
     seconds = 60 * minutes if minutes else (15.0 if quick else 600.0)
+    if surface == "github":
+        return run_github(seconds, concurrency, api_stall)
+    if surface != "all":
+        raise SystemExit(f"--surface {surface!r}: all or github")
     with tempfile.TemporaryDirectory() as tmp_name, stand_ins() as (llm_url, platform_url):
         tmp = Path(tmp_name)
         settings = own_settings(tmp)
@@ -545,10 +565,147 @@ def _rows(soak: Soak, seconds: float, rss: list[int], missing: int, concurrency:
     ]
 
 
+# --- the GitHub surface -------------------------------------------------------------------------
+
+GITHUB_MIX = (("issue", 0.25), ("comment", 0.15), ("push", 0.10), ("healthz", 0.20), ("search", 0.30))
+GITHUB_BODY = 65_536  # characters: the largest issue body or comment GitHub accepts
+DELIVERIES = ("issue", "comment", "push")
+
+
+def long_body(question: str, n: int, command: bool = False) -> str:
+    """A question and a pasted log, `GITHUB_BODY` characters in all (a `/faq` command when `command`)."""
+    head = f"/faq {question}\n\n" if command else f"### Describe the bug\n\n{question}\n\n### Logs\n\n```\n"
+    line = f"[rank{n % 8}]: step {n} loss=nan grad_norm=inf at megatron/training.py:{n % 997} in train_step\n"
+    return (head + line * (GITHUB_BODY // len(line) + 1))[:GITHUB_BODY]
+
+
+def github_request(
+    client: httpx.Client, i: int, questions: list[str], kind: str | None = None
+) -> tuple[str, int | str]:
+    """One request of the GitHub soak's mix: (its kind, its status or the error's name)."""
+    from tests.support.github import comment_event, delivery, issue_event, push_event
+
+    rng = random.Random(i)
+    kind = kind or rng.choices([k for k, _ in GITHUB_MIX], [w for _, w in GITHUB_MIX])[0]
+    q = rng.choice(questions)
+    number = 1 + i % 500
+    try:
+        if kind in DELIVERIES:
+            if kind == "issue":
+                payload = issue_event(q[:200], long_body(q, i), number=number)
+            elif kind == "comment":
+                payload = comment_event(long_body(q, i, command=True), number=number, login=f"reader{i % 50}")
+            else:
+                payload = push_event("https://github.com/someone/else.git", repo="someone/else")
+                payload["after"] = f"{i:040x}"
+            body, headers = delivery({"issue": "issues", "comment": "issue_comment"}.get(kind, kind), payload)
+            response = client.post("/github/webhook", content=body, headers=headers)
+        elif kind == "healthz":
+            response = client.get("/healthz")
+        else:
+            response = client.get("/api/search", params={"q": q})
+    except httpx.HTTPError as exc:
+        return kind, type(exc).__name__
+    return kind, response.status_code
+
+
+def run_github(seconds: float, concurrency: int, stall: float) -> list[Row]:
+    """The GitHub soak (`--surface github`): deliveries at volume while the API stand-in stalls and rate-limits."""
+    from tests.support.github import SECRET, GitHubStandIn
+    from tests.support.servers import LoopbackServer
+
+    servers: list[LoopbackServer] = []
+
+    def serve(app: Any) -> LoopbackServer:
+        servers.append(LoopbackServer(app, log_level="error").__enter__())
+        return servers[-1]
+
+    with tempfile.TemporaryDirectory() as tmp_name:
+        settings = own_settings(Path(tmp_name))
+        stand_in = GitHubStandIn(serve)
+        stand_in.slow, stand_in.retry_after = stall, 60
+        stand_in.calls = _Forgetting()
+        stand_in.tokens = _Forgetting()
+        asked = questions(holdout=True)
+        env = {
+            "KB_GITHUB_WEBHOOK_SECRET": SECRET,
+            "KB_GITHUB_TOKEN": "ghp-soak-token",
+            "KB_GITHUB_API_URL": stand_in.url,
+            "KB_GITHUB_MODE": "comment",
+            "KB_CHANNEL_PRECISION": "github=0.25",
+        }
+        timings: list[tuple[str, int | str, float]] = []
+        lock = threading.Lock()
+        with serving(settings, 1, **env) as (url, server):
+            pool = clients(url, concurrency, timeout=60)
+            kinds = [k for k, _ in GITHUB_MIX]
+            drive(concurrency, lambda t, i: github_request(pool[t], -1 - i, asked, kinds[i % len(kinds)]), count=20)
+
+            def timed_request(t: int, i: int) -> None:
+                started = time.perf_counter()
+                kind, status = github_request(pool[t], i, asked)
+                with lock:
+                    timings.append((kind, status, (time.perf_counter() - started) * 1000))
+
+            load = drive(concurrency, timed_request, seconds=seconds)
+            rss = status_kib(server.pid)
+            for client in pool:
+                client.close()
+        for server_thread in servers:
+            server_thread.__exit__(None, None, None)
+    return _github_rows(timings, load.seconds, concurrency, stall, rss)
+
+
+def _github_rows(
+    timings: list[tuple[str, int | str, float]], seconds: float, concurrency: int, stall: float, rss: int
+) -> list[Row]:
+    statuses = Counter(f"{kind} {status}" for kind, status, _ in timings)
+    failed = [t for t in timings if not (isinstance(t[1], int) and t[1] < 500)]
+    acks = [ms for kind, _, ms in timings if kind in DELIVERIES]
+    late = sum(ms > 1000 for ms in acks)
+
+    def figures(kind: str) -> str:
+        ms = [m for k, _, m in timings if k == kind]
+        return f"{kind} {pct(ms, 50):.0f} / {pct(ms, 99):.0f} / {max(ms):.0f}" if ms else f"{kind} –"
+
+    p99 = {kind: pct([m for k, _, m in timings if k == kind] or [0.0], 99) for kind in ("healthz", "search")}
+    ack_p99 = pct(acks or [0.0], 99)
+    return [
+        Row(
+            f"requests over {seconds / 60:.1f} min at concurrency {concurrency}, the API stalling {stall:g} s "
+            "then 403 Retry-After: 60",
+            f"{len(timings)} ({len(timings) / seconds:.0f}/s): "
+            + ", ".join(f"{name} × {n}" for name, n in sorted(statuses.items())),
+            "–",
+        ),
+        Row("failed requests (5xx or no response)", str(len(failed)), "0", not failed),
+        Row("latency p50 / p99 / max per kind (ms)", "; ".join(figures(k) for k, _ in GITHUB_MIX), "–"),
+        Row(
+            "webhook acknowledgement p99 (ms); deliveries over 1 s",
+            f"{ack_p99:.0f}; {late} of {len(acks)}",
+            "under 1,000; none",
+            ack_p99 < 1000 and late == 0,
+        ),
+        Row(
+            "`/healthz` and `/api/search` p99 (ms)",
+            f"{p99['healthz']:.0f} and {p99['search']:.0f}",
+            "under 1,000",
+            max(p99.values()) < 1000,
+        ),
+        Row("server VmRSS at the end", mib(rss), "–"),
+    ]
+
+
 if __name__ == "__main__":
     main(
         run,
         __doc__,
         minutes=(float, None, "how long the load runs, in minutes (default 10; 15 s with --quick)"),
         concurrency=(int, 32, "concurrent clients"),
+        surface=(
+            str,
+            "all",
+            "all: every surface, a build swapped in; github: the GitHub webhook against a stalling API",
+        ),
+        api_stall=(float, 5.0, "with --surface github: seconds the API stand-in takes before its rate limit"),
     )

@@ -20,13 +20,14 @@ from tests.support.browser import DESKTOP, sign_in
 from tests.support.github import SECRET, GitHubStandIn, delivery, issue_event
 
 TOKEN = "suggested-browser-token-1234"
+BASE = "https://faq.example.com"
 ASKED = {
     "en": ("How do I resume training in slime after it stopped?", "Training stopped halfway. How can I go on?"),
     "zh": ("slime 训练中断了，如何续训？", "跑到一半挂了，怎么从上次的 checkpoint 接着训？"),
 }
 TEXTS = {
-    "en": {"title": "Suggested answers for GitHub issues", "post": "Post", "dismiss": "Dismiss", "none": "No suggested answers waiting."},
-    "zh": {"title": "GitHub 议题的建议回答", "post": "发布", "dismiss": "忽略", "none": "没有待处理的建议回答。"},
+    "en": {"title": "Suggested answers for GitHub issues", "post": "Post", "dismiss": "Dismiss", "none": "No suggested answers waiting.", "preview": "Preview the comment", "posted": "Posted to {issue}. See the comment", "see": "See the comment"},
+    "zh": {"title": "GitHub 议题的建议回答", "post": "发布", "dismiss": "忽略", "none": "没有待处理的建议回答。", "preview": "预览将要发布的评论", "posted": "已发布到 {issue}。 查看评论", "see": "查看评论"},
 }  # fmt: skip
 
 
@@ -49,6 +50,7 @@ def live(
         github_api_url=github.url,
         github_mode="suggest",
         channel_precision="github=0.25",
+        base_url=BASE,
     )
     app = create_app(own)
     return serve(app).url, app
@@ -80,13 +82,21 @@ def test_post_and_dismiss_a_suggested_answer_in_a_browser(
     row = section.locator(f"tr[data-suggested='{issue}']")
     assert row.locator(f"a[href='https://github.com/{issue.replace('#', '/issues/')}']").inner_text() == issue
     assert ASKED[lang][0] in row.inner_text() and row.locator("a[href='/entries/slime-b0ab398d']").count() == 1
+    preview = row.locator("details.suggested-preview")
+    assert not preview.locator("pre").is_visible()
+    preview.locator("summary", has_text=texts["preview"]).click()
+    shown = preview.locator("pre").inner_text()
+    assert shown.startswith(MARKER) and f"{BASE}/entries/slime-b0ab398d" in shown
     t.screenshot(artifacts / f"insights-suggested-{lang}.png")
 
     row.locator("button", has_text=texts["post"]).click()
     page.wait_for_url("**/insights?since=7d#suggested")
-    [comment] = github.on(issue)
-    assert comment.startswith(MARKER) and "--load" in comment
+    [comment] = github.comments[issue]
+    assert comment["body"] == shown  # what the preview showed is what was posted
     assert page.locator(f"#suggested tr[data-suggested='{issue}']").count() == 0
+    posted = page.locator(f"#suggested .suggested-posted[data-posted='{issue}']")
+    assert posted.inner_text() == texts["posted"].format(issue=issue)
+    assert posted.locator("a", has_text=texts["see"]).get_attribute("href") == comment["html_url"]
 
     suggested(live, lang, number + 10)
     t.goto("/insights?since=7d")

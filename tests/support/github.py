@@ -5,9 +5,9 @@ calls with a rate limit, be down, be slow, answer 403 with `Retry-After`, or dri
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
-import asyncio
 import itertools
 import json
 import time

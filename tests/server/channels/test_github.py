@@ -195,6 +195,22 @@ def test_kb_github_answer_prints_the_comment_it_would_post(settings: Any, tmp_pa
     assert unsure.stdout.startswith("no comment: ")  # suggest mode by default, and 0.9 besides
 
 
+def test_kb_github_answer_posts_with_the_async_client_and_updates_its_own_comment(
+    settings: Any, github: GitHubStandIn, tmp_path: Path
+) -> None:
+    github.reset()
+    event = tmp_path / "event.json"
+    env = {"KB_GITHUB_MODE": "comment", "KB_CHANNEL_PRECISION": SURE, "KB_GITHUB_TOKEN": "ghp-test-token"}
+    command = ("github", "answer", "--event", str(event), "--event-name", "issues")
+    github.add_comment("owner/repo#40", f"{MARKER}\nsomeone else's", "mallory")
+    for title in (RESUME, RESUME + " (edited)"):
+        event.write_text(json.dumps(issue_event(title, number=40)), encoding="utf-8")
+        done = kb(*command, data_dir=settings.data_dir, KB_GITHUB_API_URL=github.url, **env)
+        assert done.returncode == 0 and "(posted: https://github.com/owner/repo/issues/40#issuecomment-" in done.stderr
+    theirs, mine = github.comments["owner/repo#40"]
+    assert theirs["body"] == f"{MARKER}\nsomeone else's" and mine["user"]["login"] == BOT and "--load" in mine["body"]
+
+
 def test_the_action_runs_kb_commands_that_exist_with_the_inputs_the_docs_give() -> None:
     from kbcli.cli import build_parser
     from tests.support.paths import ROOT

@@ -17,6 +17,7 @@ from server.app import create_app
 from server.channels.github.comment import MARKER
 from tests.support.cli import kb
 from tests.support.github import SECRET, GitHubStandIn, comment_event, delivery, discussion_event, issue_event
+from tests.support.timed import declared, timed
 
 RESUME = "How do I resume training in slime after it stopped?"
 SURE = "github=0.25"  # the suite's point for this channel, so that the shipped FAQs' plain questions are answered
@@ -269,3 +270,4 @@ def test_a_public_issues_question_is_recorded_with_its_repository_and_url(bot: A
             "SELECT channel, chat_workspace, chat_conversation FROM questions WHERE chat_conversation LIKE '%/14'"
         ).fetchall()
     assert rows == [("github", "owner/repo", "https://github.com/owner/repo/issues/14")]
+    assert timed(client.get("/metrics").text, "github") == declared("github") == {"search"}

@@ -10,7 +10,7 @@ A generated section sits between two marker comments in a page:
 writes nothing and exits 1 naming each page and section that is out of date
 (`tests/docs/test_generated.py` runs the same check). Each section is written from one place in the code:
 
-- `modules`: the module map, from each module's first docstring paragraph (kb/, ingest/, server/, kbcli/),
+- `modules`: the module map, from each module's first docstring sentence (kb/, ingest/, server/, kbcli/),
   read with `ast`, so no module is imported;
 - `cli`: the `kb` command's reference, from its argparse parser (`kbcli.cli.build_parser`);
 - `settings-library`, `settings-server`: the settings tables, from the `setting(default, help)` fields of
@@ -18,6 +18,7 @@ writes nothing and exits 1 naming each page and section that is out of date
 - `metrics`: the metrics table, from the metrics declared in server/metrics.py (their names, kinds,
   labels and help, as `/metrics` gives them), read with `ast`;
 - `channels`: the channel list, from the registry (server/channels/registry.py);
+- `test-files`: how many modules of each package have a test file of their own name (docs/development.md);
 - `rate-exempt`: the paths `KB_RATE_LIMIT` does not count (as `server.errors.rate_exempt` composes them).
 
 Nothing here loads the model or an index: it imports the parser, the settings classes and the registry
@@ -63,14 +64,20 @@ def cell(text: str) -> str:
 
 
 def summary(path: Path, name: str) -> str:
-    """A module's first docstring paragraph, on one line; GenerationError naming the module when it has none."""
+    """A module's first docstring sentence (within its first paragraph), on one line; GenerationError naming
+    the module when it has none."""
     try:
         docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"), str(path)))
     except SyntaxError as exc:
         raise GenerationError(f"{name}: cannot be parsed: {exc}") from None
     if not docstring or not docstring.strip():
         raise GenerationError(f"{name}: no docstring; its first line should say what the module is")
-    return " ".join(docstring.strip().split("\n\n")[0].split())
+    paragraph = " ".join(docstring.strip().split("\n\n")[0].split())
+    return _SENTENCE_END.split(paragraph, maxsplit=1)[0]
+
+
+# Where a docstring's first sentence ends: a full stop, then a capital (not "e.g. `x`" or "v0.4.1").
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)`'\"]\.)\s+(?=[A-Z])")
 
 
 def module_rows(package: str, root: Path = ROOT) -> list[tuple[str, str]]:
@@ -311,6 +318,30 @@ def rate_exempt() -> str:
     return f"Not counted by `KB_RATE_LIMIT` (`rate_exempt` in `server/errors.py`): {paths}.\n"
 
 
+# The tests' layout -------------------------------------------------------------------------------
+
+# Where each package's tests live: the folders mirror the package's (kbcli/ is tested in tests/cli/).
+TEST_FOLDERS = {"kb": "tests/kb", "ingest": "tests/ingest", "server": "tests/server", "kbcli": "tests/cli"}
+
+
+def own_test_files(package: str, root: Path = ROOT) -> tuple[int, int]:
+    """(modules with a test file of their own name in the mirrored folder, modules), `__init__.py` aside:
+    `kb/insights/store.py` has one when `tests/kb/insights/test_store.py` exists."""
+    modules = [p for p in (root / package).rglob("*.py") if p.name != "__init__.py" and "__pycache__" not in p.parts]
+    tests = root / TEST_FOLDERS[package]
+    own = [p for p in modules if (tests / p.parent.relative_to(root / package) / f"test_{p.name}").is_file()]
+    return len(own), len(modules)
+
+
+def test_files() -> str:
+    rows = []
+    for package, _ in PACKAGES:
+        own, total = own_test_files(package)
+        rows.append(f"| `{package}/` | `{TEST_FOLDERS[package]}/` | {total} | {own} |\n")
+    header = "| package | its tests | modules | with a test file of their own name |\n|---|---|---|---|\n"
+    return header + "".join(rows)
+
+
 # Pages and sections -------------------------------------------------------------------------------
 
 SECTIONS: dict[str, tuple[str, Callable[[], str]]] = {
@@ -321,6 +352,7 @@ SECTIONS: dict[str, tuple[str, Callable[[], str]]] = {
     "rate-exempt": ("docs/settings.md", rate_exempt),
     "metrics": ("docs/deployment.md", metrics),
     "channels": ("docs/channels.md", channels),
+    "test-files": ("docs/development.md", test_files),
 }
 
 

@@ -92,7 +92,7 @@ def test_text_outside_the_sections_is_kept() -> None:
 def test_a_new_module_appears_in_the_map_and_one_without_a_docstring_is_named(tmp_path: Path) -> None:
     (tmp_path / "kb" / "shelf").mkdir(parents=True)
     (tmp_path / "kb" / "__init__.py").write_text('"""The library."""\n')
-    (tmp_path / "kb" / "shelf" / "__init__.py").write_text('"""Shelves: where\nthings go.\n\nMore."""\n')
+    (tmp_path / "kb" / "shelf" / "__init__.py").write_text('"""Shelves: where\nthings go. Then more.\n\nMore."""\n')
     (tmp_path / "kb" / "zeta.py").write_text('"""Zeta | the last."""\n')
     (tmp_path / "kb" / "alpha.py").write_text("'''Alpha.'''\nimport torch\n")  # read, never imported
     assert gendocs.module_rows("kb", tmp_path) == [

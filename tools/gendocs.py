@@ -144,7 +144,8 @@ def _usage(prog: str, parser: argparse.ArgumentParser) -> str:
 def _command(prog: str, help: str, parser: argparse.ArgumentParser, level: int) -> Iterator[str]:
     yield f"{'#' * level} `{prog}`\n\n"
     if help:
-        yield cell(help)[0].upper() + cell(help)[1:] + ".\n\n"
+        said = cell(help).rstrip(".")
+        yield said[:1].upper() + said[1:] + ".\n\n"
     yield f"    {_usage(prog, parser)}\n\n"
     arguments = [a for a in parser._actions if not isinstance(a, (argparse._SubParsersAction, argparse._HelpAction))]
     if arguments:

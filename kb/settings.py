@@ -18,7 +18,8 @@ _CHANNEL_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a channel's name (the app's ch
 
 
 def setting(default: Any, help: str, zero_off: bool = False) -> Any:
-    """A setting; with `zero_off`, 0 is accepted and turns the feature off."""
+    """A setting; with `zero_off`, 0 is accepted and turns the feature off. `help` is its row of docs/settings.md
+    (Markdown, links relative to docs/), which `python tools/gendocs.py` writes from it."""
     return field(default=default, metadata={"help": help, "zero_off": zero_off})
 
 

@@ -147,3 +147,16 @@ def test_generating_loads_no_model_and_no_web_server() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(loaded.stdout) == []
+
+
+def test_the_fields_a_channel_declares_are_each_explained_once() -> None:
+    """docs/adding-a-channel.md's table of `Channel`'s fields names each field of the dataclass, and no other."""
+    from dataclasses import fields
+
+    from server.channels.channel import Channel
+
+    page = (ROOT / "docs" / "adding-a-channel.md").read_text(encoding="utf-8")
+    section = page.split("## What a channel declares", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
+    named = [name for row in rows for name in row.strip("| ").replace("`", "").split(", ")]
+    assert sorted(named) == sorted(f.name for f in fields(Channel))

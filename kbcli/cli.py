@@ -565,15 +565,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_calibrate)
 
     p = sub.add_parser("eval", help="measure retrieval on a JSONL query set")
-    p.add_argument("file")
+    p.add_argument("file", help="the labelled JSONL query set to measure on (one `kb calibrate` did not fit on)")
     p.add_argument("--json", action="store_true", help="print figures as JSON")
     p.add_argument("--explain", action="store_true", help="show each miss with its signals")
     p.set_defaults(run=cmd_eval)
 
     p = sub.add_parser("serve", help="run the web app on the index `kb ingest` built")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--workers", type=int, default=1)
+    p.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)"
+    )
+    p.add_argument("--port", type=int, default=8000, help="the port to listen on (default 8000)")
+    p.add_argument(
+        "--workers", type=int, default=1, help="worker processes, each with its own index and searcher (default 1)"
+    )
     p.set_defaults(run=cmd_serve)
 
     p = sub.add_parser("mcp", help="the MCP server for coding agents, over standard input and output")

@@ -65,10 +65,10 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--json", action="store_true", help="print the links as JSON, for scripts")
     a.set_defaults(run=cmd_links_list)
     a = actions.add_parser("remove", help="undo a link (its row is kept: `kb links restore` brings it back)")
-    a.add_argument("id", metavar="ID", type=int)
+    a.add_argument("id", metavar="ID", type=int, help="the link's id, as `kb links list` shows it")
     a.set_defaults(run=cmd_links_remove)
     a = actions.add_parser("restore", help="bring back a removed link")
-    a.add_argument("id", metavar="ID", type=int)
+    a.add_argument("id", metavar="ID", type=int, help="the link's id, as `kb links list --all` shows it")
     a.set_defaults(run=cmd_links_restore)
     for name, run, what in (
         ("export", cmd_links_export, "write the active links into the FAQ folder's alternates and not-covered files"),

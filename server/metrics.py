@@ -46,27 +46,32 @@ class Metrics:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "kb_http_requests",
-            "HTTP requests answered, by method, route and status",
+            "HTTP requests answered, by method (other for any but GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS), "
+            "route (its template, /entries/{entry_id}; unmatched for a 404 or a request a limit refused before "
+            "routing) and status",
             ["method", "route", "status"],
             registry=self.registry,
         )
         self.search_seconds = Histogram(
             "kb_search_seconds",
-            "Time from a question to its search result, by channel",
+            "Time from a question asked as a search to its result, by channel (a chat turn is timed in "
+            "kb_chat_seconds)",
             ["channel"],
             buckets=SEARCH_BUCKETS,
             registry=self.registry,
         )
         self.chat_seconds = Histogram(
             "kb_chat_seconds",
-            "Time from a chat message to its answer (to its sources, when streamed), by channel",
+            "Time from a chat message to its answer (to its sources, when streamed), by channel; a chat bot's "
+            "message is a chat turn even when the search alone answers it",
             ["channel"],
             buckets=CHAT_BUCKETS,
             registry=self.registry,
         )
         self.questions = Counter(
             "kb_questions",
-            "Questions asked, by channel, kind (search, live, chat) and outcome (answered, abstained)",
+            "Questions asked, by channel, kind (search, live as the reader types, chat) and outcome (answered, "
+            "abstained)",
             ["channel", "kind", "outcome"],
             registry=self.registry,
         )
@@ -139,7 +144,8 @@ def _sync(last: LastSync | None) -> Iterator[Metric]:
         return
     yield GaugeMetricFamily(
         "kb_sync_last_timestamp_seconds",
-        "When the last sync from the sources' upstream finished (Unix time)",
+        "When the last sync from the sources' upstream (kb sync, KB_SYNC_INTERVAL) finished (Unix time; none "
+        "before the first)",
         value=last.at,
     )
     outcome = GaugeMetricFamily(
@@ -163,12 +169,14 @@ def _adapter(adapter: QueryAdapter | None) -> Iterator[Metric]:
         fitted = 0.0
     yield GaugeMetricFamily(
         "kb_query_adapter_fitted_timestamp_seconds",
-        "When the query adapter served was fitted (Unix time)",
+        "When the query adapter served was fitted (Unix time; kb tune, or the refit after a link on /insights); "
+        "none without one",
         value=fitted,
     )
     yield GaugeMetricFamily(
         "kb_query_adapter_questions",
-        "The labelled questions the query adapter served was fitted on",
+        "The labelled questions the query adapter served was fitted on (a question that is the alternate of two "
+        "entries counts once)",
         value=summary["questions"],
     )
 
@@ -178,14 +186,16 @@ def _judge(stats: dict[str, Any] | None) -> Iterator[Metric]:
         return
     outcomes = CounterMetricFamily(
         "kb_judge_questions",
-        "Questions the second-stage judge read (judged), left to the first stage (skipped), or found cached",
+        "With a second-stage judge: questions it read (judged), left to the first stage (skipped), or found cached",
         labels=["outcome"],
     )
     for outcome in ("judged", "skipped", "cached"):
         outcomes.add_metric([outcome], stats.get(outcome, 0))
     yield outcomes
     failed = CounterMetricFamily(
-        "kb_judge_failures", "Verdicts not used, by kind: the first stage's order stood", labels=["kind"]
+        "kb_judge_failures",
+        "With a second-stage judge: verdicts not used, by kind (the first stage's order stood)",
+        labels=["kind"],
     )
     for kind, count in sorted(stats.get("failed", {}).items()):
         failed.add_metric([kind], count)

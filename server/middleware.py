@@ -176,8 +176,9 @@ class RateLimit:
     """Count each client's requests against KB_RATE_LIMIT and answer 429 with `Retry-After` beyond it.
 
     Each client has a bucket of N tokens that refills at N a minute (`KB_RATE_LIMIT=N/minute`):
-    a burst of N requests is served at once, then one every 60/N seconds. The chat platforms'
-    routes, `/healthz`, static files and `/widget.js` are not counted (`rate_exempt`). The client is the address
+    a burst of N requests is served at once, then one every 60/N seconds. The paths `rate_exempt` names
+    (the chat platforms' routes, `/healthz`, `/metrics`, static files, `/channels.css`, `/widget.js`) are not
+    counted. The client is the address
     in the ASGI scope (see server/ratelimit.py for proxies).
     """
 

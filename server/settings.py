@@ -26,61 +26,99 @@ class ServerSettings(Settings):
     """The library's settings and the web app's own."""
 
     site_name: str = setting(
-        "", "the site's name in every page's header and title and the home page's heading (empty: from the index)"
+        "",
+        "the site's name, in every page's header and title and as the home page's heading, in both languages; empty: "
+        "the name the sources' manifest gives in its `[site]` table, else the one source's title, else its frameworks' "
+        '("ROLL and slime FAQ")',
     )
-    site_tagline: str = setting("", "the home page's tagline (empty: from the index)")
+    site_tagline: str = setting(
+        "",
+        "the home page's tagline; empty: the manifest's `[site]` tagline, else one naming the frameworks",
+    )
     allowed_origins: str = setting(
-        "", "comma-separated origins whose pages may call the API (the chat widget); empty: none"
+        "",
+        "comma-separated origins (`https://docs.example.com`) whose pages may embed the chat widget and call the API",
     )
-    slack_signing_secret: str = setting("", "the Slack app's signing secret; the Slack routes are off without it")
+    slack_signing_secret: str = setting(
+        "",
+        "the Slack app's signing secret; every Slack request is verified with it (empty: Slack off)",
+    )
     slack_response_base: str = setting(
         "https://hooks.slack.com",
-        "the only address Slack answers are posted to: a request's `response_url` elsewhere is not used",
+        "the only address Slack answers (a written answer, a late one, a shared entry, a thank-you) are posted to: a "
+        "request's `response_url` anywhere else is not used and the refusal is logged; see [outbound "
+        "calls](deployment.md#outbound-calls)",
     )
-    feishu_app_id: str = setting("", "the Feishu (Lark) app's App ID; the Feishu bot is off without it")
-    feishu_app_secret: str = setting("", "the Feishu app's App Secret, for its tenant access token")
+    feishu_app_id: str = setting(
+        "",
+        "the Feishu (Lark) app's App ID; with `KB_FEISHU_APP_SECRET` and `KB_FEISHU_VERIFICATION_TOKEN` it turns the "
+        "bot on (one without the others stops start-up, naming the missing one; see "
+        "[Feishu](channels.md#feishu-lark-the-faq-bot)) (empty: Feishu off)",
+    )
+    feishu_app_secret: str = setting("", "the app's App Secret, for its tenant access token")
     feishu_verification_token: str = setting(
-        "", "the Feishu app's Verification Token, which every event and card callback must carry"
+        "",
+        "the app's Verification Token, which every event and card callback must carry",
     )
     feishu_encrypt_key: str = setting(
-        "", "the Feishu app's Encrypt Key: events come encrypted and signed, and stale ones are refused (empty: none)"
+        "",
+        "the app's Encrypt Key: events come encrypted and signed, and a signed request more than 5 minutes old is "
+        "refused (recommended) (empty: none)",
     )
     feishu_base_url: str = setting(
-        "https://open.feishu.cn", "the Feishu open platform's address (`https://open.larksuite.com` for Lark)"
+        "https://open.feishu.cn",
+        "the open platform the bot's cards are sent through: `https://open.larksuite.com` for a Lark app",
     )
     dingtalk_app_key: str = setting(
-        "", "the DingTalk app's AppKey (its robot's code); the DingTalk robot is off without it"
+        "",
+        "the DingTalk app's AppKey (its robot's `robotCode`); with `KB_DINGTALK_APP_SECRET` it turns the robot on (see "
+        "[DingTalk](channels.md#dingtalk-the-faq-robot)) (empty: DingTalk off)",
     )
-    dingtalk_app_secret: str = setting("", "the DingTalk app's AppSecret, which signs every message to the robot")
+    dingtalk_app_secret: str = setting("", "the app's AppSecret, which signs every message DingTalk sends the robot")
     dingtalk_webhook_base: str = setting(
         "https://oapi.dingtalk.com",
-        "the only address the robot posts late answers to: a message's `sessionWebhook` elsewhere is not used",
+        "the only address the robot posts late answers to: a message's `sessionWebhook` anywhere else is not used",
     )
     github_webhook_secret: str = setting(
-        "", "the GitHub webhook's secret, which signs every delivery; the GitHub bot is off without it"
+        "",
+        "the GitHub webhook's secret: every delivery's `X-Hub-Signature-256` is checked against it (see "
+        "[GitHub](channels.md#github-issues-and-discussions)) (empty: GitHub bot off)",
     )
     github_token: str = setting(
-        "", "a token the bot comments with (a fine-grained token with issues and discussions write, or an App's)"
+        "",
+        "the token the bot comments with (a fine-grained token with issues and discussions read and write); without it "
+        "nothing is posted",
     )
     github_app_id: str = setting(
-        "", "the GitHub App's id, to comment as the App (its installation tokens) rather than with KB_GITHUB_TOKEN"
+        "",
+        "the GitHub App's id: the bot comments as the App, with a token of the installation each delivery came through "
+        "(asked for with a JWT signed by the App's key, kept until a minute before it expires); needs "
+        "`KB_GITHUB_PRIVATE_KEY`",
     )
-    github_private_key: str = setting("", "the GitHub App's private key: the PEM text, or the path of its .pem file")
+    github_private_key: str = setting(
+        "",
+        "the GitHub App's private key: the PEM text, or the path of the `.pem` file GitHub gave",
+    )
     github_api_url: str = setting(
-        "https://api.github.com", "GitHub's API (an Enterprise server's: `https://github.example.com/api/v3`)"
+        "https://api.github.com",
+        "GitHub's API; an Enterprise server's is `https://github.example.com/api/v3`",
     )
     github_mode: str = setting(
         "suggest",
-        "what the bot does with a new issue: `suggest` (posts nothing), `comment` (posts when sure), `mention` "
-        "(answers /faq commands only); a /faq command is answered in every mode",
+        "`suggest`: nothing is posted (the answer it would give is kept on `/insights` as a suggested answer a "
+        "maintainer posts or dismisses with one click); `comment`: the answer is posted when its confidence reaches "
+        "the channel's point (precision 0.9 unless `KB_CHANNEL_PRECISION` says); `mention`: only `/faq` commands are "
+        "answered, as in every mode",
     )
     github_repos: str = setting(
-        "", "modes of particular repositories, over KB_GITHUB_MODE: `owner/a=comment,owner/b=mention`"
+        "",
+        "modes of particular repositories, over `KB_GITHUB_MODE`: `owner/a=comment,owner/b=mention`",
     )
     github_skip_label: str = setting("no-faq-bot", "an issue with this label is left alone")
     github_suggest_label: str = setting(
         "",
-        "in suggest mode, the label added to an issue the bot suggests an answer for, e.g. `faq-suggested` ('': none)",
+        "in suggest mode, the label added to an issue the bot suggests an answer for, e.g. `faq-suggested` (empty: "
+        "none); taken off again when the suggestion is dismissed",
     )
     github_faq_issue_seconds: float = setting(
         60.0,
@@ -93,45 +131,63 @@ class ServerSettings(Settings):
         zero_off=True,
     )
     github_record_issues: bool = setting(
-        True, "record a public issue's repository and URL with its question (a private one's with KB_INSIGHTS_CHAT_IDS)"
+        True,
+        "the insights keep a public issue's repository and URL with its question (a private repository's only with "
+        "`KB_INSIGHTS_CHAT_IDS`)",
     )
-    insights_slack_ids: bool = setting(False, "record Slack team and channel ids with questions")
+    insights_slack_ids: bool = setting(False, "also record Slack team and channel ids with questions")
     insights_chat_ids: bool = setting(
-        False, "record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions"
+        False,
+        "also record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions (never "
+        "who asked)",
     )
-    admin_token: str = setting("", "bearer token for /insights and admin routes; they are off without it")
+    admin_token: str = setting(
+        "",
+        "bearer token for `/insights` and the admin routes; there is no default token (empty: admin off)",
+    )
     reload_interval: float = setting(
         2.0,
-        "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",
+        "seconds between checks for a new index, which the server swaps in without dropping a request (`0`: only `POST "
+        "/admin/reload`)",
         zero_off=True,
     )
     sync_interval: float = setting(
         0.0,
-        "seconds between syncs of the sources that name an upstream Git repo, as `kb sync` does (0: off)",
+        "seconds between syncs of the sources that name an upstream Git `repo`, as [`kb "
+        "sync`](your-faqs.md#keeping-sources-current) does; the replicas of one data directory take turns, and each "
+        "swaps the new build in (`0`: off)",
         zero_off=True,
     )
     rate_limit: str = setting(
         "600/minute",
-        "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)",
+        "requests per client (`N/second`, `N/minute`, `N/hour`; `off`: none); over it, 429 with `Retry-After`. The "
+        "paths it does not count are listed below the table: among them the chat platforms', whose servers send every "
+        "asker's questions (their bots take 20 a minute from each chat instead)",
     )
-    max_body_bytes: int = setting(262_144, "largest request body accepted, in bytes (larger: 413)")
+    max_body_bytes: int = setting(262_144, "largest request body accepted; larger gets 413")
     mcp_token: str = setting(
-        "", "bearer token for the MCP server at /mcp; the route is off without it (`kb mcp` over stdio needs none)"
+        "",
+        "bearer token for the MCP server at `/mcp`, compared in constant time; `kb mcp` over stdio needs none (see "
+        "[Coding agents](channels.md#coding-agents-mcp)) (empty: `/mcp` off)",
     )
     api_keys: str = setting(
-        "", "comma-separated keys for the OpenAI-compatible API (/v1/), sent as bearer tokens; empty: open"
+        "",
+        "comma-separated keys for the OpenAI-compatible API (`/v1/`), each accepted as `Authorization: Bearer <key>`; "
+        "empty: open, as the JSON API is",
     )
-    api_model: str = setting("kb", "the model name the OpenAI-compatible API lists and answers as")
-    metrics_token: str = setting("", "bearer token for /metrics; empty: open")
+    api_model: str = setting("kb", "the model name `/v1/models` lists and `/v1/chat/completions` answers as")
+    metrics_token: str = setting("", "bearer token for `/metrics`; empty: anyone who reaches the port may scrape it")
     base_url: str = setting(
         "",
-        "this server's public URL (`https://faq.example.com`), for the links its pages, API and chat replies give "
-        "(empty: the address a request reached, never the Host header a client sends)",
+        "this server's public URL (`https://faq.example.com`), for the links its pages, JSON and chat replies (Slack, "
+        "Feishu, DingTalk) give; the `Host` header a client sends is never used. Set it behind a reverse proxy (empty: "
+        "the address a request reached)",
     )
     trusted_proxies: str = setting(
         "",
-        "comma-separated addresses or networks of the reverse proxies whose X-Forwarded-For and "
-        "X-Forwarded-Proto are believed (empty: none, not even this machine)",
+        "comma-separated addresses or networks (`10.0.0.5`, `10.0.0.0/24`) of the reverse proxies whose "
+        "`X-Forwarded-For` and `X-Forwarded-Proto` are believed; from anyone else, this machine included, they are "
+        "ignored (empty: none)",
     )
 
     def __post_init__(self) -> None:

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Callable
 if TYPE_CHECKING:
     from ..settings import ServerSettings
 
-__all__ = ["Channel"]
+__all__ = ["ASKS", "Channel"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _COLOUR = re.compile(r"^#[0-9a-f]{6}$")
+ASKS = ("search", "chat")  # the kinds of question a channel publishes: timed in kb_search_seconds, kb_chat_seconds
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ class Channel:
     )
     cross_site: bool = False  # other sites' pages call it with a bearer token: CORS for KB_ALLOWED_ORIGINS, with one
     chat_ids: str = ""  # the ServerSettings field that records its workspace and conversation ids with questions
+    # What its questions are published as (`kb.events`): "search" (a `Searched`, timed in kb_search_seconds) and/or
+    # "chat" (a `Chatted`, timed in kb_chat_seconds; a chat bot's message is one even when the search answers it).
+    asks: tuple[str, ...] = ()
     status: Callable[["ServerSettings"], str] | None = field(default=None, compare=False)  # its start-up line
 
     def __post_init__(self) -> None:
@@ -57,6 +61,8 @@ class Channel:
         for colour in (self.colour, self.colour_dark):
             if not _COLOUR.match(colour):
                 raise ValueError(f"channel {self.name}: colour {colour!r} is not #rrggbb")
+        if any(kind not in ASKS for kind in self.asks):
+            raise ValueError(f"channel {self.name}: asks {self.asks!r}: each one of {', '.join(ASKS)}")
         if self.settings and not (self.module and self.off):
             raise ValueError(f"channel {self.name}: a channel turned on by settings needs a module and an off message")
 

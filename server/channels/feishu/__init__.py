@@ -26,6 +26,7 @@ CHANNEL = Channel(
     colour="#0284c7",
     colour_dark="#38bdf8",
     docs="docs/channels.md#feishu-lark-the-faq-bot",
+    asks=("chat",),
     settings=("feishu_app_id", "feishu_app_secret", "feishu_verification_token"),
     module="server.channels.feishu.routes",
     prefix="/feishu/",

@@ -32,6 +32,7 @@ CHANNEL = Channel(
     colour="#1f2937",
     colour_dark="#e5e7eb",
     docs="docs/channels.md#github-issues-and-discussions",
+    asks=("search",),
     settings=("github_webhook_secret",),
     module="server.channels.github.routes",
     prefix="/github/",

@@ -25,6 +25,7 @@ CHANNEL = Channel(
     colour="#7c3aed",
     colour_dark="#c4b5fd",
     docs="docs/channels.md#coding-agents-mcp",
+    asks=("search",),
     settings=("mcp_token",),
     module="server.channels.mcp.http",
     prefix="/mcp",

@@ -25,6 +25,7 @@ CHANNEL = Channel(
     colour="#db2777",
     colour_dark="#f9a8d4",
     docs="docs/channels.md#chat-front-ends-openai-compatible-api",
+    asks=("chat",),
     module="server.channels.openai.routes",
     prefix="/v1/",
     cross_site=True,

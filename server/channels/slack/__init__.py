@@ -25,6 +25,7 @@ CHANNEL = Channel(
     colour="#c026d3",
     colour_dark="#e879f9",
     docs="docs/channels.md#slack-the-faq-command",
+    asks=("chat",),
     settings=("slack_signing_secret",),
     module="server.channels.slack.routes",
     prefix="/slack/",

@@ -17,6 +17,7 @@ WEB = Channel(
     colour="#4f46e5",
     colour_dark="#8b8cf8",
     docs="docs/channels.md#web-pages-and-the-json-api",
+    asks=("search", "chat"),
 )
 WIDGET = Channel(
     name="widget",
@@ -25,6 +26,7 @@ WIDGET = Channel(
     colour="#0d9488",
     colour_dark="#2dd4bf",
     docs="docs/channels.md#the-chat-widget",
+    asks=("search", "chat"),  # widget.js chats; a search from another site's page is the widget's too
 )
 API = Channel(
     name="api",
@@ -33,4 +35,5 @@ API = Channel(
     colour="#d97706",
     colour_dark="#fbbf24",
     docs="docs/channels.md#web-pages-and-the-json-api",
+    asks=("search", "chat"),
 )

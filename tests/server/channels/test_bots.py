@@ -25,6 +25,7 @@ from server.settings import ServerSettings
 from tests.support.bots import BOTS, Bots, BotServer, Harness
 from tests.support.llm import fake_llm_app
 from tests.support.servers import top_hits
+from tests.support.timed import declared, timed
 
 RESUME_ZH = "slime 如何续训？"
 RESUME_EN = "how do I resume training in slime?"
@@ -291,6 +292,15 @@ def test_a_question_is_recorded_as_a_chat_turn_with_its_channel_and_no_ids(bot: 
     assert rows == [(question, name, "chat", None, None)]
     raw = b"".join(p.read_bytes() for p in Path(bot.app.state.settings.data_dir).glob("insights.sqlite*"))
     assert chat.encode() not in raw
+
+
+@every_bot()
+def test_a_question_is_timed_as_a_chat_turn_as_its_channel_declares(bot: BotServer, name: str) -> None:
+    """What docs/deployment.md's metrics say of a bot: its messages are timed in kb_chat_seconds, never in
+    kb_search_seconds, though the search alone answers them."""
+    assert bot.ask(f"how do I resume training in slime? ({name} timed)", f"timed{name}chat").response.status_code == 200
+    bot.idle()
+    assert timed(httpx.get(f"{bot.url}/metrics").text, name) == declared(name) == {"chat"}
 
 
 @every_bot(dingtalk="the DingTalk robot's Markdown replies carry no vote buttons: its askers cannot vote")

@@ -26,6 +26,7 @@ from tests.support.github import (
     discussion_event,
     issue_event,
 )
+from tests.support.timed import declared, timed
 
 RESUME = "How do I resume training in slime after it stopped?"
 SURE = "github=0.25"  # the suite's point for this channel, so that the shipped FAQs' plain questions are answered
@@ -304,6 +305,7 @@ def test_a_public_issues_question_is_recorded_with_its_repository_and_url(bot: A
             "SELECT channel, chat_workspace, chat_conversation FROM questions WHERE chat_conversation LIKE '%/14'"
         ).fetchall()
     assert rows == [("github", "owner/repo", "https://github.com/owner/repo/issues/14")]
+    assert timed(client.get("/metrics").text, "github") == declared("github") == {"search"}
 
 
 def test_a_users_comment_holding_the_bots_marker_is_never_taken_for_the_bots(bot: Any, github: GitHubStandIn) -> None:

@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from tests.support.paths import ROOT
+from tests.support.timed import declared, timed
 
 TOKEN = "mcp-test-token-3f9a"
 ORIGIN = "https://docs.example.com"
@@ -78,6 +79,7 @@ def test_search_faq_answers_with_the_entry_and_its_links(server: Any, settings: 
         if q.text == "how do I resume training with slime" and q.channel == "mcp"
     ][:1]
     assert questions.answered
+    assert timed(httpx.get(f"{server.url}/metrics").text, "mcp") == declared("mcp") == {"search"}
     # The fields every channel gives a hit (kb.hits.hit_fields), the JSON API's included.
     searched = httpx.get(f"{server.url}/api/search", params={"q": "how do I resume training with slime"}).json()
     api_hit = searched["hits"][0]

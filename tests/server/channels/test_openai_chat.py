@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from tests.support.paths import ROOT
+from tests.support.timed import declared, timed
 
 KEY = "sk-kb-test-51c2"
 
@@ -53,6 +54,7 @@ def test_a_question_answered_whole(client: openai.OpenAI, server: Any, settings:
     assert extra["hits"][0]["permalink"] == f"{server.url}/entries/slime-b0ab398d"
     recorded = _recorded(server, settings, "how do I resume training with slime?")
     assert recorded.channel == "openai" and recorded.answered
+    assert timed(httpx.get(f"{server.url}/metrics").text, "openai") == declared("openai") == {"chat"}
 
 
 def test_a_question_streamed(client: openai.OpenAI) -> None:

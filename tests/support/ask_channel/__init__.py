@@ -16,6 +16,7 @@ CHANNEL = Channel(
     colour="#475569",
     colour_dark="#cbd5e1",
     docs="docs/adding-a-channel.md#a-small-example",
+    asks=("search",),
     settings=("admin_token",),  # a setting the server already has, so that the test can turn it off
     module="tests.support.ask_channel.routes",
     prefix="/ask/",

@@ -617,7 +617,7 @@ def run_github(seconds: float, concurrency: int, stall: float) -> list[Row]:
     servers: list[LoopbackServer] = []
 
     def serve(app: Any) -> LoopbackServer:
-        servers.append(LoopbackServer(app, log_level="error").__enter__())
+        servers.append(LoopbackServer(app).__enter__())
         return servers[-1]
 
     with tempfile.TemporaryDirectory() as tmp_name:

@@ -122,12 +122,14 @@ class ServerSettings(Settings):
     )
     github_faq_issue_seconds: float = setting(
         60.0,
-        "seconds between two replies to /faq commands on one issue; a command sooner is left (0: no limit)",
+        "seconds between two replies to `/faq` commands on one issue; a command sooner is acknowledged and left, "
+        "with a log line (0: no limit)",
         zero_off=True,
     )
     github_faq_per_user_hour: int = setting(
         5,
-        "replies to one commenter's /faq commands an hour, on all issues; more are left (0: no limit)",
+        "replies to one commenter's `/faq` commands an hour, on all issues; more are left, with a log line (0: no "
+        "limit). Each server process counts its own",
         zero_off=True,
     )
     github_record_issues: bool = setting(

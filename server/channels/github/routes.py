@@ -195,7 +195,8 @@ async def webhook(
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
     backlog: Backlog = request.app.state.github_backlog
     asked = issue_of(event)
-    if isinstance(event, Command) and not event.bot and not event.text.startswith(("link", "not-covered")):
+    teaching = isinstance(event, Command) and event.text.split(maxsplit=1)[:1] in (["link"], ["not-covered"])
+    if isinstance(event, Command) and not event.bot and not teaching:
         refused = request.app.state.github_faq_limits.refusal(asked.repo, asked.number, event.author)
         if refused:
             guard.refused.warning(log, "GitHub: /faq on %s#%s not answered: %s", asked.repo, asked.number, refused)

@@ -39,9 +39,10 @@ server on a loopback port) that answers every call after `--api-stall` seconds w
 rate limit (403, `Retry-After: 60`), so every answer waits on GitHub. Closed-loop clients send
 signed deliveries, by share: `issue` (an issue opened, its body 65,536 characters: a question and a
 pasted log), `comment` (a `/faq` comment of 65,536 characters), `push` (a push no source follows),
-beside `healthz` (`GET /healthz`) and `search` (`GET /api/search`). Reported: p50 / p99 / max per
-kind, the deliveries over 1 s to acknowledge (target: none), and `/healthz` and `/api/search` p99
-(target: under 1 s).
+beside `healthz` (`GET /healthz`) and `search` (`GET /api/search`), after a baseline of the same
+length with `healthz` and `search` alone (what the machine gives without GitHub). Reported: p50 /
+p99 / max per kind in each half, the deliveries over 1 s to acknowledge (target: none), and
+`/healthz` and `/api/search` p99 with deliveries (target: under 1 s) beside the baseline's.
 
     .venv/bin/python bench/bench_soak.py [--minutes 10] [--concurrency 32] [--quick] [--surface all|github]
 """
@@ -568,8 +569,10 @@ def _rows(soak: Soak, seconds: float, rss: list[int], missing: int, concurrency:
 # --- the GitHub surface -------------------------------------------------------------------------
 
 GITHUB_MIX = (("issue", 0.25), ("comment", 0.15), ("push", 0.10), ("healthz", 0.20), ("search", 0.30))
+BASELINE_MIX = (("healthz", 0.40), ("search", 0.60))  # the same clients with no delivery: what the site gives alone
 GITHUB_BODY = 65_536  # characters: the largest issue body or comment GitHub accepts
 DELIVERIES = ("issue", "comment", "push")
+Timing = tuple[str, str, int | str, float]  # phase, kind, status (or the error's name), milliseconds
 
 
 def long_body(question: str, n: int, command: bool = False) -> str:
@@ -579,15 +582,11 @@ def long_body(question: str, n: int, command: bool = False) -> str:
     return (head + line * (GITHUB_BODY // len(line) + 1))[:GITHUB_BODY]
 
 
-def github_request(
-    client: httpx.Client, i: int, questions: list[str], kind: str | None = None
-) -> tuple[str, int | str]:
-    """One request of the GitHub soak's mix: (its kind, its status or the error's name)."""
+def github_request(client: httpx.Client, i: int, questions: list[str], kind: str) -> int | str:
+    """One request of the GitHub soak: its status, or the error's name."""
     from tests.support.github import comment_event, delivery, issue_event, push_event
 
-    rng = random.Random(i)
-    kind = kind or rng.choices([k for k, _ in GITHUB_MIX], [w for _, w in GITHUB_MIX])[0]
-    q = rng.choice(questions)
+    q = random.Random(i).choice(questions)
     number = 1 + i % 500
     try:
         if kind in DELIVERIES:
@@ -605,12 +604,13 @@ def github_request(
         else:
             response = client.get("/api/search", params={"q": q})
     except httpx.HTTPError as exc:
-        return kind, type(exc).__name__
-    return kind, response.status_code
+        return type(exc).__name__
+    return response.status_code
 
 
 def run_github(seconds: float, concurrency: int, stall: float) -> list[Row]:
-    """The GitHub soak (`--surface github`): deliveries at volume while the API stand-in stalls and rate-limits."""
+    """The GitHub soak (`--surface github`): half the time `/healthz` and `/api/search` alone (the baseline), half
+    with signed deliveries among them while the API stand-in stalls and rate-limits."""
     from tests.support.github import SECRET, GitHubStandIn
     from tests.support.servers import LoopbackServer
 
@@ -634,52 +634,56 @@ def run_github(seconds: float, concurrency: int, stall: float) -> list[Row]:
             "KB_GITHUB_MODE": "comment",
             "KB_CHANNEL_PRECISION": "github=0.25",
         }
-        timings: list[tuple[str, int | str, float]] = []
+        timings: list[Timing] = []
         lock = threading.Lock()
         with serving(settings, 1, **env) as (url, server):
-            pool = clients(url, concurrency, timeout=60)
+            pool = clients(url, concurrency, timeout=120)
             kinds = [k for k, _ in GITHUB_MIX]
             drive(concurrency, lambda t, i: github_request(pool[t], -1 - i, asked, kinds[i % len(kinds)]), count=20)
+            for phase, mix in (("baseline", BASELINE_MIX), ("github", GITHUB_MIX)):
 
-            def timed_request(t: int, i: int) -> None:
-                started = time.perf_counter()
-                kind, status = github_request(pool[t], i, asked)
-                with lock:
-                    timings.append((kind, status, (time.perf_counter() - started) * 1000))
+                def timed_request(t: int, i: int) -> None:
+                    kind = random.Random(i).choices([k for k, _ in mix], [w for _, w in mix])[0]
+                    started = time.perf_counter()
+                    status = github_request(pool[t], i, asked, kind)
+                    with lock:
+                        timings.append((phase, kind, status, (time.perf_counter() - started) * 1000))
 
-            load = drive(concurrency, timed_request, seconds=seconds)
+                drive(concurrency, timed_request, seconds=seconds / 2)
             rss = status_kib(server.pid)
             for client in pool:
                 client.close()
         for server_thread in servers:
             server_thread.__exit__(None, None, None)
-    return _github_rows(timings, load.seconds, concurrency, stall, rss)
+    return _github_rows(timings, seconds, concurrency, stall, rss)
 
 
-def _github_rows(
-    timings: list[tuple[str, int | str, float]], seconds: float, concurrency: int, stall: float, rss: int
-) -> list[Row]:
-    statuses = Counter(f"{kind} {status}" for kind, status, _ in timings)
-    failed = [t for t in timings if not (isinstance(t[1], int) and t[1] < 500)]
-    acks = [ms for kind, _, ms in timings if kind in DELIVERIES]
+def _github_rows(timings: list[Timing], seconds: float, concurrency: int, stall: float, rss: int) -> list[Row]:
+    statuses = Counter(f"{kind} {status}" for phase, kind, status, _ in timings if phase == "github")
+    failed = [t for t in timings if not (isinstance(t[2], int) and t[2] < 500)]
+    acks = [ms for _, kind, _, ms in timings if kind in DELIVERIES]
     late = sum(ms > 1000 for ms in acks)
 
-    def figures(kind: str) -> str:
-        ms = [m for k, _, m in timings if k == kind]
-        return f"{kind} {pct(ms, 50):.0f} / {pct(ms, 99):.0f} / {max(ms):.0f}" if ms else f"{kind} –"
+    def ms_of(phase: str, kind: str) -> list[float]:
+        return [ms for p, k, _, ms in timings if p == phase and k == kind]
 
-    p99 = {kind: pct([m for k, _, m in timings if k == kind] or [0.0], 99) for kind in ("healthz", "search")}
+    def figures(phase: str, kinds: tuple[tuple[str, float], ...]) -> str:
+        shown = [(k, ms_of(phase, k)) for k, _ in kinds]
+        return "; ".join(f"{k} {pct(ms, 50):.0f} / {pct(ms, 99):.0f} / {max(ms):.0f}" for k, ms in shown if ms)
+
+    p99 = {kind: pct(ms_of("github", kind) or [0.0], 99) for kind in ("healthz", "search")}
+    before = {kind: pct(ms_of("baseline", kind) or [0.0], 99) for kind in ("healthz", "search")}
     ack_p99 = pct(acks or [0.0], 99)
     return [
         Row(
-            f"requests over {seconds / 60:.1f} min at concurrency {concurrency}, the API stalling {stall:g} s "
-            "then 403 Retry-After: 60",
-            f"{len(timings)} ({len(timings) / seconds:.0f}/s): "
-            + ", ".join(f"{name} × {n}" for name, n in sorted(statuses.items())),
+            f"requests over {seconds / 60:.1f} min at concurrency {concurrency} (half baseline, half with "
+            f"deliveries), the API stalling {stall:g} s then 403 Retry-After: 60",
+            f"{len(timings)}; with deliveries: " + ", ".join(f"{name} × {n}" for name, n in sorted(statuses.items())),
             "–",
         ),
         Row("failed requests (5xx or no response)", str(len(failed)), "0", not failed),
-        Row("latency p50 / p99 / max per kind (ms)", "; ".join(figures(k) for k, _ in GITHUB_MIX), "–"),
+        Row("baseline (no delivery): p50 / p99 / max (ms)", figures("baseline", BASELINE_MIX), "–"),
+        Row("with deliveries: p50 / p99 / max (ms)", figures("github", GITHUB_MIX), "–"),
         Row(
             "webhook acknowledgement p99 (ms); deliveries over 1 s",
             f"{ack_p99:.0f}; {late} of {len(acks)}",
@@ -687,8 +691,8 @@ def _github_rows(
             ack_p99 < 1000 and late == 0,
         ),
         Row(
-            "`/healthz` and `/api/search` p99 (ms)",
-            f"{p99['healthz']:.0f} and {p99['search']:.0f}",
+            "`/healthz` and `/api/search` p99 with deliveries (ms; baseline in brackets)",
+            f"{p99['healthz']:.0f} ({before['healthz']:.0f}) and {p99['search']:.0f} ({before['search']:.0f})",
             "under 1,000",
             max(p99.values()) < 1000,
         ),

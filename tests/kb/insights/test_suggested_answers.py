@@ -61,3 +61,28 @@ def test_suggestions_outlive_the_connection(store: InsightsStore, request: pytes
         assert again.suggestions() == [kept]
     finally:
         again.close()
+
+
+def test_a_suggestion_is_claimed_once_across_connections_and_put_back_unless_a_newer_one_came(
+    store: InsightsStore, request: pytest.FixtureRequest
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    kept = suggestion(8, T0)
+    store.suggest(kept)
+    where = store.path or request.getfixturevalue("database_url")
+    others = [InsightsStore(where) for _ in range(6)]  # as six workers, each with its own connections
+    try:
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            claimed = list(pool.map(lambda other: other.claim_suggestion("Owner/Repo", 8), others))
+        assert [c for c in claimed if c is not None] == [kept] and store.suggestions() == []
+        store.restore_suggestion(kept)  # the post failed: back on the list
+        assert store.suggestions() == [kept]
+        assert store.claim_suggestion("Owner/Repo", 8) == kept
+        newer = suggestion(8, T0 + 60, title="Issue 8, edited")
+        store.suggest(newer)  # the issue was edited while the claimed one was being posted
+        store.restore_suggestion(kept)
+        assert store.suggestions() == [newer]
+    finally:
+        for other in others:
+            other.close()

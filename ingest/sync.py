@@ -38,7 +38,7 @@ from kb.settings import SHIPPED_SOURCES, Settings
 from kb.staleness import build_folders, folder_names, is_shipped
 from kb.syncs import LastSync, build_record, follow, write_last
 
-from .changes import Changes, compare
+from .changes import SECONDS, Changes, compare
 from .curation import carry_ids, left_behind, mark_stale
 from .git_repo import Repository
 from .manifest import MANIFEST_NAME, load_manifest
@@ -199,15 +199,16 @@ def _sync(
     limit = settings.sync_max_file_bytes
     repos = {u.name: Repository(u.repo, mirrors, u.name, max_bytes=limit) for u in upstreams}
     resolved: dict[str, tuple[str, str]] = {}
+    several = progress if progress is not None and len(upstreams) > 1 else None  # one fetch needs no count
     for done, u in enumerate(upstreams):
-        if progress:
-            progress("fetch", done, len(upstreams))
+        if several:
+            several("fetch", done, len(upstreams))
         repos[u.name].fetch()
         commit = repos[u.name].resolve(u.ref)
         other = repos[u.name].resolve(u.translation_ref) if u.translation_path else ""
         resolved[u.name] = (commit, other)
-    if progress:
-        progress("fetch", len(upstreams), len(upstreams))
+    if several:
+        several("fetch", len(upstreams), len(upstreams))
     before = {name: str(pin.get("commit", "")) for name, pin in old_pins.items()}
     if served_folders == folder_names(folders) and all(
         (old_pins.get(u.name, {}).get("commit"), old_pins.get(u.name, {}).get("translation_commit", ""))
@@ -233,19 +234,16 @@ def _sync(
             (copy / MANIFEST_NAME).write_text(text, encoding="utf-8")
         new_entries = _parsed(staged)  # a file that no longer parses stops the sync here
         _check_counts(upstreams, new_entries, pins, settings.sync_max_entries)
-        changes = []
-        for done, u in enumerate(upstreams):
-            if progress:
-                progress("compare", done, len(upstreams))
-            changes.append(
-                compare(
-                    u.name,
-                    [e for e in old_entries if e.source == u.name],
-                    [e for e in new_entries if e.source == u.name],
-                )
+        weighed = (lambda done, total: progress("compare", done, total)) if progress else None
+        changes = [
+            compare(
+                u.name,
+                [e for e in old_entries if e.source == u.name],
+                [e for e in new_entries if e.source == u.name],
+                weighed,
             )
-        if progress:
-            progress("compare", len(upstreams), len(upstreams))
+            for u in upstreams
+        ]
         moved = {old: new for c in changes for old, new in c.moved.items()}
         review: tuple[str, ...] = ()
         orphaned: tuple[str, ...] = ()
@@ -394,6 +392,11 @@ def report_lines(report: SyncReport) -> list[str]:
             lines.append(f"            {r.evidence}")
         for e in c.removed:
             lines.append(f"  removed   {e.id}  {e.question}")
+        if c.unweighed:
+            lines.append(
+                f"  {c.source}: {c.unweighed} removed entries were not weighed against the new ones (over "
+                f"{SECONDS:.0f} s): a rewording among them is reported as removed and new"
+            )
     return lines
 
 

@@ -35,6 +35,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="print what changed upstream; build and write nothing")
     p.add_argument(
         "--sources",
+        dest="folders",
         metavar="DIR",
         action="append",
         help="a folder to build from, as `kb ingest --sources`; repeat for several (default: the folders the served "
@@ -99,9 +100,9 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
 
 def given_folders(settings: Settings, args: argparse.Namespace) -> list[Path] | None:
     """The folders `--sources` and `--with-shipped` name, as `kb ingest` reads them; None when neither is given."""
-    if not args.sources and not args.with_shipped:
+    if not args.folders and not args.with_shipped:
         return None
-    folders = [Path(d) for d in args.sources] if args.sources else [settings.sources_dir]
+    folders = [Path(d) for d in args.folders] if args.folders else [settings.sources_dir]
     if args.with_shipped and not any(is_shipped(d) for d in folders):
         folders.insert(0, SHIPPED_SOURCES)
     return folders

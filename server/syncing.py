@@ -53,7 +53,7 @@ def synced_folders(settings: Settings) -> list[Path]:
         folders = build_folders(settings)
     except KBError:  # a folder of the served build is gone: the sync itself says so
         folders = [settings.sources_dir]
-    return [d for d in folders if not is_shipped(d)] or folders
+    return [d for d in folders if not is_shipped(d)]
 
 
 async def sync_every(settings: ServerSettings, reloader: Reloader) -> None:

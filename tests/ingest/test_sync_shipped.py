@@ -40,7 +40,7 @@ def upstreams_of_shipped(tmp_path: Path) -> Path:
         commit = upstream.commit(f"{source.name} as pinned", files)
         text = edit_manifest(text, source.name, {"repo": upstream.url, "path": path, "ref": commit})
         if translated is not None:
-            text = edit_manifest(text, source.name, {"path": translated[2]}, translation=True)
+            text = edit_manifest(text, source.name, {"path": translated[2], "ref": commit}, translation=True)
     (sources / "sources.toml").write_text(text, encoding="utf-8")
     return sources
 

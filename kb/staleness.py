@@ -1,5 +1,4 @@
-"""Whether an index was built from the sources beside it: the hash of what an index is made of, and
-the folders it was read from.
+"""Whether an index was built from the sources beside it: the hash of what it is made of, and its folders.
 
 `kb ingest` writes the hash and the folders into the index's meta; `kb serve` compares the hash with
 the sources before it serves (a warning when they differ), and `kb sync` builds from the same folders.

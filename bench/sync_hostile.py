@@ -6,7 +6,8 @@ Each case commits the file to a local Git repository (a real one, `git` as the s
 `kb sync` as a user does, in a process of its own with a fresh data directory, and reports its exit status,
 its one line of error, the wall time and the process's peak memory (its maximum resident set size):
 - a file of `--mb` megabytes (one entry whose answer is that long), refused by KB_SYNC_MAX_FILE_BYTES;
-- a file of `--entries` short entries (under the size limit), refused by KB_SYNC_MAX_ENTRIES.
+- a file of `--entries` short entries (under the size limit), refused by KB_SYNC_MAX_ENTRIES (counted
+  before it is parsed: more than twice the limit's headings).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -227,7 +228,8 @@ def _sync(
             shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".git"))
             text = (copy / MANIFEST_NAME).read_text(encoding="utf-8")
             for u in ups:
-                pin, text = _pinned(u, repos[u.name], resolved[u.name], old_pins.get(u.name, {}), copy, text)
+                last = old_pins.get(u.name, {})
+                pin, text = _pinned(u, repos[u.name], resolved[u.name], last, copy, text, settings.sync_max_entries)
                 if pin.path != u.path:
                     renamed[u.name] = (u.path, pin.path)
                 pins[u.name] = pin
@@ -278,18 +280,19 @@ def _sync(
 
 
 def _pinned(
-    u: Upstream, repo: Repository, commits: tuple[str, str], last: dict[str, Any], copy: Path, text: str
+    u: Upstream, repo: Repository, commits: tuple[str, str], last: dict[str, Any], copy: Path, text: str, most: int
 ) -> tuple[Pin, str]:
     """Write `u`'s file (and its translation's) at `commits` into `copy`; returns its pin and the manifest `text`
-    with the source's `version`, `url` and `path` moved to them."""
+    with the source's `version`, `url` and `path` moved to them. A file of more than twice `most` entries
+    (by its headings and bold list items, an entry's two forms) is refused before it is parsed."""
     commit, other = commits
-    path = _write(repo, commit, u.path, str(last.get("commit", "")), copy / u.file)
+    path = _write(repo, commit, u.path, str(last.get("commit", "")), copy / u.file, most)
     date = repo.date(commit)
     pin = Pin(u.repo, u.ref, commit, path, f"{date} ({commit[:7]})", moved_url(u.url, u.repo, commit, path))
     text = edit_manifest(text, u.name, {"version": pin.version, "url": pin.url, "path": path})
     if u.translation_path:
         old = str(last.get("translation_commit", ""))
-        other_path = _write(repo, other, u.translation_path, old, copy / u.translation_file)
+        other_path = _write(repo, other, u.translation_path, old, copy / u.translation_file, most)
         url = moved_url(u.translation_url, u.repo, other, other_path)
         text = edit_manifest(text, u.name, {"url": url, "path": other_path}, translation=True)
         pin = Pin(**{**pin.__dict__, "translation_commit": other, "translation_path": other_path})
@@ -347,9 +350,10 @@ def _in(exc: SourceError, staged: Path, folder: Path) -> SourceError:
     return SourceError(path, exc.message.replace(str(staged), str(folder)), exc.line)
 
 
-def _write(repo: Repository, commit: str, path: str, last: str, to: Path) -> str:
+def _write(repo: Repository, commit: str, path: str, last: str, to: Path, most: int) -> str:
     """Write the file at `path` in `commit` to `to`; where upstream moved it since commit `last`,
-    the file where it went. Returns the path read."""
+    the file where it went. Returns the path read. SyncFailed for a file of more than twice `most`
+    headings, bold list items or lines (a Q&A file's rows): too many entries to parse."""
     data = repo.read(commit, path)
     if data is None and last:
         moved = repo.renamed(last, commit, path)
@@ -357,8 +361,30 @@ def _write(repo: Repository, commit: str, path: str, last: str, to: Path) -> str
             path, data = moved, repo.read(commit, moved)
     if data is None:
         raise SyncFailed(repo.source, f"{repo.url} has no file {path!r} at {commit[:7]}")
+    found, kind = _rough_count(data, to.suffix.lower())
+    if found > 2 * most:
+        raise SyncFailed(
+            repo.source,
+            f"{repo.url} {path!r} at {commit[:7]} holds {found:,} {kind}, more than twice KB_SYNC_MAX_ENTRIES "
+            f"({most}): too many entries to parse",
+        )
     to.write_bytes(data)
     return path
+
+
+_HEADING = re.compile(rb"^[ \t]{0,3}#{1,6}[ \t]", re.M)
+_BOLD_ITEM = re.compile(rb"^[ \t]*(?:\d+[.)]|[-*+])[ \t]+\*\*", re.M)
+
+
+def _rough_count(data: bytes, suffix: str) -> tuple[int, str]:
+    """At least as many as the entries a file holds, counted without parsing it: a Markdown file's headings or
+    bold list items (whichever are more), a Q&A file's lines (a workbook's are counted as it is read)."""
+    if suffix in (".csv", ".tsv", ".jsonl"):
+        return data.count(b"\n"), "lines"
+    if suffix == ".xlsx":
+        return 0, "rows"
+    headings, items = len(_HEADING.findall(data)), len(_BOLD_ITEM.findall(data))
+    return (headings, "headings") if headings >= items else (items, "bold list items")
 
 
 def _write_back(staged: Path, folder: Path) -> None:

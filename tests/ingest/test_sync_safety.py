@@ -128,3 +128,20 @@ def test_a_killed_syncs_staging_copy_is_removed_by_the_next(tmp_path: Path, sett
     report = sync(Settings(data_dir=data, sources_dir=sources))
     assert report is not None and report.outcome == "built"
     assert not list(staging.glob(".staging-*"))
+
+
+def test_a_file_of_far_too_many_entries_is_refused_before_it_is_parsed(tmp_path: Path, upstream) -> None:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
+    many = team_faq({f"Question {n}?": f"Answer {n}." for n in range(100_000)})  # 2 MB: under the size limit
+    commit = upstream.commit("A hundred thousand entries", {"docs/faq.md": many})
+    ours = Settings(data_dir=tmp_path / "data", sources_dir=sources)
+    started = time.perf_counter()
+    with pytest.raises(SyncFailed) as raised:
+        sync(ours)
+    assert time.perf_counter() - started < 60  # parsing them all takes minutes (1.3 ms an entry)
+    assert str(raised.value) == (
+        f"source 'team': {upstream.url} 'docs/faq.md' at {commit[:7]} holds 100,001 headings, more than twice "
+        "KB_SYNC_MAX_ENTRIES (5000): too many entries to parse; nothing changed"
+    )

@@ -91,6 +91,47 @@ def _spread(given: dict[str, str]) -> dict[str, str]:
     return {lang: text for lang, text in texts.items() if text}
 
 
+# A ref as git names one (`git check-ref-format`), or a commit: no option, no revision syntax, no space.
+_BAD_REF = re.compile(r"^-|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\]|(?:\.lock|/|\.)$|^/|//")
+_SCHEMES = ("https", "http", "ssh", "git", "file")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/]*@)?([^/]*)")
+_SCP = re.compile(r"(?:[^@/:]+@)?([^/:]+):")  # git@host:path
+
+
+def _ref(value: str, info: ValidationInfo) -> str:
+    """A `ref` that git reads as a branch, tag or commit, and never as an option."""
+    if value and _BAD_REF.search(value):
+        raise ValueError(
+            f"field {info.field_name!r}: {value!r} is not a branch, tag or commit name (it may not start with '-', "
+            "nor hold spaces, '..', '~', '^', ':', '?', '*', '[', '\\' or '@{')"
+        )
+    return value
+
+
+def _repo(value: str, info: ValidationInfo) -> str:
+    """A `repo` that git reads as a repository's URL, and never as an option or a command to run."""
+    if not value:
+        return value
+    expected = "an https://, ssh://, git://, file:// URL, or host:path"
+    if value.startswith("-") or re.search(r"[\x00-\x20\x7f]", value):
+        raise ValueError(f"field 'repo': {value!r} is not a repository URL ({expected}; no spaces, no leading '-')")
+    scheme = _SCHEME.match(value)
+    if scheme is not None:
+        if scheme[1].lower() not in _SCHEMES:
+            raise ValueError(f"field 'repo': {value!r} uses {scheme[1]}://, which the sync does not read ({expected})")
+        if scheme[2].startswith("-"):
+            raise ValueError(f"field 'repo': {value!r} names a host starting with '-'")
+        return value
+    if "::" in value:
+        raise ValueError(
+            f"field 'repo': {value!r} names a git transport helper, which the sync does not run ({expected})"
+        )
+    scp = _SCP.match(value)
+    if scp is not None and scp[1].startswith("-"):
+        raise ValueError(f"field 'repo': {value!r} names a host starting with '-'")
+    return value
+
+
 def _http(value: str, info: ValidationInfo) -> str:
     if value and not re.match(r"https?://", value, re.IGNORECASE):
         raise ValueError(f"field {info.field_name!r} must be an http(s) URL, got {value!r}")
@@ -121,6 +162,7 @@ class _Translation(DataModel):
     _http = field_validator("url", "live_url")(_http)
     _translated_by = field_validator("translated_by")(one_of(*TRANSLATORS))
     _date = field_validator("translated_on")(iso_date)
+    _ref = field_validator("ref")(_ref)
 
 
 class _Source(DataModel):
@@ -148,6 +190,8 @@ class _Source(DataModel):
     _lang = field_validator("lang")(_lang)
     _entries = field_validator("entries")(_entries)
     _http = field_validator("url", "live_url")(_http)
+    _ref = field_validator("ref")(_ref)
+    _repo = field_validator("repo")(_repo)
 
     @field_validator("name")
     @classmethod

@@ -21,7 +21,7 @@ from kb.index import IndexMeta, read_adapter, read_index, write_index
 from kb.learning import LearnedQuestion, load_learned
 from kb.search import searched_text
 from kb.settings import Settings
-from kb.staleness import BACKGROUND_PATH, SourceDirs, index_is_stale, source_dirs, sources_hash
+from kb.staleness import BACKGROUND_PATH, SourceDirs, folder_names, index_is_stale, source_dirs, sources_hash
 
 from .intended import load_intended
 from .manifest import MANIFEST_NAME, load_site
@@ -108,12 +108,15 @@ def build_index(
     sources_dir: SourceDirs | None = None,
     progress: Progress | None = None,
     sync: dict[str, Any] | None = None,
+    folders: SourceDirs | None = None,
 ) -> BuildReport:
     """Parse, embed and write a new index from one directory of sources or several, and the
     answers written on the insights page (`settings.written_path`); on any error the previous
-    index stays as it was. `sync` is kept with the build (`kb sync`'s record)."""
+    index stays as it was. `sync` is kept with the build (`kb sync`'s record); `folders`, the
+    folders the build records as read from (default: those read; `kb sync` reads staged copies)."""
     started = time.perf_counter()
     sources_dir = source_dirs(sources_dir or settings.sources_dir)
+    recorded = folder_names(folders if folders is not None else sources_dir)
     parsed = read_sources(sources_dir, settings.written_path)  # the answers written on /insights too
     entries = parsed.entries
     learned, learned_warnings = learned_questions(sources_dir, entries)
@@ -172,6 +175,7 @@ def build_index(
         adapter=adapter,
         duplicates=duplicates,
         sync=sync,
+        folders=recorded,
     )
     covered = sum(1 for q in learned if q.entry is not None)
     paired = {i for d in duplicates for i in (d.first, d.second)}

@@ -1,22 +1,31 @@
 """`kb sync`: bring the sources that name their upstream (`repo`, `path`, `ref`) to the commit
 their ref names now, report what changed, and build and swap in the new index as `kb ingest` does.
 
-A sync works on a copy of the sources folder: the files at the new commits written into it, the
-manifest's `version`, `url` (and `path`, when upstream renamed the file) moved, the learned data's
-ids of reworded entries replaced. It builds from that copy; only when the build is swapped in is
-the copy written back to the folder. So a repository that cannot be reached, a file that no
-longer parses or a build that fails changes nothing: the old index keeps serving.
-Syncs of one data directory take turns (a lock), and a sync whose commits are those the served
-build was made from builds nothing.
+A sync builds from the folders the served index was built from (its `meta.json` names them: the
+shipped FAQs and every `--sources` folder `kb ingest` was given), or from those `kb sync --sources`
+and `--with-shipped` name; a sync that would leave out a source the served index holds is refused,
+naming what would be lost. The folders whose manifests name an upstream (never the shipped FAQs'
+folder, which is read only) are synced.
+
+A sync works on copies of those folders, staged under the data directory: the files at the new
+commits written into them, the manifest's `version`, `url` (and `path`, when upstream renamed the
+file) moved, the learned data's ids of reworded entries replaced. It builds from the copies; only
+when the build is swapped in are the copies written back to the folders. So a repository that
+cannot be reached, a file that no longer parses, is too large or holds too many entries, or a
+build that fails changes nothing: the old index keeps serving. Syncs of one data directory take
+turns (a lock); a staging copy found while holding it is a killed sync's, and is removed. A sync
+whose commits and folders are those the served build was made from builds nothing.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 import time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,20 +35,22 @@ from kb.entries import Entry
 from kb.errors import IndexMissing, KBError, SourceError, SourceErrors, SyncFailed
 from kb.index import read_index
 from kb.insights.store import InsightsStore
-from kb.settings import Settings
+from kb.settings import SHIPPED_SOURCES, Settings
+from kb.staleness import build_folders, folder_names, is_shipped
 from kb.syncs import LastSync, build_record, follow, write_last
 
-from .changes import Changes, compare
+from .changes import SECONDS, Changes, compare
 from .curation import carry_ids, left_behind, mark_stale
 from .git_repo import Repository
-from .manifest import MANIFEST_NAME
+from .manifest import MANIFEST_NAME, load_manifest
 from .pipeline import BuildReport, Progress, build_index
 from .sources import read_sources
 from .upstream import Upstream, edit_manifest, load_upstreams, moved_url
 
-__all__ = ["SyncReport", "Pin", "sync", "report_lines", "SYNC_DIR"]
+__all__ = ["SyncReport", "Pin", "sync", "build_folders", "report_lines", "SYNC_DIR"]
 
 SYNC_DIR = "sync"  # under the data directory: the repositories' mirrors, the lock, the last sync
+STAGING_PREFIX = ".staging-"  # a sync's copies of the folders it syncs, under SYNC_DIR
 
 
 @dataclass(frozen=True)
@@ -85,8 +96,11 @@ def sync(
     store: InsightsStore | None = None,
     wait: bool = True,
     progress: Progress | None = None,
+    folders: Sequence[Path] | None = None,
 ) -> SyncReport | None:
-    """Sync the sources named (all that give a `repo` when none is) of `settings.sources_dir`.
+    """Sync the sources named (all that give a `repo` when none is) of the folders the sync builds from:
+    `folders` (`kb sync --sources`, `--with-shipped`), else those the served index was built from
+    (`build_folders`).
 
     Returns None when another sync of the data directory is running and `wait` is False. Any
     failure raises (SyncFailed, SourceError, ...), is recorded as the last sync's outcome, and
@@ -94,8 +108,9 @@ def sync(
     with _turn(settings.data_dir / SYNC_DIR, wait) as mine:
         if not mine:
             return None
+        _remove_stale_staging(settings.data_dir / SYNC_DIR)
         try:
-            report = _sync(settings, names, dry_run, store, progress)
+            report = _sync(settings, names, dry_run, store, progress, build_folders(settings, folders))
         except Exception as exc:
             reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
             write_last(settings.data_dir, LastSync(time.time(), "failed", reason=reason.splitlines()[0]))
@@ -118,28 +133,55 @@ def _turn(folder: Path, wait: bool) -> Iterator[bool]:
         yield True
 
 
-def _chosen(settings: Settings, names: Sequence[str]) -> list[Upstream]:
-    upstreams = load_upstreams(settings.sources_dir)
-    known = {u.name for u in upstreams}
+def _remove_stale_staging(folder: Path) -> None:
+    """Remove the staging copies a killed sync left: called holding the lock, so none is a live sync's."""
+    for path in folder.glob(STAGING_PREFIX + "*"):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _chosen(folders: list[Path], names: Sequence[str]) -> dict[Path, list[Upstream]]:
+    """The sources to sync, by the folder whose manifest names them: the folders' sources that give a `repo`
+    (those named in `names`, when given); the shipped FAQs' folder is never synced."""
+    synced = [d for d in folders if not is_shipped(d)]
+    found = {d: load_upstreams(d) for d in synced if (d / MANIFEST_NAME).is_file()}
+    known = {u.name for ups in found.values() for u in ups}
+    manifests = ", ".join(str(d / MANIFEST_NAME) for d in synced) or "no folder but the shipped FAQs'"
     unknown = [n for n in names if n not in known]
     if unknown:
         offer = ", ".join(sorted(known)) or "none"
-        raise KBError(
-            f"no source {', '.join(map(repr, unknown))} names a repo in {settings.sources_dir / MANIFEST_NAME} "
-            f"(those that do: {offer})"
-        )
-    if not upstreams:
-        raise KBError(f"no source of {settings.sources_dir / MANIFEST_NAME} names a repo: nothing to sync")
-    return [u for u in upstreams if not names or u.name in names]
+        raise KBError(f"no source {', '.join(map(repr, unknown))} names a repo in {manifests} (those that do: {offer})")
+    if not known:
+        if any(is_shipped(d) for d in folders) and load_upstreams(SHIPPED_SOURCES):
+            raise KBError(
+                f"{SHIPPED_SOURCES}: kb sync writes the new commits' files and pins into it, but it is inside the "
+                "installed package; copy the folder and give KB_SOURCES_DIR"
+            )
+        raise KBError(f"no source of {manifests} names a repo: nothing to sync")
+    chosen = {d: [u for u in ups if not names or u.name in names] for d, ups in found.items()}
+    return {d: ups for d, ups in chosen.items() if ups}
 
 
-def _served(settings: Settings) -> tuple[list[Entry], dict[str, Any]]:
-    """The entries of the served build and its sync record; with no build, the sources folder's entries."""
+def _served(settings: Settings, synced: list[Path]) -> tuple[list[Entry], dict[str, Any], list[str] | None]:
+    """The entries of the served build, its sync record and the folders it names (None: it names none); with no
+    build, the synced folders' entries (none of a folder whose upstream files are not there yet: a first sync)."""
     try:
         index = read_index(settings.index_dir)
     except IndexMissing:
-        return read_sources(settings.sources_dir).entries, {}
-    return index.entries, build_record(index.path)
+        entries = []
+        for folder in synced:
+            try:
+                entries += read_sources(folder).entries
+            except (SourceError, SourceErrors):
+                if all(_present(folder, u) for u in load_upstreams(folder)):
+                    raise
+        return entries, {}, None
+    return index.entries, build_record(index.path), index.meta.folders or None
+
+
+def _present(folder: Path, u: Upstream) -> bool:
+    """Whether the files a sync writes for `u` are in `folder` already."""
+    return (folder / u.file).is_file() and (not u.translation_file or (folder / u.translation_file).is_file())
 
 
 def _sync(
@@ -148,63 +190,75 @@ def _sync(
     dry_run: bool,
     store: InsightsStore | None,
     progress: Progress | None,
+    folders: list[Path],
 ) -> SyncReport:
-    upstreams = _chosen(settings, names)
-    old_entries, record = _served(settings)
+    chosen = _chosen(folders, names)
+    upstreams = [u for ups in chosen.values() for u in ups]
+    old_entries, record, served_folders = _served(settings, list(chosen))
     old_pins: dict[str, dict[str, Any]] = record.get("pins", {})
     mirrors = settings.data_dir / SYNC_DIR / "repos"
-    repos = {u.name: Repository(u.repo, mirrors, u.name) for u in upstreams}
+    limit = settings.sync_max_file_bytes
+    repos = {u.name: Repository(u.repo, mirrors, u.name, max_bytes=limit) for u in upstreams}
     resolved: dict[str, tuple[str, str]] = {}
-    for u in upstreams:
+    several = progress if progress is not None and len(upstreams) > 1 else None  # one fetch needs no count
+    for done, u in enumerate(upstreams):
+        if several:
+            several("fetch", done, len(upstreams))
         repos[u.name].fetch()
         commit = repos[u.name].resolve(u.ref)
         other = repos[u.name].resolve(u.translation_ref) if u.translation_path else ""
         resolved[u.name] = (commit, other)
+    if several:
+        several("fetch", len(upstreams), len(upstreams))
     before = {name: str(pin.get("commit", "")) for name, pin in old_pins.items()}
-    if all(
+    if served_folders == folder_names(folders) and all(
         (old_pins.get(u.name, {}).get("commit"), old_pins.get(u.name, {}).get("translation_commit", ""))
         == resolved[u.name]
         for u in upstreams
     ):
         return SyncReport("unchanged", {name: Pin(**pin) for name, pin in old_pins.items() if name in resolved}, before)
-    staged = Path(tempfile.mkdtemp(prefix=".staging-", dir=settings.data_dir / SYNC_DIR))
+    stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=settings.data_dir / SYNC_DIR))
     try:
-        # the folder as the build reads it (a deployer's folder may be a Git checkout: its .git stays out)
-        shutil.copytree(settings.sources_dir, staged, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
-        manifest = staged / MANIFEST_NAME
-        text = manifest.read_text(encoding="utf-8")
+        staged: dict[Path, Path] = {}  # folder -> its copy
         pins: dict[str, Pin] = {}
         renamed: dict[str, tuple[str, str]] = {}
-        for u in upstreams:
-            repo, (commit, other) = repos[u.name], resolved[u.name]
-            last = old_pins.get(u.name, {})
-            path = _write(repo, commit, u.path, str(last.get("commit", "")), staged / u.file)
-            if path != u.path:
-                renamed[u.name] = (u.path, path)
-            date = repo.date(commit)
-            pin = Pin(u.repo, u.ref, commit, path, f"{date} ({commit[:7]})", moved_url(u.url, u.repo, commit, path))
-            text = edit_manifest(text, u.name, {"version": pin.version, "url": pin.url, "path": path})
-            if u.translation_path:
-                old = str(last.get("translation_commit", ""))
-                other_path = _write(repo, other, u.translation_path, old, staged / u.translation_file)
-                url = moved_url(u.translation_url, u.repo, other, other_path)
-                text = edit_manifest(text, u.name, {"url": url, "path": other_path}, translation=True)
-                pin = Pin(**{**pin.__dict__, "translation_commit": other, "translation_path": other_path})
-            pins[u.name] = pin
-        manifest.write_text(text, encoding="utf-8")
-        new_entries = _parsed(staged, settings.sources_dir)  # a file that no longer parses stops the sync here
-        changes = tuple(
+        for number, (folder, ups) in enumerate(chosen.items()):
+            copy = staged[folder] = stage / str(number)
+            # the folder as the build reads it (a deployer's folder may be a Git checkout: its .git stays out)
+            shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".git"))
+            text = (copy / MANIFEST_NAME).read_text(encoding="utf-8")
+            for u in ups:
+                last = old_pins.get(u.name, {})
+                pin, text = _pinned(u, repos[u.name], resolved[u.name], last, copy, text, settings.sync_max_entries)
+                if pin.path != u.path:
+                    renamed[u.name] = (u.path, pin.path)
+                pins[u.name] = pin
+            (copy / MANIFEST_NAME).write_text(text, encoding="utf-8")
+        new_entries = _parsed(staged)  # a file that no longer parses stops the sync here
+        _check_counts(upstreams, new_entries, pins, settings.sync_max_entries)
+        weighed = (lambda done, total: progress("compare", done, total)) if progress else None
+        changes = [
             compare(
-                u.name, [e for e in old_entries if e.source == u.name], [e for e in new_entries if e.source == u.name]
+                u.name,
+                [e for e in old_entries if e.source == u.name],
+                [e for e in new_entries if e.source == u.name],
+                weighed,
             )
             for u in upstreams
-        )
+        ]
         moved = {old: new for c in changes for old, new in c.moved.items()}
-        carry_ids(staged, moved)
-        review = mark_stale(staged, upstreams, changes)
-        orphaned = left_behind(staged, changes, store)
+        review: tuple[str, ...] = ()
+        orphaned: tuple[str, ...] = ()
+        for folder, copy in staged.items():
+            carry_ids(copy, moved)
+            ups = chosen[folder]
+            mine = [c for c in changes if c.source in {u.name for u in ups}]
+            review += mark_stale(copy, ups, mine)
+            orphaned += left_behind(copy, mine, store)
         if dry_run:
-            return SyncReport("dry run", pins, before, changes, renamed, review, orphaned)
+            return SyncReport("dry run", pins, before, tuple(changes), renamed, review, orphaned)
+        read = [staged.get(folder, folder) for folder in folders]
+        _refuse_loss(settings, folders, read, old_entries)
         history = list(record.get("history", []))
         if old_pins:
             history.append({"at": record.get("at"), "pins": old_pins})
@@ -215,23 +269,80 @@ def _sync(
             "history": history,
             "moved": earlier | moved,
         }
-        built = build_index(settings, [staged], progress=progress, sync=kept)
+        built = build_index(settings, read, progress=progress, sync=kept, folders=folders)
         if store is not None and moved:
             store.move_entries(moved)
-        _write_back(staged, settings.sources_dir)
-        return SyncReport("built", pins, before, changes, renamed, review, orphaned, built)
+        for folder, copy in staged.items():
+            _write_back(copy, folder)
+        return SyncReport("built", pins, before, tuple(changes), renamed, review, orphaned, built)
     finally:
-        shutil.rmtree(staged, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
 
 
-def _parsed(staged: Path, folder: Path) -> list[Entry]:
-    """The entries of the staged copy of `folder`; a file that does not parse is named as the folder's."""
-    try:
-        return read_sources(staged).entries
-    except SourceErrors as exc:
-        raise SourceErrors([_in(e, staged, folder) for e in exc.errors]) from None
-    except SourceError as exc:
-        raise _in(exc, staged, folder) from None
+def _pinned(
+    u: Upstream, repo: Repository, commits: tuple[str, str], last: dict[str, Any], copy: Path, text: str, most: int
+) -> tuple[Pin, str]:
+    """Write `u`'s file (and its translation's) at `commits` into `copy`; returns its pin and the manifest `text`
+    with the source's `version`, `url` and `path` moved to them. A file of more than twice `most` entries
+    (by its headings and bold list items, an entry's two forms) is refused before it is parsed."""
+    commit, other = commits
+    path = _write(repo, commit, u.path, str(last.get("commit", "")), copy / u.file, most)
+    date = repo.date(commit)
+    pin = Pin(u.repo, u.ref, commit, path, f"{date} ({commit[:7]})", moved_url(u.url, u.repo, commit, path))
+    text = edit_manifest(text, u.name, {"version": pin.version, "url": pin.url, "path": path})
+    if u.translation_path:
+        old = str(last.get("translation_commit", ""))
+        other_path = _write(repo, other, u.translation_path, old, copy / u.translation_file, most)
+        url = moved_url(u.translation_url, u.repo, other, other_path)
+        text = edit_manifest(text, u.name, {"url": url, "path": other_path}, translation=True)
+        pin = Pin(**{**pin.__dict__, "translation_commit": other, "translation_path": other_path})
+    return pin, text
+
+
+def _check_counts(upstreams: Sequence[Upstream], entries: Sequence[Entry], pins: dict[str, Pin], most: int) -> None:
+    """Refuse an upstream file of more than `most` entries (KB_SYNC_MAX_ENTRIES), before anything is embedded."""
+    counts = Counter(e.source for e in entries)
+    for u in upstreams:
+        if counts[u.name] > most:
+            pin = pins[u.name]
+            raise SyncFailed(
+                u.name,
+                f"{u.repo} {pin.path!r} at {pin.commit[:7]} holds {counts[u.name]} entries, more than "
+                f"KB_SYNC_MAX_ENTRIES ({most})",
+            )
+
+
+def _refuse_loss(settings: Settings, folders: list[Path], read: list[Path], old_entries: Sequence[Entry]) -> None:
+    """Refuse a build that would leave out a source the served index holds, in one line naming what would be lost."""
+    now = {e.source for e in read_sources(read, settings.written_path).entries}
+    counts = Counter(e.source for e in old_entries)
+    lost = [name for name in counts if name not in now]
+    if not lost:
+        return
+    shipped = {s.name for s in load_manifest(SHIPPED_SOURCES)}
+    held = ", ".join(f"{name} ({counts[name]})" for name in lost)
+    hints = []
+    if any(name in shipped for name in lost):
+        hints.append("--with-shipped keeps the shipped FAQs")
+    if any(name not in shipped for name in lost):
+        hints.append("--sources DIR (repeated) keeps each folder's")
+    raise KBError(
+        f"the served index holds {held}, which a build from {', '.join(map(str, folders))} would lose: "
+        f"{'; '.join(hints)}; `kb ingest` leaves them out on purpose; nothing changed"
+    )
+
+
+def _parsed(staged: dict[Path, Path]) -> list[Entry]:
+    """The entries of the staged copies; a file that does not parse is named as its folder's."""
+    entries = []
+    for folder, copy in staged.items():
+        try:
+            entries += read_sources(copy).entries
+        except SourceErrors as exc:
+            raise SourceErrors([_in(e, copy, folder) for e in exc.errors]) from None
+        except SourceError as exc:
+            raise _in(exc, copy, folder) from None
+    return entries
 
 
 def _in(exc: SourceError, staged: Path, folder: Path) -> SourceError:
@@ -239,9 +350,10 @@ def _in(exc: SourceError, staged: Path, folder: Path) -> SourceError:
     return SourceError(path, exc.message.replace(str(staged), str(folder)), exc.line)
 
 
-def _write(repo: Repository, commit: str, path: str, last: str, to: Path) -> str:
+def _write(repo: Repository, commit: str, path: str, last: str, to: Path, most: int) -> str:
     """Write the file at `path` in `commit` to `to`; where upstream moved it since commit `last`,
-    the file where it went. Returns the path read."""
+    the file where it went. Returns the path read. SyncFailed for a file of more than twice `most`
+    headings, bold list items or lines (a Q&A file's rows): too many entries to parse."""
     data = repo.read(commit, path)
     if data is None and last:
         moved = repo.renamed(last, commit, path)
@@ -249,8 +361,30 @@ def _write(repo: Repository, commit: str, path: str, last: str, to: Path) -> str
             path, data = moved, repo.read(commit, moved)
     if data is None:
         raise SyncFailed(repo.source, f"{repo.url} has no file {path!r} at {commit[:7]}")
+    found, kind = _rough_count(data, to.suffix.lower())
+    if found > 2 * most:
+        raise SyncFailed(
+            repo.source,
+            f"{repo.url} {path!r} at {commit[:7]} holds {found:,} {kind}, more than twice KB_SYNC_MAX_ENTRIES "
+            f"({most}): too many entries to parse",
+        )
     to.write_bytes(data)
     return path
+
+
+_HEADING = re.compile(rb"^[ \t]{0,3}#{1,6}[ \t]", re.M)
+_BOLD_ITEM = re.compile(rb"^[ \t]*(?:\d+[.)]|[-*+])[ \t]+\*\*", re.M)
+
+
+def _rough_count(data: bytes, suffix: str) -> tuple[int, str]:
+    """At least as many as the entries a file holds, counted without parsing it: a Markdown file's headings or
+    bold list items (whichever are more), a Q&A file's lines (a workbook's are counted as it is read)."""
+    if suffix in (".csv", ".tsv", ".jsonl"):
+        return data.count(b"\n"), "lines"
+    if suffix == ".xlsx":
+        return 0, "rows"
+    headings, items = len(_HEADING.findall(data)), len(_BOLD_ITEM.findall(data))
+    return (headings, "headings") if headings >= items else (items, "bold list items")
 
 
 def _write_back(staged: Path, folder: Path) -> None:
@@ -284,6 +418,11 @@ def report_lines(report: SyncReport) -> list[str]:
             lines.append(f"            {r.evidence}")
         for e in c.removed:
             lines.append(f"  removed   {e.id}  {e.question}")
+        if c.unweighed:
+            lines.append(
+                f"  {c.source}: {c.unweighed} removed entries were not weighed against the new ones (over "
+                f"{SECONDS:.0f} s): a rewording among them is reported as removed and new"
+            )
     return lines
 
 

@@ -1,12 +1,14 @@
 """The sources that name their upstream (`repo`, `path`, `ref` in sources.toml), and the edits
 `kb sync` makes to the manifest: each source's `version`, `url` and `path` moved to the commit
-read, a translation's `stale` list. Edits go line by line, so the manifest's comments and layout stay.
+read, a translation's `stale` list. An edit changes only the values it sets, so the manifest's comments,
+key order and layout stay, and a key the table does not have is added after its last key.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,19 +84,86 @@ def moved_url(url: str, repo: str, commit: str, path: str) -> str:
 
 def edit_manifest(text: str, source: str, fields: dict[str, object], translation: bool = False) -> str:
     """`text` (a sources.toml) with `fields` set in the `[[source]]` table named `source` (or its
-    `[source.translation]`): each key's line replaced, or added under the table's header."""
+    `[source.translation]`): each key's value replaced where it stands (its line's comment kept, a value
+    over several lines replaced whole), or, for a key the table does not have, a line added after the
+    table's last key. An empty value for a key the table does not have adds nothing. Every other byte
+    of the file stays as it was."""
     lines = text.splitlines(keepends=True)
     start, end = _table(lines, source, translation)
     for key, value in fields.items():
-        line = f"{key} = {json.dumps(value, ensure_ascii=False)}\n"
-        pattern = re.compile(rf"\s*{re.escape(key)}\s*=")
+        pattern = re.compile(rf"([ \t]*{re.escape(key)}[ \t]*=[ \t]*)")
         at = next((n for n in range(start + 1, end) if pattern.match(lines[n])), None)
         if at is None:
-            lines.insert(start + 1, line)
+            if value in ("", [], ()):
+                continue
+            last = max((n for n in range(start + 1, end) if _KEY.match(lines[n])), default=start)
+            last = _value_end_line(lines, last) if last > start else start
+            if not lines[last].endswith("\n"):
+                lines[last] += "\n"
+            lines.insert(last + 1, f"{key} = {_toml(value)}\n")
             end += 1
-        else:
-            lines[at] = line
+            continue
+        head = pattern.match(lines[at])
+        assert head is not None
+        stop = _value_end_line(lines, at)
+        joined = "".join(lines[at : stop + 1])
+        after = _value_end(joined, head.end())
+        if _parsed(joined[head.end() : after]) == value:
+            continue  # the same value, however it is written: the line stays as it is
+        replaced = joined[: head.end()] + _toml(value) + joined[after:]
+        lines[at : stop + 1] = [replaced]
+        end -= stop - at
     return "".join(lines)
+
+
+_KEY = re.compile(r"[ \t]*[A-Za-z0-9_-]+[ \t]*=")
+
+
+def _toml(value: object) -> str:
+    """A string, or a list of strings, as TOML writes it (JSON's escapes are TOML's)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _parsed(value: str) -> object:
+    """A TOML value's text as Python (None when it does not parse)."""
+    try:
+        return tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _value_end_line(lines: list[str], at: int) -> int:
+    """The line where the value of the key on line `at` ends (a multi-line array or string goes on)."""
+    text = "".join(lines[at:])
+    head = re.match(r"[^=]*=[ \t]*", text)
+    end = _value_end(text, head.end() if head else 0)
+    return at + text.count("\n", 0, end) - (1 if end and text[end - 1] == "\n" else 0)
+
+
+def _value_end(text: str, i: int) -> int:
+    """Where the TOML value starting at `text[i]` ends: after its closing quote or bracket, before the spaces
+    and comment that may follow it on its line."""
+    depth = 0
+    while i < len(text):
+        quote = next((q for q in ('"""', "'''", '"', "'") if text.startswith(q, i)), "")
+        if quote:
+            i += len(quote)
+            while i < len(text) and not text.startswith(quote, i):
+                i += 2 if quote[0] == '"' and text[i] == "\\" else 1
+            i += len(quote)
+            continue
+        c = text[i]
+        if depth == 0 and c in "#\n":
+            break
+        if c == "#":  # a comment inside a multi-line array: to the line's end
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        depth += 1 if c in "[{" else -1 if c in "]}" else 0
+        i += 1
+    while i > 0 and text[i - 1] in " \t\r":
+        i -= 1
+    return i
 
 
 def _table(lines: list[str], source: str, translation: bool) -> tuple[int, int]:
@@ -102,7 +171,7 @@ def _table(lines: list[str], source: str, translation: bool) -> tuple[int, int]:
     headers = [n for n, line in enumerate(lines) if _HEADER.match(line)]
     named = re.compile(rf"\s*name\s*=\s*[\"']{re.escape(source)}[\"']")
     for k, n in enumerate(headers):
-        if lines[n].strip() != "[[source]]":
+        if _header(lines[n]) != "[[source]]":
             continue
         end = headers[k + 1] if k + 1 < len(headers) else len(lines)
         if not any(named.match(lines[m]) for m in range(n + 1, end)):
@@ -110,7 +179,12 @@ def _table(lines: list[str], source: str, translation: bool) -> tuple[int, int]:
         if not translation:
             return n, end
         following = headers[k + 1] if k + 1 < len(headers) else None
-        if following is not None and lines[following].strip() == "[source.translation]":
+        if following is not None and _header(lines[following]) == "[source.translation]":
             after = headers[k + 2] if k + 2 < len(headers) else len(lines)
             return following, after
     raise ValueError(f"no [[source]] named {source!r}{' with a [source.translation]' if translation else ''}")
+
+
+def _header(line: str) -> str:
+    """A table's header line as `[[source]]` or `[source.translation]`: its comment and spaces left out."""
+    return re.sub(r"\s+", "", line.split("#", 1)[0])

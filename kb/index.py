@@ -4,7 +4,8 @@
         meta.json       format version, model, dimension, entry count, sources hash, checksums,
                         the kind of vector index (flat or hnsw) and HNSW's efSearch, the
                         site's name and tagline the sources' manifests give, and the
-                        near-duplicate entries ingest found (`kb.duplicates`)
+                        near-duplicate entries ingest found (`kb.duplicates`), and the
+                        folders of sources it was read from (`kb sync` builds from the same)
         entries.jsonl   one entry per line
         vectors.faiss   normalised passage vectors (inner product = cosine), in a flat FAISS
                         index up to `kb.dense.APPROXIMATE_ABOVE` entries and HNSW past it:
@@ -57,6 +58,7 @@ __all__ = [
     "read_index",
     "read_meta",
     "read_adapter",
+    "SHIPPED_FOLDER",
 ]
 
 # 2: meta.json names the vector index kind. A version 1 index (always flat) still reads.
@@ -65,6 +67,7 @@ __all__ = [
 # 5: learned questions in learned.jsonl and learned.npy. Older indexes have none.
 # 6: a query adapter in adapter.npz, when meta.json's `adapter` is not empty. Older indexes have none.
 FORMAT_VERSION = 6
+SHIPPED_FOLDER = "shipped"  # the shipped FAQs' folder in meta.json's `folders`
 SYNC_FILE = "sync.json"  # what `kb sync` keeps with a build it made (`kb.syncs`); other builds have none
 FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz", "learned.jsonl", "learned.npy")
 
@@ -90,6 +93,9 @@ class IndexMeta:
     adapter: dict[str, typing.Any] = field(default_factory=dict)
     # The near-duplicate entries ingest found (`Duplicate.to_dict`); absent before, and then none.
     duplicates: list[dict[str, typing.Any]] = field(default_factory=list)
+    # The folders of sources the build was read from, in order: absolute paths, the shipped FAQs' folder as
+    # SHIPPED_FOLDER (wherever kb is installed). Absent before, and then unknown.
+    folders: list[str] = field(default_factory=list)
 
     @property
     def age_seconds(self) -> float:
@@ -139,6 +145,7 @@ def write_index(
     duplicates: Sequence[Duplicate] = (),
     replacing: Path | None = None,
     sync: dict[str, typing.Any] | None = None,
+    folders: Sequence[str] = (),
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
@@ -148,7 +155,8 @@ def write_index(
     vectors; an alternate's words join its entry's question on the lexical side. `site` is
     the site's name and tagline in each language, as the manifests give them; `adapter`, the
     query adapter the build carries; `duplicates`, the near-duplicate entries found; `sync`,
-    what `kb sync` keeps with the build (`kb.syncs`: the commits read, the old pins, the id map). With
+    what `kb sync` keeps with the build (`kb.syncs`: the commits read, the old pins, the id map); `folders`,
+    the folders of sources it was read from (see `IndexMeta.folders`). With
     `replacing` (a build made from the one at that path), IndexMoved when the index points at
     another by the time it is written: nothing is swapped in.
     """
@@ -178,6 +186,7 @@ def write_index(
             site or {},
             adapter,
             duplicates,
+            folders,
         )
 
     return _swap_in(index_dir, write, replacing)
@@ -270,6 +279,7 @@ def _write_build(
     site: dict[str, dict[str, str]],
     adapter: QueryAdapter | None,
     duplicates: Sequence[Duplicate] = (),
+    folders: Sequence[str] = (),
 ) -> IndexMeta:
     """Write a build's files into `tmp`, the manifest last."""
     with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
@@ -300,6 +310,7 @@ def _write_build(
         site=site,
         adapter=summary,
         duplicates=[d.to_dict() for d in duplicates],
+        folders=list(folders),
     )
     (tmp / "meta.json").write_text(json.dumps(asdict(meta), indent=2) + "\n", encoding="utf-8")
     return meta
@@ -347,6 +358,8 @@ def _meta_problem(meta: IndexMeta) -> str:
         value, expected = getattr(meta, f.name), typing.get_origin(types[f.name]) or types[f.name]
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             return f"{f.name} is {value!r}, expected {expected.__name__}"
+    if not all(isinstance(v, str) for v in meta.folders):
+        return "folders must be a list of paths"
     if not all(isinstance(v, str) for v in meta.checksums.values()):
         return "checksums must map file names to SHA-256 digests"
     if not all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in meta.site.values()):

@@ -110,6 +110,13 @@ class Settings:
         "query embeddings kept in memory, so a repeated question skips the model (`0`: none)",
         zero_off=True,
     )
+    sync_max_file_bytes: int = setting(
+        5_000_000,
+        "the largest FAQ file `kb sync` reads from an upstream repository, in bytes (checked before it is read)",
+    )
+    sync_max_entries: int = setting(
+        5_000, "the most entries `kb sync` takes from one upstream FAQ file (checked before anything is embedded)"
+    )
     answer_precision: float = setting(
         0.8,
         "the precision a channel answers at, from 0 to 1: a first hit whose confidence is below the calibration's "

@@ -22,6 +22,8 @@ __all__ = ["ProgressLines", "progress_lines", "STAGES"]
 
 # What each stage's count is of, as a line names it; any other stage by its own name.
 STAGES = {
+    "fetch": "upstream repositories fetched",
+    "compare": "removed entries weighed against the new",
     "embed": "entry texts embedded",
     "background": "background sentences embedded",
     "learned": "learned questions embedded",

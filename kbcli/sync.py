@@ -1,24 +1,28 @@
 """`kb sync`: bring the sources that name their upstream Git repository to the commit their ref names now.
 
-    kb sync [SOURCE...] [--dry-run]
+    kb sync [SOURCE...] [--dry-run] [--sources DIR ...] [--with-shipped]
 
 Each source of the sources folder's manifest that gives `repo`, `path` and `ref` is read at the
 commit its ref names; the report lists the entries new, changed, reworded (with the evidence)
 and removed, then the index is built and swapped in as `kb ingest` does, and the folder's files
 and manifest are moved to the new commits (`ingest/sync.py`). `--dry-run` prints the report alone.
+The build holds what the served index was built from (the shipped FAQs, every `--sources` folder of
+`kb ingest`), or what `--sources` and `--with-shipped` name, as for `kb ingest`.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from kb.settings import Settings
+from kb.settings import SHIPPED_SOURCES, Settings
+from kb.staleness import build_folders, is_shipped
 
 from .package import refuse_package
 from .terminal import progress_bar
 
-__all__ = ["add_parser", "cmd_sync"]
+__all__ = ["add_parser", "cmd_sync", "given_folders"]
 
 
 def add_parser(sub: Any) -> None:
@@ -29,6 +33,17 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("sources", nargs="*", metavar="SOURCE", help="the sources to sync (default: every one with a repo)")
     p.add_argument("--dry-run", action="store_true", help="print what changed upstream; build and write nothing")
+    p.add_argument(
+        "--sources",
+        dest="folders",
+        metavar="DIR",
+        action="append",
+        help="a folder to build from, as `kb ingest --sources`; repeat for several (default: the folders the served "
+        "index was built from)",
+    )
+    p.add_argument(
+        "--with-shipped", action="store_true", help="build from the FAQs shipped with kb as well as --sources"
+    )
     p.add_argument(
         "--no-wait",
         action="store_true",
@@ -41,12 +56,13 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     from ingest.sync import report_lines, sync
     from kb.insights.book import InsightsBook
 
+    folders = given_folders(settings, args)
     if not args.dry_run:
-        refuse_package(
-            settings.sources_dir,
-            "kb sync writes the new commits' files and pins into",
-            "copy the folder and give KB_SOURCES_DIR",
-        )
+        chosen = build_folders(settings, folders)
+        for folder in [d for d in chosen if not is_shipped(d)] or chosen:  # the shipped FAQs are only read
+            refuse_package(
+                folder, "kb sync writes the new commits' files and pins into", "copy the folder and give KB_SOURCES_DIR"
+            )
     book = InsightsBook.open(settings, create=False) if InsightsBook.exists(settings) else None
     try:
         with progress_bar(lines="kb sync") as progress:
@@ -57,6 +73,7 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
                 store=book.store if book else None,
                 wait=not args.no_wait,
                 progress=None if args.no_wait else progress,
+                folders=folders,
             )
     finally:
         if book is not None:
@@ -79,3 +96,13 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
         for warning in report.build.warnings:
             print(f"warning: {warning}")
     return 0
+
+
+def given_folders(settings: Settings, args: argparse.Namespace) -> list[Path] | None:
+    """The folders `--sources` and `--with-shipped` name, as `kb ingest` reads them; None when neither is given."""
+    if not args.folders and not args.with_shipped:
+        return None
+    folders = [Path(d) for d in args.folders] if args.folders else [settings.sources_dir]
+    if args.with_shipped and not any(is_shipped(d) for d in folders):
+        folders.insert(0, SHIPPED_SOURCES)
+    return folders

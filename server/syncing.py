@@ -1,7 +1,7 @@
 """Syncing the sources from their upstream repositories while the server runs (`KB_SYNC_INTERVAL`).
 
 Every interval the server runs `kb sync --no-wait` as a process of its own, with the server's
-settings: the sync parses and embeds in that process (the server's memory and event loop stay
+settings, so it builds from the folders the served index was built from, as `kb sync` does: the sync parses and embeds in that process (the server's memory and event loop stay
 free, as with `kb ingest` beside a running server), writes the new build, and records its outcome
 in the data directory (`kb.syncs.last_sync`), where this replica reads it and swaps the new build
 in. The replicas of one data directory take turns through the sync's lock: a replica that finds
@@ -21,15 +21,18 @@ import logging
 import os
 import sys
 from dataclasses import fields
+from pathlib import Path
 from typing import Sequence
 
+from kb.errors import KBError
 from kb.settings import Settings
+from kb.staleness import build_folders, is_shipped
 from kb.syncs import last_sync
 
 from .reload import Reloader
 from .settings import ServerSettings
 
-__all__ = ["sync_every", "sync_once", "sync_environment", "PushSyncs"]
+__all__ = ["sync_every", "sync_once", "sync_environment", "synced_folders", "PushSyncs"]
 
 log = logging.getLogger("kb.server")
 
@@ -41,6 +44,16 @@ def sync_environment(settings: Settings) -> dict[str, str]:
         value = getattr(settings, f.name)
         environment[f"KB_{f.name.upper()}"] = ("true" if value else "false") if isinstance(value, bool) else str(value)
     return environment
+
+
+def synced_folders(settings: Settings) -> list[Path]:
+    """The folders `kb sync` syncs here: those the served index was built from (`kb.staleness.build_folders`) but the
+    shipped FAQs' (which are only read); `settings.sources_dir` when the served index names none that is there."""
+    try:
+        folders = build_folders(settings)
+    except KBError:  # a folder of the served build is gone: the sync itself says so
+        folders = [settings.sources_dir]
+    return [d for d in folders if not is_shipped(d)]
 
 
 async def sync_every(settings: ServerSettings, reloader: Reloader) -> None:

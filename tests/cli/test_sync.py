@@ -10,7 +10,7 @@ import pytest
 from kb.entries import entry_id
 from kb.settings import SHIPPED_SOURCES, Settings
 from tests.support.cli import kb
-from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq
+from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq, team_workspace
 
 pytestmark = pytest.mark.slow
 
@@ -84,3 +84,50 @@ def test_no_wait_skips_while_another_sync_of_the_data_directory_runs(tmp_path: P
         fcntl.flock(lock, fcntl.LOCK_EX)  # a sync running in another process
         skipped = kb("sync", "--no-wait", data_dir=tmp_path / "data", KB_SOURCES_DIR=str(sources))
     assert (skipped.returncode, skipped.stdout) == (0, "another sync of this data directory is running: skipped\n")
+
+
+def test_a_sync_builds_from_what_the_index_was_built_from(tmp_path: Path, settings: Settings) -> None:
+    """After `kb ingest --with-shipped --sources DIR`, `KB_SOURCES_DIR=DIR kb sync` keeps the shipped FAQs and the
+    query adapter beside what upstream added; a build that would lose the shipped FAQs is refused in one line."""
+    import json
+
+    from kb.index import read_index
+
+    upstream, sources = team_workspace(tmp_path, settings.cache_dir)
+    data = tmp_path / "data"
+    ingested = kb("ingest", "--with-shipped", "--sources", str(sources), data_dir=data)
+    assert ingested.returncode == 0, ingested.stderr
+    before = read_index(data / "index")
+    assert len(before.entries) == 59 + 4 and before.meta.adapter
+    shipped = "chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17)"
+
+    # An index built before builds named their folders: what a sync of DIR alone would lose is named.
+    meta = data / "index" / "meta.json"
+    recorded = meta.read_text(encoding="utf-8")
+    meta.write_text(json.dumps({k: v for k, v in json.loads(recorded).items() if k != "folders"}), encoding="utf-8")
+    refused = kb("sync", data_dir=data, KB_SOURCES_DIR=str(sources))
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines() == [
+        f"kb: error: the served index holds {shipped}, which a build from {sources} would lose: --with-shipped "
+        "keeps the shipped FAQs; `kb ingest` leaves them out on purpose; nothing changed"
+    ]
+    assert (data / "index").resolve() == before.path.resolve()
+    meta.write_text(recorded, encoding="utf-8")
+
+    added = "Which GPUs are supported?"
+    upstream.commit("Add a question", {"docs/faq.md": team_faq(TEAM_FAQ | {added: "Any with compute capability 8.0."})})
+    synced = kb("sync", data_dir=data, KB_SOURCES_DIR=str(sources))
+    assert synced.returncode == 0, synced.stderr
+    assert f"  new       {entry_id('team', added)}  {added}" in synced.stdout.splitlines()
+    assert "kb sync: entry texts embedded" in synced.stderr  # progress, standard error not a terminal
+    after = read_index(data / "index")
+    assert len(after.entries) == 59 + 4 + 1
+    assert [e.id for e in after.entries if e.source != "team"] == [e.id for e in before.entries if e.source != "team"]
+    assert after.meta.adapter == before.meta.adapter
+    assert after.meta.folders == ["shipped", str(sources.resolve())]
+
+    # Named folders that leave out the shipped FAQs: refused, nothing built.
+    alone = kb("sync", "--sources", str(sources), data_dir=data)
+    assert alone.returncode == 2 and len(alone.stderr.splitlines()) == 1
+    assert f"the served index holds {shipped}, which a build from {sources} would lose" in alone.stderr
+    assert (data / "index").resolve() == after.path.resolve()

@@ -40,7 +40,7 @@ def upstreams_of_shipped(tmp_path: Path) -> Path:
         commit = upstream.commit(f"{source.name} as pinned", files)
         text = edit_manifest(text, source.name, {"repo": upstream.url, "path": path, "ref": commit})
         if translated is not None:
-            text = edit_manifest(text, source.name, {"path": translated[2]}, translation=True)
+            text = edit_manifest(text, source.name, {"path": translated[2], "ref": commit}, translation=True)
     (sources / "sources.toml").write_text(text, encoding="utf-8")
     return sources
 
@@ -67,3 +67,23 @@ def test_the_shipped_faqs_synced_from_their_pinned_files_are_todays_entries(tmp_
     assert not any(report.changes)
     again = sync(ours)
     assert again is not None and again.outcome == "unchanged"
+
+
+def test_the_shipped_sources_name_their_upstream_at_their_pins() -> None:
+    """Each shipped source's `repo`, `path` and `ref` (and its translation's) are those of its pinned link, so a
+    sync of a copy of the folder reads the very files the links pin (and writes the same links)."""
+    from ingest.upstream import load_upstreams, moved_url
+
+    found = {u.name: u for u in load_upstreams(SHIPPED_SOURCES)}
+    sources = load_manifest(SHIPPED_SOURCES)
+    assert sorted(found) == sorted(s.name for s in sources)
+    for source in sources:
+        u = found[source.name]
+        assert moved_url(source.url, u.repo, u.ref, u.path) == source.url
+        if u.translation_path:
+            assert source.translation is not None
+            assert moved_url(source.translation.url, u.repo, u.translation_ref, u.translation_path) == (
+                source.translation.url
+            )
+        else:
+            assert u.translated_by == "maintainers"  # the maintainers' translation is theirs, not upstream's

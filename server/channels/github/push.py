@@ -16,7 +16,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .events import BadGitHubEvent
 
@@ -46,8 +46,13 @@ class Followed:
     refs: tuple[str, ...]
 
 
-def followed(sources_dir: Path) -> list[Followed]:
-    """The sources of `sources_dir/sources.toml` that give a `repo` ([] when there is no manifest to read)."""
+def followed(sources_dirs: Path | Sequence[Path]) -> list[Followed]:
+    """The sources of each folder's sources.toml that give a `repo` (none of a folder with no manifest to read)."""
+    folders = [sources_dirs] if isinstance(sources_dirs, (str, Path)) else list(sources_dirs)
+    return [found for folder in folders for found in _followed(Path(folder))]
+
+
+def _followed(sources_dir: Path) -> list[Followed]:
     try:
         with open(Path(sources_dir) / "sources.toml", "rb") as file:
             tables = tomllib.load(file).get("source", [])

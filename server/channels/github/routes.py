@@ -31,7 +31,7 @@ from ...link_deps import served_at_once
 from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
-from ...syncing import PushSyncs
+from ...syncing import PushSyncs, synced_folders
 from ...votes import take_vote
 from . import suggested
 from .app_auth import AppTokens, read_private_key
@@ -160,7 +160,7 @@ def _pushed(request: Request, body: bytes, delivery: str) -> dict[str, Any]:
     """A push: the sources following the repository and ref pushed to synced in the background, or why none is."""
     push = read_push(body)
     settings: ServerSettings = request.app.state.settings
-    names, why = sources_pushed(push, followed(settings.sources_dir))
+    names, why = sources_pushed(push, followed(synced_folders(settings)))
     if not names:
         log.info("GitHub push %s to %s %s: nothing synced: %s", delivery[:64], push.repo, push.ref, why)
         return {"ok": True, "done": f"nothing to sync: {why}"}

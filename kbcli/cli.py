@@ -17,6 +17,7 @@ from kb.answer import elsewhere_note
 from kb.errors import IndexUnreadable, KBError, QueryError
 from kb.hits import SearchResult, hit_fields
 from kb.settings import SHIPPED_SOURCES, Settings
+from server import admin_token
 from server.settings import ServerSettings
 
 from .arenas import fewer_arenas
@@ -399,6 +400,9 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
     # The app reads its settings from the environment, so workers started by uvicorn agree.
     os.environ["KB_DATA_DIR"] = str(settings.data_dir)
     os.environ["KB_SOURCES_DIR"] = str(settings.sources_dir)
+    # Without KB_ADMIN_TOKEN, the token kept in the data directory (made now the first time): /insights can be
+    # signed in to, and the start-up log says where the token is.
+    os.environ[admin_token.ENV] = admin_token.serving_token(settings.data_dir, os.environ)
     fewer_arenas()  # before the request threads start; the workers inherit the setting
     if args.workers > 1:
         # Each worker's model would start one OpenMP thread per core, and N sets of them
@@ -432,6 +436,17 @@ def stopped_by_signal() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def cmd_admin_token(settings: ServerSettings, args: argparse.Namespace) -> int:
+    """Print the admin token `kb serve` signs /insights in with: KB_ADMIN_TOKEN, else the one kept in the data
+    directory (made now when there is none, as `kb serve` would)."""
+    token = admin_token.serving_token(settings.data_dir, os.environ)
+    if not token:
+        print(f"kb: error: {admin_token.ENV} is set and empty: /insights is off; unset it for a token", file=sys.stderr)
+        return 2
+    print(token)
+    return 0
 
 
 def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
@@ -575,6 +590,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--workers", type=int, default=1)
     p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser(
+        "admin-token", help="print the admin token /insights signs in with (KB_ADMIN_TOKEN, else the data directory's)"
+    )
+    p.set_defaults(run=cmd_admin_token)
 
     p = sub.add_parser("mcp", help="the MCP server for coding agents, over standard input and output")
     p.add_argument(

@@ -89,7 +89,11 @@ class ServerSettings(Settings):
     insights_chat_ids: bool = setting(
         False, "record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions"
     )
-    admin_token: str = setting("", "bearer token for /insights and admin routes; they are off without it")
+    admin_token: str = setting(
+        "",
+        "bearer token for /insights and admin routes; not set, `kb serve` keeps one in $KB_DATA_DIR/admin-token "
+        "(`kb admin-token` prints it); set and empty, they are off",
+    )
     reload_interval: float = setting(
         2.0,
         "seconds between checks for a new index, which the server then swaps in (0: only `POST /admin/reload`)",

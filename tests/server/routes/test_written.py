@@ -107,6 +107,9 @@ def test_an_answer_written_on_the_page_is_searched_linked_edited_and_removed(
         # Searchable once the save has returned: the new build is served, and the questions it answers find it.
         assert hits(live, "train on Ascend NPUs with torch_npu")[0] == written.id
         assert hits(live, NPU_ZH)[0] == written.id
+        home = httpx.get(f"{live}/", headers={"Accept-Language": "en"}).text  # its source, among the FAQs listed
+        card = re.search(r'<a class="source-card" href="/search\?source=roll-written">.*?</a>', home, re.S)
+        assert card and '<span class="source-card-meta">1 entry</span>' in card.group(0), card
         entry = httpx.get(f"{live}/api/entries/{written.id}").json()
         assert entry["answer"] == ANSWER and entry["source"]["name"] == "roll-written" and "npu" in entry["tags"]
         links = httpx.get(f"{live}/admin/links", headers=BEARER).json()["links"]

@@ -49,7 +49,7 @@ from kb.insights import (
 from kb.insights.migrations import MIGRATIONS
 from kb.insights.writer import Writer
 from kb.settings import Settings
-from kbcli.insights import add_parser
+from kbcli.insights import GONE, add_parser
 from tests.support.insights import DAY, T0, assert_upgraded_store_counts_old_rows_and_takes_new_fields, question
 
 
@@ -677,6 +677,7 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
             question("how do I resume training", at=now - 2 * DAY),
             question("OOM", answered=True, entry="slime-b0ab398d", at=now - 3600),
             question("very old", at=now - 20 * DAY),
+            question("an answer since removed", answered=True, entry="written-0000dead", at=now - 600),
         ]
     )
     store.add_votes(
@@ -694,7 +695,9 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
     comments = next(line for line in out.splitlines() if "v0.2 changed it" in line)
     assert comments.endswith("  OOM / outdated / v0.2 changed it"), "no stray separator before the first comment"
     assert out.startswith("Insights, last 7d (")
-    assert "3 questions, 1 answered (33%), 2 not; votes: 0 helpful, 2 not helpful" in out
+    assert "4 questions, 2 answered (50%), 2 not; votes: 0 helpful, 2 not helpful" in out
+    gone = next(line for line in out.splitlines() if "written-0000dead" in line)
+    assert gone.split()[:4] == ["1", "0", "0", "written-0000dead"] and gone.endswith(GONE)  # never a blank question
     assert "Questions the FAQ could not answer, by topic" in out and "very old" not in out
     gap_line = next(line for line in out.splitlines() if "如何续训呀" in line)
     assert gap_line.split()[:2] == ["2", "如何续训呀"] and "how do I resume training" in gap_line

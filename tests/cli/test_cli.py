@@ -223,7 +223,7 @@ def test_search_prints_the_best_answer_rendered_for_a_terminal(settings):
     run = kb("search", "sglang illegal memory access", data_dir=settings.data_dir)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0] == "Sglang shows an an illegal memory access was encountered error."
+    assert lines[0] == "Sglang shows an “an illegal memory access was encountered” error."
     assert lines[1].startswith("slime · 2025-06-30 · https://github.com/THUDM/slime/blob/")
     answer = "\n".join(lines[2:])
     assert "Consider reducing the value of --sglang-mem-fraction-static." in answer.replace("\n", " ")

@@ -404,8 +404,13 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
     os.environ["KB_DATA_DIR"] = str(settings.data_dir)
     os.environ["KB_SOURCES_DIR"] = str(settings.sources_dir)
     # Without KB_ADMIN_TOKEN, the token kept in the data directory (made now the first time): /insights can be
-    # signed in to, and the start-up log says where the token is.
-    os.environ[admin_token.ENV] = admin_token.serving_token(settings.data_dir, os.environ)
+    # signed in to, and the start-up log says where the token is. One that cannot be kept turns /insights off,
+    # not the search: a read-only data directory is served as before.
+    try:
+        os.environ[admin_token.ENV] = admin_token.serving_token(settings.data_dir, os.environ)
+    except KBError as exc:
+        print(f"kb: warning: {exc}; serving with /insights off", file=sys.stderr)
+        os.environ[admin_token.ENV] = ""
     fewer_arenas()  # before the request threads start; the workers inherit the setting
     if args.workers > 1:
         # Each worker's model would start one OpenMP thread per core, and N sets of them

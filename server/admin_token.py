@@ -4,7 +4,7 @@
 it (a random token, the file readable by its owner alone, 0600), and serves with it; `kb
 admin-token` prints it, and the start-up log names the file, never the token. `KB_ADMIN_TOKEN`
 set wins; set and empty, it keeps the admin routes off. A file others may read is refused, naming
-the file and its mode, rather than served with.
+the file and its mode, rather than served with: `kb serve` then serves with /insights off.
 """
 
 from __future__ import annotations

@@ -104,3 +104,16 @@ def test_kb_admin_token_set_and_empty_keeps_insights_off_and_says_why(data: Path
     assert "Insights off: /insights and /admin answer 404, KB_ADMIN_TOKEN being empty" in log, log
     printed = kb("admin-token", data_dir=data, KB_ADMIN_TOKEN="")
     assert printed.returncode == 2 and "KB_ADMIN_TOKEN is set and empty" in printed.stderr
+
+
+@pytest.mark.slow
+def test_a_token_that_cannot_be_kept_turns_insights_off_not_the_search(data: Path) -> None:
+    (data / "admin-token").mkdir()  # in the way: not a file (chmod means nothing to root, which tests may run as)
+    process, url = serve(data)
+    try:
+        assert httpx.get(f"{url}/insights", timeout=60).status_code == 404
+        assert httpx.get(f"{url}/api/search", params={"q": "how do I resume training"}, timeout=60).status_code == 200
+    finally:
+        log = stop(process)
+    assert f"kb: warning: {data / 'admin-token'}: cannot read the admin token" in log, log
+    assert "serving with /insights off" in log and "Insights off:" in log

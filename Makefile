@@ -5,6 +5,13 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Where `make serve` listens: `make serve PORT=8080`, `make serve HOST=0.0.0.0` (every interface).
+HOST ?= 127.0.0.1
+PORT ?= 8000
+# PyTorch's CPU build (192 MB), by name: from the package index when it holds it, else from PyTorch's CPU index;
+# plain `torch==2.13.0` from PyPI would be the CUDA build, several GB.
+TORCH := torch==2.13.0+cpu
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 
 .PHONY: serve test test-fast docs bench install install-test install-browser install-postgres clean
 
@@ -18,7 +25,7 @@ install: $(BIN)/python
 # The Python packages the tests import. PyTorch first, pinned: that CPU build is the one the
 # sentence-transformers extra needs.
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet $(TORCH) || $(BIN)/pip install --quiet $(TORCH) --index-url $(TORCH_CPU_INDEX)
 	$(BIN)/pip install --quiet -e '.[st,test]'
 
 # What only the browser tests need (as root, installed with apt; otherwise the command is printed).
@@ -38,7 +45,7 @@ serve: install
 	$(BIN)/kb search "how do I resume training"
 	@echo "Coding agents: add this FAQ to Claude Code with the line below (Cursor, Codex: $(BIN)/kb mcp --print-config cursor|codex)"
 	@$(BIN)/kb mcp --print-config claude-add
-	$(BIN)/kb serve
+	$(BIN)/kb serve --host $(HOST) --port $(PORT)
 
 test: install-test install-browser install-postgres
 	$(BIN)/ruff format --check .

@@ -19,6 +19,7 @@ class Heading:
     start: int  # 0-based first line
     end: int  # 0-based line after the heading
     anchor: str
+    quoted: str = ""  # `text` with a code span of several words in quotation marks: the question as read
 
 
 # Inline HTML a heading may use for looks, dropped from its text; anything else in angle brackets is text
@@ -29,20 +30,25 @@ _MARKUP = re.compile(
 )
 
 
-def plain(children: list[Token], keep_underscores: bool = False) -> str:
+def plain(children: list[Token], keep_underscores: bool = False, quote_code: bool = False) -> str:
     """Inline tokens as plain text, HTML markup dropped and other text in angle brackets kept. With
     `keep_underscores`, `__init__` stays `__init__` rather than turning into bold "init": in a technical FAQ
-    it is a name."""
+    it is a name. With `quote_code`, a code span of several words (an error message, a setting's title) is
+    put in quotation marks, as its backticks set it apart: "shows an `an illegal memory access was
+    encountered` error" reads 'shows an “an illegal memory access was encountered” error', not "shows an
+    an illegal ..."; a span of one word (`max_tokens_per_gpu`) is a name, and left bare."""
     out: list[str] = []
     for child in children:
-        if child.type in ("text", "code_inline"):
+        if child.type == "code_inline" and quote_code and len(child.content.split()) > 1:
+            out.append(f"“{child.content.strip()}”")
+        elif child.type in ("text", "code_inline"):
             out.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
             out.append(" ")
         elif child.type == "html_inline" and not _MARKUP.fullmatch(child.content):
             out.append(child.content)
         elif child.type == "image":
-            out.append(plain(child.children or [], keep_underscores))
+            out.append(plain(child.children or [], keep_underscores, quote_code))
         elif keep_underscores and child.type.startswith(("em_", "strong_")):
             out.append(child.markup if child.markup.startswith("_") else "")
     return re.sub(r"\s+", " ", "".join(out)).strip()
@@ -58,7 +64,8 @@ def headings(tokens: list[Token]) -> list[Heading]:
         text = plain(tokens[i + 1].children or [])
         anchor = github_anchor(text, seen)
         if token.level == 0 and token.map:
-            found.append(Heading(int(token.tag[1]), text, token.map[0], token.map[1], anchor))
+            quoted = plain(tokens[i + 1].children or [], quote_code=True)
+            found.append(Heading(int(token.tag[1]), text, token.map[0], token.map[1], anchor, quoted))
     return found
 
 

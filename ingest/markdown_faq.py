@@ -46,15 +46,16 @@ _LIST_MARKER = re.compile(r"( *)(\d{1,9}[.)]|[-+*])( *)")
 
 @dataclass(frozen=True)
 class _Question:
-    question: str
+    question: str  # as read: a code span of several words in quotation marks (`outline.plain`'s `quote_code`)
     start: int  # 0-based line of the question
     answer: str
     section: outline.Heading | None
+    key: str  # the question's text without those marks, which its id is made of, as it always was
 
 
-def _bold_question(tokens: list[Token], i: int) -> tuple[str, int, int] | None:
+def _bold_question(tokens: list[Token], i: int) -> tuple[str, str, int, int] | None:
     """For a top-level list item at `tokens[i]` whose first line is bold text alone:
-    (question, line of the question, number of lines the bold text spans)."""
+    (question, its key, line of the question, number of lines the bold text spans)."""
     if tokens[i].level != 1 or tokens[i + 1].type != "paragraph_open":
         return None
     paragraph, inline = tokens[i + 1], tokens[i + 2]
@@ -72,9 +73,10 @@ def _bold_question(tokens: list[Token], i: int) -> tuple[str, int, int] | None:
             break
         if child.type != "text" or not _AFTER_QUESTION.fullmatch(child.content):
             return None
-    question = outline.plain(inner, keep_underscores=True)
+    question = outline.plain(inner, keep_underscores=True, quote_code=True)
+    key = outline.plain(inner, keep_underscores=True)
     spans = 1 + sum(c.type in ("softbreak", "hardbreak") for c in inner)
-    return (question, paragraph.map[0], spans) if question else None
+    return (question, key, paragraph.map[0], spans) if question else None
 
 
 def _dedent(lines: list[str], first: str) -> list[str]:
@@ -108,24 +110,24 @@ def _by_headings(lines: list[str], headings: list[outline.Heading], base_url: st
         end = min(limit for limit in limits if limit > heading.start)
         answer = _answer(lines[heading.end : end], base_url)
         section = outline.section(headings, heading.start, level)
-        found.append(_Question(heading.text, heading.start, answer, section))
+        found.append(_Question(heading.quoted or heading.text, heading.start, answer, section, heading.text))
     return found
 
 
 def _by_list(tokens: list[Token], lines: list[str], headings: list[outline.Heading], base_url: str) -> list[_Question]:
-    items = []  # (question, line, spans, item end)
+    items = []  # (question, key, line, spans, item end)
     for i, token in enumerate(tokens):
         if token.type == "list_item_open" and token.map:
             bold = _bold_question(tokens, i)
             if bold:
                 items.append((*bold, token.map[1]))
-    limits = sorted({h.start for h in headings} | {line for _, line, _, _ in items} | {len(lines)})
+    limits = sorted({h.start for h in headings} | {line for _, _, line, _, _ in items} | {len(lines)})
     found = []
-    for question, start, spans, item_end in items:
+    for question, key, start, spans, item_end in items:
         end = min(limit for limit in limits if limit > start)
         body = _dedent(lines[start + spans : item_end], lines[start]) + lines[item_end:end]
         section = outline.section(headings, start, below=7)
-        found.append(_Question(question, start, _answer(body, base_url), section))
+        found.append(_Question(question, start, _answer(body, base_url), section, key))
     return found
 
 
@@ -136,13 +138,13 @@ def _short(section: outline.Heading) -> str:
 
 def _titled(found: list[_Question]) -> list[_Question]:
     """Tips ("Note") and questions repeated in several sections get their section's name."""
-    counts = Counter(q.question for q in found)
+    counts = Counter(q.key for q in found)
     out = []
     for q in found:
-        generic = q.question.rstrip(":：").strip().lower() in _GENERIC_QUESTIONS
-        if q.section and (generic or counts[q.question] > 1):
-            question = f"{q.question.rstrip(':：').strip()} ({_short(q.section)})"
-            q = _Question(question, q.start, q.answer, q.section)
+        generic = q.key.rstrip(":：").strip().lower() in _GENERIC_QUESTIONS
+        if q.section and (generic or counts[q.key] > 1):
+            question, key = (f"{text.rstrip(':：').strip()} ({_short(q.section)})" for text in (q.question, q.key))
+            q = _Question(question, q.start, q.answer, q.section, key)
         out.append(q)
     return out
 
@@ -221,7 +223,7 @@ def parse_source(path: Path, source: Source) -> list[Entry]:
         else:
             anchor = q.section.anchor if q.section else ""
         entry = Entry(
-            id=entry_id(source.name, q.question),
+            id=entry_id(source.name, q.key),
             question=q.question,
             answer=q.answer,
             source=source.name,

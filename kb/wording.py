@@ -47,7 +47,11 @@ def strings() -> dict[str, dict[str, Any]]:
     return load_toml(STRINGS_FILE, _Strings, "the string table").data
 
 
-def words(key: str, lang: str, **values: Any) -> str:
-    """The string `key` in `lang` (in English for a language the table lacks), placeholders filled."""
-    text: str = strings()[key][lang if lang in LANGS else DEFAULT_LANG]
+def words(key: str, lang: str, /, **values: Any) -> str:
+    """The string `key` in `lang` (in English for a language the table lacks), placeholders filled; with `n=1`,
+    the string `<key>_one` where the table has one ("1 entry", not "1 entries")."""
+    table = strings()
+    if values.get("n") == 1 and f"{key}_one" in table:
+        key = f"{key}_one"
+    text: str = table[key][lang if lang in LANGS else DEFAULT_LANG]
     return text.format(**values) if values else text

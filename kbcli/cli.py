@@ -17,6 +17,7 @@ from kb.answer import elsewhere_note
 from kb.errors import IndexUnreadable, KBError, QueryError
 from kb.hits import SearchResult, hit_fields
 from kb.settings import SHIPPED_SOURCES, Settings
+from server import admin_token
 from server.settings import ServerSettings
 
 from .arenas import fewer_arenas
@@ -27,7 +28,7 @@ from .learning import add_parser as add_learning_parser
 from .mcp_config import FORMS as MCP_CONFIG_FORMS
 from .package import refuse_package
 from .sync import add_parser as add_sync_parser
-from .terminal import print_result, progress_bar
+from .terminal import counted, print_result, progress_bar
 from .tuning import add_parser as add_tuning_parser
 
 if TYPE_CHECKING:
@@ -49,14 +50,16 @@ def cmd_ingest(settings: Settings, args: argparse.Namespace) -> int:
     with progress_bar(lines="kb ingest") as progress:
         report = build_index(settings, dirs, progress=progress)
     print(
-        f"indexed {report.entries} entries in {report.passages} passages ({report.embedded} embedded, "
+        f"indexed {counted(report.entries, 'entry', 'entries')} in {counted(report.passages, 'passage')} "
+        f"({report.embedded} embedded, "
         f"{report.passages - report.embedded} from cache) in {report.seconds:.1f} s -> {settings.index_dir}"
     )
-    count = f"{len(report.sources)} source{'s' if len(report.sources) != 1 else ''}"
+    count = counted(len(report.sources), "source")
     print(f"the index holds {count}, from {', '.join(str(d) for d in dirs)}:")
     names = max(len(s.name) for s in report.sources)
     for s in report.sources:
-        print(f"  {s.name:<{names}}  {s.entries:>4} entries  {'+'.join(s.languages):<5}  {s.title}")
+        noun = "entry  " if s.entries == 1 else "entries"
+        print(f"  {s.name:<{names}}  {s.entries:>4} {noun}  {'+'.join(s.languages):<5}  {s.title}")
     if report.replaced is not None:
         print("it replaces an index of " + ", ".join(f"{s.name} ({s.entries})" for s in report.replaced))
         dropped = [s.name for s in report.replaced if s.name not in {n.name for n in report.sources}]
@@ -134,7 +137,8 @@ def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
     for failure in report.failures:
         print(failure)
     left_out = f"; {len(report.failures)} left out, listed in skipped" if report.failures else ""
-    print(f"wrote {report.draft}: {report.translated} of {report.entries} entries translated{left_out}")
+    of = counted(report.entries, "entry", "entries")
+    print(f"wrote {report.draft}: {report.translated} of {of} translated{left_out}")
     described = "written, describing every source of the folder" if report.new_manifest else "updated"
     print(
         f'{report.manifest} {described}: [source.translation] of {report.source} says translated_by = "machine", '
@@ -399,6 +403,14 @@ def cmd_serve(settings: ServerSettings, args: argparse.Namespace) -> int:
     # The app reads its settings from the environment, so workers started by uvicorn agree.
     os.environ["KB_DATA_DIR"] = str(settings.data_dir)
     os.environ["KB_SOURCES_DIR"] = str(settings.sources_dir)
+    # Without KB_ADMIN_TOKEN, the token kept in the data directory (made now the first time): /insights can be
+    # signed in to, and the start-up log says where the token is. One that cannot be kept turns /insights off,
+    # not the search: a read-only data directory is served as before.
+    try:
+        os.environ[admin_token.ENV] = admin_token.serving_token(settings.data_dir, os.environ)
+    except KBError as exc:
+        print(f"kb: warning: {exc}; serving with /insights off", file=sys.stderr)
+        os.environ[admin_token.ENV] = ""
     fewer_arenas()  # before the request threads start; the workers inherit the setting
     if args.workers > 1:
         # Each worker's model would start one OpenMP thread per core, and N sets of them
@@ -432,6 +444,17 @@ def stopped_by_signal() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def cmd_admin_token(settings: ServerSettings, args: argparse.Namespace) -> int:
+    """Print the admin token `kb serve` signs /insights in with: KB_ADMIN_TOKEN, else the one kept in the data
+    directory (made now when there is none, as `kb serve` would)."""
+    token = admin_token.serving_token(settings.data_dir, os.environ)
+    if not token:
+        print(f"kb: error: {admin_token.ENV} is set and empty: /insights is off; unset it for a token", file=sys.stderr)
+        return 2
+    print(token)
+    return 0
 
 
 def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
@@ -579,6 +602,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--workers", type=int, default=1, help="worker processes, each with its own index and searcher (default 1)"
     )
     p.set_defaults(run=cmd_serve)
+
+    p = sub.add_parser(
+        "admin-token", help="print the admin token /insights signs in with (KB_ADMIN_TOKEN, else the data directory's)"
+    )
+    p.set_defaults(run=cmd_admin_token)
 
     p = sub.add_parser("mcp", help="the MCP server for coding agents, over standard input and output")
     p.add_argument(

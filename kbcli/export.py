@@ -17,6 +17,8 @@ from typing import Any
 from kb.errors import KBError
 from kb.settings import Settings
 
+from .terminal import counted
+
 __all__ = ["add_parser", "cmd_export"]
 
 
@@ -61,7 +63,7 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     write_export(Path(args.file), export)
     sources = len({e.source for e in entries})
     print(
-        f"wrote {export.entries} entries of {sources} source{'s' if sources != 1 else ''}, "
+        f"wrote {counted(export.entries, 'entry', 'entries')} of {counted(sources, 'source')}, "
         f"{export.alternates} alternate questions and {export.not_covered} questions the FAQ does not cover "
         f"to {args.file}" + (f" ({links} links of the insights database among them)" if args.learned else "")
     )

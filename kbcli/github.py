@@ -5,7 +5,9 @@
 FILE is a webhook payload (in a GitHub Actions run, `$GITHUB_EVENT_PATH`; its name is
 `$GITHUB_EVENT_NAME`). The bot reads it as the webhook does, searches this knowledge base, and
 prints the comment it would post, or why it posts none; without `--dry-run` and with
-`KB_GITHUB_TOKEN` (the workflow's `GITHUB_TOKEN`) it posts it. The mode is the repository's
+`KB_GITHUB_TOKEN` (the workflow's `GITHUB_TOKEN`) it posts it. In a workflow run it also writes
+the run's job summary (`GITHUB_STEP_SUMMARY`): suggest mode's draft, ready to copy, beside a link
+to the issue (kbcli/job_summary.py). The mode is the repository's
 (`KB_GITHUB_MODE`, `KB_GITHUB_REPOS`); `/faq` comments are answered in every mode.
 """
 
@@ -54,6 +56,7 @@ def cmd_github(settings: ServerSettings, args: argparse.Namespace) -> int:
     event = read_event(args.event_name, body)
     if isinstance(event, Other):
         print(f"nothing to answer: {event.what}")
+        _summarize(settings, event, None)
         return 0
     kb = KnowledgeBase.open(settings)
     root = settings.base_url.rstrip("/") + "/" if settings.base_url else ""
@@ -63,6 +66,7 @@ def cmd_github(settings: ServerSettings, args: argparse.Namespace) -> int:
         print(f"kb: error: {exc}", file=sys.stderr)
         return 1
     print(outcome.comment if outcome.comment else f"no comment: {outcome.reason}")
+    _summarize(settings, event, outcome)
     if outcome.comment:
         print(f"\n({outcome.reason}{': ' + outcome.url if outcome.url else ''})", file=sys.stderr)
     return 0
@@ -84,3 +88,16 @@ async def _answer(kb: Any, settings: ServerSettings, event: Any, root: str, post
     finally:
         if api is not None:
             await api.aclose()
+
+
+def _summarize(settings: ServerSettings, event: Any, outcome: Any) -> None:
+    """In a workflow run (GITHUB_STEP_SUMMARY set), what the bot did, on the run's page (kbcli/job_summary.py)."""
+    from server.channels.github.bot import mode_for
+    from server.channels.github.events import Asked, Other
+
+    from .job_summary import ENV, summary, write_summary
+
+    if os.environ.get(ENV):
+        asked = event if isinstance(event, (Asked, Other)) else event.asked
+        mode = mode_for(settings, asked.repo) if not isinstance(asked, Other) else settings.github_mode
+        write_summary(os.environ[ENV], summary(event, outcome, mode))

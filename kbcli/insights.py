@@ -90,6 +90,14 @@ def report_json(report: Report) -> dict[str, Any]:
     }
 
 
+GONE = "(not in the index: removed, reworded or never built here)"
+
+
+def _named(question: object) -> object:
+    """An entry's question as a table shows it: never blank, an entry the index does not hold says so."""
+    return question or GONE
+
+
 def print_report(report: Report, since: str) -> None:
     t = report.totals
     share = f" ({100 * t.answered / t.questions:.0f}%)" if t.questions else ""
@@ -108,7 +116,7 @@ def print_report(report: Report, since: str) -> None:
     print_rows(
         "Answers that may be wrong",
         ("answered", "again", "no", "close", "entry", "question", "examples"),
-        [(r[2], r[3], r[4], r[5], r[0], r[1], r[6]) for r in doubtful.rows],
+        [(r[2], r[3], r[4], r[5], r[0], _named(r[1]), r[6]) for r in doubtful.rows],
     )
     if report.dismissed:
         print(f"\n({len(report.dismissed)} dismissed topics left out; restore them on the /insights page)")
@@ -116,13 +124,13 @@ def print_report(report: Report, since: str) -> None:
     print_rows(
         "Answers voted not helpful",
         ("no", "yes", "entry", "question", "reasons", "comments"),
-        [(r[2], r[3], r[0], r[1], r[4], r[5]) for r in bad.rows],
+        [(r[2], r[3], r[0], _named(r[1]), r[4], r[5]) for r in bad.rows],
     )
     hits = table(report, "entries")
     print_rows(
         "Entries by hits",
         ("answered", "yes", "no", "entry", "question"),
-        [(r[2], r[3], r[4], r[0], r[1]) for r in hits.rows],
+        [(r[2], r[3], r[4], r[0], _named(r[1])) for r in hits.rows],
     )
     channels = names()
     by_channel, by_lang = report.per_day("channel", channels), report.per_day("lang", LANGS)

@@ -26,11 +26,17 @@ from kb.provenance import original_url, version_note
 
 from .progress import STAGES, progress_lines
 
-__all__ = ["clickable", "render_markdown", "print_result", "print_rows", "progress_bar"]
+__all__ = ["clickable", "counted", "render_markdown", "print_result", "print_rows", "progress_bar"]
 
 # Everything a URL may hold as it is; anything else (Chinese in an anchor, a space) is percent-encoded.
 _URL_SAFE = ";/?:@&=+$,#%[]!~*'()-._"
+PIPED_WIDTH = 80  # cells a column is padded to at most, in a table printed to a pipe or a file
 _TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m)*)$")  # the spaces rich pads a line with, before any colour codes
+
+
+def counted(n: int, one: str, many: str = "") -> str:
+    """`n` things, the noun agreeing: "1 entry", "3 entries" (`many`: `one` + "s" unless given)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def clickable(url: str) -> str:
@@ -80,8 +86,10 @@ def print_rows(
 ) -> None:
     """A table under its title, every value whole: on a terminal each column as wide as the
     terminal allows, a longer value wrapped within its cell; elsewhere (a pipe, a file) one
-    line a row, columns aligned, so `grep` and `cut` see each value as it is. A value's own
-    line breaks become " | "."""
+    line a row, columns aligned, so `grep` and `cut` see each value as it is. A column is
+    padded to at most `PIPED_WIDTH` cells: a longer value (a pasted trace) is whole, and
+    pushes the rest of its own row along rather than padding every other row by as much.
+    A value's own line breaks become " | "."""
     console = console or Console(highlight=False)
     console.out(f"\n{title}", highlight=False)
     if not rows:
@@ -97,10 +105,10 @@ def print_rows(
             table.add_row(*(Text(cell) for cell in row))
         console.print(table)
         return
-    widths = [max(cell_len(row[i]) for row in [list(columns), *cells]) for i in range(len(columns))]
+    widths = [min(max(cell_len(row[i]) for row in [list(columns), *cells]), PIPED_WIDTH) for i in range(len(columns))]
     for row in [list(columns), *cells]:
         parts = [
-            " " * (w - cell_len(c)) + c if right else c + " " * (w - cell_len(c))
+            " " * max(w - cell_len(c), 0) + c if right else c + " " * max(w - cell_len(c), 0)
             for c, w, right in zip(row, widths, numeric)
         ]
         console.out("  " + "  ".join(parts).rstrip(), highlight=False)

@@ -145,7 +145,8 @@ class ServerSettings(Settings):
     )
     admin_token: str = setting(
         "",
-        "bearer token for `/insights` and the admin routes; there is no default token (empty: admin off)",
+        "bearer token for /insights and admin routes; not set, `kb serve` keeps one in $KB_DATA_DIR/admin-token "
+        "(`kb admin-token` prints it); set and empty, they are off",
     )
     reload_interval: float = setting(
         2.0,

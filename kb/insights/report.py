@@ -1,7 +1,7 @@
 """The insights report: the tables the /insights page, `kb insights` and the CSV exports show.
 
 `gather()` reads a time window from the store, groups the unanswered questions (leaving
-out the gaps a maintainer dismissed) and finds the answers that may be wrong;
+out the gaps a maintainer dismissed, and the questions linked to an entry since) and finds the answers that may be wrong;
 `table()` turns one part of a report into plain rows, which `to_csv()` writes and the
 command prints, so all three show the same numbers. Days are UTC dates (`day`), as the
 store counts them.
@@ -95,7 +95,10 @@ def gather(
     until = time.time() if now is None else now
     since = until - window
     hidden = store.dismissed()
-    groups = finder.group(store.unanswered(since))
+    # A question linked to an entry since (a written answer saved for it, or "Answered by…") is no gap any more;
+    # one marked not covered still is.
+    linked = store.linked_to_entries()
+    groups = finder.group([q for q in store.unanswered(since) if question_key(q.text) not in linked])
     dismissed = [g for g in groups if any(question_key(q.text) in hidden for q in g.questions)]
     return Report(
         since=since,

@@ -444,6 +444,12 @@ class InsightsStore:
             for i, made_at, question, lang, entry, origin, url, model, data, removed_at in self._db.rows(sql, params)
         ]
 
+    def linked_to_entries(self) -> set[str]:
+        """The questions an active link ties to an entry ("Answered by…", a written answer saved for them), as
+        `question_key` gives them: answered now, whatever the search said when they were asked."""
+        rows = self._db.rows("SELECT question FROM links WHERE removed_at IS NULL AND entry_id IS NOT NULL")
+        return {question_key(text) for (text,) in rows}
+
     def links_state(self) -> tuple[int, int, int]:
         """A fingerprint of the active links, cheap to read: (the highest id, how many are active, the sum of
         their ids). It changes whenever a link is added, removed or restored, so a server polls it and reloads

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kb.wording import DEFAULT_LANG, LANGS, strings
+from kb.wording import DEFAULT_LANG, LANGS, strings, words
 
 __all__ = ["LANGS", "DEFAULT_LANG", "COOKIE", "CONTENT_COOKIE", "Translator", "strings", "negotiate", "choose_lang"]
 
@@ -19,13 +19,13 @@ CONTENT_COOKIE = "kb_hl"  # the language an entry page was last switched to
 
 @dataclass(frozen=True)
 class Translator:
-    """`t("key", n=3)` gives the string for `key` in this language, placeholders filled."""
+    """`t("key", n=3)` gives the string for `key` in this language, placeholders filled (`n=1`: `<key>_one` where
+    the table has one, as `kb.wording.words` does)."""
 
     lang: str
 
-    def __call__(self, key: str, **values: Any) -> str:
-        text = strings()[key][self.lang]
-        return text.format(**values) if values else text
+    def __call__(self, key: str, /, **values: Any) -> str:
+        return words(key, self.lang, **values)
 
     def list(self, key: str) -> list[str]:
         return list(strings()[key][self.lang])

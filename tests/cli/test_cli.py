@@ -223,7 +223,7 @@ def test_search_prints_the_best_answer_rendered_for_a_terminal(settings):
     run = kb("search", "sglang illegal memory access", data_dir=settings.data_dir)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0] == "Sglang shows an an illegal memory access was encountered error."
+    assert lines[0] == "Sglang shows an “an illegal memory access was encountered” error."
     assert lines[1].startswith("slime · 2025-06-30 · https://github.com/THUDM/slime/blob/")
     answer = "\n".join(lines[2:])
     assert "Consider reducing the value of --sglang-mem-fraction-static." in answer.replace("\n", " ")
@@ -371,6 +371,8 @@ def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
     run = kb_process("ingest", "--sources", str(mine), "--sources", str(theirs), data_dir=data_dir)
     assert run.returncode == 0, run.stderr
     assert f"the index holds 2 sources, from {mine}, {theirs}:" in run.stdout
+    assert re.search(r"^  ops +1 entry  ", run.stdout, re.M) and "1 entries" not in run.stdout, run.stdout
+    assert re.search(r"^  team-faq +2 entries  ", run.stdout, re.M), run.stdout
     assert "ops.md" in kb_process("search", "restart a node", "--brief", data_dir=data_dir).stdout
     run = kb("ingest", "--with-shipped", "--sources", str(mine), data_dir=data_dir)
     assert run.returncode == 0, run.stderr

@@ -314,7 +314,7 @@ def test_the_answers_written_on_the_insights_page_are_ingested_and_exported(sett
     )
     run = kb("ingest", "--sources", str(folder), data_dir=data)
     assert run.returncode == 0, run.stderr
-    assert "written  " in run.stdout and "1 entries" in run.stdout.split("written  ")[1].splitlines()[0]
+    assert "written  " in run.stdout and "1 entry  " in run.stdout.split("written  ")[1].splitlines()[0]
     second = written.save(written_answer({"en": "Who runs the cluster?"}, {"en": "The infra team."}))
     mine = Settings(data_dir=data)
     built = write_written(mine, open_embedder(mine.embed_model))  # as the server builds after a write

@@ -4,6 +4,7 @@ width; elsewhere one line a row, whole values aligned."""
 from __future__ import annotations
 
 import io
+import re
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -40,3 +41,16 @@ def test_piped_each_row_is_one_line_with_its_values_whole_and_numbers_aligned_ri
     assert lines[3].startswith("   1  ") and lines[4].startswith("  12  ")
     # the third column starts at the same terminal column in both rows (a Chinese character takes two)
     assert cell_len(lines[3][: lines[3].index("not covered")]) == cell_len(lines[4][: lines[4].index("[bold]x")])
+
+
+def test_piped_a_very_long_value_stays_whole_without_padding_the_other_rows_by_as_much() -> None:
+    trace = "RuntimeError: CUDA error: an illegal memory access was encountered " * 6  # a pasted trace, 400 long
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=False, color_system=None, highlight=False)
+    print_rows(
+        "gaps", ("asked", "topic", "channels"), [(3, trace.strip(), "web"), (1, "how do I resume", "slack")], console
+    )
+    lines = out.getvalue().splitlines()
+    assert trace.strip() in lines[3] and lines[3].endswith("  web")  # whole, the row going on after it
+    assert lines[4].startswith("      1  how do I resume") and lines[4].endswith("slack")
+    assert max(len(run) for run in re.findall(r" +", lines[4])) <= 80 + 2  # not padded to the trace's 400

@@ -53,7 +53,7 @@ def test_chatlearn_v1_questions():
         "如何构建多个reward模型的自定义训练flow",
         "RuntimeError: Error(s) in loading state_dict for VocabParallelEmbedding",
         "yaml 配置",
-        "如何开启 Efficient memory sharing 功能来减少显存开销",
+        "如何开启 “Efficient memory sharing” 功能来减少显存开销",
         "Megatron 模型转换并行策略",
         "转换 Checkpoint 失败",
         "Alignment 训练开启流水线并行时存在非 contiguous 的张量",
@@ -129,7 +129,7 @@ def test_list_items_link_to_their_line_in_the_pinned_source_view(name):
         ("chatlearn-v1", "转换 Checkpoint 失败", V1_URL + "#" + quote("转换-checkpoint-失败")),
         (
             "chatlearn-v1",
-            "如何开启 Efficient memory sharing 功能来减少显存开销",
+            "如何开启 “Efficient memory sharing” 功能来减少显存开销",  # the code span quoted; its anchor as GitHub makes it
             V1_URL + "#" + quote("如何开启-efficient-memory-sharing-功能来减少显存开销"),
         ),
         (
@@ -174,7 +174,7 @@ def test_whole_entry_with_rewritten_relative_link():
 def test_relative_links_resolve_against_the_pinned_page():
     entries = by_question("chatlearn-v1")
     assert entries["yaml 配置"].answer == f"参考 [配置文件]({V1_DIR}config_yaml.md)。"
-    assert entries["如何开启 Efficient memory sharing 功能来减少显存开销"].answer == (
+    assert entries["如何开启 “Efficient memory sharing” 功能来减少显存开销"].answer == (
         f"参考文档 [Efficient memory sharing]({V1_DIR}tutorial/ems.md)。"
     )
 
@@ -366,3 +366,25 @@ def test_text_in_angle_brackets_stays_in_a_question_and_markup_does_not(tmp_path
     )
     questions = [e.question for e in parse_sources(tmp_path)]
     assert questions == ["Why does the output contain <unk> tokens?", "How to pass a List<String> to the config?"]
+
+
+@pytest.mark.parametrize("entries", ["list", "headings"])
+def test_a_code_span_of_several_words_is_quoted_in_the_question_and_its_id_is_as_before(
+    tmp_path: Path, entries: str
+) -> None:
+    """ "Sglang shows an `an illegal memory access was encountered` error." reads with the message quoted, not as
+    "shows an an illegal ..."; a one-word span stays bare; the id is made of the text without the marks, as before."""
+    asked = "Sglang shows an `an illegal memory access was encountered` error with `max_tokens_per_gpu` set."
+    text = f"1. **{asked}**\n\n   Lower it.\n" if entries == "list" else f"# Doc\n\n## {asked}\n\nLower it.\n"
+    page = "https://github.com/o/r/blob/main/doc.md"
+    [entry] = parse_source(write(tmp_path, text), doc_source(entries=entries, url=page))
+    assert entry.question == (
+        "Sglang shows an “an illegal memory access was encountered” error with max_tokens_per_gpu set."
+    )
+    unquoted = "Sglang shows an an illegal memory access was encountered error with max_tokens_per_gpu set."
+    assert entry.id == entry_id("doc", unquoted)
+    if entries == "headings":  # its anchor as GitHub makes it, from the heading's text
+        assert (
+            entry.url
+            == page + "#sglang-shows-an-an-illegal-memory-access-was-encountered-error-with-max_tokens_per_gpu-set"
+        )

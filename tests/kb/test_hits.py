@@ -28,7 +28,7 @@ def test_nothing_answers_so_at_most_three_nearest(kb: KnowledgeBase, query: str)
 @pytest.mark.parametrize(
     ("query", "question"),
     [
-        ("sglang illegal memory access", "Sglang shows an an illegal memory access was encountered error."),
+        ("sglang illegal memory access", "Sglang shows an “an illegal memory access was encountered” error."),
         ("如何续训", "How do I resume training?"),
         ("max_tokens_per_gpu OOM", None),
     ],

@@ -179,7 +179,7 @@ REVIEWED = {
         "configuration",
         "oom",
         "sglang",
-    ),  # Sglang shows an an illegal memory access was encountered err
+    ),  # Sglang shows an “an illegal memory access was encountered” err
     "slime-0be934c6": (
         "slime",
         "configuration",

@@ -63,6 +63,9 @@ def test_cookie_wins_over_header_but_only_when_known() -> None:
 
 def test_translator_formats_and_switches() -> None:
     assert Translator("en")("results_count", n=3) == "3 results"
+    assert Translator("en")("entries_count", n=1) == "1 entry" and Translator("en")("entries_count", n=2) == "2 entries"
+    assert Translator("zh")("entries_count", n=1) == "1 条"
+    assert Translator("en")("insights_more_wordings", n=1) == "and 1 more wording"
     assert Translator("zh")("results_count", n=3) == "3 条结果"
     assert Translator("zh").other == "en" and Translator("en").other == "zh"
 

@@ -45,3 +45,35 @@ def test_a_start_with_the_tokens_says_who_may_use_each(settings: Any, caplog: py
     assert lines["MCP server"].getMessage() == "MCP server on: /mcp, for clients sending KB_MCP_TOKEN as a bearer token"
     assert "one of KB_API_KEYS" in lines["OpenAI-compatible API"].getMessage()
     assert "sending KB_METRICS_TOKEN" in lines["Metrics"].getMessage()
+
+
+@pytest.mark.slow
+def test_a_start_says_whether_insights_are_on_and_how_to_sign_in(
+    settings: Any, caplog: pytest.LogCaptureFixture, tmp_path: Any
+) -> None:
+    from server.admin_token import kept_token, token_file
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "index").symlink_to(settings.index_dir)
+
+    def insights_line(s: Any) -> str:
+        with caplog.at_level(logging.INFO, logger="kb.server"), TestClient(create_app(s)):
+            pass
+        lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Insights")]
+        caplog.clear()
+        assert len(lines) == 1, lines
+        return lines[0]
+
+    assert insights_line(settings.with_(data_dir=data, admin_token="")).startswith(
+        "Insights off: /insights and /admin answer 404, KB_ADMIN_TOKEN being empty"
+    )
+    assert insights_line(settings.with_(data_dir=data, admin_token="chosen-token-1")) == (
+        "Insights on: /insights, sign in with the admin token KB_ADMIN_TOKEN"
+    )
+    token = kept_token(data)
+    line = insights_line(settings.with_(data_dir=data, admin_token=token))
+    assert line == (
+        f"Insights on: /insights, sign in with the admin token kept in {token_file(data)} (`kb admin-token` prints it)"
+    )
+    assert token not in line

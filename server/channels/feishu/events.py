@@ -18,9 +18,12 @@ filtered out of its logger.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
+import sys
+import threading
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -119,6 +122,35 @@ Received = Challenge | Message | Press | Other
 _received: ContextVar[list[Any]] = ContextVar("feishu_received")
 
 
+def _import_sdk() -> None:
+    """Import lark_oapi once, in a thread of its own, and close the event loop its import makes there.
+
+    Importing it runs `lark_oapi/ws/client.py`, which takes the importing thread's event loop, or, where
+    the thread has none (any thread but one running a loop, the main thread too once `asyncio.run` has
+    returned there), makes one, sets it as the thread's and never closes it: it is for the SDK's
+    websocket client, which this bot does not use. Left open, it is reported when Python exits
+    (`ResourceWarning: unclosed event loop`, and its two sockets). Made in a thread of its own, it is
+    closed here, and no other thread's loop is touched."""
+    if "lark_oapi" in sys.modules:
+        return
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            import lark_oapi.ws.client as sdk_ws
+
+            sdk_ws.loop.close()
+            asyncio.set_event_loop(None)
+        except BaseException as exc:  # raised again in the thread that asked
+            failed.append(exc)
+
+    importing = threading.Thread(target=run, name="lark-oapi-import")
+    importing.start()
+    importing.join()
+    if failed:
+        raise failed[0]
+
+
 class _SDKRefusals(logging.Filter):
     """Drops the SDK's traceback for a request it refused: `FeishuEvents.read` raises instead."""
 
@@ -130,7 +162,8 @@ class FeishuEvents:
     """Reads Feishu's requests for one app (its Verification Token and Encrypt Key)."""
 
     def __init__(self, verification_token: str, encrypt_key: str = ""):
-        import lark_oapi as lark  # a 3-second import: only when the Feishu bot is on
+        _import_sdk()  # a 3-second import: only when the Feishu bot is on
+        import lark_oapi as lark
         from lark_oapi.event.callback.model.p2_card_action_trigger import P2CardActionTriggerResponse
 
         def keep(event: Any) -> None:

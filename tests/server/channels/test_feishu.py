@@ -462,3 +462,35 @@ def test_an_unreadable_body_is_refused_with_one_line(
         response = (bot if to_bot else plain).deliver(*make())
     assert response.status_code == 401 and response.json()["error"].startswith("not a valid Feishu request: ")
     assert [r.exc_info for r in caplog.records if r.levelno >= logging.WARNING] == [None]
+
+
+@pytest.mark.parametrize("where", ["main thread after asyncio.run", "worker thread"])
+def test_reading_feishus_requests_leaves_no_event_loop_open_when_python_exits(where: str) -> None:
+    """lark_oapi's import makes an event loop where the importing thread has none; the bot closes it, so a process
+    that turned the bot on (a test run) exits without `ResourceWarning: unclosed event loop` after its last line."""
+    import subprocess
+    import sys
+
+    from tests.support.paths import ROOT
+
+    make = "FeishuEvents('verification-token')"
+    code = (
+        "import asyncio, threading\n"
+        "from server.channels.feishu.events import FeishuEvents\n"
+        "async def nothing(): pass\n"
+        + (
+            f"asyncio.run(nothing())\n{make}\n"
+            if where.startswith("main")
+            else f"t = threading.Thread(target=lambda: {make}); t.start(); t.join()\n"
+        )
+        + "print('done')\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "always::ResourceWarning", "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0 and run.stdout == "done\n", run.stderr
+    assert "ResourceWarning" not in run.stderr and "unclosed" not in run.stderr, run.stderr

@@ -107,12 +107,17 @@ def test_an_answer_written_on_the_page_is_searched_linked_edited_and_removed(
         # Searchable once the save has returned: the new build is served, and the questions it answers find it.
         assert hits(live, "train on Ascend NPUs with torch_npu")[0] == written.id
         assert hits(live, NPU_ZH)[0] == written.id
+        home = httpx.get(f"{live}/", headers={"Accept-Language": "en"}).text  # its source, among the FAQs listed
+        card = re.search(r'<a class="source-card" href="/search\?source=roll-written">.*?</a>', home, re.S)
+        assert card and '<span class="source-card-meta">1 entry</span>' in card.group(0), card
         entry = httpx.get(f"{live}/api/entries/{written.id}").json()
         assert entry["answer"] == ANSWER and entry["source"]["name"] == "roll-written" and "npu" in entry["tags"]
         links = httpx.get(f"{live}/admin/links", headers=BEARER).json()["links"]
         assert {(link["question"], link["entry_id"]) for link in links} == {(NPU, written.id), (NPU_ZH, written.id)}
 
         page = browser.get("/insights?since=7d").text
+        gaps = page.split('id="gaps"')[1].split("</section>")[0]
+        assert NPU not in gaps and NPU_ZH not in gaps and "gap-write" not in gaps  # answered now: no gap any more
         row = re.search(rf'<tr id="written-{written.id}".*?</tr>', page, re.S).group(0)
         assert f'<a href="/entries/{written.id}">How do I train on Ascend NPUs?</a>' in row
         assert ">ROLL Q&amp;A (written by the maintainers)<" not in row and "ROLL Q&amp;A" in row

@@ -1,0 +1,69 @@
+"""The job summary `kb github answer` leaves on a workflow run's page: what the bot did with the event, in Markdown.
+
+In a GitHub Actions run, `GITHUB_STEP_SUMMARY` names a file whose Markdown the run's page shows. A workflow
+has no /insights, so this is where suggest mode's answer is seen: the draft comment in a code block (GitHub
+gives it a copy button), the entry and its confidence, and a link to the issue's comment box, so a
+maintainer posts it with a copy and a paste. GitHub has no address that opens a comment already written,
+so the block is what is copied; `mode: comment` has the bot post answers this sure itself. A comment
+posted is linked; no comment says why.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from server.channels.github.bot import Outcome
+from server.channels.github.events import Asked, Closed, Command, Other
+
+__all__ = ["ENV", "summary", "write_summary"]
+
+ENV = "GITHUB_STEP_SUMMARY"
+_TICKS = re.compile(r"`+")
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in `text`, so the block holds it whole."""
+    longest = max((len(run) for run in _TICKS.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _where(asked: Asked) -> str:
+    return f"[{asked.repo}#{asked.number}]({asked.url})"
+
+
+def summary(event: Asked | Command | Closed | Other, outcome: Outcome | None, mode: str) -> str:
+    """The Markdown for what the bot did with `event` (`outcome` None: an event it only acknowledges)."""
+    if isinstance(event, Other) or outcome is None:
+        what = event.what if isinstance(event, Other) else "nothing"
+        return f"### FAQ bot\n\nNothing to answer: {what}.\n"
+    asked = event if isinstance(event, Asked) else event.asked
+    head = f"### FAQ bot: {_where(asked)}"
+    if not outcome.comment:
+        return f"{head}\n\nNo comment: {outcome.reason}.\n"
+    facts = f", with entry `{outcome.entry}` (confidence {outcome.confidence:.2f})" if outcome.entry else ""
+    if outcome.posted:
+        posted = f"[the comment]({outcome.url})" if outcome.url else "the comment"
+        return f"{head}\n\nPosted {posted}{facts}.\n"
+    if mode == "suggest" and isinstance(event, Asked):
+        action = (
+            f"Suggested answer, not posted ({mode} mode){facts}.\n\n"
+            f"**To post it:** copy the comment below (the copy button at its top right), then "
+            f"[open the issue's comment box]({asked.url}#new_comment_field) and paste it. "
+            "To have the bot post answers this sure itself, set `mode: comment` in the workflow."
+        )
+    else:
+        action = f"Not posted ({outcome.reason}){facts}."
+    fence = _fence(outcome.comment)
+    return f"{head}\n\n{action}\n\n{fence}markdown\n{outcome.comment}\n{fence}\n"
+
+
+def write_summary(path: str, text: str) -> None:
+    """Add `text` to the job summary at `path` (a step's summary is what its commands appended); a file that
+    cannot be written is a warning naming it, the answer having been given already."""
+    try:
+        with Path(path).open("a", encoding="utf-8") as out:
+            out.write(text + "\n")
+    except OSError as exc:
+        print(f"kb: warning: {ENV}={path}: {exc.strerror}; no job summary written", file=sys.stderr)

@@ -36,6 +36,9 @@ _ENVIRONMENT_WORDS = frozenset(
 _ENVIRONMENT_VALUES = frozenset(("true", "false", "n/a", "none", "yes", "no", "unknown"))
 _WORD = re.compile(r"[a-z][a-z0-9_-]*")  # a word of a lower-cased key
 _VERSION = re.compile(r"v?\d+(?:\.[\w+-]+)+")  # 2.1, 12.1.105, 0.4.0.post1, 2.1.0+cu121
+# Blank lines collapsed before the body is read line by line: a body of 65,536 line breaks is two lines.
+_BLANK_LINE = re.compile(r"\n[ \t]+(?=\n)")  # a line of spaces; a run of spaces is met once, at its line break
+_BLANK_LINES = re.compile(r"\n{3,}")
 _DUMP_STARTS = ("collecting environment information", "pytorch version:", "package ", "versions of relevant")
 
 
@@ -48,7 +51,8 @@ def question_of(title: str, body: str, limit: int = QUESTION_CHARS) -> str:
 
 def _asked(body: str) -> str:
     """What the body asks: its blocks kept, reduced or dropped, blank lines collapsed."""
-    lines = [line[:LINE_CHARS].rstrip() for line in _without_comments(body).splitlines()]
+    text = _BLANK_LINES.sub("\n\n", _BLANK_LINE.sub("\n", _without_comments(body).replace("\r\n", "\n")))
+    lines = [line[:LINE_CHARS].rstrip() for line in text.splitlines()]
     kept: list[str] = []
     for block, fenced in _blocks(lines):
         kept.extend(_kept(block, fenced))

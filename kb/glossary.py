@@ -85,7 +85,9 @@ class Glossary:
                 (self._chinese if has_cjk(form) else english).setdefault(form, []).append(number)
         self._english = english
         alternation = "|".join(re.escape(f) for f in sorted(english, key=len, reverse=True))
-        self._english_re = re.compile(rf"(?<![a-z0-9_])(?:{alternation})(?![a-z0-9_])") if english else None
+        # Where no term can start (a space, a mark), the lookahead fails before the terms are tried one by one.
+        starts = "(?=[a-z0-9])" if all(f[:1].isascii() and f[:1].isalnum() for f in english) else ""
+        self._english_re = re.compile(rf"(?<![a-z0-9_]){starts}(?:{alternation})(?![a-z0-9_])") if english else None
 
     @classmethod
     def from_file(cls, path: Path) -> "Glossary":

@@ -30,7 +30,7 @@ __all__ = ["clickable", "render_markdown", "print_result", "print_rows", "progre
 
 # Everything a URL may hold as it is; anything else (Chinese in an anchor, a space) is percent-encoded.
 _URL_SAFE = ";/?:@&=+$,#%[]!~*'()-._"
-_TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m)*)$")  # the spaces rich pads a line with, before any colour codes
+_TRAILING = re.compile(r"(?<!\s)\s+((?:\x1b\[[0-9;]*m)*)$")  # the spaces rich pads a line with, before any colour codes
 
 
 def clickable(url: str) -> str:

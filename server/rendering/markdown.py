@@ -90,7 +90,7 @@ def _render_code_inline(self, tokens, idx, options, env):  # type: ignore[no-unt
     return f"<code>{word_breaks(_mark_escaped(content, env.get('marks')))}</code>"
 
 
-_BREAK_AFTER = re.compile(r"(<[^>]*>)|([._/=])(?=\S)")  # a tag (skipped), or a separator inside a name
+_BREAK_AFTER = re.compile(r"(<[^<>]*>)|([._/=])(?=\S)")  # a tag (skipped), or a separator inside a name
 LONG_NAME = 20  # characters: a name this long may not fit a phone's line beside other words
 
 
@@ -101,7 +101,7 @@ def word_breaks(html: str) -> str:
 
     def run(match: re.Match[str]) -> str:
         name = match.group()
-        if len(re.sub(r"<[^>]*>", "", name)) <= LONG_NAME:
+        if len(re.sub(r"<[^<>]*>", "", name)) <= LONG_NAME:
             return name
         return _BREAK_AFTER.sub(lambda m: m[1] or f"{m[2]}<wbr>", name)
 

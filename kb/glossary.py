@@ -85,8 +85,9 @@ class Glossary:
                 (self._chinese if has_cjk(form) else english).setdefault(form, []).append(number)
         self._english = english
         alternation = "|".join(re.escape(f) for f in sorted(english, key=len, reverse=True))
-        # Where no term can start (a space, a mark), the lookahead fails before the terms are tried one by one.
-        starts = "(?=[a-z0-9])" if all(f[:1].isascii() and f[:1].isalnum() for f in english) else ""
+        # Where no term can start (a space, a digit no term begins with), the lookahead fails before the terms are
+        # tried one by one.
+        starts = "(?=[" + "".join(re.escape(c) for c in sorted({f[0] for f in english if f})) + "])"
         self._english_re = re.compile(rf"(?<![a-z0-9_]){starts}(?:{alternation})(?![a-z0-9_])") if english else None
 
     @classmethod

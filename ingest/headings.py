@@ -25,7 +25,7 @@ class Heading:
 # Inline HTML a heading may use for looks, dropped from its text; anything else in angle brackets is text
 # a FAQ means (`<unk>`, `List<String>`, `<eos>`), which Markdown parses as HTML all the same.
 _MARKUP = re.compile(
-    r"</?(?:a|abbr|b|big|br|code|del|em|font|i|img|ins|kbd|mark|small|span|strong|sub|sup|u|wbr)(?:\s[^>]*)?/?>",
+    r"</?(?:a|abbr|b|big|br|code|del|em|font|i|img|ins|kbd|mark|small|span|strong|sub|sup|u|wbr)(?:\s[^<>]*)?/?>",
     re.I,
 )
 

@@ -16,14 +16,15 @@ __all__ = ["has_lost_newlines", "restore_newlines"]
 # is followed by an optional language and a space; "```name```" (inline code written
 # with three backticks) has no space inside and is left alone.
 _FENCE = re.compile(r"(?:^|(?<=\s))```([\w+#.-]*)\s(.*?)\s*```(?=\s|$)", re.S)
-_HEADING = re.compile(r"\s*(?<!\S)(?=#{1,6} \S)")
+# Each run of whitespace is tried from its start only (`(?<!\s)`), so a long run is read once, not once a character.
+_HEADING = re.compile(r"(?<!\s)\s+(?=#{1,6} \S)")
 # Where an inline heading's question ends and its answer begins: after a question
 # mark, or before a list marker, a link or a bullet.
-_QUESTION_END = re.compile(r"(?<=[?？])\s+|\s+(?=\d{1,3}[.)]\s|\[|[-+*]\s)")
+_QUESTION_END = re.compile(r"(?<=[?？])\s+|(?<!\s)\s+(?=\d{1,3}[.)]\s|\[|[-+*]\s)")
 # A list item starts after the end of a sentence or a colon.
 _LIST_ITEM = re.compile(r"(?<=[。．.!！?？:：;；])\s+(?=(?:\d{1,3}[.)]|[-+*])\s)")
 # Inside code: a shell line continuation, a comment, or a new `name = value` statement.
-_CODE_BREAK = re.compile(r"(?<=\\)\s+|\s+(?=#\S)|\s+(?=[A-Za-z_][\w.]*\s*=[^=])")
+_CODE_BREAK = re.compile(r"(?<=\\)\s+|(?<!\s)\s+(?=#\S)|(?<!\s)\s+(?=[A-Za-z_][\w.]*\s*=[^=])")
 
 
 def has_lost_newlines(text: str) -> bool:

@@ -133,7 +133,7 @@ def _by_list(tokens: list[Token], lines: list[str], headings: list[outline.Headi
 
 def _short(section: outline.Heading) -> str:
     """A section title without its trailing remark: "FastChat (falsh attention)" -> "FastChat"."""
-    return re.sub(r"\s*[(（][^()（）]*[)）]$", "", section.text) or section.text
+    return re.sub(r"(?<!\s)\s*[(（][^()（）]*[)）]$", "", section.text) or section.text  # a space run read once
 
 
 def _titled(found: list[_Question]) -> list[_Question]:

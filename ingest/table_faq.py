@@ -36,7 +36,7 @@ __all__ = ["QAFile", "parse_table", "split_alternates", "split_tags"]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_ALTERNATE = re.compile(r"(.*?)\s*<(https?://[^\s<>]+)>")
+_ALTERNATE = re.compile(r"<(https?://[^\s<>]+)>\Z")  # a part's URL, at its end; what is before it is the question
 _SOURCE_FIELDS = ("framework", "version")
 
 
@@ -55,8 +55,8 @@ def split_alternates(value: str) -> list[tuple[str, str]]:
     parts = value.split("\n") if "\n" in value else value.split("|")
     found = []
     for part in (p.strip() for p in parts):
-        linked = _ALTERNATE.fullmatch(part)
-        question, url = (linked[1], linked[2]) if linked else (part, "")
+        linked = _ALTERNATE.search(part, max(part.rfind("<"), 0))
+        question, url = (part[: linked.start()].rstrip(), linked[1]) if linked else (part, "")
         if question:
             found.append((question, url))
     return found
@@ -139,7 +139,7 @@ class _Parser:
             self.errors += found
             return
         other = next(o for o in LANGS if o != lang)
-        question = re.sub(r"\s*\n\s*", " ", cells.own("question", lang))
+        question = re.sub(r"(?<!\s)\s*\n\s*", " ", cells.own("question", lang))
         answer = cells.own("answer", lang)
         not_covered = cells.flag(Column("not_covered"))
         if not question:
@@ -210,7 +210,7 @@ class _Parser:
 
     def translation(self, cells: Cells, lang: str) -> Translation | None:
         """The row's version in `lang` (not its own), from the columns named with that language."""
-        question = re.sub(r"\s*\n\s*", " ", cells.text(Column("question", lang)))
+        question = re.sub(r"(?<!\s)\s*\n\s*", " ", cells.text(Column("question", lang)))
         answer = cells.text(Column("answer", lang))
         if not question and not answer.strip():
             return None

@@ -25,7 +25,7 @@ from .sources import with_translations
 
 __all__ = ["find_source", "draft_file", "machine_table", "write_checked"]
 
-_HEADER = re.compile(r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_HEADER = re.compile(r"\s*\[\[?\s*([^\]\s](?:[^\]]*[^\]\s])?)\s*\]\]?\s*(?:#.*)?$")  # the name ends on no space
 
 
 # ---------------------------------------------------------------------------- the source and its draft's file

@@ -85,7 +85,10 @@ class Glossary:
                 (self._chinese if has_cjk(form) else english).setdefault(form, []).append(number)
         self._english = english
         alternation = "|".join(re.escape(f) for f in sorted(english, key=len, reverse=True))
-        self._english_re = re.compile(rf"(?<![a-z0-9_])(?:{alternation})(?![a-z0-9_])") if english else None
+        # Where no term can start (a space, a digit no term begins with), the lookahead fails before the terms are
+        # tried one by one.
+        starts = "(?=[" + "".join(re.escape(c) for c in sorted({f[0] for f in english if f})) + "])"
+        self._english_re = re.compile(rf"(?<![a-z0-9_]){starts}(?:{alternation})(?![a-z0-9_])") if english else None
 
     @classmethod
     def from_file(cls, path: Path) -> "Glossary":

@@ -20,9 +20,9 @@ from .entries import Entry
 __all__ = ["links_only", "links_only_entries", "demoted"]
 
 # A Markdown link's target, `[text](url)` (the text stays: it is words), an autolink `<url>`,
-# and a bare URL.
-_TARGET = re.compile(r"\]\(\s*<?[^)\s]+>?(?:\s+\"[^\"]*\")?\s*\)")
-_AUTOLINK = re.compile(r"<(?:https?|ftp)://[^>\s]+>|<[^@>\s]+@[^>\s]+>")
+# and a bare URL. No run reads past the next opening delimiter, so each is read in linear time.
+_TARGET = re.compile(r"\]\(\s*<?[^()<>\s]+>?(?:\s+\"[^\"]*\")?\s*\)")
+_AUTOLINK = re.compile(r"<(?:https?|ftp)://[^<>\s]+>|<[^<@>\s]+@[^<>\s]+>")
 _BARE = re.compile(r"(?:https?|ftp)://\S+|www\.\S+")
 
 

@@ -23,8 +23,8 @@ _LANGUAGE_NAMES = {
     "中文版", "日本語", "japanese", "한국어", "korean", "en", "zh", "zh-cn",
 }  # fmt: skip
 
-_CODE_SPAN = re.compile(r"(`+)(?:.+?)(?<!`)\1(?!`)", re.S)
-_INLINE_LINK = re.compile(r"(!?\[[^\]\n]*\]\()(\s*)(<[^>\n]*>|[^\s()<>]+)")
+_BACKTICKS = re.compile(r"`+")  # a code span opens and closes with runs of backticks of one length
+_INLINE_LINK = re.compile(r"(!?\[[^\[\]\n]*\]\()(\s*)(<[^>\n]*>|[^\s()<>]+)")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>")
 _REF_DEFINITION = re.compile(r"^(\s{0,3}\[[^\]]+\]:\s*)(\S+)")
 # A bare URL is ASCII: it ends at whitespace, at the first CJK or full-width
@@ -125,16 +125,35 @@ def _prose(text: str, base_url: str) -> str:
     return "".join(out)
 
 
+def _code_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each code span of a line, as CommonMark reads them: a run of backticks up to the next run of
+    the same length (a run with none after it is only backticks). Linear in the line, whatever its backticks."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(line)]
+    following = [-1] * len(runs)  # the index of the next run of the same length
+    last: dict[int, int] = {}
+    for i in range(len(runs) - 1, -1, -1):
+        length = runs[i][1] - runs[i][0]
+        following[i], last[length] = last.get(length, -1), i
+    spans, i = [], 0
+    while i < len(runs):
+        if following[i] == -1:
+            i += 1
+            continue
+        spans.append((runs[i][0], runs[following[i]][1]))
+        i = following[i] + 1
+    return spans
+
+
 def _line(line: str, base_url: str) -> str:
     definition = _REF_DEFINITION.match(line)
     if definition:
         return definition.group(1) + _resolve(definition.group(2), base_url)
     out: list[str] = []
     pos = 0
-    for span in _CODE_SPAN.finditer(line):
-        out.append(_prose(line[pos : span.start()], base_url))
-        out.append(span.group(0))
-        pos = span.end()
+    for start, end in _code_spans(line):
+        out.append(_prose(line[pos:start], base_url))
+        out.append(line[start:end])
+        pos = end
     out.append(_prose(line[pos:], base_url))
     return "".join(out)
 

@@ -40,7 +40,8 @@ __all__ = [
 Loc = tuple[str | int, ...]
 M = TypeVar("M", bound=BaseModel)
 
-_HEADER = re.compile(r"\s*(\[\[?)\s*([\w.\-\"' ]+?)\s*\]\]?\s*(?:#.*)?$")
+# A table's header: its name's words and the spaces between them alternate, so a run of spaces is read once.
+_HEADER = re.compile(r"\s*(\[\[?)\s*([\w.\-\"']+(?:[ \t]+[\w.\-\"']+)*)\s*\]\]?\s*(?:#.*)?$")
 _KINDS = {
     "string_type": "a string",
     "list_type": "a list",

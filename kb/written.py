@@ -220,11 +220,31 @@ def snippet(answer: WrittenAnswer, lang: str, layout: str = "headings") -> str:
     if lang not in answer.questions:
         written_in = " and ".join(answer.questions)
         raise QueryError("lang", f"the answer is not written in {lang!r}; it is in {written_in}")
-    question, text = answer.questions[lang], answer.answers[lang]
+    question, text = answer.questions[lang], _headings_in_bold(answer.answers[lang])
     if layout == "headings":
         return f"## {question}\n\n{text}\n"
     indented = "\n".join(f"   {line}" if line.strip() else "" for line in text.split("\n"))
     return f"1. **{question}**\n\n{indented}\n"
+
+
+def _headings_in_bold(text: str) -> str:
+    """An answer with its headings (outside code) made bold lines, so that in an upstream FAQ file a `## Step two`
+    inside it stays part of its entry rather than starting another."""
+    lines, fence = [], ""
+    for line in text.split("\n"):
+        stripped = line.lstrip(" ")
+        if fence:
+            fence = "" if stripped.startswith(fence) else fence
+        elif stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+        elif len(line) - len(stripped) <= 3 and stripped.startswith("#"):
+            hashes = len(stripped) - len(stripped.lstrip("#"))
+            rest = stripped[hashes:]
+            title = rest.strip(" \t#")
+            if hashes <= 6 and (not rest or rest[0] in " \t") and title:
+                line = f"**{title}**"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 class WrittenFile:

@@ -31,7 +31,7 @@ __all__ = ["clickable", "counted", "render_markdown", "print_result", "print_row
 # Everything a URL may hold as it is; anything else (Chinese in an anchor, a space) is percent-encoded.
 _URL_SAFE = ";/?:@&=+$,#%[]!~*'()-._"
 PIPED_WIDTH = 80  # cells a column is padded to at most, in a table printed to a pipe or a file
-_TRAILING = re.compile(r"\s+((?:\x1b\[[0-9;]*m)*)$")  # the spaces rich pads a line with, before any colour codes
+_TRAILING = re.compile(r"(?<!\s)\s+((?:\x1b\[[0-9;]*m)*)$")  # the spaces rich pads a line with, before any colour codes
 
 
 def counted(n: int, one: str, many: str = "") -> str:

@@ -130,6 +130,6 @@ def shorten(markdown: str, limit: int) -> tuple[str, bool]:
             cut = cut[:at]
             break
     cut = cut.rstrip()
-    if len(re.findall(r"^\s*```", cut, re.MULTILINE)) % 2:
+    if len(re.findall(r"^[ \t]*```", cut, re.MULTILINE)) % 2:
         cut += "\n```"
     return cut + "\n…", True

@@ -31,9 +31,9 @@ __all__ = ["highlight_code", "language", "stylesheet", "CLASS_PREFIX"]
 
 CLASS_PREFIX = "tok-"
 UNLABELLED = {"", "text", "txt", "plain", "plaintext", "log", "output"}  # guessed, else plain
-_PROMPT = re.compile(r"^\s*\$ ", re.M)
+_PROMPT = re.compile(r"^[ \t]*\$ ", re.M)
 _SHELL_HINT = re.compile(
-    r"^\s*(?:export |pip3? |python3? |bash |sh |git |conda |torchrun |deepspeed |cd |sudo |"
+    r"^[ \t]*(?:export |pip3? |python3? |bash |sh |git |conda |torchrun |deepspeed |cd |sudo |"
     r"docker |apt-get |ray |nvidia-smi)",
     re.M,
 )

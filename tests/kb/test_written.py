@@ -124,6 +124,19 @@ def test_the_snippet_is_an_entry_of_an_upstream_faq_file(tmp_path: Path, layout:
     )  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("layout", ["headings", "list"])
+def test_a_heading_in_an_answer_stays_in_its_entry_in_the_snippet(tmp_path: Path, layout: str) -> None:
+    answer = written_answer(
+        {"en": "How do I resume?"}, {"en": "Use `--load`.\n\n## Step two\n\n```bash\n## a comment\n```"}
+    )
+    document = tmp_path / "faq.md"
+    document.write_text(f"# FAQ\n\n{snippet(answer, 'en', layout)}", encoding="utf-8")
+    source = Source("faq", document.name, "FAQ", "", "en", "", "", entries=layout)
+    [entry] = parse_source(document, source)
+    assert entry.question == "How do I resume?"
+    assert entry.answer == "Use `--load`.\n\n**Step two**\n\n```bash\n## a comment\n```"
+
+
 def test_a_written_file_a_manifest_lists_is_read_once(tmp_path: Path) -> None:
     """A deployment may keep the written answers in its own FAQ folder: the folder's default manifest lists
     the file, and the build reads it as that source, not twice."""

@@ -37,9 +37,9 @@ __all__ = [
 Card = dict[str, Any]
 QUESTION_KEPT = 500  # characters of the question a button carries back, for the vote's record
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
-_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(")
+_FENCE = re.compile(r"^ {0,3}(`{3,}+|~{3,}+)[^\n]*+\n.*?(?:^ {0,3}\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_CODE_SPAN = re.compile(r"(?<!`)(`++).+?(?<!`)\1(?!`)", re.DOTALL)  # a run of backticks is tried once
+_IMAGE = re.compile(r"!\[([^\[\]\n]*)\]\(")
 
 
 def _plain(text: str) -> str:

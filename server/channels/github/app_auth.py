@@ -14,7 +14,8 @@ from typing import Any, Callable
 import httpx
 import jwt
 
-from .client import DEADLINE, GitHubUnavailable
+from .answers import GitHubUnavailable, json_of, object_of, text_at
+from .client import DEADLINE
 
 __all__ = ["AppTokens", "read_private_key"]
 
@@ -49,19 +50,23 @@ class AppTokens:
             if kept is not None and kept[1] - MARGIN > self.clock():
                 return kept[0]
             answer = await self._ask("POST", f"/app/installations/{installation}/access_tokens", 201)
+            token, expires_at = text_at(answer, "token"), text_at(answer, "expires_at")
             try:
-                token = answer["token"]
-                expires = datetime.fromisoformat(str(answer["expires_at"]).replace("Z", "+00:00")).timestamp()
-            except (KeyError, TypeError, ValueError):
-                raise GitHubUnavailable("POST /app/installations/.../access_tokens: no token and expiry") from None
-            self._tokens[installation] = (str(token), expires)
-            return str(token)
+                expires = datetime.fromisoformat(expires_at.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                raise GitHubUnavailable(
+                    f"POST /app/installations/.../access_tokens: the answer's expires_at is not a time: {expires_at[:40]!r}"
+                ) from None
+            if not token:
+                raise GitHubUnavailable("POST /app/installations/.../access_tokens: the answer has no token")
+            self._tokens[installation] = (token, expires)
+            return token
 
     async def login(self) -> str:
         """The App's login, `<slug>[bot]`, which writes its comments (asked once, then kept)."""
         if not self._slug:
-            slug = (await self._ask("GET", "/app", 200)).get("slug")
-            if not isinstance(slug, str) or not slug:
+            slug = text_at(await self._ask("GET", "/app", 200), "slug")
+            if not slug:
                 raise GitHubUnavailable("GET /app: the answer names no slug")
             self._slug = slug
         return f"{self._slug}[bot]"
@@ -81,10 +86,5 @@ class AppTokens:
         if response.status_code != status:
             said = response.text[:200].replace("\n", " ")
             raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
-        try:
-            answer = response.json()
-        except ValueError:
-            raise GitHubUnavailable(f"{method} {path}: the answer is not JSON") from None
-        if not isinstance(answer, dict):
-            raise GitHubUnavailable(f"{method} {path}: the answer is not a JSON object")
-        return answer
+        what = f"{method} {path}"
+        return object_of(what, json_of(what, response.content, response.headers.get("content-type", "")))

@@ -5,7 +5,8 @@ Async `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the 
 call has a total deadline (`DEADLINE` seconds from its start, whatever the server sends and however slowly), not a
 per-read timeout. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is
 waited out with `asyncio.sleep`, which holds no thread, up to `MAX_WAIT` seconds and only while the deadline allows;
-past either, or on another error, `GitHubUnavailable` with one line saying which call and why.
+past either, or on another error, `GitHubUnavailable` with one line saying which call and why. Answers are read
+through answers.py: capped in size, their JSON's shape checked.
 
 The bot's own comment on an issue is the one its login wrote (`login`: `GET /user` for a token's user, the App's
 slug and `[bot]` for a GitHub App) holding the marker: a comment someone else wrote is never taken for it."""
@@ -20,8 +21,7 @@ from urllib.parse import quote
 
 import httpx
 
-from kb.errors import KBError
-
+from .answers import Capped, GitHubUnavailable, id_at, json_of, listed, object_of, text_at
 from .backlog import IssueLocks
 
 __all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT", "DEADLINE", "connections", "Logins"]
@@ -36,10 +36,6 @@ _DISCUSSION_COMMENT = (
 
 Token = Callable[[], Awaitable[str]]
 Logins = dict[str, str]  # who each token (by a hash of it) or App is on GitHub, kept once asked
-
-
-class GitHubUnavailable(KBError):
-    """The API refused a call or could not be reached; the message says which call and why."""
 
 
 class GitHubAPI:
@@ -83,9 +79,8 @@ class GitHubAPI:
             return self._login
         key = hashlib.blake2b((await self.token()).encode(), digest_size=16).hexdigest()
         if key not in self.logins:
-            me = await self._call("GET", "/user")
-            login = me.get("login") if isinstance(me, dict) else None
-            if not isinstance(login, str) or not login:
+            login = text_at(await self._call("GET", "/user"), "login")
+            if not login:
                 raise GitHubUnavailable("GET /user: the answer names no login")
             self.logins[key] = login
         return self.logins[key]
@@ -93,25 +88,17 @@ class GitHubAPI:
     async def find_issue_comment(self, repo: str, number: int, marker: str) -> dict[str, Any] | None:
         """The bot's comment on an issue: the first written by its login that holds `marker`, or None."""
         me = (await self.login()).lower()
-        comments = await self._call("GET", f"/repos/{repo}/issues/{number}/comments", params={"per_page": 100})
-        for comment in comments if isinstance(comments, list) else []:
-            if not isinstance(comment, dict) or marker not in str(comment.get("body", "")):
-                continue
-            user = comment.get("user")
-            author = user.get("login") if isinstance(user, dict) else None
-            if isinstance(author, str) and author.lower() == me and isinstance(comment.get("id"), int):
-                return comment
+        path = f"/repos/{repo}/issues/{number}/comments"
+        for comment in listed(f"GET {path}", await self._call("GET", path, params={"per_page": 100})):
+            if marker in text_at(comment, "body") and text_at(comment, "user", "login").lower() == me:
+                return {**comment, "id": id_at(f"GET {path}", comment)}
         return None
 
     async def reactions(self, repo: str, comment_id: int) -> list[tuple[str, str]]:
         """(who, reaction) of every reaction to an issue comment: `+1`, `-1`, `heart`, ..."""
         path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
-        found = await self._call("GET", path, params={"per_page": 100})
-        return [
-            (str(r["user"].get("login", "")), str(r.get("content", "")))
-            for r in (found if isinstance(found, list) else [])
-            if isinstance(r, dict) and isinstance(r.get("user"), dict)
-        ]
+        found = listed(f"GET {path}", await self._call("GET", path, params={"per_page": 100}))
+        return [(text_at(r, "user", "login"), text_at(r, "content")) for r in found]
 
     async def upsert_issue_comment(self, repo: str, number: int, body: str, marker: str) -> str:
         """The bot's comment on an issue (its own, holding `marker`) updated to `body`, or created; its URL. One
@@ -120,10 +107,11 @@ class GitHubAPI:
             mine = await self.find_issue_comment(repo, number, marker)
             if mine is not None:
                 if mine.get("body") == body:
-                    return str(mine.get("html_url", ""))
+                    return text_at(mine, "html_url")
                 path = f"/repos/{repo}/issues/comments/{mine['id']}"
-                updated = await self._call("PATCH", path, json={"body": body})
-                return str(updated.get("html_url", "")) if isinstance(updated, dict) else ""
+                return text_at(
+                    object_of(f"PATCH {path}", await self._call("PATCH", path, json={"body": body})), "html_url"
+                )
             return await self.comment_on_issue(repo, number, body)
 
     async def add_label(self, repo: str, number: int, label: str) -> None:
@@ -139,25 +127,23 @@ class GitHubAPI:
                 raise
 
     async def comment_on_issue(self, repo: str, number: int, body: str) -> str:
-        created = await self._call("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})
-        return str(created.get("html_url", "")) if isinstance(created, dict) else ""
+        path = f"/repos/{repo}/issues/{number}/comments"
+        return text_at(object_of(f"POST {path}", await self._call("POST", path, json={"body": body})), "html_url")
 
     async def comment_on_discussion(self, node_id: str, body: str) -> str:
         """A comment on the Discussion with this GraphQL node id; its URL."""
         graphql = self.api_url[: -len("/v3")] + "/graphql" if self.api_url.endswith("/api/v3") else "/graphql"
-        answer = await self._call(
-            "POST", graphql, json={"query": _DISCUSSION_COMMENT, "variables": {"id": node_id, "body": body}}
+        answer = object_of(
+            f"POST {graphql}",
+            await self._call(
+                "POST", graphql, json={"query": _DISCUSSION_COMMENT, "variables": {"id": node_id, "body": body}}
+            ),
         )
-        if not isinstance(answer, dict):
-            raise GitHubUnavailable(f"commenting on discussion {node_id}: the answer is not a JSON object")
         errors = answer.get("errors")
         if errors:
-            said = errors[0].get("message", "") if isinstance(errors, list) and isinstance(errors[0], dict) else ""
-            raise GitHubUnavailable(f"commenting on discussion {node_id}: {str(said)[:200]}")
-        found: Any = answer
-        for key in ("data", "addDiscussionComment", "comment", "url"):
-            found = found.get(key) if isinstance(found, dict) else None
-        return str(found or "")
+            said = text_at(errors[0], "message") if isinstance(errors, list) else ""
+            raise GitHubUnavailable(f"commenting on discussion {node_id[:64]}: {said[:200]}")
+        return text_at(answer, "data", "addDiscussionComment", "comment", "url")
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         """One call, tried again after a rate limit while the deadline allows; its JSON answer ({} for none)."""
@@ -167,7 +153,14 @@ class GitHubAPI:
             try:
                 async with asyncio.timeout(max(left, 0.001)):
                     headers = {"Authorization": f"Bearer {await self.token()}"}
-                    response = await self.client.request(method, path, headers=headers, **kwargs)
+                    request = self.client.build_request(method, path, headers=headers, **kwargs)
+                    response = await self.client.send(request, stream=True)
+                    try:
+                        body = Capped(f"{method} {path}")
+                        async for chunk in response.aiter_bytes():
+                            body.add(chunk)
+                    finally:
+                        await response.aclose()
             except TimeoutError:
                 raise GitHubUnavailable(f"{method} {path}: no whole answer within {self.deadline:g} s") from None
             except httpx.HTTPError as exc:
@@ -183,9 +176,9 @@ class GitHubAPI:
                 await self.sleep(wait)
                 continue
             if response.status_code >= 300:
-                said = response.text[:200].replace("\n", " ")
+                said = body.body[:200].decode("utf-8", "replace").replace("\n", " ")
                 raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
-            return _json(response, method, path)
+            return json_of(f"{method} {path}", body.body, response.headers.get("content-type", ""))
         raise GitHubUnavailable(f"{method} {path}: still rate-limited after {ATTEMPTS} tries")
 
 
@@ -194,16 +187,6 @@ def _constant(token: str) -> Token:
         return token
 
     return given
-
-
-def _json(response: httpx.Response, method: str, path: str) -> Any:
-    """The answer's JSON ({} for an empty one); GitHubUnavailable when it is not JSON."""
-    if not response.content:
-        return {}
-    try:
-        return response.json()
-    except ValueError:
-        raise GitHubUnavailable(f"{method} {path}: the answer is not JSON") from None
 
 
 def connections(api_url: str) -> httpx.AsyncClient:

@@ -1,0 +1,62 @@
+"""Every regular expression of the packages on hostile text: how many there are, and the slowest.
+
+The patterns are counted from the code (tests/support/hostile_patterns.py reads kb/, ingest/, server/ and kbcli/);
+each is timed on hostile texts (runs of each kind of character, delimiters never closed, alternations of both) of
+the size its row in tests/quality/pattern_inventory.py gives (65,536 characters unless its surface cuts the text
+first), as tests/quality/test_hostile_patterns.py does. Target: each under 0.1 s.
+
+    .venv/bin/python bench/bench_hostile_patterns.py [--quick]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import ROOT, Row, main  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+
+from tests.quality.pattern_inventory import ROWS  # noqa: E402
+from tests.support.hostile_patterns import found, patterns_of, worst  # noqa: E402
+
+SECTION = "hostile patterns"
+TARGET = 0.1  # seconds per pattern
+
+
+def run(quick: bool = False) -> list[Row]:
+    items = found()
+    rows = {(r.file, r.key): r for r in ROWS}
+    timings = []
+    for item in items:
+        row = rows[(item.file, item.key)]
+        chars = row.chars // 4 if quick else row.chars
+        for pattern in patterns_of(item, row.make):
+            took, shape = worst(pattern, chars, 1.0, row.how, row.prepare)
+            timings.append((took, f"{item.file}:{item.line}", shape))
+    timings.sort(reverse=True)
+    slowest = timings[0]
+    over = [t for t in timings if t[0] >= TARGET]
+    result = [
+        Row(
+            "patterns in the code (counted) / in the inventory",
+            f"{len(items)} / {len(ROWS)}",
+            "equal",
+            len(items) == len(ROWS),
+        ),
+        Row(
+            "slowest pattern on hostile text",
+            f"{slowest[0] * 1000:.1f} ms ({slowest[1]}, {slowest[2]})",
+            f"< {TARGET:g} s",
+            slowest[0] < TARGET,
+        ),
+        Row("patterns over the target", str(len(over)), "0", not over),
+    ]
+    result += [Row(f"  {where} on {shape}", f"{took * 1000:.1f} ms") for took, where, shape in timings[:5]]
+    return result
+
+
+if __name__ == "__main__":
+    main(run, __doc__)

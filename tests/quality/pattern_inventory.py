@@ -1,0 +1,316 @@
+"""The inventory of the packages' regular expressions: one row for each `re.compile` and inline `re.` call in kb/,
+ingest/, server/ and kbcli/, in file order, with the size of hostile text it is timed on and how it is used.
+
+tests/quality/test_hostile_patterns.py finds the patterns by reading the code (tests/support/hostile_patterns.py)
+and fails when one has no row here (a new pattern) or a row has no pattern (one removed), then times each on
+hostile text. A row's `chars` is the most text its surface hands it: 65,536 by default, GitHub's limit on an issue
+or comment and more than a query (2,000), a pasted trace (50,000 is reduced line by line) or a chat message takes;
+`how` is "match" for a pattern only ever matched at the start of a bounded line or value; `make` makes a pattern
+built at run time (from a glossary, a tag table, a setting) from the shipped data or a typical value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from tests.support.hostile_patterns import module
+
+GITHUB_BODY = 65_536  # characters: the largest text from outside any surface reads before it is cut
+
+
+def _glossary() -> list[re.Pattern[str]]:
+    found = module("kb.glossary").load_glossary()._english_re
+    return [found] if found is not None else []
+
+
+def _tag_patterns() -> list[re.Pattern[str]]:
+    return [p for tag in module("kb.tags").tag_table().tags.values() for p in tag.patterns]
+
+
+@dataclass(frozen=True)
+class Row:
+    file: str
+    key: str  # the pattern's text, or the expression that makes it at run time
+    chars: int = GITHUB_BODY
+    how: str = "finditer"  # or "match"
+    make: Callable[[], list[re.Pattern[str]]] | None = None
+    prepare: Callable[[str], str] = str  # what the surface does to text before the pattern sees it
+
+
+def _bounded(text: str) -> str:
+    """Text as the tags read it: runs of ASCII and of spaces cut to 100 characters (`kb.tags.bounded`)."""
+    cut: str = module("kb.tags").bounded(text)
+    return cut
+
+
+ROWS = [
+    # kb/answer.py
+    Row(
+        "kb/answer.py",
+        "^\\s*(?:what about|how about|and (?:for|with|in|if)|and what|same for|what if|那|那么|那如果|如果是|换成|改成|还有|另外)|(?:呢|吗)\\s*[?？]?\\s*$",
+    ),
+    Row(
+        "kb/answer.py",
+        "f'(?<![\\\\w-]){re.escape(name)}(?![\\\\w-])'",
+        make=lambda: [re.compile(rf"(?<![\w-]){re.escape('megatron-lm')}(?![\w-])")],
+    ),
+    Row(
+        "kb/answer.py",
+        "f'(?<![\\\\w-]){re.escape(name)}(?![\\\\w-])'",
+        make=lambda: [re.compile(rf"(?<![\w-]){re.escape('megatron-lm')}(?![\w-])")],
+    ),
+    Row("kb/answer.py", "\\s+"),
+    # kb/calibrate.py
+    Row("kb/calibrate.py", "https?://(?:www\\.)?github\\.com/([^/]+/[^/#?]+)"),
+    # kb/embedding.py
+    Row("kb/embedding.py", "[\\t\\n\\x20-\\x7e\\u3000-\\u303f\\u3400-\\u4dbf\\u4e00-\\u9fff\\uff01-\\uff5e]*"),
+    # kb/evaluate.py
+    Row("kb/evaluate.py", "[\\s*`#]+"),
+    # kb/glossary.py
+    Row("kb/glossary.py", "f'(?<![a-z0-9_]){starts}(?:{alternation})(?![a-z0-9_])'", make=_glossary),
+    # kb/hubs.py
+    Row("kb/hubs.py", '\\]\\(\\s*<?[^()<>\\s]+>?(?:\\s+\\"[^\\"]*\\")?\\s*\\)'),
+    Row("kb/hubs.py", "<(?:https?|ftp)://[^<>\\s]+>|<[^<@>\\s]+@[^<>\\s]+>"),
+    Row("kb/hubs.py", "(?:https?|ftp)://\\S+|www\\.\\S+"),
+    Row("kb/hubs.py", "\\w"),
+    # kb/hyperlinks.py
+    Row("kb/hyperlinks.py", "`+"),
+    Row("kb/hyperlinks.py", "(!?\\[[^\\[\\]\\n]*\\]\\()(\\s*)(<[^>\\n]*>|[^\\s()<>]+)"),
+    Row("kb/hyperlinks.py", "<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\\s<>]*>"),
+    Row("kb/hyperlinks.py", "^(\\s{0,3}\\[[^\\]]+\\]:\\s*)(\\S+)"),
+    Row("kb/hyperlinks.py", "https?://[!#-&(-;=?-_a-~]+"),
+    Row("kb/hyperlinks.py", "\\n{3,}"),
+    # kb/index.py
+    Row("kb/index.py", "^Error in .*? at \\S+: "),
+    # kb/insights/report.py
+    Row("kb/insights/report.py", "^\\s*(\\d{1,5})\\s*([hdw])\\s*$"),
+    # kb/insights/sql.py
+    Row(
+        "kb/insights/sql.py",
+        "pattern",
+        make=lambda: [re.compile(p, re.DOTALL) for p, _ in module("kb.insights.sql")._POSTGRES],
+    ),
+    # kb/issue_question.py
+    Row("kb/issue_question.py", "[a-z][a-z0-9_-]*"),
+    Row("kb/issue_question.py", "v?\\d+(?:\\.[\\w+-]+)+", how="match"),
+    Row("kb/issue_question.py", "\\n[ \\t]+(?=\\n)"),
+    Row("kb/issue_question.py", "\\n{3,}"),
+    # kb/judge/llm.py
+    Row("kb/judge/llm.py", "HTTP (400|422)"),
+    # kb/llm.py
+    Row("kb/llm.py", "[\\[【]\\s*(\\d+(?:\\s*[,，、]\\s*\\d+)*)\\s*[\\]】](?!\\()"),
+    Row("kb/llm.py", "\\d+"),
+    # kb/noise.py
+    Row(
+        "kb/noise.py",
+        "^\\s*(?:[\\[【(（]\\s*(?:bug|bugs|usage|question|questions|help wanted|help|feature|feature request|discussion|doc|docs|misc|installation|install|performance|rfc|enhancement|new model|urgent|求助|问题|咨询|提问|疑问|bug反馈|已解决|solved)\\s*[\\]】)）]\\s*(?:[:：]\\s*)?)+",
+    ),
+    Row("kb/noise.py", "^\\s*(?:bug|question|help|issue|q)\\s*[:：]\\s*"),
+    Row(
+        "kb/noise.py",
+        "^\\s*(?:(?:hi|hello|hey|dear)(?:\\s+(?:all|everyone|there|team|guys|developers|authors))?|大家好|各位(?:大佬|老师|好)?|你好|您好|老师好|请教(?:一下|一个问题|个问题)?|请问(?:一下)?)[\\s,，!！。:：]*",
+    ),
+    Row("kb/noise.py", "(?:thanks?(?: you)?(?: in advance)?|thx|谢谢(?:大家|各位)?|多谢|感谢)\\Z"),
+    Row(
+        "kb/noise.py",
+        "(?<![\\w.])v?\\d+\\.\\d+(?:\\.\\d+)+(?:[-+.]?\\w+)?(?![\\w.])|(?<![\\w.])v\\d+(?:\\.\\d+)?(?![\\w.])",
+    ),
+    Row(
+        "kb/noise.py",
+        "\\b(?:on|with|using|in)?\\s*\\d+\\s*(?:[x×*]\\s*)?(?:nodes?\\s+of\\s+)?(?:H100|H800|H20|A100|A800|A10|V100|L40S?|4090|3090|GPUs?|cards?|nodes?)\\b|(?<!\\d)\\d+\\s*(?:卡|张卡|台机器|机)",
+    ),
+    Row("kb/noise.py", "[ \\t]{2,}"),
+    Row("kb/noise.py", "\\w"),
+    # kb/settings.py
+    Row("kb/settings.py", "[a-z][a-z0-9_]*"),
+    Row("kb/settings.py", ":[^:@/]*@"),
+    # kb/stacktrace.py
+    Row("kb/stacktrace.py", '^\\s*File "(?P<path>[^"]+)", line \\d+, in (?P<func>[\\w<>.]+)'),
+    Row("kb/stacktrace.py", "^(?P<type>(?:[A-Za-z_]\\w*\\.)*(?P<name>[A-Z]\\w*))(?::\\s*(?P<msg>.*))?$"),
+    Row("kb/stacktrace.py", "Error|Exception|Exit|Interrupt|Failed|Warning|Timeout"),
+    Row(
+        "kb/stacktrace.py",
+        "^(?:\\s*(?:\\[rank\\d+\\]:?|\\((?=\\w*(?:pid|Worker|Actor))[^)]*\\)|\\d{4}-\\d\\d-\\d\\d[ T][\\d:.,]+|\\[?(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\\]?:?|\\[[\\d:.\\- ]+\\]))+\\s*",
+    ),
+    Row("kb/stacktrace.py", "0x[0-9a-fA-F]+"),
+    Row("kb/stacktrace.py", "(?:[A-Za-z]:)?(?:/[\\w.\\-]+){2,}/?"),
+    Row("kb/stacktrace.py", "\\b(?:pid|rank|ip|node)[=:]\\s*\\S+"),
+    Row("kb/stacktrace.py", "\\b\\d+(?:\\.\\d+){3}(?::\\d+)?\\b"),
+    Row("kb/stacktrace.py", "(?<![\\w.])\\d+(?:\\.\\d+)?(?![\\w.])"),
+    Row(
+        "kb/stacktrace.py",
+        '(?<!\\s)\\s*(?=Traceback \\(most recent call last\\)|File \\"[^\\"]+\\", line \\d+, in |\\[rank\\d+\\]|(?<![\\w.])(?:[A-Za-z_]\\w*\\.)*[A-Z]\\w*(?:Error|Exception):\\s)|(?<=, in )(?<![\\w.])([\\w<>.]+)\\s+',
+    ),
+    Row("kb/stacktrace.py", "[(\\[][\\s,]*[)\\]]"),
+    Row("kb/stacktrace.py", "\\s+"),
+    Row("kb/stacktrace.py", "error|exception|failed|assert|timeout|mismatch"),
+    # kb/tags.py
+    Row("kb/tags.py", "[a-z0-9][a-z0-9-]*"),
+    Row(
+        "kb/tags.py",
+        "f'(?<![!-~])([!-~]{{{MAX_RUN}}})[!-~]+|(?<![ \\\\t-\\\\r])([ \\\\t-\\\\r]{{{MAX_RUN}}})[ \\\\t-\\\\r]+'",
+    ),
+    Row("kb/tags.py", "[A-Za-z0-9_]"),
+    Row("kb/tags.py", "[A-Za-z0-9_]$"),
+    Row(
+        "kb/tags.py",
+        "before + re.escape(word).replace('\\\\ ', '\\\\s+') + after",
+        make=lambda: [module("kb.tags")._keyword(w) for w in ("out of memory", "oom", "nccl")],
+    ),
+    Row("kb/tags.py", "pattern", make=_tag_patterns, prepare=_bounded),
+    Row("kb/tags.py", "p", make=_tag_patterns, prepare=_bounded),
+    Row("kb/tags.py", "[^a-z0-9]+"),
+    # kb/text.py
+    Row("kb/text.py", "f'[{_CJK}]+|[A-Za-z0-9_][A-Za-z0-9_.\\\\-/\\\\[\\\\]:]*'"),
+    Row("kb/text.py", "[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\\d+"),
+    Row(
+        "kb/text.py",
+        "[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\ud800-\\udfff\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]",
+    ),
+    Row("kb/text.py", "f'[{_CJK}]'"),
+    Row("kb/text.py", "f'[{_CJK}]'"),
+    Row("kb/text.py", "-+"),
+    Row("kb/text.py", "[^A-Za-z0-9_]+"),
+    # kb/tomlfile.py
+    Row(
+        "kb/tomlfile.py",
+        "\\s*(\\[\\[?)\\s*([\\w.\\-\\\"']+(?:[ \\t]+[\\w.\\-\\\"']+)*)\\s*\\]\\]?\\s*(?:#.*)?$",
+        how="match",
+    ),
+    Row("kb/tomlfile.py", "\\d{4}-\\d{2}-\\d{2}"),
+    Row(
+        "kb/tomlfile.py",
+        'f"""\\\\s*(?:{re.escape(key)}|\\\\"{re.escape(key)}\\\\"|\'{re.escape(key)}\')\\\\s*="""',
+        how="match",
+        make=lambda: [re.compile(rf"\s*(?:{re.escape('ref')}|\"{re.escape('ref')}\"|'{re.escape('ref')}')\s*=")],
+    ),
+    Row("kb/tomlfile.py", "line (\\d+)"),
+    # kb/written.py
+    Row("kb/written.py", "[,，、;；|\\n]"),
+    # ingest/changes.py
+    Row("ingest/changes.py", "/(blob|tree|raw)/[^/\\s)>\\\"']+/"),
+    # ingest/columns.py
+    Row("ingest/columns.py", "[\\s\\-()（）\\[\\]【】_]+"),
+    # ingest/export.py
+    Row("ingest/export.py", "<(https?://[^\\s<>]+)>"),
+    # ingest/headings.py
+    Row(
+        "ingest/headings.py",
+        "</?(?:a|abbr|b|big|br|code|del|em|font|i|img|ins|kbd|mark|small|span|strong|sub|sup|u|wbr)(?:\\s[^<>]*)?/?>",
+    ),
+    Row("ingest/headings.py", "\\s+"),
+    # ingest/linebreaks.py
+    Row("ingest/linebreaks.py", "(?:^|(?<=\\s))```([\\w+#.-]*)\\s(.*?)\\s*```(?=\\s|$)"),
+    Row("ingest/linebreaks.py", "(?<!\\s)\\s+(?=#{1,6} \\S)"),
+    Row("ingest/linebreaks.py", "(?<=[?？])\\s+|(?<!\\s)\\s+(?=\\d{1,3}[.)]\\s|\\[|[-+*]\\s)"),
+    Row("ingest/linebreaks.py", "(?<=[。．.!！?？:：;；])\\s+(?=(?:\\d{1,3}[.)]|[-+*])\\s)"),
+    Row("ingest/linebreaks.py", "(?<=\\\\)\\s+|(?<!\\s)\\s+(?=#\\S)|(?<!\\s)\\s+(?=[A-Za-z_][\\w.]*\\s*=[^=])"),
+    Row("ingest/linebreaks.py", "(?:^|\\s)#{1,6} \\S"),
+    Row("ingest/linebreaks.py", "#{1,6} "),
+    Row("ingest/linebreaks.py", "\\n{3,}"),
+    # ingest/manifest.py
+    Row("ingest/manifest.py", "[A-Za-z0-9][A-Za-z0-9._-]*"),
+    Row("ingest/manifest.py", "[\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff]"),
+    Row("ingest/manifest.py", "https?://"),
+    Row("ingest/manifest.py", "[-_.\\s]+"),
+    # ingest/markdown_faq.py
+    Row("ingest/markdown_faq.py", "[\\s:：。.!！?？]*"),
+    Row("ingest/markdown_faq.py", "( *)(\\d{1,9}[.)]|[-+*])( *)", how="match"),
+    Row("ingest/markdown_faq.py", "(?<!\\s)\\s*[(（][^()（）]*[)）]$"),
+    Row("ingest/markdown_faq.py", "L\\d+"),
+    # ingest/table_faq.py
+    Row("ingest/table_faq.py", "[A-Za-z0-9][A-Za-z0-9._-]{0,99}"),
+    Row("ingest/table_faq.py", "[A-Za-z0-9][A-Za-z0-9._-]*"),
+    Row("ingest/table_faq.py", "<(https?://[^\\s<>]+)>\\Z"),
+    Row("ingest/table_faq.py", "[,，、;；|\\n]"),
+    Row("ingest/table_faq.py", "(?<!\\s)\\s*\\n\\s*"),
+    Row("ingest/table_faq.py", "(?<!\\s)\\s*\\n\\s*"),
+    # ingest/translation_checks.py
+    Row("ingest/translation_checks.py", "[\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff]"),
+    Row("ingest/translation_checks.py", "[A-Za-z]"),
+    Row("ingest/translation_checks.py", "https?://[!#-&(-;=?-_a-~]+"),
+    Row("ingest/translation_checks.py", "```\\s*(markdown|md)?\\s*"),
+    # ingest/translation_files.py
+    Row(
+        "ingest/translation_files.py",
+        "\\s*\\[\\[?\\s*([^\\]\\s](?:[^\\]]*[^\\]\\s])?)\\s*\\]\\]?\\s*(?:#.*)?$",
+        how="match",
+    ),
+    Row("ingest/translation_files.py", "\\s+"),
+    # ingest/upstream.py
+    Row("ingest/upstream.py", "(?:https://|git@|ssh://git@)github\\.com[:/]([^/]+)/(.+?)(?:\\.git)?/?$"),
+    Row("ingest/upstream.py", "/(blob|tree|raw)/[^/]+/.*$"),
+    Row("ingest/upstream.py", "\\s*\\[", how="match"),
+    Row(
+        "ingest/upstream.py",
+        "f'\\\\s*{re.escape(key)}\\\\s*='",
+        how="match",
+        make=lambda: [re.compile(rf"\s*{re.escape('ref')}\s*=")],
+    ),
+    Row(
+        "ingest/upstream.py",
+        'f"""\\\\s*name\\\\s*=\\\\s*[\\\\"\']{re.escape(source)}[\\\\"\']"""',
+        how="match",
+        make=lambda: [re.compile(rf"\s*name\s*=\s*[\"']{re.escape('slime')}[\"']")],
+    ),
+    # server/channels/channel.py
+    Row("server/channels/channel.py", "^[a-z][a-z0-9_]*$"),
+    Row("server/channels/channel.py", "^#[0-9a-f]{6}$"),
+    # server/channels/feishu/card.py
+    Row("server/channels/feishu/card.py", "^ {0,3}(`{3,}+|~{3,}+)[^\\n]*+\\n.*?(?:^ {0,3}\\1[^\\n]*$|\\Z)"),
+    Row("server/channels/feishu/card.py", "(?<!`)(`++).+?(?<!`)\\1(?!`)"),
+    Row("server/channels/feishu/card.py", "!\\[([^\\[\\]\\n]*)\\]\\("),
+    # server/channels/feishu/events.py
+    Row("server/channels/feishu/events.py", "[ \\t]+"),
+    # server/channels/github/comment.py
+    Row("server/channels/github/comment.py", "<!-- kb-faq-entry: ([\\w.-]+) -->"),
+    # server/channels/github/push.py
+    Row("server/channels/github/push.py", "^[a-z][\\w+.-]*://(?:[^@/]*@)?(.*)$"),
+    Row("server/channels/github/push.py", "^[^@/:]+@([^:/]+):(.*)$"),
+    # server/channels/openai/routes.py
+    Row(
+        "server/channels/openai/routes.py",
+        "[\\u3040-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\uac00-\\ud7af\\uf900-\\ufaff\\uff00-\\uffef]",
+    ),
+    # server/channels/slack/blocks.py
+    Row("server/channels/slack/blocks.py", "^[UW][A-Z0-9]{2,20}$"),
+    # server/channels/slack/mrkdwn.py
+    Row("server/channels/slack/mrkdwn.py", "&[a-z]{0,3}$"),
+    # server/forms.py
+    Row("server/forms.py", "[A-Za-z0-9_-]{32}"),
+    # server/limits.py
+    Row("server/limits.py", '["\\\\\\[\\]{}]'),
+    # server/rendering/highlight.py
+    Row("server/rendering/highlight.py", "^[ \\t]*\\$ "),
+    Row(
+        "server/rendering/highlight.py",
+        "^[ \\t]*(?:export |pip3? |python3? |bash |sh |git |conda |torchrun |deepspeed |cd |sudo |docker |apt-get |ray |nvidia-smi)",
+    ),
+    Row("server/rendering/highlight.py", "\\A\\s*Traceback \\(most recent call last\\):"),
+    # server/rendering/markdown.py
+    Row("server/rendering/markdown.py", "[\\x00-\\x20\\x7f]+"),
+    Row(
+        "server/rendering/markdown.py",
+        "'|'.join((_bounded(w) for w in words))",
+        make=lambda: [module("server.rendering.markdown")._terms_pattern(["slime", "resume training", "c++"])],
+    ),
+    Row("server/rendering/markdown.py", "[A-Za-z0-9_]"),
+    Row("server/rendering/markdown.py", "[A-Za-z0-9_]$"),
+    Row("server/rendering/markdown.py", "(<[^<>]*>)|([._/=])(?=\\S)"),
+    Row("server/rendering/markdown.py", "<[^<>]*>"),
+    Row("server/rendering/markdown.py", "\\S+"),
+    Row("server/rendering/markdown.py", "\\s+"),
+    Row("server/rendering/markdown.py", "```[^\\n]*|`|\\*\\*|__|!?\\[([^\\[\\]\\n]*)\\]\\([^()\\n]*\\)"),
+    # server/replies.py
+    Row("server/replies.py", "^[ \\t]*```"),
+    # server/routes/docs.py
+    Row("server/routes/docs.py", "<(script|style)>(.*?)</\\1>"),
+    # server/sessions.py
+    Row("server/sessions.py", "[A-Za-z0-9_-]{24}\\.[0-9a-f]{32}"),
+    # kbcli/terminal.py
+    Row("kbcli/terminal.py", "(?<!\\s)\\s+((?:\\x1b\\[[0-9;]*m)*)$"),
+    Row("kbcli/terminal.py", "\\n\\s*\\n"),
+    Row("kbcli/terminal.py", "[^\\s\\[\\]()]+"),
+]

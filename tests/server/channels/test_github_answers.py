@@ -4,6 +4,7 @@ run here) that answers each call with what a broken proxy or a hostile server mi
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any, Callable, Iterator
@@ -24,7 +25,7 @@ ANSWERS: dict[str, tuple[bytes, str]] = {  # what the stand-in answers, by name
     "object": (b'{"message": "not a list"}', "application/json"),
     "list": (b'[{"html_url": "x"}]', "application/json"),
     "long number": (b'[{"id": ' + b"9" * 5_000 + b', "body": "<!-- kb-faq-bot -->"}]', "application/json"),
-    "wrong types": (b'[{"id": "one", "body": "<!-- kb-faq-bot -->", "user": "me"}]', "application/json"),
+    "wrong types": (b'[{"id": "one", "body": "<!-- kb-faq-bot -->", "user": {"login": "kb-bot"}}]', "application/json"),
     "reactions of wrong types": (b'[{"user": "me", "content": 5}, 7, {"user": {"login": ["x"]}}]', "application/json"),
     "nested": (b"[" * 100_000 + b"]" * 100_000, "application/json"),
 }
@@ -61,25 +62,37 @@ def stand_in(serve: Callable[..., Any]) -> Malformed:
 
 
 @pytest.fixture
-def api(stand_in: Malformed) -> Iterator[GitHubAPI]:
-    client = GitHubAPI(stand_in.url, "ghp-test-token", sleep=lambda _: None)
-    yield client
-    client.close()
+def api(stand_in: Malformed) -> str:
+    """The stand-in's address: each call makes its own client there, as an async client belongs to one loop."""
+    return stand_in.url
 
 
-CALLS: dict[str, Callable[[GitHubAPI], Any]] = {
-    "find_issue_comment": lambda api: api.find_issue_comment("owner/repo", 1, "<!-- kb-faq-bot -->"),
-    "reactions": lambda api: api.reactions("owner/repo", 100),
-    "comment_on_issue": lambda api: api.comment_on_issue("owner/repo", 1, "hello"),
-    "upsert_issue_comment": lambda api: api.upsert_issue_comment("owner/repo", 1, "hello", "<!-- kb-faq-bot -->"),
-    "comment_on_discussion": lambda api: api.comment_on_discussion("D_1", "hello"),
+def _run(call: Callable[[GitHubAPI], Any]) -> Callable[[str], Any]:
+    """`call` on a client of its own, in an event loop of its own, its connections closed after."""
+
+    async def once(url: str) -> Any:
+        own = GitHubAPI(url, "ghp-test-token", login="kb-bot")
+        try:
+            return await call(own)
+        finally:
+            await own.aclose()
+
+    return lambda url: asyncio.run(once(url))
+
+
+CALLS: dict[str, Callable[[str], Any]] = {
+    "find_issue_comment": _run(lambda api: api.find_issue_comment("owner/repo", 1, "<!-- kb-faq-bot -->")),
+    "reactions": _run(lambda api: api.reactions("owner/repo", 100)),
+    "comment_on_issue": _run(lambda api: api.comment_on_issue("owner/repo", 1, "hello")),
+    "upsert_issue_comment": _run(lambda api: api.upsert_issue_comment("owner/repo", 1, "hello", "<!-- kb-faq-bot -->")),
+    "comment_on_discussion": _run(lambda api: api.comment_on_discussion("D_1", "hello")),
 }
 
 
 @pytest.mark.parametrize("answer", list(ANSWERS))
 @pytest.mark.parametrize("call", list(CALLS))
 def test_a_malformed_answer_is_a_clear_error_or_read_safely(
-    stand_in: Malformed, api: GitHubAPI, call: str, answer: str
+    stand_in: Malformed, api: str, call: str, answer: str
 ) -> None:
     stand_in.answer = answer
     try:
@@ -94,7 +107,7 @@ def test_a_malformed_answer_is_a_clear_error_or_read_safely(
         assert all(isinstance(who, str) and isinstance(what, str) for who, what in got)
 
 
-def test_the_errors_say_what_was_wrong(stand_in: Malformed, api: GitHubAPI) -> None:
+def test_the_errors_say_what_was_wrong(stand_in: Malformed, api: str) -> None:
     said = {}
     for answer, call in [("html", "reactions"), ("object", "reactions"), ("list", "comment_on_issue")]:
         stand_in.answer = answer
@@ -114,7 +127,7 @@ def test_the_errors_say_what_was_wrong(stand_in: Malformed, api: GitHubAPI) -> N
         CALLS["find_issue_comment"](api)
 
 
-def test_a_300_mb_answer_is_refused_once_past_the_cap(stand_in: Malformed, api: GitHubAPI) -> None:
+def test_a_300_mb_answer_is_refused_once_past_the_cap(stand_in: Malformed, api: str) -> None:
     stand_in.answer, stand_in.sent = "huge", 0
     started = time.perf_counter()
     with pytest.raises(GitHubUnavailable, match="the answer is over 16 MiB; not read"):
@@ -139,7 +152,6 @@ def test_a_malformed_answer_is_one_log_line_of_the_webhook(
         assert client.post("/github/webhook", content=body, headers=headers).status_code == 202
     said = [r for r in caplog.records if "owner/repo#1" in r.getMessage()]
     assert [r.getMessage() for r in said] == [
-        "GitHub: the answer to owner/repo#1 was not posted: GET /repos/owner/repo/issues/1/comments: "
-        "the answer holds a number too long to read"
+        "GitHub: the answer to owner/repo#1 was not posted: GET /user: the answer holds a number too long to read"
     ]
     assert not any(r.exc_info for r in caplog.records)

@@ -13,10 +13,24 @@ __all__ = ["clean_answer", "MAX_ANSWER"]
 
 MAX_ANSWER = 20_000  # characters of an answer kept (kb.written's limit)
 
-_COMMENT = re.compile(r"<!--.{0,4000}?-->", re.DOTALL)  # an HTML comment (a template's hint)
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]{0,30}(?:\s[^<>]{0,2000})?/?>")  # an HTML tag, its attributes
 _MENTION = re.compile(r"(?<![\w`/@.])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))(?![\w/])")
 _BLANK_RUN = re.compile(r"\n{3,}")
+
+
+def _without_html_comments(text: str) -> str:
+    """`text` without `<!-- ... -->` (a template's hints), in one pass of `str.find`; an unclosed one runs to the end."""
+    kept, at = [], 0
+    while True:
+        start = text.find("<!--", at)
+        if start < 0:
+            kept.append(text[at:])
+            return "".join(kept)
+        kept.append(text[at:start])
+        end = text.find("-->", start + 4)
+        if end < 0:
+            return "".join(kept)
+        at = end + 3
 
 
 def _unquoted(text: str) -> str:
@@ -44,7 +58,7 @@ def clean_answer(text: str) -> str:
     image tag's picture is lost, not linked), each `@name` shown as code so it notifies no one, blank runs
     squeezed; at most `MAX_ANSWER` characters."""
     text = text.replace("\r\n", "\n")
-    text = _COMMENT.sub("", text)
+    text = _without_html_comments(text)
     text = _unquoted(text)
     text = _outside_code(text, _TAG, "")
     text = text.replace("<", "&lt;") if "```" not in text else _outside_code(text, re.compile("<"), "&lt;")

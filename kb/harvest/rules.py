@@ -26,11 +26,31 @@ __all__ = ["Rules", "Choice", "choose", "refusal", "MEMBERS", "thanks"]
 MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
 MIN_ANSWER = 40  # characters a comment says, quotes and links aside, to be an answer rather than "closing"
 _THANKS = re.compile(
-    r"\b(?:thanks?|thx|ty|works? (?:now|for me|well)|it works|solved|resolved|fixed it|that did it|got it)\b"
-    r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了",
+    r"\b(?:thanks?|thx|ty|works? (?:now|for me|well)|it works|solved|resolved|fixed it|that did it|got it|gotcha"
+    r"|that'?s what i (?:want|need)(?:ed)?)\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了",
     re.IGNORECASE,
 )
 _LINKS = re.compile(r"https?://\S{1,500}")
+_MENTIONS = re.compile(r"@[\w-]{1,39}")
+# A maintainer asking back (for a repro, a log, a new ticket) has not answered yet.
+_ASKS = re.compile(
+    r"\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\b"
+    r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下",
+    re.IGNORECASE,
+)
+_TRAILING_THANKS = re.compile(r"(?:\s*(?:thanks?(?: you)?|thx|谢谢|感谢)[!！.。~]*)+\s*$", re.IGNORECASE)
+# Someone, after the answer, saying it did not help.
+_STILL_FAILING = re.compile(
+    r"\bstill\b.{0,40}\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)"
+    r"|\bsame (?:problem|issue|error|thing)\b|\b(?:does|did)n'?t (?:work|help|fix)\b|\bnot work(?:ing)?\b"
+    r"|还是不行|还是有|仍然|依然|没用|不行",
+    re.IGNORECASE,
+)
+_BOILERPLATE = re.compile(
+    r"feel free to re-?open|\b(?:closing|close) (?:this )?(?:as|due to|because of) (?:stale|inactiv|no (?:response|activity))"
+    r"|自动关闭",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -57,9 +77,33 @@ def thanks(text: str) -> bool:
     return _THANKS.search(text[:2000]) is not None
 
 
+def _own_words(comment: Comment) -> str:
+    """The comment without the lines it quotes, its links and its mentions, on one line (its first 5,000 characters)."""
+    lines = (ln for ln in comment.body[:5000].split("\n") if not ln.lstrip().startswith(">"))
+    return " ".join(_MENTIONS.sub("", _LINKS.sub("", "\n".join(lines))).split())
+
+
+def asks_back(comment: Comment) -> bool:
+    """Whether a comment asks the asker something (ends in a question, or asks for a repro or a log) rather than answers."""
+    words = _TRAILING_THANKS.sub("", _own_words(comment)).rstrip(" .。!！~")
+    if not words:
+        return False
+    return words.endswith(("?", "？", "吗", "呢")) or _ASKS.search(words) is not None
+
+
 def _says_enough(comment: Comment, min_answer: int) -> bool:
-    words = _LINKS.sub("", "\n".join(ln for ln in comment.body.split("\n") if not ln.lstrip().startswith(">")))
-    return len(" ".join(words.split())) >= min_answer or bool(_LINKS.search(comment.body) and len(words.strip()) >= 10)
+    words = _own_words(comment)
+    if _BOILERPLATE.search(words) and len(words) < 150:
+        return False  # "closing, feel free to reopen"
+    return len(words) >= min_answer or bool(_LINKS.search(comment.body) and len(words) >= 10)
+
+
+def _still_failing(comments: list[Comment], after: int, thread: Thread, rules: Rules) -> bool:
+    """Whether someone other than the repository's people says, after comment `after`, that it still fails."""
+    return any(
+        not _maintainer(c, thread, rules) and _STILL_FAILING.search(_own_words(c)[:2000]) is not None
+        for c in comments[after + 1 :]
+    )
 
 
 def refusal(thread: Thread, rules: Rules) -> str:
@@ -97,7 +141,11 @@ def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
             return None
         return Choice(thread, thread.accepted, signals | {"answer": "accepted", "by": thread.accepted.association})
     comments = [c for c in thread.comments if thread.closed_at is None or (c.created_at or 0) <= thread.closed_at + 60]
-    answers = [i for i, c in enumerate(comments) if _maintainer(c, thread, rules) and _says_enough(c, rules.min_answer)]
+    answers = [
+        i
+        for i, c in enumerate(comments)
+        if _maintainer(c, thread, rules) and _says_enough(c, rules.min_answer) and not asks_back(c)
+    ]
     if not answers:
         return None
     for i in range(len(comments) - 1, 0, -1):  # the asker's last thanks, and the maintainer answer before it
@@ -107,5 +155,8 @@ def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
                 chosen = comments[before[-1]]
                 return Choice(thread, chosen, signals | {"answer": "thanked", "by": chosen.association})
             break
+    last = max(i for i, c in enumerate(comments) if _maintainer(c, thread, rules))
+    if asks_back(comments[last]) or _still_failing(comments, answers[-1], thread, rules):
+        return None  # the last word of the repository's people is a question, or the answer did not help
     chosen = comments[answers[-1]]
     return Choice(thread, chosen, signals | {"answer": "last_before_close", "by": chosen.association})

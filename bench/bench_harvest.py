@@ -45,11 +45,17 @@ def choice_figures(raw: list[dict], verbose: bool = True) -> dict[str, float]:
         chosen = choose(thread, Rules())
         if chosen is not None and label["harvest"]:
             tp += 1
-            index = next(i for i, c in enumerate(thread.comments) if c is chosen.answer) if chosen.answer in thread.comments else -1
+            index = (
+                next(i for i, c in enumerate(thread.comments) if c is chosen.answer)
+                if chosen.answer in thread.comments
+                else -1
+            )
             if index == label["answer"]:
                 right += 1
             elif verbose:
-                print(f"  wrong answer  {thread.url}: chose comment {index} ({chosen.signals['answer']}), labelled {label['answer']}")
+                print(
+                    f"  wrong answer  {thread.url}: chose comment {index} ({chosen.signals['answer']}), labelled {label['answer']}"
+                )
         elif chosen is not None:
             fp += 1
             if verbose:
@@ -114,7 +120,12 @@ def run(quick: bool = False) -> list[Row]:
             ">= 0.7",
             figures["recall"] >= 0.7,
         ),
-        Row("chosen answer is the labelled one", f"{figures['answer_right']:.3f}", ">= 0.8", figures["answer_right"] >= 0.8),
+        Row(
+            "chosen answer is the labelled one",
+            f"{figures['answer_right']:.3f}",
+            ">= 0.8",
+            figures["answer_right"] >= 0.8,
+        ),
     ]
     n = 200 if quick else SCALE
     took, peak, drafts = scale_run(n)

@@ -75,8 +75,10 @@ class Settings:
     )
     insights_retention_days: int = setting(90, "questions and votes older than this are pruned")
     harvest_expire_days: int = setting(
-        60, "drafts harvested from the tracker (`kb harvest`) that no maintainer accepted or dismissed are deleted "
-        "after this many days (0: never)", zero_off=True
+        60,
+        "drafts harvested from the tracker (`kb harvest`) that no maintainer accepted or dismissed are deleted "
+        "after this many days (0: never)",
+        zero_off=True,
     )
     insights_queue_size: int = setting(
         10_000,

@@ -191,7 +191,9 @@ def entry_of(answer: WrittenAnswer, line: int, file: str) -> Entry:
     title = answer.titles.get(lang) or next(iter(answer.titles.values()), "") or answer.source
     url = str(answer.extra.get("url") or "")  # the thread an answer harvested from the tracker came from
     translations = tuple(
-        Translation(other, answer.questions[other], absolutize_links(answer.answers[other], ""), "", url, "", line, file)
+        Translation(
+            other, answer.questions[other], absolutize_links(answer.answers[other], ""), "", url, "", line, file
+        )
         for other in LANGS
         if other != lang and other in answer.questions
     )

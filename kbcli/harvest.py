@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -109,7 +108,10 @@ def _print(done: Harvest, args: argparse.Namespace, kept: int | None) -> None:
         print(f"{draft.repo}#{draft.number}  asked {draft.asked}x{where}  {draft.question}")
         print(f"  {draft.url}  answer by {draft.answer_author} ({draft.signals.get('answer')})")
     refused = ", ".join(f"{n} {why}" for why, n in sorted(done.refused.items(), key=lambda kv: -kv[1]))
-    print(f"read {done.read} threads, chose {done.chosen}, made {len(done.drafts)} drafts" + (f"; left {refused}" if refused else ""))
+    print(
+        f"read {done.read} threads, chose {done.chosen}, made {len(done.drafts)} drafts"
+        + (f"; left {refused}" if refused else "")
+    )
     if kept is not None:
         print(f"kept {kept} drafts in the insights database; accept them on /insights")
 

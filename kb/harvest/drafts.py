@@ -23,7 +23,9 @@ __all__ = ["Draft", "Asked", "draft_of", "group", "match_entries", "question_of_
 
 SAME_QUESTION = 0.93  # cosine of two threads' questions taken to ask the same thing (the e5 model's scale)
 MAX_QUESTION = 500  # characters of a draft's question (kb.written's limit)
-_PREFIX = re.compile(r"^\s*(?:\[[^\]\n]{1,40}\]\s*|【[^】\n]{1,40}】\s*|(?:question|bug|help|feature|q)\s*[:：]\s*)+", re.I)
+_PREFIX = re.compile(
+    r"^\s*(?:\[[^\]\n]{1,40}\]\s*|【[^】\n]{1,40}】\s*|(?:question|bug|help|feature|q)\s*[:：]\s*)+", re.I
+)
 _PR = re.compile(r"https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/pull/\d{1,9}")
 
 
@@ -146,7 +148,9 @@ def group(drafts: Sequence[Draft], vectors: Any = None, same: float = SAME_QUEST
             members[lead].append(i)
     grouped = []
     for lead in leaders:
-        asked = tuple(Asked(drafts[j].question, drafts[j].url, drafts[j].number, drafts[j].closed_at) for j in members[lead])
+        asked = tuple(
+            Asked(drafts[j].question, drafts[j].url, drafts[j].number, drafts[j].closed_at) for j in members[lead]
+        )
         grouped.append(replace(drafts[lead], alternates=asked))
     return _rank(grouped)
 
@@ -165,4 +169,3 @@ def match_entries(drafts: Sequence[Draft], kb: KnowledgeBase) -> list[Draft]:
 def vectors_of(drafts: Sequence[Draft], kb: KnowledgeBase) -> Any:
     """The drafts' questions embedded as the search embeds a question (unit vectors)."""
     return kb.searcher.embedder.embed_queries([d.question for d in drafts])
-

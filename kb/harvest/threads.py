@@ -92,7 +92,9 @@ def _login(author: object) -> tuple[str, bool]:
     if not isinstance(author, Mapping):
         return "", False
     login = str(author.get("login") or "")[:100]
-    return login, is_bot(login, author.get("is_bot") or author.get("type") == "Bot" or author.get("__typename") == "Bot")
+    return login, is_bot(
+        login, author.get("is_bot") or author.get("type") == "Bot" or author.get("__typename") == "Bot"
+    )
 
 
 def _comment(raw: object) -> Comment | None:

@@ -41,7 +41,9 @@ class KeptDraft:
 
 
 def _row(draft: Draft, at: float) -> tuple[Any, ...]:
-    alternates = [{"question": a.question, "url": a.url, "number": a.number, "closed_at": a.closed_at} for a in draft.alternates]
+    alternates = [
+        {"question": a.question, "url": a.url, "number": a.number, "closed_at": a.closed_at} for a in draft.alternates
+    ]
     return (
         draft.repo,
         draft.number,

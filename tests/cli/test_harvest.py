@@ -32,7 +32,9 @@ def test_a_file_that_is_not_threads_is_one_line_naming_it(tmp_path: Path) -> Non
     bad = tmp_path / "issues.json"
     bad.write_text('[{"number": 1, "title": "x"}, {"title": "no number"}]', encoding="utf-8")
     done = kb("harvest", "--from", str(bad), "--dry-run", data_dir=tmp_path / "data")
-    assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"kb: error: {bad}[1].number: None is not an issue or Discussion number"]
+    assert done.returncode == 2 and done.stderr.strip().splitlines() == [
+        f"kb: error: {bad}[1].number: None is not an issue or Discussion number"
+    ]
     missing = kb("harvest", "--from", str(tmp_path / "nope.json"), data_dir=tmp_path / "data")
     assert missing.returncode == 2 and "nope.json" in missing.stderr
 
@@ -43,8 +45,19 @@ def test_repo_harvests_through_the_api_pages_waits_out_a_rate_limit_and_asks_onl
     api = IssuesStandIn(serve)
     api.add(1, "How do I resume training from a checkpoint?", ANSWER, "2026-01-02T00:00:00Z")
     api.add(2, "Add a critic", ANSWER, "2026-01-02T00:00:00Z", pull=True)
-    api.add(3, "Why is the reward zero?", "It is not planned, but you could check your reward function first.", "2026-01-03T00:00:00Z", reason="not_planned")
-    api.add(4, "How do I set the global batch size?", "It is the samples of one train step: rollout_batch_size * n_samples_per_prompt / global_batch_size steps.", "2026-01-04T00:00:00Z")
+    api.add(
+        3,
+        "Why is the reward zero?",
+        "It is not planned, but you could check your reward function first.",
+        "2026-01-03T00:00:00Z",
+        reason="not_planned",
+    )
+    api.add(
+        4,
+        "How do I set the global batch size?",
+        "It is the samples of one train step: rollout_batch_size * n_samples_per_prompt / global_batch_size steps.",
+        "2026-01-04T00:00:00Z",
+    )
     api.limited = 1
     data = tmp_path / "data"
     env = {"KB_GITHUB_API_URL": api.url, "KB_GITHUB_TOKEN": "ghp_test"}
@@ -59,7 +72,12 @@ def test_repo_harvests_through_the_api_pages_waits_out_a_rate_limit_and_asks_onl
     store.close()
 
     api.calls.clear()
-    api.add(5, "How do I convert a checkpoint to Hugging Face?", "Run tools/convert_torch_dist_to_hf.py with the --input-dir of the iteration you want.", "2099-01-01T00:00:00Z")
+    api.add(
+        5,
+        "How do I convert a checkpoint to Hugging Face?",
+        "Run tools/convert_torch_dist_to_hf.py with the --input-dir of the iteration you want.",
+        "2099-01-01T00:00:00Z",
+    )
     second = kb("harvest", "--repo", "THUDM/slime", "--dry-run", "--json", data_dir=data, **env)
     since = [query.get("since") for path, query in api.calls if path.endswith("/issues")][0]
     kept = json.loads((data / "harvest.json").read_text(encoding="utf-8"))["THUDM/slime"]

@@ -31,7 +31,11 @@ class IssuesStandIn:
                 import time
 
                 reset = str(int(time.time()) + 1)
-                return JSONResponse({"message": "API rate limit exceeded"}, 403, headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset})
+                return JSONResponse(
+                    {"message": "API rate limit exceeded"},
+                    403,
+                    headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset},
+                )
             return await call_next(request)
 
         def paged(request: Request, items: list[dict[str, Any]]) -> JSONResponse:
@@ -63,7 +67,9 @@ class IssuesStandIn:
     def url(self) -> str:
         return str(self.server.url)
 
-    def add(self, number: int, title: str, answer: str, updated_at: str, reason: str = "completed", pull: bool = False) -> None:
+    def add(
+        self, number: int, title: str, answer: str, updated_at: str, reason: str = "completed", pull: bool = False
+    ) -> None:
         """A closed issue with a maintainer's answer (or a pull request, which the issues list also holds)."""
         repo = "THUDM/slime"
         issue: dict[str, Any] = {
@@ -83,5 +89,11 @@ class IssuesStandIn:
             issue["pull_request"] = {"url": f"https://api.github.com/repos/{repo}/pulls/{number}"}
         self.issues.append(issue)
         self.comments[number] = [
-            {"user": {"login": "zhuzilin", "type": "User"}, "author_association": "MEMBER", "body": answer, "created_at": "2026-01-01T00:00:00Z", "html_url": f"https://github.com/{repo}/issues/{number}#c1"}
+            {
+                "user": {"login": "zhuzilin", "type": "User"},
+                "author_association": "MEMBER",
+                "body": answer,
+                "created_at": "2026-01-01T00:00:00Z",
+                "html_url": f"https://github.com/{repo}/issues/{number}#c1",
+            }
         ]

@@ -10,7 +10,7 @@ from kb.harvest.clean import MAX_ANSWER, clean_answer
 def test_quotes_mentions_and_html_are_neutralised() -> None:
     text = (
         "On Mon, Jan 5, someone wrote:\n> > nested quote\n> the asker's words\n\n"
-        "@asker set `--load` <img src=\"https://x/y.png\"> and <script>alert(1)</script> see <!-- hint -->done.\n"
+        '@asker set `--load` <img src="https://x/y.png"> and <script>alert(1)</script> see <!-- hint -->done.\n'
         "mail me@example.com"
     )
     cleaned = clean_answer(text)

@@ -37,7 +37,10 @@ def test_threads_asking_the_same_become_one_draft_ranked_by_how_many_asked() -> 
 
 
 def test_vectors_group_reworded_questions() -> None:
-    raws = [issue([comment("m", "MEMBER", ANSWER)], number=n, title=t, closed_day=d) for n, t, d in ((1, "resume training", 3), (2, "continue from a checkpoint", 4), (3, "reward is zero", 5))]
+    raws = [
+        issue([comment("m", "MEMBER", ANSWER)], number=n, title=t, closed_day=d)
+        for n, t, d in ((1, "resume training", 3), (2, "continue from a checkpoint", 4), (3, "reward is zero", 5))
+    ]
     made = [draft_of(choose(t, Rules())) for t in read_threads(raws)]  # type: ignore[arg-type]
     vectors = np.array([[1.0, 0.0], [0.96, 0.28], [0.0, 1.0]], dtype=np.float32)
     grouped = group([d for d in made if d is not None], vectors)

@@ -13,7 +13,11 @@ FIXTURE = DATA / "harvest" / "threads.json"
 
 def test_the_fixture_has_150_real_threads_none_from_real_test() -> None:
     raw = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    real_test = {json.loads(line).get("url") for line in (DATA / "real_test.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()}
+    real_test = {
+        json.loads(line).get("url")
+        for line in (DATA / "real_test.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    }
     urls = [item["url"] for item in raw]
     assert len(raw) >= 150 and len(set(urls)) == len(urls)
     assert not set(urls) & real_test

@@ -40,7 +40,9 @@ def test_the_comment_the_asker_thanked_is_the_answer_over_a_later_one() -> None:
         [
             comment("m1", "MEMBER", ANSWER, day=2),
             comment("asker", "NONE", "谢谢，解决了！", day=3),
-            comment("m2", "MEMBER", "Also note that the optimizer state is saved unless you pass --no-save-optim.", day=4),
+            comment(
+                "m2", "MEMBER", "Also note that the optimizer state is saved unless you pass --no-save-optim.", day=4
+            ),
         ]
     )
     choice = choose(read_thread(raw))
@@ -57,7 +59,12 @@ def test_a_closing_word_a_question_back_or_a_later_comment_is_not_the_answer() -
 
 
 def test_an_answer_someone_says_did_not_help_is_not_taken() -> None:
-    raw = issue([comment("m1", "MEMBER", ANSWER, day=2), comment("asker", "NONE", "I tried it, still got the same error.", day=3)])
+    raw = issue(
+        [
+            comment("m1", "MEMBER", ANSWER, day=2),
+            comment("asker", "NONE", "I tried it, still got the same error.", day=3),
+        ]
+    )
     assert chosen(raw) is None
 
 

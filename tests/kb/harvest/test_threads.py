@@ -10,9 +10,18 @@ from .threads_data import ANSWER, comment, issue
 
 
 def test_an_issue_of_gh_issue_list_is_read_with_its_comments_and_signals() -> None:
-    raw = issue([comment("zhuzilin", "MEMBER", ANSWER)], closedByPullRequestsReferences=[{"url": "https://github.com/THUDM/slime/pull/9", "number": 9}])
+    raw = issue(
+        [comment("zhuzilin", "MEMBER", ANSWER)],
+        closedByPullRequestsReferences=[{"url": "https://github.com/THUDM/slime/pull/9", "number": 9}],
+    )
     [thread] = read_threads([raw])
-    assert (thread.repo, thread.number, thread.kind, thread.state, thread.state_reason) == ("THUDM/slime", 7, "issue", "closed", "completed")
+    assert (thread.repo, thread.number, thread.kind, thread.state, thread.state_reason) == (
+        "THUDM/slime",
+        7,
+        "issue",
+        "closed",
+        "completed",
+    )
     assert thread.comments[0].author == "zhuzilin" and thread.comments[0].association == "MEMBER"
     assert thread.linked_prs == ("https://github.com/THUDM/slime/pull/9",) and thread.labels == ("question",)
     assert thread.closed_at is not None and thread.comments[0].created_at is not None
@@ -33,7 +42,11 @@ def test_a_discussion_with_an_accepted_answer_from_gh_api_graphql() -> None:
                             "closed": False,
                             "isAnswered": True,
                             "author": {"login": "asker"},
-                            "answer": {"author": {"login": "helper"}, "body": ANSWER, "createdAt": "2026-02-01T00:00:00Z"},
+                            "answer": {
+                                "author": {"login": "helper"},
+                                "body": ANSWER,
+                                "createdAt": "2026-02-01T00:00:00Z",
+                            },
                             "comments": {"nodes": []},
                             "labels": {"nodes": [{"name": "Q&A"}]},
                         }
@@ -74,9 +87,23 @@ def test_an_issue_of_the_rest_api_reads_as_gh_json_does() -> None:
         "closed_at": "2026-01-05T00:00:00Z",
     }
     comments = [
-        {"user": {"login": "maint", "type": "User"}, "author_association": "OWNER", "body": ANSWER, "created_at": "2026-01-04T00:00:00Z", "html_url": "u"},
-        {"user": {"login": "github-actions[bot]", "type": "Bot"}, "author_association": "NONE", "body": "stale", "created_at": "2026-01-04T00:00:00Z"},
+        {
+            "user": {"login": "maint", "type": "User"},
+            "author_association": "OWNER",
+            "body": ANSWER,
+            "created_at": "2026-01-04T00:00:00Z",
+            "html_url": "u",
+        },
+        {
+            "user": {"login": "github-actions[bot]", "type": "Bot"},
+            "author_association": "NONE",
+            "body": "stale",
+            "created_at": "2026-01-04T00:00:00Z",
+        },
     ]
     thread = from_rest("o/r", issue_json, comments)
     assert (thread.repo, thread.state_reason, thread.labels) == ("o/r", "completed", ("faq",))
-    assert [(c.author, c.association, c.bot) for c in thread.comments] == [("maint", "OWNER", False), ("github-actions[bot]", "NONE", True)]
+    assert [(c.author, c.association, c.bot) for c in thread.comments] == [
+        ("maint", "OWNER", False),
+        ("github-actions[bot]", "NONE", True),
+    ]

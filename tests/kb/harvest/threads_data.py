@@ -8,7 +8,12 @@ DAY = "2026-01-0{}T12:00:00Z"
 
 
 def comment(login: str, association: str, body: str, day: int = 2, bot: bool = False) -> dict[str, Any]:
-    return {"author": {"login": login, "is_bot": bot}, "authorAssociation": association, "body": body, "createdAt": DAY.format(day)}
+    return {
+        "author": {"login": login, "is_bot": bot},
+        "authorAssociation": association,
+        "body": body,
+        "createdAt": DAY.format(day),
+    }
 
 
 def issue(

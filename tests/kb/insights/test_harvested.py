@@ -16,7 +16,9 @@ T0 = 1_750_000_000.123456
 
 
 def draft(number: int, asked: int = 1, closed_at: float = T0, answer: str = "Pass --load.") -> Draft:
-    alternates = tuple(Asked(f"again {i}", f"https://github.com/o/r/issues/{1000 + i}", 1000 + i, closed_at) for i in range(asked - 1))
+    alternates = tuple(
+        Asked(f"again {i}", f"https://github.com/o/r/issues/{1000 + i}", 1000 + i, closed_at) for i in range(asked - 1)
+    )
     return Draft(
         repo="o/r", number=number, url=f"https://github.com/o/r/issues/{number}", kind="issue",
         question=f"How do I resume training? ({number})", answer=answer,
@@ -33,7 +35,9 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[InsightsSt
 
 
 def test_drafts_are_kept_whole_and_ranked_by_how_many_asked_then_recency(store: InsightsStore) -> None:
-    store.keep_drafts([draft(1, asked=1, closed_at=T0 + 10), draft(2, asked=3), draft(3, asked=1, closed_at=T0 + 20)], at=T0)
+    store.keep_drafts(
+        [draft(1, asked=1, closed_at=T0 + 10), draft(2, asked=3), draft(3, asked=1, closed_at=T0 + 20)], at=T0
+    )
     kept = store.drafts()
     assert [k.draft.number for k in kept] == [2, 3, 1]
     assert kept[0].draft == draft(2, asked=3) and kept[0].draft.asked == 3 and kept[0].harvested_at == T0

@@ -157,13 +157,35 @@ def _render_plain(text: str) -> Markup:
     return Markup(_markdown().render(text, {"marks": None}))
 
 
-_MD_NOISE = re.compile(r"```[^\n]*|`|\*\*|__|^#+\s*|^\s*[-*+]\s+|!?\[([^\]]*)\]\([^)]*\)", re.M)
+SUMMARY_READ = 20_000  # characters of Markdown read for a summary: its first 200 are all it shows
+# Inline Markdown dropped from a summary: a fence's line, code and bold marks, a link or image kept as its text.
+# No part can run past the next opening delimiter, so each is read in time linear in the text.
+_SPACES = re.compile(r"\s+")
+_MD_NOISE = re.compile(r"```[^\n]*|`|\*\*|__|!?\[([^\[\]\n]*)\]\([^()\n]*\)")
 
 
 def plain_text(markdown: str, limit: int = 200) -> str:
-    """A short plain-text summary of Markdown (for meta descriptions and link titles)."""
-    text = _MD_NOISE.sub(lambda m: m.group(1) or "", markdown)
-    text = re.sub(r"\s+", " ", text).strip()
+    """A short plain-text summary of Markdown (for meta descriptions and link titles): its first lines, without
+    headings' and list items' marks, code marks and link targets, up to `limit` characters."""
+    text = markdown[:SUMMARY_READ]
+    want = limit * 4  # characters of lines kept before the marks are dropped
+    kept: list[str] = []
+    size, at = 0, 0
+    while at < len(text) and size < want:
+        if blank := _SPACES.match(text, at):  # a run of blank lines, skipped at once
+            at = blank.end()
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        line = text[at : min(end, at + want)].strip()
+        at = end + 1
+        if line.startswith("#"):
+            line = line.lstrip("#").strip()
+        elif line[:1] in ("-", "*", "+") and line[1:2].isspace():
+            line = line[2:].strip()
+        if line:
+            kept.append(line)
+            size += len(line) + 1
+    text = " ".join(_MD_NOISE.sub(lambda m: m.group(1) or "", "\n".join(kept)).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

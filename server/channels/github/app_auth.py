@@ -13,7 +13,7 @@ from typing import Callable
 import httpx
 import jwt
 
-from .client import GitHubUnavailable
+from .answers import GitHubUnavailable, json_of, object_of, text_at
 
 __all__ = ["AppTokens", "read_private_key"]
 
@@ -60,6 +60,16 @@ class AppTokens:
             raise GitHubUnavailable(f"POST {path}: {type(exc).__name__}: {exc}") from None
         if response.status_code != 201:
             raise GitHubUnavailable(f"POST {path}: HTTP {response.status_code}: {response.text[:200]}")
-        answer = response.json()
-        expires = datetime.fromisoformat(str(answer["expires_at"]).replace("Z", "+00:00")).timestamp()
-        return str(answer["token"]), expires
+        answer = object_of(
+            f"POST {path}", json_of(f"POST {path}", response.content, response.headers.get("content-type", ""))
+        )
+        token, expires_at = text_at(answer, "token"), text_at(answer, "expires_at")
+        try:
+            expires = datetime.fromisoformat(expires_at.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            raise GitHubUnavailable(
+                f"POST {path}: the answer's expires_at is not a time: {expires_at[:40]!r}"
+            ) from None
+        if not token:
+            raise GitHubUnavailable(f"POST {path}: the answer has no token")
+        return token, expires

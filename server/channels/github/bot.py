@@ -24,7 +24,7 @@ from kb.text import detect_lang
 
 from ...settings import ServerSettings
 from .client import GitHubAPI, GitHubUnavailable
-from .comment import MARKER, answer_comment, entry_of, not_covered_comment, question_of
+from .comment import MARKER, answer_comment, entry_of, not_covered_comment
 from .events import MEMBERS, Asked, Closed, Command
 
 __all__ = [
@@ -89,7 +89,7 @@ def skip_reason(asked: Asked, settings: ServerSettings) -> str:
         return "it is closed"
     if settings.github_skip_label.lower() in (label.lower() for label in asked.labels):
         return f"it is labelled {settings.github_skip_label}"
-    if len(question_of(asked.title, asked.body)) < MIN_CHARS:
+    if len(asked.question) < MIN_CHARS:
         return f"it says too little to judge (under {MIN_CHARS} characters)"
     return ""
 
@@ -171,7 +171,7 @@ async def _asked(
         reason = "mention mode: only /faq commands are answered"
     if reason:
         return Outcome("", False, reason)
-    question = question_of(event.title, event.body)
+    question = event.question[: kb.settings.max_query_chars]
     found = await asking.search(
         kb, events, question, channel="github", hl=detect_lang(question), conversation=_where(event, settings)
     )
@@ -205,7 +205,7 @@ async def _reactions(asked: Asked, api: GitHubAPI | None, vote: Vote | None) -> 
     entry = entry_of(str(mine.get("body", ""))) if mine else ""
     if mine is None or not entry:
         return Outcome("", False, "closed: no answer of the bot's on it")
-    question = question_of(asked.title, asked.body)
+    question = asked.question
     said = []
     for who, reaction in await run_in_threadpool(api.reactions, asked.repo, int(mine["id"])):
         if reaction in ("+1", "-1"):
@@ -223,15 +223,13 @@ async def _taught(command: Command, words: list[str], teach: Teach | None) -> Ou
     if words[0] == "link" and len(words) != 2:
         return Outcome("", False, "/faq link takes one entry id: /faq link slime-b0ab398d")
     asked = command.asked
-    return Outcome(
-        "", False, await teach(question_of(asked.title, asked.body), words[1] if words[0] == "link" else None)
-    )
+    return Outcome("", False, await teach(asked.question, words[1] if words[0] == "link" else None))
 
 
 async def _command(kb: KnowledgeBase, events: Events, command: Command, api: GitHubAPI | None, root: str) -> Outcome:
     """A `/faq` comment, answered in every mode: the FAQ's answer, or plainly that it does not cover it."""
     asked = command.asked
-    question = command.text or question_of(asked.title, asked.body)
+    question = (command.question or asked.question)[: kb.settings.max_query_chars]
     found = await asking.search(kb, events, question, channel="github", hl=detect_lang(question))
     made = answer_comment(found, root) if found.result.answered else not_covered_comment(found, root)
     comment = made.replace(MARKER, COMMAND_MARKER, 1)

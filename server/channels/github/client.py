@@ -1,7 +1,8 @@
 """The GitHub API, as the bot uses it: an issue's comments listed, one created or updated, a Discussion commented
 on (GraphQL), a label added to an issue or taken off. Plain `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other
 host. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is waited out, up
-to `MAX_WAIT` seconds, and the call made again; past that, or on another error, `GitHubUnavailable`."""
+to `MAX_WAIT` seconds, and the call made again; past that, or on another error, `GitHubUnavailable`. Answers are
+read through answers.py: capped in size, their JSON's shape checked."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from urllib.parse import quote
 
 import httpx
 
-from kb.errors import KBError
+from .answers import Capped, GitHubUnavailable, id_at, json_of, listed, object_of, text_at
 
 __all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT", "connections"]
 
@@ -21,10 +22,6 @@ _DISCUSSION_COMMENT = (
     "mutation($id: ID!, $body: String!) { addDiscussionComment(input: {discussionId: $id, body: $body}) "
     "{ comment { url } } }"
 )
-
-
-class GitHubUnavailable(KBError):
-    """The API refused a call or could not be reached; the message says which call and why."""
 
 
 class GitHubAPI:
@@ -51,24 +48,25 @@ class GitHubAPI:
 
     def find_issue_comment(self, repo: str, number: int, marker: str) -> dict[str, Any] | None:
         """The comment on an issue holding `marker` (the bot's), or None."""
-        comments = self._call("GET", f"/repos/{repo}/issues/{number}/comments", params={"per_page": 100})
-        return next((c for c in comments if isinstance(c, dict) and marker in str(c.get("body", ""))), None)
+        path = f"/repos/{repo}/issues/{number}/comments"
+        comments = listed(f"GET {path}", self._call("GET", path, params={"per_page": 100}))
+        mine = next((c for c in comments if marker in text_at(c, "body")), None)
+        return mine if mine is None else {**mine, "id": id_at(f"GET {path}", mine)}
 
     def reactions(self, repo: str, comment_id: int) -> list[tuple[str, str]]:
         """(who, reaction) of every reaction to an issue comment: `+1`, `-1`, `heart`, ..."""
-        found = self._call("GET", f"/repos/{repo}/issues/comments/{comment_id}/reactions", params={"per_page": 100})
-        return [
-            (str(r.get("user", {}).get("login", "")), str(r.get("content", ""))) for r in found if isinstance(r, dict)
-        ]
+        path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
+        found = listed(f"GET {path}", self._call("GET", path, params={"per_page": 100}))
+        return [(text_at(r, "user", "login"), text_at(r, "content")) for r in found]
 
     def upsert_issue_comment(self, repo: str, number: int, body: str, marker: str) -> str:
         """The bot's comment on an issue (the one holding `marker`) updated to `body`, or created; its URL."""
         mine = self.find_issue_comment(repo, number, marker)
         if mine is not None:
             if mine.get("body") == body:
-                return str(mine.get("html_url", ""))
-            updated = self._call("PATCH", f"/repos/{repo}/issues/comments/{mine['id']}", json={"body": body})
-            return str(updated.get("html_url", ""))
+                return text_at(mine, "html_url")
+            path = f"/repos/{repo}/issues/comments/{mine['id']}"
+            return text_at(object_of(f"PATCH {path}", self._call("PATCH", path, json={"body": body})), "html_url")
         return self.comment_on_issue(repo, number, body)
 
     def add_label(self, repo: str, number: int, label: str) -> None:
@@ -84,24 +82,37 @@ class GitHubAPI:
                 raise
 
     def comment_on_issue(self, repo: str, number: int, body: str) -> str:
-        created = self._call("POST", f"/repos/{repo}/issues/{number}/comments", json={"body": body})
-        return str(created.get("html_url", ""))
+        path = f"/repos/{repo}/issues/{number}/comments"
+        return text_at(object_of(f"POST {path}", self._call("POST", path, json={"body": body})), "html_url")
 
     def comment_on_discussion(self, node_id: str, body: str) -> str:
         """A comment on the Discussion with this GraphQL node id; its URL."""
         graphql = self.api_url[: -len("/v3")] + "/graphql" if self.api_url.endswith("/api/v3") else "/graphql"
-        answer = self._call(
-            "POST", graphql, json={"query": _DISCUSSION_COMMENT, "variables": {"id": node_id, "body": body}}
+        answer = object_of(
+            f"POST {graphql}",
+            self._call(
+                "POST", graphql, json={"query": _DISCUSSION_COMMENT, "variables": {"id": node_id, "body": body}}
+            ),
         )
-        if answer.get("errors"):
-            raise GitHubUnavailable(f"commenting on discussion {node_id}: {answer['errors'][0].get('message', '')}")
-        return str(answer.get("data", {}).get("addDiscussionComment", {}).get("comment", {}).get("url", ""))
+        errors = answer.get("errors")
+        if errors:
+            said = text_at(errors[0], "message") if isinstance(errors, list) else ""
+            raise GitHubUnavailable(f"commenting on discussion {node_id[:64]}: {said[:200]}")
+        return text_at(answer, "data", "addDiscussionComment", "comment", "url")
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         for attempt in range(ATTEMPTS):
             try:
                 headers = {"Authorization": f"Bearer {self.token()}"}
-                response = self.client.request(method, path, headers=headers, **kwargs)
+                response = self.client.send(
+                    self.client.build_request(method, path, headers=headers, **kwargs), stream=True
+                )
+                try:
+                    body = Capped(f"{method} {path}")
+                    for chunk in response.iter_bytes():
+                        body.add(chunk)
+                finally:
+                    response.close()
             except httpx.HTTPError as exc:
                 raise GitHubUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from None
             wait = _rate_limited(response)
@@ -109,9 +120,9 @@ class GitHubAPI:
                 self.sleep(wait)
                 continue
             if response.status_code >= 300:
-                said = response.text[:200].replace("\n", " ")
+                said = body.body[:200].decode("utf-8", "replace").replace("\n", " ")
                 raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
-            return response.json() if response.content else {}
+            return json_of(f"{method} {path}", body.body, response.headers.get("content-type", ""))
         raise GitHubUnavailable(f"{method} {path}: still rate-limited after {ATTEMPTS} tries")
 
 

@@ -1,7 +1,7 @@
-"""What the bot reads and writes on GitHub: an issue's title and body read as a question (its template's headings and
-boilerplate dropped), and the comment: the FAQ's answer (cut, linking the whole), its deep link, and a line saying
-it is automated and how to say it did not help; or, for a `/faq` command the FAQ cannot answer, that it does not
-cover it and the nearest entries. One comment an issue, found again by `MARKER`."""
+"""What the bot reads and writes on GitHub: an issue's title and body read as a question (`kb.issue_question`: its
+template, environment list and trace noise dropped), and the comment: the FAQ's answer (cut, linking the whole),
+its deep link, and a line saying it is automated and how to say it did not help; or, for a `/faq` command the FAQ
+cannot answer, that it does not cover it and the nearest entries. One comment an issue, found again by `MARKER`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Callable
 
 from kb.asking import Found
 from kb.hits import Hit
+from kb.issue_question import question_of
 
 from ...permalinks import permalink
 from ...replies import NEAREST_SHOWN, shorten
@@ -18,7 +19,6 @@ __all__ = ["MARKER", "entry_of", "question_of", "answer_comment", "not_covered_c
 
 MARKER = "<!-- kb-faq-bot -->"  # the bot's comment on an issue, found again to be updated rather than repeated
 ANSWER_CHARS = 1500  # of the FAQ's answer in a comment; the rest is a link away
-QUESTION_CHARS = 6000  # of an issue read as a question (a pasted trace is reduced by the search itself)
 
 WORDS = {  # the comment's words, in each language
     "github_answer_intro": {
@@ -54,23 +54,10 @@ def _words(lang: str) -> Callable[..., str]:
     return lambda key, **values: WORDS[key][code].format(**values)
 
 
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)  # an issue template's "### Describe the bug"
-_CHECKBOX = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s.*$", re.M)  # "- [x] I have searched the existing issues"
-_NO_RESPONSE = re.compile(r"^\s*_No response_\s*$", re.M)  # an issue form's empty field
-
-
 def entry_of(comment: str) -> str:
     """The id of the entry a comment of the bot's answered with ("" when it names none)."""
     found = re.search(r"<!-- kb-faq-entry: ([\w.-]+) -->", comment)
     return found.group(1) if found else ""
-
-
-def question_of(title: str, body: str) -> str:
-    """The title and the body as one question, without the template's headings, checklists and empty fields."""
-    text = _NO_RESPONSE.sub("", _CHECKBOX.sub("", _HEADING.sub("", _COMMENT.sub("", body))))
-    text = re.sub(r"\n{3,}", "\n\n", text).strip()
-    return f"{title.strip()}\n\n{text}".strip()[:QUESTION_CHARS]
 
 
 def answer_comment(found: Found, root: str) -> str:

@@ -1,6 +1,9 @@
 """GitHub's webhook events, read into what the bot acts on: a question (an issue opened or edited, a Discussion
 created), a `/faq` command (an issue comment), or something to acknowledge and leave (a ping, an installation, an
-issue closed, any other event)."""
+issue closed, any other event).
+
+An issue's question (`kb.issue_question`) is read here, once per event: `read_event` takes time linear in the body,
+and the webhook runs it off the event loop."""
 
 from __future__ import annotations
 
@@ -8,10 +11,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kb.issue_question import question_of
+
 from ...exceptions import ServerError
 
-__all__ = ["Asked", "Closed", "Command", "Other", "BadGitHubEvent", "read_event", "MEMBERS"]
+__all__ = ["Asked", "Closed", "Command", "Other", "BadGitHubEvent", "read_event", "payload_of", "MEMBERS"]
 
+NAME_CHARS = 64  # of an event's name and action said back: GitHub's are under 40
 MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
 
 
@@ -43,6 +49,7 @@ class Asked:
     node_id: str = ""  # a Discussion's, to comment on it (GraphQL)
     edited: bool = False
     installation: int = 0  # the GitHub App installation the delivery came through (0: none)
+    question: str = ""  # the title and the body's question (`kb.issue_question`), read once
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,7 @@ class Command:
     asked: Asked  # the issue it was written on
     text: str
     author_association: str
+    question: str = ""  # the text read as an issue's body is (`kb.issue_question`): "" for none
 
 
 @dataclass(frozen=True)
@@ -70,15 +78,22 @@ class Other:
 
 def read_event(name: str, body: bytes) -> Asked | Command | Closed | Other:
     """The event `name` (the `X-GitHub-Event` header) with this body; BadGitHubEvent when it is not GitHub's shape."""
+    return event_of(name, payload_of(body))
+
+
+def payload_of(body: bytes) -> dict[str, Any]:
+    """A delivery's JSON object; BadGitHubEvent saying what is wrong with it when it is not one."""
     try:
         payload = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise BadGitHubEvent("body: not JSON") from None
     except RecursionError:  # nested too deep for the parser: no event of GitHub's goes deeper than a few levels
         raise BadGitHubEvent("body: nested too deep") from None
+    except ValueError:  # Python reads an integer of at most 4,300 digits; GitHub's ids have under 20
+        raise BadGitHubEvent("body: a number too long to be GitHub's (over 4,300 digits)") from None
     if not isinstance(payload, dict):
         raise BadGitHubEvent("body: not a JSON object")
-    return event_of(name, payload)
+    return payload
 
 
 def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Closed | Other:
@@ -94,9 +109,12 @@ def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Closed | O
         text = _text(comment, "comment", "body").strip()
         if text == "/faq" or text.startswith(("/faq ", "/faq\n")):
             asked = _asked(payload, "issue", payload.get("issue"))
-            return Command(asked, text[4:].strip(), _text(comment, "comment", "author_association"))
+            said = text[4:].strip()
+            association = _text(comment, "comment", "author_association")
+            return Command(asked, said, association, question_of("", said) if said else "")
         return Other("an issue comment that is not a /faq command")
-    return Other(f"{name} {action}" if action else name)
+    what = f"{name[:NAME_CHARS]} {str(action)[:NAME_CHARS]}" if action else name[:NAME_CHARS]
+    return Other(what)  # the header is not signed: only its start is said back
 
 
 def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) -> Asked:
@@ -104,16 +122,20 @@ def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) 
         raise BadGitHubEvent(f"{kind}: missing, or not an object")
     repo = _object(payload, "repository")
     user: dict[str, Any] = item["user"] if isinstance(item.get("user"), dict) else {}
-    labels = tuple(str(label.get("name", "")) for label in item.get("labels") or () if isinstance(label, dict))
+    listed = item.get("labels") or []
+    if not isinstance(listed, list):
+        raise BadGitHubEvent(f"{kind}.labels: not a list")
+    labels = tuple(str(label.get("name", "")) for label in listed if isinstance(label, dict))
     number = item.get("number")
     if not isinstance(number, int) or isinstance(number, bool):
         raise BadGitHubEvent(f"{kind}.number: not a number")
+    title, body = str(item.get("title") or ""), str(item.get("body") or "")
     return Asked(
         repo=_text(repo, "repository", "full_name"),
         number=number,
         kind=kind,
-        title=str(item.get("title") or ""),
-        body=str(item.get("body") or ""),
+        title=title,
+        body=body,
         url=str(item.get("html_url") or ""),
         author=str(user.get("login") or ""),
         association=str(item.get("author_association") or "NONE"),
@@ -125,6 +147,7 @@ def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) 
         node_id=str(item.get("node_id") or ""),
         edited=edited,
         installation=_installation(payload),
+        question=question_of(title, body),
     )
 
 

@@ -11,14 +11,13 @@ is wrong with it.
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .events import BadGitHubEvent
+from .events import BadGitHubEvent, payload_of
 
 __all__ = ["Push", "Followed", "read_push", "followed", "sources_pushed", "place"]
 
@@ -76,12 +75,7 @@ def place(url: str) -> str:
 
 def read_push(body: bytes) -> Push:
     """The push delivered in `body`; BadGitHubEvent naming the field when it is not GitHub's shape."""
-    try:
-        payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        raise BadGitHubEvent("body: not JSON") from None
-    if not isinstance(payload, dict):
-        raise BadGitHubEvent("body: not a JSON object")
+    payload = payload_of(body)
     repo, ref = payload.get("repository"), payload.get("ref")
     if not isinstance(repo, dict) or not isinstance(repo.get("full_name"), str):
         raise BadGitHubEvent("repository.full_name: missing, or not text")

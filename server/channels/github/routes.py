@@ -17,6 +17,7 @@ from contextlib import AsyncExitStack
 from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
 
 from kb.errors import KBError
 from kb.events import Events, Voted
@@ -35,7 +36,7 @@ from .app_auth import AppTokens, read_private_key
 from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
 from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
-from .push import followed, read_push, sources_pushed
+from .push import Push, followed, read_push, sources_pushed
 from .signature import verify
 
 __all__ = ["router", "install", "start", "REPLAY_WINDOW"]
@@ -147,9 +148,8 @@ async def suggestions_of(request: Request) -> Suggestions | None:
     return insights if insights.feedback_on else None
 
 
-def _pushed(request: Request, body: bytes, delivery: str) -> dict[str, Any]:
+def _pushed(request: Request, push: Push, delivery: str) -> dict[str, Any]:
     """A push: the sources following the repository and ref pushed to synced in the background, or why none is."""
-    push = read_push(body)
     settings: ServerSettings = request.app.state.settings
     names, why = sources_pushed(push, followed(settings.sources_dir))
     if not names:
@@ -177,8 +177,8 @@ async def webhook(
         return {"ok": True, "done": "delivered before"}
     name = headers.get("x-github-event", "")
     if name == "push":
-        return _pushed(request, body, delivery)
-    event = read_event(name, body)
+        return _pushed(request, await run_in_threadpool(read_push, body), delivery)
+    event = await run_in_threadpool(read_event, name, body)  # linear in the body, but not on the event loop
     if isinstance(event, Other):
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
     api = api_for(request, event)

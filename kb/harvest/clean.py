@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_answer", "MAX_ANSWER"]
+__all__ = ["clean_answer", "clean_question", "MAX_ANSWER"]
 
 MAX_ANSWER = 20_000  # characters of an answer kept (kb.written's limit)
 
@@ -65,3 +65,12 @@ def clean_answer(text: str) -> str:
     text = _outside_code(text, _MENTION, r"`@\1`")
     text = _BLANK_RUN.sub("\n\n", text).strip()
     return text[:MAX_ANSWER].rstrip()
+
+
+def clean_question(text: str) -> str:
+    """A thread's question as a draft's: HTML comments and tags removed, each `@name` shown as code, each
+    paragraph on one line (the first is the title)."""
+    text = _outside_code(_without_html_comments(text), _TAG, "")
+    text = _outside_code(text.replace("<", "&lt;"), _MENTION, r"`@\1`")
+    paragraphs = (" ".join(p.split()) for p in text.split("\n\n"))
+    return "\n\n".join(p for p in paragraphs if p)

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from .clean import clean_answer
+from ..issue_question import question_of
+from .clean import clean_answer, clean_question
 from .rules import Choice
 from .threads import Thread
 
@@ -21,10 +22,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Draft", "Asked", "draft_of", "group", "match_entries", "question_of_thread", "vectors_of", "SAME_QUESTION"]
 
-SAME_QUESTION = 0.93  # cosine of two threads' questions taken to ask the same thing (the e5 model's scale)
+SAME_QUESTION = 0.93  # cosine of two threads' headlines taken to ask the same thing (the e5 model's scale)
 MAX_QUESTION = 500  # characters of a draft's question (kb.written's limit)
 _PREFIX = re.compile(
-    r"^\s*(?:\[[^\]\n]{1,40}\]\s*|【[^】\n]{1,40}】\s*|(?:question|bug|help|feature|q)\s*[:：]\s*)+", re.I
+    r"^\s*(?:\[[^\]\n]{1,40}\]\s*[:：]?\s*|【[^】\n]{1,40}】\s*[:：]?\s*|(?:question|bug|help|feature|q)\s*[:：]\s*)+", re.I
 )
 _PR = re.compile(r"https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/pull/\d{1,9}")
 
@@ -57,6 +58,11 @@ class Draft:
     answer_url: str = ""
 
     @property
+    def headline(self) -> str:
+        """The question's first paragraph (the issue's title): what drafts are grouped and checked by."""
+        return self.question.split("\n\n", 1)[0]
+
+    @property
     def asked(self) -> int:
         """How many threads asked it."""
         return 1 + len(self.alternates)
@@ -79,15 +85,13 @@ class Draft:
 
 
 def question_of_thread(thread: Thread) -> str:
-    """The question a thread asks: its title and the body's question (`kb.issue_question`), template words dropped."""
-    try:
-        from ..issue_question import question_of  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:  # without it, the title alone
-        question = thread.title
-    else:
-        question = question_of(thread.title, thread.body)
-    question = _PREFIX.sub("", " ".join(question.split())) or " ".join(thread.title.split())
-    return question[:MAX_QUESTION].rstrip()
+    """The question a thread asks: its title and the body's question (`kb.issue_question`: template, environment
+    lists and trace noise dropped), without a leading tag such as `[Question]`; at most `MAX_QUESTION` characters."""
+    title = _PREFIX.sub("", thread.title[:1000]) or thread.title
+    question = clean_question(question_of(title, thread.body)) or clean_question(title)
+    if len(question) > MAX_QUESTION:
+        question = question[: MAX_QUESTION - 1].rsplit(" ", 1)[0].rstrip() + "…"
+    return question
 
 
 def _named_prs(choice: Choice) -> list[str]:
@@ -134,7 +138,7 @@ def group(drafts: Sequence[Draft], vectors: Any = None, same: float = SAME_QUEST
     members: dict[int, list[int]] = {}
     keys: dict[str, int] = {}
     for i in order:
-        key = " ".join(drafts[i].question.lower().split())
+        key = " ".join(drafts[i].headline.lower().split())
         lead = keys.get(key)
         if lead is None and vectors is not None and leaders:
             scores = vectors[leaders] @ vectors[i]
@@ -160,12 +164,15 @@ def match_entries(drafts: Sequence[Draft], kb: KnowledgeBase) -> list[Draft]:
     given that entry's id: it is offered as an alternate question for it."""
     matched = []
     for draft in drafts:
-        result = kb.search_blocking(draft.question, k=1)
+        result = kb.search_blocking(draft.headline, k=1)
         entry = result.hits[0].entry.id if result.answered and result.hits else ""
         matched.append(replace(draft, entry_id=entry) if entry else draft)
     return matched
 
 
 def vectors_of(drafts: Sequence[Draft], kb: KnowledgeBase) -> Any:
-    """The drafts' questions embedded as the search embeds a question (unit vectors)."""
-    return kb.searcher.embedder.embed_queries([d.question for d in drafts])
+    """The drafts' headlines embedded as the search embeds a question (unit vectors); each distinct text once."""
+    texts = list(dict.fromkeys(d.headline for d in drafts))
+    embedded = kb.searcher.embedder.embed_queries(texts)
+    row = {text: i for i, text in enumerate(texts)}
+    return embedded[[row[d.headline] for d in drafts]]

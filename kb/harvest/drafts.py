@@ -25,7 +25,8 @@ __all__ = ["Draft", "Asked", "draft_of", "group", "match_entries", "question_of_
 SAME_QUESTION = 0.93  # cosine of two threads' headlines taken to ask the same thing (the e5 model's scale)
 MAX_QUESTION = 500  # characters of a draft's question (kb.written's limit)
 _PREFIX = re.compile(
-    r"^\s*(?:\[[^\]\n]{1,40}\]\s*[:：]?\s*|【[^】\n]{1,40}】\s*[:：]?\s*|(?:question|bug|help|feature|q)\s*[:：]\s*)+", re.I
+    r"^\s*(?:\[[^\]\n]{1,40}\]\s*[:：]?\s*|【[^】\n]{1,40}】\s*[:：]?\s*|(?:question|bug|help|feature|q)\s*[:：]\s*)+",
+    re.I,
 )
 _PR = re.compile(r"https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/pull/\d{1,9}")
 
@@ -173,6 +174,9 @@ def match_entries(drafts: Sequence[Draft], kb: KnowledgeBase) -> list[Draft]:
 def vectors_of(drafts: Sequence[Draft], kb: KnowledgeBase) -> Any:
     """The drafts' headlines embedded as the search embeds a question (unit vectors); each distinct text once."""
     texts = list(dict.fromkeys(d.headline for d in drafts))
-    embedded = kb.searcher.embedder.embed_queries(texts)
+    embedder = kb.searcher.embedder
+    embedded = embedder.embed_queries(texts, batch_size=64)  # no search waits its turn in a harvest
+    for text, vector in zip(texts, embedded):  # so the check against the entries (a search each) embeds none again
+        embedder.cache.put(text, vector.copy())
     row = {text: i for i, text in enumerate(texts)}
     return embedded[[row[d.headline] for d in drafts]]

@@ -33,7 +33,9 @@ def hostile_threads() -> list[dict]:
             comment("m", "MEMBER", (answer_tail + "\n" + text)[:BODY]),
             comment("asker", "NONE", "> " * 2000 + "thanks, it works", day=3),
         ]
-        threads.append(issue(replies, number=number, title=f"<img src=x onerror=alert(1)> @team {name} " + "t" * 300, body=body))
+        threads.append(
+            issue(replies, number=number, title=f"<img src=x onerror=alert(1)> @team {name} " + "t" * 300, body=body)
+        )
     return threads
 
 

@@ -8,6 +8,7 @@ index linked in)."""
 
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
@@ -20,6 +21,7 @@ from kb.insights import InsightsStore, store_path
 from kb.settings import Settings
 from kb.written import WrittenFile
 from server import create_app
+from tests.support.cli import kb
 from tests.support.forms import insights_form_token as form_token
 from tests.support.seeded_insights import BEARER, TOKEN
 
@@ -144,6 +146,14 @@ def test_drafts_are_accepted_in_one_click_edited_or_dismissed(live: str, harvest
         assert saved.status_code == 303
         edited = next(a for a in WrittenFile(harvest_settings.written_path).read() if a.id != written.id)
         assert edited.questions["en"] == "Why is the pad token missing?" and edited.extra["url"] == THREAD.format(31)
+
+        exported = harvest_settings.data_dir / "export.jsonl"  # in `kb export`, its thread and alternates with it
+        assert kb("export", str(exported), "--learned", data_dir=harvest_settings.data_dir).returncode == 0
+        row = next(
+            r for r in map(json.loads, exported.read_text(encoding="utf-8").splitlines()) if r["id"] == written.id
+        )
+        assert row["url"] == THREAD.format(11)
+        assert f"does slime support ascend npu <{THREAD.format(13)}>" in row["alternates"]
 
         listed = section(browser.get("/insights").text)
         assert 'data-harvested="' not in listed and "No drafts waiting." in listed

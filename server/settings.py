@@ -10,6 +10,7 @@ proxies believed).
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, fields
 from urllib.parse import urlsplit
 
@@ -100,6 +101,12 @@ class ServerSettings(Settings):
         "seconds between syncs of the sources that name an upstream Git repo, as `kb sync` does (0: off)",
         zero_off=True,
     )
+    harvest_interval: float = setting(
+        0.0,
+        "seconds between harvests of the tracker (`kb harvest --repo`) for each of KB_HARVEST_REPOS (0: off)",
+        zero_off=True,
+    )
+    harvest_repos: str = setting("", "the repositories harvested every KB_HARVEST_INTERVAL: `THUDM/slime,alibaba/ROLL`")
     rate_limit: str = setting(
         "600/minute",
         "requests per client, as `N/second`, `N/minute` or `N/hour` (`off`: no limit; Slack, /healthz, /static and /widget.js exempt)",
@@ -127,6 +134,7 @@ class ServerSettings(Settings):
     def __post_init__(self) -> None:
         super().__post_init__()
         _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
+        self.harvest_repo_list  # parsed now, so a malformed KB_HARVEST_REPOS stops start-up
         _parse_proxies(self.trusted_proxies)
         _check_base_url(self.base_url)
         _check_pairs(self)
@@ -159,6 +167,15 @@ class ServerSettings(Settings):
             return self.channel_precisions[channel]
         declared = next((c.precision for c in registry.CHANNELS if c.name == channel), None)
         return declared if declared is not None else self.answer_precision
+
+    @property
+    def harvest_repo_list(self) -> list[str]:
+        """KB_HARVEST_REPOS as a list of `owner/name`; a SettingsError names one that is not."""
+        repos = [r.strip() for r in self.harvest_repos.split(",") if r.strip()]
+        for repo in repos:
+            if not re.fullmatch(r"[\w.-]{1,100}/[\w.-]{1,100}", repo):
+                raise SettingsError("KB_HARVEST_REPOS", self.harvest_repos, f"OWNER/NAME repositories, not {repo!r}")
+        return repos
 
     @property
     def github_repo_modes(self) -> dict[str, str]:

@@ -105,7 +105,7 @@ def _print(done: Harvest, args: argparse.Namespace, kept: int | None) -> None:
         return
     for draft in done.drafts:
         where = f" (an alternate question of {draft.entry_id})" if draft.entry_id else ""
-        print(f"{draft.repo}#{draft.number}  asked {draft.asked}x{where}  {draft.question}")
+        print(f"{draft.repo}#{draft.number}  asked {draft.asked}x{where}  {draft.headline}")
         print(f"  {draft.url}  answer by {draft.answer_author} ({draft.signals.get('answer')})")
     refused = ", ".join(f"{n} {why}" for why, n in sorted(done.refused.items(), key=lambda kv: -kv[1]))
     print(

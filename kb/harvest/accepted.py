@@ -15,7 +15,7 @@ from ..text import detect_lang
 from ..written import WrittenAnswer, written_answer
 from .drafts import Draft
 
-__all__ = ["answer_of", "from_tracker", "faq_of"]
+__all__ = ["answer_of", "entry_question", "from_tracker", "faq_of"]
 
 
 def faq_of(repo: str, faqs: Mapping[str, tuple[str, dict[str, str]]]) -> str:
@@ -24,10 +24,20 @@ def faq_of(repo: str, faqs: Mapping[str, tuple[str, dict[str, str]]]) -> str:
     return next((faq for faq in faqs if faq.lower() == name), "")
 
 
+MIN_HEADLINE = 8  # characters of a title that can head an entry on its own
+
+
+def entry_question(draft: Draft) -> str:
+    """The question the entry is headed by: the thread's title (the draft's headline), unless it is too short to
+    say anything, then the whole question. The body's wording is linked to the entry as an alternate."""
+    return draft.headline if len(draft.headline) >= MIN_HEADLINE else " ".join(draft.question.split())
+
+
 def answer_of(draft: Draft, faqs: Mapping[str, tuple[str, dict[str, str]]]) -> WrittenAnswer:
     """The written answer `draft` becomes (AnswerRefused names the field when its text cannot be one)."""
+    question = entry_question(draft)
     lang = detect_lang(draft.question)
-    answer = written_answer({lang: draft.question}, {lang: draft.answer}, "", faq_of(draft.repo, faqs), faqs)
+    answer = written_answer({lang: question}, {lang: draft.answer}, "", faq_of(draft.repo, faqs), faqs)
     threads = [draft.url, *(a.url for a in draft.alternates)]
     return replace(answer, extra={"url": draft.url, "harvested": threads})
 

@@ -21,7 +21,7 @@ from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from kb.errors import AnswerRefused, InsightsOff, InsightsUnreachable, shown
-from kb.harvest.accepted import answer_of, faq_of
+from kb.harvest.accepted import answer_of, entry_question, faq_of
 from kb.insights import DEFAULT_SINCE
 from kb.insights.harvested import KeptDraft
 from kb.text import detect_lang
@@ -82,10 +82,13 @@ async def accept(
     await written.save(answer)
     await insights.decide_draft(repo, number, "accepted", answer.id)
     served = reloader.served.kb
-    if answer.id in served.by_id and draft.alternates:
+    asked = [(a.question, a.url) for a in draft.alternates]
+    if " ".join(draft.question.split()) != answer.question_in(answer.lang):  # the body's wording, beside the title
+        asked.insert(0, (draft.question, draft.url))
+    if answer.id in served.by_id and asked:
         try:
-            for asked in draft.alternates:
-                await insights.link_from_tracker(served, asked.question, answer.id, asked.url)
+            for question, url in asked:
+                await insights.link_from_tracker(served, question, answer.id, url)
         except (InsightsOff, InsightsUnreachable) as exc:  # the answer is saved and served all the same
             log.warning(
                 "the answer %s from the tracker is served, but its other threads were not linked: %s", answer.id, exc
@@ -122,7 +125,10 @@ async def edit(
     """The written answer's form with the draft filled in; saving it accepts the draft."""
     draft = (await _waiting(insights, repo, number)).draft
     lang = detect_lang(draft.question)
-    values = {f"question_{lang}": draft.question, f"answer_{lang}": draft.answer}
+    question = entry_question(draft)
+    values = {f"question_{lang}": question, f"answer_{lang}": draft.answer}
     values["faq"] = faq_of(draft.repo, faqs_of(kb))
     asked = [a.question for a in draft.alternates]
+    if " ".join(draft.question.split()) != question:
+        asked.insert(0, draft.question)  # the body's wording, linked to the answer as an alternate
     return show_form(request, kb, values, asked, since, harvested=f"{repo}#{number}")

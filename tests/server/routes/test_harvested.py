@@ -40,7 +40,7 @@ def draft(number: int, question: str, answer: str, asked: tuple[Asked, ...] = ()
 DRAFTS = [
     draft(
         11,
-        "How do I run slime on Huawei Ascend NPUs?",
+        "How do I run slime on Huawei Ascend NPUs?\n\nWe have 910B cards; can slime train on them?",
         NPU_ANSWER,
         (
             Asked("slime 能在昇腾 NPU 上训练吗", THREAD.format(12), 12),
@@ -120,6 +120,12 @@ def test_drafts_are_accepted_in_one_click_edited_or_dismissed(live: str, harvest
         assert entry["url"] == THREAD.format(11)
         links = httpx.get(f"{live}/admin/links", headers=BEARER).json()["links"]
         assert {(link["question"], link["entry_id"], link["origin"], link["url"]) for link in links} == {
+            (
+                "How do I run slime on Huawei Ascend NPUs?\n\nWe have 910B cards; can slime train on them?",
+                written.id,
+                "tracker",
+                THREAD.format(11),
+            ),  # the body's wording, beside the title that heads the entry
             ("slime 能在昇腾 NPU 上训练吗", written.id, "tracker", THREAD.format(12)),
             ("does slime support ascend npu", written.id, "tracker", THREAD.format(13)),
         }

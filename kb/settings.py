@@ -100,6 +100,12 @@ class Settings:
         "see [Deployment](deployment.md)) (empty: SQLite in `$KB_DATA_DIR`)",
     )
     insights_retention_days: int = setting(90, "questions and votes older than this many days are pruned")
+    harvest_expire_days: int = setting(
+        60,
+        "drafts harvested from the tracker (`kb harvest`) that no maintainer accepted or dismissed are deleted "
+        "after this many days (0: never)",
+        zero_off=True,
+    )
     insights_queue_size: int = setting(
         10_000,
         "questions and votes kept in memory while the insights database cannot be written (a lock, a full disk); "

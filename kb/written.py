@@ -189,15 +189,18 @@ def entry_of(answer: WrittenAnswer, line: int, file: str) -> Entry:
     `kb ingest` parses its row (`ingest/table_faq.py`)."""
     lang = answer.lang
     title = answer.titles.get(lang) or next(iter(answer.titles.values()), "") or answer.source
+    url = str(answer.extra.get("url") or "")  # the thread an answer harvested from the tracker came from
     translations = tuple(
-        Translation(other, answer.questions[other], absolutize_links(answer.answers[other], ""), "", "", "", line, file)
+        Translation(
+            other, answer.questions[other], absolutize_links(answer.answers[other], ""), "", url, "", line, file
+        )
         for other in LANGS
         if other != lang and other in answer.questions
     )
     entry = Entry(
         id=answer.id, question=answer.questions[lang], answer=absolutize_links(answer.answers[lang], ""),
         source=answer.source, source_title=title, source_version="", source_url="", framework=answer.framework,
-        section="", url="", lang=lang, line=line, file=file, translations=translations,
+        section="", url=url, lang=lang, line=line, file=file, translations=translations,
         source_titles=dict(answer.titles) or {lang: title},
     )  # fmt: skip
     topics = topic_tags(entry)

@@ -23,6 +23,7 @@ from server.settings import ServerSettings
 from .arenas import fewer_arenas
 from .export import add_parser as add_export_parser
 from .github import add_parser as add_github_parser
+from .harvest import add_parser as add_harvest_parser
 from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
 from .mcp_config import FORMS as MCP_CONFIG_FORMS
@@ -621,6 +622,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_parser(sub)
     add_sync_parser(sub)
     add_github_parser(sub)
+    add_harvest_parser(sub)
     add_insights_parser(sub)
     add_learning_parser(sub)
     add_tuning_parser(sub)

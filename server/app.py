@@ -29,6 +29,7 @@ from kb.settings import Settings
 from . import surfaces
 from .channels import Channel, registry
 from .errors import install_error_handler
+from .harvesting import harvest_every
 from .metrics import Metrics, RequestMetrics, State
 from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
 from .ratelimit import ANSWER_VOTE_LIMIT, SESSION_LIMIT, SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit
@@ -82,11 +83,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             else None
         )
         syncing = asyncio.create_task(sync_every(resolved, app.state.reloader)) if resolved.sync_interval else None
+        harvesting = (
+            asyncio.create_task(harvest_every(resolved))
+            if resolved.harvest_interval and resolved.harvest_repo_list
+            else None
+        )
         try:
             yield
         finally:
             await stack.aclose()
-            for task in (watch, syncing):
+            for task in (watch, syncing, harvesting):
                 if task is not None:
                     task.cancel()
             await app.state.refit.wait()  # a refit writing a build finishes it

@@ -10,6 +10,7 @@ proxies believed).
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, fields
 from urllib.parse import urlsplit
 
@@ -161,6 +162,12 @@ class ServerSettings(Settings):
         "swaps the new build in (`0`: off)",
         zero_off=True,
     )
+    harvest_interval: float = setting(
+        0.0,
+        "seconds between harvests of the tracker (`kb harvest --repo`) for each of KB_HARVEST_REPOS (0: off)",
+        zero_off=True,
+    )
+    harvest_repos: str = setting("", "the repositories harvested every KB_HARVEST_INTERVAL: `THUDM/slime,alibaba/ROLL`")
     rate_limit: str = setting(
         "600/minute",
         "requests per client (`N/second`, `N/minute`, `N/hour`; `off`: none); over it, 429 with `Retry-After`. The "
@@ -196,6 +203,7 @@ class ServerSettings(Settings):
     def __post_init__(self) -> None:
         super().__post_init__()
         _parse_rate(self.rate_limit)  # a bad KB_RATE_LIMIT stops start-up, naming the variable
+        self.harvest_repo_list  # parsed now, so a malformed KB_HARVEST_REPOS stops start-up
         _parse_proxies(self.trusted_proxies)
         _check_base_url(self.base_url)
         _check_pairs(self)
@@ -228,6 +236,15 @@ class ServerSettings(Settings):
             return self.channel_precisions[channel]
         declared = next((c.precision for c in registry.CHANNELS if c.name == channel), None)
         return declared if declared is not None else self.answer_precision
+
+    @property
+    def harvest_repo_list(self) -> list[str]:
+        """KB_HARVEST_REPOS as a list of `owner/name`; a SettingsError names one that is not."""
+        repos = [r.strip() for r in self.harvest_repos.split(",") if r.strip()]
+        for repo in repos:
+            if not re.fullmatch(r"[\w.-]{1,100}/[\w.-]{1,100}", repo):
+                raise SettingsError("KB_HARVEST_REPOS", self.harvest_repos, f"OWNER/NAME repositories, not {repo!r}")
+        return repos
 
     @property
     def github_repo_modes(self) -> dict[str, str]:

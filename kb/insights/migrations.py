@@ -104,6 +104,31 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (repo, number)
     )
     """,
+    # 7: drafts harvested from the tracker (`kb harvest`): a closed issue or answered Discussion and its
+    # maintainer's answer, until a maintainer accepts (as a written answer, or as alternates of an entry),
+    # dismisses it, or it expires; accepted and dismissed ones are kept so a harvest does not offer them again
+    """
+    CREATE TABLE harvested_drafts (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        url TEXT NOT NULL,
+        question TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        signals TEXT NOT NULL,
+        alternates TEXT NOT NULL,
+        asked INTEGER NOT NULL,
+        entry_id TEXT NOT NULL DEFAULT '',
+        answer_author TEXT NOT NULL DEFAULT '',
+        closed_at REAL,
+        harvested_at REAL NOT NULL,
+        status TEXT NOT NULL DEFAULT 'new',
+        decided_at REAL,
+        written_id TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (repo, number)
+    );
+    CREATE INDEX harvested_drafts_status ON harvested_drafts (status, harvested_at)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -13,6 +13,7 @@ answers both with 503 (server/errors.py).
 from __future__ import annotations
 
 import asyncio
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator
 
@@ -28,6 +29,7 @@ from .teach import learn, relearn_link, unlearn
 if TYPE_CHECKING:
     from ..knowledge import KnowledgeBase
     from .groups import Gap, GapFinder
+    from .harvested import KeptDraft
     from .recorder import Recorder
 
 __all__ = ["Insights"]
@@ -38,6 +40,12 @@ _REPORT_UNREACHABLE = "the insights database {location} cannot be reached; quest
 _SUGGESTIONS_OFF = "suggested answers are off: they are kept in the insights database, which cannot be used ({problem})"
 _SUGGESTIONS_UNREACHABLE = "the insights database {location} cannot be reached; suggested answers wait until it is back"
 _LINKS_UNREACHABLE = "the insights database {location} cannot be reached; links cannot be changed until it is back"
+_DRAFTS_OFF = (
+    "drafts from the tracker are off: they are kept in the insights database, which cannot be used ({problem})"
+)
+_DRAFTS_UNREACHABLE = (
+    "the insights database {location} cannot be reached; drafts from the tracker wait until it is back"
+)
 
 
 class Insights:
@@ -195,3 +203,35 @@ class Insights:
         book = self._book(_SUGGESTIONS_OFF)
         with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
             return await asyncio.to_thread(book.store.drop_suggestion, repo, number)
+
+    async def harvested(self, expire_days: int = 0) -> tuple[list[KeptDraft], dict[str, int]]:
+        """The drafts from the tracker waiting for a maintainer (those untouched for `expire_days` deleted first,
+        0: none), and how many are in each state."""
+        book = self._book(_DRAFTS_OFF)
+        store = book.store
+
+        def read() -> tuple[list[KeptDraft], dict[str, int]]:
+            if expire_days:
+                store.expire_drafts(time.time() - expire_days * 86400)
+            return store.drafts(), store.draft_counts()
+
+        with self._reaching(book, _DRAFTS_UNREACHABLE):
+            return await asyncio.to_thread(read)
+
+    async def harvested_draft(self, repo: str, number: int) -> KeptDraft | None:
+        """The draft of `repo`#`number`, whatever its state; None when there is none."""
+        book = self._book(_DRAFTS_OFF)
+        with self._reaching(book, _DRAFTS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.harvested_draft, repo, number)
+
+    async def decide_draft(self, repo: str, number: int, status: str, written_id: str = "") -> bool:
+        """Mark the new draft of `repo`#`number` accepted (as `written_id`) or dismissed; whether there was one."""
+        book = self._book(_DRAFTS_OFF)
+        with self._reaching(book, _DRAFTS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.decide_draft, repo, number, status, written_id)
+
+    async def link_from_tracker(self, kb: KnowledgeBase, question: str, entry_id: str, url: str) -> Link:
+        """Link a thread's question to the entry that answers it, as an alternate learned from the tracker."""
+        book = self._book(_LINKS_OFF)
+        with self._reaching(book, _LINKS_UNREACHABLE):
+            return await learn(kb, book, question, entry_id, origin="tracker", url=url)

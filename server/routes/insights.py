@@ -29,7 +29,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 
 from kb.duplicates import Duplicate
 from kb.errors import QueryError, shown
+from kb.harvest.accepted import from_tracker as from_tracker_answer
 from kb.insights import DEFAULT_SINCE, LANGS, TABLES, Report, day, draft_entries, table, to_csv
+from kb.insights.service import Insights
 from kb.insights.taught_links import Link
 from kb.knowledge import KnowledgeBase
 from kb.syncs import last_sync
@@ -145,6 +147,7 @@ async def insights_page(
         ),
         "last_sync": last_sync(settings.data_dir),
         "suggested": await insights.suggestions(),
+        "harvested": await _harvested_context(insights, settings.harvest_expire_days, written),
         "github_on": bool(settings.github_webhook_secret),
         "posted": list(getattr(request.app.state, "github_posted", ())),  # server/channels/github/suggested.py
     }
@@ -173,6 +176,13 @@ def _teach_context(kb: KnowledgeBase, lang: str, links: list[Link]) -> dict[str,
         "links_total": len(links),
         "entry_choices": choices,
     }
+
+
+async def _harvested_context(insights: Insights, expire_days: int, written: Written) -> dict[str, Any]:
+    """The drafts from the tracker waiting, how many in each state, and how many entries came from the tracker."""
+    drafts, counts = await insights.harvested(expire_days)
+    from_tracker = sum(1 for answer in await written.answers() if from_tracker_answer(answer))
+    return {"drafts": drafts, "counts": counts, "from_tracker": from_tracker}
 
 
 def _duplicates_context(kb: KnowledgeBase, lang: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ form, with a message naming the field, and nothing is saved.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Annotated
 from urllib.parse import urlencode
 
@@ -24,6 +25,7 @@ from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from kb.errors import AnswerRefused, InsightsOff, InsightsUnreachable, shown
+from kb.harvest.drafts import Draft
 from kb.insights import DEFAULT_SINCE
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
@@ -35,7 +37,7 @@ from ..link_deps import LinkLimitDep, served_at_once
 from ..rendering.strings import Translator
 from ..rendering.templates import page, request_lang
 
-__all__ = ["router", "ASKED_MAX"]
+__all__ = ["router", "ASKED_MAX", "MAX_FIELD", "faqs_of", "show_form"]
 
 router = APIRouter(tags=["insights"])
 log = logging.getLogger("kb.server")
@@ -66,6 +68,7 @@ def _form(
     asked: list[str],
     since: str,
     refused: AnswerRefused | None = None,
+    harvested: str = "",
 ) -> HTMLResponse:
     lang = request_lang(request)
     t = Translator(lang)
@@ -85,10 +88,19 @@ def _form(
         "refused_field": refused.field if refused is not None else "",
         "form_token": form_token(request),
         "limits": {"question": MAX_QUESTION, "answer": MAX_ANSWER, "tags": MAX_TAGS},
+        "harvested": harvested,  # the tracker's draft (`owner/name#number`) that saving this accepts
     }
     response = page(request, "insights_write.html", context, status_code=422 if refused is not None else 200)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
+
+
+def show_form(
+    request: Request, kb: KnowledgeBase, values: dict[str, str], asked: list[str], since: str, harvested: str = ""
+) -> HTMLResponse:
+    """The form for a new answer with `values` filled in, for the questions `asked` (and the tracker's draft
+    `harvested`, which saving it accepts)."""
+    return _form(request, kb, None, values, asked[:ASKED_MAX], since, harvested=harvested)
 
 
 def _values(answer: WrittenAnswer) -> dict[str, str]:
@@ -128,11 +140,12 @@ async def write_answer(
     faq: Annotated[str, Form(max_length=200)] = "",
     asked: Asked = [],  # noqa: B006 (FastAPI copies it)
     since: Since = DEFAULT_SINCE,
+    harvested: Annotated[str, Form(max_length=300)] = "",
 ) -> Response:
     """Save a new written answer, serve a build with it, and link the questions it answers to it."""
     form = {"question_zh": question_zh, "answer_zh": answer_zh, "question_en": question_en, "answer_en": answer_en}
     form |= {"tags": tags, "faq": faq}
-    return await _save(request, kb, written, insights, reloader, None, form, asked, since)
+    return await _save(request, kb, written, insights, reloader, None, form, asked, since, harvested)
 
 
 @router.get("/insights/written/{answer_id}.md", include_in_schema=False)
@@ -199,6 +212,15 @@ async def remove_answer(
     return _back(since)
 
 
+async def _harvested(insights: InsightsDep, key: str) -> Draft | None:
+    """The tracker's draft named `owner/name#number`, while it waits; None for none (or one decided meanwhile)."""
+    repo, _, number = key.partition("#")
+    if not repo or not number.isdigit():
+        return None
+    kept = await insights.harvested_draft(repo, int(number))
+    return kept.draft if kept is not None and kept.status == "new" else None
+
+
 async def _found(written: WrittenDep, answer_id: str) -> WrittenAnswer:
     answer = await written.get(answer_id)
     if answer is None:
@@ -220,9 +242,11 @@ async def _save(
     values: dict[str, str],
     asked: list[str],
     since: str,
+    harvested: str = "",
 ) -> Response:
     """Check and save an answer (`old`'s new text, or a new one) and link `asked` to it; an answer refused
-    is shown again in its form, with a message naming the field."""
+    is shown again in its form, with a message naming the field. `harvested` (`owner/name#number`): the
+    tracker's draft this answer accepts, whose thread it links."""
     asked = [q for q in (a.strip() for a in asked) if q][:ASKED_MAX]
     try:
         answer = written_answer(
@@ -234,8 +258,13 @@ async def _save(
             old.id if old is not None else "",
         )
     except AnswerRefused as refused:
-        return _form(request, kb, old, values, asked, since, refused)
+        return _form(request, kb, old, values, asked, since, refused, harvested)
+    draft = await _harvested(insights, harvested)
+    if draft is not None:
+        answer = replace(answer, extra={"url": draft.url, "harvested": [draft.url, *(a.url for a in draft.alternates)]})
     await written.save(answer)
+    if draft is not None:
+        await insights.decide_draft(draft.repo, draft.number, "accepted", answer.id)
     served = reloader.served.kb
     if asked and answer.id in served.by_id:
         try:

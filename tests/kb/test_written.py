@@ -4,6 +4,7 @@ holds for them (the same as `kb ingest` parses from the file), and the snippet f
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,7 @@ def test_a_written_file_a_manifest_lists_is_read_once(tmp_path: Path) -> None:
 
 SAVE_MANY = """
 import sys, time
+from dataclasses import replace
 from pathlib import Path
 from kb.written import WrittenFile, written_answer
 file = WrittenFile(Path(sys.argv[1]))
@@ -180,3 +182,16 @@ def test_two_processes_saving_at_once_lose_no_answer(tmp_path: Path) -> None:
     assert [run.wait(timeout=120) for run in runs] == [0, 0, 0]
     questions = sorted(a.questions["en"] for a in WrittenFile(path).read())
     assert questions == sorted(f"Question {name}-{i}?" for name in "abc" for i in range(15))
+
+
+def test_an_answer_from_the_tracker_links_its_thread_as_kb_ingest_reads_it(tmp_path: Path) -> None:
+    """An answer accepted from a harvested thread keeps the thread as its link, in both languages, the same
+    whether the server builds it or `kb ingest` parses the file."""
+    file = WrittenFile(tmp_path / "written.jsonl")
+    thread = "https://github.com/THUDM/slime/issues/39"
+    answer = replace(both(), extra={"url": thread, "harvested": [thread]})  # type: ignore[arg-type]
+    file.save(answer)
+    built = file.entries()
+    parsed = read_sources([], file.path)
+    assert parsed.entries == built
+    assert built[0].url == thread and built[0].localized("en").url == thread

@@ -45,7 +45,7 @@ def columns(postgres: Any, url: str, table: str) -> list[tuple[str, str]]:
 
 def test_a_new_database_has_the_current_schema_with_8_byte_times(postgres: Any, database_url: str) -> None:
     store = InsightsStore(database_url)
-    assert store.dialect == "postgres" and store.schema_version() == SCHEMA_VERSION == 6
+    assert store.dialect == "postgres" and store.schema_version() == SCHEMA_VERSION == 7
     assert store.path is None and store.location == database_url
     assert columns(postgres, database_url, "questions") == [
         ("id", "bigint"),
@@ -74,6 +74,10 @@ def test_a_new_database_has_the_current_schema_with_8_byte_times(postgres: Any, 
         "reason",
         "comment",
     ]
+    harvested = dict(columns(postgres, database_url, "harvested_drafts"))
+    assert (
+        harvested["closed_at"] == harvested["harvested_at"] == "double precision" and harvested["number"] == "integer"
+    )
     store.add_questions([question("how do I resume training")])
     [(asked_at,)] = postgres.execute("SELECT asked_at FROM questions", database_url.rpartition("/")[2])
     assert asked_at == T0
@@ -95,7 +99,7 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
         name,
     )
     store = InsightsStore(database_url)
-    assert store.schema_version() == 6
+    assert store.schema_version() == 7
     assert postgres.execute("SELECT id, text, kind, chat_workspace FROM questions ORDER BY id", name) == [
         (1, "如何续训", "search", None),
         (2, "OOM", "search", None),
@@ -103,15 +107,15 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
     assert_upgraded_store_counts_old_rows_and_takes_new_fields(store)
     store.close()
     InsightsStore(database_url).close()  # opening again changes nothing
-    assert postgres.execute("SELECT version FROM schema_version", name) == [(6,)]
+    assert postgres.execute("SELECT version FROM schema_version", name) == [(7,)]
 
 
 def test_a_database_from_a_newer_version_is_refused_untouched(postgres: Any, database_url: str) -> None:
     name = database_url.rpartition("/")[2]
     postgres.execute(
-        "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7)", name
+        "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (8)", name
     )
-    with pytest.raises(InsightsUnavailable, match=r"schema version 7 is newer than this kb's 6"):
+    with pytest.raises(InsightsUnavailable, match=r"schema version 8 is newer than this kb's 7"):
         InsightsStore(database_url)
     assert postgres.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'", name) == [
         ("schema_version",)

@@ -1,0 +1,142 @@
+"""`kb harvest`: draft FAQ entries from the tracker's closed issues and answered Discussions.
+
+    kb harvest --from FILE [--dry-run] [--json]          # gh's JSON: issues, or Discussions
+    kb harvest --repo OWNER/NAME [--dry-run] [--json]    # GitHub's API, only what changed since the last harvest
+
+FILE is what `gh issue list --state closed --json number,title,body,state,stateReason,author,comments,
+labels,url,closedAt,closedByPullRequestsReferences` writes (or the same for Discussions, with `answer`).
+`--repo` asks `KB_GITHUB_API_URL` with `KB_GITHUB_TOKEN`, for the closed issues updated since the last
+harvest of that repository (kept in the data directory). The rules (`kb/harvest/rules.py`) choose the
+threads; the drafts are grouped by the index's embedder when there is an index, and each is checked
+against its entries. Without `--dry-run` they are kept in the insights database, for `/insights`.
+`--dry-run --json` prints one JSON object a draft and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from kb.harvest import Harvest, Thread
+    from kb.knowledge import KnowledgeBase
+    from server.settings import ServerSettings
+
+__all__ = ["add_parser", "cmd_harvest"]
+
+MAX_FILE = 512 * 1024 * 1024  # bytes of a thread file read
+
+
+def _day(text: str) -> float:
+    try:
+        return datetime.strptime(text, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a date as YYYY-MM-DD") from None
+
+
+def _associations(text: str) -> tuple[str, ...]:
+    found = tuple(a.strip().upper() for a in text.split(",") if a.strip())
+    known = ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR")
+    wrong = [a for a in found if a not in known]
+    if not found or wrong:
+        raise argparse.ArgumentTypeError(f"{text!r}: a comma-separated list of {', '.join(known)}")
+    return found
+
+
+def add_parser(sub: Any) -> None:
+    """Add `harvest` to the `kb` command's subparsers."""
+    p = sub.add_parser("harvest", help="draft FAQ entries from closed issues and answered Discussions")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--from", dest="file", type=Path, metavar="FILE", help="gh's JSON of issues or Discussions")
+    where.add_argument("--repo", metavar="OWNER/NAME", help="GitHub's API (KB_GITHUB_API_URL, KB_GITHUB_TOKEN)")
+    p.add_argument("--label", default="", help="only threads with this label (e.g. faq)")
+    p.add_argument("--closed-after", type=_day, metavar="YYYY-MM-DD", help="only threads closed on or after this day")
+    p.add_argument(
+        "--associations",
+        type=_associations,
+        default=("OWNER", "MEMBER", "COLLABORATOR"),
+        metavar="LIST",
+        help="whose answers count: author associations, comma-separated (default OWNER,MEMBER,COLLABORATOR)",
+    )
+    p.add_argument("--limit", type=int, default=10_000, help="with --repo, at most this many issues read")
+    p.add_argument("--dry-run", action="store_true", help="print the drafts; keep nothing")
+    p.add_argument("--json", action="store_true", help="one JSON object a draft, and nothing else")
+    p.set_defaults(run=cmd_harvest)
+
+
+def _threads(settings: ServerSettings, args: argparse.Namespace) -> Iterable[Thread]:
+    from kb.harvest import HarvestError, read_threads
+    from kb.harvest.github import closed_issues
+    from kb.harvest.run import last_harvest
+
+    if args.file is not None:
+        try:
+            if args.file.stat().st_size > MAX_FILE:
+                raise HarvestError(f"--from {args.file}: over {MAX_FILE // 2**20} MiB; split it")
+            data = json.loads(args.file.read_bytes())
+        except OSError as exc:
+            raise HarvestError(f"--from {args.file}: {exc.strerror or exc}") from None
+        except (ValueError, RecursionError) as exc:
+            raise HarvestError(f"--from {args.file}: not JSON ({exc})") from None
+        return read_threads(data, str(args.file))
+    since = last_harvest(settings.data_dir, args.repo)
+    return closed_issues(args.repo, settings.github_api_url, settings.github_token, since, args.limit)
+
+
+def _knowledge(settings: ServerSettings) -> KnowledgeBase | None:
+    """The knowledge base, to group the drafts and check them against its entries; None without an index."""
+    from kb.errors import IndexUnreadable
+    from kb.knowledge import KnowledgeBase
+
+    try:
+        return KnowledgeBase.open(settings)
+    except IndexUnreadable:
+        return None
+
+
+def _print(done: Harvest, args: argparse.Namespace, kept: int | None) -> None:
+    if args.json:
+        for draft in done.drafts:
+            print(json.dumps(draft.to_json(), ensure_ascii=False))
+        return
+    for draft in done.drafts:
+        where = f" (an alternate question of {draft.entry_id})" if draft.entry_id else ""
+        print(f"{draft.repo}#{draft.number}  asked {draft.asked}x{where}  {draft.headline}")
+        print(f"  {draft.url}  answer by {draft.answer_author} ({draft.signals.get('answer')})")
+    refused = ", ".join(f"{n} {why}" for why, n in sorted(done.refused.items(), key=lambda kv: -kv[1]))
+    print(
+        f"read {done.read} threads, chose {done.chosen}, made {len(done.drafts)} drafts"
+        + (f"; left {refused}" if refused else "")
+    )
+    if kept is not None:
+        print(f"kept {kept} drafts in the insights database; accept them on /insights")
+
+
+def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
+    from kb.harvest import Rules, harvest
+    from kb.harvest.run import remember_harvest
+
+    rules = Rules(associations=args.associations, label=args.label, closed_after=args.closed_after)
+    started = time.time()
+    threads = _threads(settings, args)
+    done = harvest(threads, rules, _knowledge(settings))
+    kept = None
+    if not args.dry_run:
+        kept = _keep(settings, done)
+        if args.repo:
+            remember_harvest(settings.data_dir, args.repo, started)
+    _print(done, args, kept)
+    return 0
+
+
+def _keep(settings: ServerSettings, done: Harvest) -> int:
+    from kb.insights.book import InsightsBook
+
+    with InsightsBook.open(settings) as book:
+        if settings.harvest_expire_days:
+            book.store.expire_drafts(time.time() - settings.harvest_expire_days * 86400)
+        return book.store.keep_drafts(done.drafts)

@@ -1,0 +1,72 @@
+"""Harvested drafts in the insights store, on a SQLite file and on a real PostgreSQL (tests/support/postgres.py):
+kept per thread, refreshed while new, left alone once decided, decided once, expired when untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kb.harvest import Asked, Draft
+from kb.insights import InsightsStore, store_path
+from kb.insights.migrations import SCHEMA_VERSION
+
+T0 = 1_750_000_000.123456
+
+
+def draft(number: int, asked: int = 1, closed_at: float = T0, answer: str = "Pass --load.") -> Draft:
+    alternates = tuple(
+        Asked(f"again {i}", f"https://github.com/o/r/issues/{1000 + i}", 1000 + i, closed_at) for i in range(asked - 1)
+    )
+    return Draft(
+        repo="o/r", number=number, url=f"https://github.com/o/r/issues/{number}", kind="issue",
+        question=f"How do I resume training? ({number})", answer=answer,
+        signals={"answer": "thanked", "by": "MEMBER"}, closed_at=closed_at, alternates=alternates, answer_author="m",
+    )  # fmt: skip
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[InsightsStore]:
+    where = request.getfixturevalue("database_url") if request.param == "postgres" else store_path(tmp_path)
+    opened = InsightsStore(where)
+    yield opened
+    opened.close()
+
+
+def test_drafts_are_kept_whole_and_ranked_by_how_many_asked_then_recency(store: InsightsStore) -> None:
+    store.keep_drafts(
+        [draft(1, asked=1, closed_at=T0 + 10), draft(2, asked=3), draft(3, asked=1, closed_at=T0 + 20)], at=T0
+    )
+    kept = store.drafts()
+    assert [k.draft.number for k in kept] == [2, 3, 1]
+    assert kept[0].draft == draft(2, asked=3) and kept[0].draft.asked == 3 and kept[0].harvested_at == T0
+    assert store.schema_version() == SCHEMA_VERSION
+
+
+def test_a_decided_thread_is_not_offered_again_and_is_decided_once(store: InsightsStore) -> None:
+    store.keep_drafts([draft(1), draft(2)], at=T0)
+    assert store.decide_draft("o/r", 1, "dismissed", at=T0 + 1)
+    assert not store.decide_draft("o/r", 1, "accepted")  # a second click finds nothing to decide
+    assert store.decide_draft("o/r", 2, "accepted", written_id="written-abc", at=T0 + 2)
+    store.keep_drafts([draft(1, answer="changed"), draft(2, answer="changed"), draft(3)], at=T0 + 3)  # harvested again
+    assert [k.draft.number for k in store.drafts()] == [3]
+    accepted = store.harvested_draft("o/r", 2)
+    assert accepted is not None and accepted.status == "accepted" and accepted.written_id == "written-abc"
+    assert accepted.draft.answer == "Pass --load."
+    assert store.draft_counts() == {"new": 1, "accepted": 1, "dismissed": 1}
+
+
+def test_a_new_draft_harvested_again_is_refreshed(store: InsightsStore) -> None:
+    store.keep_drafts([draft(1)], at=T0)
+    store.keep_drafts([draft(1, asked=2, answer="Newer answer.")], at=T0 + 5)
+    [kept] = store.drafts()
+    assert kept.draft.answer == "Newer answer." and kept.draft.asked == 2 and kept.harvested_at == T0 + 5
+
+
+def test_untouched_drafts_expire_and_decided_ones_stay(store: InsightsStore) -> None:
+    store.keep_drafts([draft(1), draft(2)], at=T0)
+    store.keep_drafts([draft(3)], at=T0 + 100)
+    store.decide_draft("o/r", 2, "dismissed")
+    assert store.expire_drafts(before=T0 + 50) == 1
+    assert [k.draft.number for k in store.drafts()] == [3] and store.harvested_draft("o/r", 2) is not None

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from kb.settings import SHIPPED_SOURCES, Settings
-from kb.staleness import build_folders, is_shipped
 
 from .package import refuse_package
 from .terminal import progress_bar
@@ -55,6 +54,7 @@ def add_parser(sub: Any) -> None:
 def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     from ingest.sync import report_lines, sync
     from kb.insights.book import InsightsBook
+    from kb.staleness import build_folders, is_shipped  # numpy, which `kb --help` does without
 
     folders = given_folders(settings, args)
     if not args.dry_run:
@@ -100,6 +100,8 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
 
 def given_folders(settings: Settings, args: argparse.Namespace) -> list[Path] | None:
     """The folders `--sources` and `--with-shipped` name, as `kb ingest` reads them; None when neither is given."""
+    from kb.staleness import is_shipped  # numpy, which `kb --help` does without
+
     if not args.folders and not args.with_shipped:
         return None
     folders = [Path(d) for d in args.folders] if args.folders else [settings.sources_dir]

@@ -8,6 +8,9 @@ precision (`KB_ANSWER_PRECISION`, `KB_CHANNEL_PRECISION`); `OperatingCurve.thres
 into the lowest threshold whose held-out answers were at least that precise, with a margin for
 the noise of a precision measured on a few hundred questions.
 
+Below a channel's point, the floor (`floor_of`) tells "the first hit may answer" from "not covered":
+the confidence under which most questions the FAQ does not cover lie, on held-out folds.
+
 The figures of a curve (AUROC, coverage at a precision, the reliability by bin) are computed
 here for `kb calibrate`, `kb eval` and the benchmarks alike.
 """
@@ -27,6 +30,7 @@ __all__ = [
     "auroc",
     "coverage_at",
     "curve_points",
+    "floor_of",
     "lower_bound",
     "reliability",
     "summary",
@@ -170,3 +174,18 @@ def summary(confidence: Values, right: Values) -> dict[str, Any]:
         "coverage_at_0.9": round(coverage_at(c, y, 0.9), 4),
         "calibration_error": round(error / len(c), 4) if len(c) else None,
     }
+
+
+# The share of the held-out out-of-scope questions the floor keeps below it.
+OUTSIDE_BELOW = 0.9
+
+
+def floor_of(outside: Values, share: float = OUTSIDE_BELOW) -> float:
+    """The lowest confidence that at least `share` of the out-of-scope questions' (held-out)
+    confidences lie below: above it the first hit "may answer", below it the FAQ does not cover
+    the question. 0.0 without out-of-scope questions (every hit may answer)."""
+    c = np.sort(np.asarray(outside, dtype=np.float64))
+    if not len(c):
+        return 0.0
+    below = int(math.ceil(share * len(c)))  # this many must lie strictly below the floor
+    return round(float(np.nextafter(c[below - 1], np.inf)), 6)

@@ -109,6 +109,9 @@ class Weights:
     # cross-validation in `kb calibrate`.
     alternate_floor: float = 0.9
     not_covered_floor: float = 0.9
+    # The confidence below which a search says the FAQ does not cover the question; between it and
+    # a channel's operating point, the first hit "may answer". Fitted by `kb calibrate` (`floor_of`).
+    floor: float = 0.185
 
     @classmethod
     def load(cls, path: Path = CALIBRATION_PATH) -> "Weights":
@@ -126,6 +129,7 @@ class Weights:
             not_covered_floor=data["not_covered_floor"],
             signals=tuple(data["signals"]),
             curve=OperatingCurve.of_dict(data["curve"]) if data.get("curve") else OperatingCurve(),
+            **({"floor": float(data["floor"])} if "floor" in data else {}),
         )
 
     @property

@@ -19,3 +19,21 @@ def test_every_json_channel_gives_the_confidence(settings: Settings) -> None:
     assert chat["confidence"] == search["confidence"]
     with TestClient(create_app(settings.with_(answer_precision=0.8))) as client:
         assert client.get("/api/search", params={"q": RESUME}).json()["answered"] is False
+
+
+def test_every_json_channel_names_the_state_beside_answered_and_confidence(settings: Settings) -> None:
+    app = create_app(settings.with_(answer_precision=0.8, channel_precision=""))
+    with TestClient(app) as client:
+        likely = client.get("/api/search", params={"q": RESUME}).json()
+        chat = client.post("/api/chat", json={"message": RESUME}).json()
+        own = client.get("/api/search", params={"q": "How do I resume training?"}).json()
+        far = client.get("/api/search", params={"q": "What is a good recipe for banana bread?"}).json()
+    # Under the point but above the floor: not answered, and the first hit may answer.
+    assert (likely["answered"], likely["state"]) == (False, "likely")
+    assert likely["hits"][0]["question"] == "How do I resume training?"
+    assert (chat["answered"], chat["state"]) == (False, "likely") and "may answer" in chat["answer"]
+    assert "No confident answer" not in chat["answer"]
+    # An entry's own question, asked as it stands: certain.
+    assert (own["answered"], own["state"], own["confidence"]) == (True, "answered", 1.0)
+    assert (far["answered"], far["state"]) == (False, "not_covered")
+    assert list(likely)[:4] == ["query", "answered", "confidence", "state"]

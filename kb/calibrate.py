@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .confidence import OUTSIDE_BELOW, OperatingCurve, floor_of, reliability, summary
+from .confidence import LIKELY_PRECISION, OperatingCurve, floor_of, reliability, summary
 from .errors import JudgeFailed, TooFewQuestions
 from .evaluate import DEPTH, EvalQuery, is_expected
 from .judge import Judge
@@ -340,16 +340,17 @@ def calibrate(
     curve = grouped.pop("curve")
     weights = _fit(questions, base, fitted)
     weights = replace(weights, curve=curve, answer_threshold=curve.threshold(DEFAULT_PRECISION))
-    # The floor of "may answer": under it lie most out-of-scope questions, held out by repository.
+    # The floor of "may answer": the held-out curve's threshold for precision 0.5, and how many
+    # out-of-scope questions (held out by repository) lie below it.
     held = grouped.pop("confidences")
     outside = np.array([not q.query.answerable for q in grouped_questions], dtype=bool)
-    floor = min(floor_of(held[outside]), weights.answer_threshold)
+    floor = min(floor_of(curve), weights.answer_threshold)
     weights = replace(weights, floor=floor)
     report["likely_floor"] = {
         "floor": floor,
+        "precision": LIKELY_PRECISION,
         "out_of_scope": int(outside.sum()),
         "below": int((held[outside] < floor).sum()),
-        "share": OUTSIDE_BELOW,
         "answerable_above": int((held[~outside] >= floor).sum()),
         "answerable": int((~outside).sum()),
     }

@@ -9,7 +9,7 @@ into the lowest threshold whose held-out answers were at least that precise, wit
 the noise of a precision measured on a few hundred questions.
 
 Below a channel's point, the floor (`floor_of`) tells "the first hit may answer" from "not covered":
-the confidence under which most questions the FAQ does not cover lie, on held-out folds.
+the held-out curve's threshold for precision 0.5, under which most questions the FAQ does not cover lie.
 
 The figures of a curve (AUROC, coverage at a precision, the reliability by bin) are computed
 here for `kb calibrate`, `kb eval` and the benchmarks alike.
@@ -176,16 +176,13 @@ def summary(confidence: Values, right: Values) -> dict[str, Any]:
     }
 
 
-# The share of the held-out out-of-scope questions the floor keeps below it.
-OUTSIDE_BELOW = 0.9
+# The precision of the floor of "may answer": above it, the held-out answers were right at least
+# this often (at their lower bound, as every operating point): more likely right than wrong.
+LIKELY_PRECISION = 0.5
 
 
-def floor_of(outside: Values, share: float = OUTSIDE_BELOW) -> float:
-    """The lowest confidence that at least `share` of the out-of-scope questions' (held-out)
-    confidences lie below: above it the first hit "may answer", below it the FAQ does not cover
-    the question. 0.0 without out-of-scope questions (every hit may answer)."""
-    c = np.sort(np.asarray(outside, dtype=np.float64))
-    if not len(c):
-        return 0.0
-    below = int(math.ceil(share * len(c)))  # this many must lie strictly below the floor
-    return round(float(np.nextafter(c[below - 1], np.inf)), 6)
+def floor_of(curve: OperatingCurve) -> float:
+    """The floor of "may answer" on a held-out curve: the threshold of LIKELY_PRECISION. Above it
+    the first hit may answer; below it lie the questions the FAQ does not cover, and the first
+    hits right less than half the time."""
+    return curve.threshold(LIKELY_PRECISION)

@@ -61,6 +61,8 @@ class Reply:
     best: Entry | None  # the entry whose answer is the reply; None when the FAQ has no confident answer
     entries: tuple[Hit, ...]  # beside an answer, the related entries; without one, the nearest
     pending: bool = False  # a written answer follows (an LLM is configured)
+    state: str = ""  # kb.hits.STATES: "answered", "likely" (the first of `entries` may answer) or "not_covered"
+    confidence: float = 0.0  # the chance that the first entry answers (`SearchResult.confidence`)
 
     @property
     def answered(self) -> bool:
@@ -68,14 +70,27 @@ class Reply:
 
 
 def reply_to(
-    hits: Sequence[Hit], answered: bool, lang: str, note: str = "", pending: bool = False, related: int = RELATED
+    hits: Sequence[Hit],
+    answered: bool,
+    lang: str,
+    note: str = "",
+    pending: bool = False,
+    related: int = RELATED,
+    state: str = "",
+    confidence: float = 0.0,
 ) -> Reply:
     """The reply for a search's hits (in `lang`): the best entry and up to `related` others, or a notice and the nearest.
 
-    `note` says the framework the question names has no answer in its FAQ (`elsewhere_note`)."""
+    `note` says the framework the question names has no answer in its FAQ (`elsewhere_note`). Below the
+    channel's point, a `state` of "likely" opens with "this entry may answer it" and its `confidence` rather
+    than "no confident answer": the first of the nearest entries may be the answer."""
     if not answered or not hits:
-        return Reply(lang, note or words("chat_no_answer", lang), None, tuple(hits[:NEAREST]))
-    return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending)
+        if hits and state == "likely":
+            notice = " ".join(filter(None, (note, words("chat_likely", lang, confidence=f"{confidence:.2f}"))))
+            return Reply(lang, notice, None, tuple(hits[:NEAREST]), state=state, confidence=confidence)
+        notice = note or words("chat_no_answer", lang)
+        return Reply(lang, notice, None, tuple(hits[:NEAREST]), state="not_covered", confidence=confidence)
+    return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending, "answered", confidence)
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,7 @@ class Answer:
     sources: tuple[Hit, ...]  # the answering entry first when answered, then related ones
     note: str = ""  # the framework the question names has no answer in its FAQ (`elsewhere_note`)
     confidence: float = 0.0  # the chance that the first source answers (`SearchResult.confidence`)
+    state: str = "not_covered"  # kb.hits.STATES: "answered", "likely" (the first source may answer), "not_covered"
 
 
 def _link(hit: Hit) -> str:
@@ -111,12 +127,16 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         lines = note + [best.answer.strip(), "", f"{words('answer_source', lang)}: [{source.label}]({source.url})"]
         if len(hits) > 1:
             lines += ["", f"{words('answer_related', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
-        return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence)
+        return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence, "answered")
     if not hits:
         return Answer(words("answer_empty", lang), False, ())
-    opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
+    if result.state == "likely":  # the first may answer: said so, with its confidence, never "no answer"
+        likely = words("answer_likely", lang, confidence=f"{result.confidence:.2f}")
+        opening = f"{elsewhere} {likely}" if elsewhere else likely
+    else:
+        opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
     lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
-    return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere, result.confidence)
+    return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere, result.confidence, result.state)
 
 
 def elsewhere_note(result: SearchResult, lang: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .confidence import OperatingCurve, reliability, summary
+from .confidence import LIKELY_PRECISION, OperatingCurve, floor_of, reliability, summary
 from .errors import JudgeFailed, TooFewQuestions
 from .evaluate import DEPTH, EvalQuery, is_expected
 from .judge import Judge
@@ -340,11 +340,26 @@ def calibrate(
     curve = grouped.pop("curve")
     weights = _fit(questions, base, fitted)
     weights = replace(weights, curve=curve, answer_threshold=curve.threshold(DEFAULT_PRECISION))
+    # The floor of "may answer": the held-out curve's threshold for precision 0.5, and how many
+    # out-of-scope questions (held out by repository) lie below it.
+    held = grouped.pop("confidences")
+    outside = np.array([not q.query.answerable for q in grouped_questions], dtype=bool)
+    floor = min(floor_of(curve), weights.answer_threshold)
+    weights = replace(weights, floor=floor)
+    report["likely_floor"] = {
+        "floor": floor,
+        "precision": LIKELY_PRECISION,
+        "out_of_scope": int(outside.sum()),
+        "below": int((held[outside] < floor).sum()),
+        "answerable_above": int((held[~outside] >= floor).sum()),
+        "answerable": int((~outside).sum()),
+    }
     report["operating_points"] = operating_points(curve)
     report.pop("curve", None)
     if judge is not None:
         report["judge"] = _judge_report(searcher, questions, weights, report.pop("outcomes"), folds, fitted, judge, top)
     report.pop("outcomes", None)
+    report.pop("confidences", None)
     return weights, report
 
 
@@ -490,13 +505,14 @@ def _cross_validate(
         "curve": curve,
         "fold_weights": chosen,
         "outcomes": (ranks, answered),  # each question's, held out; not written
+        "confidences": confidence,  # each question's, held out; not written
     }
 
 
 def write_calibration(
     weights: Weights, report: dict[str, Any], sources: Sequence[str], path: Path = CALIBRATION_PATH
 ) -> None:
-    report = {name: value for name, value in report.items() if name not in ("outcomes", "curve")}
+    report = {name: value for name, value in report.items() if name not in ("outcomes", "curve", "confidences")}
     data = {
         "about": "Written by `kb calibrate`; figures are those of held-out folds only.",
         "questions": list(sources),

@@ -67,6 +67,7 @@ class ChatReply:
     lang: str = "en"  # the reader's language: the answer's, and the sources' where they have it
     note: str = ""  # the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)
     confidence: float = 0.0  # the chance that the first source answers (`kb.hits.SearchResult.confidence`)
+    state: str = "not_covered"  # kb.hits.STATES: "answered", "likely" (the first source may answer), "not_covered"
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,15 @@ class Turn:
         """The extractive answer as the reply (`mode="fallback"` after the LLM failed)."""
         answer = self.extractive
         return ChatReply(
-            answer.text, answer.answered, mode, answer.sources, error, self.lang, answer.note, answer.confidence
+            answer.text,
+            answer.answered,
+            mode,
+            answer.sources,
+            error,
+            self.lang,
+            answer.note,
+            answer.confidence,
+            answer.state,
         )
 
     def written(self, text: str, href: Callable[[Hit], str]) -> ChatReply:
@@ -95,6 +104,7 @@ class Turn:
             lang=self.lang,
             note=answer.note,
             confidence=answer.confidence,
+            state="answered",
         )
 
 

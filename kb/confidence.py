@@ -8,6 +8,9 @@ precision (`KB_ANSWER_PRECISION`, `KB_CHANNEL_PRECISION`); `OperatingCurve.thres
 into the lowest threshold whose held-out answers were at least that precise, with a margin for
 the noise of a precision measured on a few hundred questions.
 
+Below a channel's point, the floor (`floor_of`) tells "the first hit may answer" from "not covered":
+the held-out curve's threshold for precision 0.5, under which most questions the FAQ does not cover lie.
+
 The figures of a curve (AUROC, coverage at a precision, the reliability by bin) are computed
 here for `kb calibrate`, `kb eval` and the benchmarks alike.
 """
@@ -27,6 +30,7 @@ __all__ = [
     "auroc",
     "coverage_at",
     "curve_points",
+    "floor_of",
     "lower_bound",
     "reliability",
     "summary",
@@ -170,3 +174,15 @@ def summary(confidence: Values, right: Values) -> dict[str, Any]:
         "coverage_at_0.9": round(coverage_at(c, y, 0.9), 4),
         "calibration_error": round(error / len(c), 4) if len(c) else None,
     }
+
+
+# The precision of the floor of "may answer": above it, the held-out answers were right at least
+# this often (at their lower bound, as every operating point): more likely right than wrong.
+LIKELY_PRECISION = 0.5
+
+
+def floor_of(curve: OperatingCurve) -> float:
+    """The floor of "may answer" on a held-out curve: the threshold of LIKELY_PRECISION. Above it
+    the first hit may answer; below it lie the questions the FAQ does not cover, and the first
+    hits right less than half the time."""
+    return curve.threshold(LIKELY_PRECISION)

@@ -79,7 +79,8 @@ class EvalReport:
     def answering(self, threshold: float | None = None) -> dict[str, Any]:
         """The questions answered at `threshold` (None: as searched, `answered`): how many, how many
         of those had the right entry first, their precision and their share of all questions."""
-        said = [o.answered if threshold is None else o.result.confidence >= threshold for o in self.outcomes]
+        # A certain answer (confidence 1.0: asked in the entry's own words) answers at any threshold.
+        said = [o.answered if threshold is None else o.result.confidence >= min(threshold, 1.0) for o in self.outcomes]
         answered = sum(said)
         right = sum(s and o.rank == 1 for s, o in zip(said, self.outcomes))
         return {

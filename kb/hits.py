@@ -8,7 +8,12 @@ from typing import Any
 from .entries import Entry
 from .provenance import original_url, version_note
 
-__all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "SearchResult", "Signals", "hit_fields"]
+__all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "STATES", "SearchResult", "Signals", "hit_fields"]
+
+# What a search says of its first hit, from surest to least: it answers (the confidence reaches the
+# channel's operating point); it may answer (between the point and the calibration's floor, below
+# which the questions the FAQ does not cover lie: shown first, with its confidence); not covered.
+STATES = ("answered", "likely", "not_covered")
 
 # Which hits deserve showing (`SearchResult.worth_showing`). When the best entry answers,
 # the others within SHOW_MARGIN of its score, in the calibrated score's units (which weigh
@@ -50,10 +55,18 @@ class SearchResult:
     searched: str = ""  # what was matched: the query without tracker noise, a pasted trace reduced
     confidence: float = 0.0  # the chance that the first hit answers, calibrated (kb.confidence)
     judged: bool = False  # ranked again with a judge's scores (its confidence is the judged weights')
+    likely: bool = False  # the confidence reaches the calibration's floor (`Weights.floor`): it may answer
+
+    @property
+    def state(self) -> str:
+        """One of STATES: "answered", else "likely" (the first hit may answer), else "not_covered"."""
+        if self.answered:
+            return "answered"
+        return "likely" if self.likely and self.hits else "not_covered"
 
     def at(self, threshold: float) -> "SearchResult":
         """This result answering when its confidence reaches `threshold` (an operating point's)."""
-        answered = bool(self.hits) and self.confidence >= threshold
+        answered = bool(self.hits) and self.confidence >= min(threshold, 1.0)  # a certain answer answers at any point
         return self if answered == self.answered else replace(self, answered=answered)
 
     @property

@@ -121,13 +121,17 @@ class KnowledgeBase:
     def taught(self, links: Sequence[TaughtQuestion]) -> "KnowledgeBase":
         """This knowledge base with the active `links` learned beside what the build holds: a
         new object (its own result cache), the build's index and entries shared. A link made
-        with another model, or to an entry this build lacks, is left out."""
+        with another model, or to an entry this build lacks, is left out; one to an entry reworded
+        upstream since (`moved`) is learned for its new id."""
         model = self.searcher.embedder.model
         usable = [link for link in links if link.model == model and link.vector.shape == (self.searcher.dense.dim,)]
         vectors = (
             np.stack([link.vector for link in usable]) if usable else np.zeros((0, self.searcher.dense.dim), np.float32)
         )
-        learned = Learned.of([link.learned() for link in usable], vectors, self.position, self.searcher.dense.dim)
+        # A link to an entry upstream reworded since (`kb sync` keeps the old id -> new id) follows it.
+        questions = [link.learned() for link in usable]
+        questions = [replace(q, entry=self.moved[q.entry]) if q.entry in self.moved else q for q in questions]
+        learned = Learned.of(questions, vectors, self.position, self.searcher.dense.dim)
         assert self.shipped is not None
         searcher = self.searcher.with_learned(self.shipped + learned if len(learned) else self.shipped)
         return replace(self, searcher=searcher, results=LRU(0), judged_results=LRU(0), by_id={}, position={})

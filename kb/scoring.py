@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .confidence import OperatingCurve
+from .confidence import OperatingCurve, floor_of
 from .errors import CalibrationError
 
 __all__ = [
@@ -109,6 +109,10 @@ class Weights:
     # cross-validation in `kb calibrate`.
     alternate_floor: float = 0.9
     not_covered_floor: float = 0.9
+    # The confidence below which a search says the FAQ does not cover the question; between it and
+    # a channel's operating point, the first hit "may answer". Fitted by `kb calibrate`: the held-out
+    # curve's threshold for precision 0.5 (`kb.confidence.floor_of`).
+    floor: float = 0.185
 
     @classmethod
     def load(cls, path: Path = CALIBRATION_PATH) -> "Weights":
@@ -117,7 +121,7 @@ class Weights:
 
     @classmethod
     def of_dict(cls, data: dict[str, Any]) -> "Weights":
-        return cls(
+        weights = cls(
             rank_coef=tuple(data["rank_coef"]),
             answer_coef=tuple(data["answer_coef"]),
             answer_bias=data["answer_bias"],
@@ -127,6 +131,9 @@ class Weights:
             signals=tuple(data["signals"]),
             curve=OperatingCurve.of_dict(data["curve"]) if data.get("curve") else OperatingCurve(),
         )
+        # A calibration written before the floor: the floor its curve gives (`kb.confidence.floor_of`).
+        floor = float(data["floor"]) if "floor" in data else min(floor_of(weights.curve), weights.answer_threshold)
+        return replace(weights, floor=floor) if weights.curve.points else weights
 
     @property
     def judged(self) -> bool:

@@ -32,6 +32,7 @@ from .scoring import Features, Weights
 from .spelling import Spelling
 from .stacktrace import reduce_trace
 from .text import checked_query, clean_query, detect_lang, tokenize
+from .verbatim import CERTAIN, Verbatim
 
 # What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
 __all__ = ["Plan", "Words", "Searcher", "searched_text"]
@@ -140,6 +141,7 @@ class Searcher:
         self.learned = learned or Learned.empty(self.dense.dim)
         self.adapter = adapter
         self.matching = self._mapped(self.learned)  # the learned questions as a search compares them
+        self.verbatim = Verbatim(self.entries, self.learned)  # each entry's own wordings
         # Every language an entry has is matched: a question meets whichever version it shares words with.
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
         self._words_changed()
@@ -168,6 +170,7 @@ class Searcher:
         other = copy.copy(self)
         other.learned = learned
         other.matching = other._mapped(learned)
+        other.verbatim = Verbatim(self.entries, learned)
         other.lexical = LexicalIndex.of_entries(self.entries, learned.texts_by_entry(len(self.entries)))
         other._words_changed()
         return other
@@ -259,6 +262,9 @@ class Searcher:
             if allowed is not None and len(taught):
                 taught = taught[allowed.contains(taught)]
             ids = np.union1d(np.union1d(near, words.top), taught)
+            own = self.verbatim.owner((plan.query, plan.text))
+            if own is not None and (allowed is None or allowed.contains(np.array([own]))[0]):
+                ids = np.union1d(ids, [own])  # an entry asked in its own words is always a candidate
         return self._result(plan, terms, weighed, q, ids, learned, self.weights)
 
     def judged(self, plan: Plan, q: np.ndarray, ids: np.ndarray, judge: np.ndarray, weights: Weights) -> SearchResult:
@@ -286,8 +292,14 @@ class Searcher:
             f = replace(f, judge=judge)
         score = demoted(f.score(weights), self.links_only[ids], evidence.coverage)
         order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
+        owner = self.verbatim.owner((plan.query, plan.text))
+        own = np.flatnonzero(ids[order] == owner) if owner is not None else np.zeros(0, np.int64)
         confidence = 0.0
-        if len(order):
+        if len(own):
+            # Asked in an entry's own words: that entry answers, first, whatever the others score.
+            order = np.concatenate([order[own], np.delete(order, own)])
+            confidence = CERTAIN
+        elif len(order):
             x = f.of_best(score, order, plan.query_lang == "zh", weights)
             confidence = float(weights.answer_probability(x[None, :])[0])
             if learned.not_covered >= SAME_QUESTION and learned.not_covered > f.best_alternate(order[0]):
@@ -308,7 +320,8 @@ class Searcher:
         )
         return SearchResult(
             query=plan.query,
-            answered=bool(hits) and confidence >= weights.threshold(self.precision),
+            answered=bool(hits) and confidence >= min(weights.threshold(self.precision), CERTAIN),
+            likely=bool(hits) and confidence >= weights.floor,
             hits=hits,
             lang=plan.query_lang,
             named=f.framework,

@@ -149,9 +149,11 @@ def cmd_translate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _open(settings: Settings):
+    """The knowledge base as the server serves it: the index, and the links taught with `kb link`."""
+    from kb.insights.book import with_links
     from kb.knowledge import KnowledgeBase
 
-    return KnowledgeBase.open(settings)
+    return with_links(KnowledgeBase.open(settings), settings)
 
 
 def cmd_search(settings: Settings, args: argparse.Namespace) -> int:
@@ -201,6 +203,7 @@ def _result_json(result: SearchResult, hl: str) -> dict:
         "query": result.query,
         "answered": result.answered,
         "confidence": result.confidence,
+        "state": result.state,
         "hl": hl,
         "hits": [hit_fields(h, hl) for h in result.hits],
     }
@@ -306,9 +309,10 @@ def _labelled(files: Sequence[str]) -> list[tuple[str, EvalQuery]]:
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     from kb.evaluate import evaluate, load_queries, unmatched
+    from kb.knowledge import KnowledgeBase
 
     queries = load_queries(Path(args.file))
-    kb = _open(settings)
+    kb = KnowledgeBase.open(settings)  # the index and calibration alone: no links of this machine's database
     for query in unmatched(queries, kb.entries):
         print(
             f"kb: warning: {args.file}:{query.line}: 'expect' {list(query.expect)!r} names no entry of the index; "
@@ -343,6 +347,21 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def operating_points(settings: Settings) -> dict[str, float]:
+    """The point of each channel that declares one or is given one in KB_CHANNEL_PRECISION (GitHub's suggest
+    mode, which drafts from a lower one, apart)."""
+    from server.channels import registry
+    from server.channels.github.bot import SUGGEST_PRECISION
+    from server.settings import ServerSettings
+
+    server = ServerSettings.of(settings)
+    named = [c.name for c in registry.CHANNELS if c.precision is not None or c.name in settings.channel_precisions]
+    points = {name: server.precision_for(name) for name in named}
+    if "github" in points:
+        points["github suggest mode"] = min(points["github"], SUGGEST_PRECISION)
+    return points
+
+
 def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -> None:
     """The confidence's figures on a query set, and what each channel's operating point answers there."""
     c = report.confidence()
@@ -351,7 +370,7 @@ def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -
         f"at 0.9: {c['coverage_at_0.9']:.1%} of {c['questions']} ({c['right_first']} right first); "
         f"calibration error {c['calibration_error']}"
     )
-    points = {"default (KB_ANSWER_PRECISION)": settings.answer_precision} | settings.channel_precisions
+    points = {"default (KB_ANSWER_PRECISION)": settings.answer_precision} | operating_points(settings)
     for name, precision in points.items():
         a = report.answering(kb.searcher.weights.threshold(precision))
         got = "-" if a["precision"] is None else f"{a['precision']:.3f}"
@@ -485,7 +504,7 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
         kb = KnowledgeBase.open(settings)
         links = recorder.store.links() if recorder.store is not None else []
         if links:
-            kb = kb.taught(links)
+            kb = kb.taught(links)  # the links of the recorder's database, as the server teaches them
         mcp = create_mcp(lambda: kb, Events([recorder.hear]))
         anyio.run(serve_stdio, mcp)
     finally:

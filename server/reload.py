@@ -21,7 +21,7 @@ import asyncio
 import logging
 import os
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from starlette.types import Scope
@@ -93,7 +93,7 @@ class Reloader:
     def _serve(self, kb: KnowledgeBase) -> Served:
         # Taught even no link when `kb` was taught some: the last link undone leaves the build's own.
         if self.links or kb.searcher.learned is not kb.shipped:
-            kb = kb.taught([_followed(link, kb.moved) for link in self.links])
+            kb = kb.taught(self.links)
         return Served(kb, Chat(kb, self.llm), builds.hold(kb.path))
 
     async def relearn(self) -> bool:
@@ -175,11 +175,6 @@ class Reloader:
         if failed != self._failed:
             self._failed = failed
             log.error("%s", message)
-
-
-def _followed(link: Link, moved: dict[str, str]) -> Link:
-    """`link` to the entry's id in the build, when upstream reworded its question since the link was made."""
-    return replace(link, entry=moved[link.entry]) if link.entry in moved else link
 
 
 def pin(scope: Scope, served: Served) -> None:

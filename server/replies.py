@@ -89,7 +89,9 @@ class Asked:
 
     def reply(self, turn: Turn, pending: bool = False, related: int = RELATED_SHOWN) -> Reply:
         answer = turn.extractive
-        return reply_to(answer.sources, answer.answered, turn.lang, answer.note, pending, related)
+        return reply_to(
+            answer.sources, answer.answered, turn.lang, answer.note, pending, related, answer.state, answer.confidence
+        )
 
     async def in_time(
         self, within: float | None, late: Callable[[], Awaitable[None]], background: BackgroundTasks, channel: str

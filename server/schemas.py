@@ -52,6 +52,7 @@ Lang = Literal["zh", "en"]
 Origin = Literal["asked", "tracker", "maintainer"]  # kb.learning.questions.ORIGINS
 TranslatedBy = Literal["maintainers", "machine"]
 ChatMode = Literal["extractive", "llm", "fallback"]
+AnswerState = Literal["answered", "likely", "not_covered"]  # kb.hits.STATES
 
 
 class SourceOut(BaseModel):
@@ -107,7 +108,14 @@ class SearchOut(BaseModel):
     )
     confidence: float = Field(
         description="the chance that the first hit answers the question, calibrated on held-out real questions "
-        "(of answers given at 0.8-0.9, about 8 in 10 were right)"
+        "(of answers given at 0.8-0.9, about 8 in 10 were right); 1.0 when the question is an entry's own "
+        "question, title or learned alternate, asked as it stands"
+    )
+    state: AnswerState = Field(
+        description="`answered`: the confidence reaches the channel's operating point (as `answered`); `likely`: "
+        "below it but above the calibration's floor, under which the questions the FAQ does not cover lie: the "
+        "first hit may answer, show it first with its confidence; `not_covered`: below the floor, the hits are "
+        "only the nearest entries"
     )
     hl: str = Field(description="the reader's language the hits are given in where they have it")
     hits: list[HitOut]
@@ -210,6 +218,9 @@ class ChatOut(BaseModel):
     answer_html: str
     answered: bool
     confidence: float = Field(description="the chance that the first source answers the question (as in search)")
+    state: AnswerState = Field(
+        description="as in `/api/search`: `answered`, `likely` (the first source may answer) or `not_covered`"
+    )
     mode: ChatMode = Field(
         description="`llm`: written by the LLM; `fallback`: the LLM failed, this is the extractive answer"
     )

@@ -20,10 +20,21 @@ from .store import InsightsStore, RecentQuestion, store_path
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..knowledge import KnowledgeBase
     from .groups import Gap, GapFinder
     from .taught_links import Link
 
-__all__ = ["InsightsBook"]
+__all__ = ["InsightsBook", "with_links"]
+
+
+def with_links(kb: "KnowledgeBase", settings: Settings) -> "KnowledgeBase":
+    """`kb` taught the active links of the insights database, as the server serves it (`KnowledgeBase.taught`);
+    `kb` as it is when there is no database or no link. What a command that searches opens."""
+    if not InsightsBook.exists(settings):
+        return kb
+    with InsightsBook.open(settings, create=False) as book:
+        links = book.links()
+    return kb.taught(links) if links else kb
 
 
 class InsightsBook:

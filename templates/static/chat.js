@@ -39,6 +39,8 @@
   function showReply(bubble, reply) {
     bubble.textContent = "";
     if (reply.note) bubble.appendChild(el("p", "elsewhere", reply.note));
+    else if (!reply.answered && reply.state === "likely")
+      bubble.appendChild(el("p", "notice", KB.format("chat_likely", { confidence: reply.confidence.toFixed(2) })));
     else if (!reply.answered) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
     if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
     var sources = reply.sources || [];

@@ -13,6 +13,8 @@
   var empty = document.querySelector("[data-empty]");
   var noAnswer = document.querySelector("[data-no-answer]");
   var noAnswerTitle = document.querySelector("[data-no-answer-title]");
+  var noAnswerNearest = document.querySelector("[data-no-answer-nearest]");
+  var confidence = document.querySelector("[data-confidence]");
   var elsewhere = document.querySelector("[data-elsewhere]");
   var intro = document.querySelector("[data-intro]");
   var hero = document.querySelector(".hero");
@@ -83,8 +85,17 @@
     KB.enhance(list);
     var count = hits.length === 1 ? KB.strings.results_count_one : KB.format("results_count", { n: hits.length });
     status.textContent = hits.length && data.answered ? count : "";
+    var likely = data.state === "likely";
     noAnswer.hidden = !(hits.length && !data.answered);
-    noAnswerTitle.textContent = (!data.answered && data.note) || KB.strings.results_no_answer;
+    noAnswerTitle.textContent =
+      (!data.answered && data.note) || (likely ? KB.strings.results_likely : KB.strings.results_no_answer);
+    if (noAnswerNearest) noAnswerNearest.hidden = likely;
+    if (confidence) {
+      /* the first result's confidence, in every state: how likely it is to answer */
+      confidence.textContent = hits.length ? KB.format("results_confidence", { confidence: data.confidence.toFixed(2) }) : "";
+      confidence.dataset.state = data.state || "";
+      confidence.hidden = !hits.length;
+    }
     elsewhere.textContent = data.answered && data.note ? data.note : "";
     elsewhere.hidden = !(hits.length && data.answered && data.note);
     empty.hidden = hits.length > 0;
@@ -95,6 +106,7 @@
     list.textContent = "";
     status.textContent = "";
     noAnswer.hidden = true;
+    if (confidence) confidence.hidden = true;
     elsewhere.hidden = true;
     empty.hidden = true;
     showIntro(true);

@@ -15,6 +15,7 @@
       intro: "Ask in English or Chinese, or paste an error message. Answers are quoted from the FAQ, each with where it comes from.",
       placeholder: "Ask a question…", thinking: "Looking it up…", source: "Source", entry: "Open the full entry",
       related: "Related", nearest: "Nearest entries", none: "The FAQ has no confident answer to this.",
+      likely: "The first entry may answer this (confidence {confidence}), but it is not certain:",
       llm: "Written by a language model from the cited entries.",
       fallback: "The language model could not answer; this is the FAQ's own answer.",
       error: "Something went wrong: ", offline: "Could not reach the FAQ server.",
@@ -26,6 +27,7 @@
       intro: "用中文或英文提问，或直接粘贴报错。回答摘自 FAQ，并注明出处。",
       placeholder: "输入问题……", thinking: "正在查找……", source: "来源", entry: "查看完整条目",
       related: "相关条目", nearest: "最接近的条目", none: "FAQ 里没有把握回答这个问题。",
+      likely: "第一个条目可能回答了这个问题（置信度 {confidence}），但没有把握：",
       llm: "由语言模型根据引用的条目撰写。",
       fallback: "语言模型未能作答，以下为 FAQ 原文。",
       error: "出错了：", offline: "无法连接 FAQ 服务器。",
@@ -349,6 +351,8 @@
     bubble.textContent = "";
     var sources = reply.sources || [];
     if (reply.note) bubble.appendChild(el("p", { class: "note elsewhere", text: reply.note }));
+    else if (!reply.answered && reply.state === "likely")
+      bubble.appendChild(el("p", { class: "note", text: S.likely.replace("{confidence}", reply.confidence.toFixed(2)) }));
     else if (!reply.answered) bubble.appendChild(el("p", { class: "note", text: S.none }));
     if (reply.mode === "fallback") bubble.appendChild(el("p", { class: "note warn", text: S.fallback }));
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");

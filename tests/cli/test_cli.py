@@ -155,6 +155,9 @@ def test_eval_explain_shows_each_miss_with_its_signals(settings):
     misses = [line for line in run.stdout.splitlines() if line.startswith("ho-")]
     assert misses, "the holdout set still has misses to explain"
     assert "cos " in run.stdout and " bg " in run.stdout
+    # Each channel's declared point: GitHub's comment mode (0.9) and suggest mode (0.7), beside the default.
+    assert "  github at precision 0.9: answers " in run.stdout
+    assert "  github suggest mode at precision 0.7: answers " in run.stdout
 
 
 @pytest.mark.slow

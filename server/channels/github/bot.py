@@ -19,6 +19,7 @@ from kb.events import Events, Voted
 from kb.insights.records import SuggestedAnswer
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
+from kb.verbatim import CERTAIN
 
 from ...settings import ServerSettings
 from .client import GitHubAPI, GitHubUnavailable
@@ -54,6 +55,9 @@ class Suggestions(Protocol):
 log = logging.getLogger("kb.server")
 
 MODES = ("suggest", "comment", "mention")
+# Suggest mode's operating point: its answers wait for a maintainer on /insights, so it drafts from a lower
+# precision than a comment posted in public (the channel's own, 0.9), unless KB_CHANNEL_PRECISION sets a lower one.
+SUGGEST_PRECISION = 0.7
 MIN_CHARS = 20  # a question shorter than this (title and body together) is not judged
 COMMAND_MARKER = "<!-- kb-faq-bot:command -->"  # an answer to a /faq command: a comment of its own, never updated
 
@@ -176,9 +180,15 @@ async def _asked(
         kb, events, question, channel="github", hl=detect_lang(question), conversation=_where(event, settings)
     )
     point = settings.precision_for("github")
-    sure = found.result.confidence
-    if not found.result.answered:
-        return Outcome("", False, f"not sure enough: confidence {sure:.2f} under precision {point}", confidence=sure)
+    if mode == "suggest":  # a draft a maintainer reads costs a click, not a public mistake: a lower point
+        point = min(point, SUGGEST_PRECISION)
+    needed = min(kb.searcher.weights.threshold(point), CERTAIN)
+    result = found.result.at(needed)
+    found = replace(found, result=result)
+    sure = result.confidence
+    if not result.answered:
+        why = f"not sure enough: confidence {sure:.2f}, precision {point} needs {needed:.2f}"
+        return Outcome("", False, why, confidence=sure)
     comment, entry = answer_comment(found, root), found.hits[0].entry.id
     if mode == "suggest":
         return Outcome(comment, False, _SUGGESTED, entry=entry, confidence=sure)

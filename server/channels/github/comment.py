@@ -1,8 +1,9 @@
 """What the bot reads and writes on GitHub: an issue's title and body read as a question (`kb.issue_question`: its
 template, environment list and trace noise dropped), and the comment: the FAQ's answer (cut, linking the whole),
 its deep link, and a line saying it is automated and how to say it did not help; or, for a `/faq` command the FAQ
-cannot answer, that it does not cover it and the nearest entries. One comment an issue, found again by `MARKER` (and
-its author). The FAQ's words go out with their mentions and raw HTML neutralised (outgoing.py)."""
+cannot answer, that it does not cover it (or, above the calibration's floor, that its first entry may answer it) and
+the nearest entries. One comment an issue, found again by `MARKER` (and its author). The FAQ's words go out with
+their mentions and raw HTML neutralised (outgoing.py)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ WORDS = {  # the comment's words, in each language
     "github_not_covered": {
         "zh": "FAQ 没有涉及这个问题。最接近的条目：",
         "en": "The FAQ does not cover this. The nearest entries:",
+    },
+    "github_likely": {
+        "zh": "FAQ 的这个条目可能回答了这个问题（置信度 {confidence}），但没有把握：",
+        "en": "This FAQ entry may answer it (confidence {confidence}), but it is not certain:",
     },
     "github_not_covered_none": {
         "zh": "FAQ 没有涉及这个问题。",
@@ -88,10 +93,14 @@ def answer_comment(found: Found, root: str) -> str:
 
 
 def not_covered_comment(found: Found, root: str) -> str:
-    """The answer to a `/faq` command the FAQ cannot answer: it says so plainly, with the nearest entries."""
+    """The answer to a `/faq` command the FAQ cannot answer: that its first entry may answer it, when its
+    confidence is above the calibration's floor; else that the FAQ does not cover it. Then the nearest entries."""
     t = _words(found.hl)
     nearest = [_link(h, root) for h in found.hits[:NEAREST_SHOWN]]
-    opening = t("github_not_covered") if nearest else t("github_not_covered_none")
+    if nearest and found.result.state == "likely":
+        opening = t("github_likely", confidence=f"{found.result.confidence:.2f}")
+    else:
+        opening = t("github_not_covered") if nearest else t("github_not_covered_none")
     return "\n".join([MARKER, opening, "", *nearest])
 
 

@@ -42,7 +42,9 @@ INSTRUCTIONS = """\
 A bilingual (Chinese/English) FAQ knowledge base for LLM-training frameworks (RLHF: ChatLearn,
 ROLL, slime, Megatron, DeepSpeed, sglang, vLLM). Search it before answering a question about an
 error or a setting of these frameworks; quote the entry and cite its `url`. When a result says
-`answered: false`, the FAQ has no answer: say so rather than inventing one."""
+`state: "answered"`, the first entry answers it; `state: "likely"`, the first entry may answer it
+(its `confidence` says how likely): offer it as likely, saying it may not fit; `state: "not_covered"`,
+the FAQ has no answer: say so rather than inventing one."""
 
 Lang = Literal["zh", "en"]
 
@@ -82,7 +84,12 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
             "searched": result.searched,
             "answered": result.answered,
             "confidence": result.confidence,
-            "message": words("agent_answered" if result.answered else "agent_no_answer", hl),
+            "state": result.state,
+            "message": words(
+                {"answered": "agent_answered", "likely": "agent_likely"}.get(result.state, "agent_no_answer"),
+                hl,
+                confidence=f"{result.confidence:.2f}",
+            ),
             "note": found.note,  # "ROLL's FAQ does not cover this." where the question names a framework
             "lang": hl,
             "hits": [_hit(h, hl, _root(ctx)) for h in found.worth_showing],

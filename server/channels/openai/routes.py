@@ -171,11 +171,19 @@ def usage(messages: list[Message], answer: str) -> dict[str, int]:
 
 
 def _extra(
-    answered: bool, hits: tuple[Hit, ...], root: str, hl: str, confidence: float | None = None
+    answered: bool,
+    hits: tuple[Hit, ...],
+    root: str,
+    hl: str,
+    confidence: float | None = None,
+    state: str | None = None,
 ) -> dict[str, Any]:
-    """The fields beyond OpenAI's: whether the FAQ answered, its confidence (when known), the entries."""
+    """The fields beyond OpenAI's: whether the FAQ answered, its confidence and state (when known: `answered`,
+    `likely`, `not_covered`, as in `/api/search`), the entries."""
     extra = {"answered": answered, "hits": [hit_out(h, root, hl).model_dump() for h in hits]}
-    return extra if confidence is None else {**extra, "confidence": confidence}
+    if confidence is not None:
+        extra["confidence"] = confidence
+    return extra if state is None else {**extra, "state": state}
 
 
 @router.post("/chat/completions")
@@ -216,7 +224,7 @@ async def completions(
         ],
         "usage": usage(body.messages, content),
         "mode": reply.mode,
-        **_extra(reply.answered, reply.sources, root, reply.lang, reply.confidence),
+        **_extra(reply.answered, reply.sources, root, reply.lang, reply.confidence, reply.state),
     }
 
 

@@ -568,3 +568,23 @@ def test_kb_links_list_shows_whole_questions_when_piped_and_as_json(
 
 def test_kb_links_list_json_with_no_links_is_an_empty_list(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert kb(capsys, "links", "list", "--json") == (0, "[]\n", "")
+
+
+def test_kb_search_on_the_terminal_honours_a_link_as_the_server_does(
+    data_dir: Path, entries: dict[str, Entry], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from server.app import create_app
+    from server.settings import ServerSettings
+
+    resume = entry_id(entries, "如何续训？")
+    asked = "the run with the blue dashboard fell over, pick it up again"
+    assert kb(capsys, "link", asked, resume)[0] == 0
+    code, out, _ = kb(capsys, "search", "--json", asked)
+    terminal = json.loads(out)
+    with TestClient(create_app(ServerSettings.from_env({"KB_DATA_DIR": str(data_dir), "KB_RATE_LIMIT": "off"}))) as c:
+        served = c.get("/api/search", params={"q": asked}).json()
+    assert code == 0 and terminal["hits"][0]["id"] == served["hits"][0]["id"] == resume
+    assert (terminal["answered"], terminal["state"], terminal["confidence"]) == (True, "answered", 1.0)
+    assert (served["answered"], served["confidence"]) == (terminal["answered"], terminal["confidence"])

@@ -127,6 +127,16 @@ def test_a_faq_command_the_faq_cannot_answer_says_so_plainly(bot: Any, github: G
     assert answer.splitlines()[1] == "The FAQ does not cover this. The nearest entries:"
 
 
+def test_a_faq_command_the_first_entry_may_answer_says_so_never_that_the_faq_does_not_cover_it(
+    bot: Any, github: GitHubStandIn
+) -> None:
+    # Under comment mode's 0.9 but above the floor: the resume entry, first, "may answer" with its confidence.
+    deliver(bot(mode="mention", precision=""), "issue_comment", comment_event(f"/faq {RESUME}"))
+    [answer] = github.on("owner/repo#1")
+    assert answer.splitlines()[1].startswith("This FAQ entry may answer it (confidence 0.")
+    assert "does not cover" not in answer and "resume training" in answer.splitlines()[3].lower()
+
+
 def test_a_discussion_is_answered_over_graphql(bot: Any, github: GitHubStandIn) -> None:
     deliver(bot(), "discussion", discussion_event(RESUME, "Training stopped halfway."))
     [(node, body)] = github.discussion_comments
@@ -192,8 +202,15 @@ def test_kb_github_answer_prints_the_comment_it_would_post(settings: Any, tmp_pa
     command = ("github", "answer", "--event", str(event), "--event-name", "issues", "--dry-run")
     done = kb(*command, data_dir=settings.data_dir, KB_GITHUB_MODE="comment", KB_CHANNEL_PRECISION=SURE)
     assert done.returncode == 0 and done.stdout.startswith(MARKER) and "--load" in done.stdout
-    unsure = kb(*command, data_dir=settings.data_dir)
-    assert unsure.stdout.startswith("no comment: ")  # suggest mode by default, and 0.9 besides
+    unsure = kb(*command, data_dir=settings.data_dir, KB_GITHUB_MODE="comment")
+    # Comment mode's own point, 0.9, and the confidence it needed.
+    assert unsure.stdout.startswith("no comment: not sure enough: confidence 0.")
+    assert ", precision 0.9 needs 0." in unsure.stdout
+    # Suggest mode (the default) drafts for a maintainer from a lower point, 0.7: a question comment mode declines.
+    event.write_text(json.dumps(issue_event("how do I resume training in slime?")), encoding="utf-8")
+    assert kb(*command, data_dir=settings.data_dir, KB_GITHUB_MODE="comment").stdout.startswith("no comment: ")
+    drafted = kb(*command, data_dir=settings.data_dir)
+    assert drafted.stdout.startswith(MARKER) and "--load" in drafted.stdout
 
 
 def test_kb_github_answer_posts_with_the_async_client_and_updates_its_own_comment(

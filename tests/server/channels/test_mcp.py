@@ -92,10 +92,23 @@ def test_search_faq_says_when_the_faq_has_no_answer(server: Any) -> None:
     result = structured(
         over_http(server.url, lambda c: c.call_tool("search_faq", {"query": "what is the best pizza in Naples, ROLL?"}))
     )
-    assert result["answered"] is False
+    assert result["answered"] is False and result["state"] == "not_covered"
     assert "no answer" in result["message"] and "do not make an answer up" in result["message"]
     assert result["note"] == ""  # the nearest entries are ROLL's own: no claim that ROLL's FAQ lacks it
     assert len(result["hits"]) <= 3  # the nearest, offered as what they are
+
+
+def test_search_faq_tells_the_agent_when_the_first_entry_may_answer(settings: Any, serve: Any) -> None:
+    from server import create_app
+
+    strict = serve(create_app(settings.with_(mcp_token=TOKEN, allowed_origins=ORIGIN, channel_precision="mcp=0.8")))
+    result = structured(
+        over_http(strict.url, lambda c: c.call_tool("search_faq", {"query": "how do I resume training in slime?"}))
+    )
+    # Under MCP's point, yet above the floor: the resume entry first, offered as likely, not as no answer.
+    assert (result["answered"], result["state"]) == (False, "likely")
+    assert result["hits"][0]["id"] == "slime-b0ab398d"
+    assert "may answer" in result["message"] and "no answer" not in result["message"]
 
 
 def test_search_faq_in_chinese_and_by_framework(server: Any) -> None:

@@ -32,7 +32,8 @@ from kb.tomlfile import toml_string
 from .document import read_text
 from .manifest import LANGS, MANIFEST_NAME
 from .markdown_faq import parse_source, title_of
-from .tables import is_table
+from .readers import reader_for
+from .readers.markdown import READER as MARKDOWN
 from .translation_checks import LANG_NAMES, holds_language, other_lang, problem, unwrapped
 from .translation_draft import Draft, messages, pieces_of
 from .translation_files import draft_file, find_source, machine_table, write_checked
@@ -88,11 +89,10 @@ def translate(
 ) -> TranslationReport:
     """Draft the source's version in `lang` and describe it in the folder's manifest."""
     folder, source, sources = find_source(name_or_path, Path(folder or settings.sources_dir))
-    if is_table(source.file):
-        raise TranslateError(
-            f"{source.file} is a Q&A file: it keeps the other language in its own columns (question_{lang}, "
-            f"answer_{lang}); kb translate drafts Markdown sources"
-        )
+    reader = reader_for(source.file)
+    if reader is not MARKDOWN:
+        keeps = f"it keeps the other language {reader.translation}" if reader.translation else "not Markdown"
+        raise TranslateError(f"{source.file} is a {reader.name}: {keeps}; kb translate drafts Markdown sources")
     if lang not in LANGS:
         raise TranslateError(f"cannot translate into {lang!r}: the languages are {', '.join(LANGS)}")
     if lang == source.lang:

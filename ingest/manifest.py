@@ -271,8 +271,9 @@ def load_manifest(sources_dir: Path, errors: list[SourceError] | None = None) ->
         found = [(p, reader_by_suffix(p)) for p in sorted(sources_dir.iterdir()) if p.is_file()]
         documents = [(path, reader) for path, reader in found if reader is not None]
         if not documents:
-            kinds = "; ".join(f"{r.name}s: {', '.join('*' + s for s in r.suffixes)}" for r in readers() if r.suffixes)
-            raise SourceError(manifest, f"no {MANIFEST_NAME} and no source files ({kinds}) in {sources_dir}")
+            first, *others = [(r.name, ", ".join(f"*{s}" for s in r.suffixes)) for r in readers() if r.suffixes]
+            nor = "; ".join(f"nor {name}s: {kinds}" for name, kinds in others)
+            raise SourceError(manifest, f"no {MANIFEST_NAME} and no {first[1]} files ({nor}) in {sources_dir}")
         return _readable(documents, errors)
     doc = load_toml(manifest, _Manifest, "the sources manifest")
     if not doc.model.source:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from kb.entries import Source
 from kb.errors import KBError, LLMFailed
 from kb.llm import LLM
 from kb.settings import Settings
@@ -79,16 +80,8 @@ class TranslationReport:
         return self.entries - len(self.failures)
 
 
-def translate(
-    settings: Settings,
-    name_or_path: str,
-    lang: str,
-    folder: Path | None = None,
-    force: bool = False,
-    progress: Progress | None = None,
-) -> TranslationReport:
-    """Draft the source's version in `lang` and describe it in the folder's manifest."""
-    folder, source, sources = find_source(name_or_path, Path(folder or settings.sources_dir))
+def _check_source(source: Source, lang: str) -> None:
+    """A TranslateError unless `source` is a Markdown document and `lang` its other language."""
     reader = reader_for(source.file)
     if reader is not MARKDOWN:
         keeps = f"it keeps the other language {reader.translation}" if reader.translation else "not Markdown"
@@ -99,7 +92,10 @@ def translate(
         raise TranslateError(
             f"{source.file} is already in {LANG_NAMES[lang]} (lang = {source.lang!r}); translate it --to {other_lang(lang)}"
         )
-    file = draft_file(folder, source, lang, force)
+
+
+def _check_llm(settings: Settings) -> None:
+    """A TranslateError naming the LLM settings that are not set."""
     missing = [
         name
         for name, value in (("KB_LLM_BASE_URL", settings.llm_base_url), ("KB_LLM_MODEL", settings.llm_model))
@@ -109,6 +105,21 @@ def translate(
         raise TranslateError(
             f"kb translate needs an LLM: set {' and '.join(missing)} (an OpenAI-compatible endpoint and its model name)"
         )
+
+
+def translate(
+    settings: Settings,
+    name_or_path: str,
+    lang: str,
+    folder: Path | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> TranslationReport:
+    """Draft the source's version in `lang` and describe it in the folder's manifest."""
+    folder, source, sources = find_source(name_or_path, Path(folder or settings.sources_dir))
+    _check_source(source, lang)
+    file = draft_file(folder, source, lang, force)
+    _check_llm(settings)
     path = folder / source.file
     text = read_text(path)
     entries = parse_source(path, source)

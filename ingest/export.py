@@ -35,11 +35,12 @@ from kb.learning import LearnedQuestion
 from kb.text import question_key
 
 from .columns import LANGS
-from .tables import TABLE_SUFFIXES, quoted
+from .readers.tables import READER as TABLES
+from .tables import quoted
 
 __all__ = ["Export", "export_rows", "write_export", "EXPORT_SUFFIXES"]
 
-EXPORT_SUFFIXES = TABLE_SUFFIXES
+EXPORT_SUFFIXES = TABLES.suffixes  # what the Q&A files' reader reads back
 XLSX_CELL = 32767  # the most characters a workbook's cell holds
 
 

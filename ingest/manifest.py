@@ -6,19 +6,19 @@ optional `[site]` table names the site that serves the sources (`name`, `tagline
 one string or one per language); `[[intended_duplicates]]` tables mark pairs of entries meant
 to be alike (see `ingest/intended.py`).
 
-A source's file is a Markdown document or a Q&A file (`.csv`, `.tsv`, `.xlsx`, `.jsonl`:
-`ingest/table_faq.py`), which holds both languages in its own columns, so has no
-`[source.translation]`; `sheet` names the one sheet of a workbook to read.
+A source's file is read by the reader of its format (`ingest/readers/`): a Markdown document, or
+a Q&A file (`.csv`, `.tsv`, `.xlsx`, `.jsonl`), which holds both languages in its own columns, so
+has no `[source.translation]`; `sheet` names the one sheet of a workbook to read.
 
-A directory without a manifest but with `*.md` or Q&A files gets a default one, so that
-`kb ingest --sources DIR` works on a user's own FAQs: each `X.md` is a source, and an
-`X.en.md` (or `X.zh.md`) beside it is its version in that language; each Q&A file is a source.
+A directory without a manifest but with files a reader reads (`*.md`, Q&A files) gets a default
+one, so that `kb ingest --sources DIR` works on a user's own FAQs: each file is a source as its
+reader describes it (an `X.en.md` beside `X.md` is its English version, not a source of its own);
+a file whose name a reader earlier in the list has taken (`faq.csv` beside `faq.md`) is `faq-csv`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 from pydantic import ValidationInfo, field_validator
@@ -27,29 +27,26 @@ from kb.entries import ENTRY_STYLES, TRANSLATORS, Source
 from kb.errors import SourceError, SourceErrors
 from kb.tomlfile import DataModel, TomlFile, iso_date, load_toml, nonempty, one_of
 
-from .document import read_text
+from .document import document_lang, readable_name
 from .intended import IntendedTable
-from .markdown_faq import guess_entries_style, heading_title
-from .tables import TABLE_SUFFIXES, is_table
+from .readers import Reader, reader_by_suffix, reader_for, readers
 
-__all__ = ["load_manifest", "load_site", "MANIFEST_NAME", "ENTRY_STYLES", "LANGS", "TRANSLATORS"]
+__all__ = [
+    "load_manifest",
+    "load_site",
+    "document_lang",
+    "readable_name",
+    "MANIFEST_NAME",
+    "ENTRY_STYLES",
+    "LANGS",
+    "TRANSLATORS",
+]
 
 MANIFEST_NAME = "sources.toml"
 UPSTREAM_FIELDS = ("repo", "path", "ref")
 _UPSTREAM = {"path": "file in the repository", "ref": "branch, tag or commit to read"}
 LANGS = ("zh", "en")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def document_lang(text: str) -> str:
-    """A document's language: `zh` when CJK characters make up at least 10% of its letters, else `en`.
-
-    A question's is `kb.text.detect_lang`'s: two Chinese characters make it `zh`.
-    """
-    letters = sum(1 for c in text if c.isalpha())
-    cjk = len(_CJK.findall(text))
-    return "zh" if letters and cjk / letters >= 0.10 else "en"
 
 
 def _lang(value: str) -> str:
@@ -226,10 +223,11 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
             raise doc.error(f"file {table.file!r} does not exist", at, "file")
         if table.sheet and not table.file.lower().endswith(".xlsx"):
             raise doc.error(f"sheet {table.sheet!r}: {table.file!r} is not a workbook (.xlsx)", at, "sheet")
-        if table.translation is not None and is_table(table.file):
+        reader = reader_for(table.file)
+        if table.translation is not None and reader.translation:
             raise doc.error(
-                f"{table.file!r} is a Q&A file: its other language goes in its own columns (question_en, answer_en, "
-                "or question_zh, answer_zh), not in a [source.translation]",
+                f"{table.file!r} is a {reader.name}: its other language goes {reader.translation}, "
+                "not in a [source.translation]",
                 (*at, "translation"),
             )
         if table.repo and not (table.path and table.ref):
@@ -263,82 +261,26 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
     return sources
 
 
-def _language_suffix(path: Path) -> str | None:
-    """ "en" for `faq.en.md`, None for `faq.md`."""
-    suffix = Path(path.stem).suffix.lstrip(".")
-    return suffix if suffix in LANGS else None
+def _default_source(path: Path, reader: Reader) -> Source | None:
+    """The source a file no manifest describes is, as its reader describes it (None: part of another's)."""
+    earlier = readers()[: readers().index(reader)]
+    # beside a faq.md of the same name, faq.csv is the source faq-csv
+    taken = any(path.with_suffix(suffix).is_file() for other in earlier for suffix in other.suffixes)
+    return reader.describe(path, f"{path.stem}-{path.suffix[1:].lower()}" if taken else path.stem)
 
 
-_ACRONYMS = {"faq": "FAQ", "faqs": "FAQs", "qa": "Q&A", "api": "API", "gpu": "GPU", "llm": "LLM"}
-
-
-def readable_name(stem: str) -> str:
-    """A file name as a title: "team-faq" -> "Team FAQ", "gpu_notes" -> "GPU notes"."""
-    words = [w for w in re.split(r"[-_.\s]+", stem) if w]
-    words = [_ACRONYMS.get(w.lower(), w) for w in words]
-    text = " ".join(words) or stem
-    return text[:1].upper() + text[1:]
-
-
-def _described(path: Path, name: str, lang: str | None = None) -> Source:
-    """A source for a Markdown file that no manifest describes: titled by its first heading,
-    else its file name; no framework (none is known)."""
-    text = read_text(path)
-    lang = lang or document_lang(text)
-    title = heading_title(text) or readable_name(Path(path.stem).stem if _language_suffix(path) else path.stem)
-    return Source(
-        name=name,
-        file=path.name,
-        title=title,
-        framework="",
-        lang=lang,
-        version="",
-        url="",
-        entries=guess_entries_style(text),
-        titles={lang: title},
-    )
-
-
-def _table_source(path: Path, name: str) -> Source:
-    """A source for a Q&A file that no manifest describes: titled by its file name; each row's
-    language is its own (`lang` names the title's: its name's)."""
-    title = readable_name(path.stem)
-    lang = document_lang(title)
-    return Source(
-        name=name, file=path.name, title=title, framework="", lang=lang, version="", url="", titles={lang: title}
-    )
-
-
-def _default_source(path: Path) -> Source:
-    if is_table(path):
-        # beside a faq.md of the same name, faq.csv is the source faq-csv
-        name = f"{path.stem}-{path.suffix[1:].lower()}" if path.with_suffix(".md").is_file() else path.stem
-        return _table_source(path, name)
-    source = _described(path, path.stem)
-    for other in LANGS:
-        version = path.with_name(f"{path.stem}.{other}.md")
-        if other != source.lang and version.is_file():
-            translation = _described(version, path.stem, other)
-            titles = source.titles | translation.titles
-            return replace(source, titles=titles, translation=replace(translation, titles=titles))
-    return source
-
-
-def _is_version_of_another(path: Path) -> bool:
-    """`faq.en.md` beside `faq.md` is that file's English version, not a source of its own."""
-    lang = _language_suffix(path)
-    return lang is not None and path.with_name(f"{Path(path.stem).stem}.md").is_file()
-
-
-def _readable(documents: list[Path], errors: list[SourceError] | None) -> list[Source]:
+def _readable(documents: list[tuple[Path, Reader]], errors: list[SourceError] | None) -> list[Source]:
     """A source for each document that can be read; those that cannot go to `errors`
     (if None: raised, all of them)."""
     sources, found = [], []
-    for path in documents:
+    for path, reader in documents:
         try:
-            sources.append(_default_source(path))
+            source = _default_source(path, reader)
         except SourceError as exc:
             found.append(exc)
+            continue
+        if source is not None:
+            sources.append(source)
     if errors is None:
         SourceErrors.raise_any(found)
     else:
@@ -370,13 +312,12 @@ def load_manifest(sources_dir: Path, errors: list[SourceError] | None = None) ->
         raise SourceError(sources_dir, "sources directory does not exist")
     manifest = sources_dir / MANIFEST_NAME
     if not manifest.is_file():
-        found = [p for p in sources_dir.iterdir() if p.suffix.lower() in (".md", *TABLE_SUFFIXES) and p.is_file()]
-        documents = sorted(p for p in found if not _is_version_of_another(p))
+        found = [(p, reader_by_suffix(p)) for p in sorted(sources_dir.iterdir()) if p.is_file()]
+        documents = [(path, reader) for path, reader in found if reader is not None]
         if not documents:
-            kinds = ", ".join(f"*{s}" for s in TABLE_SUFFIXES)
-            raise SourceError(
-                manifest, f"no {MANIFEST_NAME} and no *.md files (nor Q&A files: {kinds}) in {sources_dir}"
-            )
+            first, *others = [(r.name, ", ".join(f"*{s}" for s in r.suffixes)) for r in readers() if r.suffixes]
+            nor = "; ".join(f"nor {name}s: {kinds}" for name, kinds in others)
+            raise SourceError(manifest, f"no {MANIFEST_NAME} and no {first[1]} files ({nor}) in {sources_dir}")
         return _readable(documents, errors)
     doc = load_toml(manifest, _Manifest, "the sources manifest")
     if not doc.model.source:

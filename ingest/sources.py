@@ -3,23 +3,21 @@ the entries an index is built from, and the questions the Q&A files teach beside
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from kb.duplicates import IntendedPair
-from kb.entries import Entry, Source, Translation
+from kb.entries import Entry, Source
 from kb.errors import SourceError, SourceErrors
 from kb.learning import LearnedQuestion
 from kb.written import SOURCE as WRITTEN_SOURCE
 
 from .manifest import load_manifest
-from .markdown_faq import parse_source
-from .table_faq import QAFile, parse_table
-from .tables import is_table
-from .tags import tag_entry
+from .readers import Reader, reader_for
+from .readers.written import READER as WRITTEN
 
-__all__ = ["Parsed", "parse_sources", "read_sources", "with_translations", "written_source"]
+__all__ = ["Parsed", "parse_sources", "read_sources", "written_source"]
 
 
 @dataclass(frozen=True)
@@ -33,65 +31,9 @@ class Parsed:
     intended: list[IntendedPair] = field(default_factory=list)  # the pairs the Q&A files' rows mark
 
 
-def with_translations(
-    entries: list[Entry], translated: list[Entry], path: Path, translation_path: Path, version: Source | None = None
-) -> list[Entry]:
-    """Each entry with the entry at the same position of the translated document, leaving
-    out the entries the translation `version` skips (by id).
-
-    The two documents must have as many entries; otherwise the pairing would be wrong for
-    every entry after the first difference, so it is an error naming both files and counts.
-    A translation that is not the authors' own and has no page of its own (no url) links
-    to the original's entry instead.
-    """
-    skipped = set(version.skipped) if version else set()
-    unknown = sorted(skipped - {e.id for e in entries})
-    if unknown:
-        raise SourceError(translation_path, f"skips {', '.join(unknown)}, which {path} does not have")
-    paired = [e for e in entries if e.id not in skipped]
-    if len(paired) != len(translated):
-        left_out = f" ({len(skipped)} skipped)" if skipped else ""
-        raise SourceError(
-            translation_path,
-            f"{len(translated)} entries, but {path} has {len(paired)}{left_out}: a translation has one entry "
-            "for each of its source's, in the same order",
-        )
-    by = version.translated_by if version else ""
-    reviewed = version.reviewed if version else False
-    versions = {
-        entry.id: Translation(
-            lang=other.lang,
-            question=other.question,
-            answer=other.answer,
-            section=other.section,
-            url=other.url or (entry.url if by else ""),
-            source_url=other.source_url or (entry.source_url if by else ""),
-            line=other.line,
-            file=other.file,
-            translated_by=by,
-            reviewed=reviewed,
-        )
-        for entry, other in zip(paired, translated)
-    }
-    return [replace(entry, translations=(versions[entry.id],)) if entry.id in versions else entry for entry in entries]
-
-
-def _entries_of(sources_dir: Path, source: Source) -> QAFile:
-    path = sources_dir / source.file
-    if is_table(path):
-        return parse_table(path, source)  # tagged: a row may give tags, and a source of its own
-    entries = [replace(e, source_titles=dict(source.titles)) for e in parse_source(path, source)]
-    if source.translation is not None:
-        translation_path = sources_dir / source.translation.file
-        translated = parse_source(translation_path, source.translation)
-        entries = with_translations(entries, translated, path, translation_path, source.translation)
-    return QAFile([tag_entry(e, source) for e in entries], [], [])
-
-
 def written_source(path: Path) -> Source:
     """The source of the answers written on the insights page (`kb.written`): its rows name their own sources."""
-    titles = {"zh": "维护者撰写的答案", "en": "Answers written by the maintainers"}
-    return Source(WRITTEN_SOURCE, path.name, titles["en"], "", "en", "", "", titles=titles)
+    return WRITTEN.describe(path, WRITTEN_SOURCE)
 
 
 def parse_sources(sources_dir: Path | Sequence[Path]) -> list[Entry]:
@@ -117,23 +59,23 @@ def read_sources(sources_dir: Path | Sequence[Path], written: Path | None = None
     errors: list[SourceError] = []
     where: dict[str, str] = {}
     named: dict[str, Path] = {}
-    listed: list[tuple[Path, Source]] = []
+    listed: list[tuple[Path, Source, Reader]] = []
     for directory in dirs:
         try:
-            listed += [(directory, source) for source in load_manifest(directory, errors)]
+            listed += [(directory, s, reader_for(s.file)) for s in load_manifest(directory, errors)]
         except SourceError as exc:
             errors.append(exc)
     if written is not None and written.is_file() and written.read_text(encoding="utf-8").strip():
-        if written.resolve() not in {(d / s.file).resolve() for d, s in listed}:
-            listed.append((written.parent, written_source(written)))
-    for directory, source in listed:
+        if written.resolve() not in {(d / s.file).resolve() for d, s, _ in listed}:
+            listed.append((written.parent, written_source(written), WRITTEN))
+    for directory, source, reader in listed:
         path = directory / source.file
         if source.name in named and named[source.name] != path:
             errors.append(SourceError(path, f"source name {source.name!r} is also that of {named[source.name]}"))
             continue
         named[source.name] = path
         try:
-            found = _entries_of(directory, source)
+            found = reader.read(directory, source)
         except SourceError as exc:
             errors.append(exc)
             continue

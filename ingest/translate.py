@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from kb.entries import Source
 from kb.errors import KBError, LLMFailed
 from kb.llm import LLM
 from kb.settings import Settings
@@ -32,7 +33,8 @@ from kb.tomlfile import toml_string
 from .document import read_text
 from .manifest import LANGS, MANIFEST_NAME
 from .markdown_faq import parse_source, title_of
-from .tables import is_table
+from .readers import reader_for
+from .readers.markdown import READER as MARKDOWN
 from .translation_checks import LANG_NAMES, holds_language, other_lang, problem, unwrapped
 from .translation_draft import Draft, messages, pieces_of
 from .translation_files import draft_file, find_source, machine_table, write_checked
@@ -78,6 +80,33 @@ class TranslationReport:
         return self.entries - len(self.failures)
 
 
+def _check_source(source: Source, lang: str) -> None:
+    """A TranslateError unless `source` is a Markdown document and `lang` its other language."""
+    reader = reader_for(source.file)
+    if reader is not MARKDOWN:
+        keeps = f"it keeps the other language {reader.translation}" if reader.translation else "not Markdown"
+        raise TranslateError(f"{source.file} is a {reader.name}: {keeps}; kb translate drafts Markdown sources")
+    if lang not in LANGS:
+        raise TranslateError(f"cannot translate into {lang!r}: the languages are {', '.join(LANGS)}")
+    if lang == source.lang:
+        raise TranslateError(
+            f"{source.file} is already in {LANG_NAMES[lang]} (lang = {source.lang!r}); translate it --to {other_lang(lang)}"
+        )
+
+
+def _check_llm(settings: Settings) -> None:
+    """A TranslateError naming the LLM settings that are not set."""
+    missing = [
+        name
+        for name, value in (("KB_LLM_BASE_URL", settings.llm_base_url), ("KB_LLM_MODEL", settings.llm_model))
+        if not value
+    ]
+    if missing:
+        raise TranslateError(
+            f"kb translate needs an LLM: set {' and '.join(missing)} (an OpenAI-compatible endpoint and its model name)"
+        )
+
+
 def translate(
     settings: Settings,
     name_or_path: str,
@@ -88,27 +117,9 @@ def translate(
 ) -> TranslationReport:
     """Draft the source's version in `lang` and describe it in the folder's manifest."""
     folder, source, sources = find_source(name_or_path, Path(folder or settings.sources_dir))
-    if is_table(source.file):
-        raise TranslateError(
-            f"{source.file} is a Q&A file: it keeps the other language in its own columns (question_{lang}, "
-            f"answer_{lang}); kb translate drafts Markdown sources"
-        )
-    if lang not in LANGS:
-        raise TranslateError(f"cannot translate into {lang!r}: the languages are {', '.join(LANGS)}")
-    if lang == source.lang:
-        raise TranslateError(
-            f"{source.file} is already in {LANG_NAMES[lang]} (lang = {source.lang!r}); translate it --to {other_lang(lang)}"
-        )
+    _check_source(source, lang)
     file = draft_file(folder, source, lang, force)
-    missing = [
-        name
-        for name, value in (("KB_LLM_BASE_URL", settings.llm_base_url), ("KB_LLM_MODEL", settings.llm_model))
-        if not value
-    ]
-    if missing:
-        raise TranslateError(
-            f"kb translate needs an LLM: set {' and '.join(missing)} (an OpenAI-compatible endpoint and its model name)"
-        )
+    _check_llm(settings)
     path = folder / source.file
     text = read_text(path)
     entries = parse_source(path, source)

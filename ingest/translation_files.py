@@ -21,7 +21,7 @@ from kb.tomlfile import TomlValue, toml_table
 
 from .manifest import LANGS, MANIFEST_NAME, load_manifest
 from .markdown_faq import parse_source
-from .sources import with_translations
+from .readers import with_translations
 
 __all__ = ["find_source", "draft_file", "machine_table", "write_checked"]
 

@@ -506,21 +506,7 @@ class InsightsStore(HarvestedDrafts):
             (
                 f"INSERT INTO suggested_answers ({self._SUGGESTED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (repo, number) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in kept),
-                [
-                    (
-                        answer.repo,
-                        answer.number,
-                        answer.kind,
-                        answer.title[:MAX_TEXT],
-                        answer.url,
-                        answer.entry_id,
-                        answer.confidence,
-                        answer.comment,
-                        answer.node_id,
-                        answer.installation,
-                        answer.suggested_at,
-                    )
-                ],
+                [_suggested_row(answer)],
             )
         )
 
@@ -563,21 +549,7 @@ class InsightsStore(HarvestedDrafts):
             (
                 f"INSERT INTO suggested_answers ({self._SUGGESTED_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (repo, number) DO NOTHING",
-                [
-                    (
-                        answer.repo,
-                        answer.number,
-                        answer.kind,
-                        answer.title[:MAX_TEXT],
-                        answer.url,
-                        answer.entry_id,
-                        answer.confidence,
-                        answer.comment,
-                        answer.node_id,
-                        answer.installation,
-                        answer.suggested_at,
-                    )
-                ],
+                [_suggested_row(answer)],
             )
         )
 
@@ -590,3 +562,20 @@ class InsightsStore(HarvestedDrafts):
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
+
+
+def _suggested_row(answer: SuggestedAnswer) -> tuple[Any, ...]:
+    """A suggested answer's values, in the order of `_SUGGESTED_COLUMNS`."""
+    return (
+        answer.repo,
+        answer.number,
+        answer.kind,
+        answer.title[:MAX_TEXT],
+        answer.url,
+        answer.entry_id,
+        answer.confidence,
+        answer.comment,
+        answer.node_id,
+        answer.installation,
+        answer.suggested_at,
+    )

@@ -104,8 +104,8 @@ def test_the_shipped_faqs_synced_to_upstream_now_report_what_changed_since_the_p
     assert (len(roll.reworded), len(roll.new), len(roll.removed)) == (11, 0, 0)
     assert all(r.neighbours for r in roll.reworded)
     assert [r.new.question for r in roll.reworded][-2:] == [
-        "错误：AssertionError: batch_size 32 < chunks 64",
-        "错误：TypeError: BackendCompilerFailed.__init__() missing 1 required positional argument",
+        "错误：“AssertionError: batch_size 32 < chunks 64”",  # a code span of several words, quoted
+        "错误：“TypeError: BackendCompilerFailed.__init__() missing 1 required positional argument”",
     ]
     assert [new.question for _, new in slime.changed] and not slime.reworded and not slime.removed
     assert [e.question for e in notes.removed] == ["Exec docker"]

@@ -19,7 +19,7 @@ from typing import Any
 from kb.settings import SHIPPED_SOURCES, Settings
 
 from .package import refuse_package
-from .terminal import progress_bar
+from .terminal import counted, progress_bar
 
 __all__ = ["add_parser", "cmd_sync", "given_folders"]
 
@@ -92,7 +92,9 @@ def cmd_sync(settings: Settings, args: argparse.Namespace) -> int:
     elif report.outcome == "dry run":
         print("dry run: nothing built, nothing written")
     elif report.build is not None:
-        print(f"indexed {report.build.entries} entries in {report.build.seconds:.1f} s -> {settings.index_dir}")
+        print(
+            f"indexed {counted(report.build.entries, 'entry', 'entries')} in {report.build.seconds:.1f} s -> {settings.index_dir}"
+        )
         for warning in report.build.warnings:
             print(f"warning: {warning}")
     return 0

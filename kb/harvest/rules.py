@@ -38,7 +38,8 @@ _ASKS = re.compile(
     r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下",
     re.IGNORECASE,
 )
-_TRAILING_THANKS = re.compile(r"(?:\s*(?:thanks?(?: you)?|thx|谢谢|感谢)[!！.。~]*)+\s*$", re.IGNORECASE)
+_THANKS_WORDS = ("thank you", "thanks you", "thanks", "thank", "thx", "谢谢", "感谢")  # a comment's closing thanks
+_CLOSING = " \t\r\n!！.。~"  # what may stand between and after them
 # Someone, after the answer, saying it did not help.
 _STILL_FAILING = re.compile(
     r"\bstill\b.{0,40}\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)"
@@ -85,10 +86,22 @@ def _own_words(comment: Comment) -> str:
 
 def asks_back(comment: Comment) -> bool:
     """Whether a comment asks the asker something (ends in a question, or asks for a repro or a log) rather than answers."""
-    words = _TRAILING_THANKS.sub("", _own_words(comment)).rstrip(" .。!！~")
+    words = _without_closing_thanks(_own_words(comment)).rstrip(" .。!！~")
     if not words:
         return False
     return words.endswith(("?", "？", "吗", "呢")) or _ASKS.search(words) is not None
+
+
+def _without_closing_thanks(text: str) -> str:
+    """`text` without the thanks it ends with ("... Thanks! 谢谢"), read back from its end in linear time."""
+    end = len(text)
+    while True:
+        while end and text[end - 1] in _CLOSING:
+            end -= 1
+        word = next((w for w in _THANKS_WORDS if text[max(0, end - len(w)) : end].lower() == w), None)
+        if word is None:
+            return text[:end]
+        end -= len(word)
 
 
 def _says_enough(comment: Comment, min_answer: int) -> bool:

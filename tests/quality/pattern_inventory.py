@@ -212,9 +212,27 @@ ROWS = [
     Row("ingest/linebreaks.py", "\\n{3,}"),
     # ingest/manifest.py
     Row("ingest/manifest.py", "[A-Za-z0-9][A-Za-z0-9._-]*"),
-    Row("ingest/manifest.py", "[\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff]"),
     Row("ingest/manifest.py", "https?://"),
-    Row("ingest/manifest.py", "[-_.\\s]+"),
+    Row("ingest/manifest.py", "^-|\\.\\.|@\\{|[\\x00-\\x20\\x7f~^:?*\\[\\\\]|(?:\\.lock|/|\\.)$|^/|//"),
+    Row("ingest/manifest.py", "([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/]*@)?([^/]*)", how="match"),
+    Row("ingest/manifest.py", "(?:[^@/:]+@)?([^/:]+):", how="match"),
+    Row("ingest/manifest.py", "[\\x00-\\x20\\x7f]"),
+    # ingest/document.py
+    Row("ingest/document.py", "[\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff]"),
+    Row("ingest/document.py", "[-_.\\s]+"),
+    # ingest/sync.py: bytes patterns over a fetched file of up to KB_SYNC_MAX_FILE_BYTES, timed as their text twins
+    Row(
+        "ingest/sync.py",
+        "b'^[ \\\\t]{0,3}#{1,6}[ \\\\t]'",
+        chars=5_000_000,
+        make=lambda: [re.compile(r"^[ \t]{0,3}#{1,6}[ \t]", re.M)],
+    ),
+    Row(
+        "ingest/sync.py",
+        "b'^[ \\\\t]*(?:\\\\d+[.)]|[-*+])[ \\\\t]+\\\\*\\\\*'",
+        chars=5_000_000,
+        make=lambda: [re.compile(r"^[ \t]*(?:\d+[.)]|[-*+])[ \t]+\*\*", re.M)],
+    ),
     # ingest/markdown_faq.py
     Row("ingest/markdown_faq.py", "[\\s:：。.!！?？]*"),
     Row("ingest/markdown_faq.py", "( *)(\\d{1,9}[.)]|[-+*])( *)", how="match"),
@@ -245,9 +263,9 @@ ROWS = [
     Row("ingest/upstream.py", "\\s*\\[", how="match"),
     Row(
         "ingest/upstream.py",
-        "f'\\\\s*{re.escape(key)}\\\\s*='",
+        "f'([ \\\\t]*{re.escape(key)}[ \\\\t]*=[ \\\\t]*)'",
         how="match",
-        make=lambda: [re.compile(rf"\s*{re.escape('ref')}\s*=")],
+        make=lambda: [re.compile(rf"([ \t]*{re.escape('version')}[ \t]*=[ \t]*)")],
     ),
     Row(
         "ingest/upstream.py",
@@ -313,4 +331,47 @@ ROWS = [
     Row("kbcli/terminal.py", "(?<!\\s)\\s+((?:\\x1b\\[[0-9;]*m)*)$"),
     Row("kbcli/terminal.py", "\\n\\s*\\n"),
     Row("kbcli/terminal.py", "[^\\s\\[\\]()]+"),
+    # ingest/upstream.py
+    Row("ingest/upstream.py", "[ \\t]*[A-Za-z0-9_-]+[ \\t]*=", how="match"),
+    Row("ingest/upstream.py", "[^=]*=[ \\t]*", how="match"),
+    Row("ingest/upstream.py", "\\s+"),
+    # kb/harvest/clean.py
+    Row("kb/harvest/clean.py", "(?<![\\w`/@.])@([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))(?![\\w/])"),
+    Row("kb/harvest/clean.py", "<"),
+    Row("kb/harvest/clean.py", "</?[A-Za-z][A-Za-z0-9-]{0,30}(?:\\s[^<>]{0,2000})?/?>"),
+    Row("kb/harvest/clean.py", "\\n{3,}"),
+    # kb/harvest/drafts.py
+    Row(
+        "kb/harvest/drafts.py",
+        "^\\s*(?:\\[[^\\]\\n]{1,40}\\]\\s*[:：]?\\s*|【[^】\\n]{1,40}】\\s*[:：]?\\s*|(?:question|bug|help|feature|q)\\s*[:：]\\s*)+",
+    ),
+    Row("kb/harvest/drafts.py", "https://github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/pull/\\d{1,9}"),
+    # kb/harvest/github.py
+    Row("kb/harvest/github.py", '<([^<>\\s]{1,2000})>;\\s*rel="next"'),
+    Row("kb/harvest/github.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
+    # kb/harvest/rules.py
+    Row("kb/harvest/rules.py", "@[\\w-]{1,39}"),
+    Row(
+        "kb/harvest/rules.py",
+        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下",
+    ),
+    Row(
+        "kb/harvest/rules.py",
+        "\\b(?:thanks?|thx|ty|works? (?:now|for me|well)|it works|solved|resolved|fixed it|that did it|got it|gotcha|that'?s what i (?:want|need)(?:ed)?)\\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了",
+    ),
+    Row(
+        "kb/harvest/rules.py",
+        "\\bstill\\b.{0,40}\\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)|\\bsame (?:problem|issue|error|thing)\\b|\\b(?:does|did)n'?t (?:work|help|fix)\\b|\\bnot work(?:ing)?\\b|还是不行|还是有|仍然|依然|没用|不行",
+    ),
+    Row(
+        "kb/harvest/rules.py",
+        "feel free to re-?open|\\b(?:closing|close) (?:this )?(?:as|due to|because of) (?:stale|inactiv|no (?:response|activity))|自动关闭",
+    ),
+    Row("kb/harvest/rules.py", "https?://\\S{1,500}"),
+    # kbcli/job_summary.py
+    Row("kbcli/job_summary.py", "`+"),
+    # server/channels/github/outgoing.py
+    Row("server/channels/github/outgoing.py", "(?<![\\w`])@(?=[A-Za-z0-9])"),
+    # server/settings.py
+    Row("server/settings.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
 ]

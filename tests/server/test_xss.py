@@ -103,7 +103,8 @@ def test_every_entry_page_shows_the_payloads_as_text(hostile: TestClient, entry_
         assert response.status_code == 200
         seen += assert_inert(response.text).visible
     for payload in (
-        "How do I resume <script>window.__xss = 'question'</script> training with <img src=x onerror=alert('question')>?",
+        # the question; its code span of several words is quoted: “…”
+        "How do I resume <script>window.__xss = 'question'</script> training with “<img src=x onerror=alert('question')>”?",
         "Setup <img src=x onerror=\"window.__xss = 'section'\"> & more",  # a section title
         "Hostile FAQ <script>window.__xss = 'title'</script>",  # the manifest's title
         "<script>window.__xss = 'answer-script'</script>",  # raw HTML in the answer

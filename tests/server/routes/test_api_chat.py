@@ -23,10 +23,12 @@ def test_chat_answers_with_the_best_entry_and_its_sources(client: TestClient) ->
         "session",
         "note",
         "confidence",
+        "state",
     }
     assert body["note"] is None  # the question names no framework
     assert 0.0 <= body["confidence"] <= 1.0
     assert body["answered"] is True and body["mode"] == "extractive" and body["lang"] == "zh"
+    assert body["state"] == "answered"
     best = body["sources"][0]
     assert "续训" in best["question"] and best["answer"].strip()[:20] in body["answer"]
     assert [h["id"] for h in body["sources"]] == ["slime-b0ab398d"]  # no other entry comes near enough to be related

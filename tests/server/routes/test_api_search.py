@@ -24,7 +24,7 @@ def test_search_finds_the_entry_in_both_languages(client: TestClient, query: str
 
 def test_search_hit_shape(client: TestClient) -> None:
     body = client.get("/api/search", params={"q": "max_tokens_per_gpu OOM", "k": 3}).json()
-    assert set(body) == {"query", "answered", "confidence", "hl", "hits", "shown", "note"}
+    assert set(body) == {"query", "answered", "confidence", "state", "hl", "hits", "shown", "note"}
     assert len(body["hits"]) == 3
     for rank, hit in enumerate(body["hits"]):
         assert set(hit) == HIT_KEYS

@@ -69,7 +69,7 @@ ROWS = [
     # kb/evaluate.py
     Row("kb/evaluate.py", "[\\s*`#]+"),
     # kb/glossary.py
-    Row("kb/glossary.py", "f'(?<![a-z0-9_]){starts}(?:{alternation})(?![a-z0-9_])'", make=_glossary),
+    Row("kb/glossary.py", "f'(?<![a-z0-9_])(?:{_trie(english)})(?![a-z0-9_])'", make=_glossary),
     # kb/hubs.py
     Row("kb/hubs.py", '\\]\\(\\s*<?[^()<>\\s]+>?(?:\\s+\\"[^\\"]*\\")?\\s*\\)'),
     Row("kb/hubs.py", "<(?:https?|ftp)://[^<>\\s]+>|<[^<@>\\s]+@[^<>\\s]+>"),

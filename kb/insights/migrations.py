@@ -129,6 +129,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX harvested_drafts_status ON harvested_drafts (status, harvested_at)
     """,
+    # 8: which server process is writing an issue's bot comment (GitHub bot), until its lease ends, so that
+    # replicas sharing the database write one comment per issue
+    """
+    CREATE TABLE issue_claims (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        holder TEXT NOT NULL,
+        until REAL NOT NULL,
+        PRIMARY KEY (repo, number)
+    )
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

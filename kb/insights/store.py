@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..errors import InsightsUnavailable
 from ..text import question_key
+from .claims import IssueClaims
 from .harvested import HarvestedDrafts
 from .migrations import SCHEMA_VERSION, upgrade, version_of
 from .records import (
@@ -83,7 +84,7 @@ def _database(postgres: bool) -> Any:
     return SqliteDatabase
 
 
-class InsightsStore(HarvestedDrafts):
+class InsightsStore(HarvestedDrafts, IssueClaims):
     """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open."""
 
     def __init__(self, where: Path | str, busy_timeout: float = BUSY_TIMEOUT):

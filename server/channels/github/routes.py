@@ -77,7 +77,9 @@ def api_for(request: Request, event: Asked | Command | Closed) -> GitHubAPI | No
 
 
 async def start(app: FastAPI, stack: AsyncExitStack) -> None:
-    """The API client's connections closed, and a push's sync stopped, when the app stops."""
+    """Issues claimed in the insights database while their comment is written (one writer across the processes
+    sharing it); the API client's connections closed, and a push's sync stopped, when the app stops."""
+    app.state.github_issue_locks.store = app.state.recorder.store
     stack.push_async_callback(app.state.github_connections.aclose)
     stack.push_async_callback(app.state.github_pushes.stop)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .entries import ENTRY_STYLES, Entry, Translation
-from .errors import AnswerRefused, QueryError, SourceError
+from .errors import AnswerChanged, AnswerRefused, QueryError, SourceError
 from .hyperlinks import absolutize_links
 from .tags import framework_tag, tag_table, topic_tags
 
@@ -81,6 +81,13 @@ class WrittenAnswer:
     @property
     def source(self) -> str:
         return f"{self.faq}-{SOURCE}" if self.faq else SOURCE
+
+    @property
+    def version(self) -> str:
+        """A fingerprint of the answer as saved (every field of its row): an edit form carries the version it was
+        opened on, and a save over another version is refused (`WrittenFile.save`), so two tabs lose no edit."""
+        row = json.dumps(self.to_row(), ensure_ascii=False, sort_keys=True)
+        return hashlib.sha256(row.encode("utf-8")).hexdigest()[:16]
 
     def question_in(self, lang: str) -> str:
         """The question in `lang`, else in the language it is written in."""
@@ -306,11 +313,15 @@ class WrittenFile:
     def get(self, answer_id: str) -> WrittenAnswer | None:
         return next((a for a in self.read() if a.id == answer_id), None)
 
-    def save(self, answer: WrittenAnswer) -> WrittenAnswer:
-        """Add `answer`, or put it in place of the answer with its id."""
+    def save(self, answer: WrittenAnswer, version: str = "") -> WrittenAnswer:
+        """Add `answer`, or put it in place of the answer with its id. With `version` (the one its edit form was
+        opened on) the answer must still be saved at that version: AnswerChanged, with the answer as it is now (None
+        when removed), and nothing saved, when another edit or a removal came in between."""
         with self._changing():
             answers = self.read()
             at = next((i for i, a in enumerate(answers) if a.id == answer.id), None)
+            if version and (at is None or answers[at].version != version):
+                raise AnswerChanged(answer.id, None if at is None else answers[at])
             if at is None:
                 answers.append(answer)
             else:

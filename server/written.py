@@ -40,10 +40,11 @@ class Written:
     async def get(self, answer_id: str) -> WrittenAnswer | None:
         return await asyncio.to_thread(self.file.get, answer_id)
 
-    async def save(self, answer: WrittenAnswer) -> None:
-        """Save `answer` (new, or in place of the one with its id) and serve a build with it."""
+    async def save(self, answer: WrittenAnswer, version: str = "") -> None:
+        """Save `answer` (new, or in place of the one with its id; with `version`, only over that version, else
+        kb.errors.AnswerChanged) and serve a build with it."""
         async with self._lock:
-            await asyncio.to_thread(self.file.save, answer)
+            await asyncio.to_thread(self.file.save, answer, version)
             await self._build()
 
     async def remove(self, answer_id: str) -> WrittenAnswer | None:

@@ -8,7 +8,9 @@ alternate questions of that entry instead. **Edit** opens the written answer's f
 saving it accepts the draft. **Dismiss** drops it, and a later harvest does not offer the thread again.
 
 Admin only, as the page's other forms: the sign-in cookie or the bearer token, the page's form token and this
-site's `Origin` (server/admin_auth.py). A draft already decided (a second click) goes back to the page unchanged.
+site's `Origin` (server/admin_auth.py). A draft already decided (a second click) goes back to the page unchanged;
+of two Accepts at once, or an Accept and a save of its edit form, one accepts it (the draft is decided before its
+answer is saved), and the edit form comes back with its text, saying so (server/routes/written.py).
 """
 
 from __future__ import annotations
@@ -69,18 +71,21 @@ async def accept(
     if kept.status != "new":
         return _back(since)
     draft = kept.draft
+    # Each way, the draft is decided first: of two clicks at once (two tabs, two workers) one accepts it.
     if draft.entry_id and draft.entry_id in kb.by_id:  # an entry answers it already: its questions become alternates
+        if not await insights.decide_draft(repo, number, "accepted", draft.entry_id):
+            return _back(since)
         for question, url in ((draft.question, draft.url), *((a.question, a.url) for a in draft.alternates)):
             await insights.link_from_tracker(kb, question, draft.entry_id, url)
-        await insights.decide_draft(repo, number, "accepted", draft.entry_id)
         await served_at_once(reloader)
         return _back(since)
     try:
         answer = answer_of(draft, faqs_of(kb))
     except AnswerRefused as refused:
         raise HTTPException(422, f"the draft cannot be accepted as it is ({refused}); edit it") from None
+    if not await insights.decide_draft(repo, number, "accepted", answer.id):
+        return _back(since)
     await written.save(answer)
-    await insights.decide_draft(repo, number, "accepted", answer.id)
     served = reloader.served.kb
     asked = [(a.question, a.url) for a in draft.alternates]
     if " ".join(draft.question.split()) != answer.question_in(answer.lang):  # the body's wording, beside the title

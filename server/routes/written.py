@@ -12,6 +12,12 @@ Admin only: the pages need the sign-in cookie or the bearer token, and each form
 something the page's form token and this site's `Origin` too (server/admin_auth.py). An answer
 that cannot be saved (an empty question or answer, a text over its limit) is shown again in its
 form, with a message naming the field, and nothing is saved.
+
+Two tabs editing one answer lose no edit: the edit form carries the version it was opened on, and a save over
+another version (another tab's edit, or a removal) is refused with 409: the form comes back with the text being
+saved in it, the version saved meanwhile shown above it, and that version as the one a save now goes over. A
+tracker's draft decided meanwhile (accepted in another tab, or dismissed) is not accepted a second time: the
+form comes back with its text, saying so, and a save then writes a new answer.
 """
 
 from __future__ import annotations
@@ -24,9 +30,10 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from kb.errors import AnswerRefused, InsightsOff, InsightsUnreachable, shown
+from kb.errors import AnswerChanged, AnswerRefused, InsightsOff, InsightsUnreachable, shown
 from kb.harvest.drafts import Draft
 from kb.insights import DEFAULT_SINCE
+from kb.insights.harvested import KeptDraft
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
 from kb.written import LANGS, MAX_ANSWER, MAX_QUESTION, MAX_TAGS, SOURCE, WrittenAnswer, snippet, written_answer
@@ -69,7 +76,12 @@ def _form(
     since: str,
     refused: AnswerRefused | None = None,
     harvested: str = "",
+    changed: str = "",
+    theirs: WrittenAnswer | None = None,
+    decided: KeptDraft | None = None,
 ) -> HTMLResponse:
+    """The form; `refused` (422) names the field at fault; `changed` (409) says the answer (`theirs`, the version
+    saved meanwhile; None: removed) or the tracker's draft (`decided`) changed after the form was opened."""
     lang = request_lang(request)
     t = Translator(lang)
     message = ""
@@ -77,6 +89,10 @@ def _form(
         reason = t(f"written_error_{refused.reason}", **{k: str(v) for k, v in refused.values.items()})
         field = t(f"written_{refused.field}") if refused.field != "faq" else t("written_faq")
         message = t("written_refused", field=field, reason=reason)
+    elif changed == "harvested" and decided is not None:
+        message = t("harvested_changed", key=decided.key, how=t(f"harvested_changed_{decided.status}"))
+    elif changed:
+        message = t("written_changed" if theirs is not None else "written_changed_removed")
     faqs = faqs_of(kb)
     context = {
         "answer": answer,
@@ -84,13 +100,19 @@ def _form(
         "asked": asked,
         "since": since,
         "faqs": [(name, titles.get(lang) or name) for name, (_, titles) in faqs.items()],
-        "refused": message,
+        "refused": message if refused is not None else "",
         "refused_field": refused.field if refused is not None else "",
         "form_token": form_token(request),
         "limits": {"question": MAX_QUESTION, "answer": MAX_ANSWER, "tags": MAX_TAGS},
         "harvested": harvested,  # the tracker's draft (`owner/name#number`) that saving this accepts
+        "version": answer.version if answer is not None else "",  # what a save of the edit goes over
+        "changed": changed,
+        "changed_message": message if changed else "",
+        "theirs": theirs,
+        "decided": decided,
     }
-    response = page(request, "insights_write.html", context, status_code=422 if refused is not None else 200)
+    status = 422 if refused is not None else 409 if changed else 200
+    response = page(request, "insights_write.html", context, status_code=status)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
 
@@ -194,12 +216,17 @@ async def edit_answer(
     tags: Tags = "",
     faq: Annotated[str, Form(max_length=200)] = "",
     since: Since = DEFAULT_SINCE,
+    version: Annotated[str, Form(max_length=64)] = "",
 ) -> Response:
-    """Save a written answer's new text, and serve a build with it."""
-    answer = await _found(written, answer_id)
+    """Save a written answer's new text over the version the form was opened on, and serve a build with it."""
     form = {"question_zh": question_zh, "answer_zh": answer_zh, "question_en": question_en, "answer_en": answer_en}
     form |= {"tags": tags, "faq": faq}
-    return await _save(request, kb, written, insights, reloader, answer, form, [], since)
+    answer = await written.get(answer_id)
+    if answer is None and version:  # removed after the form was opened: the text comes back, to save as a new one
+        return _form(request, kb, None, form, [], since, changed="written")
+    if answer is None:
+        raise HTTPException(404, f"no written answer {shown(answer_id)}")
+    return await _save(request, kb, written, insights, reloader, answer, form, [], since, version=version)
 
 
 @router.post("/insights/written/{answer_id}/remove", include_in_schema=False)
@@ -212,13 +239,12 @@ async def remove_answer(
     return _back(since)
 
 
-async def _harvested(insights: InsightsDep, key: str) -> Draft | None:
-    """The tracker's draft named `owner/name#number`, while it waits; None for none (or one decided meanwhile)."""
+async def _harvested(insights: InsightsDep, key: str) -> KeptDraft | None:
+    """The tracker's draft named `owner/name#number`, whatever its state; None for none."""
     repo, _, number = key.partition("#")
     if not repo or not number.isdigit():
         return None
-    kept = await insights.harvested_draft(repo, int(number))
-    return kept.draft if kept is not None and kept.status == "new" else None
+    return await insights.harvested_draft(repo, int(number))
 
 
 async def _found(written: WrittenDep, answer_id: str) -> WrittenAnswer:
@@ -243,10 +269,12 @@ async def _save(
     asked: list[str],
     since: str,
     harvested: str = "",
+    version: str = "",
 ) -> Response:
-    """Check and save an answer (`old`'s new text, or a new one) and link `asked` to it; an answer refused
-    is shown again in its form, with a message naming the field. `harvested` (`owner/name#number`): the
-    tracker's draft this answer accepts, whose thread it links."""
+    """Check and save an answer (`old`'s new text over its `version`, or a new one) and link `asked` to it; an
+    answer refused, or changed meanwhile, is shown again in its form, with a message saying why. `harvested`
+    (`owner/name#number`): the tracker's draft this answer accepts, whose thread it links; one decided
+    meanwhile is not accepted again."""
     asked = [q for q in (a.strip() for a in asked) if q][:ASKED_MAX]
     try:
         answer = written_answer(
@@ -259,12 +287,18 @@ async def _save(
         )
     except AnswerRefused as refused:
         return _form(request, kb, old, values, asked, since, refused, harvested)
-    draft = await _harvested(insights, harvested)
-    if draft is not None:
+    kept = await _harvested(insights, harvested)
+    draft: Draft | None = kept.draft if kept is not None else None
+    if kept is not None and draft is not None:
+        # Decided here, before the answer is saved, so that of two saves at once (two tabs) one accepts it.
+        if not await insights.decide_draft(draft.repo, draft.number, "accepted", answer.id):
+            decided = await _harvested(insights, harvested) or kept
+            return _form(request, kb, None, values, asked, since, changed="harvested", decided=decided)
         answer = replace(answer, extra={"url": draft.url, "harvested": [draft.url, *(a.url for a in draft.alternates)]})
-    await written.save(answer)
-    if draft is not None:
-        await insights.decide_draft(draft.repo, draft.number, "accepted", answer.id)
+    try:
+        await written.save(answer, version)
+    except AnswerChanged as changed:
+        return _form(request, kb, changed.current, values, asked, since, changed="written", theirs=changed.current)
     served = reloader.served.kb
     if asked and answer.id in served.by_id:
         try:

@@ -12,7 +12,7 @@ import pytest
 from ingest.markdown_faq import parse_source
 from ingest.sources import read_sources
 from kb.entries import Source
-from kb.errors import AnswerRefused, SourceError
+from kb.errors import AnswerChanged, AnswerRefused, SourceError
 from kb.written import MAX_ANSWER, MAX_QUESTION, WrittenFile, snippet, written_answer
 
 FAQS = {"roll": ("ROLL", {"zh": "ROLL 问答", "en": "ROLL Q&A"})}
@@ -195,3 +195,43 @@ def test_an_answer_from_the_tracker_links_its_thread_as_kb_ingest_reads_it(tmp_p
     parsed = read_sources([], file.path)
     assert parsed.entries == built
     assert built[0].url == thread and built[0].localized("en").url == thread
+
+
+def test_a_save_over_another_version_than_its_form_was_opened_on_is_refused_and_writes_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "written.jsonl"
+    first, second = WrittenFile(path), WrittenFile(path)  # two servers' (or two tabs') view of one file
+    opened = first.save(written_answer({"en": "Q?"}, {"en": "A."}))
+    version = first.get(opened.id).version  # type: ignore[union-attr]
+    theirs = written_answer({"en": "Q?"}, {"en": "A, theirs."}, answer_id=opened.id)
+    ours = written_answer({"en": "Q?"}, {"en": "A, ours."}, tags="npu", answer_id=opened.id)
+    first.save(theirs, version)
+    with pytest.raises(AnswerChanged, match=rf"written answer '{opened.id}': not saved, it was saved by someone else"):
+        second.save(ours, version)
+    [kept] = second.read()
+    assert kept == theirs and kept.version != version
+    try:
+        second.save(ours, version)
+    except AnswerChanged as changed:
+        assert changed.current == theirs  # what the form shows beside the text being saved
+    second.save(ours, kept.version)  # merged over the version shown
+    assert [a.answers["en"] for a in first.read()] == ["A, ours."]
+    latest = first.read()[0].version
+    first.remove(opened.id)
+    with pytest.raises(AnswerChanged, match="it was removed after the form was opened") as removed:
+        second.save(ours, latest)
+    assert removed.value.current is None and first.read() == []
+
+
+def test_the_version_changes_with_every_field_of_the_row() -> None:
+    answer = written_answer({"en": "Q?"}, {"en": "A."}, answer_id="written-00000001")
+    changes = [
+        replace(answer, questions={"en": "Q2?"}),
+        replace(answer, answers={"en": "A2."}),
+        replace(answer, tags=("npu",)),
+        replace(answer, framework="slime"),
+        replace(answer, extra={"url": "https://github.com/THUDM/slime/issues/1"}),
+    ]
+    assert len({answer.version, *(c.version for c in changes)}) == len(changes) + 1
+    assert answer.version == written_answer({"en": "Q?"}, {"en": "A."}, answer_id="written-00000001").version

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
@@ -179,3 +180,66 @@ def test_deciding_needs_the_admin_and_the_page_form_token(live: str) -> None:
             "/insights/harvested/dismiss", data=data | {"number": "999", "form_token": form_token(browser)}
         )
         assert missing.status_code == 404
+
+
+@pytest.mark.slow
+def test_a_draft_edited_in_two_tabs_becomes_one_answer_and_the_second_keeps_its_text(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Callable[[Any], Any]
+) -> None:
+    """Two tabs open one draft's edit form and both save: the first accepts it as a written answer; the second is
+    refused (409), saying the draft was accepted meanwhile and naming the answer, its own text still in the form
+    (no second answer accepting the same thread); saved again it is a new answer of its own."""
+    data_dir = tmp_path_factory.mktemp("harvest-tabs")
+    (data_dir / "index").symlink_to(settings.index_dir)
+    store = InsightsStore(store_path(data_dir))
+    store.keep_drafts([DRAFTS[2]])
+    store.close()
+    mine = settings.with_(data_dir=data_dir, admin_token=TOKEN)
+    base = serve(create_app(mine)).url
+    written = WrittenFile(mine.written_path)
+    query = {"repo": "THUDM/slime", "number": 31, "since": "7d"}
+    with signed_in(base) as first, signed_in(base) as second:
+        assert first.get("/insights/harvested/edit", params=query).status_code == 200
+        assert second.get("/insights/harvested/edit", params=query).status_code == 200
+        form = {
+            "since": "7d",
+            "harvested": "THUDM/slime#31",
+            "faq": "slime",
+            "question_en": "Why is the pad token missing?",
+        }
+        one = first.post(
+            "/insights/write", data=form | {"form_token": form_token(first), "answer_en": "Add `--pad-token`."}
+        )
+        assert one.status_code == 303
+        [accepted] = written.read()
+        ours = "Set `pad_token` in the tokenizer config."
+        two = second.post("/insights/write", data=form | {"form_token": form_token(second), "answer_en": ours})
+        assert two.status_code == 409
+        assert (
+            "Not saved: the draft from the tracker THUDM/slime#31 was accepted after you opened this form." in two.text
+        )
+        assert f'data-became="{accepted.id}"' in two.text and f"It became {accepted.id}" in two.text
+        assert ours in two.text and 'name="harvested"' not in two.text  # the text kept; a save now is a new answer
+        assert [a.id for a in written.read()] == [accepted.id]
+        again = second.post(
+            "/insights/write", data=form | {"form_token": form_token(second), "answer_en": ours, "harvested": ""}
+        )
+        assert again.status_code == 303 and len(written.read()) == 2
+
+
+@pytest.mark.slow
+def test_accept_clicked_in_two_tabs_at_once_makes_one_answer(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Callable[[Any], Any]
+) -> None:
+    data_dir = tmp_path_factory.mktemp("harvest-clicks")
+    (data_dir / "index").symlink_to(settings.index_dir)
+    store = InsightsStore(store_path(data_dir))
+    store.keep_drafts([DRAFTS[1]])
+    store.close()
+    mine = settings.with_(data_dir=data_dir, admin_token=TOKEN)
+    base = serve(create_app(mine)).url
+    with signed_in(base) as first, signed_in(base) as second:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            clicks = list(pool.map(lambda tab: decide(tab, "accept", 21), [first, second, first, second]))
+    assert [click.status_code for click in clicks] == [303] * 4
+    assert len(WrittenFile(mine.written_path).read()) == 1

@@ -246,3 +246,89 @@ def test_a_build_that_fails_leaves_the_old_one_serving_and_the_answer_saved(
         assert browser.post("/insights/write", data=second).status_code == 303
         assert hits(base, "How do I get a bigger disk?")[0] == kept.id
         assert "The index was not rebuilt" not in browser.get("/insights?since=7d").text
+
+
+def version_of(form: str) -> str:
+    found = re.search(r'<input type="hidden" name="version" value="([0-9a-f]+)">', form)
+    assert found, form[:2000]
+    return found.group(1)
+
+
+def textarea(form: str, name: str) -> str:
+    found = re.search(rf'<textarea id="{name}" name="{name}"[^>]*>(.*?)</textarea>', form, re.S)
+    assert found, form[:2000]
+    return unescape(found.group(1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("lang", "message"),
+    [
+        ("en", "Not saved: someone saved another version of this answer after you opened this form (shown below)."),
+        ("zh", "没有保存：你打开这个表单之后，有人保存了这个答案的另一个版本（见下方）。"),
+    ],
+)
+def test_two_tabs_editing_one_answer_lose_no_edit(
+    settings: Settings, tmp_path: Path, serve: Callable[[Any], Any], lang: str, message: str
+) -> None:
+    """Two sessions open one answer's edit form; the first saves; the second's save is refused (409) in the reader's
+    language, showing the first's edit and keeping its own text in the form; saved again (merged), it goes through."""
+    (tmp_path / "index").symlink_to(settings.index_dir)
+    mine = settings.with_(data_dir=tmp_path, admin_token=TOKEN)
+    base = serve(create_app(mine)).url
+    written = WrittenFile(mine.written_path)
+    with signed_in(base, lang) as first, signed_in(base, lang) as second:
+        new = fields(first, question_en="How do I train on Ascend NPUs?", answer_en="Install `torch_npu`.")
+        assert first.post("/insights/write", data=new).status_code == 303
+        [answer] = written.read()
+        tab_one, tab_two = (
+            first.get(f"/insights/written/{answer.id}").text,
+            second.get(f"/insights/written/{answer.id}").text,
+        )
+        assert version_of(tab_one) == version_of(tab_two) == answer.version
+
+        theirs = "Install `torch_npu`, then set `trainer.device=npu`."
+        one = fields(first, question_en="How do I train on Ascend NPUs?", answer_en=theirs, version=version_of(tab_one))
+        assert first.post(f"/insights/written/{answer.id}", data=one).status_code == 303
+        ours = "Install `torch_npu` <2.5> & check `npu-smi info`."
+        two = fields(second, question_en="How do I train on Ascend NPUs?", answer_en=ours, tags="npu")
+        refused = second.post(f"/insights/written/{answer.id}", data=two | {"version": version_of(tab_two)})
+        assert refused.status_code == 409 and message in refused.text, refused.text[:3000]
+        assert textarea(refused.text, "answer_en") == ours  # the second tab's text, kept in its form
+        shown_theirs = re.search(r'<pre class="theirs-answer">(.*?)</pre>', refused.text, re.S)
+        assert shown_theirs and unescape(shown_theirs.group(1)) == theirs  # the first tab's edit, shown
+        [kept] = written.read()
+        assert kept.answers["en"] == theirs and kept.tags == ()  # nothing of the refused save written
+        assert version_of(refused.text) == kept.version  # a save now goes over the version shown
+
+        merged = f"{theirs}\n\nCheck `npu-smi info`."
+        again = second.post(
+            f"/insights/written/{answer.id}", data=two | {"answer_en": merged, "version": version_of(refused.text)}
+        )
+        assert again.status_code == 303
+        [kept] = written.read()
+        assert kept.answers["en"] == merged and kept.tags == ("npu",) and kept.id == answer.id
+
+
+@pytest.mark.slow
+def test_an_answer_removed_while_it_is_edited_keeps_the_edit_to_save_as_a_new_answer(
+    settings: Settings, tmp_path: Path, serve: Callable[[Any], Any]
+) -> None:
+    (tmp_path / "index").symlink_to(settings.index_dir)
+    mine = settings.with_(data_dir=tmp_path, admin_token=TOKEN)
+    base = serve(create_app(mine)).url
+    written = WrittenFile(mine.written_path)
+    with signed_in(base) as first, signed_in(base) as second:
+        assert first.post("/insights/write", data=fields(first, question_en="Q?", answer_en="A.")).status_code == 303
+        [answer] = written.read()
+        form = second.get(f"/insights/written/{answer.id}").text
+        assert first.post(f"/insights/written/{answer.id}/remove", data=fields(first)).status_code == 303
+        edit = fields(second, question_en="Q?", answer_en="A, and more.", version=version_of(form))
+        refused = second.post(f"/insights/written/{answer.id}", data=edit)
+        assert refused.status_code == 409
+        assert "Not saved: this answer was removed after you opened this form." in refused.text
+        assert textarea(refused.text, "answer_en") == "A, and more."
+        assert 'action="/insights/write"' in refused.text and 'name="version"' not in refused.text
+        assert written.read() == []
+        again = second.post("/insights/write", data=fields(second, question_en="Q?", answer_en="A, and more."))
+        assert again.status_code == 303 and [a.answers["en"] for a in written.read()] == ["A, and more."]

@@ -12,6 +12,7 @@ import pytest
 
 from kb.insights import InsightsStore, Question, store_path
 from kb.settings import Settings
+from kb.written import WrittenFile, written_answer
 from server import create_app
 from tests.support.browser import DESKTOP, sign_in
 from tests.support.seeded_insights import TOKEN
@@ -103,3 +104,48 @@ def test_writing_editing_and_removing_an_answer_in_a_browser(
     page.locator("#written button", has_text=texts["remove"]).click()
     page.wait_for_url("**/insights?since=7d#written")
     assert page.locator("#written tr[data-written]").count() == 0
+
+
+CHANGED = {
+    "zh": "没有保存：你打开这个表单之后，有人保存了这个答案的另一个版本（见下方）。",
+    "en": "Not saved: someone saved another version of this answer after you opened this form (shown below).",
+}
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_two_tabs_editing_one_answer_in_a_browser_lose_no_edit(
+    admin_tab: Callable[..., Any], live: tuple[str, Any], lang: str, artifacts: Path
+) -> None:
+    """Two tabs of one signed-in browser open one answer's edit form; the first saves; the second's save comes back
+    saying so in the reader's language, the first tab's edit shown and the second's text still in its field; saved
+    again, the second tab's text is the answer."""
+    question, answer = WRITTEN[lang]
+    file = WrittenFile(live[1].state.settings.written_path)
+    kept = file.save(written_answer({lang: question}, {lang: answer}))
+    t = admin_tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US")
+    one = sign_in(t, TOKEN)
+    two = t.context.new_page()
+    for tab in (one, two):
+        tab.goto(f"{live[0]}/insights/written/{kept.id}?since=7d")
+        assert tab.locator(f"#answer_{lang}").input_value() == answer
+
+    one.fill(f"#answer_{lang}", answer + " (1)")
+    one.locator(".written-form button[type=submit]").click()
+    one.wait_for_url("**/insights?since=7d#written")
+
+    two.fill(f"#answer_{lang}", answer + " (2)")
+    two.locator(".written-form button[type=submit]").click()
+    alert = two.locator("[role=alert][data-changed=written]")
+    alert.wait_for()
+    assert CHANGED[lang] in alert.inner_text()
+    assert two.locator(".theirs-answer").inner_text() == answer + " (1)"  # the other tab's edit, shown
+    assert two.locator(f"#answer_{lang}").input_value() == answer + " (2)"  # this tab's text, kept
+    two.screenshot(path=str(artifacts / f"insights-written-changed-{lang}.png"), full_page=True)
+    assert [a.answers[lang] for a in file.read() if a.id == kept.id] == [answer + " (1)"]
+
+    two.fill(f"#answer_{lang}", answer + " (1) (2)")  # merged
+    two.locator(".written-form button[type=submit]").click()
+    two.wait_for_url("**/insights?since=7d#written")
+    assert [a.answers[lang] for a in file.read() if a.id == kept.id] == [answer + " (1) (2)"]
+    file.remove(kept.id)
+    two.close()

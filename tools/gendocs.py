@@ -12,7 +12,7 @@ writes nothing and exits 1 naming each page and section that is out of date
 
 - `modules`: the module map, from each module's first docstring sentence (kb/, ingest/, server/, kbcli/),
   read with `ast`, so no module is imported;
-- `cli`: the `kb` command's reference, from its argparse parser (`kbcli.cli.build_parser`);
+- `cli`: the `kb` command's reference, from its argparse parser (`kbcli.cli.build_parser`, one module a command);
 - `settings-library`, `settings-server`: the settings tables, from the `setting(default, help)` fields of
   `kb.settings.Settings` and `server.settings.ServerSettings`;
 - `metrics`: the metrics table, from the metrics declared in server/metrics.py (their names, kinds,

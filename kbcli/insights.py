@@ -1,6 +1,6 @@
 """`kb insights`: the insights tables in a terminal: what was asked, what the FAQ lacks, what did not help.
 
-`kbcli/cli.py` names this module among its COMMANDS, and adds the subcommand with `add_parser(sub)`. The tables are those of the
+`kbcli/cli.py` adds the subcommand with `add_parser(sub)`. The tables are those of the
 /insights page and its CSV exports (`kb.insights.report`), read through the same
 `kb.insights.book.InsightsBook` as the server's. Building the parser loads no numpy and no
 embedder, so `kb --help` stays quick: grouping is imported when it runs.

@@ -120,27 +120,103 @@ def build_index(
     parsed = read_sources(sources_dir, settings.written_path)  # the answers written on /insights too
     entries = parsed.entries
     learned, learned_warnings = learned_questions(sources_dir, entries)
-    learned = parsed.learned + learned  # the Q&A files' alternates and not-covered rows, then the TOML files'
-    learned_warnings = parsed.warnings + learned_warnings
+    # The Q&A files' alternates and not-covered rows, then the TOML files'.
+    learned, learned_warnings = parsed.learned + learned, parsed.warnings + learned_warnings
     replaced = indexed_sources(settings.index_dir)
     embedder = open_embedder(settings.embed_model)
-    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
-    # Vectors grouped by entry, each language's whole text first: a question meets the
-    # version it is closest to. With QUESTION_VECTORS, each language's question alone too.
+    vectors = _embed_build(settings, embedder, entries, learned, progress)
+    duplicates, duplicate_warnings = near_duplicates(sources_dir, entries, vectors.of_entries(entries), parsed.intended)
+    warnings = (
+        _pair_warnings(entries, vectors.passages, vectors.owners) + tuple(learned_warnings) + tuple(duplicate_warnings)
+    )
+    adapter, adapter_note = adapter_for(settings, sources_dir, entries, embedder.model)
+    meta = write_index(
+        settings.index_dir,
+        entries,
+        vectors.passages,
+        vectors.background,
+        embedder.model,
+        sources_hash(sources_dir),
+        owners=vectors.owners,
+        learned=learned,
+        learned_vectors=vectors.learned,
+        site=site_of(sources_dir),
+        adapter=adapter,
+        duplicates=duplicates,
+        sync=sync,
+        folders=recorded,
+    )
+    covered = sum(1 for q in learned if q.entry is not None)
+    paired = {i for d in duplicates for i in (d.first, d.second)}
+    return BuildReport(
+        meta,
+        len(entries),
+        vectors.embedded,
+        time.perf_counter() - started,
+        len(vectors.owners),
+        warnings,
+        summarize(entries),
+        replaced,
+        alternates=covered,
+        not_covered=len(learned) - covered,
+        adapter=adapter_note,
+        duplicates=tuple(duplicates),
+        paired={e.id: e for e in entries if e.id in paired},
+    )
+
+
+def passage_texts(entries: list[Entry]) -> tuple[np.ndarray, list[str]]:
+    """The texts an entry's vectors are made of, grouped by entry, with the entry each belongs to.
+
+    Each language's whole text first: a question meets the version it is closest to. With
+    QUESTION_VECTORS, each language's question alone too. Entries carry their glossary
+    equivalents (see kb/glossary.py); a query is embedded as typed."""
     glossary = load_glossary()
     versions = [(i, glossary.gloss(v.text)) for i, entry in enumerate(entries) for v in entry.versions()]
     if QUESTION_VECTORS:
         versions += [(i, glossary.gloss(v.question)) for i, entry in enumerate(entries) for v in entry.versions()]
         versions.sort(key=lambda pair: pair[0])  # stable: per entry, whole texts before questions
-    owners = np.array([i for i, _ in versions], dtype=np.int64)
+    return np.array([i for i, _ in versions], dtype=np.int64), [text for _, text in versions]
+
+
+@dataclass(frozen=True)
+class BuildVectors:
+    """What a build embeds: the passages, the background sentences, the learned questions, and the questions
+    and background as a search embeds them (what near-duplicates are found by)."""
+
+    passages: np.ndarray
+    owners: np.ndarray  # the entry each passage belongs to
+    embedded: int  # passages computed now; the rest came from the cache
+    background: np.ndarray
+    learned: np.ndarray
+    asked: np.ndarray
+    background_asked: np.ndarray
+
+    def of_entries(self, entries: list[Entry]) -> EntryVectors:
+        """The vectors near-duplicate entries are found by."""
+        return EntryVectors.of_build(
+            entries, self.passages, self.owners, self.asked, self.background, self.background_asked
+        )
+
+
+def _embed_build(
+    settings: Settings,
+    embedder: Embedder,
+    entries: list[Entry],
+    learned: list[LearnedQuestion],
+    progress: Progress | None,
+) -> BuildVectors:
+    """Embed what a build needs, through the embedding cache, with each stage's progress (a first ingest
+    embeds for minutes on a busy machine)."""
 
     def step(stage: str) -> Callable[[int, int], None] | None:
-        """The progress of one stage of embedding (a first ingest embeds for minutes on a busy machine)."""
         return (lambda done, total: progress(stage, done, total)) if progress else None
 
+    owners, texts = passage_texts(entries)
+    glossary = load_glossary()
+    cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
     try:
-        # Entries carry their glossary equivalents (see kb/glossary.py); a query is embedded as typed.
-        vectors, embedded = embed_with_cache(embedder, [text for _, text in versions], cache, step("embed"))
+        vectors, embedded = embed_with_cache(embedder, texts, cache, step("embed"))
         background, _ = embed_with_cache(
             embedder, [glossary.gloss(s) for s in background_sentences()], cache, step("background")
         )
@@ -153,47 +229,7 @@ def build_index(
         )
     finally:
         cache.close()
-    duplicates, duplicate_warnings = near_duplicates(
-        sources_dir,
-        entries,
-        EntryVectors.of_build(entries, vectors, owners, asked, background, background_asked),
-        parsed.intended,
-    )
-    warnings = _pair_warnings(entries, vectors, owners) + tuple(learned_warnings) + tuple(duplicate_warnings)
-    adapter, adapter_note = adapter_for(settings, sources_dir, entries, embedder.model)
-    meta = write_index(
-        settings.index_dir,
-        entries,
-        vectors,
-        background,
-        embedder.model,
-        sources_hash(sources_dir),
-        owners=owners,
-        learned=learned,
-        learned_vectors=learned_vectors,
-        site=site_of(sources_dir),
-        adapter=adapter,
-        duplicates=duplicates,
-        sync=sync,
-        folders=recorded,
-    )
-    covered = sum(1 for q in learned if q.entry is not None)
-    paired = {i for d in duplicates for i in (d.first, d.second)}
-    return BuildReport(
-        meta,
-        len(entries),
-        embedded,
-        time.perf_counter() - started,
-        len(versions),
-        warnings,
-        summarize(entries),
-        replaced,
-        alternates=covered,
-        not_covered=len(learned) - covered,
-        adapter=adapter_note,
-        duplicates=tuple(duplicates),
-        paired={e.id: e for e in entries if e.id in paired},
-    )
+    return BuildVectors(vectors, owners, embedded, background, learned_vectors, asked, background_asked)
 
 
 def adapter_for(

@@ -7,7 +7,7 @@ and `--with-shipped` name; a sync that would leave out a source the served index
 naming what would be lost. The folders whose manifests name an upstream (never the shipped FAQs'
 folder, which is read only) are synced.
 
-A sync works on copies of those folders, staged under the data directory: the files at the new
+A sync works on copies of those folders, staged under the data directory (ingest/staging.py): the files at the new
 commits written into them, the manifest's `version`, `url` (and `path`, when upstream renamed the
 file) moved, the learned data's ids of reworded entries replaced. It builds from the copies; only
 when the build is swapped in are the copies written back to the folders. So a repository that
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from kb.entries import Entry
-from kb.errors import IndexMissing, KBError, SourceError, SourceErrors, SyncFailed
+from kb.errors import IndexMissing, KBError, SourceError, SourceErrors
 from kb.index import read_index
 from kb.insights.store import InsightsStore
 from kb.settings import SHIPPED_SOURCES, Settings
@@ -45,30 +44,13 @@ from .git_repo import Repository
 from .manifest import MANIFEST_NAME, load_manifest
 from .pipeline import BuildReport, Progress, build_index
 from .sources import read_sources
-from .upstream import Upstream, edit_manifest, load_upstreams, moved_url
+from .staging import Pin, check_counts, parse_staged, pinned, write_back
+from .upstream import Upstream, load_upstreams
 
 __all__ = ["SyncReport", "Pin", "sync", "build_folders", "report_lines", "SYNC_DIR"]
 
 SYNC_DIR = "sync"  # under the data directory: the repositories' mirrors, the lock, the last sync
 STAGING_PREFIX = ".staging-"  # a sync's copies of the folders it syncs, under SYNC_DIR
-
-
-@dataclass(frozen=True)
-class Pin:
-    """The commit a source (and its translation) was read at."""
-
-    repo: str
-    ref: str
-    commit: str
-    path: str
-    version: str
-    url: str
-    translation_commit: str = ""
-    translation_path: str = ""
-
-    @property
-    def commits(self) -> tuple[str, str]:
-        return self.commit, self.translation_commit
 
 
 @dataclass(frozen=True)
@@ -192,6 +174,8 @@ def _sync(
     progress: Progress | None,
     folders: list[Path],
 ) -> SyncReport:
+    """Fetch and resolve the refs; stage the folders with the files at the new commits; compare the entries;
+    carry the reworded entries' ids and mark what needs a maintainer; then build, and write the copies back."""
     chosen = _chosen(folders, names)
     upstreams = [u for ups in chosen.values() for u in ups]
     old_entries, record, served_folders = _served(settings, list(chosen))
@@ -199,6 +183,39 @@ def _sync(
     mirrors = settings.data_dir / SYNC_DIR / "repos"
     limit = settings.sync_max_file_bytes
     repos = {u.name: Repository(u.repo, mirrors, u.name, max_bytes=limit) for u in upstreams}
+    resolved = _fetch(upstreams, repos, progress)
+    before = {name: str(pin.get("commit", "")) for name, pin in old_pins.items()}
+    if served_folders == folder_names(folders) and all(
+        _commits(old_pins.get(u.name, {})) == resolved[u.name] for u in upstreams
+    ):
+        return SyncReport("unchanged", {name: Pin(**pin) for name, pin in old_pins.items() if name in resolved}, before)
+    stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=settings.data_dir / SYNC_DIR))
+    try:
+        staged, pins, renamed = _stage(chosen, stage, repos, resolved, old_pins, settings.sync_max_entries)
+        new_entries = parse_staged(staged)  # a file that no longer parses stops the sync here
+        check_counts(upstreams, new_entries, pins, settings.sync_max_entries)
+        changes = _compare(upstreams, old_entries, new_entries, progress)
+        moved = {old: new for c in changes for old, new in c.moved.items()}
+        review, orphaned = _curate(staged, chosen, changes, moved, store)
+        if dry_run:
+            return SyncReport("dry run", pins, before, tuple(changes), renamed, review, orphaned)
+        read = [staged.get(folder, folder) for folder in folders]
+        _refuse_loss(settings, folders, read, old_entries)
+        kept = _record(record, pins, moved)
+        built = build_index(settings, read, progress=progress, sync=kept, folders=folders)
+        if store is not None and moved:
+            store.move_entries(moved)
+        for folder, copy in staged.items():
+            write_back(copy, folder)
+        return SyncReport("built", pins, before, tuple(changes), renamed, review, orphaned, built)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _fetch(
+    upstreams: Sequence[Upstream], repos: dict[str, Repository], progress: Progress | None
+) -> dict[str, tuple[str, str]]:
+    """Fetch each source's repository; the commits its ref (and its translation's) name now, by source."""
     resolved: dict[str, tuple[str, str]] = {}
     several = progress if progress is not None and len(upstreams) > 1 else None  # one fetch needs no count
     for done, u in enumerate(upstreams):
@@ -210,106 +227,85 @@ def _sync(
         resolved[u.name] = (commit, other)
     if several:
         several("fetch", len(upstreams), len(upstreams))
-    before = {name: str(pin.get("commit", "")) for name, pin in old_pins.items()}
-    if served_folders == folder_names(folders) and all(
-        (old_pins.get(u.name, {}).get("commit"), old_pins.get(u.name, {}).get("translation_commit", ""))
-        == resolved[u.name]
+    return resolved
+
+
+def _commits(pin: dict[str, Any]) -> tuple[Any, Any]:
+    """(commit, translation commit) of a pin as the sync record keeps it."""
+    return pin.get("commit"), pin.get("translation_commit", "")
+
+
+def _stage(
+    chosen: dict[Path, list[Upstream]],
+    stage: Path,
+    repos: dict[str, Repository],
+    resolved: dict[str, tuple[str, str]],
+    old_pins: dict[str, dict[str, Any]],
+    most: int,
+) -> tuple[dict[Path, Path], dict[str, Pin], dict[str, tuple[str, str]]]:
+    """Copy each folder into `stage` and write its sources' files at the resolved commits into the copy, the
+    manifest pinned to them: (folder -> its copy, source -> its pin, source -> (old path, new path) if moved)."""
+    staged: dict[Path, Path] = {}
+    pins: dict[str, Pin] = {}
+    renamed: dict[str, tuple[str, str]] = {}
+    for number, (folder, ups) in enumerate(chosen.items()):
+        copy = staged[folder] = stage / str(number)
+        # the folder as the build reads it (a deployer's folder may be a Git checkout: its .git stays out)
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".git"))
+        text = (copy / MANIFEST_NAME).read_text(encoding="utf-8")
+        for u in ups:
+            pin, text = pinned(u, repos[u.name], resolved[u.name], old_pins.get(u.name, {}), copy, text, most)
+            if pin.path != u.path:
+                renamed[u.name] = (u.path, pin.path)
+            pins[u.name] = pin
+        (copy / MANIFEST_NAME).write_text(text, encoding="utf-8")
+    return staged, pins, renamed
+
+
+def _compare(
+    upstreams: Sequence[Upstream], old: Sequence[Entry], new: Sequence[Entry], progress: Progress | None
+) -> list[Changes]:
+    """Each source's entries new, changed, reworded and removed (`ingest.changes.compare`)."""
+    weighed = (lambda done, total: progress("compare", done, total)) if progress else None
+    return [
+        compare(u.name, [e for e in old if e.source == u.name], [e for e in new if e.source == u.name], weighed)
         for u in upstreams
-    ):
-        return SyncReport("unchanged", {name: Pin(**pin) for name, pin in old_pins.items() if name in resolved}, before)
-    stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=settings.data_dir / SYNC_DIR))
-    try:
-        staged: dict[Path, Path] = {}  # folder -> its copy
-        pins: dict[str, Pin] = {}
-        renamed: dict[str, tuple[str, str]] = {}
-        for number, (folder, ups) in enumerate(chosen.items()):
-            copy = staged[folder] = stage / str(number)
-            # the folder as the build reads it (a deployer's folder may be a Git checkout: its .git stays out)
-            shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".git"))
-            text = (copy / MANIFEST_NAME).read_text(encoding="utf-8")
-            for u in ups:
-                last = old_pins.get(u.name, {})
-                pin, text = _pinned(u, repos[u.name], resolved[u.name], last, copy, text, settings.sync_max_entries)
-                if pin.path != u.path:
-                    renamed[u.name] = (u.path, pin.path)
-                pins[u.name] = pin
-            (copy / MANIFEST_NAME).write_text(text, encoding="utf-8")
-        new_entries = _parsed(staged)  # a file that no longer parses stops the sync here
-        _check_counts(upstreams, new_entries, pins, settings.sync_max_entries)
-        weighed = (lambda done, total: progress("compare", done, total)) if progress else None
-        changes = [
-            compare(
-                u.name,
-                [e for e in old_entries if e.source == u.name],
-                [e for e in new_entries if e.source == u.name],
-                weighed,
-            )
-            for u in upstreams
-        ]
-        moved = {old: new for c in changes for old, new in c.moved.items()}
-        review: tuple[str, ...] = ()
-        orphaned: tuple[str, ...] = ()
-        for folder, copy in staged.items():
-            carry_ids(copy, moved)
-            ups = chosen[folder]
-            mine = [c for c in changes if c.source in {u.name for u in ups}]
-            review += mark_stale(copy, ups, mine)
-            orphaned += left_behind(copy, mine, store)
-        if dry_run:
-            return SyncReport("dry run", pins, before, tuple(changes), renamed, review, orphaned)
-        read = [staged.get(folder, folder) for folder in folders]
-        _refuse_loss(settings, folders, read, old_entries)
-        history = list(record.get("history", []))
-        if old_pins:
-            history.append({"at": record.get("at"), "pins": old_pins})
-        earlier = {old: follow(moved, new) for old, new in record.get("moved", {}).items()}
-        kept = {
-            "at": time.time(),
-            "pins": old_pins | {name: pin.__dict__ for name, pin in pins.items()},
-            "history": history,
-            "moved": earlier | moved,
-        }
-        built = build_index(settings, read, progress=progress, sync=kept, folders=folders)
-        if store is not None and moved:
-            store.move_entries(moved)
-        for folder, copy in staged.items():
-            _write_back(copy, folder)
-        return SyncReport("built", pins, before, tuple(changes), renamed, review, orphaned, built)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
+    ]
 
 
-def _pinned(
-    u: Upstream, repo: Repository, commits: tuple[str, str], last: dict[str, Any], copy: Path, text: str, most: int
-) -> tuple[Pin, str]:
-    """Write `u`'s file (and its translation's) at `commits` into `copy`; returns its pin and the manifest `text`
-    with the source's `version`, `url` and `path` moved to them. A file of more than twice `most` entries
-    (by its headings and bold list items, an entry's two forms) is refused before it is parsed."""
-    commit, other = commits
-    path = _write(repo, commit, u.path, str(last.get("commit", "")), copy / u.file, most)
-    date = repo.date(commit)
-    pin = Pin(u.repo, u.ref, commit, path, f"{date} ({commit[:7]})", moved_url(u.url, u.repo, commit, path))
-    text = edit_manifest(text, u.name, {"version": pin.version, "url": pin.url, "path": path})
-    if u.translation_path:
-        old = str(last.get("translation_commit", ""))
-        other_path = _write(repo, other, u.translation_path, old, copy / u.translation_file, most)
-        url = moved_url(u.translation_url, u.repo, other, other_path)
-        text = edit_manifest(text, u.name, {"url": url, "path": other_path}, translation=True)
-        pin = Pin(**{**pin.__dict__, "translation_commit": other, "translation_path": other_path})
-    return pin, text
+def _curate(
+    staged: dict[Path, Path],
+    chosen: dict[Path, list[Upstream]],
+    changes: Sequence[Changes],
+    moved: dict[str, str],
+    store: InsightsStore | None,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Carry the reworded entries' ids into each copy's learned data; (the translations to review, the curation
+    that removed entries leave behind)."""
+    review: tuple[str, ...] = ()
+    orphaned: tuple[str, ...] = ()
+    for folder, copy in staged.items():
+        carry_ids(copy, moved)
+        ups = chosen[folder]
+        mine = [c for c in changes if c.source in {u.name for u in ups}]
+        review += mark_stale(copy, ups, mine)
+        orphaned += left_behind(copy, mine, store)
+    return review, orphaned
 
 
-def _check_counts(upstreams: Sequence[Upstream], entries: Sequence[Entry], pins: dict[str, Pin], most: int) -> None:
-    """Refuse an upstream file of more than `most` entries (KB_SYNC_MAX_ENTRIES), before anything is embedded."""
-    counts = Counter(e.source for e in entries)
-    for u in upstreams:
-        if counts[u.name] > most:
-            pin = pins[u.name]
-            raise SyncFailed(
-                u.name,
-                f"{u.repo} {pin.path!r} at {pin.commit[:7]} holds {counts[u.name]} entries, more than "
-                f"KB_SYNC_MAX_ENTRIES ({most})",
-            )
+def _record(record: dict[str, Any], pins: dict[str, Pin], moved: dict[str, str]) -> dict[str, Any]:
+    """What the new build keeps of the sync (`kb.syncs`): the pins, the earlier pins, every id moved so far."""
+    old_pins: dict[str, dict[str, Any]] = record.get("pins", {})
+    history = list(record.get("history", []))
+    if old_pins:
+        history.append({"at": record.get("at"), "pins": old_pins})
+    earlier = {old: follow(moved, new) for old, new in record.get("moved", {}).items()}
+    return {
+        "at": time.time(),
+        "pins": old_pins | {name: pin.__dict__ for name, pin in pins.items()},
+        "history": history,
+        "moved": earlier | moved,
+    }
 
 
 def _refuse_loss(settings: Settings, folders: list[Path], read: list[Path], old_entries: Sequence[Entry]) -> None:
@@ -330,72 +326,6 @@ def _refuse_loss(settings: Settings, folders: list[Path], read: list[Path], old_
         f"the served index holds {held}, which a build from {', '.join(map(str, folders))} would lose: "
         f"{'; '.join(hints)}; `kb ingest` leaves them out on purpose; nothing changed"
     )
-
-
-def _parsed(staged: dict[Path, Path]) -> list[Entry]:
-    """The entries of the staged copies; a file that does not parse is named as its folder's."""
-    entries = []
-    for folder, copy in staged.items():
-        try:
-            entries += read_sources(copy).entries
-        except SourceErrors as exc:
-            raise SourceErrors([_in(e, copy, folder) for e in exc.errors]) from None
-        except SourceError as exc:
-            raise _in(exc, copy, folder) from None
-    return entries
-
-
-def _in(exc: SourceError, staged: Path, folder: Path) -> SourceError:
-    path = folder / exc.path.relative_to(staged) if exc.path.is_relative_to(staged) else exc.path
-    return SourceError(path, exc.message.replace(str(staged), str(folder)), exc.line)
-
-
-def _write(repo: Repository, commit: str, path: str, last: str, to: Path, most: int) -> str:
-    """Write the file at `path` in `commit` to `to`; where upstream moved it since commit `last`,
-    the file where it went. Returns the path read. SyncFailed for a file of more than twice `most`
-    headings, bold list items or lines (a Q&A file's rows): too many entries to parse."""
-    data = repo.read(commit, path)
-    if data is None and last:
-        moved = repo.renamed(last, commit, path)
-        if moved is not None:
-            path, data = moved, repo.read(commit, moved)
-    if data is None:
-        raise SyncFailed(repo.source, f"{repo.url} has no file {path!r} at {commit[:7]}")
-    found, kind = _rough_count(data, to.suffix.lower())
-    if found > 2 * most:
-        raise SyncFailed(
-            repo.source,
-            f"{repo.url} {path!r} at {commit[:7]} holds {found:,} {kind}, more than twice KB_SYNC_MAX_ENTRIES "
-            f"({most}): too many entries to parse",
-        )
-    to.write_bytes(data)
-    return path
-
-
-_HEADING = re.compile(rb"^[ \t]{0,3}#{1,6}[ \t]", re.M)
-_BOLD_ITEM = re.compile(rb"^[ \t]*(?:\d+[.)]|[-*+])[ \t]+\*\*", re.M)
-
-
-def _rough_count(data: bytes, suffix: str) -> tuple[int, str]:
-    """At least as many as the entries a file holds, counted without parsing it: a Markdown file's headings or
-    bold list items (whichever are more), a Q&A file's lines (a workbook's are counted as it is read)."""
-    if suffix in (".csv", ".tsv", ".jsonl"):
-        return data.count(b"\n"), "lines"
-    if suffix == ".xlsx":
-        return 0, "rows"
-    headings, items = len(_HEADING.findall(data)), len(_BOLD_ITEM.findall(data))
-    return (headings, "headings") if headings >= items else (items, "bold list items")
-
-
-def _write_back(staged: Path, folder: Path) -> None:
-    """Put the staged files that differ into the sources folder, each by a rename."""
-    for path in sorted(p for p in staged.iterdir() if p.is_file()):
-        target = folder / path.name
-        if target.is_file() and target.read_bytes() == path.read_bytes():
-            continue
-        tmp = folder / f".{path.name}.sync-{os.getpid()}"
-        shutil.copy2(path, tmp)
-        os.replace(tmp, target)
 
 
 def report_lines(report: SyncReport) -> list[str]:

@@ -76,6 +76,21 @@ class _Described:
     said: dict[str, int] = field(default_factory=dict)  # "framework" -> the row that gave it
 
 
+def _question(cells: Cells, lang: str) -> tuple[str, str, bool]:
+    """A row's question (its line breaks joined), answer, and whether it is marked not covered; a question
+    missing, an answer where none belongs or none where one does, is an error of the cell at fault."""
+    question = re.sub(r"(?<!\s)\s*\n\s*", " ", cells.own("question", lang))
+    answer = cells.own("answer", lang)
+    not_covered = cells.flag(Column("not_covered"))
+    if not question:
+        cells.error(cells.where("question", lang), "no question")
+    elif not_covered and answer:
+        cells.error(cells.where("answer", lang), "a question marked not covered has no answer")
+    elif not not_covered and not answer.strip():
+        cells.error(cells.where("answer", lang), "the answer is empty")
+    return question, answer, not_covered
+
+
 def _lang(cells: Cells) -> str:
     """The row's own language: its `lang` cell, else the one its other-language columns are not, else its question's."""
     given = cells.text(Column("lang"))
@@ -139,15 +154,7 @@ class _Parser:
             self.errors += found
             return
         other = next(o for o in LANGS if o != lang)
-        question = re.sub(r"(?<!\s)\s*\n\s*", " ", cells.own("question", lang))
-        answer = cells.own("answer", lang)
-        not_covered = cells.flag(Column("not_covered"))
-        if not question:
-            cells.error(cells.where("question", lang), "no question")
-        elif not_covered and answer:
-            cells.error(cells.where("answer", lang), "a question marked not covered has no answer")
-        elif not not_covered and not answer.strip():
-            cells.error(cells.where("answer", lang), "the answer is empty")
+        question, answer, not_covered = _question(cells, lang)
         name = cells.text(Column("source")) or self.source.name
         if not _NAME.fullmatch(name):
             cells.error(Column("source"), f"source name {name!r} may hold only letters, digits, '.', '_' and '-'")
@@ -181,13 +188,7 @@ class _Parser:
         place, urls = self.whence(row, name, described, lang)
         place["url"] = url or place["url"]  # its own link, else its row's
         if translation is not None:
-            translation = replace(
-                translation,
-                url=translation.url or place["url"],
-                source_url=urls.get(translation.lang) or urls.get(lang, ""),
-                line=row.line or row.number,
-                file=self.source.file,
-            )
+            translation = self.placed(translation, row, place["url"], urls.get(translation.lang) or urls.get(lang, ""))
         entry = Entry(
             id=id_, question=question, answer=absolutize_links(answer, self.source.url), section=section, lang=lang,
             translations=(translation,) if translation else (), translated_by=by, reviewed=reviewed, **place,
@@ -196,6 +197,17 @@ class _Parser:
         self.learned += [LearnedQuestion(q, detect_lang(q), "maintainer", link, "", id_) for q, link in alternates]
         where = f"{self.path}:{row.line or row.number}"
         self.intended += [IntendedPair(id_, other_id, why, where) for other_id, why in intended]
+
+    def placed(self, translation: Translation, row: Row, url: str, source_url: str) -> Translation:
+        """A row's other-language version where its entry stands: the row's line and file, its own link or the
+        entry's, and the link of the source it was read from."""
+        return replace(
+            translation,
+            url=translation.url or url,
+            source_url=source_url,
+            line=row.line or row.number,
+            file=self.source.file,
+        )
 
     def intended_of(self, cells: Cells) -> list[tuple[str, str]]:
         """The row's `intended_duplicates`, one `entry-id: why` a line: the entries it is meant to be alike."""

@@ -240,7 +240,6 @@ def fit_matrix(
     """
     q = np.asarray(vectors, dtype=np.float32)
     p = np.asarray(passages, dtype=np.float32)
-    d = q.shape[1]
     n_entries = len(rows.start) - 1
     given = np.asarray(labels, dtype=np.int64)
     labels = np.where(given < 0, n_entries, given)  # "no entry" is the last class
@@ -248,8 +247,25 @@ def fit_matrix(
     weight = (weight / weight.sum() if len(weight) else weight).astype(np.float32)
     onehot = np.zeros((len(q), n_entries + 1), dtype=np.float32)
     onehot[np.arange(len(q)), labels] = 1.0
-    owners = rows.owners
-    tau = settings.temperature
+    params = _initial_params(q, p, settings)
+    moments = {name: (np.zeros_like(value), np.zeros_like(value)) for name, value in params.items()}
+    for step in range(1, settings.steps + 1):
+        grads = _gradients(params, q, p, rows, onehot, weight, settings)
+        _adam_step(params, grads, moments, step, settings.learning_rate)
+        if progress is not None:
+            progress(step, settings.steps)
+    matrix: np.ndarray = (np.eye(q.shape[1]) + _w_of(params)).astype(np.float32)
+    return matrix
+
+
+def _w_of(params: dict[str, np.ndarray]) -> np.ndarray:
+    """W, whole or as the low-rank product U V^T."""
+    return params["w"] if "w" in params else params["u"] @ params["v"].T
+
+
+def _initial_params(q: np.ndarray, p: np.ndarray, settings: FitSettings) -> dict[str, np.ndarray]:
+    """W at zero (or U, V near it, for a low rank), and the "no entry" class's cosine `c`."""
+    d = q.shape[1]
     rng = np.random.default_rng(settings.seed)
     params: dict[str, np.ndarray]
     if settings.rank:
@@ -261,44 +277,60 @@ def fit_matrix(
         params = {"w": np.zeros((d, d), dtype=np.float32)}
     # The "no entry" class's cosine starts where the answered questions' best cosines are low.
     params["c"] = np.array([np.quantile((q @ p.T).max(axis=1), 0.25) if len(q) else 0.0], dtype=np.float32)
-    moments = {name: (np.zeros_like(value), np.zeros_like(value)) for name, value in params.items()}
+    return params
 
-    def w_of(params: dict[str, np.ndarray]) -> np.ndarray:
-        return params["w"] if "w" in params else params["u"] @ params["v"].T
 
-    for step in range(1, settings.steps + 1):
-        w = w_of(params)
-        u = q + q @ w.T
-        norm = np.linalg.norm(u, axis=1, keepdims=True)
-        mapped = u / norm
-        cosines = mapped @ p.T  # n x rows
-        best = np.maximum.reduceat(cosines, rows.start[:-1], axis=1)  # n x entries
-        logits = tau * np.concatenate([best, np.full((len(q), 1), params["c"][0])], axis=1)
-        logits -= logits.max(axis=1, keepdims=True)
-        prob = np.exp(logits)
-        prob /= prob.sum(axis=1, keepdims=True)
-        g_logits = (prob - onehot) * weight[:, None]  # d loss / d logit, per example
-        g_best = tau * g_logits[:, :n_entries]
-        chosen = cosines == best[:, owners]  # each entry's best passage
-        g_cos = g_best[:, owners] * chosen
-        g_mapped = g_cos @ p
-        g_u = (g_mapped - mapped * (mapped * g_mapped).sum(axis=1, keepdims=True)) / norm
-        g_w = g_u.T @ q
-        grads: dict[str, np.ndarray] = {"c": np.array([tau * g_logits[:, n_entries].sum()], dtype=np.float32)}
-        if "w" in params:
-            grads["w"] = g_w + 2 * settings.decay * params["w"]
-        else:
-            grads["u"] = g_w @ params["v"] + 2 * settings.decay * params["u"]
-            grads["v"] = g_w.T @ params["u"] + 2 * settings.decay * params["v"]
-        for name, g in grads.items():
-            m, v = moments[name]
-            m *= 0.9
-            m += 0.1 * g
-            v *= 0.999
-            v += 0.001 * g * g
-            step_size = settings.learning_rate * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
-            params[name] = (params[name] - step_size).astype(np.float32)
-        if progress is not None:
-            progress(step, settings.steps)
-    matrix: np.ndarray = (np.eye(d) + w_of(params)).astype(np.float32)
-    return matrix
+def _gradients(
+    params: dict[str, np.ndarray],
+    q: np.ndarray,
+    p: np.ndarray,
+    rows: EntryRows,
+    onehot: np.ndarray,
+    weight: np.ndarray,
+    settings: FitSettings,
+) -> dict[str, np.ndarray]:
+    """The loss's gradient with respect to each parameter: the softmax over the entries' best cosines with the
+    mapped queries and the "no entry" class, taken forward and back."""
+    n_entries, owners, tau = len(rows.start) - 1, rows.owners, settings.temperature
+    w = _w_of(params)
+    u = q + q @ w.T
+    norm = np.linalg.norm(u, axis=1, keepdims=True)
+    mapped = u / norm
+    cosines = mapped @ p.T  # n x rows
+    best = np.maximum.reduceat(cosines, rows.start[:-1], axis=1)  # n x entries
+    logits = tau * np.concatenate([best, np.full((len(q), 1), params["c"][0])], axis=1)
+    logits -= logits.max(axis=1, keepdims=True)
+    prob = np.exp(logits)
+    prob /= prob.sum(axis=1, keepdims=True)
+    g_logits = (prob - onehot) * weight[:, None]  # d loss / d logit, per example
+    g_best = tau * g_logits[:, :n_entries]
+    chosen = cosines == best[:, owners]  # each entry's best passage
+    g_cos = g_best[:, owners] * chosen
+    g_mapped = g_cos @ p
+    g_u = (g_mapped - mapped * (mapped * g_mapped).sum(axis=1, keepdims=True)) / norm
+    g_w = g_u.T @ q
+    grads: dict[str, np.ndarray] = {"c": np.array([tau * g_logits[:, n_entries].sum()], dtype=np.float32)}
+    if "w" in params:
+        grads["w"] = g_w + 2 * settings.decay * params["w"]
+    else:
+        grads["u"] = g_w @ params["v"] + 2 * settings.decay * params["u"]
+        grads["v"] = g_w.T @ params["u"] + 2 * settings.decay * params["v"]
+    return grads
+
+
+def _adam_step(
+    params: dict[str, np.ndarray],
+    grads: dict[str, np.ndarray],
+    moments: dict[str, tuple[np.ndarray, np.ndarray]],
+    step: int,
+    learning_rate: float,
+) -> None:
+    """One Adam update of `params` in place (moments decayed at 0.9 and 0.999, bias-corrected)."""
+    for name, g in grads.items():
+        m, v = moments[name]
+        m *= 0.9
+        m += 0.1 * g
+        v *= 0.999
+        v += 0.001 * g * g
+        step_size = learning_rate * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+        params[name] = (params[name] - step_size).astype(np.float32)

@@ -60,7 +60,7 @@ class Reply:
     notice: str  # the line it opens with: the FAQ has no confident answer, or the named framework's FAQ lacks it
     best: Entry | None  # the entry whose answer is the reply; None when the FAQ has no confident answer
     entries: tuple[Hit, ...]  # beside an answer, the related entries; without one, the nearest
-    pending: bool = False  # a written answer follows (an LLM is configured)
+    pending: bool = False  # a generated answer follows (an LLM is configured)
     state: str = ""  # kb.hits.STATES: "answered", "likely" (the first of `entries` may answer) or "not_covered"
     confidence: float = 0.0  # the chance that the first entry answers (`SearchResult.confidence`)
 

@@ -17,14 +17,19 @@ import fcntl
 import os
 import shutil
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
-__all__ = ["KEEP", "writing", "prune", "hold", "release", "in_use"]
+from .errors import IndexMoved, IndexUnreadable
+
+__all__ = ["KEEP", "writing", "swap_in", "prune", "hold", "release", "in_use"]
 
 KEEP = 3  # finished builds kept: the newest, and two to go back to by pointing the link at one
 PARTIAL = ".partial"
 LINK_PREFIX = ".index-"  # the next index link, made beside it and renamed over it
+
+T = TypeVar("T")
 
 
 @contextmanager
@@ -35,6 +40,33 @@ def writing(builds: Path) -> Iterator[None]:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _remove_leftovers(builds)
         yield  # closing the file releases the lock
+
+
+def swap_in(index_dir: Path, write: Callable[[Path], T], replacing: Path | None = None) -> T:
+    """Have `write` fill a new build directory, then point `index_dir` at it in one rename
+    (with `replacing`, only if `index_dir` still points at that build)."""
+    builds_dir = index_dir.parent / "builds"
+    with writing(builds_dir):  # one ingest writes at a time; what a killed one left is removed
+        if replacing is not None and index_dir.resolve() != replacing.resolve():
+            raise IndexMoved(index_dir, replacing, index_dir.resolve())
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        build = builds_dir / stamp
+        tmp = builds_dir / f".{stamp}{PARTIAL}"
+        tmp.mkdir()
+        try:
+            written = write(tmp)
+            os.rename(tmp, build)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        link = index_dir.parent / f"{LINK_PREFIX}{stamp}"
+        os.symlink(Path("builds") / stamp, link)
+        if index_dir.exists() and not index_dir.is_symlink():
+            link.unlink()
+            raise IndexUnreadable(index_dir, "exists and is not an index link; move it away first")
+        os.replace(link, index_dir)  # atomic: readers see the old build or the new one
+        prune(builds_dir, current=stamp)
+    return written
 
 
 def _remove_leftovers(builds: Path) -> None:

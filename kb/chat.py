@@ -8,7 +8,7 @@ The extractive answer is always composed; the LLM (when configured) writes a gro
 answer only when retrieval is confident (`Chat.writes`), and if it fails the extractive
 answer is returned with `mode="fallback"` so the caller can say so. The steps can be taken
 one at a time (a search for SOURCES_PER_ANSWER entries through `kb.asking.search`, `turn`,
-`write`): Slack shows the extractive answer at once and posts the written one later.
+`write`): Slack shows the extractive answer at once and posts the generated one later.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class Turn:
             answer.state,
         )
 
-    def written(self, text: str, href: Callable[[Hit], str]) -> ChatReply:
+    def generated(self, text: str, href: Callable[[Hit], str]) -> ChatReply:
         """The LLM's answer as the reply, its citations linked to the sources."""
         answer = self.extractive
         return ChatReply(
@@ -165,7 +165,7 @@ class Chat:
             text = self.llm.answer(turn.message, turn.extractive.sources, turn.lang, history)
         except LLMFailed as exc:
             return turn.reply("fallback", str(exc))
-        return turn.written(text, href)
+        return turn.generated(text, href)
 
     async def reply(
         self,
@@ -215,6 +215,6 @@ class Chat:
             except LLMFailed as exc:
                 yield "done", turn.reply("fallback", str(exc))
                 return
-            yield "done", turn.written("".join(pieces).strip(), href)
+            yield "done", turn.generated("".join(pieces).strip(), href)
 
         return answer.sources, answer.answered, events()

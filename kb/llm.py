@@ -1,4 +1,4 @@
-"""Written answers from an OpenAI-compatible chat-completions endpoint, grounded in retrieved entries.
+"""Generated answers from an OpenAI-compatible chat-completions endpoint, grounded in retrieved entries.
 
 Off unless `KB_LLM_BASE_URL` and `KB_LLM_MODEL` are set. The model sees only the entries
 retrieval found, numbered, and is asked to cite them as [1], [2]; `link_citations` turns

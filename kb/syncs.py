@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .index import SYNC_FILE
+from .index_meta import SYNC_FILE
 
 __all__ = ["LastSync", "build_record", "moved_ids", "last_sync", "write_last", "follow", "LAST_FILE", "OUTCOMES"]
 

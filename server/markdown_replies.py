@@ -2,7 +2,7 @@
 
 A reply is a few parts, each a Markdown block: the notice, the entry's question linked to its
 page here, its answer (cut to a platform's limit, with a link to the whole), its source, the
-related or nearest entries, and a line saying a written answer follows. A platform joins them
+related or nearest entries, and a line saying a generated answer (the LLM's) follows. A platform joins them
 (DingTalk) or sets each in a block of its own (Feishu's cards). Text from the FAQ goes through
 the platform's `escape` (Feishu reads some HTML tags in Markdown, `<at id=all>` among them).
 """
@@ -20,7 +20,7 @@ from .permalinks import permalink
 from .rendering.strings import Translator
 from .replies import shorten
 
-__all__ = ["Parts", "parts_of", "written_parts", "entry_list", "link", "ANSWER_LIMIT"]
+__all__ = ["Parts", "parts_of", "generated_parts", "entry_list", "link", "ANSWER_LIMIT"]
 
 ANSWER_LIMIT = 4000  # characters of an answer shown in a message; past it, a link to the whole
 QUESTION_LIMIT = 280
@@ -98,7 +98,7 @@ def parts_of(reply: Reply, root: str, escape: Escape = _same, limit: int = ANSWE
     )
 
 
-def written_parts(markdown: str, hits: Sequence[Hit], lang: str, root: str, escape: Escape = _same) -> Parts:
+def generated_parts(markdown: str, hits: Sequence[Hit], lang: str, root: str, escape: Escape = _same) -> Parts:
     """The Markdown of an answer an LLM wrote (citations linked already), with the entries it cites."""
     t = Translator(lang)
     answer, cut = shorten(markdown, ANSWER_LIMIT)

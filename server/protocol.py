@@ -6,7 +6,7 @@ ever on one that has sent part of a request, or nothing: hundreds of stalled con
 would each hold a socket and a file descriptor. The deadline starts when a connection opens
 and when a request's first bytes arrive after a response; it ends when the head is complete
 (the body is read by the app, under KB_MAX_BODY_BYTES). `kb serve` passes the class to
-uvicorn as its `http` setting (kbcli.cli.uvicorn_options).
+uvicorn as its `http` setting (kbcli.serve.uvicorn_options).
 """
 
 from __future__ import annotations

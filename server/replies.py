@@ -7,7 +7,7 @@ the reply holds: the best entry's answer, its source and related entries; or, wh
 no confident answer, a line saying so (or that the FAQ of the framework the question names
 does not cover it) and the nearest entries. Each platform writes a `Reply` in its own markup
 (server/channels/slack/blocks.py, server/channels/feishu/card.py, server/channels/dingtalk/markdown.py). With an LLM
-configured, the entries come at once and the written answer follows (`written`).
+configured, the entries come at once and the generated answer (the LLM's) follows (`generated`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .rendering.strings import Translator
 
 __all__ = [
     "Asked",
-    "written",
+    "generated",
     "asks_for_help",
     "help_lang",
     "shorten",
@@ -110,12 +110,12 @@ class Asked:
         return turn
 
 
-def written(chat: Chat, turn: Turn, root: str, channel: str) -> ChatReply | None:
+def generated(chat: Chat, turn: Turn, root: str, channel: str) -> ChatReply | None:
     """The LLM's answer from the entries already shown, citations linked to this server's pages; None
     (and a line in the log) when it could not write one, so the entries stand. Blocks: call it from a worker thread."""
     reply = chat.write(turn, (), permalinks(root))
     if reply.mode != "llm":
-        log.warning("%s: no written answer, the entries stand: %s", channel, reply.error)
+        log.warning("%s: no generated answer, the entries stand: %s", channel, reply.error)
         return None
     return reply
 

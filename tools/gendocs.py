@@ -11,14 +11,15 @@ writes nothing and exits 1 naming each page and section that is out of date
 (`tests/docs/test_generated.py` runs the same check). Each section is written from one place in the code:
 
 - `modules`: the module map, from each module's first docstring sentence (kb/, ingest/, server/, kbcli/),
-  read with `ast`, so no module is imported;
-- `cli`: the `kb` command's reference, from its argparse parser (`kbcli.cli.build_parser`);
+  read with `ast`, so no module is imported (tools/module_map.py);
+- `cli`: the `kb` command's reference, from its argparse parser (`kbcli.cli.build_parser`, one module a command);
 - `settings-library`, `settings-server`: the settings tables, from the `setting(default, help)` fields of
   `kb.settings.Settings` and `server.settings.ServerSettings`;
 - `metrics`: the metrics table, from the metrics declared in server/metrics.py (their names, kinds,
   labels and help, as `/metrics` gives them), read with `ast`;
 - `channels`: the channel list, from the registry (server/channels/registry.py);
-- `test-files`: how many modules of each package have a test file of their own name (docs/development.md);
+- `test-files`: how many modules of each package have a test file of their own name (docs/development.md,
+  tools/module_map.py);
 - `rate-exempt`: the paths `KB_RATE_LIMIT` does not count (as `server.errors.rate_exempt` composes them).
 
 Nothing here loads the model or an index: it imports the parser, the settings classes and the registry
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import re
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -40,64 +40,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as `python tools/gendocs.py`: the packages are at the checkout's top
     sys.path.insert(0, str(ROOT))
 
+from tools.module_map import modules, test_files  # noqa: E402
+from tools.sections import GenerationError, cell, rewrite  # noqa: E402
+
 COMMAND = "python tools/gendocs.py"
-PACKAGES = (
-    ("kb", "the library"),
-    ("ingest", "FAQ pages and Q&A files in, index builds out"),
-    ("server", "the web app"),
-    ("kbcli", "the `kb` command"),
-)
-START = re.compile(r"^<!-- generated: ([a-z][a-z0-9-]*)\b[^>]*-->\n", re.M)
-END = "<!-- end generated -->"
-
-
-class GenerationError(Exception):
-    """A page's markers are missing or broken, or the code cannot be described (a module without a docstring)."""
-
-
-def cell(text: str) -> str:
-    """Text fit for one table cell: whitespace collapsed, `|` escaped."""
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-# The module map -----------------------------------------------------------------------------------
-
-
-def summary(path: Path, name: str) -> str:
-    """A module's first docstring sentence (within its first paragraph), on one line; GenerationError naming
-    the module when it has none."""
-    try:
-        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"), str(path)))
-    except SyntaxError as exc:
-        raise GenerationError(f"{name}: cannot be parsed: {exc}") from None
-    if not docstring or not docstring.strip():
-        raise GenerationError(f"{name}: no docstring; its first line should say what the module is")
-    paragraph = " ".join(docstring.strip().split("\n\n")[0].split())
-    return _SENTENCE_END.split(paragraph, maxsplit=1)[0]
-
-
-# Where a docstring's first sentence ends: a full stop, then a capital (not "e.g. `x`" or "v0.4.1").
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)`'\"]\.)\s+(?=[A-Z])")
-
-
-def module_rows(package: str, root: Path = ROOT) -> list[tuple[str, str]]:
-    """(name, summary) of every module of a package under `root`, sorted by path; a package is named by its folder."""
-    rows = []
-    for path in sorted((root / package).rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") or part == "__pycache__" for part in relative.parts):
-            continue
-        name = relative.parent.as_posix() + "/" if path.name == "__init__.py" else relative.as_posix()
-        rows.append((name, summary(path, relative.as_posix())))
-    return rows
-
-
-def modules() -> str:
-    parts = []
-    for package, what in PACKAGES:
-        rows = "".join(f"| `{name}` | {cell(text)} |\n" for name, text in module_rows(package))
-        parts.append(f"### `{package}/`: {what}\n\n| module | what it is |\n|---|---|\n{rows}")
-    return "\n".join(parts)
 
 
 # The CLI reference --------------------------------------------------------------------------------
@@ -319,30 +265,6 @@ def rate_exempt() -> str:
     return f"Not counted by `KB_RATE_LIMIT` (`rate_exempt` in `server/errors.py`): {paths}.\n"
 
 
-# The tests' layout -------------------------------------------------------------------------------
-
-# Where each package's tests live: the folders mirror the package's (kbcli/ is tested in tests/cli/).
-TEST_FOLDERS = {"kb": "tests/kb", "ingest": "tests/ingest", "server": "tests/server", "kbcli": "tests/cli"}
-
-
-def own_test_files(package: str, root: Path = ROOT) -> tuple[int, int]:
-    """(modules with a test file of their own name in the mirrored folder, modules), `__init__.py` aside:
-    `kb/insights/store.py` has one when `tests/kb/insights/test_store.py` exists."""
-    modules = [p for p in (root / package).rglob("*.py") if p.name != "__init__.py" and "__pycache__" not in p.parts]
-    tests = root / TEST_FOLDERS[package]
-    own = [p for p in modules if (tests / p.parent.relative_to(root / package) / f"test_{p.name}").is_file()]
-    return len(own), len(modules)
-
-
-def test_files() -> str:
-    rows = []
-    for package, _ in PACKAGES:
-        own, total = own_test_files(package)
-        rows.append(f"| `{package}/` | `{TEST_FOLDERS[package]}/` | {total} | {own} |\n")
-    header = "| package | its tests | modules | with a test file of their own name |\n|---|---|---|---|\n"
-    return header + "".join(rows)
-
-
 # Pages and sections -------------------------------------------------------------------------------
 
 SECTIONS: dict[str, tuple[str, Callable[[], str]]] = {
@@ -355,20 +277,6 @@ SECTIONS: dict[str, tuple[str, Callable[[], str]]] = {
     "channels": ("docs/channels.md", channels),
     "test-files": ("docs/development.md", test_files),
 }
-
-
-def rewrite(text: str, name: str, body: str, page: str) -> str:
-    """`text` with the section `name` holding `body`; GenerationError when its markers are not there once."""
-    starts = [m for m in START.finditer(text) if m.group(1) == name]
-    if len(starts) != 1:
-        raise GenerationError(
-            f"{page}: {'no' if not starts else 'more than one'} `<!-- generated: {name} -->` marker line"
-        )
-    begin = starts[0].end()
-    end = text.find(END, begin)
-    if end < 0 or START.search(text, begin, end):
-        raise GenerationError(f"{page}: the section `{name}` has no `{END}` line after it")
-    return text[:begin] + body.rstrip("\n") + "\n\n" + text[end:]
 
 
 def generate(root: Path = ROOT) -> dict[str, str]:

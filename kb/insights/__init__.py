@@ -2,7 +2,9 @@
 
 - `store`, `migrations`, `records`: the database, its schema and the rows it holds; the
   store talks to a SQLite file (`sqlite_db`) or to PostgreSQL (`postgres_db`, with `sql`
-  translating the statements);
+  translating the statements), and is composed of one part (`part`) for each thing it keeps:
+  `questions`, `votes`, `gaps` (the dismissed ones), `links`, `suggestions` (the GitHub bot's
+  answers waiting) and `harvested` (the drafts `kb harvest` made);
 - `recorder`, `writer`: the listener to what is asked and voted (`kb.events`), and the
   thread that writes;
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry

@@ -4,7 +4,7 @@ A draft is kept per thread (repository and number) with its state: `new` (waitin
 `accepted` (a written answer, or alternate questions of an entry, now), `dismissed`. Harvesting the
 same thread again refreshes a new draft and leaves a decided one alone, so a dismissed thread is
 not offered again. New drafts untouched for `KB_HARVEST_EXPIRE_DAYS` are deleted (`expire_drafts`).
-`InsightsStore` takes these methods from `HarvestedDrafts`.
+`InsightsStore` takes these methods from `HarvestedDrafts`, one of its parts (`kb/insights/part.py`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import time
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from .part import StorePart
 
 if TYPE_CHECKING:
     from ..harvest.drafts import Draft
@@ -73,12 +75,8 @@ def _kept(row: Sequence[Any]) -> KeptDraft:
     return KeptDraft(draft, harvested_at, status, decided_at, written_id)
 
 
-class HarvestedDrafts:
-    """The store's methods for harvested drafts; `self._db` and `self._write` are `InsightsStore`'s."""
-
-    _db: Any
-
-    def _write(self, *statements: tuple[str, Sequence[tuple[object, ...]]]) -> None: ...
+class HarvestedDrafts(StorePart):
+    """The store's part for harvested drafts."""
 
     def keep_drafts(self, drafts: Iterable[Draft], at: float | None = None) -> int:
         """Keep `drafts`, each in place of its thread's new draft; a thread a maintainer decided is left as it is.

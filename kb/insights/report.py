@@ -14,7 +14,7 @@ import io
 import re
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence
 
 from ..errors import QueryError, shown
 from ..text import question_key
@@ -123,79 +123,80 @@ def _comments(comments: Sequence[Comment]) -> str:
 
 def table(report: Report, name: str) -> Table:
     """One of `TABLES` as plain rows."""
-    if name == "gaps":
-        columns: tuple[str, ...] = (
-            "topic",
-            "questions",
-            "wordings",
-            "languages",
-            "channels",
-            "first_asked",
-            "last_asked",
-            "examples",
+    rows = _ROWS.get(name)
+    if rows is None:
+        raise QueryError("table", f"no table {shown(name)}; expected one of {', '.join(TABLES)}")
+    columns, make = rows
+    return Table(name, columns, make(report))
+
+
+def _gaps(report: Report) -> list[tuple[object, ...]]:
+    return [
+        (
+            g.label,
+            g.count,
+            len(g.questions),
+            " ".join(g.langs),
+            " ".join(g.channels),
+            day(g.first_asked),
+            day(g.last_asked),
+            " | ".join(g.examples),
         )
-        return Table(
-            name,
-            columns,
-            [
-                (
-                    g.label,
-                    g.count,
-                    len(g.questions),
-                    " ".join(g.langs),
-                    " ".join(g.channels),
-                    day(g.first_asked),
-                    day(g.last_asked),
-                    " | ".join(g.examples),
-                )
-                for g in report.gaps
-            ],
+        for g in report.gaps
+    ]
+
+
+def _doubtful(report: Report) -> list[tuple[object, ...]]:
+    return [
+        (
+            d.entry_id,
+            report.question_of(d.entry_id),
+            d.answered,
+            d.asked_again,
+            d.unhelpful,
+            d.low_margin,
+            " | ".join(d.examples),
         )
-    if name == "doubtful":
-        columns = ("entry_id", "entry_question", "answered", "asked_again", "not_helpful", "low_margin", "examples")
-        return Table(
-            name,
-            columns,
-            [
-                (
-                    d.entry_id,
-                    report.question_of(d.entry_id),
-                    d.answered,
-                    d.asked_again,
-                    d.unhelpful,
-                    d.low_margin,
-                    " | ".join(d.examples),
-                )
-                for d in report.doubtful
-            ],
+        for d in report.doubtful
+    ]
+
+
+def _unhelpful(report: Report) -> list[tuple[object, ...]]:
+    return [
+        (
+            v.entry_id,
+            report.question_of(v.entry_id),
+            v.unhelpful,
+            v.helpful,
+            "; ".join(f"{reason}: {n}" for reason, n in v.reasons),
+            _comments(v.comments),
         )
-    if name == "unhelpful":
-        return Table(
-            name,
-            ("entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"),
-            [
-                (
-                    v.entry_id,
-                    report.question_of(v.entry_id),
-                    v.unhelpful,
-                    v.helpful,
-                    "; ".join(f"{reason}: {n}" for reason, n in v.reasons),
-                    _comments(v.comments),
-                )
-                for v in report.unhelpful
-            ],
-        )
-    if name == "entries":
-        return Table(
-            name,
-            ("entry_id", "entry_question", "answered", "helpful", "not_helpful"),
-            [(e.entry_id, report.question_of(e.entry_id), e.hits, e.helpful, e.unhelpful) for e in report.entries],
-        )
-    if name == "daily":
-        return Table(
-            name, ("day", "channel", "lang", "questions"), [(d.day, d.channel, d.lang, d.count) for d in report.daily]
-        )
-    raise QueryError("table", f"no table {shown(name)}; expected one of {', '.join(TABLES)}")
+        for v in report.unhelpful
+    ]
+
+
+def _entries(report: Report) -> list[tuple[object, ...]]:
+    return [(e.entry_id, report.question_of(e.entry_id), e.hits, e.helpful, e.unhelpful) for e in report.entries]
+
+
+def _daily(report: Report) -> list[tuple[object, ...]]:
+    return [(d.day, d.channel, d.lang, d.count) for d in report.daily]
+
+
+# Each table's columns (the CSV export's header) and its rows, by name.
+_ROWS: dict[str, tuple[tuple[str, ...], Callable[[Report], list[tuple[object, ...]]]]] = {
+    "gaps": (
+        ("topic", "questions", "wordings", "languages", "channels", "first_asked", "last_asked", "examples"),
+        _gaps,
+    ),
+    "doubtful": (
+        ("entry_id", "entry_question", "answered", "asked_again", "not_helpful", "low_margin", "examples"),
+        _doubtful,
+    ),
+    "unhelpful": (("entry_id", "entry_question", "not_helpful", "helpful", "reasons", "comments"), _unhelpful),
+    "entries": (("entry_id", "entry_question", "answered", "helpful", "not_helpful"), _entries),
+    "daily": (("day", "channel", "lang", "questions"), _daily),
+}
 
 
 def _cell(value: object) -> object:

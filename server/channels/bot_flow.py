@@ -12,9 +12,9 @@ flow is the same for every bot:
 4. the question is searched (`Asked`: recorded with its channel and conversation, published as a chat
    turn) and answered with the entries when the search is done within `within` seconds; else "still
    looking" at once, and the entries follow through `send`;
-5. with an LLM configured and a way to send, the written answer follows, or a line saying it could not be written.
+5. with an LLM configured and a way to send, the generated answer (the LLM's) follows, or a line saying it could not be generated.
 
-What differs is each platform's: its markup (a `Renderer`: the entries, the written answer, help, a
+What differs is each platform's: its markup (a `Renderer`: the entries, the generated answer, help, a
 notice) and its timing. Slack and DingTalk answer in the HTTP response within their `ACK_SECONDS`
 (`BotFlow.respond`); Feishu acknowledges at once and sends every reply through its API (`BotFlow.answer_later`).
 """
@@ -37,7 +37,7 @@ from kb.text import detect_lang
 
 from ..rendering.strings import Translator
 from ..replays import Guard
-from ..replies import Asked, asks_for_help, help_lang, written
+from ..replies import Asked, asks_for_help, generated, help_lang
 
 __all__ = ["BotMessage", "Renderer", "BotFlow", "Send"]
 
@@ -68,7 +68,7 @@ class Renderer(Protocol):
     def answer(self, reply: Reply, question: str, root: str) -> Any:
         """The entries: the best one's answer, its source and related entries, or a notice and the nearest."""
 
-    def written(self, reply: ChatReply, lang: str, question: str, root: str) -> Any:
+    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Any:
         """The answer an LLM wrote from the entries, with the entries it cites."""
 
     def help(self, lang: str | None) -> Any:
@@ -143,7 +143,7 @@ class BotFlow:
         await self._late(self.ask(chat, events, message), root, send)
 
     async def _late(self, asked: Asked, root: str, send: Send | None) -> None:
-        """The entries sent once the search is done, then the written answer, if any."""
+        """The entries sent once the search is done, then the generated answer, if any."""
         assert send is not None  # only a bot that can send answers late
         later = BackgroundTasks()
         try:
@@ -156,7 +156,7 @@ class BotFlow:
         await later()
 
     def _entries(self, asked: Asked, turn: Turn, root: str, send: Send | None, background: BackgroundTasks) -> Any:
-        """The entries found; with an LLM and a way to send, its written answer is scheduled to follow them."""
+        """The entries found; with an LLM and a way to send, its generated answer is scheduled to follow them."""
         pending = send is not None and asked.chat.writes(turn)
         if send is not None and pending:
             background.add_task(self._write, asked, turn, root, send)
@@ -164,8 +164,8 @@ class BotFlow:
 
     def _write(self, asked: Asked, turn: Turn, root: str, send: Send) -> None:
         """Background task: the LLM's answer from the entries already sent, or a line saying it could not write one."""
-        reply = written(asked.chat, turn, root, self.label)
+        reply = generated(asked.chat, turn, root, self.label)
         if reply is None:
             send(self.render.notice(Translator(turn.lang)("bot_llm_failed")))
             return
-        send(self.render.written(reply, turn.lang, asked.text, root))
+        send(self.render.generated(reply, turn.lang, asked.text, root))

@@ -204,6 +204,27 @@ def test_every_command_has_help(tmp_path, command):
     assert run.returncode == 0 and run.stdout.startswith(f"usage: kb {command}")
 
 
+def test_every_command_module_is_assembled_into_the_parser_in_its_place():
+    """A module of kbcli/ that adds a command is in COMMANDS (one left out would be a command no one can run),
+    and `kb --help` lists the commands in COMMANDS' order."""
+    import argparse
+    import importlib
+
+    from kbcli.cli import COMMANDS, build_parser
+
+    modules = sorted(p.stem for p in (ROOT / "kbcli").glob("*.py"))
+    adding = [name for name in modules if hasattr(importlib.import_module(f"kbcli.{name}"), "add_parser")]
+    assert sorted(command.__name__.removeprefix("kbcli.") for command in COMMANDS) == adding
+    listed = []
+    for command in COMMANDS:
+        sub = argparse.ArgumentParser().add_subparsers()
+        command.add_parser(sub)
+        listed += list(sub.choices)
+    [subcommands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(subcommands.choices) == listed
+    assert listed[:3] == ["ingest", "translate", "search"] and listed[-3:] == ["link", "links", "tune"]
+
+
 @pytest.mark.slow
 def test_kb_help_in_a_process_of_its_own(tmp_path):
     """The command as a user starts it (`python -m kbcli.cli`): its smoke test."""

@@ -155,14 +155,14 @@ KILLED_WHILE_WRITING = """
 import os, signal, sys
 from pathlib import Path
 from kb import builds
-import kb.index
+import kb.index_write
 
 def killed(tmp, *args):  # the process dies with half a build written
     (tmp / "entries.jsonl").write_text('{"id": "half', encoding="utf-8")
     os.kill(os.getpid(), signal.SIGKILL)
 
-kb.index._write_build = killed
-kb.index.write_index(Path(sys.argv[1]), [], __import__("numpy").zeros((0, 8), "float32"), [], "demo-model", "x")
+kb.index_write._write_build = killed
+kb.index_write.write_index(Path(sys.argv[1]), [], __import__("numpy").zeros((0, 8), "float32"), [], "demo-model", "x")
 """
 
 

@@ -100,7 +100,7 @@ def logged(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixtur
 
 
 def lines(logged: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
-    """What `kb serve` writes of the log (`kbcli.cli.log_config`): the server's own lines and uvicorn's
+    """What `kb serve` writes of the log (`kbcli.serve.log_config`): the server's own lines and uvicorn's
     from INFO up, the libraries' (the MCP SDK's, ...) from WARNING up; not this test's HTTP client's."""
     return [
         r

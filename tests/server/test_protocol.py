@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from kb.settings import Settings
-from kbcli.cli import uvicorn_options
+from kbcli.serve import uvicorn_options
 from server import create_app
 from server.protocol import HEAD_SECONDS, HeadDeadline, head_deadline
 

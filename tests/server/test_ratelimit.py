@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from kb.errors import SettingsError
 from kb.settings import Settings
-from kbcli.cli import uvicorn_options
+from kbcli.serve import uvicorn_options
 from server import create_app
 from server.protocol import HeadDeadline
 from server.ratelimit import TokenBuckets

@@ -19,7 +19,7 @@ class LoopbackServer:
     """A real uvicorn serving an ASGI app on 127.0.0.1 at a free port, in a thread."""
 
     def __init__(self, app: Any, **options: Any):
-        """`options`: more of uvicorn's settings, as `kb serve` passes them (`kbcli.cli.uvicorn_options`)."""
+        """`options`: more of uvicorn's settings, as `kb serve` passes them (`kbcli.serve.uvicorn_options`)."""
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

@@ -345,7 +345,7 @@ def test_each_swap_is_logged_with_its_build_entries_and_seconds(workspace, caplo
 @pytest.mark.slow
 def test_kb_serve_writes_the_servers_own_lines_beside_uvicorns():
     code = (
-        "import logging, logging.config; from kbcli.cli import log_config; logging.config.dictConfig(log_config()); "
+        "import logging, logging.config; from kbcli.serve import log_config; logging.config.dictConfig(log_config()); "
         "logging.getLogger('kb.server').info('swapped in index build b: 59 entries, loaded in 0.42 s (was a)')"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

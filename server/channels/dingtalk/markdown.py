@@ -1,4 +1,4 @@
-"""The DingTalk robot's replies as Markdown messages: an answer, a written answer, help, a notice.
+"""The DingTalk robot's replies as Markdown messages: an answer, a generated answer (the LLM's), help, a notice.
 
 A message is `{"msgtype": "markdown", "markdown": {"title", "text"}}`: the title is what a
 notification shows, the text the reply's Markdown parts (server/markdown_replies.py). DingTalk
@@ -13,10 +13,10 @@ from kb.answer import Reply
 from kb.chat import ChatReply
 from kb.hits import Hit
 
-from ...markdown_replies import parts_of, written_parts
+from ...markdown_replies import generated_parts, parts_of
 from ...rendering.strings import LANGS, Translator
 
-__all__ = ["DingTalkReplies", "answer_message", "written_message", "help_message", "notice_message", "TITLE_LIMIT"]
+__all__ = ["DingTalkReplies", "answer_message", "generated_message", "help_message", "notice_message", "TITLE_LIMIT"]
 
 TITLE_LIMIT = 60  # characters of a notification's title
 
@@ -35,9 +35,9 @@ def answer_message(reply: Reply, root: str) -> Message:
     return _message(title, parts_of(reply, root).joined())
 
 
-def written_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:
+def generated_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:
     """The answer an LLM wrote from the entries (citations linked), with the entries it cites."""
-    return _message(markdown, written_parts(markdown, hits, lang, root).joined())
+    return _message(markdown, generated_parts(markdown, hits, lang, root).joined())
 
 
 def help_message(lang: str | None = None) -> Message:
@@ -58,8 +58,8 @@ class DingTalkReplies:
     def answer(self, reply: Reply, question: str, root: str) -> Message:
         return answer_message(reply, root)
 
-    def written(self, reply: ChatReply, lang: str, question: str, root: str) -> Message:
-        return written_message(reply.answer, reply.sources, lang, root)
+    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Message:
+        return generated_message(reply.answer, reply.sources, lang, root)
 
     def help(self, lang: str | None) -> Message:
         return help_message(lang)

@@ -5,7 +5,7 @@ The robot reads a message into a `BotMessage` and answers it as every chat bot d
 and reads the body) and takes the answer from the response, as Markdown. Retrieval is quick
 enough for that; a search that overruns `ACK_SECONDS` (a machine under load) is answered
 "still looking" at once and followed up through the message's `sessionWebhook`, as is the
-written answer when an LLM is configured (the entries come first). A message is answered
+generated answer when an LLM is configured (the entries come first). A message is answered
 once: another delivery of its `msgId` (a replay) gets an empty answer.
 """
 

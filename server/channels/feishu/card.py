@@ -1,4 +1,4 @@
-"""The Feishu bot's replies as interactive cards (card JSON 2.0): an answer, a written answer, help, a notice.
+"""The Feishu bot's replies as interactive cards (card JSON 2.0): an answer, a generated answer (the LLM's), help, a notice.
 
 An answer card holds the reply's Markdown parts (server/markdown_replies.py), each a rich-text
 (`markdown`) block, and two buttons, Helpful and Not helpful, whose callback value names the
@@ -18,13 +18,13 @@ from kb.answer import Reply
 from kb.chat import ChatReply
 from kb.hits import Hit
 
-from ...markdown_replies import Parts, parts_of, written_parts
+from ...markdown_replies import Parts, generated_parts, parts_of
 from ...rendering.strings import LANGS, Translator
 
 __all__ = [
     "FeishuCards",
     "answer_card",
-    "written_card",
+    "generated_card",
     "notice_card",
     "help_card",
     "card_markdown",
@@ -144,9 +144,9 @@ def answer_card(reply: Reply, question: str, root: str) -> Card:
     return _card(blocks)
 
 
-def written_card(markdown: str, hits: Sequence[Hit], lang: str, question: str, root: str) -> Card:
+def generated_card(markdown: str, hits: Sequence[Hit], lang: str, question: str, root: str) -> Card:
     """The answer an LLM wrote from the entries (citations linked), the entries it cites, and the vote buttons."""
-    blocks = _blocks(written_parts(markdown, hits, lang, root, card_markdown))
+    blocks = _blocks(generated_parts(markdown, hits, lang, root, card_markdown))
     if hits:
         blocks.append(_buttons(hits[0].entry.id, lang, question))
     return _card(blocks)
@@ -169,8 +169,8 @@ class FeishuCards:
     def answer(self, reply: Reply, question: str, root: str) -> Card:
         return answer_card(reply, question, root)
 
-    def written(self, reply: ChatReply, lang: str, question: str, root: str) -> Card:
-        return written_card(reply.answer, reply.sources, lang, question, root)
+    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Card:
+        return generated_card(reply.answer, reply.sources, lang, question, root)
 
     def help(self, lang: str | None) -> Card:
         return help_card(lang)

@@ -5,7 +5,7 @@ verifies them). It waits 3 seconds for an event's answer and sends the event aga
 one, so a question is acknowledged at once and answered in the background (the chat bots' flow,
 server/channels/bot_flow.py, `answer_later`): its reply is a
 card sent through the open platform's API (server/channels/feishu/client.py) as a reply to the
-question, and with an LLM a second card with the written answer follows. An event is
+question, and with an LLM a second card with the generated answer follows. An event is
 answered once: another delivery of an event id (Feishu's retry, or a replay) is acknowledged
 and dropped. A press of Helpful or Not helpful on a card records a vote, as the web's do, and
 is answered with a toast.

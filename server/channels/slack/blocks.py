@@ -1,4 +1,4 @@
-"""The `/faq` replies as Block Kit messages: an answer, a written answer, a shared answer, help, a notice.
+"""The `/faq` replies as Block Kit messages: an answer, a generated answer (the LLM's), a shared answer, help, a notice.
 
 Every message has a top-level `text` (Slack's notification and screen-reader fallback),
 at most 50 blocks, and section texts within Slack's 3,000-character limit; a long answer is
@@ -26,7 +26,7 @@ __all__ = [
     "answer_message",
     "reply_message",
     "SlackReplies",
-    "written_message",
+    "generated_message",
     "shared_message",
     "help_message",
     "notice_message",
@@ -133,7 +133,7 @@ def answer_message(
     """The reply to a question: the best entry's answer, its source, related entries and buttons.
 
     Without a confident answer: a short notice and the nearest entries (`server.replies.reply_to` decides). `pending` adds a line
-    saying a written answer follows (when an LLM is configured). `note` says the framework
+    saying a generated answer follows (when an LLM is configured). `note` says the framework
     the question names has no answer in its FAQ (`kb.answer.elsewhere_note`).
     """
     return reply_message(reply_to(hits, answered, lang, note, pending, RELATED_SHOWN), root)
@@ -158,7 +158,7 @@ def reply_message(reply: Reply, root: str) -> Message:
     return _message(f"{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
 
 
-def written_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:
+def generated_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:
     """The answer an LLM wrote from the entries (citations already linked), with the entries it cites."""
     t = Translator(lang)
     best = hits[0].entry
@@ -200,8 +200,8 @@ class SlackReplies:
     def answer(self, reply: Reply, question: str, root: str) -> Message:
         return reply_message(reply, root)
 
-    def written(self, reply: ChatReply, lang: str, question: str, root: str) -> Message:
-        return written_message(reply.answer, reply.sources, lang, root)
+    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Message:
+        return generated_message(reply.answer, reply.sources, lang, root)
 
     def help(self, lang: str | None) -> Message:
         return help_message(lang)

@@ -623,6 +623,12 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
     [
         "kb.insights",
         "kb.insights.store",
+        "kb.insights.part",
+        "kb.insights.questions",
+        "kb.insights.votes",
+        "kb.insights.gaps",
+        "kb.insights.links",
+        "kb.insights.suggestions",
         "kb.insights.records",
         "kb.insights.migrations",
         "kb.insights.groups",

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 
 from kb.insights import InsightsStore, Question, Recorder, related_typing, store_path
 from kb.settings import Settings
-from kbcli.cli import uvicorn_options
+from kbcli.serve import uvicorn_options
 from server import create_app
 from tests.support.forms import form_token
 from tests.support.paths import ROOT

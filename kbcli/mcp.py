@@ -1,0 +1,67 @@
+"""`kb mcp`: the MCP server over standard input and output, on the local index, for a coding agent that launches it.
+
+    kb mcp [--print-config FORM]
+
+The tools are the server's MCP channel's (`server.channels.mcp.tools.create_mcp`); with
+`--print-config` it prints the configuration that launches it instead (`kbcli/mcp_config.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from server.settings import ServerSettings
+
+from .index_check import check_index
+from .mcp_config import FORMS as MCP_CONFIG_FORMS
+
+__all__ = ["add_parser", "cmd_mcp"]
+
+
+def add_parser(sub: Any) -> None:
+    """Add `mcp` to the `kb` command's subparsers."""
+    p = sub.add_parser("mcp", help="the MCP server for coding agents, over standard input and output")
+    p.add_argument(
+        "--print-config",
+        choices=MCP_CONFIG_FORMS,
+        metavar="{" + ",".join(MCP_CONFIG_FORMS) + "}",
+        help="print the configuration that launches this `kb mcp`, with its absolute path, for Claude Code "
+        "(.mcp.json, or the `claude mcp add` line), Cursor (.cursor/mcp.json) or Codex (~/.codex/config.toml)",
+    )
+    p.set_defaults(run=cmd_mcp)
+
+
+def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
+    """The MCP server over standard input and output, on the local index, for a coding agent that launches it.
+
+    Questions are recorded for the insights (channel `mcp`) as the server records them;
+    standard output carries the protocol alone, so everything else goes to standard error.
+    With `--print-config FORM`, print the configuration that launches this `kb mcp` from an agent instead.
+    """
+    if args.print_config:
+        from kbcli.mcp_config import config_text
+
+        print(config_text(args.print_config, settings.data_dir))
+        return 0
+
+    import anyio
+
+    from kb.events import Events
+    from kb.insights import Recorder
+    from kb.knowledge import KnowledgeBase
+    from server.channels.mcp.stdio import serve_stdio
+    from server.channels.mcp.tools import create_mcp
+
+    check_index(settings)
+    recorder = Recorder.open(settings)
+    try:
+        kb = KnowledgeBase.open(settings)
+        links = recorder.store.links() if recorder.store is not None else []
+        if links:
+            kb = kb.taught(links)  # the links of the recorder's database, as the server teaches them
+        mcp = create_mcp(lambda: kb, Events([recorder.hear]))
+        anyio.run(serve_stdio, mcp)
+    finally:
+        recorder.close()
+    return 0

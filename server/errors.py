@@ -34,11 +34,11 @@ from kb.errors import (
 )
 
 from .channels import registry
+from .delivery_ids import guard_of
 from .deps import app_settings
 from .exceptions import ServerError
 from .headers import SECURITY_HEADERS
 from .rendering.templates import page
-from .replays import guard_of
 from .schemas import ErrorOut
 
 __all__ = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...replays import Guard, Replays
+from ...delivery_ids import DeliveryIds, Guard
 from ...settings import ServerSettings
 from ..bot_flow import BotFlow
 from .markdown import DingTalkReplies
@@ -20,7 +20,7 @@ class DingTalkBot:
     app_secret: str
     webhook: SessionWebhook
     # A message id is remembered as long as a signature of its time may be taken: an hour either side.
-    guard: Guard = field(default_factory=lambda: Guard(Replays(2 * MAX_AGE_MS / 1000)))
+    guard: Guard = field(default_factory=lambda: Guard(DeliveryIds(2 * MAX_AGE_MS / 1000)))
     flow: BotFlow = field(init=False)  # the chat bots' flow, in its Markdown
 
     def __post_init__(self) -> None:

@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 
+from ...delivery_ids import keep_guard
 from ...deps import ChatDep, EventsDep, base_url
-from ...replays import keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ..bot_flow import BotMessage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...replays import Guard, Replays
+from ...delivery_ids import DeliveryIds, Guard
 from ...settings import ServerSettings
 from ..bot_flow import BotFlow
 from .card import FeishuCards
@@ -23,7 +23,7 @@ assert REMEMBERED_SECONDS > MAX_AGE_SECONDS
 class FeishuBot:
     events: FeishuEvents
     client: FeishuClient
-    guard: Guard = field(default_factory=lambda: Guard(Replays(REMEMBERED_SECONDS)))
+    guard: Guard = field(default_factory=lambda: Guard(DeliveryIds(REMEMBERED_SECONDS)))
     flow: BotFlow = field(init=False)  # the chat bots' flow, in cards
 
     def __post_init__(self) -> None:

@@ -22,8 +22,8 @@ from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Request
 from kb.events import Voted
 from kb.insights.service import Insights
 
+from ...delivery_ids import keep_guard
 from ...deps import ChatDep, EventsDep, InsightsDep, base_url
-from ...replays import keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...votes import bot_vote
@@ -85,7 +85,7 @@ async def feishu_events(
     if isinstance(received, Other):
         log.info("Feishu event %s is not one this bot answers; acknowledged and ignored", received.event_type)
         return _TAKEN
-    if received.event_id and not bot.guard.replays.first(received.event_id):
+    if received.event_id and not bot.guard.delivered.first(received.event_id):
         log.info("Feishu event %s was delivered before; not answered again", received.event_id)
         return _TAKEN
     if isinstance(received, Press):

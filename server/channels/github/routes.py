@@ -27,9 +27,9 @@ from kb.events import Events, Voted
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
+from ...delivery_ids import DeliveryIds, Guard, keep_guard
 from ...deps import EventsDep, KBDep, get_insights
 from ...link_deps import served_at_once
-from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...syncing import PushSyncs, synced_folders
@@ -57,7 +57,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut}, 401: {"mod
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The deliveries seen, the log budget for refused ones, the syncs pushes ask for, and the API: as a GitHub App
     (its installation tokens) when KB_GITHUB_APP_ID is set, else with KB_GITHUB_TOKEN, else none (nothing is posted)."""
-    app.state.github = keep_guard(app, "github", Guard(Replays(REPLAY_WINDOW)))
+    app.state.github = keep_guard(app, "github", Guard(DeliveryIds(REPLAY_WINDOW)))
     app.state.github_pushes = PushSyncs(settings)
     app.state.github_connections = connections(settings.github_api_url)
     app.state.github_logins = {}
@@ -181,10 +181,10 @@ async def webhook(
     delivery = headers.get("x-github-delivery", "")
     if not delivery:
         raise BadGitHubEvent("the X-GitHub-Delivery header is missing")
-    if not guard.replays.first(delivery):
+    if not guard.delivered.first(delivery):
         log.info("GitHub delivery %s was received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
-    if not guard.replays.first("body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
+    if not guard.delivered.first("body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
         log.info("GitHub delivery %s carries a body received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
     name = headers.get("x-github-event", "")

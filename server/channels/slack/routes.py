@@ -24,11 +24,11 @@ from fastapi.responses import JSONResponse
 from kb.errors import EntryNotFound
 from kb.events import Voted
 
+from ...delivery_ids import DeliveryIds, Guard, keep_guard
 from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
 from ...outbound import Outbound
 from ...ratelimit import LogBudget
 from ...rendering.strings import Translator
-from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...votes import bot_vote
@@ -56,7 +56,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"mod
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """What the routes keep between requests, as every chat bot does (`Guard`): the commands' trigger ids (one
     sent again is not answered again), each channel's limit, the budget of log lines for refused requests."""
-    app.state.slack = keep_guard(app, "slack", Guard(Replays(2 * MAX_AGE_SECONDS)))
+    app.state.slack = keep_guard(app, "slack", Guard(DeliveryIds(2 * MAX_AGE_SECONDS)))
     app.state.slack_flow = BotFlow("slack", "Slack", app.state.slack, SlackReplies())
     app.state.slack_response_urls = ResponseUrls(settings.slack_response_base)
 

@@ -23,9 +23,9 @@ from kb.lru import LRU
 
 from .errors import rate_exempt, send_error
 from .headers import ON_EVERY_RESPONSE
-from .limits import BodyRefused, CheckedBody, bad_utf8_parameter, is_json, too_large
 from .ratelimit import LogBudget, TokenBuckets, client_address
 from .reload import Reloader, pin
+from .request_checks import BodyRefused, CheckedBody, bad_utf8_parameter, is_json, too_large
 from .settings import ServerSettings
 
 __all__ = [

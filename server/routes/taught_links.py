@@ -22,8 +22,8 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from kb.errors import LinkNotFound
 
 from ..deps import BearerDep, KBDep, ReloaderDep
-from ..limits import is_json
 from ..link_deps import LinkLimitDep, LinksDep, served_at_once
+from ..request_checks import is_json
 from ..schemas import ErrorOut, LinkIn, LinkOut, LinksOut, link_out
 
 __all__ = ["router"]

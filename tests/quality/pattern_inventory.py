@@ -298,8 +298,8 @@ ROWS = [
     Row("server/channels/slack/mrkdwn.py", "&[a-z]{0,3}$"),
     # server/forms.py
     Row("server/forms.py", "[A-Za-z0-9_-]{32}"),
-    # server/limits.py
-    Row("server/limits.py", '["\\\\\\[\\]{}]'),
+    # server/request_checks.py
+    Row("server/request_checks.py", '["\\\\\\[\\]{}]'),
     # server/rendering/highlight.py
     Row("server/rendering/highlight.py", "^[ \\t]*\\$ "),
     Row(

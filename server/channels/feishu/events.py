@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...exceptions import ServerError
-from ...limits import MAX_JSON_DEPTH, too_deep
+from ...request_checks import MAX_JSON_DEPTH, too_deep
 
 __all__ = [
     "FeishuEvents",

@@ -28,7 +28,7 @@ from kb.settings import Settings
 
 from . import surfaces
 from .channels import Channel, registry
-from .errors import install_error_handler
+from .error_handler import install_error_handler
 from .harvesting import harvest_every
 from .metrics import Metrics, RequestMetrics, State
 from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders

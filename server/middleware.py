@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb.lru import LRU
 
-from .errors import rate_exempt, send_error
+from .error_handler import rate_exempt, send_error
 from .headers import ON_EVERY_RESPONSE
 from .ratelimit import LogBudget, TokenBuckets, client_address
 from .reload import Reloader, pin

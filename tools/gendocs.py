@@ -19,7 +19,7 @@ writes nothing and exits 1 naming each page and section that is out of date
   labels and help, as `/metrics` gives them), read with `ast`;
 - `channels`: the channel list, from the registry (server/channels/registry.py);
 - `test-files`: how many modules of each package have a test file of their own name (docs/development.md);
-- `rate-exempt`: the paths `KB_RATE_LIMIT` does not count (as `server.errors.rate_exempt` composes them).
+- `rate-exempt`: the paths `KB_RATE_LIMIT` does not count (as `server.error_handler.rate_exempt` composes them).
 
 Nothing here loads the model or an index: it imports the parser, the settings classes and the registry
 only. The output depends on the code alone (modules sorted by path, settings
@@ -300,23 +300,23 @@ def channels() -> str:
 
 
 def exempt_paths() -> tuple[str, ...]:
-    """What `server.errors.rate_exempt()` returns, composed as it composes it (the platforms' prefixes, then
+    """What `server.error_handler.rate_exempt()` returns, composed as it composes it (the platforms' prefixes, then
     `_RATE_EXEMPT`) without importing the error handler's module, which loads the search."""
     from server.channels import registry
 
-    path = ROOT / "server" / "errors.py"
+    path = ROOT / "server" / "error_handler.py"
     for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_RATE_EXEMPT" for t in node.targets):
             fixed = tuple(_strings(node.value))
             break
     else:
-        raise GenerationError("server/errors.py: no `_RATE_EXEMPT = (...)` tuple of paths")
+        raise GenerationError("server/error_handler.py: no `_RATE_EXEMPT = (...)` tuple of paths")
     return (*(c.prefix for c in registry.CHANNELS if c.platform and c.prefix), *fixed)
 
 
 def rate_exempt() -> str:
     paths = ", ".join(f"`{p}`" for p in exempt_paths())
-    return f"Not counted by `KB_RATE_LIMIT` (`rate_exempt` in `server/errors.py`): {paths}.\n"
+    return f"Not counted by `KB_RATE_LIMIT` (`rate_exempt` in `server/error_handler.py`): {paths}.\n"
 
 
 # The tests' layout -------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The chat bots' one flow (Slack, Feishu, DingTalk): what happens to a platform's message, from arrival to its last reply.
 
 A bot's route verifies and reads its platform's request (a refusal is answered and logged by
-server/errors.py) into a `BotMessage`, and hands it to its `BotFlow` with `send`: how a later
+server/error_handler.py) into a `BotMessage`, and hands it to its `BotFlow` with `send`: how a later
 message reaches the chat (Slack's `response_url`, DingTalk's `sessionWebhook`, Feishu's API). The
 flow is the same for every bot:
 

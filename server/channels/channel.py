@@ -4,7 +4,7 @@ A channel's package (`server/channels/<name>/`) declares one in its `__init__.py
 nothing heavy; the registry (server/channels/registry.py) lists them. Everything that names
 channels reads that list: which routes the app mounts and which settings turn them on
 (server/app.py), the all-or-none check of their settings (server/settings.py), the paths whose
-errors are JSON and which the browser rate limit does not count (server/errors.py), the labels and
+errors are JSON and which the browser rate limit does not count (server/error_handler.py), the labels and
 chart colours of `/insights`, the start-up lines, and the docs' tests.
 
 A channel that is on has its `module` imported when the app is made: it holds `router` (a FastAPI

@@ -10,7 +10,7 @@ for the page's own forms, which check the page's form token and the `Origin` ins
 POST's body must be `application/json`. Every call counts against `LINK_LIMIT` per client,
 whatever `KB_RATE_LIMIT` says (server/link_deps.py, shared with the /insights page's forms).
 The insights database off or out of reach (503) and a link that is not there (404) are
-answered by server/errors.py.
+answered by server/error_handler.py.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def test_the_metrics_declared_are_those_read_from_the_code() -> None:
 
 
 def test_the_exempt_paths_are_those_the_rate_limit_leaves_out() -> None:
-    from server.errors import rate_exempt
+    from server.error_handler import rate_exempt
 
     assert gendocs.exempt_paths() == rate_exempt()
 

@@ -79,7 +79,7 @@ async def feishu_events(
 ) -> Any:
     """Take an event or a card callback from Feishu (verified with the app's token and Encrypt Key)."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
-    received = bot.events.read(request.headers, body)  # else `BadFeishuRequest`, a 401 (server/errors.py)
+    received = bot.events.read(request.headers, body)  # else `BadFeishuRequest`, a 401 (server/error_handler.py)
     if isinstance(received, Challenge):
         return {"challenge": received.challenge}
     if isinstance(received, Other):

@@ -177,7 +177,9 @@ async def webhook(
     settings: ServerSettings = request.app.state.settings
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
     headers = request.headers
-    verify(settings.github_webhook_secret, headers.get("x-hub-signature-256"), body)  # else a 401 (server/errors.py)
+    verify(
+        settings.github_webhook_secret, headers.get("x-hub-signature-256"), body
+    )  # else a 401 (server/error_handler.py)
     delivery = headers.get("x-github-delivery", "")
     if not delivery:
         raise BadGitHubEvent("the X-GitHub-Delivery header is missing")

@@ -27,7 +27,7 @@ from starlette.types import Receive, Scope, Send
 from kb.errors import shown
 
 from ...bearer import bearer_matches
-from ...errors import MCP_PATH, send_error
+from ...error_handler import MCP_PATH, send_error
 from ...settings import ServerSettings
 from .tools import create_mcp
 

@@ -8,7 +8,7 @@ chat's: the LLM's where one is configured, else the FAQ's own. Streamed, it come
 server-sent events in OpenAI's chunk format, ending in `data: [DONE]`. Each completion also
 carries `answered` and the `hits` (the API's hits), which plain clients ignore. With
 `KB_API_KEYS` set a request needs one of them as `Authorization: Bearer`; errors come in
-OpenAI's shape (server/errors.py).
+OpenAI's shape (server/error_handler.py).
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
     """The form fields of a request Slack signed: 401 when unsigned, badly signed or stale."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read
     headers = request.headers
-    # Over the raw bytes, before anything is parsed; a `BadSlackSignature` is answered 401 (server/errors.py).
+    # Over the raw bytes, before anything is parsed; a `BadSlackSignature` is answered 401 (server/error_handler.py).
     verify(
         settings.slack_signing_secret, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"), body
     )

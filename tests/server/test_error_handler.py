@@ -13,7 +13,7 @@ from kb.errors import EntryNotFound, KBError, QueryError, SettingsError
 from server.channels.slack.payload import BadSlackPayload
 from server.channels.slack.signature import BadSlackSignature
 from server.delivery_ids import DeliveryIds, Guard, keep_guard
-from server.errors import STATUS, describe, install_error_handler, status_of
+from server.error_handler import STATUS, describe, install_error_handler, status_of
 from server.exceptions import ServerError
 from server.ratelimit import LogBudget
 

@@ -93,11 +93,11 @@ async def _answer(kb: Any, settings: ServerSettings, event: Any, root: str, post
 def _summarize(settings: ServerSettings, event: Any, outcome: Any) -> None:
     """In a workflow run (GITHUB_STEP_SUMMARY set), what the bot did, on the run's page (kbcli/job_summary.py)."""
     from server.channels.github.bot import mode_for
-    from server.channels.github.events import Asked, Other
+    from server.channels.github.events import Opened, Other
 
     from .job_summary import ENV, summary, write_summary
 
     if os.environ.get(ENV):
-        asked = event if isinstance(event, (Asked, Other)) else event.asked
+        asked = event if isinstance(event, (Opened, Other)) else event.asked
         mode = mode_for(settings, asked.repo) if not isinstance(asked, Other) else settings.github_mode
         write_summary(os.environ[ENV], summary(event, outcome, mode))

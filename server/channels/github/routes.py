@@ -39,7 +39,7 @@ from .app_auth import AppTokens, read_private_key
 from .backlog import Backlog, IssueLocks
 from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
-from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
+from .events import BadGitHubEvent, Closed, Command, Opened, Other, read_event
 from .faq_limits import FaqLimits
 from .push import Push, followed, read_push, sources_pushed
 from .signature import verify
@@ -71,7 +71,7 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
     )
 
 
-def api_for(request: Request, event: Asked | Command | Closed) -> GitHubAPI | None:
+def api_for(request: Request, event: Opened | Command | Closed) -> GitHubAPI | None:
     """The API as the App's installation the event came through, or as KB_GITHUB_TOKEN's user; None without either."""
     return suggested.api_as(request, issue_of(event).installation)
 
@@ -121,7 +121,7 @@ async def _answer(
     kb: KnowledgeBase,
     events: Events,
     settings: ServerSettings,
-    event: Asked | Command | Closed,
+    event: Opened | Command | Closed,
     api: Any,
     root: str,
     guard: Guard,
@@ -146,9 +146,9 @@ async def _answer(
     log.info("GitHub %s#%s: %s %s", issue_of(event).repo, issue_of(event).number, outcome.reason, outcome.url)
 
 
-def issue_of(event: Asked | Command | Closed) -> Asked:
+def issue_of(event: Opened | Command | Closed) -> Opened:
     """The issue or Discussion an event is about."""
-    return event if isinstance(event, Asked) else event.asked
+    return event if isinstance(event, Opened) else event.asked
 
 
 async def suggestions_of(request: Request) -> Suggestions | None:

@@ -13,8 +13,9 @@ writes nothing and exits 1 naming each page and section that is out of date
 - `modules`: the module map, from each module's first docstring sentence (kb/, ingest/, server/, kbcli/),
   read with `ast`, so no module is imported;
 - `cli`: the `kb` command's reference, from its argparse parser (`kbcli.cli.build_parser`);
-- `settings-library`, `settings-server`: the settings tables, from the `setting(default, help)` fields of
-  `kb.settings.Settings` and `server.settings.ServerSettings`;
+- `settings-library`, `settings-server`, `settings-channels`: the settings tables, from the
+  `setting(default, help)` fields of `kb.settings.Settings`, `server.settings.SiteSettings` and each
+  channel's `settings_class` (in its package), in the registry's order;
 - `metrics`: the metrics table, from the metrics declared in server/metrics.py (their names, kinds,
   labels and help, as `/metrics` gives them), read with `ast`;
 - `channels`: the channel list, from the registry (server/channels/registry.py);
@@ -201,9 +202,31 @@ def settings_library() -> str:
 
 def settings_server() -> str:
     from kb.settings import Settings
-    from server.settings import ServerSettings
+    from server.settings import SiteSettings
 
-    return _settings_table(ServerSettings, Settings)
+    return _settings_table(SiteSettings, Settings)
+
+
+def settings_channels() -> str:
+    """A table for each channel that declares settings (`Channel.settings_class`), in the registry's order; a
+    setting two channels share is listed under the first."""
+    from server.channels.registry import CHANNELS
+
+    listed: set[str] = set()
+    parts = []
+    for channel in CHANNELS:
+        if channel.settings_class is None:
+            continue
+        own = [f for f in fields(channel.settings_class) if f.name not in listed]
+        listed |= {f.name for f in own}
+        rows = "".join(f"| `KB_{f.name.upper()}` | {_default(f.default)} | {cell(f.metadata['help'])} |\n" for f in own)
+        where = channel.settings_class.__module__.replace(".", "/") + ".py"
+        parts.append(
+            f"### {channel.label_en}\n\n`{channel.settings_class.__name__}` (`{where}`); "
+            f"set up in [{channel.label_en}]({_anchor(channel.docs, 'docs/settings.md')}).\n\n"
+            "| variable | default | what it does |\n|---|---|---|\n" + rows
+        )
+    return "\n".join(parts)
 
 
 # The metrics table --------------------------------------------------------------------------------
@@ -350,6 +373,7 @@ SECTIONS: dict[str, tuple[str, Callable[[], str]]] = {
     "cli": ("docs/cli.md", cli),
     "settings-library": ("docs/settings.md", settings_library),
     "settings-server": ("docs/settings.md", settings_server),
+    "settings-channels": ("docs/settings.md", settings_channels),
     "rate-exempt": ("docs/settings.md", rate_exempt),
     "metrics": ("docs/deployment.md", metrics),
     "channels": ("docs/channels.md", channels),

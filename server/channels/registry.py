@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from . import dingtalk, feishu, github, mcp, openai, slack, web
 from .channel import Channel
-
-if TYPE_CHECKING:
-    from ..settings import ServerSettings
 
 __all__ = ["CHANNELS", "channel", "names", "turned_on"]
 
@@ -35,6 +32,6 @@ def channel(name: str) -> Channel | None:
     return next((c for c in CHANNELS if c.name == name), None)
 
 
-def turned_on(settings: "ServerSettings") -> tuple[Channel, ...]:
+def turned_on(settings: Any) -> tuple[Channel, ...]:
     """The channels these settings turn on."""
     return tuple(c for c in CHANNELS if c.on(settings))

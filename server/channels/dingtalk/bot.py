@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ...delivery_ids import DeliveryIds, Guard
 from ...settings import ServerSettings
 from ..bot_flow import BotFlow
+from . import CHANNEL
 from .markdown import DingTalkReplies
 from .signature import MAX_AGE_MS
 from .webhook import SessionWebhook
@@ -29,7 +30,7 @@ class DingTalkBot:
     @classmethod
     def of(cls, settings: ServerSettings) -> "DingTalkBot | None":
         """The robot for these settings; None when it is off (no KB_DINGTALK_APP_KEY)."""
-        if not settings.dingtalk_on:
+        if not CHANNEL.on(settings):
             return None
         return cls(
             settings.dingtalk_app_key, settings.dingtalk_app_secret, SessionWebhook(settings.dingtalk_webhook_base)

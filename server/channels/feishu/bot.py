@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ...delivery_ids import DeliveryIds, Guard
 from ...settings import ServerSettings
 from ..bot_flow import BotFlow
+from . import CHANNEL
 from .card import FeishuCards
 from .client import FeishuClient
 from .events import MAX_AGE_SECONDS, FeishuEvents
@@ -32,7 +33,7 @@ class FeishuBot:
     @classmethod
     def of(cls, settings: ServerSettings) -> "FeishuBot | None":
         """The bot for these settings; None when it is off (no KB_FEISHU_APP_ID)."""
-        if not settings.feishu_on:
+        if not CHANNEL.on(settings):
             return None
         return cls(
             FeishuEvents(settings.feishu_verification_token, settings.feishu_encrypt_key),

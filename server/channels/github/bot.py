@@ -25,6 +25,7 @@ from ...settings import ServerSettings
 from .client import GitHubAPI, GitHubUnavailable
 from .comment import MARKER, answer_comment, entry_of, not_covered_comment
 from .events import MEMBERS, Closed, Command, Opened
+from .settings import MODES
 
 __all__ = [
     "Outcome",
@@ -54,7 +55,6 @@ class Suggestions(Protocol):
 
 log = logging.getLogger("kb.server")
 
-MODES = ("suggest", "comment", "mention")
 # Suggest mode's operating point: its answers wait for a maintainer on /insights, so it drafts from a lower
 # precision than a comment posted in public (the channel's own, 0.9), unless KB_CHANNEL_PRECISION sets a lower one.
 SUGGEST_PRECISION = 0.7

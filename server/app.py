@@ -31,7 +31,7 @@ from .channels import Channel, registry
 from .error_handler import install_error_handler
 from .harvesting import harvest_every
 from .metrics import Metrics, RequestMetrics, State
-from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
+from .middleware import ALLOWED_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
 from .ratelimit import ANSWER_VOTE_LIMIT, SESSION_LIMIT, SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit
 from .refit import Refit
 from .reload import Reloader
@@ -129,7 +129,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # so a 429 or 413 from the two limits reaches the widget's page with its CORS headers.
     app.add_middleware(RequestLimits, max_body_bytes=resolved.max_body_bytes)
     app.add_middleware(RateLimit, settings=resolved)
-    app.add_middleware(APICors, origins=resolved.origins, prefix=_cross_site(), headers=AGENT_HEADERS)
+    cross_site = [c for c in registry.CHANNELS if c.cross_site]
+    app.add_middleware(
+        APICors,
+        origins=resolved.origins,
+        prefix=tuple(c.prefix for c in cross_site),
+        headers=(*ALLOWED_HEADERS, "Authorization", *(h for c in cross_site for h in c.headers)),
+        exposed=tuple(h for c in cross_site for h in c.exposed),
+    )
     app.add_middleware(APICors, origins=resolved.origins)
     app.add_middleware(PinBuild)
     app.add_middleware(RequestMetrics, metrics=metrics)
@@ -154,11 +161,6 @@ def _mount_channels(app: FastAPI, settings: ServerSettings) -> dict[str, ModuleT
             _docstrings_as_summaries(module.router)
             app.include_router(module.router)
     return mounted
-
-
-def _cross_site() -> tuple[str, ...]:
-    """The paths of the channels other sites' pages call with a token (agents, chat front ends)."""
-    return tuple(c.prefix for c in registry.CHANNELS if c.cross_site)
 
 
 def _answer_off(app: FastAPI, channel: Channel) -> None:

@@ -49,6 +49,11 @@ class Channel:
         None  # its operating point unless KB_CHANNEL_PRECISION sets one (None: KB_ANSWER_PRECISION)
     )
     cross_site: bool = False  # other sites' pages call it with a bearer token: CORS for KB_ALLOWED_ORIGINS, with one
+    # A module whose `error_body(path, status, message, exc)` gives (status, JSON body) for an error on its paths, or
+    # None to leave it to the app's `{"ok": false, ...}` (imported when such an error is answered; "": the app's).
+    errors: str = ""
+    headers: tuple[str, ...] = ()  # request headers its cross-site callers send besides a token (CORS allows them)
+    exposed: tuple[str, ...] = ()  # response headers those callers may read (CORS exposes them)
     chat_ids: str = ""  # the field of its settings that records its workspace and conversation ids with questions
     # What its questions are published as (`kb.events`): "search" (a `Searched`, timed in kb_search_seconds) and/or
     # "chat" (a `Chatted`, timed in kb_chat_seconds; a chat bot's message is one even when the search answers it).

@@ -27,6 +27,9 @@ CHANNEL = Channel(
     prefix="/mcp",
     off="the MCP server at /mcp is off: set KB_MCP_TOKEN to a secret token to turn it on (`kb mcp` serves stdio)",
     cross_site=True,
+    errors="server.channels.mcp.errors",
+    headers=("Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-ID"),  # MCP's own; Last-Event-ID resumes a stream
+    exposed=("Mcp-Session-Id",),
     settings_class=MCPSettings,
     status=_status,
 )

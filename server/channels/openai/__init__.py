@@ -25,6 +25,7 @@ CHANNEL = Channel(
     module="server.channels.openai.routes",
     prefix="/v1/",
     cross_site=True,
+    errors="server.channels.openai.errors",
     settings_class=OpenAISettings,
     status=_status,
 )

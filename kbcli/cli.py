@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
 import json
 import os
 import signal
@@ -18,11 +19,11 @@ from kb.errors import IndexUnreadable, KBError, QueryError
 from kb.hits import SearchResult, hit_fields
 from kb.settings import SHIPPED_SOURCES, Settings
 from server import admin_token
+from server.channels import registry
 from server.settings import ServerSettings
 
 from .arenas import fewer_arenas
 from .export import add_parser as add_export_parser
-from .github import add_parser as add_github_parser
 from .harvest import add_parser as add_harvest_parser
 from .insights import add_parser as add_insights_parser
 from .learning import add_parser as add_learning_parser
@@ -640,7 +641,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_export_parser(sub)
     add_sync_parser(sub)
-    add_github_parser(sub)
+    for channel in registry.CHANNELS:  # the channels' own commands (`kb github`)
+        if channel.commands:
+            importlib.import_module(channel.commands).add_parser(sub)
     add_harvest_parser(sub)
     add_insights_parser(sub)
     add_learning_parser(sub)

@@ -52,6 +52,7 @@ class Channel:
     # A module whose `error_body(path, status, message, exc)` gives (status, JSON body) for an error on its paths, or
     # None to leave it to the app's `{"ok": false, ...}` (imported when such an error is answered; "": the app's).
     errors: str = ""
+    commands: str = ""  # a module whose `add_parser(sub)` adds its `kb` subcommands ("": none)
     headers: tuple[str, ...] = ()  # request headers its cross-site callers send besides a token (CORS allows them)
     exposed: tuple[str, ...] = ()  # response headers those callers may read (CORS exposes them)
     chat_ids: str = ""  # the field of its settings that records its workspace and conversation ids with questions

@@ -37,5 +37,6 @@ CHANNEL = Channel(
     chat_ids="github_record_issues",
     precision=0.9,  # a comment on an issue is public: answer only when 9 in 10 such answers are right
     settings_class=GitHubSettings,
+    commands="server.channels.github.command",  # `kb github answer`
     status=_status,
 )

@@ -3,6 +3,7 @@ registered channel has what the app, /insights, /metrics and the docs need, and 
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -89,3 +90,25 @@ def test_a_question_from_a_channel_the_registry_does_not_have_counts_as_other(se
     metrics.hear(Searched(SearchResult("q", False, ()), "nowhere", 0.0, None, None))
     exposition = metrics.exposition().decode()
     assert 'channel="other"' in exposition and "nowhere" not in exposition
+
+
+def test_a_channels_own_command_is_added_to_the_kb_command(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`Channel.commands` names the module whose `add_parser` the `kb` parser calls: `kb ask` exists once the
+    test-only channel is registered, and finds the entry the search finds."""
+    from kbcli.cli import build_parser, main
+
+    def commands() -> set[str]:
+        sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+        return set(sub.choices)
+
+    assert "ask" not in commands()
+    registered(monkeypatch)
+    assert "ask" in commands()
+    for name, value in (("KB_DATA_DIR", str(settings.data_dir)), ("KB_RATE_LIMIT", "off")):
+        monkeypatch.setenv(name, value)
+    assert main(["ask", RESUME_EN]) == 0
+    printed = capsys.readouterr().out.strip()
+    with TestClient(create_app(settings)) as client:
+        assert printed == client.get("/api/search", params={"q": RESUME_EN}).json()["hits"][0]["id"]

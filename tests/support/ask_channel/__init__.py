@@ -19,6 +19,7 @@ CHANNEL = Channel(
     asks=("search",),
     settings=("admin_token",),  # a setting the server already has, so that the test can turn it off
     module="tests.support.ask_channel.routes",
+    commands="tests.support.ask_channel.command",  # `kb ask QUESTION`
     prefix="/ask/",
     off="the plain-text channel is off: set KB_ADMIN_TOKEN",
     platform=True,

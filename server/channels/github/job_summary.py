@@ -14,8 +14,8 @@ import re
 import sys
 from pathlib import Path
 
-from server.channels.github.bot import Outcome
-from server.channels.github.events import Closed, Command, Opened, Other
+from .bot import Outcome
+from .events import Closed, Command, Opened, Other
 
 __all__ = ["ENV", "summary", "write_summary"]
 

@@ -23,8 +23,9 @@ from kb.errors import LinkNotFound
 
 from ..deps import BearerDep, KBDep, ReloaderDep
 from ..link_deps import LinkLimitDep, LinksDep, served_at_once
+from ..link_schemas import LinkIn, LinkOut, LinksOut, link_out
 from ..request_checks import is_json
-from ..schemas import ErrorOut, LinkIn, LinkOut, LinksOut, link_out
+from ..schemas import ErrorOut
 
 __all__ = ["router"]
 

@@ -132,9 +132,9 @@ class Settings:
     )
     channel_precision: str = setting(
         "",
-        "the precision of particular channels, over `KB_ANSWER_PRECISION`: `slack=0.9,mcp=0.85`, each channel named as "
+        "the precision of particular channels, over `KB_ANSWER_PRECISION`: `web=0.9,api=0.85`, each channel named as "
         "[the channels' table](channels.md#channels) names it (one the server does not have stops start-up); a channel "
-        "may declare its own, which this overrides (GitHub's is 0.9)",
+        "may declare its own, which this overrides (the channels' table gives each one's)",
     )
 
     def __post_init__(self) -> None:
@@ -161,7 +161,7 @@ class Settings:
         for part in filter(None, (p.strip() for p in self.channel_precision.split(","))):
             name, _, value = (x.strip() for x in part.partition("="))
             if not _CHANNEL_NAME.fullmatch(name):
-                expected = "channel=precision pairs, a channel named in lower case (web, slack, mcp, ...)"
+                expected = "channel=precision pairs, a channel named in lower case (web, api, ...)"
                 raise SettingsError("KB_CHANNEL_PRECISION", part, expected)
             try:
                 precision = float(value)

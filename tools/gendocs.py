@@ -311,13 +311,15 @@ def channels() -> str:
         path = f"`{c.prefix}`" if c.prefix else "the site's own (pages, `/api/`)"
         limit = "not counted (the platform's servers send everyone's)" if c.platform and c.prefix else "counted"
         timed = ", ".join(f"`{_TIMED[kind]}`" for kind in c.asks) or "none"
+        point = f"precision {c.precision}" if c.precision is not None else "`KB_ANSWER_PRECISION`"
         rows.append(
             f"| `{c.name}` | [{cell(c.label_en)}]({_anchor(c.docs, 'channels.md')}) ({cell(c.label_zh)}) | {path} "
-            f"| {on} | {limit} | {timed} |\n"
+            f"| {on} | {limit} | {timed} | {point} |\n"
         )
     header = (
-        "| channel | what it is (set up) | its paths | turned on by | `KB_RATE_LIMIT` | its questions timed in |\n"
-        "|---|---|---|---|---|---|\n"
+        "| channel | what it is (set up) | its paths | turned on by | `KB_RATE_LIMIT` | its questions timed in "
+        "| answers at (unless `KB_CHANNEL_PRECISION` names it) |\n"
+        "|---|---|---|---|---|---|---|\n"
     )
     return header + "".join(rows)
 

@@ -4,10 +4,12 @@ registered channel has what the app, /insights, /metrics and the docs need, and 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import re
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -112,3 +114,44 @@ def test_a_channels_own_command_is_added_to_the_kb_command(
     printed = capsys.readouterr().out.strip()
     with TestClient(create_app(settings)) as client:
         assert printed == client.get("/api/search", params={"q": RESUME_EN}).json()["hits"][0]["id"]
+
+
+CORE = ("server/settings.py", "server/error_handler.py", "server/middleware.py", "server/metrics.py")
+
+
+def _packaged() -> list[str]:
+    """The names of the channels that have a package of their own (the site's own three have none)."""
+    return [c.name for c in CHANNELS if c.module.startswith(f"server.channels.{c.name}.")]
+
+
+def _identifiers(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name
+        elif isinstance(node, ast.arg):
+            yield node.arg
+        elif isinstance(node, ast.alias):
+            yield node.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+
+
+def test_no_channel_is_named_in_the_core_or_in_the_library() -> None:
+    """A channel's edges are in its package: the settings, the error handler, the middleware and the metrics name
+    none of them (not even in a comment), and neither the library's code nor its string table does."""
+    names = _packaged()
+    assert {"slack", "feishu", "dingtalk", "mcp", "openai", "github"} <= set(names)
+    word = re.compile("|".join(names) + "|lark", re.I)
+    for path in CORE:
+        text = (ROOT / path).read_text(encoding="utf-8")
+        assert [m.group(0) for m in word.finditer(text)] == [], path
+    for path in sorted((ROOT / "kb").rglob("*.py")):
+        named = [n for n in _identifiers(ast.parse(path.read_text(encoding="utf-8"))) if word.search(n)]
+        assert named == [], path
+    from kb.wording import strings
+
+    assert [key for key in strings() if word.search(key)] == []

@@ -52,6 +52,9 @@ class Channel:
     # A module whose `error_body(path, status, message, exc)` gives (status, JSON body) for an error on its paths, or
     # None to leave it to the app's `{"ok": false, ...}` (imported when such an error is answered; "": the app's).
     errors: str = ""
+    # A module whose `async panel(request, insights)` gives its /insights panel's context with its `template` (None:
+    # nothing to show); imported when the page is drawn ("": no panel).
+    panel: str = ""
     commands: str = ""  # a module whose `add_parser(sub)` adds its `kb` subcommands ("": none)
     headers: tuple[str, ...] = ()  # request headers its cross-site callers send besides a token (CORS allows them)
     exposed: tuple[str, ...] = ()  # response headers those callers may read (CORS exposes them)

@@ -38,5 +38,6 @@ CHANNEL = Channel(
     precision=0.9,  # a comment on an issue is public: answer only when 9 in 10 such answers are right
     settings_class=GitHubSettings,
     commands="server.channels.github.command",  # `kb github answer`
+    panel="server.channels.github.panel",  # its suggested answers on /insights
     status=_status,
 )

@@ -73,7 +73,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def test_the_pages_example_is_four_files_and_its_registry_line() -> None:
     assert sorted(files_of_the_page()) == ["__init__.py", "errors.py", "routes.py", "settings.py"]
-    assert f"```python\n{LINE}```" in PAGE.read_text(encoding="utf-8")
+    assert f'```diff\n     "server.channels.github",\n+{LINE} )\n```' in PAGE.read_text(encoding="utf-8")
 
 
 def test_adding_the_example_changes_only_its_package_and_one_registry_line(

@@ -27,14 +27,14 @@ from common import ROOT, Row, main, ready_settings  # noqa: E402
 from kb.events import Events  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from server.channels.github.bot import respond  # noqa: E402
-from server.channels.github.events import Asked  # noqa: E402
+from server.channels.github.events import Opened  # noqa: E402
 from server.settings import ServerSettings  # noqa: E402
 
 TEST = ROOT / "tests" / "data" / "real_test.jsonl"
 
 
-def issue(n: int, question: str) -> Asked:
-    return Asked("owner/repo", n, "issue", question, "", "", "asker", "NONE", False, False, False, (), False)
+def issue(n: int, question: str) -> Opened:
+    return Opened("owner/repo", n, "issue", question, "", "", "asker", "NONE", False, False, False, (), False)
 
 
 def run(quick: bool = False, precision: float = 0.0) -> list[Row]:

@@ -7,10 +7,11 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Mapping, Self
+from urllib.parse import urlsplit
 
 from .errors import SettingsError
 
-__all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR", "setting"]
+__all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR", "check_origin", "setting"]
 
 SHIPPED_SOURCES = Path(__file__).parent / "sources"
 DEFAULT_DATA_DIR = Path("~/.local/share/kb").expanduser()
@@ -131,9 +132,9 @@ class Settings:
     )
     channel_precision: str = setting(
         "",
-        "the precision of particular channels, over `KB_ANSWER_PRECISION`: `slack=0.9,mcp=0.85`, each channel named as "
+        "the precision of particular channels, over `KB_ANSWER_PRECISION`: `web=0.9,api=0.85`, each channel named as "
         "[the channels' table](channels.md#channels) names it (one the server does not have stops start-up); a channel "
-        "may declare its own, which this overrides (GitHub's is 0.9)",
+        "may declare its own, which this overrides (the channels' table gives each one's)",
     )
 
     def __post_init__(self) -> None:
@@ -160,7 +161,7 @@ class Settings:
         for part in filter(None, (p.strip() for p in self.channel_precision.split(","))):
             name, _, value = (x.strip() for x in part.partition("="))
             if not _CHANNEL_NAME.fullmatch(name):
-                expected = "channel=precision pairs, a channel named in lower case (web, slack, mcp, ...)"
+                expected = "channel=precision pairs, a channel named in lower case (web, api, ...)"
                 raise SettingsError("KB_CHANNEL_PRECISION", part, expected)
             try:
                 precision = float(value)
@@ -235,6 +236,15 @@ class Settings:
                 default = "the FAQs shipped in kb/sources"
             rows.append(("KB_" + f.name.upper(), str(default), f.metadata["help"]))
         return rows
+
+
+def check_origin(name: str, raw: str) -> None:
+    """An https origin (`https://host[:port]`, no path), or http on this machine (a test's stand-in); else a
+    SettingsError naming the variable `name`."""
+    parts = urlsplit(raw)
+    loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not (parts.scheme == "https" or loopback) or not parts.netloc or parts.path.strip("/") or parts.query:
+        raise SettingsError(name, raw, "an https address with no path, like https://example.com")
 
 
 def _without_password(text: str) -> str:

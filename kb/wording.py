@@ -1,8 +1,9 @@
-"""The wording: every string a reader is shown, in Chinese and English, from one table (kb/data/strings.toml).
+"""The wording: the strings a reader is shown, in Chinese and English, from one table (kb/data/strings.toml).
 
 The library's notes (an answer's "Source", "ROLL's FAQ does not cover this.", who
-translated an entry) and the web app's pages and Slack replies read the same table: the
-library with `words`, the server with `server.rendering.strings.Translator`.
+translated an entry) and the web app's pages read the same table: the library with `words`,
+the server with `server.rendering.strings.Translator`, which adds the channels' own tables
+(each kept beside its channel, read with `load_strings`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pydantic import RootModel, ValidationInfo, field_validator
 
 from .tomlfile import DataModel, load_toml
 
-__all__ = ["LANGS", "DEFAULT_LANG", "STRINGS_FILE", "strings", "words"]
+__all__ = ["LANGS", "DEFAULT_LANG", "STRINGS_FILE", "load_strings", "pick", "strings", "words"]
 
 LANGS = ("zh", "en")
 DEFAULT_LANG = "en"
@@ -41,16 +42,26 @@ class _Text(DataModel):
 _Strings = RootModel[dict[str, _Text]]
 
 
+def load_strings(path: Path) -> dict[str, dict[str, Any]]:
+    """A string table (the library's, or one a channel keeps beside it): {key: {"zh": ..., "en": ...}}; every key
+    must have both languages, and a fault names the file and the key."""
+    return load_toml(path, _Strings, "the string table").data
+
+
 @lru_cache(maxsize=1)
 def strings() -> dict[str, dict[str, Any]]:
-    """The string table: {key: {"zh": ..., "en": ...}}; every key must have both languages."""
-    return load_toml(STRINGS_FILE, _Strings, "the string table").data
+    """The library's string table (kb/data/strings.toml)."""
+    return load_strings(STRINGS_FILE)
 
 
 def words(key: str, lang: str, /, **values: Any) -> str:
-    """The string `key` in `lang` (in English for a language the table lacks), placeholders filled; with `n=1`,
-    the string `<key>_one` where the table has one ("1 entry", not "1 entries")."""
-    table = strings()
+    """The string `key` of the library's table in `lang` (see `pick`)."""
+    return pick(strings(), key, lang, **values)
+
+
+def pick(table: dict[str, dict[str, Any]], key: str, lang: str, /, **values: Any) -> str:
+    """The string `key` of `table` in `lang` (in English for a language the table lacks), placeholders filled; with
+    `n=1`, the string `<key>_one` where the table has one ("1 entry", not "1 entries")."""
     if values.get("n") == 1 and f"{key}_one" in table:
         key = f"{key}_one"
     text: str = table[key][lang if lang in LANGS else DEFAULT_LANG]

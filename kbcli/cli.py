@@ -2,17 +2,20 @@
 
 Each module of COMMANDS adds its subcommands with `add_parser(sub)`, and each subcommand's parser
 sets `run`, the function that `main` calls with the settings and the parsed arguments. A command
-is added by writing its module and naming it in COMMANDS, whose order is `kb --help`'s. Building
+is added by writing its module and naming it in COMMANDS, whose order is `kb --help`'s; a channel's
+own commands (`kb github`) come from its package (`Channel.commands`), after `kb sync`. Building
 the parser loads no numpy and no model: each command imports what it needs when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Any, Protocol, Sequence
 
 from kb.errors import KBError
+from server.channels import registry
 from server.settings import ServerSettings
 
 from . import (
@@ -20,7 +23,6 @@ from . import (
     calibrate,
     evaluate,
     export,
-    github,
     harvest,
     ingest,
     insights,
@@ -54,7 +56,6 @@ COMMANDS: tuple[Command, ...] = (
     mcp,
     export,
     sync,
-    github,
     harvest,
     insights,
     learning,
@@ -62,11 +63,18 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-def build_parser(commands: Sequence[Command] = COMMANDS) -> argparse.ArgumentParser:
-    """The `kb` command's parser, with the subcommands of each of `commands`."""
+def all_commands() -> tuple[Command, ...]:
+    """COMMANDS, with the channels' own commands (`kb github`) after `kb sync`."""
+    channels = tuple(importlib.import_module(c.commands) for c in registry.CHANNELS if c.commands)
+    after = COMMANDS.index(sync) + 1
+    return COMMANDS[:after] + channels + COMMANDS[after:]
+
+
+def build_parser(commands: Sequence[Command] | None = None) -> argparse.ArgumentParser:
+    """The `kb` command's parser, with the subcommands of each of `commands` (by default, every command)."""
     parser = argparse.ArgumentParser(prog="kb", description="A bilingual FAQ knowledge base for LLM training.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for command in commands:
+    for command in all_commands() if commands is None else commands:
         command.add_parser(sub)
     return parser
 

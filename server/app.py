@@ -28,10 +28,10 @@ from kb.settings import Settings
 
 from . import surfaces
 from .channels import Channel, registry
-from .errors import install_error_handler
+from .error_handler import install_error_handler
 from .harvesting import harvest_every
 from .metrics import Metrics, RequestMetrics, State
-from .middleware import AGENT_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
+from .middleware import ALLOWED_HEADERS, APICors, PinBuild, RateLimit, RequestLimits, SecurityHeaders
 from .ratelimit import ANSWER_VOTE_LIMIT, SESSION_LIMIT, SIGN_IN_LIMIT, VOTE_LIMIT, ClientLimit
 from .refit import Refit
 from .reload import Reloader
@@ -56,62 +56,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The app for these settings (`None`: read `KB_*` from the environment, as `kb serve` has uvicorn do);
     the library's settings alone get the server's defaults (`ServerSettings.of`)."""
     resolved = ServerSettings.of(settings) if settings is not None else ServerSettings.from_env()
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        llm = LLM(resolved) if LLM.configured(resolved) else None
-        app.state.recorder = Recorder.open(
-            resolved, frozenset(c.name for c in registry.CHANNELS if c.keeps_chat_ids(resolved))
-        )
-        # What is asked and voted, to the insights and the metrics.
-        app.state.events = Events([app.state.recorder.hear, metrics.hear])
-        app.state.reloader = Reloader(resolved, llm, app.state.recorder.store)
-        app.state.refit = Refit(app.state.reloader)
-        app.state.written = Written(app.state.reloader)
-        metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
-        for channel in registry.CHANNELS:
-            if channel.status is not None:
-                log.info("%s", channel.status(resolved))
-        surfaces.log_status(resolved)
-        stack = AsyncExitStack()
-        for module in mounted.values():
-            if hasattr(module, "start"):
-                await module.start(app, stack)
-        watch = (
-            asyncio.create_task(app.state.reloader.watch(resolved.reload_interval))
-            if resolved.reload_interval
-            else None
-        )
-        syncing = asyncio.create_task(sync_every(resolved, app.state.reloader)) if resolved.sync_interval else None
-        harvesting = (
-            asyncio.create_task(harvest_every(resolved))
-            if resolved.harvest_interval and resolved.harvest_repo_list
-            else None
-        )
-        try:
-            yield
-        finally:
-            await stack.aclose()
-            for task in (watch, syncing, harvesting):
-                if task is not None:
-                    task.cancel()
-            await app.state.refit.wait()  # a refit writing a build finishes it
-            app.state.recorder.close()
-            app.state.reloader.close()
-            if llm is not None:
-                llm.close()
-
     app = FastAPI(
         title=resolved.site_name or "FAQ knowledge base",  # the pages name the site after the index served
         summary="Bilingual FAQ search and chat",
         description=DESCRIPTION,
         version="1.0",
-        lifespan=lifespan,
+        lifespan=_lifespan,
         docs_url=None,  # served from this server's own copies of the assets: server/routes/docs.py
         redoc_url=None,
     )
     app.state.settings = resolved
-    app.state.metrics = metrics = Metrics()
+    app.state.metrics = Metrics()
     app.state.templates = create_templates()
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
     app.state.vote_limit = ClientLimit(*VOTE_LIMIT)
@@ -122,19 +77,84 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in ROUTERS:
         _docstrings_as_summaries(router)
         app.include_router(router)
-    mounted = _mount_channels(app, resolved)
+    app.state.channel_modules = _mount_channels(app, resolved)
     install_error_handler(app)
-    # Outermost last: security headers on everything; then the count of responses; then the
-    # build pin; then CORS (the API's, and the agents' and chat front ends', which send a token),
-    # so a 429 or 413 from the two limits reaches the widget's page with its CORS headers.
-    app.add_middleware(RequestLimits, max_body_bytes=resolved.max_body_bytes)
-    app.add_middleware(RateLimit, settings=resolved)
-    app.add_middleware(APICors, origins=resolved.origins, prefix=_cross_site(), headers=AGENT_HEADERS)
-    app.add_middleware(APICors, origins=resolved.origins)
-    app.add_middleware(PinBuild)
-    app.add_middleware(RequestMetrics, metrics=metrics)
-    app.add_middleware(SecurityHeaders)
+    _add_middleware(app, resolved)
     return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """What runs while the app serves: the insights, the reloader and the channels' tasks, closed in turn at the end."""
+    settings: ServerSettings = app.state.settings
+    llm = _open(app, settings)
+    for channel in registry.CHANNELS:
+        if channel.status is not None:
+            log.info("%s", channel.status(settings))
+    surfaces.log_status(settings)
+    stack = AsyncExitStack()
+    for module in app.state.channel_modules.values():
+        if hasattr(module, "start"):
+            await module.start(app, stack)
+    tasks = _background(settings, app.state.reloader)
+    try:
+        yield
+    finally:
+        await stack.aclose()
+        for task in tasks:
+            task.cancel()
+        await app.state.refit.wait()  # a refit writing a build finishes it
+        app.state.recorder.close()
+        app.state.reloader.close()
+        if llm is not None:
+            llm.close()
+
+
+def _open(app: FastAPI, settings: ServerSettings) -> LLM | None:
+    """The recorder, the events, the reloader (which opens the index) and what rebuilds it, on `app.state`; the LLM."""
+    llm = LLM(settings) if LLM.configured(settings) else None
+    app.state.recorder = Recorder.open(
+        settings, frozenset(c.name for c in registry.CHANNELS if c.keeps_chat_ids(settings))
+    )
+    # What is asked and voted, to the insights and the metrics.
+    app.state.events = Events([app.state.recorder.hear, app.state.metrics.hear])
+    app.state.reloader = Reloader(settings, llm, app.state.recorder.store)
+    app.state.refit = Refit(app.state.reloader)
+    app.state.written = Written(app.state.reloader)
+    app.state.metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
+    return llm
+
+
+def _background(settings: ServerSettings, reloader: Reloader) -> list[asyncio.Task[None]]:
+    """The tasks the settings ask for: watching for a new index, syncing the sources, harvesting the tracker."""
+    tasks = []
+    if settings.reload_interval:
+        tasks.append(asyncio.create_task(reloader.watch(settings.reload_interval)))
+    if settings.sync_interval:
+        tasks.append(asyncio.create_task(sync_every(settings, reloader)))
+    if settings.harvest_interval and settings.harvest_repo_list:
+        tasks.append(asyncio.create_task(harvest_every(settings)))
+    return tasks
+
+
+def _add_middleware(app: FastAPI, settings: ServerSettings) -> None:
+    """Outermost last: security headers on everything; then the count of responses; then the build pin; then CORS
+    (the API's, and the cross-site channels', which send a token), so a 429 or 413 from the two limits reaches the
+    widget's page with its CORS headers."""
+    cross_site = [c for c in registry.CHANNELS if c.cross_site]
+    app.add_middleware(RequestLimits, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(RateLimit, settings=settings)
+    app.add_middleware(
+        APICors,
+        origins=settings.origins,
+        prefix=tuple(c.prefix for c in cross_site),
+        headers=(*ALLOWED_HEADERS, "Authorization", *(h for c in cross_site for h in c.headers)),
+        exposed=tuple(h for c in cross_site for h in c.exposed),
+    )
+    app.add_middleware(APICors, origins=settings.origins)
+    app.add_middleware(PinBuild)
+    app.add_middleware(RequestMetrics, metrics=app.state.metrics)
+    app.add_middleware(SecurityHeaders)
 
 
 def _mount_channels(app: FastAPI, settings: ServerSettings) -> dict[str, ModuleType]:
@@ -154,11 +174,6 @@ def _mount_channels(app: FastAPI, settings: ServerSettings) -> dict[str, ModuleT
             _docstrings_as_summaries(module.router)
             app.include_router(module.router)
     return mounted
-
-
-def _cross_site() -> tuple[str, ...]:
-    """The paths of the channels other sites' pages call with a token (agents, chat front ends)."""
-    return tuple(c.prefix for c in registry.CHANNELS if c.cross_site)
 
 
 def _answer_off(app: FastAPI, channel: Channel) -> None:

@@ -1,7 +1,7 @@
 """The web app's own errors: what a request did wrong that only a server sees (a chat platform's signature or payload).
 
 They share `ServerError` as their base, apart from the library's `KBError`; each carries its HTTP
-status, which the one handler (server/errors.py) answers with.
+status, which the one handler (server/error_handler.py) answers with.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ class ServerError(Exception):
     """A request the web app refuses; the message says what was wrong and with which value.
 
     `status` is its HTTP status: a subclass (a channel's bad signature, 401; its bad payload, 400) sets its own.
-    A channel's refusal names the channel (`channel`): the one handler (server/errors.py) logs it through that
+    A channel's refusal names the channel (`channel`): the one handler (server/error_handler.py) logs it through that
     channel's budget of log lines (`Guard.refused`), one line per route and `cause` a window, as `sender ... refused`.
     """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = ["SECURITY_HEADERS", "PAGE_HEADERS", "ON_EVERY_RESPONSE"]
 
 # Every response carries these, JSON, errors and static files included (`SecurityHeaders`
-# in server/middleware.py; an error's response in server/errors.py): `nosniff` keeps a
+# in server/middleware.py; an error's response in server/error_handler.py): `nosniff` keeps a
 # browser from running a JSON answer or a text file as a script or page whatever its
 # content; `Referrer-Policy` sends other sites only this server's origin, never the query.
 SECURITY_HEADERS = {

@@ -248,14 +248,16 @@ def _method(method: str) -> str:
     return method if method in _METHODS else "other"
 
 
-# Paths served outside the API's routes (which name themselves in the scope).
-_UNROUTED = ("/mcp", "/static/", "/static/api-docs/")
+# Paths served outside the API's routes (which name themselves in the scope): the static files, and the channels
+# whose prefix is one path (no trailing `/`), served by an ASGI app of their own.
+_STATIC = ("/static/", "/static/api-docs/")
 
 
 def _unrouted(path: str) -> str:
     """The label of a path no API route took: its mount, or `unmatched` (a 404, or a request a limit
     answered before routing), never the path itself, which anyone picks."""
-    for prefix in reversed(_UNROUTED):
+    unrouted = (*(c.prefix for c in registry.CHANNELS if c.prefix and not c.prefix.endswith("/")), *_STATIC)
+    for prefix in reversed(unrouted):
         if path == prefix or prefix.endswith("/") and path.startswith(prefix):
             return prefix
     return "unmatched"

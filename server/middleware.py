@@ -21,11 +21,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kb.lru import LRU
 
-from .errors import rate_exempt, send_error
+from .error_handler import rate_exempt, send_error
 from .headers import ON_EVERY_RESPONSE
-from .limits import BodyRefused, CheckedBody, bad_utf8_parameter, is_json, too_large
 from .ratelimit import LogBudget, TokenBuckets, client_address
 from .reload import Reloader, pin
+from .request_checks import BodyRefused, CheckedBody, bad_utf8_parameter, is_json, too_large
 from .settings import ServerSettings
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
     "RequestLimits",
     "ALLOWED_METHODS",
     "ALLOWED_HEADERS",
-    "AGENT_HEADERS",
     "PREFLIGHT_MAX_AGE",
     "MAX_REMEMBERED",
 ]
@@ -46,8 +45,6 @@ log = logging.getLogger("kb.server")
 BUILD_HEADER = b"x-kb-index"
 ALLOWED_METHODS = ("GET", "POST")
 ALLOWED_HEADERS = ("Accept", "Accept-Language", "Content-Type")
-# What a browser-based MCP client or chat front end sends besides: its token, MCP's own headers.
-AGENT_HEADERS = (*ALLOWED_HEADERS, "Authorization", "Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-ID")
 PREFLIGHT_MAX_AGE = 600  # seconds a browser may reuse a preflight answer
 MAX_REMEMBERED = 1000  # refused origins remembered, so each is logged once (the least recently seen forgotten first)
 MAX_ORIGIN_SHOWN = 200  # characters of an origin kept and logged
@@ -119,6 +116,7 @@ class APICors(CORSMiddleware):
         origins: Sequence[str],
         prefix: str | tuple[str, ...] = "/api/",
         headers: Sequence[str] = ALLOWED_HEADERS,
+        exposed: Sequence[str] = (),
     ) -> None:
         super().__init__(
             app,
@@ -126,7 +124,7 @@ class APICors(CORSMiddleware):
             allow_methods=ALLOWED_METHODS,
             allow_headers=headers,
             max_age=PREFLIGHT_MAX_AGE,
-            expose_headers=("Mcp-Session-Id",) if headers is not ALLOWED_HEADERS else (),
+            expose_headers=exposed,
         )
         self.prefix = prefix
         self.refused: LRU[str, bool] = LRU(MAX_REMEMBERED)

@@ -1,10 +1,12 @@
-"""The web app's settings: the library's (`kb.settings.Settings`) and those only a server has.
+"""The web app's settings: the library's (`kb.settings.Settings`), the site's own, and every channel's.
 
-Both come from the same `KB_` environment variables: a field `name` is set by `KB_NAME`.
-The server's are its name and tagline, who may call it (origins, tokens, API keys, Slack's secret,
-the Feishu and DingTalk apps' credentials),
-how often it looks for a new index, and what it accepts from a client (rate, body size,
-proxies believed).
+All come from the same `KB_` environment variables: a field `name` is set by `KB_NAME`.
+The site's are its name and tagline, who may call it (origins, admin and metrics tokens), how
+often it looks for a new index, and what it accepts from a client (rate, body size, proxies
+believed). A channel declares its own in its package (a frozen dataclass of `setting` fields with
+a `check` method, named by `Channel.settings_class`); `ServerSettings` is the site's settings with
+every registered channel's composed in, so adding a channel adds its settings here without a line
+in this file.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
 from kb.errors import SettingsError
@@ -19,12 +22,12 @@ from kb.settings import Settings, setting
 
 from .channels import registry
 
-__all__ = ["ServerSettings"]
+__all__ = ["ServerSettings", "SiteSettings"]
 
 
 @dataclass(frozen=True)
-class ServerSettings(Settings):
-    """The library's settings and the web app's own."""
+class SiteSettings(Settings):
+    """The library's settings and the site's own; `ServerSettings` adds the channels'."""
 
     site_name: str = setting(
         "",
@@ -39,110 +42,6 @@ class ServerSettings(Settings):
     allowed_origins: str = setting(
         "",
         "comma-separated origins (`https://docs.example.com`) whose pages may embed the chat widget and call the API",
-    )
-    slack_signing_secret: str = setting(
-        "",
-        "the Slack app's signing secret; every Slack request is verified with it (empty: Slack off)",
-    )
-    slack_response_base: str = setting(
-        "https://hooks.slack.com",
-        "the only address Slack answers (a written answer, a late one, a shared entry, a thank-you) are posted to: a "
-        "request's `response_url` anywhere else is not used and the refusal is logged; see [outbound "
-        "calls](deployment.md#outbound-calls)",
-    )
-    feishu_app_id: str = setting(
-        "",
-        "the Feishu (Lark) app's App ID; with `KB_FEISHU_APP_SECRET` and `KB_FEISHU_VERIFICATION_TOKEN` it turns the "
-        "bot on (one without the others stops start-up, naming the missing one; see "
-        "[Feishu](channels.md#feishu-lark-the-faq-bot)) (empty: Feishu off)",
-    )
-    feishu_app_secret: str = setting("", "the app's App Secret, for its tenant access token")
-    feishu_verification_token: str = setting(
-        "",
-        "the app's Verification Token, which every event and card callback must carry",
-    )
-    feishu_encrypt_key: str = setting(
-        "",
-        "the app's Encrypt Key: events come encrypted and signed, and a signed request more than 5 minutes old is "
-        "refused (recommended) (empty: none)",
-    )
-    feishu_base_url: str = setting(
-        "https://open.feishu.cn",
-        "the open platform the bot's cards are sent through: `https://open.larksuite.com` for a Lark app",
-    )
-    dingtalk_app_key: str = setting(
-        "",
-        "the DingTalk app's AppKey (its robot's `robotCode`); with `KB_DINGTALK_APP_SECRET` it turns the robot on (see "
-        "[DingTalk](channels.md#dingtalk-the-faq-robot)) (empty: DingTalk off)",
-    )
-    dingtalk_app_secret: str = setting("", "the app's AppSecret, which signs every message DingTalk sends the robot")
-    dingtalk_webhook_base: str = setting(
-        "https://oapi.dingtalk.com",
-        "the only address the robot posts late answers to: a message's `sessionWebhook` anywhere else is not used",
-    )
-    github_webhook_secret: str = setting(
-        "",
-        "the GitHub webhook's secret: every delivery's `X-Hub-Signature-256` is checked against it (see "
-        "[GitHub](channels.md#github-issues-and-discussions)) (empty: GitHub bot off)",
-    )
-    github_token: str = setting(
-        "",
-        "the token the bot comments with (a fine-grained token with issues and discussions read and write); without it "
-        "nothing is posted",
-    )
-    github_app_id: str = setting(
-        "",
-        "the GitHub App's id: the bot comments as the App, with a token of the installation each delivery came through "
-        "(asked for with a JWT signed by the App's key, kept until a minute before it expires); needs "
-        "`KB_GITHUB_PRIVATE_KEY`",
-    )
-    github_private_key: str = setting(
-        "",
-        "the GitHub App's private key: the PEM text, or the path of the `.pem` file GitHub gave",
-    )
-    github_api_url: str = setting(
-        "https://api.github.com",
-        "GitHub's API; an Enterprise server's is `https://github.example.com/api/v3`",
-    )
-    github_mode: str = setting(
-        "suggest",
-        "`suggest`: nothing is posted (the answer it would give is kept on `/insights` as a suggested answer a "
-        "maintainer posts or dismisses with one click); `comment`: the answer is posted when its confidence reaches "
-        "the channel's point (precision 0.9 unless `KB_CHANNEL_PRECISION` says); `mention`: only `/faq` commands are "
-        "answered, as in every mode",
-    )
-    github_repos: str = setting(
-        "",
-        "modes of particular repositories, over `KB_GITHUB_MODE`: `owner/a=comment,owner/b=mention`",
-    )
-    github_skip_label: str = setting("no-faq-bot", "an issue with this label is left alone")
-    github_suggest_label: str = setting(
-        "",
-        "in suggest mode, the label added to an issue the bot suggests an answer for, e.g. `faq-suggested` (empty: "
-        "none); taken off again when the suggestion is dismissed",
-    )
-    github_faq_issue_seconds: float = setting(
-        60.0,
-        "seconds between two replies to `/faq` commands on one issue; a command sooner is acknowledged and left, "
-        "with a log line (0: no limit)",
-        zero_off=True,
-    )
-    github_faq_per_user_hour: int = setting(
-        5,
-        "replies to one commenter's `/faq` commands an hour, on all issues; more are left, with a log line (0: no "
-        "limit). Each server process counts its own",
-        zero_off=True,
-    )
-    github_record_issues: bool = setting(
-        True,
-        "the insights keep a public issue's repository and URL with its question (a private repository's only with "
-        "`KB_INSIGHTS_CHAT_IDS`)",
-    )
-    insights_slack_ids: bool = setting(False, "also record Slack team and channel ids with questions")
-    insights_chat_ids: bool = setting(
-        False,
-        "also record Feishu tenant and chat ids, and DingTalk organisation and conversation ids, with questions (never "
-        "who asked)",
     )
     admin_token: str = setting(
         "",
@@ -175,22 +74,11 @@ class ServerSettings(Settings):
         "asker's questions (their bots take 20 a minute from each chat instead)",
     )
     max_body_bytes: int = setting(262_144, "largest request body accepted; larger gets 413")
-    mcp_token: str = setting(
-        "",
-        "bearer token for the MCP server at `/mcp`, compared in constant time; `kb mcp` over stdio needs none (see "
-        "[Coding agents](channels.md#coding-agents-mcp)) (empty: `/mcp` off)",
-    )
-    api_keys: str = setting(
-        "",
-        "comma-separated keys for the OpenAI-compatible API (`/v1/`), each accepted as `Authorization: Bearer <key>`; "
-        "empty: open, as the JSON API is",
-    )
-    api_model: str = setting("kb", "the model name `/v1/models` lists and `/v1/chat/completions` answers as")
     metrics_token: str = setting("", "bearer token for `/metrics`; empty: anyone who reaches the port may scrape it")
     base_url: str = setting(
         "",
-        "this server's public URL (`https://faq.example.com`), for the links its pages, JSON and chat replies (Slack, "
-        "Feishu, DingTalk) give; the `Host` header a client sends is never used. Set it behind a reverse proxy (empty: "
+        "this server's public URL (`https://faq.example.com`), for the links its pages, JSON and the chat bots' replies "
+        "give; the `Host` header a client sends is never used. Set it behind a reverse proxy (empty: "
         "the address a request reached)",
     )
     trusted_proxies: str = setting(
@@ -208,22 +96,11 @@ class ServerSettings(Settings):
         _check_base_url(self.base_url)
         _check_pairs(self)
         _check_channel_names(self)
-        _check_origin("KB_SLACK_RESPONSE_BASE", self.slack_response_base)
-        _check_origin("KB_FEISHU_BASE_URL", self.feishu_base_url)
-        _check_origin("KB_DINGTALK_WEBHOOK_BASE", self.dingtalk_webhook_base)
-        if self.github_mode not in _GITHUB_MODES:
-            raise SettingsError("KB_GITHUB_MODE", self.github_mode, "suggest, comment or mention")
-        self.github_repo_modes  # parsed now, so a malformed value stops start-up
-        if bool(self.github_app_id) != bool(self.github_private_key):
-            missing = "KB_GITHUB_PRIVATE_KEY" if self.github_app_id else "KB_GITHUB_APP_ID"
-            raise SettingsError(
-                missing, "", "a value, since the other of KB_GITHUB_APP_ID and KB_GITHUB_PRIVATE_KEY is set"
-            )
-        if urlsplit(self.github_api_url).scheme not in ("http", "https"):
-            raise SettingsError("KB_GITHUB_API_URL", self.github_api_url, "an https URL like https://api.github.com")
+        for declared in _declared():
+            declared.check(self)
 
     @classmethod
-    def of(cls, settings: Settings) -> "ServerSettings":
+    def of(cls, settings: Settings) -> Self:
         """`settings` as they are when they are a server's; else the library's, with the server's defaults."""
         if isinstance(settings, cls):
             return settings
@@ -247,19 +124,6 @@ class ServerSettings(Settings):
         return repos
 
     @property
-    def github_repo_modes(self) -> dict[str, str]:
-        """KB_GITHUB_REPOS as {owner/name (lower case): mode}; SettingsError naming the part at fault."""
-        modes = {}
-        for part in filter(None, (p.strip() for p in self.github_repos.split(","))):
-            repo, _, mode = (x.strip() for x in part.partition("="))
-            if repo.count("/") != 1 or mode not in _GITHUB_MODES:
-                raise SettingsError(
-                    "KB_GITHUB_REPOS", part, "owner/name=mode pairs, a mode one of suggest, comment, mention"
-                )
-            modes[repo.lower()] = mode
-        return modes
-
-    @property
     def rate(self) -> tuple[int, float] | None:
         """KB_RATE_LIMIT as (requests, period in seconds); None when it is `off`."""
         return _parse_rate(self.rate_limit)
@@ -270,25 +134,35 @@ class ServerSettings(Settings):
         return _parse_proxies(self.trusted_proxies)
 
     @property
-    def keys(self) -> tuple[str, ...]:
-        """KB_API_KEYS as a tuple (empty: the OpenAI-compatible API is open)."""
-        return tuple(k.strip() for k in self.api_keys.split(",") if k.strip())
-
-    @property
-    def feishu_on(self) -> bool:
-        """Whether the Feishu bot is configured (`_check_pairs` made sure it is whole)."""
-        return bool(self.feishu_app_id)
-
-    @property
-    def dingtalk_on(self) -> bool:
-        return bool(self.dingtalk_app_key)
-
-    @property
     def origins(self) -> tuple[str, ...]:
         return tuple(o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip())
 
 
-_GITHUB_MODES = ("suggest", "comment", "mention")
+def _declared() -> tuple[Any, ...]:
+    """Every registered channel's settings class, in the registry's order, each once."""
+    return tuple(dict.fromkeys(c.settings_class for c in registry.CHANNELS if c.settings_class is not None))
+
+
+def _compose() -> type[SiteSettings]:
+    """The site's settings with every channel's: one frozen dataclass whose fields are all of theirs."""
+    namespace = {
+        "__doc__": "The library's settings, the site's and every registered channel's.",
+        "__module__": __name__,
+    }
+    return dataclass(frozen=True)(type("ServerSettings", (SiteSettings, *_declared()), namespace))
+
+
+if TYPE_CHECKING:
+
+    class ServerSettings(SiteSettings):
+        """The library's settings, the site's and every registered channel's."""
+
+        def __getattr__(self, name: str) -> Any: ...  # a channel's setting: typed in its own package's class
+
+else:
+    ServerSettings = _compose()
+
+
 _PERIODS = {"second": 1.0, "minute": 60.0, "hour": 3600.0}
 
 
@@ -312,7 +186,7 @@ def _check_base_url(raw: str) -> None:
         raise SettingsError("KB_BASE_URL", raw, "an http or https URL like https://faq.example.com, or empty")
 
 
-def _check_pairs(settings: ServerSettings) -> None:
+def _check_pairs(settings: SiteSettings) -> None:
     """A channel is configured whole or not at all: a missing setting stops start-up, named."""
     for group in (c.settings for c in registry.CHANNELS if len(c.settings) > 1):
         names = ["KB_" + name.upper() for name in group]
@@ -324,7 +198,7 @@ def _check_pairs(settings: ServerSettings) -> None:
             )
 
 
-def _check_channel_names(settings: ServerSettings) -> None:
+def _check_channel_names(settings: SiteSettings) -> None:
     """KB_CHANNEL_PRECISION names channels this server has."""
     known = [c.name for c in registry.CHANNELS]
     for name in settings.channel_precisions:
@@ -332,14 +206,6 @@ def _check_channel_names(settings: ServerSettings) -> None:
             raise SettingsError(
                 "KB_CHANNEL_PRECISION", name, "channel=precision pairs, a channel one of " + ", ".join(known)
             )
-
-
-def _check_origin(name: str, raw: str) -> None:
-    """An https origin (`https://host[:port]`, no path), or http on this machine (a test's stand-in)."""
-    parts = urlsplit(raw)
-    loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
-    if not (parts.scheme == "https" or loopback) or not parts.netloc or parts.path.strip("/") or parts.query:
-        raise SettingsError(name, raw, "an https address with no path, like https://example.com")
 
 
 def _parse_proxies(raw: str) -> tuple[str, ...]:

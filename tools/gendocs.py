@@ -13,14 +13,15 @@ writes nothing and exits 1 naming each page and section that is out of date
 - `modules`: the module map, from each module's first docstring sentence (kb/, ingest/, server/, kbcli/),
   read with `ast`, so no module is imported (tools/module_map.py);
 - `cli`: the `kb` command's reference, from its argparse parser (`kbcli.cli.build_parser`, one module a command);
-- `settings-library`, `settings-server`: the settings tables, from the `setting(default, help)` fields of
-  `kb.settings.Settings` and `server.settings.ServerSettings`;
+- `settings-library`, `settings-server`, `settings-channels`: the settings tables, from the
+  `setting(default, help)` fields of `kb.settings.Settings`, `server.settings.SiteSettings` and each
+  channel's `settings_class` (in its package), in the registry's order;
 - `metrics`: the metrics table, from the metrics declared in server/metrics.py (their names, kinds,
   labels and help, as `/metrics` gives them), read with `ast`;
 - `channels`: the channel list, from the registry (server/channels/registry.py);
 - `test-files`: how many modules of each package have a test file of their own name (docs/development.md,
   tools/module_map.py);
-- `rate-exempt`: the paths `KB_RATE_LIMIT` does not count (as `server.errors.rate_exempt` composes them).
+- `rate-exempt`: the paths `KB_RATE_LIMIT` does not count (as `server.error_handler.rate_exempt` composes them).
 
 Nothing here loads the model or an index: it imports the parser, the settings classes and the registry
 only. The output depends on the code alone (modules sorted by path, settings
@@ -147,9 +148,31 @@ def settings_library() -> str:
 
 def settings_server() -> str:
     from kb.settings import Settings
-    from server.settings import ServerSettings
+    from server.settings import SiteSettings
 
-    return _settings_table(ServerSettings, Settings)
+    return _settings_table(SiteSettings, Settings)
+
+
+def settings_channels() -> str:
+    """A table for each channel that declares settings (`Channel.settings_class`), in the registry's order; a
+    setting two channels share is listed under the first."""
+    from server.channels.registry import CHANNELS
+
+    listed: set[str] = set()
+    parts = []
+    for channel in CHANNELS:
+        if channel.settings_class is None:
+            continue
+        own = [f for f in fields(channel.settings_class) if f.name not in listed]
+        listed |= {f.name for f in own}
+        rows = "".join(f"| `KB_{f.name.upper()}` | {_default(f.default)} | {cell(f.metadata['help'])} |\n" for f in own)
+        where = channel.settings_class.__module__.replace(".", "/") + ".py"
+        parts.append(
+            f"### {channel.label_en}\n\n`{channel.settings_class.__name__}` (`{where}`); "
+            f"set up in [{channel.label_en}]({_anchor(channel.docs, 'docs/settings.md')}).\n\n"
+            "| variable | default | what it does |\n|---|---|---|\n" + rows
+        )
+    return "\n".join(parts)
 
 
 # The metrics table --------------------------------------------------------------------------------
@@ -234,35 +257,37 @@ def channels() -> str:
         path = f"`{c.prefix}`" if c.prefix else "the site's own (pages, `/api/`)"
         limit = "not counted (the platform's servers send everyone's)" if c.platform and c.prefix else "counted"
         timed = ", ".join(f"`{_TIMED[kind]}`" for kind in c.asks) or "none"
+        point = f"precision {c.precision}" if c.precision is not None else "`KB_ANSWER_PRECISION`"
         rows.append(
             f"| `{c.name}` | [{cell(c.label_en)}]({_anchor(c.docs, 'channels.md')}) ({cell(c.label_zh)}) | {path} "
-            f"| {on} | {limit} | {timed} |\n"
+            f"| {on} | {limit} | {timed} | {point} |\n"
         )
     header = (
-        "| channel | what it is (set up) | its paths | turned on by | `KB_RATE_LIMIT` | its questions timed in |\n"
-        "|---|---|---|---|---|---|\n"
+        "| channel | what it is (set up) | its paths | turned on by | `KB_RATE_LIMIT` | its questions timed in "
+        "| answers at (unless `KB_CHANNEL_PRECISION` names it) |\n"
+        "|---|---|---|---|---|---|---|\n"
     )
     return header + "".join(rows)
 
 
 def exempt_paths() -> tuple[str, ...]:
-    """What `server.errors.rate_exempt()` returns, composed as it composes it (the platforms' prefixes, then
+    """What `server.error_handler.rate_exempt()` returns, composed as it composes it (the platforms' prefixes, then
     `_RATE_EXEMPT`) without importing the error handler's module, which loads the search."""
     from server.channels import registry
 
-    path = ROOT / "server" / "errors.py"
+    path = ROOT / "server" / "error_handler.py"
     for node in ast.parse(path.read_text(encoding="utf-8"), str(path)).body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "_RATE_EXEMPT" for t in node.targets):
             fixed = tuple(_strings(node.value))
             break
     else:
-        raise GenerationError("server/errors.py: no `_RATE_EXEMPT = (...)` tuple of paths")
+        raise GenerationError("server/error_handler.py: no `_RATE_EXEMPT = (...)` tuple of paths")
     return (*(c.prefix for c in registry.CHANNELS if c.platform and c.prefix), *fixed)
 
 
 def rate_exempt() -> str:
     paths = ", ".join(f"`{p}`" for p in exempt_paths())
-    return f"Not counted by `KB_RATE_LIMIT` (`rate_exempt` in `server/errors.py`): {paths}.\n"
+    return f"Not counted by `KB_RATE_LIMIT` (`rate_exempt` in `server/error_handler.py`): {paths}.\n"
 
 
 # Pages and sections -------------------------------------------------------------------------------
@@ -272,6 +297,7 @@ SECTIONS: dict[str, tuple[str, Callable[[], str]]] = {
     "cli": ("docs/cli.md", cli),
     "settings-library": ("docs/settings.md", settings_library),
     "settings-server": ("docs/settings.md", settings_server),
+    "settings-channels": ("docs/settings.md", settings_channels),
     "rate-exempt": ("docs/settings.md", rate_exempt),
     "metrics": ("docs/deployment.md", metrics),
     "channels": ("docs/channels.md", channels),

@@ -7,7 +7,7 @@ is `InsightsBook`'s (`book.py`), run in a worker thread so the event loop is nev
 the `kb` command calls the same book directly. It raises `InsightsOff` (no database could
 be opened: nothing is recorded and links are off) and `InsightsUnreachable` (a database
 server that is down), both in `kb.errors`, each saying what cannot be done; a server
-answers both with 503 (server/errors.py).
+answers both with 503 (server/error_handler.py).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The chat bots' one flow (Slack, Feishu, DingTalk): what happens to a platform's message, from arrival to its last reply.
 
 A bot's route verifies and reads its platform's request (a refusal is answered and logged by
-server/errors.py) into a `BotMessage`, and hands it to its `BotFlow` with `send`: how a later
+server/error_handler.py) into a `BotMessage`, and hands it to its `BotFlow` with `send`: how a later
 message reaches the chat (Slack's `response_url`, DingTalk's `sessionWebhook`, Feishu's API). The
 flow is the same for every bot:
 
-1. a message delivered before (the platform's retry, or a replay) is not answered again (`Guard.replays`);
+1. a message delivered before (the platform's retry, or a replay) is not answered again (`Guard.delivered`);
 2. a message with no text (a picture, a file) is told that only text is answered; an empty one or a
    help word gets how to use the bot (`asks_for_help`);
 3. a chat over its limit (`Guard.chats`, `CHAT_LIMIT`) is told when to ask again;
@@ -35,8 +35,8 @@ from kb.errors import QueryError
 from kb.events import Events
 from kb.text import detect_lang
 
+from ..delivery_ids import Guard
 from ..rendering.strings import Translator
-from ..replays import Guard
 from ..replies import Asked, asks_for_help, generated, help_lang
 
 __all__ = ["BotMessage", "Renderer", "BotFlow", "Send"]
@@ -90,7 +90,7 @@ class BotFlow:
     def first_reply(self, message: BotMessage) -> Any | None:
         """What a message is answered with before any search (steps 1-3), or None when it is a question to search;
         `_REPEATED` for one delivered before."""
-        if message.message_id and not self.guard.replays.first(message.message_id):
+        if message.message_id and not self.guard.delivered.first(message.message_id):
             log.info("%s message %s was delivered before; not answered again", self.label, message.message_id[:64])
             return _REPEATED
         if message.kind != "text":  # no text to tell the language by

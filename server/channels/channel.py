@@ -4,7 +4,7 @@ A channel's package (`server/channels/<name>/`) declares one in its `__init__.py
 nothing heavy; the registry (server/channels/registry.py) lists them. Everything that names
 channels reads that list: which routes the app mounts and which settings turn them on
 (server/app.py), the all-or-none check of their settings (server/settings.py), the paths whose
-errors are JSON and which the browser rate limit does not count (server/errors.py), the labels and
+errors are JSON and which the browser rate limit does not count (server/error_handler.py), the labels and
 chart colours of `/insights`, the start-up lines, and the docs' tests.
 
 A channel that is on has its `module` imported when the app is made: it holds `router` (a FastAPI
@@ -17,11 +17,8 @@ settings to set.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
-
-if TYPE_CHECKING:
-    from ..settings import ServerSettings
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable
 
 __all__ = ["ASKS", "Channel"]
 
@@ -40,7 +37,10 @@ class Channel:
     colour: str  # its series' colour in /insights's chart, light theme (`#rrggbb`)
     colour_dark: str  # and in the dark theme
     docs: str  # the docs section that sets it up: `docs/channels.md#slack`
-    settings: tuple[str, ...] = ()  # ServerSettings fields that turn it on, set all or none ((): always on)
+    settings: tuple[str, ...] = ()  # fields of its settings that turn it on, set all or none ((): always on)
+    # Its own settings: a frozen dataclass of `kb.settings.setting` fields named `<channel>_...` with a `check()` that
+    # raises SettingsError; server/settings.py composes them into `ServerSettings` (None: it has none).
+    settings_class: type | None = field(default=None, compare=False)
     module: str = ""  # imported only when on: holds `router`, maybe `install` and `start` ("": no routes of its own)
     prefix: str = ""  # the path its routes sit under (`/slack/`); "" when it has none of its own
     off: str = ""  # what its paths answer (404) while it is off: which settings to set
@@ -49,11 +49,20 @@ class Channel:
         None  # its operating point unless KB_CHANNEL_PRECISION sets one (None: KB_ANSWER_PRECISION)
     )
     cross_site: bool = False  # other sites' pages call it with a bearer token: CORS for KB_ALLOWED_ORIGINS, with one
-    chat_ids: str = ""  # the ServerSettings field that records its workspace and conversation ids with questions
+    # A module whose `error_body(path, status, message, exc)` gives (status, JSON body) for an error on its paths, or
+    # None to leave it to the app's `{"ok": false, ...}` (imported when such an error is answered; "": the app's).
+    errors: str = ""
+    # A module whose `async panel(request, insights)` gives its /insights panel's context with its `template` (None:
+    # nothing to show); imported when the page is drawn ("": no panel).
+    panel: str = ""
+    commands: str = ""  # a module whose `add_parser(sub)` adds its `kb` subcommands ("": none)
+    headers: tuple[str, ...] = ()  # request headers its cross-site callers send besides a token (CORS allows them)
+    exposed: tuple[str, ...] = ()  # response headers those callers may read (CORS exposes them)
+    chat_ids: str = ""  # the field of its settings that records its workspace and conversation ids with questions
     # What its questions are published as (`kb.events`): "search" (a `Searched`, timed in kb_search_seconds) and/or
     # "chat" (a `Chatted`, timed in kb_chat_seconds; a chat bot's message is one even when the search answers it).
     asks: tuple[str, ...] = ()
-    status: Callable[["ServerSettings"], str] | None = field(default=None, compare=False)  # its start-up line
+    status: Callable[[Any], str] | None = field(default=None, compare=False)  # its start-up line
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -65,15 +74,19 @@ class Channel:
             raise ValueError(f"channel {self.name}: asks {self.asks!r}: each one of {', '.join(ASKS)}")
         if self.settings and not (self.module and self.off):
             raise ValueError(f"channel {self.name}: a channel turned on by settings needs a module and an off message")
+        named = (*self.settings, self.chat_ids) if self.chat_ids else self.settings
+        declared = {f.name for f in fields(self.settings_class)} if self.settings_class else set(named)
+        if any(name not in declared for name in named):
+            raise ValueError(f"channel {self.name}: settings {named!r} must be fields of its settings_class")
 
-    def on(self, settings: "ServerSettings") -> bool:
+    def on(self, settings: Any) -> bool:
         """Whether it is turned on: always, or when its first setting is set (the settings check made sure of the rest)."""
         return not self.settings or bool(getattr(settings, self.settings[0]))
 
     def label(self, lang: str) -> str:
         return self.label_zh if lang == "zh" else self.label_en
 
-    def keeps_chat_ids(self, settings: "ServerSettings") -> bool:
+    def keeps_chat_ids(self, settings: Any) -> bool:
         """Whether questions asked here are recorded with the workspace's and the conversation's ids."""
         return bool(self.chat_ids) and bool(getattr(settings, self.chat_ids))
 

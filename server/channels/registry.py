@@ -1,28 +1,42 @@
-"""The registry: every channel the app knows, one line each. Adding a channel is its package and a line here."""
+"""The registry: every channel the app knows, one line each. Adding a channel is its package and a line here.
+
+Each line names a channel's package, whose `__init__.py` declares its `CHANNEL` (or `CHANNELS`, for a
+package that declares several) and imports nothing heavy, as llm lists its built-in plugins.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import Any
 
-from . import dingtalk, feishu, github, mcp, openai, slack, web
 from .channel import Channel
 
-if TYPE_CHECKING:
-    from ..settings import ServerSettings
+__all__ = ["CHANNELS", "PACKAGES", "channel", "declared", "names", "turned_on"]
 
-__all__ = ["CHANNELS", "channel", "names", "turned_on"]
-
-CHANNELS: tuple[Channel, ...] = (
-    web.WEB,
-    web.WIDGET,
-    web.API,
-    slack.CHANNEL,
-    feishu.CHANNEL,
-    dingtalk.CHANNEL,
-    mcp.CHANNEL,
-    openai.CHANNEL,
-    github.CHANNEL,
+PACKAGES = (
+    "server.channels.web",
+    "server.channels.slack",
+    "server.channels.feishu",
+    "server.channels.dingtalk",
+    "server.channels.mcp",
+    "server.channels.openai",
+    "server.channels.github",
 )
+
+
+def declared(packages: tuple[str, ...]) -> tuple[Channel, ...]:
+    """The channels the packages declare, in their order; a package declaring none is named."""
+    found: list[Channel] = []
+    for name in packages:
+        package = importlib.import_module(name)
+        channels = getattr(package, "CHANNELS", None) or ((package.CHANNEL,) if hasattr(package, "CHANNEL") else ())
+        if not channels or not all(isinstance(c, Channel) for c in channels):
+            raise ValueError(f"channel package {name}: its __init__.py declares no CHANNEL (or CHANNELS) of `Channel`s")
+        found.extend(channels)
+    return tuple(found)
+
+
+CHANNELS: tuple[Channel, ...] = declared(PACKAGES)
 
 
 def names() -> tuple[str, ...]:
@@ -35,6 +49,6 @@ def channel(name: str) -> Channel | None:
     return next((c for c in CHANNELS if c.name == name), None)
 
 
-def turned_on(settings: "ServerSettings") -> tuple[Channel, ...]:
+def turned_on(settings: Any) -> tuple[Channel, ...]:
     """The channels these settings turn on."""
     return tuple(c for c in CHANNELS if c.on(settings))

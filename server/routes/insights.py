@@ -21,6 +21,7 @@ through server/link_deps.py.
 
 from __future__ import annotations
 
+import importlib
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -146,14 +147,23 @@ async def insights_page(
             "/insights/write?" + urlencode([("asked", q) for q in questions[:ASKED_MAX]] + [("since", since)])
         ),
         "last_sync": last_sync(settings.data_dir),
-        "suggested": await insights.suggestions(),
         "harvested": await _harvested_context(insights, settings.harvest_expire_days, written),
-        "github_on": bool(settings.github_webhook_secret),
-        "posted": list(getattr(request.app.state, "github_posted", ())),  # server/channels/github/suggested.py
+        "panels": await _panels(request, insights),
     }
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
+
+
+async def _panels(request: Request, insights: Insights) -> list[dict[str, Any]]:
+    """The channels' own panels (`Channel.panel`), in the registry's order: each one's context, with its `template`."""
+    panels = []
+    for channel in registry.CHANNELS:
+        if channel.panel:
+            context = await importlib.import_module(channel.panel).panel(request, insights)
+            if context is not None:
+                panels.append(context)
+    return panels
 
 
 def _teach_context(kb: KnowledgeBase, lang: str, links: list[Link]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ for the page's own forms, which check the page's form token and the `Origin` ins
 POST's body must be `application/json`. Every call counts against `LINK_LIMIT` per client,
 whatever `KB_RATE_LIMIT` says (server/link_deps.py, shared with the /insights page's forms).
 The insights database off or out of reach (503) and a link that is not there (404) are
-answered by server/errors.py.
+answered by server/error_handler.py.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from kb.errors import LinkNotFound
 
 from ..deps import BearerDep, KBDep, ReloaderDep
-from ..limits import is_json
 from ..link_deps import LinkLimitDep, LinksDep, served_at_once
-from ..schemas import ErrorOut, LinkIn, LinkOut, LinksOut, link_out
+from ..link_schemas import LinkIn, LinkOut, LinksOut, link_out
+from ..request_checks import is_json
+from ..schemas import ErrorOut
 
 __all__ = ["router"]
 

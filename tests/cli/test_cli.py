@@ -206,23 +206,24 @@ def test_every_command_has_help(tmp_path, command):
 
 def test_every_command_module_is_assembled_into_the_parser_in_its_place():
     """A module of kbcli/ that adds a command is in COMMANDS (one left out would be a command no one can run),
-    and `kb --help` lists the commands in COMMANDS' order."""
+    and `kb --help` lists the commands in COMMANDS' order, the channels' own (`kb github`) after `kb sync`."""
     import argparse
     import importlib
 
-    from kbcli.cli import COMMANDS, build_parser
+    from kbcli.cli import COMMANDS, all_commands, build_parser
 
     modules = sorted(p.stem for p in (ROOT / "kbcli").glob("*.py"))
     adding = [name for name in modules if hasattr(importlib.import_module(f"kbcli.{name}"), "add_parser")]
     assert sorted(command.__name__.removeprefix("kbcli.") for command in COMMANDS) == adding
     listed = []
-    for command in COMMANDS:
+    for command in all_commands():
         sub = argparse.ArgumentParser().add_subparsers()
         command.add_parser(sub)
         listed += list(sub.choices)
     [subcommands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert list(subcommands.choices) == listed
     assert listed[:3] == ["ingest", "translate", "search"] and listed[-3:] == ["link", "links", "tune"]
+    assert listed[listed.index("sync") + 1] == "github"
 
 
 @pytest.mark.slow

@@ -113,7 +113,7 @@ def test_the_map_lists_every_module_of_the_four_packages() -> None:
         for path in (ROOT / package).rglob("*.py"):
             name = path.relative_to(ROOT).as_posix().removesuffix("__init__.py")
             assert f"| `{name}` |" in section, name
-    for named in ("kb/confidence.py", "server/votes.py", "kbcli/github.py"):
+    for named in ("kb/confidence.py", "server/votes.py", "server/channels/github/command.py"):
         assert f"| `{named}` |" in section
 
 
@@ -131,7 +131,7 @@ def test_the_metrics_declared_are_those_read_from_the_code() -> None:
 
 
 def test_the_exempt_paths_are_those_the_rate_limit_leaves_out() -> None:
-    from server.errors import rate_exempt
+    from server.error_handler import rate_exempt
 
     assert gendocs.exempt_paths() == rate_exempt()
 

@@ -13,7 +13,7 @@ PATH = re.compile(r"`((?:" + "|".join(TOP) + r")/[A-Za-z0-9_./-]*)`")
 
 # Paths the docs name that are not this repository's: the made-up channel of docs/adding-a-channel.md's
 # example, where a wheel installs the templates, and a file in an upstream FAQ repository.
-ELSEWHERE = ("server/channels/ask/", "server/templates/", "docs/qa.md")
+ELSEWHERE = ("server/channels/discord/", "server/templates/", "docs/qa.md")
 
 
 def named_paths() -> list[tuple[str, int, str]]:

@@ -298,8 +298,8 @@ ROWS = [
     Row("server/channels/slack/mrkdwn.py", "&[a-z]{0,3}$"),
     # server/forms.py
     Row("server/forms.py", "[A-Za-z0-9_-]{32}"),
-    # server/limits.py
-    Row("server/limits.py", '["\\\\\\[\\]{}]'),
+    # server/request_checks.py
+    Row("server/request_checks.py", '["\\\\\\[\\]{}]'),
     # server/rendering/highlight.py
     Row("server/rendering/highlight.py", "^[ \\t]*\\$ "),
     Row(
@@ -368,8 +368,8 @@ ROWS = [
         "feel free to re-?open|\\b(?:closing|close) (?:this )?(?:as|due to|because of) (?:stale|inactiv|no (?:response|activity))|自动关闭",
     ),
     Row("kb/harvest/rules.py", "https?://\\S{1,500}"),
-    # kbcli/job_summary.py
-    Row("kbcli/job_summary.py", "`+"),
+    # server/channels/github/job_summary.py
+    Row("server/channels/github/job_summary.py", "`+"),
     # server/channels/github/outgoing.py
     Row("server/channels/github/outgoing.py", "(?<![\\w`])@(?=[A-Za-z0-9])"),
     # server/settings.py

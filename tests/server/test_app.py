@@ -44,7 +44,7 @@ def test_the_app_reads_the_environment_once_when_it_is_made(
         "server.app",
         "kb.chat",
         "server.deps",
-        "server.errors",
+        "server.error_handler",
         "server.rendering.strings",
         "server.rendering.markdown",
         "server.schemas",

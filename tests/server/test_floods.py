@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from server import create_app
-from server.limits import MAX_JSON_DEPTH, too_deep
+from server.request_checks import MAX_JSON_DEPTH, too_deep
 from server.settings import ServerSettings
 from tests.support.slack import SECRET, command_body, slack_headers
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -104,15 +105,37 @@ def test_toggle_rejects_an_unknown_language(client: TestClient) -> None:
     assert response.json()["error"].startswith("lang:")
 
 
-@pytest.mark.slow
-def test_the_library_and_the_server_read_one_table() -> None:
-
+def test_every_channels_words_are_beside_it_and_the_library_holds_none() -> None:
+    """One mechanism: the library's table, the chat bots' and each channel's `strings.toml` in its package, read by
+    one loader; the server's table is all of them, and the library's names no channel."""
     from kb import wording
     from kb.wording import STRINGS_FILE, words
+    from server.channels import registry
+    from server.rendering.strings import tables
 
-    assert strings is wording.strings
-    assert [p.name for p in ROOT.glob("*/**/strings.toml")] == [STRINGS_FILE.name]
+    found = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("*/**/strings.toml"))
+    assert found == sorted([str(STRINGS_FILE.relative_to(ROOT)), *(str(p.relative_to(ROOT)) for p in tables())])
+    assert {"server/channels/slack/strings.toml", "server/channels/github/strings.toml"} <= set(found)
+    library = wording.strings()
+    named = [n for n in registry.names() if n not in ("web", "widget", "api")]
+    assert [key for key in library if key.startswith(("bot_", *named)) or "slack" in key] == []
+    assert set(strings()) > set(library)
     assert Translator("zh")("answer_source") == words("answer_source", "zh") == "来源"
+    assert Translator("zh")("github_in_faq") == "FAQ 原文" and Translator("en")("slack_share") == "Share in channel"
+
+
+def test_a_key_two_tables_hold_is_refused_naming_both(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from server.rendering import strings as module
+
+    twice = tmp_path / "strings.toml"
+    twice.write_text('answer_source = { zh = "出处", en = "From" }\n', encoding="utf-8")
+    monkeypatch.setattr(module, "tables", lambda: [twice])
+    module.strings.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"key 'answer_source' is already in .*kb/data/strings.toml"):
+            module.strings()
+    finally:
+        module.strings.cache_clear()
 
 
 @pytest.mark.slow

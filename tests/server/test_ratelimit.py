@@ -99,7 +99,7 @@ def test_health_static_files_widget_and_slack_are_not_counted(settings: Settings
 
 def test_every_path_the_settings_page_lists_as_exempt_is_not_counted(settings: Settings) -> None:
     """docs/settings.md's list (`rate_exempt`): a request there past the limit gets its own answer, never 429."""
-    from server.errors import rate_exempt
+    from server.error_handler import rate_exempt
 
     with TestClient(create_app(settings.with_(rate_limit="1/hour"))) as client:
         exhaust(client)

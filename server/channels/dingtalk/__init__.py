@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..channel import Channel
-
-if TYPE_CHECKING:
-    from ...settings import ServerSettings
+from .settings import DingTalkSettings
 
 __all__ = ["CHANNEL"]
 
 
-def _status(settings: "ServerSettings") -> str:
+def _status(settings: DingTalkSettings) -> str:
     if settings.dingtalk_app_key:
         return f"DingTalk robot on: /dingtalk/robot, late answers to {settings.dingtalk_webhook_base}"
     return "DingTalk robot off: KB_DINGTALK_APP_KEY is not set, so /dingtalk/robot answers 404"
@@ -32,5 +28,6 @@ CHANNEL = Channel(
     off="the DingTalk robot is off: set KB_DINGTALK_APP_KEY and KB_DINGTALK_APP_SECRET",
     platform=True,
     chat_ids="insights_chat_ids",
+    settings_class=DingTalkSettings,
     status=_status,
 )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...replays import Guard, Replays
+from ...delivery_ids import DeliveryIds, Guard
 from ...settings import ServerSettings
 from ..bot_flow import BotFlow
+from . import CHANNEL
 from .markdown import DingTalkReplies
 from .signature import MAX_AGE_MS
 from .webhook import SessionWebhook
@@ -20,7 +21,7 @@ class DingTalkBot:
     app_secret: str
     webhook: SessionWebhook
     # A message id is remembered as long as a signature of its time may be taken: an hour either side.
-    guard: Guard = field(default_factory=lambda: Guard(Replays(2 * MAX_AGE_MS / 1000)))
+    guard: Guard = field(default_factory=lambda: Guard(DeliveryIds(2 * MAX_AGE_MS / 1000)))
     flow: BotFlow = field(init=False)  # the chat bots' flow, in its Markdown
 
     def __post_init__(self) -> None:
@@ -29,7 +30,7 @@ class DingTalkBot:
     @classmethod
     def of(cls, settings: ServerSettings) -> "DingTalkBot | None":
         """The robot for these settings; None when it is off (no KB_DINGTALK_APP_KEY)."""
-        if not settings.dingtalk_on:
+        if not CHANNEL.on(settings):
             return None
         return cls(
             settings.dingtalk_app_key, settings.dingtalk_app_secret, SessionWebhook(settings.dingtalk_webhook_base)

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ...exceptions import ServerError, invalid_field
-from ...limits import MAX_JSON_DEPTH, too_deep
+from ...request_checks import MAX_JSON_DEPTH, too_deep
 
 __all__ = ["RobotMessage", "BadDingTalkPayload", "robot_message"]
 

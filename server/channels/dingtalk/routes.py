@@ -17,8 +17,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 
+from ...delivery_ids import keep_guard
 from ...deps import ChatDep, EventsDep, base_url
-from ...replays import keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ..bot_flow import BotMessage
@@ -57,7 +57,7 @@ DingTalkDep = Annotated[DingTalkBot, Depends(get_dingtalk)]
 
 async def get_dingtalk_message(request: Request, bot: DingTalkDep) -> RobotMessage:
     """The message of a request DingTalk signed: 401 when unsigned, badly signed or stale, 400 when not of DingTalk's shape."""
-    # `BadDingTalkSignature` (401) and `BadDingTalkPayload` (400) are answered, and logged, by server/errors.py.
+    # `BadDingTalkSignature` (401) and `BadDingTalkPayload` (400) are answered, and logged, by server/error_handler.py.
     verify(bot.app_secret, request.headers.get("timestamp"), request.headers.get("sign"))
     return robot_message(await request.body())  # at most KB_MAX_BODY_BYTES (RequestLimits)
 

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..channel import Channel
-
-if TYPE_CHECKING:
-    from ...settings import ServerSettings
+from .settings import FeishuSettings
 
 __all__ = ["CHANNEL"]
 
 
-def _status(settings: "ServerSettings") -> str:
+def _status(settings: FeishuSettings) -> str:
     if settings.feishu_app_id:
         signed = "encrypted and signed" if settings.feishu_encrypt_key else "checked by token only (no Encrypt Key)"
         return f"Feishu bot on: /feishu/events, events {signed}, replies through {settings.feishu_base_url}"
@@ -33,5 +29,6 @@ CHANNEL = Channel(
     off="the Feishu bot is off: set KB_FEISHU_APP_ID, KB_FEISHU_APP_SECRET and KB_FEISHU_VERIFICATION_TOKEN",
     platform=True,
     chat_ids="insights_chat_ids",
+    settings_class=FeishuSettings,
     status=_status,
 )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...replays import Guard, Replays
+from ...delivery_ids import DeliveryIds, Guard
 from ...settings import ServerSettings
 from ..bot_flow import BotFlow
+from . import CHANNEL
 from .card import FeishuCards
 from .client import FeishuClient
 from .events import MAX_AGE_SECONDS, FeishuEvents
@@ -23,7 +24,7 @@ assert REMEMBERED_SECONDS > MAX_AGE_SECONDS
 class FeishuBot:
     events: FeishuEvents
     client: FeishuClient
-    guard: Guard = field(default_factory=lambda: Guard(Replays(REMEMBERED_SECONDS)))
+    guard: Guard = field(default_factory=lambda: Guard(DeliveryIds(REMEMBERED_SECONDS)))
     flow: BotFlow = field(init=False)  # the chat bots' flow, in cards
 
     def __post_init__(self) -> None:
@@ -32,7 +33,7 @@ class FeishuBot:
     @classmethod
     def of(cls, settings: ServerSettings) -> "FeishuBot | None":
         """The bot for these settings; None when it is off (no KB_FEISHU_APP_ID)."""
-        if not settings.feishu_on:
+        if not CHANNEL.on(settings):
             return None
         return cls(
             FeishuEvents(settings.feishu_verification_token, settings.feishu_encrypt_key),

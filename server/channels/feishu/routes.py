@@ -22,8 +22,8 @@ from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Request
 from kb.events import Voted
 from kb.insights.service import Insights
 
+from ...delivery_ids import keep_guard
 from ...deps import ChatDep, EventsDep, InsightsDep, base_url
-from ...replays import keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...votes import bot_vote
@@ -79,13 +79,13 @@ async def feishu_events(
 ) -> Any:
     """Take an event or a card callback from Feishu (verified with the app's token and Encrypt Key)."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
-    received = bot.events.read(request.headers, body)  # else `BadFeishuRequest`, a 401 (server/errors.py)
+    received = bot.events.read(request.headers, body)  # else `BadFeishuRequest`, a 401 (server/error_handler.py)
     if isinstance(received, Challenge):
         return {"challenge": received.challenge}
     if isinstance(received, Other):
         log.info("Feishu event %s is not one this bot answers; acknowledged and ignored", received.event_type)
         return _TAKEN
-    if received.event_id and not bot.guard.replays.first(received.event_id):
+    if received.event_id and not bot.guard.delivered.first(received.event_id):
         log.info("Feishu event %s was delivered before; not answered again", received.event_id)
         return _TAKEN
     if isinstance(received, Press):

@@ -3,17 +3,13 @@ and `kb github answer` for a workflow run). Signatures, events, the comment, the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..channel import Channel
-
-if TYPE_CHECKING:
-    from ...settings import ServerSettings
+from .settings import GitHubSettings
 
 __all__ = ["CHANNEL"]
 
 
-def _status(settings: "ServerSettings") -> str:
+def _status(settings: GitHubSettings) -> str:
     if settings.github_webhook_secret:
         if settings.github_app_id:
             how = "as the GitHub App"
@@ -40,5 +36,8 @@ CHANNEL = Channel(
     platform=True,
     chat_ids="github_record_issues",
     precision=0.9,  # a comment on an issue is public: answer only when 9 in 10 such answers are right
+    settings_class=GitHubSettings,
+    commands="server.channels.github.command",  # `kb github answer`
+    panel="server.channels.github.panel",  # its suggested answers on /insights
     status=_status,
 )

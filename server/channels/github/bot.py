@@ -24,7 +24,8 @@ from kb.verbatim import CERTAIN
 from ...settings import ServerSettings
 from .client import GitHubAPI, GitHubUnavailable
 from .comment import MARKER, answer_comment, entry_of, not_covered_comment
-from .events import MEMBERS, Asked, Closed, Command
+from .events import MEMBERS, Closed, Command, Opened
+from .settings import MODES
 
 __all__ = [
     "Outcome",
@@ -54,7 +55,6 @@ class Suggestions(Protocol):
 
 log = logging.getLogger("kb.server")
 
-MODES = ("suggest", "comment", "mention")
 # Suggest mode's operating point: its answers wait for a maintainer on /insights, so it drafts from a lower
 # precision than a comment posted in public (the channel's own, 0.9), unless KB_CHANNEL_PRECISION sets a lower one.
 SUGGEST_PRECISION = 0.7
@@ -79,7 +79,7 @@ def mode_for(settings: ServerSettings, repo: str) -> str:
     return settings.github_repo_modes.get(repo.lower(), settings.github_mode)
 
 
-def skip_reason(asked: Asked, settings: ServerSettings) -> str:
+def skip_reason(asked: Opened, settings: ServerSettings) -> str:
     """Why an issue or Discussion is left alone ("" when the bot may answer it)."""
     if asked.bot:
         return f"{asked.author} is a bot"
@@ -100,7 +100,7 @@ async def respond(
     kb: KnowledgeBase,
     events: Events,
     settings: ServerSettings,
-    event: Asked | Command | Closed,
+    event: Opened | Command | Closed,
     api: GitHubAPI | None,
     root: str = "",
     teach: Teach | None = None,
@@ -135,7 +135,7 @@ _DROPPED = "; the answer suggested before is dropped"
 
 
 async def _suggest(
-    settings: ServerSettings, asked: Asked, outcome: Outcome, api: GitHubAPI | None, suggestions: Suggestions
+    settings: ServerSettings, asked: Opened, outcome: Outcome, api: GitHubAPI | None, suggestions: Suggestions
 ) -> Outcome:
     """Suggest mode: the answer kept for a maintainer to post or dismiss on /insights, the issue labelled."""
     answer = SuggestedAnswer(
@@ -166,7 +166,7 @@ async def _suggest(
 
 
 async def _asked(
-    kb: KnowledgeBase, events: Events, settings: ServerSettings, event: Asked, api: GitHubAPI | None, root: str
+    kb: KnowledgeBase, events: Events, settings: ServerSettings, event: Opened, api: GitHubAPI | None, root: str
 ) -> Outcome:
     """A new or edited issue, or a new Discussion: answered as the repository's mode says, when the bot is sure."""
     mode = mode_for(settings, event.repo)
@@ -201,13 +201,13 @@ async def _asked(
     return Outcome(comment, True, "posted", url, entry, sure)
 
 
-def _where(asked: Asked, settings: ServerSettings) -> tuple[str, str] | None:
+def _where(asked: Opened, settings: ServerSettings) -> tuple[str, str] | None:
     """What the insights keep of where a question was asked: a public issue's repository and URL; a private
     one's only where KB_INSIGHTS_CHAT_IDS asks, as other chats' ids are."""
     return (asked.repo, asked.url) if not asked.private or settings.insights_chat_ids else None
 
 
-async def _reactions(asked: Asked, api: GitHubAPI | None, vote: Vote | None) -> Outcome:
+async def _reactions(asked: Opened, api: GitHubAPI | None, vote: Vote | None) -> Outcome:
     """An issue closed: each 👍 or 👎 on the bot's comment a vote on the entry it answered with."""
     if api is None or vote is None:
         return Outcome("", False, "closed: no API to read the reactions with")

@@ -8,13 +8,13 @@ their mentions and raw HTML neutralised (outgoing.py)."""
 from __future__ import annotations
 
 import re
-from typing import Callable
 
 from kb.asking import Found
 from kb.hits import Hit
 from kb.issue_question import question_of
 
 from ...permalinks import permalink
+from ...rendering.strings import Translator
 from ...replies import NEAREST_SHOWN, shorten
 from .outgoing import public
 
@@ -22,43 +22,6 @@ __all__ = ["MARKER", "entry_of", "question_of", "answer_comment", "not_covered_c
 
 MARKER = "<!-- kb-faq-bot -->"  # the bot's comment on an issue, found again to be updated rather than repeated
 ANSWER_CHARS = 1500  # of the FAQ's answer in a comment; the rest is a link away
-
-WORDS = {  # the comment's words, in each language
-    "github_answer_intro": {
-        "zh": "FAQ 里有这个问题的答案：",
-        "en": "The FAQ answers this:",
-    },
-    "github_read_more": {
-        "zh": "完整答案",
-        "en": "The whole answer",
-    },
-    "github_in_faq": {
-        "zh": "FAQ 原文",
-        "en": "In the FAQ",
-    },
-    "github_not_covered": {
-        "zh": "FAQ 没有涉及这个问题。最接近的条目：",
-        "en": "The FAQ does not cover this. The nearest entries:",
-    },
-    "github_likely": {
-        "zh": "FAQ 的这个条目可能回答了这个问题（置信度 {confidence}），但没有把握：",
-        "en": "This FAQ entry may answer it (confidence {confidence}), but it is not certain:",
-    },
-    "github_not_covered_none": {
-        "zh": "FAQ 没有涉及这个问题。",
-        "en": "The FAQ does not cover this.",
-    },
-    "github_footer": {
-        "zh": "这是根据 FAQ 自动给出的回答（置信度 {confidence}）。如果它没有帮助，请给这条评论点 👎，或回复 `/faq` 加上你的问题再问一次。",
-        "en": "An automated answer from the FAQ (confidence {confidence}). If it does not help, react 👎 to this comment, or reply `/faq` and your question to ask again.",
-    },
-}
-
-
-def _words(lang: str) -> Callable[..., str]:
-    """`t(key, **values)` in `lang` (English for any other)."""
-    code = "zh" if lang == "zh" else "en"
-    return lambda key, **values: WORDS[key][code].format(**values)
 
 
 def entry_of(comment: str) -> str:
@@ -69,7 +32,7 @@ def entry_of(comment: str) -> str:
 
 def answer_comment(found: Found, root: str) -> str:
     """The comment giving the first entry's answer, in the reader's language (`found.hl`)."""
-    t = _words(found.hl)
+    t = Translator(found.hl)
     best = found.hits[0].entry
     answer, cut = shorten(best.answer, ANSWER_CHARS)
     answer = public(answer)
@@ -95,7 +58,7 @@ def answer_comment(found: Found, root: str) -> str:
 def not_covered_comment(found: Found, root: str) -> str:
     """The answer to a `/faq` command the FAQ cannot answer: that its first entry may answer it, when its
     confidence is above the calibration's floor; else that the FAQ does not cover it. Then the nearest entries."""
-    t = _words(found.hl)
+    t = Translator(found.hl)
     nearest = [_link(h, root) for h in found.hits[:NEAREST_SHOWN]]
     if nearest and found.result.state == "likely":
         opening = t("github_likely", confidence=f"{found.result.confidence:.2f}")

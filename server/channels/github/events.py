@@ -15,7 +15,7 @@ from kb.issue_question import question_of
 
 from ...exceptions import ServerError
 
-__all__ = ["Asked", "Closed", "Command", "Other", "BadGitHubEvent", "read_event", "payload_of", "MEMBERS"]
+__all__ = ["Opened", "Closed", "Command", "Other", "BadGitHubEvent", "read_event", "payload_of", "MEMBERS"]
 
 NAME_CHARS = 64  # of an event's name and action said back: GitHub's are under 40
 MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
@@ -30,8 +30,8 @@ class BadGitHubEvent(ServerError):
 
 
 @dataclass(frozen=True)
-class Asked:
-    """An issue or a Discussion to answer: where it is, who wrote it, what it says."""
+class Opened:
+    """An issue or a Discussion opened (or edited) to answer: where it is, who wrote it, what it says."""
 
     repo: str  # owner/name
     number: int
@@ -56,7 +56,7 @@ class Asked:
 class Command:
     """A `/faq` comment on an issue: `text` after the command (empty: the issue itself is the question)."""
 
-    asked: Asked  # the issue it was written on
+    asked: Opened  # the issue it was written on
     text: str
     author_association: str
     author: str = ""  # the commenter's login
@@ -68,7 +68,7 @@ class Command:
 class Closed:
     """An issue closed: the readers' reactions to the bot's comment on it are counted as votes."""
 
-    asked: Asked
+    asked: Opened
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Other:
     what: str
 
 
-def read_event(name: str, body: bytes) -> Asked | Command | Closed | Other:
+def read_event(name: str, body: bytes) -> Opened | Command | Closed | Other:
     """The event `name` (the `X-GitHub-Event` header) with this body; BadGitHubEvent when it is not GitHub's shape."""
     return event_of(name, payload_of(body))
 
@@ -98,7 +98,7 @@ def payload_of(body: bytes) -> dict[str, Any]:
     return payload
 
 
-def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Closed | Other:
+def event_of(name: str, payload: dict[str, Any]) -> Opened | Command | Closed | Other:
     action = payload.get("action")
     if name == "issues" and action == "closed":
         return Closed(_asked(payload, "issue", payload.get("issue")))
@@ -122,7 +122,7 @@ def event_of(name: str, payload: dict[str, Any]) -> Asked | Command | Closed | O
     return Other(what)  # the header is not signed: only its start is said back
 
 
-def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) -> Asked:
+def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) -> Opened:
     if not isinstance(item, dict):
         raise BadGitHubEvent(f"{kind}: missing, or not an object")
     repo = _object(payload, "repository")
@@ -135,7 +135,7 @@ def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) 
     if not isinstance(number, int) or isinstance(number, bool):
         raise BadGitHubEvent(f"{kind}.number: not a number")
     title, body = str(item.get("title") or ""), str(item.get("body") or "")
-    return Asked(
+    return Opened(
         repo=_text(repo, "repository", "full_name"),
         number=number,
         kind=kind,

@@ -27,9 +27,9 @@ from kb.events import Events, Voted
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
+from ...delivery_ids import DeliveryIds, Guard, keep_guard
 from ...deps import EventsDep, KBDep, get_insights
 from ...link_deps import served_at_once
-from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...syncing import PushSyncs, synced_folders
@@ -39,7 +39,7 @@ from .app_auth import AppTokens, read_private_key
 from .backlog import Backlog, IssueLocks
 from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
-from .events import Asked, BadGitHubEvent, Closed, Command, Other, read_event
+from .events import BadGitHubEvent, Closed, Command, Opened, Other, read_event
 from .faq_limits import FaqLimits
 from .push import Push, followed, read_push, sources_pushed
 from .signature import verify
@@ -57,7 +57,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut}, 401: {"mod
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The deliveries seen, the log budget for refused ones, the syncs pushes ask for, and the API: as a GitHub App
     (its installation tokens) when KB_GITHUB_APP_ID is set, else with KB_GITHUB_TOKEN, else none (nothing is posted)."""
-    app.state.github = keep_guard(app, "github", Guard(Replays(REPLAY_WINDOW)))
+    app.state.github = keep_guard(app, "github", Guard(DeliveryIds(REPLAY_WINDOW)))
     app.state.github_pushes = PushSyncs(settings)
     app.state.github_connections = connections(settings.github_api_url)
     app.state.github_logins = {}
@@ -71,7 +71,7 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
     )
 
 
-def api_for(request: Request, event: Asked | Command | Closed) -> GitHubAPI | None:
+def api_for(request: Request, event: Opened | Command | Closed) -> GitHubAPI | None:
     """The API as the App's installation the event came through, or as KB_GITHUB_TOKEN's user; None without either."""
     return suggested.api_as(request, issue_of(event).installation)
 
@@ -123,7 +123,7 @@ async def _answer(
     kb: KnowledgeBase,
     events: Events,
     settings: ServerSettings,
-    event: Asked | Command | Closed,
+    event: Opened | Command | Closed,
     api: Any,
     root: str,
     guard: Guard,
@@ -148,9 +148,9 @@ async def _answer(
     log.info("GitHub %s#%s: %s %s", issue_of(event).repo, issue_of(event).number, outcome.reason, outcome.url)
 
 
-def issue_of(event: Asked | Command | Closed) -> Asked:
+def issue_of(event: Opened | Command | Closed) -> Opened:
     """The issue or Discussion an event is about."""
-    return event if isinstance(event, Asked) else event.asked
+    return event if isinstance(event, Opened) else event.asked
 
 
 async def suggestions_of(request: Request) -> Suggestions | None:
@@ -179,14 +179,16 @@ async def webhook(
     settings: ServerSettings = request.app.state.settings
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
     headers = request.headers
-    verify(settings.github_webhook_secret, headers.get("x-hub-signature-256"), body)  # else a 401 (server/errors.py)
+    verify(
+        settings.github_webhook_secret, headers.get("x-hub-signature-256"), body
+    )  # else a 401 (server/error_handler.py)
     delivery = headers.get("x-github-delivery", "")
     if not delivery:
         raise BadGitHubEvent("the X-GitHub-Delivery header is missing")
-    if not guard.replays.first(delivery):
+    if not guard.delivered.first(delivery):
         log.info("GitHub delivery %s was received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
-    if not guard.replays.first("body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
+    if not guard.delivered.first("body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
         log.info("GitHub delivery %s carries a body received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
     name = headers.get("x-github-event", "")

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..channel import Channel
-
-if TYPE_CHECKING:
-    from ...settings import ServerSettings
+from .settings import MCPSettings
 
 __all__ = ["CHANNEL"]
 
 
-def _status(settings: "ServerSettings") -> str:
+def _status(settings: MCPSettings) -> str:
     if settings.mcp_token:
         return "MCP server on: /mcp, for clients sending KB_MCP_TOKEN as a bearer token"
     return "MCP server off: KB_MCP_TOKEN is not set, so /mcp answers 404 (`kb mcp` over stdio needs none)"
@@ -31,5 +27,9 @@ CHANNEL = Channel(
     prefix="/mcp",
     off="the MCP server at /mcp is off: set KB_MCP_TOKEN to a secret token to turn it on (`kb mcp` serves stdio)",
     cross_site=True,
+    errors="server.channels.mcp.errors",
+    headers=("Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-ID"),  # MCP's own; Last-Event-ID resumes a stream
+    exposed=("Mcp-Session-Id",),
+    settings_class=MCPSettings,
     status=_status,
 )

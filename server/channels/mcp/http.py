@@ -27,8 +27,9 @@ from starlette.types import Receive, Scope, Send
 from kb.errors import shown
 
 from ...bearer import bearer_matches
-from ...errors import MCP_PATH, send_error
+from ...error_handler import send_error
 from ...settings import ServerSettings
+from .errors import MCP_PATH
 from .tools import create_mcp
 
 __all__ = ["MCP_PATH", "MCPEndpoint", "install", "start"]

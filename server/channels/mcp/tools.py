@@ -27,10 +27,10 @@ from kb.hits import Hit, hit_fields
 from kb.knowledge import KnowledgeBase
 from kb.provenance import version_note
 from kb.stacktrace import MAX_PASTE_CHARS
-from kb.wording import words
 
 from ...deps import base_url
 from ...permalinks import permalink
+from ...rendering.strings import Translator
 
 __all__ = ["create_mcp", "ENTRY_URI", "entry_uri", "CHANNEL"]
 
@@ -61,79 +61,41 @@ def server_version() -> str:
         return "0+unknown"
 
 
+# The tools' arguments, as their schemas describe them to an agent.
+Query = Annotated[str, Field(description="the question, an error message or a flag, in Chinese or English")]
+HitCount = Annotated[StrictInt, Field(ge=1, le=MAX_HITS, description="at most this many entries")]
+SearchLang = Annotated[Lang | None, Field(description="the language of the entries given (default: the query's)")]
+Framework = Annotated[str | None, Field(description="only entries of this framework's FAQ (list_sources names them)")]
+Trace = Annotated[str, Field(description="a pasted traceback or log, as printed")]
+TraceLang = Annotated[Lang | None, Field(description="the language of the entries given (default: the trace's)")]
+EntryId = Annotated[str, Field(description="an entry id, as search_faq gives it (e.g. slime-b0ab398d)")]
+EntryLang = Annotated[
+    Lang | None,
+    Field(description="the language to give it in (default: the entry's own, its `lang`, as search_faq gives it)"),
+]
+
+
 def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str = "kb") -> MCPServer[Any]:
     """The MCP server over the knowledge base `current()` returns when a tool is called (the build
     served at that moment), publishing each question asked to `events`."""
     mcp: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, version=server_version(), log_level="WARNING")
 
-    async def searched(
-        query: str, ctx: Context, k: int, lang: str | None, framework: str | None, argument: str = "query"
-    ) -> dict[str, Any]:
-        """A search as `/api/search` makes it (the same checks, the same reduction of a pasted trace); an error
-        names the tool's `argument` the text came in."""
-        kb = current()
-        tags = (_framework_tag(kb, framework),) if framework else ()
-        try:
-            found = await asking.search(kb, events, query, channel=CHANNEL, k=k, tags=tags, hl=lang)
-        except QueryError as exc:
-            field = argument if exc.field == "q" else exc.field
-            raise ToolError(f"{field}: {exc.message}") from None
-        result, hl = found.result, found.hl
-        return {
-            "query": result.query,
-            "searched": result.searched,
-            "answered": result.answered,
-            "confidence": result.confidence,
-            "state": result.state,
-            "message": words(
-                {"answered": "agent_answered", "likely": "agent_likely"}.get(result.state, "agent_no_answer"),
-                hl,
-                confidence=f"{result.confidence:.2f}",
-            ),
-            "note": found.note,  # "ROLL's FAQ does not cover this." where the question names a framework
-            "lang": hl,
-            "hits": [_hit(h, hl, _root(ctx)) for h in found.worth_showing],
-        }
-
     @mcp.tool(title="Search the FAQ")
     async def search_faq(
-        query: Annotated[str, Field(description="the question, an error message or a flag, in Chinese or English")],
-        ctx: Context,
-        k: Annotated[StrictInt, Field(ge=1, le=MAX_HITS, description="at most this many entries")] = 5,
-        lang: Annotated[
-            Lang | None, Field(description="the language of the entries given (default: the query's)")
-        ] = None,
-        framework: Annotated[
-            str | None, Field(description="only entries of this framework's FAQ (list_sources names them)")
-        ] = None,
+        query: Query, ctx: Context, k: HitCount = 5, lang: SearchLang = None, framework: Framework = None
     ) -> dict[str, Any]:
         """Search the LLM-training frameworks' FAQ: the best entries (answer in Markdown, source, link), and whether the FAQ answers it."""
-        return await searched(query, ctx, k, lang, framework)
+        return await searched(current(), events, query, _root(ctx), k, lang, framework)
 
     @mcp.tool(title="Explain an error")
-    async def explain_error(
-        trace: Annotated[str, Field(description="a pasted traceback or log, as printed")],
-        ctx: Context,
-        lang: Annotated[
-            Lang | None, Field(description="the language of the entries given (default: the trace's)")
-        ] = None,
-    ) -> dict[str, Any]:
+    async def explain_error(trace: Trace, ctx: Context, lang: TraceLang = None) -> dict[str, Any]:
         """Find the FAQ entry for a traceback or log: reduced to its errors and the framework's frames, then searched."""
         # Reduced as every search reduces a pasted trace (kb.search.searched_text); a log longer than a
         # paste may be keeps its end, where the error that identifies it is.
-        return await searched(trace[-MAX_PASTE_CHARS:], ctx, 5, lang, None, "trace")
+        return await searched(current(), events, trace[-MAX_PASTE_CHARS:], _root(ctx), 5, lang, None, "trace")
 
     @mcp.tool(title="Get an entry")
-    async def get_entry(
-        id: Annotated[str, Field(description="an entry id, as search_faq gives it (e.g. slime-b0ab398d)")],
-        ctx: Context,
-        lang: Annotated[
-            Lang | None,
-            Field(
-                description="the language to give it in (default: the entry's own, its `lang`, as search_faq gives it)"
-            ),
-        ] = None,
-    ) -> dict[str, Any]:
+    async def get_entry(id: EntryId, ctx: Context, lang: EntryLang = None) -> dict[str, Any]:
         """One FAQ entry whole: question, answer in Markdown, source, and its links in each language it has."""
         entry = _entry(current(), id, ToolError)
         shown = entry.localized(lang)
@@ -145,29 +107,7 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
     @mcp.tool(title="List the FAQs")
     async def list_sources() -> dict[str, Any]:
         """The FAQ documents searched: each one's name, framework, version, languages, entry count and link."""
-        kb = current()
-        counts: dict[str, int] = {}
-        urls: dict[str, dict[str, str]] = {}  # each source's page in each language its entries have
-        for entry in kb.entries:
-            counts[entry.source] = counts.get(entry.source, 0) + 1
-            for version in entry.versions():
-                urls.setdefault(entry.source, {}).setdefault(version.lang, version.source_url)
-        return {
-            "sources": [
-                {
-                    "name": s.name,
-                    "title": s.title,
-                    "titles": s.titles or {s.lang: s.title},
-                    "framework": s.framework,
-                    "version": s.version,
-                    "languages": sorted({s.lang, *urls.get(s.name, {})}),
-                    "url": s.url,
-                    "urls": {**urls.get(s.name, {}), s.lang: s.url},
-                    "entries": counts.get(s.name, 0),
-                }
-                for s in kb.sources
-            ]
-        }
+        return sources(current())
 
     @mcp.resource(ENTRY_URI, name="entry", title="FAQ entry", mime_type="text/markdown")
     async def entry_resource(id: str) -> str:
@@ -177,12 +117,73 @@ def create_mcp(current: Callable[[], KnowledgeBase], events: Events, name: str =
     return mcp
 
 
+async def searched(
+    kb: KnowledgeBase,
+    events: Events,
+    query: str,
+    root: str | None,
+    k: int,
+    lang: str | None,
+    framework: str | None,
+    argument: str = "query",
+) -> dict[str, Any]:
+    """A search as `/api/search` makes it (the same checks, the same reduction of a pasted trace); an error
+    names the tool's `argument` the text came in."""
+    tags = (_framework_tag(kb, framework),) if framework else ()
+    try:
+        found = await asking.search(kb, events, query, channel=CHANNEL, k=k, tags=tags, hl=lang)
+    except QueryError as exc:
+        field = argument if exc.field == "q" else exc.field
+        raise ToolError(f"{field}: {exc.message}") from None
+    result, hl = found.result, found.hl
+    return {
+        "query": result.query,
+        "searched": result.searched,
+        "answered": result.answered,
+        "confidence": result.confidence,
+        "state": result.state,
+        "message": Translator(hl)(
+            {"answered": "agent_answered", "likely": "agent_likely"}.get(result.state, "agent_no_answer"),
+            confidence=f"{result.confidence:.2f}",
+        ),
+        "note": found.note,  # "ROLL's FAQ does not cover this." where the question names a framework
+        "lang": hl,
+        "hits": [_hit(h, hl, root) for h in found.worth_showing],
+    }
+
+
+def sources(kb: KnowledgeBase) -> dict[str, Any]:
+    """The FAQ documents `list_sources` gives: each one's name, framework, version, languages, entry count and link."""
+    counts: dict[str, int] = {}
+    urls: dict[str, dict[str, str]] = {}  # each source's page in each language its entries have
+    for entry in kb.entries:
+        counts[entry.source] = counts.get(entry.source, 0) + 1
+        for version in entry.versions():
+            urls.setdefault(entry.source, {}).setdefault(version.lang, version.source_url)
+    return {
+        "sources": [
+            {
+                "name": s.name,
+                "title": s.title,
+                "titles": s.titles or {s.lang: s.title},
+                "framework": s.framework,
+                "version": s.version,
+                "languages": sorted({s.lang, *urls.get(s.name, {})}),
+                "url": s.url,
+                "urls": {**urls.get(s.name, {}), s.lang: s.url},
+                "entries": counts.get(s.name, 0),
+            }
+            for s in kb.sources
+        ]
+    }
+
+
 def _markdown(entry: Entry) -> str:
     where = " · ".join(filter(None, (entry.source_title_in(entry.lang), entry.source_version)))
     note = version_note(entry, entry.lang)
     return "\n".join(
         [f"# {entry.question}", "", *([f"*{note}*", ""] if note else []), entry.answer.strip(), ""]
-        + [f"{words('answer_source', entry.lang)}: [{where}]({entry.url or entry.source_url})"]
+        + [f"{Translator(entry.lang)('answer_source')}: [{where}]({entry.url or entry.source_url})"]
     )
 
 

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..channel import Channel
-
-if TYPE_CHECKING:
-    from ...settings import ServerSettings
+from .settings import OpenAISettings
 
 __all__ = ["CHANNEL"]
 
 
-def _status(settings: "ServerSettings") -> str:
+def _status(settings: OpenAISettings) -> str:
     if settings.api_keys:
         return "OpenAI-compatible API on: /v1/, for clients sending one of KB_API_KEYS as a bearer token"
     return "OpenAI-compatible API on: /v1/, open to every client (set KB_API_KEYS to require a key)"
@@ -29,5 +25,7 @@ CHANNEL = Channel(
     module="server.channels.openai.routes",
     prefix="/v1/",
     cross_site=True,
+    errors="server.channels.openai.errors",
+    settings_class=OpenAISettings,
     status=_status,
 )

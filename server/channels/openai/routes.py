@@ -8,7 +8,7 @@ chat's: the LLM's where one is configured, else the FAQ's own. Streamed, it come
 server-sent events in OpenAI's chunk format, ending in `data: [DONE]`. Each completion also
 carries `answered` and the `hits` (the API's hits), which plain clients ignore. With
 `KB_API_KEYS` set a request needs one of them as `Authorization: Bearer`; errors come in
-OpenAI's shape (server/errors.py).
+OpenAI's shape (server/error_handler.py).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from kb.cancel import Cancel
 from kb.chat import ChatReply
 from kb.hits import Hit
 from kb.text import detect_lang
-from kb.wording import words
 
 from ...bearer import bearer_matches
 from ...deps import ChatDep, EventsDep, SettingsDep, base_url
 from ...permalinks import permalinks
+from ...rendering.strings import Translator
 from ...schemas import hit_out
 from ...streaming import event_stream, read_in_thread
 
@@ -148,7 +148,7 @@ def _numbered(reply: ChatReply, root: str) -> str:
         return ""
     href = permalinks(root)
     lines = [f"{i}. [{h.entry.question}]({href(h)})" for i, h in enumerate(reply.sources, 1)]
-    return "\n\n" + f"**{words('agent_sources', reply.lang)}**\n\n" + "\n".join(lines)
+    return "\n\n" + f"**{Translator(reply.lang)('agent_sources')}**\n\n" + "\n".join(lines)
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")

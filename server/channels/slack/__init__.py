@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..channel import Channel
-
-if TYPE_CHECKING:
-    from ...settings import ServerSettings
+from .settings import SlackSettings
 
 __all__ = ["CHANNEL"]
 
 
-def _status(settings: "ServerSettings") -> str:
+def _status(settings: SlackSettings) -> str:
     if settings.slack_signing_secret:
         return "Slack routes on: /slack/command and /slack/interactive"
     return "Slack routes off: KB_SLACK_SIGNING_SECRET is not set, so /slack/* answers 404"
@@ -32,5 +28,6 @@ CHANNEL = Channel(
     off="the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret",
     platform=True,
     chat_ids="insights_slack_ids",
+    settings_class=SlackSettings,
     status=_status,
 )

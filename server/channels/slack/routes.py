@@ -24,11 +24,11 @@ from fastapi.responses import JSONResponse
 from kb.errors import EntryNotFound
 from kb.events import Voted
 
+from ...delivery_ids import DeliveryIds, Guard, keep_guard
 from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
 from ...outbound import Outbound
 from ...ratelimit import LogBudget
 from ...rendering.strings import Translator
-from ...replays import Guard, Replays, keep_guard
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...votes import bot_vote
@@ -56,7 +56,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {401: {"model": ErrorOut}, 404: {"mod
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """What the routes keep between requests, as every chat bot does (`Guard`): the commands' trigger ids (one
     sent again is not answered again), each channel's limit, the budget of log lines for refused requests."""
-    app.state.slack = keep_guard(app, "slack", Guard(Replays(2 * MAX_AGE_SECONDS)))
+    app.state.slack = keep_guard(app, "slack", Guard(DeliveryIds(2 * MAX_AGE_SECONDS)))
     app.state.slack_flow = BotFlow("slack", "Slack", app.state.slack, SlackReplies())
     app.state.slack_response_urls = ResponseUrls(settings.slack_response_base)
 
@@ -65,7 +65,7 @@ async def get_slack_form(request: Request, settings: SettingsDep) -> dict[str, s
     """The form fields of a request Slack signed: 401 when unsigned, badly signed or stale."""
     body = await request.body()  # at most KB_MAX_BODY_BYTES: a larger one is refused with 413 as it is read
     headers = request.headers
-    # Over the raw bytes, before anything is parsed; a `BadSlackSignature` is answered 401 (server/errors.py).
+    # Over the raw bytes, before anything is parsed; a `BadSlackSignature` is answered 401 (server/error_handler.py).
     verify(
         settings.slack_signing_secret, headers.get("x-slack-request-timestamp"), headers.get("x-slack-signature"), body
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..channel import Channel
 
-__all__ = ["WEB", "WIDGET", "API"]
+__all__ = ["WEB", "WIDGET", "API", "CHANNELS"]
 
 WEB = Channel(
     name="web",
@@ -37,3 +37,4 @@ API = Channel(
     docs="docs/channels.md#web-pages-and-the-json-api",
     asks=("search", "chat"),
 )
+CHANNELS = (WEB, WIDGET, API)

@@ -147,7 +147,7 @@ def expected_card(hits: list[dict[str, Any]], lang: str, question: str) -> dict[
         "server.channels.feishu.routes",
         "server.replies",
         "server.markdown_replies",
-        "server.replays",
+        "server.delivery_ids",
     ],
 )
 def test_exported_members_exist(module: str) -> None:

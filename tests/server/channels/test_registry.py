@@ -3,10 +3,13 @@ registered channel has what the app, /insights, /metrics and the docs need, and 
 
 from __future__ import annotations
 
+import argparse
+import ast
 import json
+import re
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -59,8 +62,8 @@ def test_an_app_with_no_channel_configured_imports_no_platform_sdk() -> None:
         "create_app(ServerSettings.from_env({}))\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'lark_oapi')"
         " or m.startswith(('server.channels.slack.', 'server.channels.feishu.', 'server.channels.dingtalk.',"
-        " 'server.channels.mcp.')))))\n"
-    )
+        " 'server.channels.mcp.')) and not m.endswith('.settings'))))\n"
+    )  # a channel's settings are part of its declaration, which the settings compose: only `kb.settings` below
     loaded = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(loaded.stdout) == []
 
@@ -89,3 +92,66 @@ def test_a_question_from_a_channel_the_registry_does_not_have_counts_as_other(se
     metrics.hear(Searched(SearchResult("q", False, ()), "nowhere", 0.0, None, None))
     exposition = metrics.exposition().decode()
     assert 'channel="other"' in exposition and "nowhere" not in exposition
+
+
+def test_a_channels_own_command_is_added_to_the_kb_command(
+    settings: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`Channel.commands` names the module whose `add_parser` the `kb` parser calls: `kb ask` exists once the
+    test-only channel is registered, and finds the entry the search finds."""
+    from kbcli.cli import build_parser, main
+
+    def commands() -> set[str]:
+        sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+        return set(sub.choices)
+
+    assert "ask" not in commands()
+    registered(monkeypatch)
+    assert "ask" in commands()
+    for name, value in (("KB_DATA_DIR", str(settings.data_dir)), ("KB_RATE_LIMIT", "off")):
+        monkeypatch.setenv(name, value)
+    assert main(["ask", RESUME_EN]) == 0
+    printed = capsys.readouterr().out.strip()
+    with TestClient(create_app(settings)) as client:
+        assert printed == client.get("/api/search", params={"q": RESUME_EN}).json()["hits"][0]["id"]
+
+
+CORE = ("server/settings.py", "server/error_handler.py", "server/middleware.py", "server/metrics.py")
+
+
+def _packaged() -> list[str]:
+    """The names of the channels that have a package of their own (the site's own three have none)."""
+    return [c.name for c in CHANNELS if c.module.startswith(f"server.channels.{c.name}.")]
+
+
+def _identifiers(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name
+        elif isinstance(node, ast.arg):
+            yield node.arg
+        elif isinstance(node, ast.alias):
+            yield node.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module
+
+
+def test_no_channel_is_named_in_the_core_or_in_the_library() -> None:
+    """A channel's edges are in its package: the settings, the error handler, the middleware and the metrics name
+    none of them (not even in a comment), and neither the library's code nor its string table does."""
+    names = _packaged()
+    assert {"slack", "feishu", "dingtalk", "mcp", "openai", "github"} <= set(names)
+    word = re.compile("|".join(names) + "|lark", re.I)
+    for path in CORE:
+        text = (ROOT / path).read_text(encoding="utf-8")
+        assert [m.group(0) for m in word.finditer(text)] == [], path
+    for path in sorted((ROOT / "kb").rglob("*.py")):
+        named = [n for n in _identifiers(ast.parse(path.read_text(encoding="utf-8"))) if word.search(n)]
+        assert named == [], path
+    from kb.wording import strings
+
+    assert [key for key in strings() if word.search(key)] == []

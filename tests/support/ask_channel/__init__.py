@@ -1,5 +1,6 @@
-"""A channel made only for the tests, as docs/adding-a-channel.md makes one: `GET /ask/?q=` answers from the FAQ
-in plain text. Registered by `registered(monkeypatch)`, never by the app itself."""
+"""A channel made only for the tests: `GET /ask/?q=` answers from the FAQ in plain text, and `kb ask` is its command.
+Registered in the tests' own process by `registered(monkeypatch)`, never by the app itself (docs/adding-a-channel.md's
+Discord example is the one added to a copy of `server/`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ CHANNEL = Channel(
     asks=("search",),
     settings=("admin_token",),  # a setting the server already has, so that the test can turn it off
     module="tests.support.ask_channel.routes",
+    commands="tests.support.ask_channel.command",  # `kb ask QUESTION`
     prefix="/ask/",
     off="the plain-text channel is off: set KB_ADMIN_TOKEN",
     platform=True,

@@ -12,10 +12,10 @@ from fastapi.testclient import TestClient
 from kb.errors import EntryNotFound, KBError, QueryError, SettingsError
 from server.channels.slack.payload import BadSlackPayload
 from server.channels.slack.signature import BadSlackSignature
-from server.errors import STATUS, describe, install_error_handler, status_of
+from server.delivery_ids import DeliveryIds, Guard, keep_guard
+from server.error_handler import STATUS, describe, install_error_handler, status_of
 from server.exceptions import ServerError
 from server.ratelimit import LogBudget
-from server.replays import Guard, Replays, keep_guard
 
 
 class _NarrowQuery(QueryError):
@@ -57,7 +57,7 @@ def test_a_platform_refusal_is_answered_with_its_status_and_logged_within_its_ch
     the channel keeps (here one line a minute), however many such requests come."""
     app = FastAPI()
     install_error_handler(app)
-    keep_guard(app, "slack", Guard(Replays(60), refused=LogBudget(lines=1)))
+    keep_guard(app, "slack", Guard(DeliveryIds(60), refused=LogBudget(lines=1)))
 
     @app.post("/slack/command")
     async def command() -> None:

@@ -1,4 +1,4 @@
-"""`kb github answer`: what the GitHub bot says to one event, from the event's JSON as a workflow run has it.
+"""`kb github answer`, the GitHub channel's command (`Channel.commands`): what the GitHub bot says to one event, from the event's JSON as a workflow run has it.
 
     kb github answer --event FILE [--event-name NAME] [--dry-run]
 
@@ -7,7 +7,7 @@ FILE is a webhook payload (in a GitHub Actions run, `$GITHUB_EVENT_PATH`; its na
 prints the comment it would post, or why it posts none; without `--dry-run` and with
 `KB_GITHUB_TOKEN` (the workflow's `GITHUB_TOKEN`) it posts it. In a workflow run it also writes
 the run's job summary (`GITHUB_STEP_SUMMARY`): suggest mode's draft, ready to copy, beside a link
-to the issue (kbcli/job_summary.py). The mode is the repository's
+to the issue (job_summary.py). The mode is the repository's
 (`KB_GITHUB_MODE`, `KB_GITHUB_REPOS`); `/faq` comments are answered in every mode.
 """
 
@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from server.settings import ServerSettings
+from ...settings import ServerSettings
 
 __all__ = ["add_parser", "cmd_github"]
 
@@ -43,7 +43,8 @@ def add_parser(sub: Any) -> None:
 def cmd_github(settings: ServerSettings, args: argparse.Namespace) -> int:
     from kb.errors import KBError
     from kb.knowledge import KnowledgeBase
-    from server.channels.github.events import Other, read_event
+
+    from .events import Other, read_event
 
     if not args.event_name:
         print("kb: error: --event-name: give the event's name (issues, discussion, issue_comment)", file=sys.stderr)
@@ -76,8 +77,9 @@ async def _answer(kb: Any, settings: ServerSettings, event: Any, root: str, post
     """The bot's outcome for `event`, posted with KB_GITHUB_TOKEN unless `post` is False or there is no token. In a
     workflow run the token is the run's, whose comments are written by `github-actions[bot]`."""
     from kb.events import Events
-    from server.channels.github.bot import respond
-    from server.channels.github.client import GitHubAPI
+
+    from .bot import respond
+    from .client import GitHubAPI
 
     api = None
     if post and settings.github_token:
@@ -91,13 +93,12 @@ async def _answer(kb: Any, settings: ServerSettings, event: Any, root: str, post
 
 
 def _summarize(settings: ServerSettings, event: Any, outcome: Any) -> None:
-    """In a workflow run (GITHUB_STEP_SUMMARY set), what the bot did, on the run's page (kbcli/job_summary.py)."""
-    from server.channels.github.bot import mode_for
-    from server.channels.github.events import Asked, Other
-
+    """In a workflow run (GITHUB_STEP_SUMMARY set), what the bot did, on the run's page (job_summary.py)."""
+    from .bot import mode_for
+    from .events import Opened, Other
     from .job_summary import ENV, summary, write_summary
 
     if os.environ.get(ENV):
-        asked = event if isinstance(event, (Asked, Other)) else event.asked
+        asked = event if isinstance(event, (Opened, Other)) else event.asked
         mode = mode_for(settings, asked.repo) if not isinstance(asked, Other) else settings.github_mode
         write_summary(os.environ[ENV], summary(event, outcome, mode))

@@ -1,4 +1,4 @@
-"""The job summary `kb github answer` writes in a workflow run (kbcli/job_summary.py): suggest mode's draft where a
+"""The job summary `kb github answer` writes in a workflow run (server/channels/github/job_summary.py): suggest mode's draft where a
 maintainer sees it, with the entry, its confidence and the issue to post it on; a posted comment linked; no comment,
 and why. GitHub itself cannot run here: `GITHUB_STEP_SUMMARY` names a temporary file, as a runner's does."""
 
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from kbcli.job_summary import summary
 from server.channels.github.bot import Outcome
 from server.channels.github.comment import MARKER
 from server.channels.github.events import read_event
+from server.channels.github.job_summary import summary
 from tests.support.cli import kb
 from tests.support.github import issue_event
 

@@ -1,4 +1,4 @@
-"""Size limits and unusual bytes: each refused with a 4xx naming the field, never a 500.
+"""What the request checks refuse (server/request_checks.py): bodies, parameters and JSON beyond their limits, each refused with a 4xx naming the field, never a 500.
 
 Bodies over KB_MAX_BODY_BYTES (announced or chunked), chat histories over their limits,
 queries of control characters, percent-encoded bytes that are not UTF-8, JSON bodies that

@@ -1,15 +1,17 @@
 """The one exception handler: a kb error, an HTTP error or bad input becomes an HTML page or JSON.
 
-API and chat bot paths (Slack, Feishu, DingTalk; and clients that ask for JSON rather than HTML) get `{"ok": false, "error": "...", "status": N}`;
-the OpenAI-compatible API (`/v1/`) gets OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`,
-with 400 for a body that is not valid (as OpenAI answers); `/mcp` gets a JSON-RPC error, which an MCP client
-shows as it is; pages get the error page in the reader's language, with a search box. `send_error` answers the
+The API's and every channel's paths (and clients that ask for JSON rather than HTML) get
+`{"ok": false, "error": "...", "status": N}`, unless the channel whose prefix the path is under has a
+format of its own (`Channel.errors`, as datasette lets a plugin answer its own exceptions: an API's
+own error shape, a JSON-RPC error); pages get the error page in the reader's
+language, with a search box. `send_error` answers the
 same way from ASGI middleware (the rate limit, the request limits), and
 `document_error_responses` declares in the OpenAPI schema the errors each route can give.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 from typing import Any
@@ -34,11 +36,11 @@ from kb.errors import (
 )
 
 from .channels import registry
+from .delivery_ids import guard_of
 from .deps import app_settings
 from .exceptions import ServerError
 from .headers import SECURITY_HEADERS
 from .rendering.templates import page
-from .replays import guard_of
 from .schemas import ErrorOut
 
 __all__ = [
@@ -48,10 +50,6 @@ __all__ = [
     "send_error",
     "document_error_responses",
     "rate_exempt",
-    "OPENAI_PREFIX",
-    "openai_error",
-    "mcp_error",
-    "MCP_PATH",
     "STATUS",
     "status_of",
     "log_refusal",
@@ -143,7 +141,7 @@ def log_refusal(request: Request, exc: ServerError) -> None:
 async def handle_error(request: Request, exc: Exception) -> Response:
     status, message = describe(exc)
     if isinstance(exc, ServerError):
-        message = exc.said  # a platform's refusal says what was not valid: "not a valid Slack request: ..."
+        message = exc.said  # a platform's refusal says what was not valid: "not a valid ... request: ..."
         if exc.channel:
             log_refusal(request, exc)
     if status >= 500:
@@ -153,11 +151,9 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     # A 500 is sent from outside the middleware (Starlette's ServerErrorMiddleware), so it
     # gets the headers every response carries here.
     headers = {**SECURITY_HEADERS, **(getattr(exc, "headers", None) or {})}
-    if request.url.path.startswith(OPENAI_PREFIX):
-        status = 400 if status == 422 else status  # OpenAI's status for a request it cannot use
-        return JSONResponse(openai_error(status, message, exc), status, headers=headers)
-    if request.url.path == MCP_PATH:
-        return JSONResponse(mcp_error(status, message), status, headers=headers)
+    own = _channel_error(request.url.path, status, message, exc)
+    if own is not None:
+        return JSONResponse(own[1], own[0], headers=headers)
     if _wants_json(request):
         return JSONResponse({"ok": False, "error": message, "status": status}, status, headers=headers)
     query = request.query_params.get("q", "")[: app_settings(request).max_query_chars]
@@ -167,36 +163,15 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     return response
 
 
-OPENAI_PREFIX = "/v1/"
-_OPENAI_TYPES = {401: "invalid_request_error", 403: "permission_error", 429: "rate_limit_error"}
-_OPENAI_CODES = {401: "invalid_api_key", 404: "not_found", 413: "request_too_large", 429: "rate_limit_exceeded"}
-
-
-def openai_error(status: int, message: str, exc: Exception | None = None) -> dict[str, Any]:
-    """An error as OpenAI's API gives one: `param` names the field at fault, `code` says what kind of fault."""
-    param = "messages" if isinstance(exc, QueryError) else getattr(exc, "param", None)
-    if isinstance(exc, RequestValidationError) and exc.errors():
-        first = exc.errors()[0]
-        loc = [str(p) for p in first.get("loc", ())]
-        # A body that is not JSON has no field at fault (its loc is ("body", offset)).
-        param = None if first.get("type") == "json_invalid" else ".".join(loc[1:]) or None
-    kind = _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    code = getattr(exc, "code", None) or _OPENAI_CODES.get(status)
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
-
-
-MCP_PATH = "/mcp"
-MCP_REFUSED = -32000  # JSON-RPC's first code for a server's own errors: the request was refused before MCP read it
-
-
-def mcp_error(status: int, message: str) -> dict[str, Any]:
-    """An error as an MCP client reads one from any status: a JSON-RPC error (its id unknown, so null), whose
-    message the SDK's client raises as it is, rather than "Server returned an error response"."""
-    return {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {"code": MCP_REFUSED, "message": message, "data": {"status": status}},
-    }
+def _channel_error(path: str, status: int, message: str, exc: Exception) -> tuple[int, dict[str, Any]] | None:
+    """The error body of the channel whose prefix `path` is under, when it has a format of its own (`Channel.errors`:
+    a module whose `error_body(path, status, message, exc)` gives (status, body), or None to leave it to the app)."""
+    for channel in registry.CHANNELS:
+        if channel.errors and channel.prefix and path.startswith(channel.prefix):
+            own = importlib.import_module(channel.errors).error_body(path, status, message, exc)
+            if own is not None:
+                return own  # type: ignore[no-any-return]
+    return None
 
 
 def _title_key(status: int) -> str:
@@ -220,9 +195,9 @@ def install_error_handler(app: FastAPI) -> None:
     document_error_responses(app)
 
 
-# Paths the rate limit does not count (`RateLimit` in server/middleware.py): Slack retries on its own
-# schedule, and Feishu's and DingTalk's servers send every asker's questions from a few addresses
-# (their bots count each chat's instead: CHAT_LIMIT); health checks come from the load balancer,
+# Paths the rate limit does not count (`RateLimit` in server/middleware.py): a chat platform retries on its
+# own schedule and sends every asker's questions from a few addresses (its bot counts each chat's instead:
+# CHAT_LIMIT; `Channel.platform`); health checks come from the load balancer,
 # static files are cached. A scraper of /metrics calls often, from one address.
 def rate_exempt() -> tuple[str, ...]:
     """The paths `RateLimit` does not count: the chat platforms' (their channels say so), and the ones above."""

@@ -1,4 +1,4 @@
-"""What the request limits check (`RequestLimits` in server/middleware.py): query parameters that are
+"""The request checks (`RequestLimits` in server/middleware.py): query parameters that are
 not UTF-8, and a body read through `CheckedBody`, which counts its bytes and checks JSON is UTF-8;
 and how deep a platform's JSON may nest (`too_deep`), checked before it is parsed."""
 

@@ -1,4 +1,4 @@
-"""Replays: the ids of the messages a chat platform delivered lately, so that one delivered twice is answered once;
+"""Delivery ids: the ids of the messages a chat platform delivered lately, so that one delivered twice is answered once;
 and the `Guard` each chat bot keeps between requests.
 
 Feishu sends an event again when it did not get its answer in time, and a signed request
@@ -25,12 +25,12 @@ from typing import Any, Callable
 
 from .ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
 
-__all__ = ["Replays", "Guard", "MAX_IDS", "keep_guard", "guard_of"]
+__all__ = ["DeliveryIds", "Guard", "MAX_IDS", "keep_guard", "guard_of"]
 
 MAX_IDS = 100_000
 
 
-class Replays:
+class DeliveryIds:
     """The ids seen in the last `window` seconds."""
 
     def __init__(self, window: float, max_ids: int = MAX_IDS, clock: Callable[[], float] = time.monotonic):
@@ -65,7 +65,7 @@ class Guard:
     each chat's limit (`CHAT_LIMIT`), and a budget of log lines about the requests it refused
     (its route is not rate-limited: the platform's servers send every asker's questions)."""
 
-    replays: Replays
+    delivered: DeliveryIds
     chats: ClientLimit = field(default_factory=lambda: ClientLimit(*CHAT_LIMIT))
     refused: LogBudget = field(default_factory=LogBudget)
 

@@ -14,8 +14,8 @@ import re
 import sys
 from pathlib import Path
 
-from server.channels.github.bot import Outcome
-from server.channels.github.events import Asked, Closed, Command, Other
+from .bot import Outcome
+from .events import Closed, Command, Opened, Other
 
 __all__ = ["ENV", "summary", "write_summary"]
 
@@ -29,16 +29,16 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _where(asked: Asked) -> str:
+def _where(asked: Opened) -> str:
     return f"[{asked.repo}#{asked.number}]({asked.url})"
 
 
-def summary(event: Asked | Command | Closed | Other, outcome: Outcome | None, mode: str) -> str:
+def summary(event: Opened | Command | Closed | Other, outcome: Outcome | None, mode: str) -> str:
     """The Markdown for what the bot did with `event` (`outcome` None: an event it only acknowledges)."""
     if isinstance(event, Other) or outcome is None:
         what = event.what if isinstance(event, Other) else "nothing"
         return f"### FAQ bot\n\nNothing to answer: {what}.\n"
-    asked = event if isinstance(event, Asked) else event.asked
+    asked = event if isinstance(event, Opened) else event.asked
     head = f"### FAQ bot: {_where(asked)}"
     if not outcome.comment:
         return f"{head}\n\nNo comment: {outcome.reason}.\n"
@@ -46,7 +46,7 @@ def summary(event: Asked | Command | Closed | Other, outcome: Outcome | None, mo
     if outcome.posted:
         posted = f"[the comment]({outcome.url})" if outcome.url else "the comment"
         return f"{head}\n\nPosted {posted}{facts}.\n"
-    if mode == "suggest" and isinstance(event, Asked):
+    if mode == "suggest" and isinstance(event, Opened):
         action = (
             f"Suggested answer, not posted ({mode} mode){facts}.\n\n"
             f"**To post it:** copy the comment below (the copy button at its top right), then "

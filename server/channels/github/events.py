@@ -50,6 +50,8 @@ class Asked:
     edited: bool = False
     installation: int = 0  # the GitHub App installation the delivery came through (0: none)
     question: str = ""  # the title and the body's question (`kb.issue_question`), read once
+    state_reason: str = ""  # an issue closed: "completed", "not_planned", "duplicate" ("" when not said)
+    closed_at: str = ""  # when it was closed, ISO 8601 ("" for an open one)
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,8 @@ class Command:
 
 @dataclass(frozen=True)
 class Closed:
-    """An issue closed: the readers' reactions to the bot's comment on it are counted as votes."""
+    """An issue closed: the readers' reactions to the bot's comment on it are counted as votes, and the thread is
+    harvested (server/channels/github/harvest.py)."""
 
     asked: Asked
 
@@ -153,6 +156,8 @@ def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) 
         edited=edited,
         installation=_installation(payload),
         question=question_of(title, body),
+        state_reason=str(item.get("state_reason") or "")[:NAME_CHARS],
+        closed_at=str(item.get("closed_at") or "")[:NAME_CHARS],
     )
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["Resolved", "SeeAlso", "threads_of", "MAX_SHOWN", "MIN_COSINE", "MAX_THREADS"]
 
 MAX_SHOWN = 3  # threads shown below a question, at most
-MIN_COSINE = 0.9  # how near (question to question, the e5 model's scale) a thread's question must be
+MIN_COSINE = 0.92  # how near (question to question, the e5 model's scale) a thread's question must be
 MAX_THREADS = 5000  # threads held, at most (the newest drafts first)
 MAX_TITLE = 300  # characters of a thread's title shown
 

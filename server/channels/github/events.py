@@ -1,6 +1,6 @@
 """GitHub's webhook events, read into what the bot acts on: a question (an issue opened or edited, a Discussion
-created), a `/faq` command (an issue comment), or something to acknowledge and leave (a ping, an installation, an
-issue closed, any other event).
+created), a `/faq` command (an issue comment), an issue closed (its votes counted, its thread harvested), or
+something to acknowledge and leave (a ping, an installation, any other event).
 
 An issue's question (`kb.issue_question`) is read here, once per event: `read_event` takes time linear in the body,
 and the webhook runs it off the event loop."""
@@ -76,7 +76,7 @@ class Closed:
 
 @dataclass(frozen=True)
 class Other:
-    """An event the bot acknowledges and leaves: a ping, an installation, an issue closed, another action."""
+    """An event the bot acknowledges and leaves: a ping, an installation, another action."""
 
     what: str
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
+from pathlib import Path
 from typing import Any, Callable
 
 import httpx
 import httpx2
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from kb.harvest import Asked, Draft
@@ -24,6 +27,7 @@ from kb.see_also import MAX_SHOWN
 from kb.settings import Settings
 from server import create_app
 from tests.support.forms import form_token, insights_form_token
+from tests.support.paths import ROOT
 from tests.support.seeded_insights import TOKEN
 
 THREAD = "https://github.com/THUDM/slime/issues/{}"
@@ -137,6 +141,26 @@ def test_an_agent_is_told_they_are_not_the_answer(live: str) -> None:
     data = json.loads(asyncio.run(call()).content[0].text)
     assert data["state"] == "not_covered" and data["see_also"][0]["number"] == 11
     assert "not the FAQ's answer" in data["message"]
+
+
+@pytest.mark.slow
+def test_kb_mcp_over_stdio_gives_them_too(settings: Settings, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "index").symlink_to(settings.index_dir)
+    store = InsightsStore(store_path(data_dir))
+    store.keep_drafts(DRAFTS)
+    store.close()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
+    environment |= {"KB_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}
+    kb = Path(sys.executable).with_name("kb")
+
+    async def call() -> Any:
+        async with Client(StdioServerParameters(command=str(kb), args=["mcp"], env=environment)) as client:
+            return await client.call_tool("search_faq", {"query": NOT_COVERED})
+
+    data = json.loads(asyncio.run(call()).content[0].text)
+    assert data["see_also"][0] == {"title": "How do I run slime on Huawei Ascend NPUs?", "url": THREAD.format(11), "repo": "THUDM/slime", "number": 11}  # fmt: skip
 
 
 def test_v1_never_answers_with_them(live: str) -> None:

@@ -4,7 +4,7 @@ The webhook's `issues` `closed` delivery carries the issue (its state reason, la
 not its comments: they are read through the bot's async client (`GitHubAPI.issue_comments`: at most
 `threads.MAX_COMMENTS`, each answer capped, rate limits waited out within the call's deadline). The thread is then
 read, chosen and cleaned as `kb harvest` does (`kb.harvest`: every text cut to `MAX_TEXT` first, the rules linear
-in it) in a worker thread, checked against the entries with one search, kept in the insights database for
+in it; a long thread condensed by the LLM when `KB_LLM_*` set one up) in a worker thread, checked against the entries with one search, kept in the insights database for
 /insights, and "see also" reads the drafts again. The repositories harvested are KB_HARVEST_REPOS when it names
 some, else every one the webhook hears from.
 """
@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kb.harvest import Draft, Rules, choose, draft_of, from_rest, refusal
+from kb.harvest.condense import condense
 from kb.harvest.threads import MAX_COMMENTS
 
 from .events import Asked
@@ -23,6 +24,7 @@ from .events import Asked
 if TYPE_CHECKING:
     from kb.insights.service import Insights
     from kb.knowledge import KnowledgeBase
+    from kb.llm import LLM
 
     from ...reload import Reloader
     from ...settings import ServerSettings
@@ -46,14 +48,19 @@ def _issue(asked: Asked) -> dict[str, Any]:
     }
 
 
-def draft_of_closed(asked: Asked, comments: list[dict[str, Any]], rules: Rules = Rules()) -> Draft | str:
-    """The draft a closed issue makes with these comments, or why it makes none. Linear in the text: run it off the
-    event loop."""
+def draft_of_closed(
+    asked: Asked, comments: list[dict[str, Any]], rules: Rules = Rules(), llm: LLM | None = None
+) -> Draft | str:
+    """The draft a closed issue makes with these comments (a long thread's condensed by `llm`, when there is one), or
+    why it makes none. Linear in the text, and the LLM blocks: run it off the event loop."""
     thread = from_rest(asked.repo, _issue(asked), comments)
     choice = choose(thread, rules)
     if choice is None:
         return refusal(thread, rules) or "no maintainer answer"
-    return draft_of(choice) or "nothing left of the answer"
+    draft = draft_of(choice)
+    if draft is None:
+        return "nothing left of the answer"
+    return condense(draft, thread, llm) if llm is not None else draft
 
 
 async def harvest_closed(
@@ -78,7 +85,7 @@ async def harvest_closed(
     if api is None:
         return "not harvested: no GitHub token to read its comments with (KB_GITHUB_TOKEN or a GitHub App)"
     comments = await api.issue_comments(asked.repo, asked.number, MAX_COMMENTS)
-    made = await asyncio.to_thread(draft_of_closed, asked, comments)
+    made = await asyncio.to_thread(draft_of_closed, asked, comments, Rules(), reloader.llm)
     if isinstance(made, str):
         return f"not harvested: {made}"
     result = await kb.search(made.headline, k=1)  # an entry answers it already: offered as its alternate

@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from server.app import create_app
 from tests.support.github import SECRET, GitHubStandIn, delivery, issue_event
+from tests.support.llm import CONDENSED, fake_llm_app
 from tests.support.servers import own_data
 
 NPU = "How do I run slime on Huawei Ascend NPUs?"
@@ -139,6 +140,20 @@ def test_no_draft_without_what_the_rules_ask(
     deliver(client, closed(23, reason=reason))
     assert kept(client, 23) is None
     assert bool(comments_read(github, 23)) == read
+
+
+def test_with_an_llm_a_long_thread_is_condensed(
+    bot: Callable[..., TestClient], github: GitHubStandIn, serve: Callable[[Any], Any]
+) -> None:
+    requests: list[dict[str, Any]] = []
+    llm = serve(fake_llm_app(requests)).url  # a stand-in for an OpenAI-compatible endpoint: no LLM runs here
+    client = bot(llm_base_url=f"{llm}/v1", llm_model="condense")
+    log = "RuntimeError: NCCL timeout while waiting for rank 3\n" * 200
+    github.comments["THUDM/slime#25"] = [comment(log, "asker", "NONE", "2026-05-01T09:00:00Z"), comment(ANSWER, "zhuzilin", "MEMBER")]  # fmt: skip
+    deliver(client, closed(25, body=log))
+    draft = kept(client, 25).draft
+    assert draft.signals["condensed"] == "llm" and draft.question.endswith(CONDENSED["question"])
+    assert [r["body"]["stream"] for r in requests] == [False]
 
 
 def test_a_hostile_thread_neither_stalls_nor_reaches_the_draft(

@@ -12,7 +12,10 @@ once and keeps watching for the next build.
 
 The links maintainers make (`kb.insights.taught_links`, in the insights database every replica
 shares) are watched the same way: at each check a fingerprint of them is read, and when it
-changed the links are loaded and the served build is replaced by the same build taught them.
+changed the links are loaded and the served build is replaced by the same build taught them. The harvested
+drafts are watched the same way, and read into the "see also" index every build served shares
+(`kb.see_also`): at start-up, at each check when their fingerprint changed, and at once after a harvest or a
+decision on /insights (`rethread`).
 """
 
 from __future__ import annotations

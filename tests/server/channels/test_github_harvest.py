@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from server.app import create_app
-from tests.support.github import SECRET, GitHubStandIn, delivery, issue_event
+from tests.support.github import SECRET, GitHubStandIn, comment_event, delivery, issue_event
 from tests.support.llm import CONDENSED, fake_llm_app
 from tests.support.servers import own_data
 
@@ -40,8 +40,9 @@ def bot(settings: Any, github: GitHubStandIn, tmp_path_factory: pytest.TempPathF
 
     def make(**more: Any) -> TestClient:
         more.setdefault("github_token", "ghp-test-token")
+        more.setdefault("github_mode", "suggest")
         own = own_data(settings, tmp_path_factory, "github-harvest").with_(
-            github_webhook_secret=SECRET, github_api_url=github.url, github_mode="suggest", reload_interval=0, **more
+            github_webhook_secret=SECRET, github_api_url=github.url, reload_interval=0, **more
         )
         client = TestClient(create_app(own)).__enter__()
         opened.append(client)
@@ -104,6 +105,19 @@ def test_a_closed_issue_with_a_maintainers_answer_becomes_a_draft_and_see_also(
     assert comments_read(github, 21) == [1]
     found = client.get("/api/search", params={"q": "How to run slime on NPU"}).json()
     assert found["state"] == "not_covered" and found["see_also"][0]["number"] == 21
+
+
+def test_a_bot_comment_never_carries_see_also(bot: Callable[..., TestClient], github: GitHubStandIn) -> None:
+    client = bot(github_mode="comment")
+    github.comments["THUDM/slime#21"] = [comment(ANSWER, "zhuzilin", "MEMBER")]
+    deliver(client, closed(21))
+    assert client.get("/api/search", params={"q": "How to run slime on NPU"}).json()["see_also"]
+    body, headers = delivery(
+        "issue_comment", comment_event("/faq How to run slime on NPU", number=30, repo="THUDM/slime")
+    )
+    assert client.post("/github/webhook", content=body, headers=headers).status_code == 202
+    [said] = github.on("THUDM/slime#30")
+    assert "issues/21" not in said and "may help" not in said
 
 
 def test_its_comments_are_read_page_by_page(bot: Callable[..., TestClient], github: GitHubStandIn) -> None:

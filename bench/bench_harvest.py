@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -185,6 +186,28 @@ def scale_run(n: int) -> tuple[float, float, float, int]:
     return took, cpu_s, after.ru_maxrss / 1024, len(done.stdout.splitlines())
 
 
+def see_also_cost(kb: object, n: int = 1000) -> tuple[float, float]:
+    """(seconds to load `n` threads' questions into "see also", embedding each; microseconds a lookup takes, as a
+    not-covered search makes it, the median of 200)."""
+    from kb.see_also import Resolved, SeeAlso
+
+    raw = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    titles = [f"{raw[i % len(raw)]['title']} (copy {i // len(raw)})" for i in range(n)]
+    drafts = [[(Resolved(t, f"https://github.com/o/r/issues/{i}", "o/r", i), t)] for i, t in enumerate(titles)]
+    index = SeeAlso(min_cosine=2.0)  # nothing shown: every lookup reads every thread
+    started = time.perf_counter()
+    index.load(drafts, kb.searcher.embedder)  # type: ignore[attr-defined]
+    loaded = time.perf_counter() - started
+    result = kb.search_blocking("How do I run slime on Huawei Ascend NPUs?")  # type: ignore[attr-defined]
+    result = replace(result, answered=False, likely=False)  # as a question the FAQ does not cover
+    took = []
+    for _ in range(200):
+        started = time.perf_counter()
+        index.near(result)
+        took.append(time.perf_counter() - started)
+    return loaded, sorted(took)[100] * 1e6
+
+
 def _parts(raw: list[dict]) -> list[Row]:
     """The choice's figures on the tune part and on the held-out part, apart."""
     rows = []
@@ -207,7 +230,11 @@ def _split_rows(raw: list[dict]) -> list[Row]:
     with _tempfile.TemporaryDirectory() as tmp:
         kb = KnowledgeBase.open(ready_settings(Path(tmp)))
         counts = time_split(raw, kb)
-    rows = []
+        loaded, lookup = see_also_cost(kb)
+    rows = [
+        Row("see also: 1,000 threads' questions embedded and held (once, at start-up)", f"{loaded:.1f} s", "", None),
+        Row("see also: one lookup for a not-covered question (median)", f"{lookup:.0f} µs", "", None),
+    ]
     for name, c in counts.items():
         said = (
             f"{c['asked']} asked after the split, not covered by label, {c['not_covered']} of them searched not_covered"

@@ -4,24 +4,39 @@ The threads are the harvested drafts a maintainer has not decided yet, each with
 under it (`kb.harvest`, kept in the insights database). Their questions' first paragraphs (the issues'
 titles) are embedded once, as questions, and held in a small matrix; a search whose state is
 `not_covered` compares the vector it already has of the question (`SearchResult.vector`) with it, so
-"see also" embeds nothing per question. At most `MAX_SHOWN` threads are shown, one a draft, each at
+"see also" embeds nothing per question. The questions' vectors are also kept in the data directory's embedding
+cache (`$KB_DATA_DIR/cache/embeddings.sqlite`, under the model's name and `#query`), where `kb harvest` leaves
+those it embedded to group its drafts: a server starting, or a second replica, embeds none of them again. At most `MAX_SHOWN` threads are shown, one a draft, each at
 least `MIN_COSINE` near the question (chosen on the time split of bench/bench_harvest.py, real_tune's
 questions only). The index is swapped whole when the drafts change (`SeeAlso.load`).
 """
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
+
+from .embedding_cache import EmbeddingCache
 
 if TYPE_CHECKING:
     from .embedding import Embedder
     from .hits import SearchResult
 
-__all__ = ["Resolved", "SeeAlso", "threads_of", "MAX_SHOWN", "MIN_COSINE", "MAX_THREADS"]
+__all__ = [
+    "Resolved",
+    "SeeAlso",
+    "threads_of",
+    "cached_questions",
+    "keep_questions",
+    "MAX_SHOWN",
+    "MIN_COSINE",
+    "MAX_THREADS",
+]
 
 MAX_SHOWN = 3  # threads shown below a question, at most
 MIN_COSINE = 0.92  # how near (question to question, the e5 model's scale) a thread's question must be
@@ -40,6 +55,40 @@ class Resolved:
 
     def to_json(self) -> dict[str, Any]:
         return {"title": self.title, "url": self.url, "repo": self.repo, "number": self.number}
+
+
+QUERY_CACHE = "#query"  # after the model's name in the embedding cache: a question's vector, not a passage's
+
+
+def cached_questions(path: Path | None, model: str, questions: Sequence[str]) -> dict[str, np.ndarray]:
+    """The vectors of `questions` the embedding cache at `path` holds for `model`, by question (none for no path, or
+    a cache that cannot be read: it is only a cache)."""
+    if path is None or not questions:
+        return {}
+    try:
+        cache = EmbeddingCache(path, model + QUERY_CACHE)
+        try:
+            found = cache.get_many([EmbeddingCache.key(q) for q in questions])
+        finally:
+            cache.close()
+    except (sqlite3.Error, OSError):
+        return {}
+    return {q: found[EmbeddingCache.key(q)] for q in questions if EmbeddingCache.key(q) in found}
+
+
+def keep_questions(path: Path | None, model: str, vectors: Mapping[str, np.ndarray]) -> None:
+    """Keep the vectors of questions in the embedding cache at `path`, for `model` (best effort: a cache that
+    cannot be written, busy with an ingest, is left as it is)."""
+    if path is None or not vectors:
+        return
+    try:
+        cache = EmbeddingCache(path, model + QUERY_CACHE)
+        try:
+            cache.put_many({EmbeddingCache.key(q): np.asarray(v, np.float32) for q, v in vectors.items()})
+        finally:
+            cache.close()
+    except (sqlite3.Error, OSError):
+        return
 
 
 def _first_paragraph(question: str) -> str:
@@ -84,10 +133,12 @@ class SeeAlso:
     def __len__(self) -> int:
         return len(self._index.threads)
 
-    def load(self, drafts: Iterable[Sequence[tuple[Resolved, str]]], embedder: Embedder) -> int:
+    def load(
+        self, drafts: Iterable[Sequence[tuple[Resolved, str]]], embedder: Embedder, cache: Path | None = None
+    ) -> int:
         """Hold the threads of `drafts` (per draft, each thread with the question it is found by) in place of those
-        held; the questions not embedded before are embedded now, in one batch. Blocks: call it from a worker
-        thread. How many threads are held."""
+        held; the questions not embedded before are read from the embedding cache at `cache`, or embedded now (and
+        kept there). Blocks: call it from a worker thread. How many threads are held."""
         threads: list[Resolved] = []
         questions: list[str] = []
         groups: list[int] = []
@@ -101,9 +152,13 @@ class SeeAlso:
         with self._lock:  # two loads at once embed each question once
             known = {} if self._index.model not in ("", embedder.model) else self._known
             new = [q for q in dict.fromkeys(questions) if q not in known]
-            if new:
-                for question, vector in zip(new, embedder.embed_queries(new, batch_size=32)):
-                    known[question] = vector
+            found = cached_questions(cache, embedder.model, new)
+            missing = [q for q in new if q not in found]
+            if missing:
+                embedded = dict(zip(missing, embedder.embed_queries(missing, batch_size=32)))
+                keep_questions(cache, embedder.model, embedded)
+                found |= embedded
+            known.update(found)
             self._known = {q: known[q] for q in questions}  # a draft decided since is forgotten
             vectors = (
                 np.stack([self._known[q] for q in questions]).astype(np.float32, copy=False)

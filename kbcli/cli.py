@@ -509,7 +509,8 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
             from kb.see_also import MAX_THREADS, threads_of
 
             drafts = recorder.store.drafts("new", MAX_THREADS)
-            kb.see_also.load(threads_of(kept.draft for kept in drafts), kb.searcher.embedder)
+            cache = settings.cache_dir / "embeddings.sqlite"
+            kb.see_also.load(threads_of(kept.draft for kept in drafts), kb.searcher.embedder, cache)
         mcp = create_mcp(lambda: kb, Events([recorder.hear]))
         anyio.run(serve_stdio, mcp)
     finally:

@@ -132,15 +132,20 @@ def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
     rules = Rules(associations=args.associations, label=args.label, closed_after=args.closed_after)
     started = time.time()
     threads = _threads(settings, args)
-    llm = _llm(settings)
+    llm, kb = _llm(settings), _knowledge(settings)
     try:
-        done = harvest(threads, rules, _knowledge(settings), llm)
+        done = harvest(threads, rules, kb, llm)
     finally:
         if llm is not None:
             llm.close()
     kept = None
     if not args.dry_run:
         kept = _keep(settings, done)
+        if kb is not None:  # the questions' vectors, for the server's "see also" to read rather than embed again
+            from kb.see_also import MAX_TITLE, keep_questions
+
+            questions = {q: v for q, v in done.questions.items() if len(q) <= MAX_TITLE}
+            keep_questions(settings.cache_dir / "embeddings.sqlite", kb.searcher.embedder.model, questions)
         if args.repo:
             remember_harvest(settings.data_dir, args.repo, started)
     _print(done, args, kept)

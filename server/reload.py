@@ -133,7 +133,8 @@ class Reloader:
         if state == self.drafts_state:
             return False
         drafts = self.store.drafts("new", MAX_THREADS)
-        held = self.see_also.load(threads_of(d.draft for d in drafts), self.served.kb.searcher.embedder)
+        cache = self.settings.cache_dir / "embeddings.sqlite"
+        held = self.see_also.load(threads_of(d.draft for d in drafts), self.served.kb.searcher.embedder, cache)
         self.drafts_state = state
         log.info('"see also" holds %d harvested threads', held)
         return True

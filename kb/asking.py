@@ -21,6 +21,7 @@ from .errors import InsightsOff
 from .events import Chatted, Events, Searched, Voted
 from .hits import Hit, SearchResult
 from .knowledge import KnowledgeBase
+from .see_also import Resolved
 
 if TYPE_CHECKING:
     from .insights.service import Insights
@@ -39,6 +40,8 @@ class Found:
     hits: tuple[Hit, ...]  # every hit, each entry in `hl` where it has that version
     shown: int  # how many of `hits`, from the first, are worth showing
     note: str  # the question names a framework whose FAQ has no answer ("" for none)
+    # Resolved tracker threads that may help a question the FAQ does not cover (kb.see_also): never its answer.
+    see_also: tuple[Resolved, ...] = ()
 
     @property
     def worth_showing(self) -> tuple[Hit, ...]:
@@ -78,7 +81,10 @@ async def search(
     elif asked:
         events.publish(Searched(result, channel, started, live, conversation))
     hl = hl or result.lang
-    return Found(result, hl, result.in_language(hl).hits, len(result.worth_showing()), elsewhere_note(result, hl))
+    shown = len(result.worth_showing())
+    return Found(
+        result, hl, result.in_language(hl).hits, shown, elsewhere_note(result, hl), kb.resolved_threads(result)
+    )
 
 
 async def chat(

@@ -25,6 +25,7 @@ from .hits import Hit, SearchResult
 from .knowledge import ON_LOOP_CHARS, KnowledgeBase
 from .llm import LLM, link_citations
 from .search import searched_text
+from .see_also import Resolved
 from .text import checked_query, detect_lang
 
 __all__ = [
@@ -68,6 +69,8 @@ class ChatReply:
     note: str = ""  # the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)
     confidence: float = 0.0  # the chance that the first source answers (`kb.hits.SearchResult.confidence`)
     state: str = "not_covered"  # kb.hits.STATES: "answered", "likely" (the first source may answer), "not_covered"
+    # Resolved tracker threads that may help when the FAQ does not cover the question (kb.see_also): not the answer.
+    see_also: tuple[Resolved, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class Turn:
     message: str
     lang: str
     extractive: Answer
+    see_also: tuple[Resolved, ...] = ()  # threads that may help a question the FAQ does not cover
 
     def reply(self, mode: str = "extractive", error: str = "") -> ChatReply:
         """The extractive answer as the reply (`mode="fallback"` after the LLM failed)."""
@@ -91,6 +95,7 @@ class Turn:
             answer.note,
             answer.confidence,
             answer.state,
+            self.see_also,
         )
 
     def generated(self, text: str, href: Callable[[Hit], str]) -> ChatReply:
@@ -130,7 +135,7 @@ class Chat:
     def turn(self, result: SearchResult, message: str, lang: str | None = None) -> Turn:
         """The extractive answer to a search made for `message`, in `lang` (else the message's language)."""
         lang = lang or detect_lang(message)
-        return Turn(message, lang, compose_answer(result.in_language(lang), lang))
+        return Turn(message, lang, compose_answer(result.in_language(lang), lang), self.kb.resolved_threads(result))
 
     async def retrieve(
         self,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from .entries import Entry
 from .provenance import original_url, version_note
 
@@ -56,6 +58,9 @@ class SearchResult:
     confidence: float = 0.0  # the chance that the first hit answers, calibrated (kb.confidence)
     judged: bool = False  # ranked again with a judge's scores (its confidence is the judged weights')
     likely: bool = False  # the confidence reaches the calibration's floor (`Weights.floor`): it may answer
+    # The model's vector of what was searched (before any query adapter), for what is compared beside the
+    # entries without embedding the question again ("see also": kb.see_also); None when not kept.
+    vector: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def state(self) -> str:

@@ -22,6 +22,7 @@ from .learning.questions import LearnedQuestion
 from .lru import LRU
 from .scoring import Calibration
 from .search import Plan, Searcher
+from .see_also import Resolved, SeeAlso
 from .settings import Settings
 from .syncs import moved_ids
 
@@ -57,6 +58,9 @@ class KnowledgeBase:
     judged_results: LRU[Plan, SearchResult] = field(default_factory=lambda: LRU(0), repr=False)
     # Old id -> new id of the entries reworded upstream (`kb sync` keeps it with the build: `kb.syncs`).
     moved: dict[str, str] = field(default_factory=dict, repr=False)
+    # The harvested threads a question the FAQ does not cover is shown ("see also"): one index every build
+    # served shares (the server's reloader gives each build its own), empty until drafts are loaded into it.
+    see_also: SeeAlso = field(default_factory=SeeAlso, repr=False)
 
     def __post_init__(self) -> None:
         if self.shipped is None:
@@ -201,7 +205,7 @@ class KnowledgeBase:
             else:
                 words = await asyncio.to_thread(self.searcher.words, plan)
             vector = await asyncio.wrap_future(self.searcher.embedder.query_vector(plan.embed_text))
-            result = self.searcher.rank(plan, vector, words)
+            result = replace(self.searcher.rank(plan, vector, words), vector=vector)
             self.results.put(plan, result)
         return result
 
@@ -231,7 +235,7 @@ class KnowledgeBase:
         judge = np.zeros(len(ids))
         judge[: len(scores)] = scores
         vector = await asyncio.wrap_future(self.searcher.embedder.query_vector(plan.embed_text))
-        return self.searcher.judged(plan, vector, ids, judge, self.calibration.judged), True
+        return replace(self.searcher.judged(plan, vector, ids, judge, self.calibration.judged), vector=vector), True
 
     def warm(self) -> None:
         """Load what a first search loads lazily (the model's weights, the word segmenter's dictionary) by
@@ -241,6 +245,10 @@ class KnowledgeBase:
     def search_blocking(self, *args: Any, **kwargs: Any) -> SearchResult:
         """`search` for a program without an event loop (the `kb` command, evaluation)."""
         return asyncio.run(self.search(*args, **kwargs))
+
+    def resolved_threads(self, result: SearchResult) -> tuple[Resolved, ...]:
+        """The harvested threads to show below `result` as "see also": none unless the FAQ does not cover it."""
+        return self.see_also.near(result, self.searcher.embedder.model)
 
     def now_id(self, entry_id: str) -> str | None:
         """The id an entry reworded upstream has now, when `entry_id` was one of its old ids; else None."""

@@ -8,7 +8,8 @@ labels,url,closedAt,closedByPullRequestsReferences` writes (or the same for Disc
 `--repo` asks `KB_GITHUB_API_URL` with `KB_GITHUB_TOKEN`, for the closed issues updated since the last
 harvest of that repository (kept in the data directory). The rules (`kb/harvest/rules.py`) choose the
 threads; the drafts are grouped by the index's embedder when there is an index, and each is checked
-against its entries. Without `--dry-run` they are kept in the insights database, for `/insights`.
+against its entries; with `KB_LLM_*` set, a long thread is condensed by the LLM into a question and an answer,
+marked as its draft. Without `--dry-run` they are kept in the insights database, for `/insights`.
 `--dry-run --json` prints one JSON object a draft and nothing else.
 """
 
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 if TYPE_CHECKING:
     from kb.harvest import Harvest, Thread
     from kb.knowledge import KnowledgeBase
+    from kb.llm import LLM
     from server.settings import ServerSettings
 
 __all__ = ["add_parser", "cmd_harvest"]
@@ -98,6 +100,13 @@ def _knowledge(settings: ServerSettings) -> KnowledgeBase | None:
         return None
 
 
+def _llm(settings: ServerSettings) -> LLM | None:
+    """The LLM that condenses long threads (KB_LLM_BASE_URL and KB_LLM_MODEL); None without one: extractive drafts."""
+    from kb.llm import LLM
+
+    return LLM(settings) if LLM.configured(settings) else None
+
+
 def _print(done: Harvest, args: argparse.Namespace, kept: int | None) -> None:
     if args.json:
         for draft in done.drafts:
@@ -123,10 +132,20 @@ def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
     rules = Rules(associations=args.associations, label=args.label, closed_after=args.closed_after)
     started = time.time()
     threads = _threads(settings, args)
-    done = harvest(threads, rules, _knowledge(settings))
+    llm, kb = _llm(settings), _knowledge(settings)
+    try:
+        done = harvest(threads, rules, kb, llm)
+    finally:
+        if llm is not None:
+            llm.close()
     kept = None
     if not args.dry_run:
         kept = _keep(settings, done)
+        if kb is not None:  # the questions' vectors, for the server's "see also" to read rather than embed again
+            from kb.see_also import MAX_TITLE, keep_questions
+
+            questions = {q: v for q, v in done.questions.items() if len(q) <= MAX_TITLE}
+            keep_questions(settings.cache_dir / "embeddings.sqlite", kb.searcher.embedder.model, questions)
         if args.repo:
             remember_harvest(settings.data_dir, args.repo, started)
     _print(done, args, kept)

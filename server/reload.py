@@ -12,7 +12,10 @@ once and keeps watching for the next build.
 
 The links maintainers make (`kb.insights.taught_links`, in the insights database every replica
 shares) are watched the same way: at each check a fingerprint of them is read, and when it
-changed the links are loaded and the served build is replaced by the same build taught them.
+changed the links are loaded and the served build is replaced by the same build taught them. The harvested
+drafts are watched the same way, and read into the "see also" index every build served shares
+(`kb.see_also`): at start-up, at each check when their fingerprint changed, and at once after a harvest or a
+decision on /insights (`rethread`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from kb.insights.taught_links import Link
 from kb.judge import open_judge
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
+from kb.see_also import MAX_THREADS, SeeAlso, threads_of
 from kb.settings import Settings
 from kb.text import load_tokenizer
 
@@ -75,6 +79,9 @@ class Reloader:
         if store is not None:
             self.links_state, self.links = store.links_state(), store.links()
         self.judging = open_judge(settings)  # the second-stage judge, loaded once for every build
+        # The harvested threads shown as "see also", shared by every build served; the drafts' fingerprint.
+        self.see_also = SeeAlso()
+        self.drafts_state: tuple[object, ...] | None = None
         started = time.perf_counter()
         self.served = self._load()
         log.info(
@@ -85,12 +92,18 @@ class Reloader:
         )
         load_tokenizer()  # before the first Chinese question, not during it
         self._lock = asyncio.Lock()
+        self._threads_lock = asyncio.Lock()
+        try:
+            self._load_threads()
+        except Exception as exc:  # the database is down: no "see also" until the watch reads the drafts
+            log.error('cannot read the harvested drafts for "see also": %s', exc)
         self._failed: str = ""  # the build that last failed to load, so it is logged once
 
     def _load(self) -> Served:
         return self._serve(KnowledgeBase.open(self.settings, self.judging))
 
     def _serve(self, kb: KnowledgeBase) -> Served:
+        kb.see_also = self.see_also
         # Taught even no link when `kb` was taught some: the last link undone leaves the build's own.
         if self.links or kb.searcher.learned is not kb.shipped:
             kb = kb.taught(self.links)
@@ -111,6 +124,25 @@ class Reloader:
             builds.release(old.held)
             log.info("serving index build %s with %d links", self.served.build, len(self.links))
             return True
+
+    def _load_threads(self) -> bool:
+        """Read the drafts into the "see also" index if they changed since last read; whether they had. Blocks."""
+        if self.store is None:
+            return False
+        state = self.store.drafts_state()
+        if state == self.drafts_state:
+            return False
+        drafts = self.store.drafts("new", MAX_THREADS)
+        cache = self.settings.cache_dir / "embeddings.sqlite"
+        held = self.see_also.load(threads_of(d.draft for d in drafts), self.served.kb.searcher.embedder, cache)
+        self.drafts_state = state
+        log.info('"see also" holds %d harvested threads', held)
+        return True
+
+    async def rethread(self) -> bool:
+        """Read the harvested drafts into the "see also" index, if they changed since last read; True if they had."""
+        async with self._threads_lock:
+            return await asyncio.to_thread(self._load_threads)
 
     def close(self) -> None:
         builds.release(self.served.held)
@@ -161,6 +193,10 @@ class Reloader:
                 await self.relearn()
             except Exception as exc:  # the database is down: the links learned last stay, and it is tried again
                 self._log_once("links", f"cannot read the links: {exc}")
+            try:
+                await self.rethread()
+            except Exception as exc:  # the same: the threads read last stay shown
+                self._log_once("drafts", f"cannot read the harvested drafts: {exc}")
 
     async def _check(self) -> None:
         linked = self._linked()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, cast
+from typing import Annotated, Iterable, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
@@ -11,12 +11,15 @@ from kb.entries import Entry
 from kb.hits import Hit, hit_fields
 from kb.learning.questions import LearnedQuestion
 from kb.provenance import original_url, version_note
+from kb.see_also import Resolved
 from kb.text import clean_query
 
 from .permalinks import permalink
 from .rendering.markdown import render_markdown
 
 __all__ = [
+    "SeeAlsoOut",
+    "see_also_out",
     "SourceOut",
     "HitOut",
     "SearchOut",
@@ -95,6 +98,20 @@ class HitOut(BaseModel):
     matched: list[str] = Field(description="query terms found in the entry, for highlighting")
 
 
+class SeeAlsoOut(BaseModel):
+    title: str = Field(description="the question the thread asked (its title, as harvested)")
+    url: str = Field(description="the thread on the tracker")
+    repo: str = Field(description="the repository it is in, OWNER/NAME")
+    number: int = Field(description="its issue or Discussion number")
+
+
+_SEE_ALSO = (
+    "when `state` is `not_covered`: up to three resolved tracker threads whose questions are near this one "
+    "(harvested from closed issues and answered Discussions, not yet accepted into the FAQ), nearest first, "
+    'to show as "a resolved issue that may help", never as the FAQ\'s answer; empty otherwise'
+)
+
+
 class SearchOut(BaseModel):
     query: str
     answered: bool = Field(
@@ -124,6 +141,7 @@ class SearchOut(BaseModel):
         "reader's language saying so, and which framework's FAQ the answer is from (\"ROLL's FAQ does "
         "not cover this; this answer is from slime's FAQ.\"); null otherwise",
     )
+    see_also: list[SeeAlsoOut] = Field(default_factory=list, description=_SEE_ALSO)
 
 
 class AlternateOut(BaseModel):
@@ -233,6 +251,7 @@ class ChatOut(BaseModel):
         description="as in `/api/search`: the framework the question names has no confident answer in its FAQ, "
         "one line in the reader's language, to show before the answer; null otherwise",
     )
+    see_also: list[SeeAlsoOut] = Field(default_factory=list, description=_SEE_ALSO)
 
 
 class JudgeOut(BaseModel):
@@ -297,6 +316,11 @@ def _source(entry: Entry, reader: str) -> SourceOut:
         framework=entry.framework,
         version=entry.source_version,
     )
+
+
+def see_also_out(threads: Iterable[Resolved]) -> list[SeeAlsoOut]:
+    """The "see also" threads as the JSON gives them."""
+    return [SeeAlsoOut(**thread.to_json()) for thread in threads]
 
 
 def hit_out(hit: Hit, base_url: str, hl: str | None = None) -> HitOut:

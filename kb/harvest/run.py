@@ -13,14 +13,16 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
+from .condense import condense
 from .drafts import Draft, draft_of, group, match_entries, vectors_of
 from .rules import Rules, choose, refusal
 from .threads import HarvestError, Thread
 
 if TYPE_CHECKING:
     from ..knowledge import KnowledgeBase
+    from ..llm import LLM
 
 __all__ = ["Harvest", "harvest", "last_harvest", "remember_harvest", "STATE_FILE"]
 
@@ -35,11 +37,15 @@ class Harvest:
     read: int = 0
     chosen: int = 0
     refused: dict[str, int] = field(default_factory=dict)  # why threads were left, by reason
+    questions: dict[str, Any] = field(default_factory=dict)  # each draft's headline and its vector, when embedded
 
 
-def harvest(threads: Iterable[Thread], rules: Rules = Rules(), kb: KnowledgeBase | None = None) -> Harvest:
+def harvest(
+    threads: Iterable[Thread], rules: Rules = Rules(), kb: KnowledgeBase | None = None, llm: LLM | None = None
+) -> Harvest:
     """Drafts from `threads` by `rules`: one a question, its alternates the threads asking the same; with
-    `kb`, grouped by its embedder and each checked against its entries (else by the same words alone)."""
+    `kb`, grouped by its embedder and each checked against its entries (else by the same words alone); with
+    `llm`, a long thread's draft condensed by it (`condense`)."""
     done = Harvest()
     made: list[Draft] = []
     for thread in threads:
@@ -54,8 +60,10 @@ def harvest(threads: Iterable[Thread], rules: Rules = Rules(), kb: KnowledgeBase
             done.refused["nothing left of the answer"] = done.refused.get("nothing left of the answer", 0) + 1
             continue
         done.chosen += 1
-        made.append(draft)
+        made.append(condense(draft, thread, llm) if llm is not None else draft)
     vectors = vectors_of(made, kb) if kb is not None and made else None
+    if vectors is not None:
+        done.questions = {d.headline: vectors[i] for i, d in enumerate(made)}
     done.drafts = group(made, vectors)
     if kb is not None:
         done.drafts = match_entries(done.drafts, kb)

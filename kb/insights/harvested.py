@@ -134,6 +134,11 @@ class HarvestedDrafts(StorePart):
             ).rowcount
         return int(gone or 0)
 
+    def drafts_state(self) -> tuple[Any, ...]:
+        """A fingerprint of the drafts: it changes when one is harvested, refreshed, decided or expired."""
+        rows = self._db.rows("SELECT count(*), max(harvested_at), max(decided_at) FROM harvested_drafts")
+        return tuple(rows[0]) if rows else ()
+
     def draft_counts(self) -> dict[str, int]:
         """How many drafts are in each state."""
         counts = dict(self._db.rows("SELECT status, count(*) FROM harvested_drafts GROUP BY status"))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from ..errors import InsightsOff, InsightsUnreachable, KBError
 from ..events import Voted
@@ -27,6 +27,7 @@ from .taught_links import Link
 from .teach import learn, relearn_link, unlearn
 
 if TYPE_CHECKING:
+    from ..harvest.drafts import Draft
     from ..knowledge import KnowledgeBase
     from .groups import Gap, GapFinder
     from .harvested import KeptDraft
@@ -217,6 +218,12 @@ class Insights:
 
         with self._reaching(book, _DRAFTS_UNREACHABLE):
             return await asyncio.to_thread(read)
+
+    async def keep_drafts(self, drafts: Sequence[Draft]) -> int:
+        """Keep harvested `drafts` for /insights, each in place of its thread's new one (`keep_drafts`); how many."""
+        book = self._book(_DRAFTS_OFF)
+        with self._reaching(book, _DRAFTS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.keep_drafts, drafts)
 
     async def harvested_draft(self, repo: str, number: int) -> KeptDraft | None:
         """The draft of `repo`#`number`, whatever its state; None when there is none."""

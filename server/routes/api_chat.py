@@ -17,7 +17,7 @@ from kb.text import detect_lang
 from ..deps import ChannelDep, ChatDep, EventsDep, InsightsDep, base_url
 from ..permalinks import permalinks
 from ..rendering.markdown import render_markdown
-from ..schemas import AnswerState, ChatIn, ChatMode, ChatOut, ErrorOut, Lang, hit_out
+from ..schemas import AnswerState, ChatIn, ChatMode, ChatOut, ErrorOut, Lang, hit_out, see_also_out
 from ..sessions import issue
 from ..streaming import event_stream, read_in_thread
 
@@ -47,6 +47,7 @@ def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | 
         lang=cast(Lang, reply.lang),
         session=session,
         note=reply.note or None,
+        see_also=see_also_out(reply.see_also),
     )
 
 

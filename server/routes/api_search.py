@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from kb import asking
 
 from ..deps import ChannelParam, base_url, channel_of, get_events, get_kb
-from ..schemas import AnswerState, ErrorOut, SearchOut, hit_out
+from ..schemas import AnswerState, ErrorOut, SearchOut, hit_out, see_also_out
 
 __all__ = ["router"]
 
@@ -83,4 +83,5 @@ async def search(
         hits=[hit_out(h, root, found.hl) for h in found.hits],
         shown=found.shown,
         note=found.note or None,
+        see_also=see_also_out(found.see_also),
     )

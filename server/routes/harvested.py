@@ -78,6 +78,7 @@ async def accept(
         for question, url in ((draft.question, draft.url), *((a.question, a.url) for a in draft.alternates)):
             await insights.link_from_tracker(kb, question, draft.entry_id, url)
         await served_at_once(reloader)
+        await reloader.rethread()
         return _back(since)
     try:
         answer = answer_of(draft, faqs_of(kb))
@@ -99,6 +100,7 @@ async def accept(
                 "the answer %s from the tracker is served, but its other threads were not linked: %s", answer.id, exc
             )
         await served_at_once(reloader)
+    await reloader.rethread()  # an accepted draft is an entry now, no longer "see also"
     return _back(since)
 
 
@@ -107,13 +109,15 @@ async def dismiss(
     _limit: LinkLimitDep,
     _: AdminFormDep,
     insights: InsightsDep,
+    reloader: ReloaderDep,
     repo: Repo,
     number: Number,
     since: Since = DEFAULT_SINCE,
 ) -> RedirectResponse:
-    """Dismiss a draft: it leaves the page, and the thread is not offered again."""
+    """Dismiss a draft: it leaves the page and "see also", and the thread is not offered again."""
     await _waiting(insights, repo, number)
     await insights.decide_draft(repo, number, "dismissed")
+    await reloader.rethread()
     return _back(since)
 
 

@@ -18,6 +18,7 @@ from kb.hits import SHOW_MAX
 from kb.knowledge import KnowledgeBase
 from kb.learning.questions import LearnedQuestion
 from kb.noise import strip_noise
+from kb.see_also import Resolved
 from kb.tags import tag_table
 
 from ..deps import ChatDep, EventsDep, FormTokenDep, InsightsDep, KBDep, base_url, feedback_context
@@ -75,6 +76,7 @@ async def search_page(
 ) -> HTMLResponse:
     """Search results rendered on the server, so the search works as a plain form."""
     result, hits, reader, note = None, [], content_lang(request), ""
+    see_also: tuple[Resolved, ...] = ()
     if q.strip():
         found = await asking.search(  # entries in the question's language; a monitor's HEAD is not someone asking
             kb,
@@ -87,6 +89,7 @@ async def search_page(
             asked=request.method == "GET",
         )
         result, reader, hits, note = found.result, found.hl, list(found.worth_showing), found.note
+        see_also = found.see_also
     elif source or tag:
         hits = asking.browse(kb, source, tag, reader)
     context = {
@@ -97,6 +100,7 @@ async def search_page(
         "hits": hits,
         "reader": reader,
         "elsewhere": note,
+        "see_also": see_also,
         "intro": intro(kb, request_lang(request)),
         **_facets(kb),
         **feedback_context(insights),

@@ -215,8 +215,30 @@
     return p;
   }
 
+  /* "See also": resolved tracker threads near a question the FAQ does not cover, marked as not its
+     answer (the same markup as templates/_see_also.html); the API gives them only in that state. */
+  function seeAlso(threads) {
+    var box = el("aside", "see-also");
+    box.setAttribute("data-see-also", "");
+    box.appendChild(el("p", "see-also-title", strings.see_also_title));
+    var ul = el("ul", "see-also-list");
+    threads.forEach(function (thread) {
+      var li = el("li");
+      var a = el("a", "", thread.title);
+      a.href = /^https:\/\//.test(thread.url) ? thread.url : "#";
+      a.rel = "noopener noreferrer nofollow";
+      li.appendChild(a);
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(el("span", "see-also-where", thread.repo + "#" + thread.number));
+      ul.appendChild(li);
+    });
+    box.appendChild(ul);
+    box.appendChild(el("p", "see-also-note", strings.see_also_not_answer));
+    return box;
+  }
+
   window.KB = {
     strings: strings, format: format, markTerms: markTerms, enhance: enhance, el: el, sourceLink: sourceLink,
-    versionNote: versionNote, sourceTitle: sourceTitle, sourceLabel: sourceLabel,
+    versionNote: versionNote, sourceTitle: sourceTitle, sourceLabel: sourceLabel, seeAlso: seeAlso,
   };
 })();

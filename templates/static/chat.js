@@ -77,6 +77,7 @@
       bubble.appendChild(el("p", "reply-mode",
         reply.mode === "llm" ? KB.strings.chat_mode_llm : KB.strings.chat_mode_extractive));
     }
+    if (!reply.answered && reply.see_also && reply.see_also.length) bubble.appendChild(KB.seeAlso(reply.see_also));
     KB.enhance(bubble);
   }
 

@@ -16,6 +16,7 @@
   var noAnswerNearest = document.querySelector("[data-no-answer-nearest]");
   var confidence = document.querySelector("[data-confidence]");
   var elsewhere = document.querySelector("[data-elsewhere]");
+  var seeAlsoArea = document.querySelector("[data-see-also-area]");
   var intro = document.querySelector("[data-intro]");
   var hero = document.querySelector(".hero");
   var labelsNode = document.getElementById("tag-labels");
@@ -96,6 +97,11 @@
       confidence.dataset.state = data.state || "";
       confidence.hidden = !hits.length;
     }
+    if (seeAlsoArea) {
+      seeAlsoArea.textContent = "";
+      var threads = data.state === "not_covered" && data.see_also ? data.see_also : [];
+      if (threads.length) seeAlsoArea.appendChild(KB.seeAlso(threads));
+    }
     elsewhere.textContent = data.answered && data.note ? data.note : "";
     elsewhere.hidden = !(hits.length && data.answered && data.note);
     empty.hidden = hits.length > 0;
@@ -109,6 +115,7 @@
     if (confidence) confidence.hidden = true;
     elsewhere.hidden = true;
     empty.hidden = true;
+    if (seeAlsoArea) seeAlsoArea.textContent = "";
     showIntro(true);
   }
 

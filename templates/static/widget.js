@@ -20,7 +20,8 @@
       fallback: "The language model could not answer; this is the FAQ's own answer.",
       error: "Something went wrong: ", offline: "Could not reach the FAQ server.",
       blocked: "This site is not set up to use the FAQ server.",
-      helpful: "Helpful", unhelpful: "Not helpful", thanks: "Thanks for the feedback."
+      helpful: "Helpful", unhelpful: "Not helpful", thanks: "Thanks for the feedback.",
+      seeAlso: "A resolved issue that may help", notAnswer: "From the project's tracker: not the FAQ's answer."
     },
     zh: {
       title: "FAQ", open: "向 FAQ 提问", close: "关闭", question: "你的问题", send: "发送",
@@ -32,7 +33,8 @@
       fallback: "语言模型未能作答，以下为 FAQ 原文。",
       error: "出错了：", offline: "无法连接 FAQ 服务器。",
       blocked: "这个网站还没有获准使用 FAQ 服务器。",
-      helpful: "有帮助", unhelpful: "没帮助", thanks: "感谢反馈。"
+      helpful: "有帮助", unhelpful: "没帮助", thanks: "感谢反馈。",
+      seeAlso: "可能有帮助的已解决 issue", notAnswer: "来自项目的 issue 区，不是 FAQ 的答案。"
     }
   };
 
@@ -307,6 +309,20 @@
     return el("div", { class: "meta" }, [el("span", { class: "label", text: label }), list]);
   }
 
+  /* "See also": resolved tracker threads near a question the FAQ does not cover, marked as not its answer. */
+  function seeAlso(threads) {
+    var list = el("ul", { class: "list" });
+    threads.forEach(function (thread) {
+      list.appendChild(el("li", {}, [
+        link(thread.url, thread.title), document.createTextNode(" "),
+        el("span", { class: "fw", text: "· " + thread.repo + "#" + thread.number })
+      ]));
+    });
+    return el("div", { class: "meta see-also" }, [
+      el("span", { class: "label", text: S.seeAlso }), list, el("p", { class: "mode", text: S.notAnswer })
+    ]);
+  }
+
   /* HTML for an answer as the server rendered it (Markdown with raw HTML off); links open in a new tab. */
   function answerBlock(html) {
     var answer = el("div", { class: "answer" });
@@ -379,6 +395,7 @@
     } else if (sources.length) {
       bubble.appendChild(entryList(S.nearest, sources.slice(0, 4)));
     }
+    if (!reply.answered && reply.see_also && reply.see_also.length) bubble.appendChild(seeAlso(reply.see_also));
   }
 
   function ask(message) {

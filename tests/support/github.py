@@ -124,6 +124,7 @@ class GitHubStandIn:
         self.retry_after = 0  # answer every call 403 with this Retry-After (0: no)
         self.drip = 0.0  # seconds between the bytes of every answer, sent one at a time (0: at once)
         self.labels: dict[str, list[str]] = {}  # "owner/repo#1" -> its labels
+        self.pages: list[tuple[str, int]] = []  # the pages of comments asked for by number: ("owner/repo#1", 2)
         ids = itertools.count(100)
         app = FastAPI()
 
@@ -148,8 +149,14 @@ class GitHubStandIn:
             return response
 
         @app.get("/repos/{owner}/{name}/issues/{number}/comments")
-        async def list_comments(owner: str, name: str, number: int) -> list[dict[str, Any]]:
-            return self.comments.get(f"{owner}/{name}#{number}", [])
+        async def list_comments(
+            owner: str, name: str, number: int, per_page: int = 30, page: int | None = None
+        ) -> list[dict[str, Any]]:
+            held = self.comments.get(f"{owner}/{name}#{number}", [])
+            if page is not None:
+                self.pages.append((f"{owner}/{name}#{number}", page))
+            at = (page or 1) - 1
+            return held[at * per_page : (at + 1) * per_page]  # paged as GitHub pages them
 
         def login(request: Request) -> str:
             token = request.headers.get("authorization", "")
@@ -221,7 +228,8 @@ class GitHubStandIn:
 
     def reset(self) -> None:
         """As it started: no calls, comments, labels or reactions; up, quick and not rate-limited."""
-        for kept in (self.calls, self.comments, self.discussion_comments, self.tokens, self.labels, self.reactions):
+        kept_: tuple[Any, ...] = (self.calls, self.comments, self.discussion_comments, self.tokens, self.labels)
+        for kept in (*kept_, self.reactions, self.pages):
             kept.clear()
         self.limited, self.down, self.slow, self.retry_after, self.drip = 0, False, 0.0, 0, 0.0
 

@@ -2,7 +2,8 @@
 
 The model name picks its behaviour: `broken` answers HTTP 500, `slow` waits 3 s before answering, `stuck`
 12 s, `dribble` sends 40 pieces 0.1 s apart, `empty` only `[DONE]`, `pausing` one piece and then nothing
-for 30 s (a model thinking); any other streams `GOOD_PIECES`. Each request is recorded with a `closed`
+for 30 s (a model thinking); any other streams `GOOD_PIECES`. Asked for a whole reply (`"stream": false`), `condense`
+answers `CONDENSED` as JSON, any other a line of prose. Each request is recorded with a `closed`
 event, set when its stream ends for any reason (written out, or the reader gone).
 """
 
@@ -28,6 +29,9 @@ def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
         model = body["model"]
         if model == "broken":
             return JSONResponse({"error": {"message": "CUDA out of memory"}}, status_code=500)
+        if body.get("stream") is False:  # one reply whole (`LLM.complete`): `condense` a thread's JSON, else prose
+            content = json.dumps(CONDENSED, ensure_ascii=False) if model == "condense" else "It depends on the setup."
+            return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
 
         async def chunks() -> Any:
             try:
@@ -49,4 +53,9 @@ def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
     return app
 
 
+# What the `condense` model replies to a thread: a question and an answer, with what a thread's text may carry.
+CONDENSED = {
+    "question": "How do I make slime resume from the last checkpoint after a crash?",
+    "answer": "Pass `--load` with the `--save` directory; @someone <script>alert(1)</script>it picks the latest step.",
+}
 GOOD_PIECES = ["Set `--load` to the `--save` directory ", "and training resumes [1]. ", "See also [2]."]

@@ -1,4 +1,4 @@
-"""The GitHub API, as the bot uses it: an issue's comments listed, one created or updated, a Discussion commented
+"""The GitHub API, as the bot uses it: an issue's comments listed (or read whole, for a harvest), one created or updated, a Discussion commented
 on (GraphQL), a label added to an issue or taken off, and who the bot is on GitHub (its login).
 
 Async `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other host. Each
@@ -93,6 +93,17 @@ class GitHubAPI:
             if marker in text_at(comment, "body") and text_at(comment, "user", "login").lower() == me:
                 return {**comment, "id": id_at(f"GET {path}", comment)}
         return None
+
+    async def issue_comments(self, repo: str, number: int, limit: int = 300) -> list[dict[str, Any]]:
+        """An issue's comments, oldest first, at most `limit` (read 100 a page, each answer capped as every one is)."""
+        path = f"/repos/{repo}/issues/{number}/comments"
+        found: list[dict[str, Any]] = []
+        for page in range(1, -(-limit // 100) + 1):
+            listing = listed(f"GET {path}", await self._call("GET", path, params={"per_page": 100, "page": page}))
+            found += listing[: limit - len(found)]
+            if len(listing) < 100 or len(found) >= limit:
+                break
+        return found
 
     async def reactions(self, repo: str, comment_id: int) -> list[tuple[str, str]]:
         """(who, reaction) of every reaction to an issue comment: `+1`, `-1`, `heart`, ..."""

@@ -1,6 +1,6 @@
 """GitHub's webhook events, read into what the bot acts on: a question (an issue opened or edited, a Discussion
-created), a `/faq` command (an issue comment), or something to acknowledge and leave (a ping, an installation, an
-issue closed, any other event).
+created), a `/faq` command (an issue comment), an issue closed (its votes counted, its thread harvested), or
+something to acknowledge and leave (a ping, an installation, any other event).
 
 An issue's question (`kb.issue_question`) is read here, once per event: `read_event` takes time linear in the body,
 and the webhook runs it off the event loop."""
@@ -50,6 +50,8 @@ class Opened:
     edited: bool = False
     installation: int = 0  # the GitHub App installation the delivery came through (0: none)
     question: str = ""  # the title and the body's question (`kb.issue_question`), read once
+    state_reason: str = ""  # an issue closed: "completed", "not_planned", "duplicate" ("" when not said)
+    closed_at: str = ""  # when it was closed, ISO 8601 ("" for an open one)
 
 
 @dataclass(frozen=True)
@@ -66,14 +68,15 @@ class Command:
 
 @dataclass(frozen=True)
 class Closed:
-    """An issue closed: the readers' reactions to the bot's comment on it are counted as votes."""
+    """An issue closed: the readers' reactions to the bot's comment on it are counted as votes, and the thread is
+    harvested (server/channels/github/harvest.py)."""
 
     asked: Opened
 
 
 @dataclass(frozen=True)
 class Other:
-    """An event the bot acknowledges and leaves: a ping, an installation, an issue closed, another action."""
+    """An event the bot acknowledges and leaves: a ping, an installation, another action."""
 
     what: str
 
@@ -153,6 +156,8 @@ def _asked(payload: dict[str, Any], kind: str, item: Any, edited: bool = False) 
         edited=edited,
         installation=_installation(payload),
         question=question_of(title, body),
+        state_reason=str(item.get("state_reason") or "")[:NAME_CHARS],
+        closed_at=str(item.get("closed_at") or "")[:NAME_CHARS],
     )
 
 

@@ -4,7 +4,8 @@ Each delivery is verified over its raw body (`X-Hub-Signature-256`, the webhook'
 answered at once: 202 for an issue, a Discussion or a `/faq` comment, whose answer follows in the
 background (the search, then the API call: GitHub gives a delivery 10 s), and a push to a
 repository and branch that sources.toml's sources follow, which are synced in the background
-(push.py, server/syncing.py); a ping, an installation, a push no source follows or any other
+(push.py, server/syncing.py), and an issue closed, whose thread is harvested into a draft for /insights in the
+background (harvest.py); a ping, an installation, a push no source follows or any other
 event is acknowledged and left. A delivery whose `X-GitHub-Delivery` id was seen before (a
 redelivery, or a captured one sent again), or whose signed body was (a captured one sent again under
 a new id: the signature covers the body only), is acknowledged and not acted on again. In suggest mode
@@ -41,6 +42,7 @@ from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, connections
 from .events import BadGitHubEvent, Closed, Command, Opened, Other, read_event
 from .faq_limits import FaqLimits
+from .harvest import harvest_closed
 from .push import Push, followed, read_push, sources_pushed
 from .signature import verify
 
@@ -148,6 +150,24 @@ async def _answer(
     log.info("GitHub %s#%s: %s %s", issue_of(event).repo, issue_of(event).number, outcome.reason, outcome.url)
 
 
+async def _harvest(
+    asked: Opened,
+    api: GitHubAPI | None,
+    kb: KnowledgeBase,
+    insights: Insights,
+    reloader: Any,
+    settings: ServerSettings,
+    guard: Guard,
+) -> None:
+    """Background task: a closed issue harvested into a draft for /insights (harvest.py), or why not, logged."""
+    try:
+        outcome = await harvest_closed(asked, api, kb, insights, reloader, settings)
+    except (GitHubUnavailable, KBError) as exc:
+        guard.refused.warning(log, "GitHub: %s#%s was not harvested: %s", asked.repo, asked.number, exc)
+        return
+    log.info("GitHub %s#%s: %s", asked.repo, asked.number, outcome)
+
+
 def issue_of(event: Opened | Command | Closed) -> Opened:
     """The issue or Discussion an event is about."""
     return event if isinstance(event, Opened) else event.asked
@@ -224,4 +244,9 @@ async def webhook(
         )
         return {"ok": True, "done": f"not answered: {backlog.limit} answers are in flight already"}
     background.add_task(backlog.run, answer)
+    if isinstance(event, Closed) and backlog.take():  # its thread harvested too, in a turn of its own
+        insights = await get_insights(request)
+        reloader = request.app.state.reloader
+        harvest = partial(_harvest, event.asked, api_for(request, event), kb, insights, reloader, settings, guard)
+        background.add_task(backlog.run, harvest)
     return {"ok": True, "done": "answering"}

@@ -44,7 +44,8 @@ ROLL, slime, Megatron, DeepSpeed, sglang, vLLM). Search it before answering a qu
 error or a setting of these frameworks; quote the entry and cite its `url`. When a result says
 `state: "answered"`, the first entry answers it; `state: "likely"`, the first entry may answer it
 (its `confidence` says how likely): offer it as likely, saying it may not fit; `state: "not_covered"`,
-the FAQ has no answer: say so rather than inventing one."""
+the FAQ has no answer: say so rather than inventing one; a `see_also` list then names resolved tracker
+threads that may help: offer their links to read, never as the FAQ's answer."""
 
 Lang = Literal["zh", "en"]
 
@@ -136,7 +137,7 @@ async def searched(
         field = argument if exc.field == "q" else exc.field
         raise ToolError(f"{field}: {exc.message}") from None
     result, hl = found.result, found.hl
-    return {
+    answer: dict[str, Any] = {
         "query": result.query,
         "searched": result.searched,
         "answered": result.answered,
@@ -150,6 +151,10 @@ async def searched(
         "lang": hl,
         "hits": [_hit(h, hl, root) for h in found.worth_showing],
     }
+    if found.see_also:  # resolved tracker threads near a question the FAQ does not cover: never its answer
+        answer["see_also"] = [thread.to_json() for thread in found.see_also]
+        answer["message"] += " " + Translator(hl)("agent_see_also")
+    return answer
 
 
 def sources(kb: KnowledgeBase) -> dict[str, Any]:

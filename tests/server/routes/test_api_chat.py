@@ -24,8 +24,10 @@ def test_chat_answers_with_the_best_entry_and_its_sources(client: TestClient) ->
         "note",
         "confidence",
         "state",
+        "see_also",
     }
     assert body["note"] is None  # the question names no framework
+    assert body["see_also"] == []  # resolved threads only for a question the FAQ does not cover
     assert 0.0 <= body["confidence"] <= 1.0
     assert body["answered"] is True and body["mode"] == "extractive" and body["lang"] == "zh"
     assert body["state"] == "answered"

@@ -24,7 +24,8 @@ def test_search_finds_the_entry_in_both_languages(client: TestClient, query: str
 
 def test_search_hit_shape(client: TestClient) -> None:
     body = client.get("/api/search", params={"q": "max_tokens_per_gpu OOM", "k": 3}).json()
-    assert set(body) == {"query", "answered", "confidence", "state", "hl", "hits", "shown", "note"}
+    assert set(body) == {"query", "answered", "confidence", "state", "hl", "hits", "shown", "note", "see_also"}
+    assert body["see_also"] == []  # resolved threads only for a question the FAQ does not cover
     assert len(body["hits"]) == 3
     for rank, hit in enumerate(body["hits"]):
         assert set(hit) == HIT_KEYS

@@ -243,3 +243,22 @@ def test_accept_clicked_in_two_tabs_at_once_makes_one_answer(
             clicks = list(pool.map(lambda tab: decide(tab, "accept", 21), [first, second, first, second]))
     assert [click.status_code for click in clicks] == [303] * 4
     assert len(WrittenFile(mine.written_path).read()) == 1
+
+
+def test_a_draft_the_llm_condensed_is_marked_so(settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from fastapi.testclient import TestClient
+
+    data_dir = tmp_path_factory.mktemp("harvest-condensed")
+    (data_dir / "index").symlink_to(settings.index_dir)
+    store = InsightsStore(store_path(data_dir))
+    condensed = draft(61, "Why does NCCL time out at rank 3?\n\nHow do I stop the timeout?", "Raise `--nccl-timeout`.")
+    store.keep_drafts([condensed, draft(62, "Where does slime keep its logs?", "Under `--save`.")])
+    signals = json.dumps({"answer": "thanked", "condensed": "llm", "model": "qwen3-32b"})
+    store._write(("UPDATE harvested_drafts SET signals = ? WHERE number = 61", [(signals,)]))
+    store.close()
+    with TestClient(create_app(settings.with_(data_dir=data_dir, admin_token=TOKEN))) as client:
+        for lang, words in (("en", "Condensed from a long thread by a language model (qwen3-32b)"), ("zh", "由语言模型（qwen3-32b）从长帖概括")):  # fmt: skip
+            page = section(client.get("/insights", headers={**BEARER, "Accept-Language": lang}).text)
+            rows = page.split('data-harvested="')[1:]
+            assert [row.split('"', 1)[0] for row in rows if "data-condensed" in row] == ["THUDM/slime#61"]
+            assert words in page

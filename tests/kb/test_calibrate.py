@@ -27,7 +27,6 @@ from kb.cross_validation import cross_validate
 from kb.errors import JudgeFailed, TooFewQuestions
 from kb.evaluate import DEPTH, EvalQuery
 from kb.fitting import ANSWER_SIGNS, Labelled, confidence_set, fit, right_first, signed_logistic
-from kb.folds import grouped_fold, repository
 from kb.judge_weights import judge_report
 from kb.scoring import ANSWER_FEATURES, RANK_FEATURES, Features, Weights
 
@@ -141,16 +140,6 @@ def test_cross_validation_reports_every_question_whatever_its_folds_lack(questio
         got, coverage = curve.at(curve.threshold(precision))
         if coverage:
             assert lower_bound(got, round(coverage * curve.questions)) >= precision
-
-
-def test_grouped_folds_keep_each_repository_on_one_side() -> None:
-    urls = [f"https://github.com/{repo}/issues/{n}" for repo in ("THUDM/slime", "alibaba/ROLL") for n in range(20)]
-    queries = [EvalQuery(f"q{i}", "q", (), "en", url) for i, url in enumerate(urls)]
-    assert {repository(q) for q in queries} == {"thudm/slime", "alibaba/roll"}
-    for repo in ("thudm/slime", "alibaba/roll"):
-        assert len({grouped_fold(q, 5) for q in queries if repository(q) == repo}) == 1
-    written = [EvalQuery(f"w{i}", "q", (), "en") for i in range(40)]
-    assert len({grouped_fold(q, 5) for q in written}) > 1  # a written question is its own
 
 
 @pytest.mark.slow

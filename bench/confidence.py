@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kb import calibrate as cal  # noqa: E402
+from kb import cross_validation, fitting, folds  # noqa: E402
 from kb.confidence import OperatingCurve, summary  # noqa: E402
 from kb.evaluate import DEPTH, evaluate, is_expected, load_queries  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
@@ -44,16 +44,16 @@ def test_questions(kb: KnowledgeBase) -> list[Any]:
         plan = s.plan(query.q, k=DEPTH)
         features = s.features(s.query_terms(plan), s.embedder.embed_query(plan.embed_text), ids)
         correct = np.array([is_expected(e, query.expect) for e in s.entries]) if query.answerable else ids < 0
-        found.append(cal._Question(query, features, correct, plan.query_lang == "zh", plan.text, plan.query_lang))
+        found.append(fitting.Labelled(query, features, correct, plan.query_lang == "zh", plan.text, plan.query_lang))
     return found
 
 
 def figures(plain: list[Any], grouped: list[Any], test: list[Any], base: Weights) -> dict[str, Any]:
-    by_question = cal._cross_validate(plain, base, 5, RANK_FEATURES)["confidence"]
-    by_repository = cal._cross_validate(grouped, base, 5, RANK_FEATURES, cal._grouped_fold)["confidence"]
-    w = cal._fit(plain, base)
-    right = cal._right_first(test, w)
-    confidence = w.answer_probability(cal._answer_rows(test, w))
+    by_question = cross_validation.cross_validate(plain, base, 5, RANK_FEATURES)["confidence"]
+    by_repository = cross_validation.cross_validate(grouped, base, 5, RANK_FEATURES, folds.grouped_fold)["confidence"]
+    w = fitting.fit(plain, base)
+    right = fitting.right_first(test, w)
+    confidence = w.answer_probability(fitting.answer_rows(test, w))
     return {"question": by_question, "repository": by_repository, "test": summary(confidence, right)}
 
 
@@ -63,8 +63,8 @@ def cells(f: dict[str, Any]) -> str:
 
 def signal_table(kb: KnowledgeBase) -> None:
     tune = [q for name in TUNE for q in load_queries(DATA / f"{name}.jsonl")]
-    plain = cal._collect(kb.searcher, tune, 5)
-    grouped = cal._collect(kb.searcher, tune, 5, cal._grouped_fold)
+    plain = cross_validation.collect(kb.searcher, tune, 5)
+    grouped = cross_validation.collect(kb.searcher, tune, 5, folds.grouped_fold)
     test = test_questions(kb)
     shipped = kb.searcher.weights
 

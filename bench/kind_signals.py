@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kb import calibrate as cal  # noqa: E402
+from kb import cross_validation, fitting, folds  # noqa: E402
 from kb.confidence import OperatingCurve, auroc, coverage_at  # noqa: E402
 from kb.evaluate import DEPTH, is_expected, load_queries  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
@@ -66,7 +66,7 @@ def row(q: Any, s: Any) -> dict[str, Any]:
         "right": bool(q.correct[order[0]]),
         "written": not q.query.url,
         "answerable": q.query.answerable,
-        "fold": cal._grouped_fold(q.query, FOLDS),
+        "fold": folds.grouped_fold(q.query, FOLDS),
     }
 
 
@@ -77,7 +77,7 @@ def served(s: Any, name: str) -> list[Any]:
         plan = s.plan(query.q, k=DEPTH)
         features = s.features(s.query_terms(plan), s.embedder.embed_query(plan.embed_text), ids)
         correct = np.array([is_expected(e, query.expect) for e in s.entries]) if query.answerable else ids < 0
-        found.append(cal._Question(query, features, correct, plan.query_lang == "zh", plan.text, plan.query_lang))
+        found.append(fitting.Labelled(query, features, correct, plan.query_lang == "zh", plan.text, plan.query_lang))
     return found
 
 
@@ -88,7 +88,7 @@ def matrix(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
 def fit(rows: Sequence[dict[str, Any]], names: Sequence[str], real_only: bool) -> tuple[np.ndarray, float]:
     chosen = [r for r in rows if not real_only or not r["written"]]
     y = np.array([r["right"] for r in chosen], dtype=float)
-    return cal._signed_logistic(matrix(chosen, names), y, names)
+    return fitting.signed_logistic(matrix(chosen, names), y, names)
 
 
 def predict(rows: Sequence[dict[str, Any]], names: Sequence[str], model: tuple[np.ndarray, float]) -> np.ndarray:
@@ -114,7 +114,7 @@ def main() -> None:
     kb.warm()
     s = kb.searcher
     tune_queries = [q for name in ("dev", "real_tune") for q in load_queries(DATA / f"{name}.jsonl")]
-    tune = [row(q, s) for q in cal._collect(s, tune_queries, FOLDS, cal._grouped_fold)]
+    tune = [row(q, s) for q in cross_validation.collect(s, tune_queries, FOLDS, folds.grouped_fold)]
     holdout = [row(q, s) for q in served(s, "holdout")]
     test = [row(q, s) for q in served(s, "real_test")]
     arms: list[tuple[str, Sequence[str], bool]] = [

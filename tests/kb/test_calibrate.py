@@ -21,22 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from kb.calibrate import (
-    ANSWER_SIGNS,
-    _confidence_set,
-    _cross_validate,
-    _fit,
-    _grouped_fold,
-    _judge_report,
-    _Question,
-    _right_first,
-    _signed_logistic,
-    check_questions,
-    repository,
-)
+from kb.calibrate import check_questions
 from kb.confidence import lower_bound
+from kb.cross_validation import cross_validate
 from kb.errors import JudgeFailed, TooFewQuestions
 from kb.evaluate import DEPTH, EvalQuery
+from kb.fitting import ANSWER_SIGNS, Labelled, confidence_set, fit, right_first, signed_logistic
+from kb.judge_weights import judge_report
 from kb.scoring import ANSWER_FEATURES, RANK_FEATURES, Features, Weights
 
 BASE = Weights.load()  # the shipped calibration: what a set that cannot fit a model keeps
@@ -48,7 +39,7 @@ def unit(n: int, low: float = 0.0, high: float = 1.0) -> st.SearchStrategy[np.nd
 
 
 @st.composite
-def question(draw: st.DrawFn, index: int, entries: int, answerable: bool | None = None) -> _Question:
+def question(draw: st.DrawFn, index: int, entries: int, answerable: bool | None = None) -> Labelled:
     """One labelled question's evidence against `entries` entries, in the ranges the search gives."""
     answerable = draw(st.booleans()) if answerable is None else answerable
     lang = draw(st.sampled_from(["en", "zh"]))
@@ -68,11 +59,11 @@ def question(draw: st.DrawFn, index: int, entries: int, answerable: bool | None 
         correct[draw(st.integers(0, entries - 1))] = True
     url = draw(st.sampled_from(["", "https://github.com/example/issues/1"]))
     query = EvalQuery(f"q{index}", f"question {index}", ("an entry",) if answerable else (), lang, url)
-    return _Question(query, features, correct, lang == "zh", query.q, lang)
+    return Labelled(query, features, correct, lang == "zh", query.q, lang)
 
 
 @st.composite
-def question_sets(draw: st.DrawFn, max_size: int = 12, answerable: bool | None = None) -> list[_Question]:
+def question_sets(draw: st.DrawFn, max_size: int = 12, answerable: bool | None = None) -> list[Labelled]:
     """0 to `max_size` questions against 2 to 12 entries; `answerable` True or False: of that class only."""
     entries = draw(st.integers(2, 12))
     size = draw(st.integers(0, max_size))
@@ -88,7 +79,7 @@ def signs_kept(w: Weights) -> bool:
     return all(c * ANSWER_SIGNS.get(name, 0) >= 0 for name, c in zip(w.answer_features, w.answer_coef))
 
 
-def answer_rows(questions: list[_Question], w: Weights) -> np.ndarray:
+def answer_rows(questions: list[Labelled], w: Weights) -> np.ndarray:
     rows = []
     for q in questions:
         score = q.features.score(w)
@@ -99,13 +90,13 @@ def answer_rows(questions: list[_Question], w: Weights) -> np.ndarray:
 @pytest.mark.slow
 @FAST
 @given(question_sets())
-def test_any_small_set_fits_finite_weights_of_the_allowed_signs(questions: list[_Question]) -> None:
-    w = _fit(questions, BASE)
+def test_any_small_set_fits_finite_weights_of_the_allowed_signs(questions: list[Labelled]) -> None:
+    w = fit(questions, BASE)
     assert finite(w) and signs_kept(w)
     assert w.rank_coef[RANK_FEATURES.index("alternate")] >= 0
     answerable = [q for q in questions if q.query.answerable]
-    right = _right_first(questions, w)
-    judged = right[_confidence_set(questions, right)]
+    right = right_first(questions, w)
+    judged = right[confidence_set(questions, right)]
     if judged.all() or not judged.any():  # nothing to tell a right first hit from a wrong one: the model is kept
         assert (w.answer_coef, w.answer_bias) == (BASE.answer_coef, BASE.answer_bias)
     if not answerable:  # nothing to rank
@@ -123,7 +114,7 @@ def test_any_small_set_fits_finite_weights_of_the_allowed_signs(questions: list[
 )
 def test_the_answer_model_takes_no_weight_of_the_wrong_sign(xy: tuple[np.ndarray, np.ndarray]) -> None:
     x, y = xy
-    coef, bias = _signed_logistic(x, y, ANSWER_FEATURES)
+    coef, bias = signed_logistic(x, y, ANSWER_FEATURES)
     assert np.isfinite(coef).all() and math.isfinite(bias)
     assert all(c * ANSWER_SIGNS.get(name, 0) >= 0 for name, c in zip(ANSWER_FEATURES, coef))
 
@@ -131,10 +122,8 @@ def test_the_answer_model_takes_no_weight_of_the_wrong_sign(xy: tuple[np.ndarray
 @pytest.mark.slow
 @FAST
 @given(question_sets(), st.integers(2, 6))
-def test_cross_validation_reports_every_question_whatever_its_folds_lack(
-    questions: list[_Question], folds: int
-) -> None:
-    report = _cross_validate(questions, BASE, folds, RANK_FEATURES)
+def test_cross_validation_reports_every_question_whatever_its_folds_lack(questions: list[Labelled], folds: int) -> None:
+    report = cross_validate(questions, BASE, folds, RANK_FEATURES)
     figures = report["cross_validated"]
     answerable = sum(q.query.answerable for q in questions)
     assert figures["overall"]["queries"] == answerable
@@ -153,20 +142,10 @@ def test_cross_validation_reports_every_question_whatever_its_folds_lack(
             assert lower_bound(got, round(coverage * curve.questions)) >= precision
 
 
-def test_grouped_folds_keep_each_repository_on_one_side() -> None:
-    urls = [f"https://github.com/{repo}/issues/{n}" for repo in ("THUDM/slime", "alibaba/ROLL") for n in range(20)]
-    queries = [EvalQuery(f"q{i}", "q", (), "en", url) for i, url in enumerate(urls)]
-    assert {repository(q) for q in queries} == {"thudm/slime", "alibaba/roll"}
-    for repo in ("thudm/slime", "alibaba/roll"):
-        assert len({_grouped_fold(q, 5) for q in queries if repository(q) == repo}) == 1
-    written = [EvalQuery(f"w{i}", "q", (), "en") for i in range(40)]
-    assert len({_grouped_fold(q, 5) for q in written}) > 1  # a written question is its own
-
-
 @pytest.mark.slow
 @FAST
 @given(question_sets(max_size=8, answerable=False))
-def test_a_set_with_no_answerable_question_is_refused_in_one_line(questions: list[_Question]) -> None:
+def test_a_set_with_no_answerable_question_is_refused_in_one_line(questions: list[Labelled]) -> None:
     with pytest.raises(TooFewQuestions) as raised:
         check_questions([q.query for q in questions])
     message = str(raised.value)
@@ -177,7 +156,7 @@ def test_a_set_with_no_answerable_question_is_refused_in_one_line(questions: lis
 @pytest.mark.slow
 @FAST
 @given(question_sets(max_size=8), st.integers(0, 8))
-def test_a_set_with_an_answerable_question_passes(questions: list[_Question], at: int) -> None:
+def test_a_set_with_an_answerable_question_passes(questions: list[Labelled], at: int) -> None:
     queries = [q.query for q in questions]
     queries.insert(min(at, len(queries)), EvalQuery("answerable", "how do I resume training", ("resume",), "en"))
     check_questions(queries)
@@ -231,21 +210,21 @@ class RandomJudge:
     st.integers(2, 5),
 )
 def test_a_judge_that_fails_on_some_questions_is_fitted_on_the_others(
-    drawn: tuple[list[_Question], list[int | None]], folds: int
+    drawn: tuple[list[Labelled], list[int | None]], folds: int
 ) -> None:
     questions, verdicts = drawn
     entries = len(questions[0].correct) if questions else 2
-    report = _cross_validate(questions, BASE, folds, RANK_FEATURES)
+    report = cross_validate(questions, BASE, folds, RANK_FEATURES)
     plain = report["outcomes"]
     judge = RandomJudge(verdicts)
     if questions and all(v is None for v in verdicts):
         with pytest.raises(JudgeFailed) as raised:
-            _judge_report(Index(entries), questions, BASE, plain, folds, RANK_FEATURES, judge, 10)  # type: ignore[arg-type]
+            judge_report(Index(entries), questions, BASE, plain, folds, RANK_FEATURES, judge, 10)  # type: ignore[arg-type]
         assert f"no usable verdict on any of the {len(questions)} questions (invalid: {len(questions)};" in str(
             raised.value
         )
         return
-    judged = _judge_report(Index(entries), questions, BASE, plain, folds, RANK_FEATURES, judge, 10)  # type: ignore[arg-type]
+    judged = judge_report(Index(entries), questions, BASE, plain, folds, RANK_FEATURES, judge, 10)  # type: ignore[arg-type]
     assert judged["failed"] == sum(v is None for v in verdicts)
     w = Weights.of_dict(judged["weights"])
     assert w.judged and finite(w) and signs_kept(w)

@@ -8,8 +8,8 @@ import logging
 import numpy as np
 import pytest
 
-from kb.calibrate import _best_ranking, _Question
 from kb.evaluate import EvalQuery
+from kb.fitting import Labelled, best_ranking
 from kb.scoring import RANK_FEATURES, Features, Weights
 
 
@@ -26,13 +26,13 @@ def features(dense: np.ndarray, coverage: np.ndarray, length: np.ndarray) -> Fea
     )
 
 
-def question(i: int, f: Features, correct: int) -> _Question:
+def question(i: int, f: Features, correct: int) -> Labelled:
     mask = np.zeros(len(f.cosine), bool)
     mask[correct] = True
-    return _Question(EvalQuery(f"q{i}", "q", ("x",), "en"), f, mask, False)
+    return Labelled(EvalQuery(f"q{i}", "q", ("x",), "en"), f, mask, False)
 
 
-def synthetic(count: int, seed: int) -> list[_Question]:
+def synthetic(count: int, seed: int) -> list[Labelled]:
     """Twenty entries a question; the answer has the best cosine, but a long entry gets a
     slightly better cosine than its share of meaning, so it wins unless length is weighed."""
     rng = np.random.default_rng(seed)
@@ -48,13 +48,13 @@ def synthetic(count: int, seed: int) -> list[_Question]:
     return questions
 
 
-def recall_at_1(questions: list[_Question], w: Weights) -> float:
+def recall_at_1(questions: list[Labelled], w: Weights) -> float:
     return float(np.mean([q.correct[np.argmax(q.features.score(w))] for q in questions]))
 
 
 def test_the_fit_learns_to_weigh_long_entries_down_and_ranks_better_than_cosine_alone():
     train, test = synthetic(300, seed=1), synthetic(300, seed=2)
-    fitted = _best_ranking(train, Weights())
+    fitted = best_ranking(train, Weights())
     coef = dict(zip(RANK_FEATURES, fitted.rank_coef))
     assert coef["dense"] > 0 and coef["length"] < 0
     cosine_alone = Weights(rank_coef=(1.0, 0.0, 0.0, 0.0, 0.0, 0.0))
@@ -62,7 +62,7 @@ def test_the_fit_learns_to_weigh_long_entries_down_and_ranks_better_than_cosine_
 
 
 def test_features_left_out_of_the_fit_weigh_nothing():
-    fitted = _best_ranking(synthetic(100, seed=3), Weights(), fitted=["dense", "coverage"])
+    fitted = best_ranking(synthetic(100, seed=3), Weights(), fitted=["dense", "coverage"])
     coef = dict(zip(RANK_FEATURES, fitted.rank_coef))
     assert coef["length"] == 0.0 and coef["question"] == 0.0 and coef["dense"] > 0
 

@@ -62,12 +62,12 @@ ROWS = [
         make=lambda: [re.compile(rf"(?<![\w-]){re.escape('megatron-lm')}(?![\w-])")],
     ),
     Row("kb/answer.py", "\\s+"),
-    # kb/calibrate.py
-    Row("kb/calibrate.py", "https?://(?:www\\.)?github\\.com/([^/]+/[^/#?]+)"),
     # kb/embedding.py
     Row("kb/embedding.py", "[\\t\\n\\x20-\\x7e\\u3000-\\u303f\\u3400-\\u4dbf\\u4e00-\\u9fff\\uff01-\\uff5e]*"),
     # kb/evaluate.py
     Row("kb/evaluate.py", "[\\s*`#]+"),
+    # kb/folds.py
+    Row("kb/folds.py", "https?://(?:www\\.)?github\\.com/([^/]+/[^/#?]+)", chars=2000, how="match"),
     # kb/glossary.py
     Row("kb/glossary.py", "f'(?<![a-z0-9_])(?:{_trie(english)})(?![a-z0-9_])'", make=_glossary),
     # kb/hubs.py

@@ -220,15 +220,15 @@ ROWS = [
     # ingest/document.py
     Row("ingest/document.py", "[\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff]"),
     Row("ingest/document.py", "[-_.\\s]+"),
-    # ingest/sync.py: bytes patterns over a fetched file of up to KB_SYNC_MAX_FILE_BYTES, timed as their text twins
+    # ingest/staging.py: bytes patterns over a fetched file of up to KB_SYNC_MAX_FILE_BYTES, timed as their text twins
     Row(
-        "ingest/sync.py",
+        "ingest/staging.py",
         "b'^[ \\\\t]{0,3}#{1,6}[ \\\\t]'",
         chars=5_000_000,
         make=lambda: [re.compile(r"^[ \t]{0,3}#{1,6}[ \t]", re.M)],
     ),
     Row(
-        "ingest/sync.py",
+        "ingest/staging.py",
         "b'^[ \\\\t]*(?:\\\\d+[.)]|[-*+])[ \\\\t]+\\\\*\\\\*'",
         chars=5_000_000,
         make=lambda: [re.compile(r"^[ \t]*(?:\d+[.)]|[-*+])[ \t]+\*\*", re.M)],

@@ -4,8 +4,7 @@ A module is counted by its lines, a function from its `def` line to its last (a 
 counts in its own right and inside the one that holds it; a method is a function). Tests and
 bench/ are not counted. An offender is named with its size, so the fix starts from the message:
 split the module by what its parts are about, the function into steps with names a newcomer
-understands. EXCEPTIONS are files still being shrunk; each must still be over a limit, so an
-entry that is no longer needed is named too.
+understands.
 """
 
 from __future__ import annotations
@@ -13,17 +12,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from tests.support.paths import ROOT
 
 PACKAGES = ("kb", "ingest", "server", "kbcli", "tools")
 MODULE_LINES = 400
 FUNCTION_LINES = 60
-
-# (module, function): a function past FUNCTION_LINES; (module, ""): the module past MODULE_LINES and every
-# function in it.
-EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def oversized(path: Path, name: str) -> list[tuple[str, str, int]]:
@@ -52,10 +45,6 @@ def measured(root: Path = ROOT) -> list[tuple[str, str, int]]:
     return found
 
 
-def excepted(module: str, function: str) -> bool:
-    return (module, "") in EXCEPTIONS or (module, function) in EXCEPTIONS
-
-
 def described(module: str, function: str, lines: int) -> str:
     if function:
         return f"{module}: {function} is {lines} lines (at most {FUNCTION_LINES})"
@@ -63,19 +52,8 @@ def described(module: str, function: str, lines: int) -> str:
 
 
 def test_no_module_or_function_is_past_its_limit() -> None:
-    over = [described(*part) for part in measured() if not excepted(part[0], part[1])]
+    over = [described(*part) for part in measured()]
     assert not over, "split by meaning:\n" + "\n".join(over)
-
-
-def test_every_exception_is_still_needed() -> None:
-    over = {(module, function) for module, function, _ in measured()}
-    modules = {module for module, _ in over}
-    unneeded = [
-        f"{module} {function}".strip()
-        for module, function in sorted(EXCEPTIONS)
-        if (module, function) not in over and not (not function and module in modules)
-    ]
-    assert not unneeded, "within the limits now: take out of EXCEPTIONS: " + ", ".join(unneeded)
 
 
 def test_a_long_function_and_a_long_module_are_named(tmp_path: Path) -> None:
@@ -93,8 +71,3 @@ def test_a_long_function_and_a_long_module_are_named(tmp_path: Path) -> None:
         f"kb/long.py is {MODULE_LINES + 1} lines (at most {MODULE_LINES})",
         f"kb/long.py: steps is {FUNCTION_LINES + 1} lines (at most {FUNCTION_LINES})",
     ]
-
-
-@pytest.mark.parametrize("module", sorted({module for module, _ in EXCEPTIONS}))
-def test_an_exception_names_a_module_that_exists(module: str) -> None:
-    assert (ROOT / module).is_file(), f"{module}: no such module; take it out of EXCEPTIONS"

@@ -17,7 +17,7 @@ __all__ = ["FoldOf", "fold", "grouped_fold", "repository"]
 
 FoldOf = Callable[[EvalQuery, int], int]
 
-_GITHUB = re.compile(r"https?://(?:www\.)?github\.com/([^/]+/[^/#?]+)")
+_REPOSITORY_URL = re.compile(r"https?://(?:www\.)?github\.com/([^/]+/[^/#?]+)")
 
 
 def fold(query: EvalQuery, folds: int) -> int:
@@ -30,7 +30,7 @@ def repository(query: EvalQuery) -> str:
     host and path); a written question (no URL) is its own."""
     if not query.url:
         return "written:" + query.id
-    match = _GITHUB.match(query.url[:2000])
+    match = _REPOSITORY_URL.match(query.url[:2000])
     return match.group(1).lower() if match else query.url.split("#")[0].rsplit("/", 2)[0]
 
 

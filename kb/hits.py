@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from .entries import Entry
 from .provenance import original_url, version_note
+
+if TYPE_CHECKING:  # numpy loads with the search, not with `kb --help`
+    import numpy as np
 
 __all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "STATES", "SearchResult", "Signals", "hit_fields"]
 

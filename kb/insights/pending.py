@@ -5,7 +5,8 @@ keyed by (channel, thread): the question, the draft answer, the entry and confid
 its state and times, and the channel's own ids in `platform` (JSON the library stores and hands back,
 never reads). Drafting again for a thread replaces its answer. A Post or a Dismiss first claims the
 answer (`waiting` to `claimed`, in one statement that only one caller in any process wins), then
-settles it (the row deleted) or releases it back to the list when it could not be posted.
+settles it (the row deleted) or releases it back to the list when it could not be posted. A claim
+older than `CLAIM_LEASE` counts as waiting again (the process holding it died before it settled).
 """
 
 from __future__ import annotations
@@ -18,12 +19,16 @@ from typing import Any
 from .part import StorePart
 from .records import MAX_TEXT, PendingAnswer
 
-__all__ = ["PendingAnswers"]
+__all__ = ["PendingAnswers", "CLAIM_LEASE"]
+
+# Seconds a claim keeps an answer off the list: far longer than a Post may take (the channel bounds its calls).
+CLAIM_LEASE = 120.0
 
 _COLUMNS = "channel, thread, question, answer, entry_id, confidence, url, platform, drafted_at, state, claimed_at"
 _KEPT = ("question", "answer", "entry_id", "confidence", "url", "platform", "drafted_at", "state", "claimed_at")
 _INSERT = f"INSERT INTO pending_answers ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
 _SAME = "channel = ? AND thread = ? AND drafted_at = ? AND state = ?"
+_OPEN = "(state = 'waiting' OR claimed_at < ?)"  # on the list: waiting, or claimed by a process long gone
 
 
 class PendingAnswers(StorePart):
@@ -42,11 +47,10 @@ class PendingAnswers(StorePart):
         )
 
     def pending(self, channel: str) -> list[PendingAnswer]:
-        """`channel`'s answers waiting for a maintainer, newest first."""
+        """`channel`'s answers waiting for a maintainer (a claim past its lease included), newest first."""
         rows = self._db.rows(
-            f"SELECT {_COLUMNS} FROM pending_answers WHERE channel = ? AND state = 'waiting' "
-            "ORDER BY drafted_at DESC, thread",
-            (channel,),
+            f"SELECT {_COLUMNS} FROM pending_answers WHERE channel = ? AND {_OPEN} ORDER BY drafted_at DESC, thread",
+            (channel, time.time() - CLAIM_LEASE),
         )
         return [_answer(row) for row in rows]
 
@@ -60,14 +64,14 @@ class PendingAnswers(StorePart):
     def claim_pending(self, channel: str, thread: str) -> PendingAnswer | None:
         """The waiting answer of `thread`, claimed for the one caller that gets it (None for the others, in any
         process): what a Post or a Dismiss acts on, once. `settle_pending` or `release_pending` ends the claim."""
-        found = self.pending_answer(channel, thread)
-        if found is None or found.state != "waiting":
+        found, now = self.pending_answer(channel, thread), time.time()
+        if found is None or not (found.state == "waiting" or (found.claimed_at or now) < now - CLAIM_LEASE):
             return None
-        now = time.time()
         with self._db.transaction() as db:
             taken = db.execute(
-                f"UPDATE pending_answers SET state = 'claimed', claimed_at = ? WHERE {_SAME}",
-                (now, channel, thread, found.drafted_at, "waiting"),
+                "UPDATE pending_answers SET state = 'claimed', claimed_at = ? "
+                f"WHERE channel = ? AND thread = ? AND drafted_at = ? AND {_OPEN}",
+                (now, channel, thread, found.drafted_at, now - CLAIM_LEASE),
             ).rowcount
         if taken != 1:
             return None

@@ -116,6 +116,28 @@ def test_a_thread_drafted_again_while_claimed_keeps_the_newer_answer(store: Insi
     assert store.pending("tracker") == [newer]
 
 
+def test_a_claim_past_its_lease_puts_the_answer_back_on_the_list(
+    store: InsightsStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Post whose process died before it settled: once the lease is over the answer is listed and claimed again."""
+    import time
+
+    from kb.insights import pending as pending_module
+
+    kept = pending(10, T0)
+    store.keep_pending(kept)
+    assert store.claim_pending("tracker", "Owner/Repo#10") is not None
+    assert store.pending("tracker") == [] and store.claim_pending("tracker", "Owner/Repo#10") is None
+    monkeypatch.setattr(pending_module, "CLAIM_LEASE", 0.01)
+    time.sleep(0.05)
+    [listed] = store.pending("tracker")
+    assert (listed.thread, listed.state) == ("Owner/Repo#10", "claimed")
+    again = store.claim_pending("tracker", "Owner/Repo#10")
+    assert again is not None and again.claimed_at is not None and again.claimed_at > (listed.claimed_at or 0)
+    monkeypatch.setattr(pending_module, "CLAIM_LEASE", 120.0)
+    assert store.claim_pending("tracker", "Owner/Repo#10") is None and store.pending("tracker") == []
+
+
 # Two suggested answers as version 8 kept them: an issue through an App installation, a Discussion without one.
 V8_ROWS = (
     "INSERT INTO suggested_answers (repo, number, kind, title, url, node_id, installation, entry_id, confidence, "

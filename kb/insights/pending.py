@@ -27,7 +27,7 @@ CLAIM_LEASE = 120.0
 _COLUMNS = "channel, thread, question, answer, entry_id, confidence, url, platform, drafted_at, state, claimed_at"
 _KEPT = ("question", "answer", "entry_id", "confidence", "url", "platform", "drafted_at", "state", "claimed_at")
 _INSERT = f"INSERT INTO pending_answers ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-_SAME = "channel = ? AND thread = ? AND drafted_at = ? AND state = ?"
+_MINE = "channel = ? AND thread = ? AND drafted_at = ? AND state = 'claimed' AND claimed_at = ?"  # this claim
 _OPEN = "(state = 'waiting' OR claimed_at < ?)"  # on the list: waiting, or claimed by a process long gone
 
 
@@ -81,16 +81,16 @@ class PendingAnswers(StorePart):
         """A claimed answer back on the list (it could not be posted), unless a newer one was drafted since."""
         with self._db.transaction() as db:
             db.execute(
-                f"UPDATE pending_answers SET state = 'waiting', claimed_at = NULL WHERE {_SAME}",
-                (answer.channel, answer.thread, answer.drafted_at, "claimed"),
+                f"UPDATE pending_answers SET state = 'waiting', claimed_at = NULL WHERE {_MINE}",
+                (answer.channel, answer.thread, answer.drafted_at, answer.claimed_at),
             )
 
     def settle_pending(self, answer: PendingAnswer) -> None:
         """A claimed answer done with (posted or dismissed): forgotten, unless a newer one was drafted since."""
         with self._db.transaction() as db:
             db.execute(
-                f"DELETE FROM pending_answers WHERE {_SAME}",
-                (answer.channel, answer.thread, answer.drafted_at, "claimed"),
+                f"DELETE FROM pending_answers WHERE {_MINE}",
+                (answer.channel, answer.thread, answer.drafted_at, answer.claimed_at),
             )
 
     def drop_pending(self, channel: str, thread: str) -> bool:

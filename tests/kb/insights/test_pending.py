@@ -136,6 +136,10 @@ def test_a_claim_past_its_lease_puts_the_answer_back_on_the_list(
     assert again is not None and again.claimed_at is not None and again.claimed_at > (listed.claimed_at or 0)
     monkeypatch.setattr(pending_module, "CLAIM_LEASE", 120.0)
     assert store.claim_pending("tracker", "Owner/Repo#10") is None and store.pending("tracker") == []
+    store.settle_pending(listed)  # the first claim, settled late, leaves the second claimer's answer alone
+    assert store.pending_answer("tracker", "Owner/Repo#10") == again
+    store.settle_pending(again)
+    assert store.pending_answer("tracker", "Owner/Repo#10") is None
 
 
 # Two suggested answers as version 8 kept them: an issue through an App installation, a Discussion without one.

@@ -3,8 +3,8 @@
 - `store`, `migrations`, `records`: the database, its schema and the rows it holds; the
   store talks to a SQLite file (`sqlite_db`) or to PostgreSQL (`postgres_db`, with `sql`
   translating the statements), and is composed of one part (`part`) for each thing it keeps:
-  `questions`, `votes`, `gaps` (the dismissed ones), `links`, `suggestions` (the GitHub bot's
-  answers waiting) and `harvested` (the drafts `kb harvest` made);
+  `questions`, `votes`, `gaps` (the dismissed ones), `links`, `pending` (a channel's draft
+  answers waiting for a maintainer) and `harvested` (the drafts `kb harvest` made);
 - `recorder`, `writer`: the listener to what is asked and voted (`kb.events`), and the
   thread that writes;
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
@@ -38,6 +38,7 @@ from .records import (
     KINDS,
     LANGS,
     MAX_TEXT,
+    PENDING_STATES,
     REASONS,
     AskedQuestion,
     Channel,
@@ -45,9 +46,9 @@ from .records import (
     DailyCount,
     EntryHits,
     EntryVotes,
+    PendingAnswer,
     Question,
     Reason,
-    SuggestedAnswer,
     Totals,
     Vote,
 )
@@ -94,7 +95,8 @@ __all__ = [
     "EntryHits",
     "DailyCount",
     "Totals",
-    "SuggestedAnswer",
+    "PendingAnswer",
+    "PENDING_STATES",
     "Channel",
     "Reason",
     "KINDS",

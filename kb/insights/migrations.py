@@ -140,6 +140,33 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (repo, number)
     )
     """,
+    # 9: the answers waiting for a maintainer belong to any channel: one a thread of a channel, the channel's own ids
+    # in `platform` (JSON the library keeps and never reads). The suggested answers of version 6 are copied, each
+    # under the channel `github` and its thread `owner/name#number`, with its repository, number, kind, node id and
+    # installation as that channel's ids
+    """
+    CREATE TABLE pending_answers (
+        channel TEXT NOT NULL,
+        thread TEXT NOT NULL,
+        question TEXT NOT NULL,
+        answer TEXT NOT NULL,
+        entry_id TEXT NOT NULL,
+        confidence REAL NOT NULL,
+        url TEXT NOT NULL DEFAULT '',
+        platform TEXT NOT NULL DEFAULT '{}',
+        drafted_at REAL NOT NULL,
+        state TEXT NOT NULL DEFAULT 'waiting',
+        claimed_at REAL,
+        PRIMARY KEY (channel, thread)
+    );
+    CREATE INDEX pending_answers_waiting ON pending_answers (channel, state, drafted_at);
+    INSERT INTO pending_answers (channel, thread, question, answer, entry_id, confidence, url, platform, drafted_at)
+    SELECT 'github', repo || '#' || number, title, comment, entry_id, confidence, url,
+        json_object('repo', repo, 'number', number, 'kind', kind, 'node_id', node_id, 'installation', installation),
+        suggested_at
+    FROM suggested_answers;
+    DROP TABLE suggested_answers
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -2,7 +2,7 @@
 
 `InsightsStore` (kb/insights/store.py) is composed of the parts, one for each thing it keeps:
 the questions asked (`questions.py`), the votes (`votes.py`), the dismissed gaps (`gaps.py`),
-the taught links (`links.py`), the GitHub bot's suggested answers (`suggestions.py`) and the
+the taught links (`links.py`), the answers waiting for a maintainer (`pending.py`) and the
 harvested drafts (`harvested.py`). Each part reads and writes its own tables through `_db`,
 which the store opens (a SQLite file or PostgreSQL: `sqlite_db.py`, `postgres_db.py`).
 """

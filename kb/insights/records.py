@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, Mapping, get_args
 
 __all__ = [
     "Question",
@@ -22,7 +22,8 @@ __all__ = [
     "EntryHits",
     "DailyCount",
     "Totals",
-    "SuggestedAnswer",
+    "PendingAnswer",
+    "PENDING_STATES",
     "Channel",
     "Reason",
     "KINDS",
@@ -41,6 +42,7 @@ LANGS = ("zh", "en")  # the languages questions are counted by
 # Characters kept of a question or comment: a pasted log or a long chat history is stored as
 # its start, which is what identifies it (and far more than the embedder reads of it).
 MAX_TEXT = 1000
+PENDING_STATES = ("waiting", "claimed")  # a pending answer on the list, or taken by a Post or Dismiss
 
 
 @dataclass(frozen=True)
@@ -135,17 +137,22 @@ class Totals:
 
 
 @dataclass(frozen=True)
-class SuggestedAnswer:
-    """The GitHub bot's answer to an issue or Discussion in `suggest` mode, kept for a maintainer to post or dismiss."""
+class PendingAnswer:
+    """A channel's draft answer to a thread, kept for a maintainer to post or dismiss (one a thread).
 
-    repo: str  # owner/name
-    number: int
-    kind: str  # "issue" or "discussion"
-    title: str
-    url: str
+    `thread` is the channel's name for where it was asked, unique within the channel; `platform` holds the
+    channel's own ids (what it needs to post there), kept as JSON and handed back as given: the library never
+    reads it. `state` is one of PENDING_STATES: `waiting` on the list, `claimed` by the one Post or Dismiss
+    acting on it."""
+
+    channel: str
+    thread: str
+    question: str
+    answer: str  # the answer as the channel would post it
     entry_id: str  # the entry it answers with
     confidence: float
-    comment: str  # the comment as the bot would post it
-    node_id: str = ""  # a Discussion's, to comment on it
-    installation: int = 0  # the GitHub App installation the issue came through (0: none)
-    suggested_at: float = field(default_factory=time.time)
+    url: str = ""  # the thread's address
+    platform: Mapping[str, Any] = field(default_factory=dict)
+    drafted_at: float = field(default_factory=time.time)
+    state: str = "waiting"
+    claimed_at: float | None = None

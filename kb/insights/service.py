@@ -15,14 +15,14 @@ from __future__ import annotations
 import asyncio
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InsightsOff, InsightsUnreachable, KBError
 from ..events import Voted
 from .book import InsightsBook
-from .records import SuggestedAnswer
+from .records import PendingAnswer
 from .report import Report, parse_since
-from .store import RecentQuestion
+from .store import InsightsStore, RecentQuestion
 from .taught_links import Link
 from .teach import learn, relearn_link, unlearn
 
@@ -38,8 +38,12 @@ __all__ = ["Insights"]
 _NOTHING_RECORDED = "nothing is recorded: {problem}"
 _LINKS_OFF = "links are off: they are kept in the insights database, which cannot be used ({problem})"
 _REPORT_UNREACHABLE = "the insights database {location} cannot be reached; questions and votes are kept meanwhile and written once it is back"
-_SUGGESTIONS_OFF = "suggested answers are off: they are kept in the insights database, which cannot be used ({problem})"
-_SUGGESTIONS_UNREACHABLE = "the insights database {location} cannot be reached; suggested answers wait until it is back"
+_PENDING_OFF = (
+    "answers waiting for a maintainer are off: they are kept in the insights database, which cannot be used ({problem})"
+)
+_PENDING_UNREACHABLE = (
+    "the insights database {location} cannot be reached; answers waiting for a maintainer wait until it is back"
+)
 _LINKS_UNREACHABLE = "the insights database {location} cannot be reached; links cannot be changed until it is back"
 _DRAFTS_OFF = (
     "drafts from the tracker are off: they are kept in the insights database, which cannot be used ({problem})"
@@ -169,41 +173,43 @@ class Insights:
         with self._reaching(book, _LINKS_UNREACHABLE):
             return await relearn_link(book, link_id)
 
-    async def suggest(self, answer: SuggestedAnswer) -> None:
-        """Keep the GitHub bot's suggested answer for its issue, over the one before (the issue edited)."""
-        book = self._book(_SUGGESTIONS_OFF)
-        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
-            await asyncio.to_thread(book.store.suggest, answer)
+    async def keep_pending(self, answer: PendingAnswer) -> None:
+        """Keep a channel's draft answer for its thread, waiting for a maintainer, over the one before (edited)."""
+        await self._pending(lambda store: store.keep_pending(answer))
 
-    async def suggestions(self) -> list[SuggestedAnswer]:
-        """The suggested answers waiting for a maintainer, newest first."""
-        book = self._book(_SUGGESTIONS_OFF)
-        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
-            return await asyncio.to_thread(book.store.suggestions)
+    async def pending(self, channel: str) -> list[PendingAnswer]:
+        """`channel`'s answers waiting for a maintainer, newest first."""
+        found: list[PendingAnswer] = await self._pending(lambda store: store.pending(channel))
+        return found
 
-    async def suggestion(self, repo: str, number: int) -> SuggestedAnswer | None:
-        """The answer suggested for `repo`#`number`, or None."""
-        book = self._book(_SUGGESTIONS_OFF)
-        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
-            return await asyncio.to_thread(book.store.suggestion, repo, number)
+    async def pending_answer(self, channel: str, thread: str) -> PendingAnswer | None:
+        """The answer kept for `thread` of `channel`, waiting or claimed; None when there is none."""
+        found: PendingAnswer | None = await self._pending(lambda store: store.pending_answer(channel, thread))
+        return found
 
-    async def claim_suggestion(self, repo: str, number: int) -> SuggestedAnswer | None:
-        """The answer suggested for `repo`#`number`, for this caller alone to post or dismiss (None: gone already)."""
-        book = self._book(_SUGGESTIONS_OFF)
-        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
-            return await asyncio.to_thread(book.store.claim_suggestion, repo, number)
+    async def claim_pending(self, channel: str, thread: str) -> PendingAnswer | None:
+        """The waiting answer of `thread`, for this caller alone to post or dismiss (None: taken or gone already)."""
+        found: PendingAnswer | None = await self._pending(lambda store: store.claim_pending(channel, thread))
+        return found
 
-    async def restore_suggestion(self, answer: SuggestedAnswer) -> None:
-        """A claimed answer put back, unless its issue has a newer one."""
-        book = self._book(_SUGGESTIONS_OFF)
-        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
-            await asyncio.to_thread(book.store.restore_suggestion, answer)
+    async def release_pending(self, answer: PendingAnswer) -> None:
+        """A claimed answer back on the list (it could not be posted), unless its thread has a newer one."""
+        await self._pending(lambda store: store.release_pending(answer))
 
-    async def drop_suggestion(self, repo: str, number: int) -> bool:
-        """Forget the answer suggested for `repo`#`number`; whether there was one."""
-        book = self._book(_SUGGESTIONS_OFF)
-        with self._reaching(book, _SUGGESTIONS_UNREACHABLE):
-            return await asyncio.to_thread(book.store.drop_suggestion, repo, number)
+    async def settle_pending(self, answer: PendingAnswer) -> None:
+        """A claimed answer posted or dismissed: forgotten, unless its thread has a newer one."""
+        await self._pending(lambda store: store.settle_pending(answer))
+
+    async def drop_pending(self, channel: str, thread: str) -> bool:
+        """Forget the answer kept for `thread` of `channel`; whether there was one."""
+        dropped: bool = await self._pending(lambda store: store.drop_pending(channel, thread))
+        return dropped
+
+    async def _pending(self, work: Callable[[InsightsStore], Any]) -> Any:
+        """`work` on the store's pending answers, in a worker thread, with the errors a server answers."""
+        book = self._book(_PENDING_OFF)
+        with self._reaching(book, _PENDING_UNREACHABLE):
+            return await asyncio.to_thread(work, book.store)
 
     async def harvested(self, expire_days: int = 0) -> tuple[list[KeptDraft], dict[str, int]]:
         """The drafts from the tracker waiting for a maintainer (those untouched for `expire_days` deleted first,

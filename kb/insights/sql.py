@@ -18,6 +18,7 @@ _POSTGRES: tuple[tuple[str, str], ...] = (
     (r"\bBLOB\b", "BYTEA"),
     (r"\bgroup_concat\(DISTINCT ([\w.]+)\)", r"string_agg(DISTINCT \1, ',')"),
     (r"\bdate\(([\w.]+), 'unixepoch'\)", r"to_char(to_timestamp(\1) AT TIME ZONE 'UTC', 'YYYY-MM-DD')"),
+    (r"\bjson_object\(", "json_build_object("),
     (r"\bINSERT OR IGNORE INTO (.*)$", r"INSERT INTO \1 ON CONFLICT DO NOTHING"),
     (r"\?", "%s"),
 )

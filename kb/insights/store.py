@@ -28,11 +28,11 @@ from .gaps import DismissedGaps
 from .harvested import HarvestedDrafts
 from .links import Links
 from .migrations import SCHEMA_VERSION, upgrade, version_of
+from .pending import PendingAnswers
 from .questions import Questions, RecentQuestion
 from .records import Totals
 from .sql import is_database_url, redact
 from .sqlite_db import SqliteDatabase
-from .suggestions import Suggestions
 from .votes import Votes
 
 __all__ = ["InsightsStore", "RecentQuestion", "store_path", "BUSY_TIMEOUT"]
@@ -54,7 +54,7 @@ def _database(postgres: bool) -> Any:
     return SqliteDatabase
 
 
-class InsightsStore(Questions, Votes, DismissedGaps, Links, Suggestions, HarvestedDrafts, IssueClaims):
+class InsightsStore(Questions, Votes, DismissedGaps, Links, PendingAnswers, HarvestedDrafts, IssueClaims):
     """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open."""
 
     def __init__(self, where: Path | str, busy_timeout: float = BUSY_TIMEOUT):

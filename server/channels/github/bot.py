@@ -16,7 +16,6 @@ from typing import Awaitable, Callable, Protocol
 
 from kb import asking
 from kb.events import Events, Voted
-from kb.insights.records import SuggestedAnswer
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
 from kb.verbatim import CERTAIN
@@ -26,6 +25,7 @@ from .client import GitHubAPI, GitHubUnavailable
 from .comment import MARKER, answer_comment, entry_of, not_covered_comment
 from .events import MEMBERS, Closed, Command, Opened
 from .settings import MODES
+from .suggestions import SuggestedAnswer
 
 __all__ = [
     "Outcome",
@@ -46,7 +46,7 @@ Vote = Callable[[Voted], Awaitable[str]]
 
 
 class Suggestions(Protocol):
-    """Where suggest mode keeps its answers for a maintainer (the insights database, `kb.insights.service`)."""
+    """Where suggest mode keeps its answers for a maintainer (the insights database's pending answers: `suggestions.py`)."""
 
     async def suggest(self, answer: SuggestedAnswer) -> None: ...
 

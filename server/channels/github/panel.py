@@ -13,6 +13,8 @@ from fastapi import Request
 
 from kb.insights.service import Insights
 
+from .suggestions import KeptSuggestions
+
 __all__ = ["TEMPLATE", "panel"]
 
 TEMPLATE = "_insights_suggested.html"
@@ -21,7 +23,7 @@ TEMPLATE = "_insights_suggested.html"
 async def panel(request: Request, insights: Insights) -> dict[str, Any] | None:
     """The panel's context: the suggested answers, those posted lately (server/channels/github/suggested.py);
     None when the bot is off and nothing waits."""
-    suggested = await insights.suggestions()
+    suggested = await KeptSuggestions(insights).suggestions()
     if not (suggested or request.app.state.settings.github_webhook_secret):
         return None
     posted = list(getattr(request.app.state, "github_posted", ()))

@@ -45,6 +45,7 @@ from .faq_limits import FaqLimits
 from .harvest import harvest_closed
 from .push import Push, followed, read_push, sources_pushed
 from .signature import verify
+from .suggestions import KeptSuggestions
 
 __all__ = ["router", "install", "start", "REPLAY_WINDOW"]
 
@@ -176,7 +177,7 @@ def issue_of(event: Opened | Command | Closed) -> Opened:
 async def suggestions_of(request: Request) -> Suggestions | None:
     """Where suggest mode keeps its answers: the insights database (None when there is none)."""
     insights: Insights = await get_insights(request)
-    return insights if insights.feedback_on else None
+    return KeptSuggestions(insights) if insights.feedback_on else None
 
 
 def _pushed(request: Request, push: Push, delivery: str) -> dict[str, Any]:

@@ -26,13 +26,13 @@ from fastapi.responses import RedirectResponse, Response
 
 from kb.errors import shown
 from kb.insights import DEFAULT_SINCE
-from kb.insights.records import SuggestedAnswer
 
 from ...deps import AdminFormDep, InsightsDep
 from ...exceptions import ServerError
 from ...link_deps import LinkLimitDep
 from .client import GitHubAPI, GitHubUnavailable
 from .comment import MARKER
+from .suggestions import KeptSuggestions, SuggestedAnswer, from_pending
 
 __all__ = ["router", "NotPosted", "NoBaseURL", "ACTIONS", "Posted", "posted_lately"]
 
@@ -109,24 +109,34 @@ async def suggested_answer(
             f"{shown(repo)}#{number}: not posted: set KB_BASE_URL to this site's public address "
             "(https://faq.example.com): the comment links its entries there"
         )
-    answer = await insights.claim_suggestion(repo, number)  # one Post or Dismiss acts on it, in any process
-    if answer is None:
+    kept = KeptSuggestions(insights)
+    claimed = await kept.claim(repo, number)  # one Post or Dismiss acts on it, in any process
+    if claimed is None:
         raise HTTPException(404, f"no answer is suggested for {shown(repo)}#{number} (posted or dismissed already?)")
+    answer = from_pending(claimed)
     api = api_as(request, answer.installation)
     label = settings.github_suggest_label
     if action == "post":
         try:
             url = await _post(api, answer)
         except Exception:
-            await insights.restore_suggestion(answer)
+            await kept.release(claimed)
             raise
+        await kept.settle(claimed)
         log.info("GitHub %s#%s: the suggested answer was posted by a maintainer %s", repo, number, url)
         posted_lately(request.app).appendleft(Posted(answer.repo, answer.number, url, time.time()))
-    elif api is not None and label and answer.kind == "issue":
+        return _back(since)
+    await kept.settle(claimed)
+    if api is not None and label and answer.kind == "issue":
         try:
             await api.remove_label(repo, number, label)
         except GitHubUnavailable as exc:  # the suggestion goes all the same: the label is a hint, not the record
             log.warning("GitHub %s#%s: the label %s was not taken off: %s", repo, number, label, exc)
+    return _back(since)
+
+
+def _back(since: str) -> RedirectResponse:
+    """Back to the insights page's suggested answers."""
     return RedirectResponse(f"/insights?{urlencode({'since': since})}#suggested", status_code=303, headers=PRIVATE)
 
 

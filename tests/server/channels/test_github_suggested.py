@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -14,9 +15,11 @@ from typing import Any, Callable, Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from kb.insights import InsightsStore, SuggestedAnswer, store_path
+from kb.insights import InsightsStore, store_path
+from kb.insights.migrations import MIGRATIONS
 from server.app import create_app
 from server.channels.github.comment import MARKER
+from server.channels.github.suggestions import CHANNEL, SuggestedAnswer, from_pending
 from tests.support.github import SECRET, GitHubStandIn, delivery, discussion_event, issue_event
 
 RESUME = "How do I resume training in slime after it stopped?"
@@ -69,7 +72,7 @@ def deliver(client: TestClient, event: str, payload: dict[str, Any]) -> Any:
 
 def suggestions(client: TestClient) -> list[SuggestedAnswer]:
     store: InsightsStore = client.app.state.recorder.store  # type: ignore[attr-defined]
-    return store.suggestions()
+    return [from_pending(p) for p in store.pending(CHANNEL)]
 
 
 def sign_in(client: TestClient, lang: str = "en") -> str:
@@ -163,6 +166,25 @@ def test_a_discussions_suggestion_is_posted_over_graphql(bot: Any, github: GitHu
     assert node == "D_9" and "--load" in body
 
 
+def test_suggestions_kept_before_the_upgrade_are_listed_and_posted_with_their_ids(
+    bot: Any, github: GitHubStandIn, tmp_path: Path
+) -> None:
+    """A data directory whose insights file is at schema version 8 (suggested answers in their own table): after the
+    upgrade the page lists them, and Post reaches the Discussion by the node id the migration kept."""
+    with sqlite3.connect(store_path(tmp_path)) as db:
+        db.executescript(
+            ";\n".join(MIGRATIONS[:8]) + ";\nCREATE TABLE schema_version (version INTEGER NOT NULL);"
+            "INSERT INTO schema_version VALUES (8);"
+            "INSERT INTO suggested_answers VALUES ('owner/repo', 5, 'discussion', 'Resume after a crash?', "
+            "'https://github.com/owner/repo/discussions/5', 'D_5', 0, 'slime-b0ab398d', 0.9, 'See --load.', 1.75e9);"
+        )
+    client = bot()
+    page = client.get("/insights?since=7d", headers={"Authorization": f"Bearer {TOKEN}"}).text
+    assert 'data-suggested="owner/repo#5"' in page and "Resume after a crash?" in page
+    assert act(client, "post", sign_in(client), number=5).status_code == 303
+    assert github.discussion_comments == [("D_5", "See --load.")] and suggestions(client) == []
+
+
 def test_posting_and_dismissing_are_for_the_admin_from_this_site_only(bot: Any, github: GitHubStandIn) -> None:
     client = bot()
     deliver(client, "issues", issue_event(RESUME))
@@ -204,7 +226,7 @@ def test_the_suggestions_survive_a_restart(bot: Any, settings: Any, tmp_path: Pa
     client.__exit__(None, None, None)
     store = InsightsStore(store_path(tmp_path))
     try:
-        assert [s.entry_id for s in store.suggestions()] == ["slime-b0ab398d"]
+        assert [s.entry_id for s in store.pending(CHANNEL)] == ["slime-b0ab398d"]
     finally:
         store.close()
 

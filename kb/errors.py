@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .written import WrittenAnswer
 
 __all__ = [
     "KBError",
@@ -20,7 +16,6 @@ __all__ = [
     "EntryNotFound",
     "QueryError",
     "AnswerRefused",
-    "AnswerChanged",
     "LLMFailed",
     "InsightsUnavailable",
     "InsightsOff",
@@ -143,21 +138,6 @@ class AnswerRefused(QueryError):
     def __init__(self, field: str, reason: str, message: str, **values: object):
         self.reason, self.values = reason, values
         super().__init__(field, message)
-
-
-class AnswerChanged(KBError):
-    """A written answer saved over another version than the one its form was opened on: `current` is the answer as
-    saved meanwhile (another tab's edit), None when it was removed meanwhile. Nothing was saved."""
-
-    def __init__(self, answer_id: str, current: WrittenAnswer | None):
-        self.answer_id, self.current = answer_id, current
-        if current is None:
-            super().__init__(f"written answer {answer_id!r}: not saved, it was removed after the form was opened")
-        else:
-            super().__init__(
-                f"written answer {answer_id!r}: not saved, it was saved by someone else (version {current.version}) "
-                "after the form was opened"
-            )
 
 
 class LLMFailed(KBError):

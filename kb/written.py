@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from .entries import ENTRY_STYLES, Entry, Translation
-from .errors import AnswerChanged, AnswerRefused, QueryError, SourceError
+from .errors import AnswerRefused, KBError, QueryError, SourceError
 from .hyperlinks import absolutize_links
 from .tags import framework_tag, tag_table, topic_tags
 
 __all__ = [
+    "AnswerChanged",
     "WrittenAnswer",
     "WrittenFile",
     "written_answer",
@@ -58,6 +59,21 @@ TITLES = {
     "zh": ("维护者撰写的答案", "{title}（维护者撰写）"),
     "en": ("Answers written by the maintainers", "{title} (written by the maintainers)"),
 }
+
+
+class AnswerChanged(KBError):
+    """A written answer saved over another version than the one its form was opened on: `current` is the answer as
+    saved meanwhile (another tab's edit), None when it was removed meanwhile. Nothing was saved."""
+
+    def __init__(self, answer_id: str, current: WrittenAnswer | None):
+        self.answer_id, self.current = answer_id, current
+        if current is None:
+            super().__init__(f"written answer {answer_id!r}: not saved, it was removed after the form was opened")
+        else:
+            super().__init__(
+                f"written answer {answer_id!r}: not saved, it was saved by someone else (version {current.version}) "
+                "after the form was opened"
+            )
 
 
 @dataclass(frozen=True)

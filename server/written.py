@@ -42,7 +42,7 @@ class Written:
 
     async def save(self, answer: WrittenAnswer, version: str = "") -> None:
         """Save `answer` (new, or in place of the one with its id; with `version`, only over that version, else
-        kb.errors.AnswerChanged) and serve a build with it."""
+        kb.written.AnswerChanged) and serve a build with it."""
         async with self._lock:
             await asyncio.to_thread(self.file.save, answer, version)
             await self._build()

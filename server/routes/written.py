@@ -30,13 +30,23 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from kb.errors import AnswerChanged, AnswerRefused, InsightsOff, InsightsUnreachable, shown
+from kb.errors import AnswerRefused, InsightsOff, InsightsUnreachable, shown
 from kb.harvest.drafts import Draft
 from kb.insights import DEFAULT_SINCE
 from kb.insights.harvested import KeptDraft
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
-from kb.written import LANGS, MAX_ANSWER, MAX_QUESTION, MAX_TAGS, SOURCE, WrittenAnswer, snippet, written_answer
+from kb.written import (
+    LANGS,
+    MAX_ANSWER,
+    MAX_QUESTION,
+    MAX_TAGS,
+    SOURCE,
+    AnswerChanged,
+    WrittenAnswer,
+    snippet,
+    written_answer,
+)
 
 from ..deps import AdminDep, AdminFormDep, InsightsDep, KBDep, ReloaderDep, WrittenDep
 from ..forms import form_token, with_form_token

@@ -12,8 +12,8 @@ import pytest
 from ingest.markdown_faq import parse_source
 from ingest.sources import read_sources
 from kb.entries import Source
-from kb.errors import AnswerChanged, AnswerRefused, SourceError
-from kb.written import MAX_ANSWER, MAX_QUESTION, WrittenFile, snippet, written_answer
+from kb.errors import AnswerRefused, SourceError
+from kb.written import MAX_ANSWER, MAX_QUESTION, AnswerChanged, WrittenFile, snippet, written_answer
 
 FAQS = {"roll": ("ROLL", {"zh": "ROLL 问答", "en": "ROLL Q&A"})}
 

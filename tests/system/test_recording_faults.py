@@ -71,6 +71,7 @@ def connection_pragma(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[[sq
 
 
 def disk_full(connection: sqlite3.Connection) -> None:
+    connection.execute("VACUUM")  # no free page left inside the file (a dropped table's, after a migration)
     pages = connection.execute("PRAGMA page_count").fetchone()[0]
     connection.execute(f"PRAGMA max_page_count = {pages}")
 

@@ -37,9 +37,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from kind_signals import identifiers, matrix, served  # noqa: E402
+
 from kb import cross_validation, fitting, folds  # noqa: E402
 from kb.confidence import OperatingCurve, auroc, coverage_at  # noqa: E402
-from kb.evaluate import DEPTH, is_expected, load_queries  # noqa: E402
+from kb.evaluate import DEPTH, load_queries  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.scoring import ANSWER_FEATURES  # noqa: E402
 from kb.settings import Settings  # noqa: E402
@@ -48,8 +50,6 @@ from kb.text import tokenize  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
 FOLDS = 5
-TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/:=]*[A-Za-z0-9_]|-{1,2}[A-Za-z][A-Za-z0-9_\-]*")
-SHAPED = re.compile(r"[_./:=]|\d|[a-z][A-Z]|^-")
 SENTENCE = re.compile(r"(?<=[。！？!?.;；])\s*|\n+")
 
 
@@ -128,10 +128,6 @@ def kind_of(text: str) -> str:
     return next((kind for kind, pattern in KINDS if pattern.search(opening)), "")
 
 
-def identifiers(text: str) -> list[str]:
-    return [t.lower().lstrip("-") for t in TOKEN.findall(text[:2000]) if SHAPED.search(t)]
-
-
 class EntryText:
     """Per entry: its answer's tokens, its whole text, its kind, its answer sentences' vectors."""
 
@@ -178,24 +174,9 @@ def signals_of(q: Any, s: Any, texts: EntryText, vector: np.ndarray) -> dict[str
     }
 
 
-def served(s: Any, name: str) -> list[Any]:
-    ids = np.arange(len(s.entries))
-    found = []
-    for query in load_queries(DATA / f"{name}.jsonl"):
-        plan = s.plan(query.q, k=DEPTH)
-        features = s.features(s.query_terms(plan), s.embedder.embed_query(plan.embed_text), ids)
-        correct = np.array([is_expected(e, query.expect) for e in s.entries]) if query.answerable else ids < 0
-        found.append(fitting.Labelled(query, features, correct, plan.query_lang == "zh", plan.text, plan.query_lang))
-    return found
-
-
 def rows_of(s: Any, questions: Sequence[Any], texts: EntryText) -> list[dict[str, Any]]:
     vectors = s.embedder.embed_queries([s.plan(q.query.q, k=DEPTH).embed_text for q in questions])
     return [signals_of(q, s, texts, v) for q, v in zip(questions, vectors)]
-
-
-def matrix(rows: Sequence[dict[str, Any]], names: Sequence[str]) -> np.ndarray:
-    return np.array([[r["x"][n] for n in names] for r in rows], dtype=np.float64).reshape(len(rows), len(names))
 
 
 Model = Callable[[Sequence[dict[str, Any]]], np.ndarray]

@@ -75,6 +75,22 @@ def test_one_line_chatlearn_document_gives_clean_questions_and_sections():
     ]
 
 
+def test_a_closing_section_after_the_last_question_does_not_make_the_groups_questions(tmp_path):
+    text = (
+        "# FAQ\n\n## Setup\n\n### Q1\n\na1\n\n### Q2\n\na2\n\n## Running\n\n### Q3\n\na3\n\n## Disclaimer\n\nAs is.\n"
+    )
+    entries = parse_source(write(tmp_path, text), doc_source())
+    assert [(e.section, e.question, e.answer) for e in entries] == [
+        ("Setup", "Q1", "a1"),
+        ("Setup", "Q2", "a2"),
+        ("Running", "Q3", "a3"),
+    ]
+    # A `##` heading with text of its own before the last question is a question: the `###` ones are its parts.
+    text = text.replace("## Running\n", "## Running\n\nRun it.\n")
+    entries = parse_source(write(tmp_path, text), doc_source())
+    assert [e.question for e in entries] == ["Setup", "Running", "Disclaimer"]
+
+
 def test_roll_questions_keep_identifiers_whole():
     questions = [entry.question for entry in parse("roll")]
     assert questions[0] == "Megatron 模型如何转成 HF"

@@ -21,7 +21,7 @@ from kb.text import detect_lang
 from kb.verbatim import CERTAIN
 
 from ...settings import ServerSettings
-from .client import GitHubAPI, GitHubUnavailable
+from .client import GitHubAPI, GitHubUnavailable, IssueThread
 from .comment import MARKER, answer_comment, entry_of, not_covered_comment
 from .events import MEMBERS, Closed, Command, Opened
 from .settings import MODES
@@ -106,13 +106,15 @@ async def respond(
     teach: Teach | None = None,
     vote: Vote | None = None,
     suggestions: Suggestions | None = None,
+    thread: IssueThread | None = None,
 ) -> Outcome:
     """Answer `event` as its repository's mode says; with no `api` (a dry run), post nothing and say what would be.
     A maintainer's `/faq link <entry>` or `/faq not-covered` teaches the knowledge base through `teach`; suggest
-    mode keeps its answers in `suggestions` (None: only says what it would suggest)."""
+    mode keeps its answers in `suggestions` (None: only says what it would suggest). A close's votes are read from
+    `thread`, the issue's comments as its harvest reads them too, when it is given."""
     if isinstance(event, Closed):
         dropped = suggestions is not None and await suggestions.drop_suggestion(event.asked.repo, event.asked.number)
-        outcome = await _reactions(event.asked, api, vote)
+        outcome = await _reactions(event.asked, api, vote, thread)
         return outcome if not dropped else replace(outcome, reason=outcome.reason + _DROPPED)
     if isinstance(event, Command):
         if event.bot:
@@ -207,11 +209,11 @@ def _where(asked: Opened, settings: ServerSettings) -> tuple[str, str] | None:
     return (asked.repo, asked.url) if not asked.private or settings.insights_chat_ids else None
 
 
-async def _reactions(asked: Opened, api: GitHubAPI | None, vote: Vote | None) -> Outcome:
+async def _reactions(asked: Opened, api: GitHubAPI | None, vote: Vote | None, thread: IssueThread | None) -> Outcome:
     """An issue closed: each 👍 or 👎 on the bot's comment a vote on the entry it answered with."""
     if api is None or vote is None:
         return Outcome("", False, "closed: no API to read the reactions with")
-    mine = await api.find_issue_comment(asked.repo, asked.number, MARKER)
+    mine = await api.find_issue_comment(asked.repo, asked.number, MARKER, thread)
     entry = entry_of(str(mine.get("body", ""))) if mine else ""
     if mine is None or not entry:
         return Outcome("", False, "closed: no answer of the bot's on it")

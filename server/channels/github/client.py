@@ -24,7 +24,7 @@ import httpx
 from .answers import Capped, GitHubUnavailable, id_at, json_of, listed, object_of, text_at
 from .backlog import IssueLocks
 
-__all__ = ["GitHubAPI", "GitHubUnavailable", "MAX_WAIT", "DEADLINE", "connections", "Logins"]
+__all__ = ["GitHubAPI", "IssueThread", "GitHubUnavailable", "MAX_WAIT", "DEADLINE", "connections", "Logins"]
 
 MAX_WAIT = 60.0  # seconds a rate limit is waited out, at most, before the call is given up
 DEADLINE = 75.0  # seconds one call may take in all: its tries, the waits between them and the reading
@@ -85,11 +85,18 @@ class GitHubAPI:
             self.logins[key] = login
         return self.logins[key]
 
-    async def find_issue_comment(self, repo: str, number: int, marker: str) -> dict[str, Any] | None:
-        """The bot's comment on an issue: the first written by its login that holds `marker`, or None."""
+    async def find_issue_comment(
+        self, repo: str, number: int, marker: str, thread: "IssueThread | None" = None
+    ) -> dict[str, Any] | None:
+        """The bot's comment on an issue: the first written by its login that holds `marker`, or None; looked for
+        among the comments `thread` read when it is given (a close's tasks read them once), else on their first page."""
         me = (await self.login()).lower()
         path = f"/repos/{repo}/issues/{number}/comments"
-        for comment in listed(f"GET {path}", await self._call("GET", path, params={"per_page": 100})):
+        if thread is not None:
+            comments = await thread.comments()
+        else:
+            comments = listed(f"GET {path}", await self._call("GET", path, params={"per_page": 100}))
+        for comment in comments:
             if marker in text_at(comment, "body") and text_at(comment, "user", "login").lower() == me:
                 return {**comment, "id": id_at(f"GET {path}", comment)}
         return None
@@ -221,3 +228,23 @@ def _rate_limited(response: httpx.Response) -> float | None:
         reset = response.headers.get("x-ratelimit-reset", "")
         return max(1.0, float(reset) - time.time()) if reset.isdigit() and len(reset) < 16 else MAX_WAIT
     return 60.0 if response.status_code == 429 else None  # GitHub: with neither header, wait a minute
+
+
+class IssueThread:
+    """An issue's comments, read from the API once for every task of one delivery that needs them (a close's votes,
+    on the bot's comment, and its harvest); a read that fails is tried again by the next task that asks."""
+
+    def __init__(self, api: GitHubAPI, repo: str, number: int, limit: int = 300) -> None:
+        self.api = api
+        self.repo = repo
+        self.number = number
+        self.limit = limit
+        self._lock = asyncio.Lock()
+        self._read: list[dict[str, Any]] | None = None
+
+    async def comments(self) -> list[dict[str, Any]]:
+        """The issue's comments, oldest first, at most `limit` (`GitHubAPI.issue_comments`), read on the first ask."""
+        async with self._lock:
+            if self._read is None:
+                self._read = await self.api.issue_comments(self.repo, self.number, self.limit)
+            return self._read

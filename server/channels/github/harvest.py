@@ -2,7 +2,8 @@
 
 The webhook's `issues` `closed` delivery carries the issue (its state reason, labels, author, when it closed) but
 not its comments: they are read through the bot's async client (`GitHubAPI.issue_comments`: at most
-`threads.MAX_COMMENTS`, each answer capped, rate limits waited out within the call's deadline). The thread is then
+`threads.MAX_COMMENTS`, each answer capped, rate limits waited out within the call's deadline), once for the close's
+harvest and its votes (`IssueThread`). The thread is then
 read, chosen and cleaned as `kb harvest` does (`kb.harvest`: every text cut to `MAX_TEXT` first, the rules linear
 in it; a long thread condensed by the LLM when `KB_LLM_*` set one up) in a worker thread, checked against the entries with one search, and kept in the insights database for
 /insights: as one more thread of a waiting draft that asks the same (as `kb harvest` groups a run's threads), else
@@ -19,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from kb.harvest import Asked, Draft, Rules, choose, draft_of, from_rest, refusal
 from kb.harvest.condense import condense
 from kb.harvest.drafts import SAME_QUESTION
-from kb.harvest.threads import MAX_COMMENTS
 
 from .events import Opened
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from ...reload import Reloader
     from ...settings import ServerSettings
-    from .client import GitHubAPI
+    from .client import IssueThread
 
 __all__ = ["harvest_closed", "draft_of_closed"]
 
@@ -67,14 +67,15 @@ def draft_of_closed(
 
 async def harvest_closed(
     asked: Opened,
-    api: GitHubAPI | None,
+    thread: IssueThread | None,
     kb: KnowledgeBase,
     insights: Insights,
     reloader: Reloader,
     settings: ServerSettings,
 ) -> str:
     """Harvest the issue `asked` that GitHub says closed: its draft kept for /insights (and shown as "see also"), or
-    why not. GitHubUnavailable when its comments cannot be read; a KBError when the draft cannot be kept."""
+    why not. Its comments are `thread`'s (None: no API to read them with), read once for the close's votes too.
+    GitHubUnavailable when they cannot be read; a KBError when the draft cannot be kept."""
     repos = {repo.lower() for repo in settings.harvest_repo_list}
     if repos and asked.repo.lower() not in repos:
         return f"not harvested: {asked.repo} is not in KB_HARVEST_REPOS"
@@ -84,9 +85,9 @@ async def harvest_closed(
         return f"not harvested: closed as {asked.state_reason or 'unknown reason'}"
     if not insights.feedback_on:
         return "not harvested: there is no insights database to keep drafts in"
-    if api is None:
+    if thread is None:
         return "not harvested: no GitHub token to read its comments with (KB_GITHUB_TOKEN or a GitHub App)"
-    comments = await api.issue_comments(asked.repo, asked.number, MAX_COMMENTS)
+    comments = await thread.comments()
     made = await asyncio.to_thread(draft_of_closed, asked, comments, Rules(), reloader.llm)
     if isinstance(made, str):
         return f"not harvested: {made}"

@@ -25,6 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from kb.errors import KBError
 from kb.events import Events, Voted
+from kb.harvest.threads import MAX_COMMENTS
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
@@ -39,7 +40,7 @@ from . import suggested
 from .app_auth import AppTokens, read_private_key
 from .backlog import Backlog, IssueLocks
 from .bot import Suggestions, Teach, Vote, respond
-from .client import GitHubAPI, GitHubUnavailable, connections
+from .client import GitHubAPI, GitHubUnavailable, IssueThread, connections
 from .events import BadGitHubEvent, Closed, Command, Opened, Other, read_event
 from .faq_limits import FaqLimits
 from .harvest import harvest_closed
@@ -133,11 +134,12 @@ async def _answer(
     teach: Teach,
     vote: Vote,
     suggestions: Suggestions | None,
+    thread: IssueThread | None,
 ) -> None:
     """Background task: the bot's answer to an event, posted (or kept as a suggestion, or only logged, as the mode
     says)."""
     try:
-        outcome = await respond(kb, events, settings, event, api, root, teach, vote, suggestions)
+        outcome = await respond(kb, events, settings, event, api, root, teach, vote, suggestions, thread)
     except GitHubUnavailable as exc:
         guard.refused.warning(
             log, "GitHub: the answer to %s#%s was not posted: %s", issue_of(event).repo, issue_of(event).number, exc
@@ -153,7 +155,7 @@ async def _answer(
 
 async def _harvest(
     asked: Opened,
-    api: GitHubAPI | None,
+    thread: IssueThread | None,
     kb: KnowledgeBase,
     insights: Insights,
     reloader: Any,
@@ -162,7 +164,7 @@ async def _harvest(
 ) -> None:
     """Background task: a closed issue harvested into a draft for /insights (harvest.py), or why not, logged."""
     try:
-        outcome = await harvest_closed(asked, api, kb, insights, reloader, settings)
+        outcome = await harvest_closed(asked, thread, kb, insights, reloader, settings)
     except (GitHubUnavailable, KBError) as exc:
         guard.refused.warning(log, "GitHub: %s#%s was not harvested: %s", asked.repo, asked.number, exc)
         return
@@ -226,18 +228,22 @@ async def webhook(
         if refused:
             guard.refused.warning(log, "GitHub: /faq on %s#%s not answered: %s", asked.repo, asked.number, refused)
             return {"ok": True, "done": f"not answered: {refused}"}
+    api = api_for(request, event)
+    # A close's votes and its harvest both read the issue's comments: once, for both.
+    thread = IssueThread(api, asked.repo, asked.number, MAX_COMMENTS) if isinstance(event, Closed) and api else None
     answer = partial(
         _answer,
         kb,
         events,
         settings,
         event,
-        api_for(request, event),
+        api,
         settings.base_url.rstrip("/") + "/" if settings.base_url else "",  # links only where KB_BASE_URL says
         guard,
         teacher(request, kb),
         voter(request),
         await suggestions_of(request),
+        thread,
     )
     if not backlog.take():
         guard.refused.warning(
@@ -248,6 +254,6 @@ async def webhook(
     if isinstance(event, Closed) and backlog.take():  # its thread harvested too, in a turn of its own
         insights = await get_insights(request)
         reloader = request.app.state.reloader
-        harvest = partial(_harvest, event.asked, api_for(request, event), kb, insights, reloader, settings, guard)
+        harvest = partial(_harvest, event.asked, thread, kb, insights, reloader, settings, guard)
         background.add_task(backlog.run, harvest)
     return {"ok": True, "done": "answering"}

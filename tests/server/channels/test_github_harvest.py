@@ -15,11 +15,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from server.app import create_app
+from server.channels.github.comment import MARKER
 from tests.support.github import SECRET, GitHubStandIn, comment_event, delivery, issue_event
 from tests.support.llm import CONDENSED, fake_llm_app
 from tests.support.servers import own_data
 
 NPU = "How do I run slime on Huawei Ascend NPUs?"
+RESUME = "How do I resume training in slime after it stopped?"
 ANSWER = (
     "Use the `mindspeed` backend image and pass `--device npu`; the Ascend guide in docs/npu.md lists the "
     "driver versions that work."
@@ -207,3 +209,25 @@ def test_a_thread_asking_what_a_waiting_draft_asks_joins_it(
     assert [a.number for a in kept(client, 21).draft.alternates] == [26]
     shown = client.get("/api/search", params={"q": "How to run slime on NPU"}).json()["see_also"]
     assert [t["number"] for t in shown] == [21]  # one draft: one thread shown
+
+
+def test_a_close_reads_the_issues_comments_once_for_its_votes_and_its_harvest(
+    bot: Callable[..., TestClient], github: GitHubStandIn
+) -> None:
+    """On `issues closed` the bot's comment is looked for (its reactions are votes) and the thread harvested: both
+    from one read of the issue's comments."""
+    client = bot(github_mode="comment", channel_precision="github=0.25")
+    opened = issue_event(RESUME, number=28, repo="THUDM/slime")
+    body, headers = delivery("issues", opened)
+    assert client.post("/github/webhook", content=body, headers=headers).status_code == 202
+    [mine] = github.comments["THUDM/slime#28"]
+    assert MARKER in mine["body"]
+    github.reactions[mine["id"]] = [("ada", "+1")]
+    github.comments["THUDM/slime#28"].append(comment(ANSWER, "zhuzilin", "MEMBER"))
+    store = client.app.state.recorder.store
+    votes = store.count("votes")
+    github.calls.clear()
+    deliver(client, closed(28, title=RESUME))
+    reads = [path for method, path, _ in github.calls if method == "GET" and path.endswith("/issues/28/comments")]
+    assert reads == ["/repos/THUDM/slime/issues/28/comments"]
+    assert store.count("votes") == votes + 1 and kept(client, 28) is not None

@@ -77,12 +77,16 @@ def title(headings: list[Heading]) -> Heading | None:
 
 
 def question_level(headings: list[Heading], lines: list[str]) -> int:
-    """The shallowest level below `#` whose headings are not all bare groups of deeper ones."""
+    """The shallowest level below `#` whose headings are not all bare groups of deeper ones. Headings after the
+    last deeper one do not count: a closing section (a disclaimer, a note on the licence) after the questions
+    does not make their group headings questions."""
     levels = sorted({h.level for h in headings if h.level > 1})
     for level in levels:
-        if not all(_groups_only(h, headings, lines) for h in headings if h.level == level):
+        last = max((h.start for h in headings if h.level > level), default=-1)
+        counted = [h for h in headings if h.level == level and h.start < last]
+        if not counted or not all(_groups_only(h, headings, lines) for h in counted):
             return level
-    return levels[0] if levels else 1
+    return 1
 
 
 def _groups_only(heading: Heading, headings: list[Heading], lines: list[str]) -> bool:

@@ -11,6 +11,7 @@ import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from kb.errors import SourceError
 from kb.tomlfile import load_toml
@@ -73,7 +74,9 @@ def load_upstreams(sources_dir: Path) -> list[Upstream]:
 
 def moved_url(url: str, repo: str, commit: str, path: str) -> str:
     """The pinned link `url` moved to `path` at `commit`: a GitHub repository's blob link, else
-    `url`'s `/blob/<commit>/<path>` part replaced (GitLab, Gitea); `url` unchanged when it pins nothing."""
+    `url`'s `/blob/<commit>/<path>` part replaced (GitLab, Gitea); `url` unchanged when it pins nothing.
+    The path is percent-encoded in the link ("User Guides/faq.md" -> "User%20Guides/faq.md")."""
+    path = quote(path, safe="/")
     github = _GITHUB.match(repo)
     if github:
         return f"https://github.com/{github[1]}/{github[2]}/blob/{commit}/{path}"

@@ -351,7 +351,7 @@ def own_faq(folder: Path) -> Path:
 def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_dir):
     first = kb("ingest", data_dir=data_dir)
     assert first.returncode == 0, first.stderr
-    assert "the index holds 5 sources, from " in first.stdout
+    assert "the index holds 6 sources, from " in first.stdout
     assert ["slime", "13", "entries", "en+zh", "slime", "Q&A"] in [line.split() for line in first.stdout.splitlines()]
     assert "replaces" not in first.stdout  # there was no index before
     assert "2 near-duplicate pairs marked as intended in sources.toml" in first.stdout.splitlines()
@@ -362,8 +362,11 @@ def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_di
     lines = run.stdout.splitlines()
     assert f"the index holds 1 source, from {mine}:" in lines
     assert ["team-faq", "2", "entries", "en", "Team", "FAQ"] in [line.split() for line in lines]
-    assert "it replaces an index of chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17)" in lines
-    assert "no longer in the index: chatlearn-v1, roll, slime, chatlearn, training-env" in lines
+    assert (
+        "it replaces an index of chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17), roll-npu (16)"
+        in lines
+    )
+    assert "no longer in the index: chatlearn-v1, roll, slime, chatlearn, training-env, roll-npu" in lines
     assert "(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)" in lines
 
 

@@ -25,7 +25,7 @@ entries = "list"
 
 def test_shipped_manifest():
     sources = load_manifest(SHIPPED_SOURCES)
-    assert [s.name for s in sources] == ["chatlearn-v1", "roll", "slime", "chatlearn", "training-env"]
+    assert [s.name for s in sources] == ["chatlearn-v1", "roll", "slime", "chatlearn", "training-env", "roll-npu"]
     assert sources[2] == Source(
         name="slime",
         file="slime.md",

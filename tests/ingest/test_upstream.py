@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import tomllib
 
-from ingest.upstream import edit_manifest
+from ingest.upstream import edit_manifest, moved_url
 
 HAND_WRITTEN = """\
 # Our FAQs, kept in step with upstream by `kb sync`.
@@ -85,3 +85,20 @@ def test_a_list_over_several_lines_is_replaced_whole_and_the_rest_kept() -> None
         "reviewed": True,
     }
     assert edit_manifest(HAND_WRITTEN, "team", {"stale": ["team-1111", "team-2222"]}, translation=True) == HAND_WRITTEN
+
+
+def test_a_moved_link_percent_encodes_the_path_as_the_pinned_links_do() -> None:
+    """A file under "User Guides/" is linked as "User%20Guides/", on GitHub and elsewhere, as a browser sends it."""
+    path = "docs_roll/docs/User Guides/Hardware Support/ascend_npu_faq.md"
+    github = moved_url("", "https://github.com/alibaba/ROLL", "abc123", path)
+    assert (
+        github
+        == "https://github.com/alibaba/ROLL/blob/abc123/docs_roll/docs/User%20Guides/Hardware%20Support/ascend_npu_faq.md"
+    )
+    gitea = moved_url(
+        "https://git.example.org/team/faq/src/blob/old/docs/faq.md", "https://git.example.org/team/faq", "abc123", path
+    )
+    assert gitea == (
+        "https://git.example.org/team/faq/src/blob/abc123/docs_roll/docs/User%20Guides/Hardware%20Support/ascend_npu_faq.md"
+    )
+    assert moved_url("", "https://github.com/alibaba/ROLL", "abc123", "docs/qa.md").endswith("/blob/abc123/docs/qa.md")

@@ -57,12 +57,21 @@ def test_shipped_manifest():
         "slime.en.md",
         "chatlearn.en.md",
         "training-env.en.md",
+        "roll-npu.en.md",
     ]
-    # The authors wrote four English pages; the training-environment notes have none upstream,
+    # The authors wrote five English pages; the training-environment notes have none upstream,
     # and the English version is the maintainers' translation, with its date.
-    assert [s.translation.translated_by for s in sources] == ["", "", "", "", "maintainers"]
+    assert [s.translation.translated_by for s in sources] == ["", "", "", "", "maintainers", ""]
     assert sources[4].translation.translated_on == "2026-11-24" and sources[4].translation.url == ""
     assert "/main/" not in sources[3].url and "248875a4a5617b3ec83511a51e25d5565b0ae071" in sources[3].url
+    # A path with spaces is percent-encoded in the pinned link, as a browser sends it.
+    npu = sources[5]
+    assert (npu.name, npu.framework, npu.version, npu.entries) == ("roll-npu", "ROLL", "2026-08-17", "headings")
+    assert npu.url == (
+        "https://github.com/alibaba/ROLL/blob/8eb27cc2dc34c4d1310b169d9b86d339004d811a/docs_roll/i18n/zh-Hans/"
+        "docusaurus-plugin-content-docs/current/User%20Guides/Hardware%20Support/ascend_npu_faq.md"
+    )
+    assert npu.live_url == "https://alibaba.github.io/ROLL/zh-Hans/docs/User%20Guides/Hardware%20Support/ascend_npu_faq"
 
 
 def make(tmp_path: Path, manifest: str, files: tuple[str, ...] = ("demo.md",)) -> Path:

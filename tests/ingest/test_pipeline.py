@@ -45,7 +45,7 @@ def test_changed_source_makes_the_index_stale_and_embeds_only_the_change(workspa
     )
     assert index_is_stale(workspace)
     report = build_index(workspace)
-    assert (report.entries, report.passages, report.embedded) == (60, 120, 2)
+    assert (report.entries, report.passages, report.embedded) == (76, 152, 2)
 
 
 @pytest.mark.slow

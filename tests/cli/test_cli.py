@@ -404,7 +404,7 @@ def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
     assert "ops.md" in kb_process("search", "restart a node", "--brief", data_dir=data_dir).stdout
     run = kb("ingest", "--with-shipped", "--sources", str(mine), data_dir=data_dir)
     assert run.returncode == 0, run.stderr
-    assert "the index holds 6 sources" in run.stdout and "it replaces an index of team-faq (2), ops (1)" in run.stdout
+    assert "the index holds 7 sources" in run.stdout and "it replaces an index of team-faq (2), ops (1)" in run.stdout
     found = kb("search", "slime 如何续训", "--brief", "-k", "1", data_dir=data_dir).stdout
     assert found.startswith("1. 如何续训？")
     assert "team-faq.md:7" in kb("search", "where are the shared checkpoints", "--brief", data_dir=data_dir).stdout

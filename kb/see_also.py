@@ -168,6 +168,18 @@ class SeeAlso:
             self._index = _Index(tuple(threads), np.array(groups, np.int64), vectors, embedder.model)
         return len(threads)
 
+    def draft_asking(self, vector: np.ndarray | None, model: str, same: float) -> Resolved | None:
+        """The thread leading the held draft whose threads hold the one nearest `vector` (a question's vector by
+        `model`), when that one is at least `same` near: the draft a thread asking the same joins. None otherwise."""
+        index = self._index
+        if vector is None or not index.threads or model != index.model or vector.shape != (index.vectors.shape[1],):
+            return None
+        cosines = index.vectors @ vector
+        best = int(cosines.argmax())
+        if float(cosines[best]) < same:
+            return None
+        return index.threads[int(np.flatnonzero(index.groups == index.groups[best])[0])]  # each draft's lead first
+
     def near(self, result: SearchResult, model: str = "") -> tuple[Resolved, ...]:
         """The threads to show below `result`: none unless its state is `not_covered`; else up to `MAX_SHOWN`,
         nearest first, one a draft, each at least `min_cosine` near the question. `model`: the embedder

@@ -103,6 +103,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         await stack.aclose()
         for task in tasks:
             task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # a sync's or harvest's process killed and reaped
+        await app.state.reloader.settle()  # a read the watch began ends before the database closes under it
         await app.state.refit.wait()  # a refit writing a build finishes it
         app.state.recorder.close()
         app.state.reloader.close()

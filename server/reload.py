@@ -26,6 +26,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, TypeVar
 
 from starlette.types import Scope
 
@@ -44,6 +45,8 @@ from kb.text import load_tokenizer
 __all__ = ["Served", "Reloader", "ReloadOutcome", "pin", "pinned"]
 
 log = logging.getLogger("kb.server")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,7 @@ class Reloader:
         load_tokenizer()  # before the first Chinese question, not during it
         self._lock = asyncio.Lock()
         self._threads_lock = asyncio.Lock()
+        self._working: set[asyncio.Future[Any]] = set()  # worker-thread calls still running, cancelled or not
         try:
             self._load_threads()
         except Exception as exc:  # the database is down: no "see also" until the watch reads the drafts
@@ -114,13 +118,13 @@ class Reloader:
         if self.store is None:
             return False
         async with self._lock:
-            state = await asyncio.to_thread(self.store.links_state)
+            state = await self._in_thread(self.store.links_state)
             if state == self.links_state:
                 return False
-            self.links = await asyncio.to_thread(self.store.links)
+            self.links = await self._in_thread(self.store.links)
             self.links_state = state
             old = self.served
-            self.served = await asyncio.to_thread(self._serve, old.kb)
+            self.served = await self._in_thread(self._serve, old.kb)
             builds.release(old.held)
             log.info("serving index build %s with %d links", self.served.build, len(self.links))
             return True
@@ -142,7 +146,18 @@ class Reloader:
     async def rethread(self) -> bool:
         """Read the harvested drafts into the "see also" index, if they changed since last read; True if they had."""
         async with self._threads_lock:
-            return await asyncio.to_thread(self._load_threads)
+            return await self._in_thread(self._load_threads)
+
+    async def _in_thread(self, call: Callable[..., T], *args: object) -> T:
+        """`call(*args)` in a worker thread. Cancelling the caller does not stop the thread: `settle` waits for it."""
+        work = asyncio.ensure_future(asyncio.to_thread(call, *args))
+        self._working.add(work)
+        work.add_done_callback(self._working.discard)
+        return await asyncio.shield(work)
+
+    async def settle(self) -> None:
+        """Wait for the worker-thread calls still running (a cancelled watch's read), before the database closes."""
+        await asyncio.gather(*self._working, return_exceptions=True)
 
     def close(self) -> None:
         builds.release(self.served.held)
@@ -160,7 +175,7 @@ class Reloader:
                 return ReloadOutcome(False, old.build, old.build, len(old.kb.entries))
             started = time.perf_counter()
             try:
-                new = await asyncio.to_thread(self._load)
+                new = await self._in_thread(self._load)
             except Exception as exc:  # whatever the build's files hold, the served build stays
                 reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
                 raise BuildRefused(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from .part import StorePart
 
 if TYPE_CHECKING:
-    from ..harvest.drafts import Draft
+    from ..harvest.drafts import Asked, Draft
 
 __all__ = ["HarvestedDrafts", "STATES", "KeptDraft"]
 
@@ -125,6 +125,27 @@ class HarvestedDrafts(StorePart):
                 (status, when, written_id, repo, number),
             ).rowcount
         return bool(changed)
+
+    def join_draft(self, repo: str, number: int, asked: Asked, at: float | None = None) -> bool:
+        """Add the thread `asked` to the new draft of `repo`#`number`, as one more thread asking it (in place of an
+        earlier reading of the same thread); whether there was a new draft to join."""
+        when = time.time() if at is None else at
+        with self._db.transaction(exclusive=True) as db:  # read, then write: one joiner at a time
+            rows = db.execute(
+                "SELECT alternates FROM harvested_drafts WHERE repo = ? AND number = ? AND status = 'new'",
+                (repo, number),
+            ).fetchall()
+            if not rows:
+                return False
+            alternates = [a for a in json.loads(rows[0][0]) if a["url"] != asked.url]
+            alternates.append({"question": asked.question, "url": asked.url, "number": asked.number,
+                               "closed_at": asked.closed_at})  # fmt: skip
+            db.execute(
+                "UPDATE harvested_drafts SET alternates = ?, asked = ?, harvested_at = ? "
+                "WHERE repo = ? AND number = ? AND status = 'new'",
+                (json.dumps(alternates, ensure_ascii=False), 1 + len(alternates), when, repo, number),
+            )
+        return True
 
     def expire_drafts(self, before: float) -> int:
         """Delete the new drafts harvested before `before` (Unix seconds); how many."""

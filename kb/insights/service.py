@@ -27,7 +27,7 @@ from .taught_links import Link
 from .teach import learn, relearn_link, unlearn
 
 if TYPE_CHECKING:
-    from ..harvest.drafts import Draft
+    from ..harvest.drafts import Asked, Draft
     from ..knowledge import KnowledgeBase
     from .groups import Gap, GapFinder
     from .harvested import KeptDraft
@@ -230,6 +230,12 @@ class Insights:
         book = self._book(_DRAFTS_OFF)
         with self._reaching(book, _DRAFTS_UNREACHABLE):
             return await asyncio.to_thread(book.store.keep_drafts, drafts)
+
+    async def join_draft(self, repo: str, number: int, asked: Asked) -> bool:
+        """Add the thread `asked` to the new draft of `repo`#`number` (`join_draft`); whether there was one."""
+        book = self._book(_DRAFTS_OFF)
+        with self._reaching(book, _DRAFTS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.join_draft, repo, number, asked)
 
     async def harvested_draft(self, repo: str, number: int) -> KeptDraft | None:
         """The draft of `repo`#`number`, whatever its state; None when there is none."""

@@ -62,8 +62,15 @@ class SqliteDatabase:
         return False  # a file is always there: its troubles are locks and disks, each worth its own message
 
     def close(self) -> None:
+        """Close the connections no other thread is using; another live thread's closes once that thread lets go.
+
+        Closing a connection while another thread runs a statement on it crashes the process (a worker thread still
+        reading when the server shuts down), so those are only let go: the statement running holds its connection,
+        which closes when the statement ends."""
         with self._lock:
-            connections, self._all = list(self._all.values()), {}
-        for db in connections:
-            db.close()
-        self._local = threading.local()
+            connections, self._all = self._all, {}
+            self._local = threading.local()  # each thread's own reference goes with the old one
+        alive = {t.ident for t in threading.enumerate()}
+        for ident, db in connections.items():
+            if ident == threading.get_ident() or ident not in alive:
+                db.close()

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -33,12 +34,24 @@ def test_search_brief_prints_question_source_score_and_link(settings):
 
 
 @pytest.mark.slow
-def test_search_prints_the_time_of_the_search_alone_not_the_loading(settings):
-    # A Chinese question: the word segmenter's dictionary loads on the first one (about 0.7 s here).
-    run = kb("search", "如何续训 slime 断点", "--brief", data_dir=settings.data_dir, OMP_NUM_THREADS="1")
+def test_search_prints_the_time_of_the_search_alone_not_the_loading(settings, monkeypatch):
+    """The time printed leaves out opening the index: opening it is made 2 s slower here, and the time printed is
+    still at most the run's time less those 2 s (no bound in ms: a loaded machine slows the search too)."""
+    from kb.knowledge import KnowledgeBase
+
+    real_open = KnowledgeBase.open
+
+    def slow_open(*args, **kwargs):
+        time.sleep(2.0)
+        return real_open(*args, **kwargs)
+
+    monkeypatch.setattr(KnowledgeBase, "open", slow_open)
+    started = time.perf_counter()
+    run = kb("search", "如何续训 slime 断点", "--brief", data_dir=settings.data_dir)
+    wall_ms = (time.perf_counter() - started) * 1000
     assert run.returncode == 0, run.stderr
     printed = re.fullmatch(r"\((\d+) ms\)", run.stderr.strip().splitlines()[-1])
-    assert printed and int(printed[1]) < 300, run.stderr  # the search (tens of ms), not the loading
+    assert printed and int(printed[1]) <= wall_ms - 2000, (run.stderr, wall_ms)
 
 
 @pytest.mark.slow

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
+import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -56,3 +58,32 @@ def test_the_app_reads_the_environment_once_when_it_is_made(
 def test_exported_members_exist(module: str) -> None:
     loaded = importlib.import_module(module)
     assert loaded.__all__ and all(hasattr(loaded, name) for name in loaded.__all__)
+
+
+def test_shutting_down_waits_for_a_read_the_watch_began(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The watch reads the harvested drafts in a worker thread; cancelling the watch at shutdown does not stop that
+    thread, so the insights database closes only once the read has ended (closing a SQLite connection another thread
+    is reading on crashes the process)."""
+    from kb.insights import InsightsStore
+    from tests.support.servers import LoopbackServer
+
+    happened: list[str] = []
+    reading = threading.Event()
+    real_state, real_close = InsightsStore.drafts_state, InsightsStore.close
+
+    def slow_state(self: InsightsStore) -> tuple[object, ...]:
+        if threading.current_thread().name.startswith("asyncio"):  # the watch's worker thread, not start-up
+            reading.set()
+            time.sleep(0.5)
+            happened.append("read ended")
+        return real_state(self)
+
+    def close(self: InsightsStore) -> None:
+        happened.append("database closed")
+        real_close(self)
+
+    monkeypatch.setattr(InsightsStore, "drafts_state", slow_state)
+    monkeypatch.setattr(InsightsStore, "close", close)
+    with LoopbackServer(create_app(settings.with_(reload_interval=0.05))):
+        assert reading.wait(30), "the watch never read the drafts"
+    assert happened[-2:] == ["read ended", "database closed"], happened

@@ -4,8 +4,9 @@ The webhook's `issues` `closed` delivery carries the issue (its state reason, la
 not its comments: they are read through the bot's async client (`GitHubAPI.issue_comments`: at most
 `threads.MAX_COMMENTS`, each answer capped, rate limits waited out within the call's deadline). The thread is then
 read, chosen and cleaned as `kb harvest` does (`kb.harvest`: every text cut to `MAX_TEXT` first, the rules linear
-in it; a long thread condensed by the LLM when `KB_LLM_*` set one up) in a worker thread, checked against the entries with one search, kept in the insights database for
-/insights, and "see also" reads the drafts again. The repositories harvested are KB_HARVEST_REPOS when it names
+in it; a long thread condensed by the LLM when `KB_LLM_*` set one up) in a worker thread, checked against the entries with one search, and kept in the insights database for
+/insights: as one more thread of a waiting draft that asks the same (as `kb harvest` groups a run's threads), else
+as a draft of its own; "see also" reads the drafts again. The repositories harvested are KB_HARVEST_REPOS when it names
 some, else every one the webhook hears from.
 """
 
@@ -15,8 +16,9 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kb.harvest import Draft, Rules, choose, draft_of, from_rest, refusal
+from kb.harvest import Asked, Draft, Rules, choose, draft_of, from_rest, refusal
 from kb.harvest.condense import condense
+from kb.harvest.drafts import SAME_QUESTION
 from kb.harvest.threads import MAX_COMMENTS
 
 from .events import Opened
@@ -91,6 +93,14 @@ async def harvest_closed(
     result = await kb.search(made.headline, k=1)  # an entry answers it already: offered as its alternate
     if result.answered and result.hits:
         made = replace(made, entry_id=result.hits[0].entry.id)
+    # A draft waiting that asks the same (as `kb harvest` groups threads) takes the thread as one more asking it.
+    lead = reloader.see_also.draft_asking(result.vector, kb.searcher.embedder.model, SAME_QUESTION)
+    if lead is not None and lead.repo == made.repo and lead.number != made.number:
+        if await insights.join_draft(
+            lead.repo, lead.number, Asked(made.question, made.url, made.number, made.closed_at)
+        ):
+            await reloader.rethread()
+            return f"harvested: it asks what #{lead.number} asked, and joined that draft"
     await insights.keep_drafts([made])
     await reloader.rethread()
     return f"harvested: a draft from {made.signals.get('answer')} answer by {made.answer_author}"

@@ -70,3 +70,17 @@ def test_untouched_drafts_expire_and_decided_ones_stay(store: InsightsStore) -> 
     store.decide_draft("o/r", 2, "dismissed")
     assert store.expire_drafts(before=T0 + 50) == 1
     assert [k.draft.number for k in store.drafts()] == [3] and store.harvested_draft("o/r", 2) is not None
+
+
+def test_a_thread_joins_a_new_draft_once_and_never_a_decided_one(store: InsightsStore) -> None:
+    store.keep_drafts([draft(1, asked=2), draft(2)], at=T0)
+    joining = Asked("How can I resume?", "https://github.com/o/r/issues/7", 7, T0 + 5)
+    assert store.join_draft("o/r", 1, joining, at=T0 + 6)
+    assert store.join_draft("o/r", 1, joining, at=T0 + 7)  # heard again: still one thread
+    kept = store.harvested_draft("o/r", 1)
+    assert kept is not None and kept.draft.alternates == draft(1, asked=2).alternates + (joining,)
+    assert kept.draft.asked == 3 and kept.harvested_at == T0 + 7
+    assert [k.draft.number for k in store.drafts()] == [1, 2]  # the most asked first
+    store.decide_draft("o/r", 2, "dismissed")
+    assert not store.join_draft("o/r", 2, joining) and not store.join_draft("o/r", 99, joining)
+    assert store.harvested_draft("o/r", 2).draft.alternates == ()

@@ -747,3 +747,27 @@ def test_kb_insights_piped_shows_whole_values_and_json_holds_every_table(
     assert set(body["tables"]) == set(TABLES) and body["totals"]["questions"] == 1
     [gap] = body["tables"]["gaps"]
     assert gap["topic"] == LONG and gap["questions"] == 1 and gap["examples"] == LONG
+
+
+def test_closing_the_database_while_another_thread_reads_does_not_crash(tmp_path: Path) -> None:
+    """A server shutting down closes the insights database while a worker thread may still be reading: the read
+    ends with all its rows (not "Cannot operate on a closed database", nor a crash, which closing a connection
+    under a running statement can cause), and the connection closes after it. In a process of its own, as a crash
+    would end it."""
+    code = f"""
+import threading, time
+from kb.insights.sqlite_db import SqliteDatabase
+db = SqliteDatabase({str(tmp_path / "insights.sqlite")!r}, busy_timeout=5)
+out = []
+slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT x FROM c"
+reader = threading.Thread(target=lambda: out.append(len(db.rows(slow))))
+reader.start()
+time.sleep(0.2)
+db.close()
+reader.join()
+print(out[0])
+print(db.rows("SELECT 1")[0][0])
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["3000000", "1"]

@@ -185,3 +185,25 @@ def test_a_hostile_thread_neither_stalls_nor_reaches_the_draft(
     assert "<script" not in draft.answer and "<img" not in draft.answer and "<script" not in draft.question
     assert "`@everyone`" in draft.answer and "`@zhuzilin`" in draft.question
     assert took < 60  # a generous bound: linear work on a few megabytes, not a backtracking pattern
+
+
+def test_a_thread_asking_what_a_waiting_draft_asks_joins_it(
+    bot: Callable[..., TestClient], github: GitHubStandIn
+) -> None:
+    """As `kb harvest` groups the threads of one run, a thread closed later that asks the same as a draft waiting
+    on /insights becomes one more thread of that draft (counted as asking it), not a second draft; one asking
+    something else is a draft of its own."""
+    client = bot()
+    for number in (21, 26, 27):
+        github.comments[f"THUDM/slime#{number}"] = [comment(ANSWER, "zhuzilin", "MEMBER")]
+    deliver(client, closed(21))
+    deliver(client, closed(26, title=NPU.replace("How do I", "How can I")))
+    deliver(client, closed(27, title="Why does the reward stay at zero after the first rollout?"))
+    first = kept(client, 21).draft
+    assert [(a.number, a.url) for a in first.alternates] == [(26, "https://github.com/THUDM/slime/issues/26")]
+    assert first.asked == 2 and kept(client, 26) is None
+    assert kept(client, 27) is not None and not kept(client, 27).draft.alternates
+    deliver(client, closed(26, title=NPU.replace("How do I", "How can I")))  # the same thread heard again
+    assert [a.number for a in kept(client, 21).draft.alternates] == [26]
+    shown = client.get("/api/search", params={"q": "How to run slime on NPU"}).json()["see_also"]
+    assert [t["number"] for t in shown] == [21]  # one draft: one thread shown

@@ -273,3 +273,22 @@ def test_dismissing_needs_the_admin_and_a_form_from_this_site(admin: TestClient)
     assert unknown.json() == {"ok": False, "status": 404, "error": "no gaps named 'no such topic' in the last 30d"}
     page = admin.get("/insights", headers={"Accept-Language": "en", **BEARER}).text
     assert "OOM" in page, "nothing was dismissed"
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "(a vote from Feishu, without its question)"), ("zh", "（来自飞书的投票，没有问题原文）")])  # fmt: skip
+def test_a_vote_without_its_question_names_the_channel_it_came_from(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory, entry_ids: list[str], lang: str, said: str
+) -> None:
+    """A chat bot's button says which entry was not helpful but not what was asked: the comment is listed with the
+    channel's name in the reader's language, whichever channel it is."""
+    from kb.insights import InsightsStore, Vote, store_path
+    from tests.support.servers import own_data
+
+    own = own_data(settings, tmp_path_factory, "button-vote").with_(admin_token=TOKEN)
+    store = InsightsStore(store_path(own.data_dir))
+    store.add_votes([Vote(entry_ids[0], False, "", "voter-1", "feishu", None, "the flag was renamed in v0.3")])
+    store.close()
+    with TestClient(create_app(own)) as client:
+        html = client.get("/insights", headers={"Accept-Language": lang, **BEARER}).text
+    unhelpful = html.split('id="unhelpful"')[1]
+    assert f'<span class="muted">{said}</span>' in unhelpful and "the flag was renamed in v0.3" in unhelpful

@@ -4,10 +4,10 @@ Two layouts are understood, chosen by the manifest's `entries` field:
 
 - "headings": each heading at the question level (the shallowest level below `#`
   that is used, past levels that only group deeper headings: ROLL's English page has
-  `## topic` headings with nothing but `### question` headings under them, and ROLL's
-  Ascend NPU page the same with a closing `## Disclaimer` after its last question) is a
-  question; its answer runs to the next heading at that level or above. Shallower
-  headings are sections, and text under a shallower heading with no question is no entry's.
+  `## topic` headings with nothing but `### question` headings under them; a closing section after the last
+  question, such as a `## Disclaimer`, does not change that) is a question; its answer runs to the next heading at
+  that level or above. Shallower headings are sections, and text under a shallower heading with no question is
+  no entry's.
 - "list": each top-level list item whose first line is bold text alone
   (`1. **question**`) is a question; its answer is the rest of the item, dedented,
   plus any blocks that follow the list up to the next question or heading (bodies

@@ -42,10 +42,13 @@ class KeptDraft:
         return f"{self.draft.repo}#{self.draft.number}"
 
 
+def _alternate(asked: Asked) -> dict[str, Any]:
+    """One of a draft's other threads as its row's `alternates` JSON holds it."""
+    return {"question": asked.question, "url": asked.url, "number": asked.number, "closed_at": asked.closed_at}
+
+
 def _row(draft: Draft, at: float) -> tuple[Any, ...]:
-    alternates = [
-        {"question": a.question, "url": a.url, "number": a.number, "closed_at": a.closed_at} for a in draft.alternates
-    ]
+    alternates = [_alternate(a) for a in draft.alternates]
     return (
         draft.repo,
         draft.number,
@@ -138,8 +141,7 @@ class HarvestedDrafts(StorePart):
             if not rows:
                 return False
             alternates = [a for a in json.loads(rows[0][0]) if a["url"] != asked.url]
-            alternates.append({"question": asked.question, "url": asked.url, "number": asked.number,
-                               "closed_at": asked.closed_at})  # fmt: skip
+            alternates.append(_alternate(asked))
             db.execute(
                 "UPDATE harvested_drafts SET alternates = ?, asked = ?, harvested_at = ? "
                 "WHERE repo = ? AND number = ? AND status = 'new'",

@@ -68,22 +68,27 @@ def test_shutting_down_waits_for_a_read_the_watch_began(settings: Settings, monk
     from tests.support.servers import LoopbackServer
 
     happened: list[str] = []
+    ours: list[InsightsStore] = []
     reading = threading.Event()
     real_state, real_close = InsightsStore.drafts_state, InsightsStore.close
 
     def slow_state(self: InsightsStore) -> tuple[object, ...]:
-        if threading.current_thread().name.startswith("asyncio"):  # the watch's worker thread, not start-up
+        # This app's store, read by the watch's worker thread (not start-up's read, nor another test's app).
+        if ours and self is ours[0] and threading.current_thread().name.startswith("asyncio"):
             reading.set()
             time.sleep(0.5)
             happened.append("read ended")
         return real_state(self)
 
     def close(self: InsightsStore) -> None:
-        happened.append("database closed")
+        if ours and self is ours[0]:
+            happened.append("database closed")
         real_close(self)
 
     monkeypatch.setattr(InsightsStore, "drafts_state", slow_state)
     monkeypatch.setattr(InsightsStore, "close", close)
-    with LoopbackServer(create_app(settings.with_(reload_interval=0.05))):
+    app = create_app(settings.with_(reload_interval=0.05))
+    with LoopbackServer(app):
+        ours.append(app.state.recorder.store)
         assert reading.wait(30), "the watch never read the drafts"
     assert happened[-2:] == ["read ended", "database closed"], happened

@@ -212,3 +212,14 @@ def test_default_manifest_reads_a_one_line_document_as_headings(tmp_path):
 )
 def test_document_lang(text, lang):
     assert document_lang(text) == lang
+
+
+def test_a_scope_reaches_every_entry_of_its_source_and_a_blank_word_is_named(tmp_path):
+    folder = make(tmp_path, GOOD + 'scope = ["NPU", "昇腾"]\n')
+    (folder / "demo.md").write_text("1. **Q one**\n\n   A one.\n\n2. **Q two**\n\n   A two.\n", encoding="utf-8")
+    (source,) = load_manifest(folder)
+    assert source.scope == ("NPU", "昇腾")
+    assert [entry.scope for entry in parse_sources(folder)] == [("NPU", "昇腾")] * 2
+    found = error(tmp_path, GOOD + 'scope = ["NPU", " "]\n')
+    assert found.message.startswith("source 'demo': scope: ' ' is not a word")
+    assert found.line == 11

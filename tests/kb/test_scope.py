@@ -85,6 +85,8 @@ def test_the_npu_source_filter_and_its_own_questions_reach_its_entries(kb):
     assert all(
         hit.entry.source == "roll-npu" for hit in kb.search_blocking("vLLM is slow", source="roll-npu").hits
     )
+    tagged = kb.search_blocking("memory is not enough", tags=["npu"]).hits
+    assert tagged and tagged[0].entry.question == "NPU 显存不足"
     own = kb.search_blocking("ulimit Too Low")  # an entry's own question names none of the words
     assert own.hits[0].entry.question == "ulimit 不足" and own.confidence == 1.0
 

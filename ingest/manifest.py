@@ -181,6 +181,7 @@ class _Source(DataModel):
     repo: str = ""  # its URL: https://, ssh or file://
     path: str = ""  # the file in the repository
     ref: str = ""  # the branch, tag or commit to read
+    scope: list[str] = []  # words one of which a question must name for these entries to answer it (kb.scope)
 
     _required = field_validator("name", "file", "lang")(nonempty)
     _title = field_validator("title", mode="before")(_per_language)
@@ -189,6 +190,14 @@ class _Source(DataModel):
     _http = field_validator("url", "live_url")(_http)
     _ref = field_validator("ref")(_ref)
     _repo = field_validator("repo")(_repo)
+
+    @field_validator("scope")
+    @classmethod
+    def _scope(cls, value: list[str]) -> list[str]:
+        for word in value:
+            if not word.strip() or word != word.strip():
+                raise ValueError(f"scope: {word!r} is not a word (each is a word a question names, such as 'NPU')")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -236,6 +245,7 @@ def _sources(doc: TomlFile[_Manifest]) -> list[Source]:
         fields = table.model_dump(exclude={"translation", "title", *UPSTREAM_FIELDS})
         titles = _spread(table.title)
         fields |= {"title": titles.get(table.lang) or next(iter(titles.values())), "titles": titles}
+        fields["scope"] = tuple(table.scope)
         other = table.translation
         if other is None:
             sources.append(Source(**fields))

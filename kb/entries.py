@@ -42,6 +42,9 @@ class Source:
     # The title in each language it is given in ({"zh": "ROLL 问答", "en": "ROLL Q&A"}).
     titles: dict[str, str] = field(default_factory=dict, hash=False)
     sheet: str = ""  # the one sheet of a Q&A workbook to read ("": every sheet)
+    # Words one of which a question must name for the source's entries to answer it (kb.scope);
+    # () for every question.
+    scope: tuple[str, ...] = ()
 
     def title_in(self, lang: str) -> str:
         """The title in `lang`, else the document's own."""
@@ -90,6 +93,7 @@ class Entry:
     # The source's title in each language it has one ({"zh": "ROLL 问答", "en": "ROLL Q&A"}).
     source_titles: dict[str, str] = field(default_factory=dict, hash=False)
     sheet: str = ""  # the workbook's sheet the entry is a row of, `line` its row ("" outside a workbook)
+    scope: tuple[str, ...] = ()  # its source's scope (`Source.scope`, kb.scope): () for every question
 
     def source_title_in(self, lang: str) -> str:
         """The source's title as an interface in `lang` names it: in that language where the
@@ -124,6 +128,7 @@ class Entry:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["tags"] = list(self.tags)
+        data["scope"] = list(self.scope)
         data["translations"] = [asdict(t) for t in self.translations]
         return data
 
@@ -131,6 +136,7 @@ class Entry:
     def from_dict(cls, data: dict[str, Any]) -> "Entry":
         data = dict(data)
         data["tags"] = tuple(data.get("tags", ()))
+        data["scope"] = tuple(data.get("scope", ()))
         data["translations"] = tuple(Translation(**t) for t in data.get("translations", ()))
         return cls(**data)
 

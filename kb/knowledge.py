@@ -270,7 +270,7 @@ class KnowledgeBase:
         searcher = self.searcher
         vector = searcher.dense.vectors(searcher.rows.rows_of(np.array([position]))[:1])[0]
         ids = searcher.rows.entries_of(searcher.dense.nearest(vector, (k + 1) * 4))
-        ids = ids[ids != position]
+        ids = searcher.scopes.beside(position, ids[ids != position])
         scores = searcher.entry_cosines(ids, vector)
         order = np.argsort(-scores, kind="stable")[:k]
         return [

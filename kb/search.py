@@ -28,6 +28,7 @@ from .hubs import demoted, links_only_entries
 from .learning.overlay import Learned, LearnedMatch
 from .lexical import LexicalIndex, QueryTerms, Weighed
 from .noise import strip_noise
+from .scope import Scopes
 from .scoring import Features, Weights
 from .spelling import Spelling
 from .stacktrace import reduce_trace
@@ -146,6 +147,7 @@ class Searcher:
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
         self._words_changed()
         self.filters = Filters(self.entries)
+        self.scopes = Scopes(self.entries)  # entries only a question naming their subject meets (kb.scope)
         self.links_only = links_only_entries(self.entries)  # answers of links alone: hubs (kb.hubs)
         self._every_entry = np.arange(len(self.entries), dtype=np.int64)
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
@@ -251,6 +253,7 @@ class Searcher:
         q = self.compared(q)
         learned = self.matching.match(q)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
+        own = self.verbatim.owner((plan.query, plan.text))
         if words.top is None:
             # A corpus scored whole: every allowed entry is a candidate. The nearest vectors, the
             # entries that cover the query best and those of the nearest alternates are among them.
@@ -262,9 +265,9 @@ class Searcher:
             if allowed is not None and len(taught):
                 taught = taught[allowed.contains(taught)]
             ids = np.union1d(np.union1d(near, words.top), taught)
-            own = self.verbatim.owner((plan.query, plan.text))
             if own is not None and (allowed is None or allowed.contains(np.array([own]))[0]):
                 ids = np.union1d(ids, [own])  # an entry asked in its own words is always a candidate
+        ids = self.scopes.kept(ids, plan.query, own)
         return self._result(plan, terms, weighed, q, ids, learned, self.weights)
 
     def judged(self, plan: Plan, q: np.ndarray, ids: np.ndarray, judge: np.ndarray, weights: Weights) -> SearchResult:

@@ -364,7 +364,7 @@ def own_faq(folder: Path) -> Path:
 def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_dir):
     first = kb("ingest", data_dir=data_dir)
     assert first.returncode == 0, first.stderr
-    assert "the index holds 5 sources, from " in first.stdout
+    assert "the index holds 6 sources, from " in first.stdout
     assert ["slime", "13", "entries", "en+zh", "slime", "Q&A"] in [line.split() for line in first.stdout.splitlines()]
     assert "replaces" not in first.stdout  # there was no index before
     assert "2 near-duplicate pairs marked as intended in sources.toml" in first.stdout.splitlines()
@@ -375,8 +375,11 @@ def test_ingest_says_what_the_index_holds_and_what_it_replaces(tmp_path, data_di
     lines = run.stdout.splitlines()
     assert f"the index holds 1 source, from {mine}:" in lines
     assert ["team-faq", "2", "entries", "en", "Team", "FAQ"] in [line.split() for line in lines]
-    assert "it replaces an index of chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17)" in lines
-    assert "no longer in the index: chatlearn-v1, roll, slime, chatlearn, training-env" in lines
+    assert (
+        "it replaces an index of chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17), roll-npu (16)"
+        in lines
+    )
+    assert "no longer in the index: chatlearn-v1, roll, slime, chatlearn, training-env, roll-npu" in lines
     assert "(to keep the shipped FAQs beside yours: kb ingest --with-shipped --sources DIR)" in lines
 
 
@@ -414,7 +417,7 @@ def test_ingest_of_several_sources_indexes_them_all(tmp_path, data_dir):
     assert "ops.md" in kb_process("search", "restart a node", "--brief", data_dir=data_dir).stdout
     run = kb("ingest", "--with-shipped", "--sources", str(mine), data_dir=data_dir)
     assert run.returncode == 0, run.stderr
-    assert "the index holds 6 sources" in run.stdout and "it replaces an index of team-faq (2), ops (1)" in run.stdout
+    assert "the index holds 7 sources" in run.stdout and "it replaces an index of team-faq (2), ops (1)" in run.stdout
     found = kb("search", "slime 如何续训", "--brief", "-k", "1", data_dir=data_dir).stdout
     assert found.startswith("1. 如何续训？")
     assert "team-faq.md:7" in kb("search", "where are the shared checkpoints", "--brief", data_dir=data_dir).stdout

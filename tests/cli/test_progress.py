@@ -131,7 +131,7 @@ def test_kb_ingest_into_a_pipe_with_an_empty_cache_writes_a_line_every_10_s(tmp_
     print("\n".join(f"{at:5.1f} {line}" for at, line in seen))
     assert seen, "no line in 35 s"
     assert all(line.startswith("kb ingest: ") for _, line in seen), seen
-    assert any(re.fullmatch(r"kb ingest: entry texts embedded \d+/118, .*", line) for _, line in seen), seen
+    assert any(re.fullmatch(r"kb ingest: entry texts embedded \d+/150, .*", line) for _, line in seen), seen
     moments = [0.0] + [at for at, _ in seen] + [35.0]
     assert max(b - a for a, b in zip(moments[1:], moments[2:])) <= 10, seen
     assert seen[0][0] <= 15, seen  # the process started, the modules and the model loaded

@@ -98,8 +98,8 @@ def test_a_sync_builds_from_what_the_index_was_built_from(tmp_path: Path, settin
     ingested = kb("ingest", "--with-shipped", "--sources", str(sources), data_dir=data)
     assert ingested.returncode == 0, ingested.stderr
     before = read_index(data / "index")
-    assert len(before.entries) == 59 + 4 and before.meta.adapter
-    shipped = "chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17)"
+    assert len(before.entries) == 75 + 4 and before.meta.adapter
+    shipped = "chatlearn-v1 (12), roll (11), slime (13), chatlearn (6), training-env (17), roll-npu (16)"
 
     # An index built before builds named their folders: what a sync of DIR alone would lose is named.
     meta = data / "index" / "meta.json"
@@ -121,7 +121,7 @@ def test_a_sync_builds_from_what_the_index_was_built_from(tmp_path: Path, settin
     assert f"  new       {entry_id('team', added)}  {added}" in synced.stdout.splitlines()
     assert "kb sync: entry texts embedded" in synced.stderr  # progress, standard error not a terminal
     after = read_index(data / "index")
-    assert len(after.entries) == 59 + 4 + 1
+    assert len(after.entries) == 75 + 4 + 1
     assert [e.id for e in after.entries if e.source != "team"] == [e.id for e in before.entries if e.source != "team"]
     assert after.meta.adapter == before.meta.adapter
     assert after.meta.folders == ["shipped", str(sources.resolve())]

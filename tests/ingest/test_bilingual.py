@@ -36,13 +36,20 @@ def entries():
 
 
 def test_every_shipped_source_is_paired_by_position(entries):
-    assert len(entries) == 59
+    assert len(entries) == 75
     paired = [e for e in entries if e.translations]
-    assert len(paired) == 59 and all(e.languages == ("en", "zh") for e in paired)
+    assert len(paired) == 75 and all(e.languages == ("en", "zh") for e in paired)
     # The authors' own English pages say nothing of who wrote them; the training-environment
     # notes have none upstream, and their English version is the maintainers' translation.
     by = {(e.source, e.translations[0].translated_by) for e in entries}
-    assert by == {("chatlearn-v1", ""), ("roll", ""), ("slime", ""), ("chatlearn", ""), ("training-env", "maintainers")}
+    assert by == {
+        ("chatlearn-v1", ""),
+        ("roll", ""),
+        ("slime", ""),
+        ("chatlearn", ""),
+        ("training-env", "maintainers"),
+        ("roll-npu", ""),
+    }
     assert not any(e.translated_by for e in entries)
     # Ids come from the Chinese question, as before there were translations (and before a code span of several
     # words was quoted in it: its id is made without the quotation marks).
@@ -158,7 +165,7 @@ def test_a_translation_listed_out_of_order_is_a_warning_in_the_summary(workspace
     a, b, end = text.index(first), text.index(second), text.index("## Training Parameters Related")
     path.write_text(text[:a] + text[b:end] + text[a:b] + text[end:], encoding="utf-8")
     report = build_index(workspace)
-    assert report.entries == 59
+    assert report.entries == 75
     assert len(report.warnings) == 2 and all("roll-" in w and "same order" in w for w in report.warnings)
     assert not build_index(Settings(data_dir=workspace.data_dir, sources_dir=SHIPPED_SOURCES)).warnings
 

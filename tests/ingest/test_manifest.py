@@ -25,7 +25,7 @@ entries = "list"
 
 def test_shipped_manifest():
     sources = load_manifest(SHIPPED_SOURCES)
-    assert [s.name for s in sources] == ["chatlearn-v1", "roll", "slime", "chatlearn", "training-env"]
+    assert [s.name for s in sources] == ["chatlearn-v1", "roll", "slime", "chatlearn", "training-env", "roll-npu"]
     assert sources[2] == Source(
         name="slime",
         file="slime.md",
@@ -57,12 +57,21 @@ def test_shipped_manifest():
         "slime.en.md",
         "chatlearn.en.md",
         "training-env.en.md",
+        "roll-npu.en.md",
     ]
-    # The authors wrote four English pages; the training-environment notes have none upstream,
+    # The authors wrote five English pages; the training-environment notes have none upstream,
     # and the English version is the maintainers' translation, with its date.
-    assert [s.translation.translated_by for s in sources] == ["", "", "", "", "maintainers"]
+    assert [s.translation.translated_by for s in sources] == ["", "", "", "", "maintainers", ""]
     assert sources[4].translation.translated_on == "2026-11-24" and sources[4].translation.url == ""
     assert "/main/" not in sources[3].url and "248875a4a5617b3ec83511a51e25d5565b0ae071" in sources[3].url
+    # A path with spaces is percent-encoded in the pinned link, as a browser sends it.
+    npu = sources[5]
+    assert (npu.name, npu.framework, npu.version, npu.entries) == ("roll-npu", "ROLL", "2026-08-17", "headings")
+    assert npu.url == (
+        "https://github.com/alibaba/ROLL/blob/8eb27cc2dc34c4d1310b169d9b86d339004d811a/docs_roll/i18n/zh-Hans/"
+        "docusaurus-plugin-content-docs/current/User%20Guides/Hardware%20Support/ascend_npu_faq.md"
+    )
+    assert npu.live_url == "https://alibaba.github.io/ROLL/zh-Hans/docs/User%20Guides/Hardware%20Support/ascend_npu_faq"
 
 
 def make(tmp_path: Path, manifest: str, files: tuple[str, ...] = ("demo.md",)) -> Path:
@@ -203,3 +212,14 @@ def test_default_manifest_reads_a_one_line_document_as_headings(tmp_path):
 )
 def test_document_lang(text, lang):
     assert document_lang(text) == lang
+
+
+def test_a_scope_reaches_every_entry_of_its_source_and_a_blank_word_is_named(tmp_path):
+    folder = make(tmp_path, GOOD + 'scope = ["NPU", "昇腾"]\n')
+    (folder / "demo.md").write_text("1. **Q one**\n\n   A one.\n\n2. **Q two**\n\n   A two.\n", encoding="utf-8")
+    (source,) = load_manifest(folder)
+    assert source.scope == ("NPU", "昇腾")
+    assert [entry.scope for entry in parse_sources(folder)] == [("NPU", "昇腾")] * 2
+    found = error(tmp_path, GOOD + 'scope = ["NPU", " "]\n')
+    assert found.message.startswith("source 'demo': scope: ' ' is not a word")
+    assert found.line == 11

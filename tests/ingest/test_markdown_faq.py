@@ -1,4 +1,4 @@
-"""The FAQ parser on the five shipped documents and on bad input."""
+"""The FAQ parser on the six shipped documents and on bad input."""
 
 import re
 from dataclasses import replace
@@ -35,16 +35,16 @@ def by_question(name: str) -> dict[str, Entry]:
 
 @pytest.mark.parametrize(
     ("name", "count"),
-    [("chatlearn-v1", 12), ("roll", 11), ("slime", 13), ("chatlearn", 6), ("training-env", 17)],
+    [("chatlearn-v1", 12), ("roll", 11), ("slime", 13), ("chatlearn", 6), ("training-env", 17), ("roll-npu", 16)],
 )
 def test_entry_counts(name, count):
     assert len(parse(name)) == count
 
 
-def test_all_sources_give_59_entries_with_unique_ids():
+def test_all_sources_give_75_entries_with_unique_ids():
     entries = parse_sources(SHIPPED_SOURCES)
-    assert len(entries) == 59
-    assert len({entry.id for entry in entries}) == 59
+    assert len(entries) == 75
+    assert len({entry.id for entry in entries}) == 75
 
 
 def test_chatlearn_v1_questions():
@@ -73,6 +73,23 @@ def test_one_line_chatlearn_document_gives_clean_questions_and_sections():
         ("常见报错", "为什么在FSDP训练时会出现,torch.OutOfMemoryError: CUDA out of memory?", 1),
         ("常见报错", "为什么 Megatron-Core 的 MoE 模型在强化学习(RL)训练中会出现性能下降或结果异常?", 1),
     ]
+
+
+def test_roll_npu_questions_are_the_level_three_headings_under_their_groups():
+    """`## group` headings with nothing but `### question` headings under them, then a closing `## 声明`
+    (a disclaimer, no question): each `###` heading is an entry, sectioned by its group, and the disclaimer is none."""
+    entries = parse("roll-npu")
+    assert [(entry.section, entry.question, entry.line) for entry in entries][:2] == [
+        ("Docker 与环境", "容器内 NPU 不可见", 9),
+        ("Docker 与环境", "vLLM-Ascend 导入错误", 20),
+    ]
+    assert [entry.section for entry in entries].count("Docker 与环境") == 6
+    assert entries[-1].question == "NPU 上 vLLM 推理速度慢" and entries[-1].section == "资源与性能"
+    assert entries[-1].answer.endswith("错误的 triton 后端会导致算子编译回退。")
+    assert not any("声明" in (entry.section, entry.question) or "参考样例" in entry.answer for entry in entries)
+    english = parse_source(SHIPPED_SOURCES / "roll-npu.en.md", SOURCES["roll-npu"].translation)
+    assert [entry.question for entry in english][-1] == "Slow vLLM Inference on NPU"
+    assert len(english) == 16 and "Disclaimer" not in {entry.section for entry in english}
 
 
 def test_a_closing_section_after_the_last_question_does_not_make_the_groups_questions(tmp_path):
@@ -161,6 +178,13 @@ def test_list_items_link_to_their_line_in_the_pinned_source_view(name):
             + quote("rollout推理过程中出现rayexceptionsraychanneltimeouterror"),
         ),
         ("slime", "如何续训？", SLIME_URL + "?plain=1#L34"),
+        (
+            "roll-npu",
+            "容器内 NPU 不可见",
+            "https://github.com/alibaba/ROLL/blob/8eb27cc2dc34c4d1310b169d9b86d339004d811a/docs_roll/i18n/zh-Hans/"
+            "docusaurus-plugin-content-docs/current/User%20Guides/Hardware%20Support/ascend_npu_faq.md#"
+            + quote("容器内-npu-不可见"),
+        ),
     ],
 )
 def test_deep_links(name, question, url):

@@ -28,7 +28,7 @@ def test_reingest_of_unchanged_sources_embeds_nothing_and_keeps_ids(workspace):
     first = build_index(workspace)
     ids = [e.id for e in read_index(workspace.index_dir).entries]
     again = build_index(workspace)
-    assert (again.entries, again.embedded) == (59, 0)
+    assert (again.entries, again.embedded) == (75, 0)
     assert [e.id for e in read_index(workspace.index_dir).entries] == ids
     assert first.meta.sources_hash == again.meta.sources_hash
     assert not index_is_stale(workspace)
@@ -45,7 +45,7 @@ def test_changed_source_makes_the_index_stale_and_embeds_only_the_change(workspa
     )
     assert index_is_stale(workspace)
     report = build_index(workspace)
-    assert (report.entries, report.passages, report.embedded) == (60, 120, 2)
+    assert (report.entries, report.passages, report.embedded) == (76, 152, 2)
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -30,17 +31,18 @@ def upstreams_of_shipped(tmp_path: Path) -> Path:
     text = (sources / "sources.toml").read_text(encoding="utf-8")
     repos: dict[str, Upstream] = {}
     for source in load_manifest(sources):
-        repo, path = _BLOB.match(source.url).groups()  # type: ignore[union-attr]
+        repo, link_path = _BLOB.match(source.url).groups()  # type: ignore[union-attr]
+        path = unquote(link_path)  # the file's path in the repository: "User Guides", not "User%20Guides"
         upstream = repos.get(repo) or repos.setdefault(repo, Upstream(tmp_path / "upstream" / repo))
         files = {path: (sources / source.file).read_text(encoding="utf-8")}
         other = source.translation
         translated = _BLOB.match(other.url) if other is not None and other.url else None
         if other is not None and translated is not None:
-            files[translated[2]] = (sources / other.file).read_text(encoding="utf-8")
+            files[unquote(translated[2])] = (sources / other.file).read_text(encoding="utf-8")
         commit = upstream.commit(f"{source.name} as pinned", files)
         text = edit_manifest(text, source.name, {"repo": upstream.url, "path": path, "ref": commit})
         if translated is not None:
-            text = edit_manifest(text, source.name, {"path": translated[2], "ref": commit}, translation=True)
+            text = edit_manifest(text, source.name, {"path": unquote(translated[2]), "ref": commit}, translation=True)
     (sources / "sources.toml").write_text(text, encoding="utf-8")
     return sources
 
@@ -51,11 +53,11 @@ def test_the_shipped_faqs_synced_from_their_pinned_files_are_todays_entries(tmp_
     ours = Settings(data_dir=tmp_path / "data", sources_dir=sources)
     report = sync(ours)
     assert report is not None and report.outcome == "built"
-    assert len(report.pins) == 5
+    assert len(report.pins) == 6
     today = read_sources(SHIPPED_SOURCES).entries
     synced = read_index(ours.index_dir).entries
     assert [e.id for e in synced] == [e.id for e in today]
-    assert len(synced) == 59
+    assert len(synced) == 75
 
     def text(entries):
         return [(v.question, plain(v.answer), v.section, v.lang, v.line) for e in entries for v in e.versions()] + [

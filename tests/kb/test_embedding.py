@@ -70,7 +70,7 @@ def test_sentence_transformers_backend_builds_and_searches(tmp_path, minilm_path
 
     settings = Settings(data_dir=tmp_path, embed_model=minilm_path)
     report = build_index(settings)
-    assert (report.meta.model, report.meta.dim, report.entries) == (minilm_path, 384, 59)
+    assert (report.meta.model, report.meta.dim, report.entries) == (minilm_path, 384, 75)
     kb = KnowledgeBase.open(settings)
     hit = kb.search_blocking("cget_col_row_stats undefined symbol in bitsandbytes").hits[0]
     assert hit.entry.question == "bitsandbytes/libbitsandbytes_cpu.so: undefined symbol: cget_col_row_stats"

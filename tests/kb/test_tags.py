@@ -40,7 +40,7 @@ def test_table_is_complete():
     expected = {
         "oom", "checkpoint", "conversion", "parallelism", "ray", "sglang", "vllm", "megatron", "fsdp",
         "deepspeed", "installation", "configuration", "debugging", "performance", "moe", "lora",
-        "docker", "data", "rollout", "reward", "timeout", "hardware", "usage",
+        "docker", "data", "rollout", "reward", "timeout", "hardware", "npu", "usage",
     }  # fmt: skip
     assert expected <= set(TAGS)
     for tag in TAGS.values():
@@ -103,7 +103,7 @@ def test_framework_and_topic_tag_appear_once():
 @pytest.mark.slow
 def test_every_shipped_entry_has_a_topic_tag_and_none_falls_back():
     entries = parse_sources(SHIPPED_SOURCES)
-    frameworks = {"chatlearn": 18, "roll": 11, "slime": 13, "deepspeed": 17}
+    frameworks = {"chatlearn": 18, "roll": 27, "slime": 13, "deepspeed": 17}
     assert Counter(e.tags[0] for e in entries) == frameworks
     for e in entries:
         assert topic_tags(e) != ("usage",), e.question
@@ -111,6 +111,7 @@ def test_every_shipped_entry_has_a_topic_tag_and_none_falls_back():
     counts = Counter(tag for e in entries for tag in e.tags[1:])
     assert counts["oom"] >= 8 and counts["lora"] >= 5 and counts["sglang"] >= 4
     assert by_question(entries, "Exec docker").tags == ("deepspeed", "docker")
+    assert {e.source for e in entries if "npu" in e.tags} == {"roll-npu"}  # no other FAQ is about Ascend NPUs
 
 
 def by_question(entries: list[Entry], question: str) -> Entry:

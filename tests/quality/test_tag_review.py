@@ -336,11 +336,75 @@ REVIEWED = {
         "attention",
         "compile",
     ),  # Other ways to speed things up
+    "roll-npu-adc3abea": ("roll", "installation", "npu", "docker"),  # NPU Not Visible Inside Container
+    "roll-npu-29366e1c": ("roll", "npu", "docker", "vllm"),  # vLLM-Ascend Import Error
+    "roll-npu-0c33a456": ("roll", "installation", "compatibility", "npu", "docker"),  # torch_npu Not Working
+    "roll-npu-71d2cdc7": ("roll", "installation", "compatibility", "npu", "docker", "vllm"),  # SOC Version Mismatch
+    "roll-npu-478a867a": ("roll", "configuration", "npu", "docker", "vllm"),  # Disable FRACTAL_NZ Mode
+    "roll-npu-44db2195": (
+        "roll",
+        "configuration",
+        "debugging",
+        "npu",
+        "network",
+        "docker",
+    ),  # HCCL Parameter Plane Port Binding Failure
+    "roll-npu-e159ed76": (
+        "roll",
+        "installation",
+        "compatibility",
+        "configuration",
+        "npu",
+        "docker",
+    ),  # triton Import Error
+    "roll-npu-767c072a": ("roll", "configuration", "npu", "megatron"),  # Megatron Strategy Not Supported
+    "roll-npu-aa6b21e0": (
+        "roll",
+        "configuration",
+        "timeout",
+        "debugging",
+        "resources",
+        "npu",
+    ),  # HCCL Communication Timeout or Failure
+    "roll-npu-8986cb62": ("roll", "resources", "npu", "network", "ray"),  # Ray Cluster Nodes Not Joining
+    "roll-npu-270f5ccf": ("roll", "resources", "ray"),  # Worker Nodes Exit Immediately
+    "roll-npu-35deedaa": (
+        "roll",
+        "configuration",
+        "timeout",
+        "resources",
+        "npu",
+        "ray",
+    ),  # Cross-Node NPU Communication Timeout
+    "roll-npu-0fb28cb3": ("roll", "checkpoint", "resources", "docker", "data", "ray"),  # Shared Storage Not Accessible
+    "roll-npu-bd5fd615": ("roll", "configuration", "performance", "npu", "docker", "ray"),  # ulimit Too Low
+    "roll-npu-61db5a0e": (
+        "roll",
+        "configuration",
+        "oom",
+        "performance",
+        "npu",
+        "batch-size",
+        "rollout",
+        "lora",
+    ),  # Out of NPU Memory
+    "roll-npu-979ddb35": (
+        "roll",
+        "installation",
+        "compatibility",
+        "configuration",
+        "performance",
+        "npu",
+        "docker",
+        "rollout",
+        "compile",
+        "vllm",
+    ),  # Slow vLLM Inference on NPU
 }
 
 
 def test_the_table_covers_every_shipped_entry() -> None:
-    assert len(REVIEWED) == 59
+    assert len(REVIEWED) == 75
     assert {e.id for e in parse_sources(SHIPPED_SOURCES)} == set(REVIEWED)
 
 
@@ -374,6 +438,24 @@ def test_the_conversion_entry_is_not_about_hardware() -> None:
         ("improve GPU utilization", "resources", False),
         ("How to build a custom training flow", "installation", False),
         ("make sure your data and model are compatible", "compatibility", False),
+        ("检查交换机/路由器是否允许 HCCL 流量", "moe", False),
+        ("Check if switch/router allows HCCL traffic", "moe", False),
+        ("降低路由器负载均衡损失", "moe", True),
+        ("If router bias is enabled", "moe", True),
+        ("均会调用HCCL的通信算子接口", "compile", False),
+        ("错误的 triton 后端会导致算子编译回退", "compile", True),
+        ("Only the head node executes the training pipeline", "parallelism", False),
+        ("仅主节点执行训练流水线", "parallelism", False),
+        ("the model's pipeline stages", "parallelism", True),
+        ("Alignment 训练开启流水线时", "parallelism", True),
+        ("验证 CANN 环境是否正确加载", "checkpoint", False),
+        ("如未加载 CANN 环境，手动执行", "checkpoint", False),
+        ("megatron 没有被正确加载", "checkpoint", True),
+        ("Ray worker 进程意外崩溃", "stability", False),
+        ("训练崩溃", "stability", True),
+        ("`import vllm_ascend` 失败", "npu", True),
+        ("torch.npu.is_available()", "npu", True),
+        ("unpin the input tensors", "npu", False),
     ],
 )
 def test_the_rules_that_misfired(text: str, tag: str, matches: bool) -> None:

@@ -128,7 +128,7 @@ def test_reload_swaps_the_new_build_in_under_load_without_a_failed_request(works
         reply = httpx.post(f"{server.url}/admin/reload", headers=ADMIN, timeout=60)
         load.wait_for(20)
     assert reply.status_code == 200
-    assert reply.json() == {"ok": True, "reloaded": True, "build": new, "previous": old, "entries": 59}
+    assert reply.json() == {"ok": True, "reloaded": True, "build": new, "previous": old, "entries": 75}
     assert_each_response_from_one_build(load, old, new)
     assert load.responses[-1][1] == new
 
@@ -334,10 +334,10 @@ def test_each_swap_is_logged_with_its_build_entries_and_seconds(workspace, caplo
         assert client.post("/admin/reload", headers=ADMIN).json()["reloaded"] is True
     lines = [rec.getMessage() for rec in caplog.records if rec.name == "kb.server"]
     assert any(
-        re.fullmatch(rf"serving index build {old}: 59 entries, loaded in \d+\.\d\d s", line) for line in lines
+        re.fullmatch(rf"serving index build {old}: 75 entries, loaded in \d+\.\d\d s", line) for line in lines
     ), lines
     assert any(
-        re.fullmatch(rf"swapped in index build {new}: 59 entries, loaded in \d+\.\d\d s \(was {old}\)", line)
+        re.fullmatch(rf"swapped in index build {new}: 75 entries, loaded in \d+\.\d\d s \(was {old}\)", line)
         for line in lines
     ), lines
 

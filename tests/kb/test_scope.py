@@ -16,7 +16,14 @@ NPU = ("NPU", "Ascend", "昇腾", "CANN", "HCCL")
 
 @pytest.mark.parametrize(
     "text",
-    ["NPU out of memory", "two npus", "import torch_npu fails", "npu-smi info", "昇腾910B 上报错", "HCCL_CONNECT_TIMEOUT"],
+    [
+        "NPU out of memory",
+        "two npus",
+        "import torch_npu fails",
+        "npu-smi info",
+        "昇腾910B 上报错",
+        "HCCL_CONNECT_TIMEOUT",
+    ],
 )
 def test_a_word_is_named_whole_in_any_case_and_plural(text):
     assert any(names(text, word) for word in NPU)
@@ -82,9 +89,7 @@ def test_questions_that_name_an_npu_find_its_entries(kb, query, question):
 
 
 def test_the_npu_source_filter_and_its_own_questions_reach_its_entries(kb):
-    assert all(
-        hit.entry.source == "roll-npu" for hit in kb.search_blocking("vLLM is slow", source="roll-npu").hits
-    )
+    assert all(hit.entry.source == "roll-npu" for hit in kb.search_blocking("vLLM is slow", source="roll-npu").hits)
     tagged = kb.search_blocking("memory is not enough", tags=["npu"]).hits
     assert tagged and tagged[0].entry.question == "NPU 显存不足"
     own = kb.search_blocking("ulimit Too Low")  # an entry's own question names none of the words

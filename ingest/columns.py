@@ -46,6 +46,7 @@ NAMES: dict[str, tuple[str, ...]] = {
     "source_title": ("source_title", "来源标题"),
     "framework": ("framework", "框架"),
     "version": ("version", "版本"),
+    "scope": ("scope", "适用范围"),
     "source_url": ("source_url", "来源链接"),
     "translated_by": ("translated_by", "译者"),
     "reviewed": ("reviewed", "已审校"),

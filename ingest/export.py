@@ -88,6 +88,7 @@ def _row(entry: Entry, alternates: list[LearnedQuestion], intended: list[str]) -
         "framework": entry.framework,
         "version": entry.source_version,
         "source_url": entry.source_url,
+        "scope": entry.scope,
     }
     for other in entry.translations:
         at = other.lang
@@ -137,7 +138,7 @@ def export_rows(
     names = [*_OWN, *(f"{n}_{lang}" for lang in others for n in ("question", "answer")), *_AFTER]
     names += [f"{n}_{lang}" for lang in others for n in ("section", "url", "translated_by", "reviewed")]
     names += [*_SOURCE[:1], *(f"source_title_{lang}" for lang in others), *_SOURCE[1:]]
-    names += [f"source_url_{lang}" for lang in others] + (["not_covered"] if not_covered else [])
+    names += [f"source_url_{lang}" for lang in others] + ["scope"] + (["not_covered"] if not_covered else [])
     used = tuple(n for n in names if any(row.get(n) not in (None, "", [], (), False) for row in rows))
     return Export(used, rows, len(entries), sum(map(len, alternates.values())), len(not_covered))
 

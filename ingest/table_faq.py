@@ -128,6 +128,7 @@ class _Parser:
         }
         given |= {f"url:{lang}": cells.own("source_url", lang), f"url:{other}": cells.text(Column("source_url", other))}
         given |= {key: cells.text(Column(key)) for key in _SOURCE_FIELDS}
+        given["scope"] = ", ".join(word for value in cells.texts(Column("scope")) for word in split_tags(value))
         for key, value in given.items():
             if not value:
                 continue
@@ -255,6 +256,7 @@ class _Parser:
             "source_version": described.fields.get("version", source.version if mine else ""),
             "source_url": urls.get(lang, ""),
             "framework": described.fields.get("framework", source.framework if mine else ""),
+            "scope": tuple(split_tags(described.fields.get("scope", ""))) or (source.scope if mine else ()),
             "url": here if self.workbook or not here else f"{here}#L{line}",
             "line": line,
             "file": source.file,

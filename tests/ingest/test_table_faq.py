@@ -122,6 +122,28 @@ def test_a_source_column_makes_sources_of_their_own(tmp_path):
     assert entries[0].id == entry_id("infra", "怎么申请 GPU？") and entries[1].tags[0] == "onboarding"
 
 
+def test_a_scope_column_scopes_its_source_and_two_rows_giving_two_scopes_are_an_error(tmp_path):
+    rows = [
+        ["source", "scope", "lang", "question", "answer"],
+        ["npu", "NPU，昇腾", "zh", "NPU 显存不足", "调小 batch。"],
+        ["npu", "", "en", "Slow vLLM on NPU", "Set the triton backend."],
+        ["gpu", "", "en", "OOM with vLLM", "Lower gpu_memory_utilization."],
+    ]
+    write_csv(tmp_path / "all.csv", rows)
+    assert [e.scope for e in parsed(tmp_path).entries] == [("NPU", "昇腾"), ("NPU", "昇腾"), ()]
+    (tmp_path / "all.jsonl").write_text(
+        json.dumps({"source": "npu", "scope": ["NPU", "Ascend"], "question": "Q", "answer": "A"}) + "\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "all.csv").unlink()
+    assert [e.scope for e in parsed(tmp_path).entries] == [("NPU", "Ascend")]
+    rows[2][1] = "CANN"
+    write_csv(tmp_path / "all.csv", rows)
+    (tmp_path / "all.jsonl").unlink()
+    with pytest.raises(SourceError, match=r"row 3.*scope of source 'npu' is 'NPU, 昇腾' on row 2: a source has one"):
+        parsed(tmp_path)
+
+
 def test_a_workbook_row_links_to_the_workbook_and_every_sheet_is_read(tmp_path):
     write_xlsx(
         tmp_path / "faq.xlsx",

@@ -52,7 +52,7 @@ def test_chat_follow_up_uses_the_history(client: TestClient) -> None:
     assert first["sources"][0]["source"]["name"].startswith("chatlearn")
     history = [{"role": "user", "content": question}, {"role": "assistant", "content": first["answer"]}]
     follow = client.post("/api/chat", json={"message": "what about for ROLL?", "history": history}).json()
-    assert follow["answered"] is True
+    assert follow["state"] in ("answered", "likely")  # alone, "what about for ROLL?" is no question the FAQ covers
     assert follow["sources"][0]["source"]["name"] == "roll"
     assert "HF" in follow["sources"][0]["question"]
 

@@ -194,6 +194,18 @@ def _pushed(request: Request, push: Push, delivery: str) -> dict[str, Any]:
     return {"ok": True, "done": f"syncing {', '.join(names)}"}
 
 
+def _faq_refusal(request: Request, event: Opened | Command | Closed, guard: Guard) -> str:
+    """Why a `/faq` question is not answered now (its issue's or its commenter's limit, logged), or ""; a maintainer's
+    teaching and a bot's command are never limited here."""
+    if not isinstance(event, Command) or event.bot or event.text.split(maxsplit=1)[:1] in (["link"], ["not-covered"]):
+        return ""
+    asked = event.asked
+    refused: str = request.app.state.github_faq_limits.refusal(asked.repo, asked.number, event.author)
+    if refused:
+        guard.refused.warning(log, "GitHub: /faq on %s#%s not answered: %s", asked.repo, asked.number, refused)
+    return refused
+
+
 @router.post("/github/webhook", status_code=202, responses=_ERRORS)
 async def webhook(
     request: Request, kb: KBDep, events: EventsDep, guard: GuardDep, background: BackgroundTasks
@@ -222,12 +234,9 @@ async def webhook(
         return {"ok": True, "done": f"nothing to answer ({event.what})"}
     backlog: Backlog = request.app.state.github_backlog
     asked = issue_of(event)
-    teaching = isinstance(event, Command) and event.text.split(maxsplit=1)[:1] in (["link"], ["not-covered"])
-    if isinstance(event, Command) and not event.bot and not teaching:
-        refused = request.app.state.github_faq_limits.refusal(asked.repo, asked.number, event.author)
-        if refused:
-            guard.refused.warning(log, "GitHub: /faq on %s#%s not answered: %s", asked.repo, asked.number, refused)
-            return {"ok": True, "done": f"not answered: {refused}"}
+    refused = _faq_refusal(request, event, guard)
+    if refused:
+        return {"ok": True, "done": f"not answered: {refused}"}
     api = api_for(request, event)
     # A close's votes and its harvest both read the issue's comments: once, for both.
     thread = IssueThread(api, asked.repo, asked.number, MAX_COMMENTS) if isinstance(event, Closed) and api else None

@@ -3,7 +3,7 @@ the entries an index is built from, and the questions the Q&A files teach beside
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -80,8 +80,6 @@ def read_sources(sources_dir: Path | Sequence[Path], written: Path | None = None
             errors.append(exc)
             continue
         for entry in found.entries:
-            if source.scope:
-                entry = replace(entry, scope=source.scope)
             if named.setdefault(entry.source, path) != path:  # a row's source, named by another file
                 message = f"source {entry.source!r} (its source column) is that of {named[entry.source]}"
                 errors.append(SourceError(path, message, entry.line))

@@ -256,7 +256,7 @@ class _Parser:
             "source_version": described.fields.get("version", source.version if mine else ""),
             "source_url": urls.get(lang, ""),
             "framework": described.fields.get("framework", source.framework if mine else ""),
-            "scope": tuple(split_tags(described.fields.get("scope", ""))) or (source.scope if mine else ()),
+            "scope": (source.scope if mine else ()) or tuple(split_tags(described.fields.get("scope", ""))),
             "url": here if self.workbook or not here else f"{here}#L{line}",
             "line": line,
             "file": source.file,

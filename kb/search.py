@@ -268,14 +268,16 @@ class Searcher:
             if own is not None and (allowed is None or allowed.contains(np.array([own]))[0]):
                 ids = np.union1d(ids, [own])  # an entry asked in its own words is always a candidate
         ids = self.scopes.kept(ids, plan.query, own)
-        return self._result(plan, terms, weighed, q, ids, learned, self.weights)
+        return self._result(plan, terms, weighed, q, ids, learned, own, self.weights)
 
     def judged(self, plan: Plan, q: np.ndarray, ids: np.ndarray, judge: np.ndarray, weights: Weights) -> SearchResult:
         """The first stage's candidates `ids` ranked again, with the judge's score of each
         (`judge`, 0 for one it did not read) as one more column that `weights` weigh."""
         terms = self.query_terms(plan)
         q = self.compared(q)
-        return self._result(plan, terms, self.lexical.weighed(terms), q, ids, self.matching.match(q), weights, judge)
+        owner = self.verbatim.owner((plan.query, plan.text))
+        weighed = self.lexical.weighed(terms)
+        return self._result(plan, terms, weighed, q, ids, self.matching.match(q), owner, weights, judge)
 
     def _result(
         self,
@@ -285,17 +287,18 @@ class Searcher:
         q: np.ndarray,
         ids: np.ndarray,
         learned: LearnedMatch,
+        owner: int | None,
         weights: Weights,
         judge: np.ndarray | None = None,
     ) -> SearchResult:
-        """The candidates `ids` scored, best first, and whether the best answers."""
+        """The candidates `ids` scored, best first, and whether the best answers; `owner`, the entry asked in its
+        own words (`Verbatim.owner`), if any, comes first."""
         evidence = self._evidence(weighed, ids)
         f = self._features(terms, q, ids, learned, evidence)
         if judge is not None:
             f = replace(f, judge=judge)
         score = demoted(f.score(weights), self.links_only[ids], evidence.coverage)
         order = np.argsort(-score, kind="stable")  # ids ascend, so ties go to the earlier entry
-        owner = self.verbatim.owner((plan.query, plan.text))
         own = np.flatnonzero(ids[order] == owner) if owner is not None else np.zeros(0, np.int64)
         confidence = 0.0
         if len(own):

@@ -64,7 +64,7 @@ def read_document(folder: Path, source: Source, parse: Callable[[Path, Source], 
     """The entries of a document in one language, `parse`d, and those of its `[source.translation]` paired with
     them by position; each titled in the source's languages and tagged: what a reader of such documents reads."""
     path = folder / source.file
-    entries = [replace(e, source_titles=dict(source.titles)) for e in parse(path, source)]
+    entries = [replace(e, source_titles=dict(source.titles), scope=source.scope) for e in parse(path, source)]
     if source.translation is not None:
         translation_path = folder / source.translation.file
         translated = parse(translation_path, source.translation)

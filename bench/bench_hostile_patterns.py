@@ -1,4 +1,5 @@
-"""Every regular expression of the packages on hostile text: how many there are, and the slowest.
+"""Every regular expression of the packages on hostile text: how many there are, and the slowest; then the lexers
+that highlight code blocks (server/rendering/highlight.py's `LEXERS`), each on hostile blocks at its largest size.
 
 The patterns are counted from the code (tests/support/hostile_patterns.py reads kb/, ingest/, server/ and kbcli/);
 each is timed on hostile texts (runs of each kind of character, delimiters never closed, alternations of both) of
@@ -19,11 +20,13 @@ from common import ROOT, Row, main  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
+from server.rendering.highlight import LEXERS  # noqa: E402
 from tests.quality.pattern_inventory import ROWS  # noqa: E402
 from tests.support.hostile_patterns import found, patterns_of, worst  # noqa: E402
 
 SECTION = "hostile patterns"
 TARGET = 0.1  # seconds per pattern
+LEXER_TARGET = 0.25  # seconds per hostile code block, highlighted a line at a time
 
 
 def run(quick: bool = False) -> list[Row]:
@@ -55,6 +58,16 @@ def run(quick: bool = False) -> list[Row]:
         Row("patterns over the target", str(len(over)), "0", not over),
     ]
     result += [Row(f"  {where} on {shape}", f"{took * 1000:.1f} ms") for took, where, shape in timings[:5]]
+    lexers = sorted(((*slowest(name), name) for name in sorted(set(LEXERS.values()))), reverse=True)
+    took, shape, name = lexers[0]
+    result.append(
+        Row(
+            f"slowest highlighted language on a hostile block ({len(lexers)} languages)",
+            f"{took * 1000:.1f} ms ({name}, {shape})",
+            f"< {LEXER_TARGET:g} s",
+            took < LEXER_TARGET,
+        )
+    )
     return result
 
 

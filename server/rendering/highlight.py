@@ -5,10 +5,20 @@ The pages' Content-Security-Policy forbids inline styles, so tokens get classes 
 written out (a test checks that the two agree, and says how to write it again). The
 colours are the site's own CSS variables, so dark mode follows.
 
-A fence names its language (`bash`, `python`, `yaml`, anything Pygments knows). A block
-with no language, or `text`/`log`, is guessed only where that is safe: shell commands when
-a line starts with a common command or a `$ ` prompt, a Python traceback by its first line.
-Anything else, an unknown language included, is plain escaped text.
+A fence names its language. Only the languages FAQs use are highlighted (`LEXERS`: shell,
+console sessions, Python and its tracebacks, YAML, JSON, TOML, INI, diffs); a block with no
+language, or `text`/`log`, is guessed only where that is safe: shell commands when a line
+starts with a common command or a `$ ` prompt, a Python traceback by its first line.
+Anything else, every other language Pygments knows included, is plain escaped text.
+
+The text is from outside (a written or harvested answer, an LLM's reply), so its cost is
+bounded by construction. Pygments' lexers are regular expressions written for trusted
+files: some loop forever on a few characters, and many take time quadratic in the block
+(the Python lexer 11 s on 20,000 characters of tab-newline pairs). So a block is lexed one
+line at a time, each line afresh: a line longer than `MAX_LINE` or a block longer than
+`MAX_CODE` is plain text. A construct spanning lines (a triple-quoted string) is coloured
+line by line, the price of a cost linear in the block. tests/quality/test_lexers.py times
+every lexer of `LEXERS` on hostile text at these sizes.
 """
 
 from __future__ import annotations
@@ -18,19 +28,33 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from markdown_it.common.utils import escapeHtml
-from pygments import highlight
+from pygments import format as format_tokens
 from pygments.filter import simplefilter
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.style import Style
 from pygments.token import Comment, Generic, Keyword, Name, Number, Operator, String, Text
-from pygments.util import ClassNotFound
 
-__all__ = ["highlight_code", "language", "stylesheet", "CLASS_PREFIX"]
+__all__ = ["highlight_code", "language", "stylesheet", "CLASS_PREFIX", "LEXERS", "MAX_CODE", "MAX_LINE"]
 
 CLASS_PREFIX = "tok-"
 UNLABELLED = {"", "text", "txt", "plain", "plaintext", "log", "output"}  # guessed, else plain
+# A fence's language, as written (lower-cased), to the Pygments lexer it is read with: nothing else is highlighted.
+LEXERS = {
+    **dict.fromkeys(("bash", "sh", "shell", "zsh"), "bash"),
+    **dict.fromkeys(("console", "shell-session", "shellsession"), "console"),
+    **dict.fromkeys(("python", "py", "python3", "py3"), "python"),
+    **dict.fromkeys(("pycon", "python-console"), "pycon"),
+    **dict.fromkeys(("pytb", "py3tb", "traceback"), "pytb"),
+    **dict.fromkeys(("yaml", "yml"), "yaml"),
+    "json": "json",
+    "toml": "toml",
+    **dict.fromkeys(("ini", "cfg"), "ini"),
+    **dict.fromkeys(("diff", "patch", "udiff"), "diff"),
+}
+MAX_CODE = 10_000  # characters of a block highlighted; a longer one is plain text
+MAX_LINE = 400  # characters of a line highlighted; a longer one is plain text
 _PROMPT = re.compile(r"^[ \t]*\$ ", re.M)
 _SHELL_HINT = re.compile(
     r"^[ \t]*(?:export |pip3? |python3? |bash |sh |git |conda |torchrun |deepspeed |cd |sudo |"
@@ -78,16 +102,22 @@ def _coloured_only(
 _FORMATTER = HtmlFormatter(style=FAQStyle, classprefix=CLASS_PREFIX, nowrap=True)
 
 
-@lru_cache(maxsize=64)
-def _lexer(name: str) -> Lexer | None:
-    try:
-        # No newlines stripped, tabs kept. Some lexers drop a last line without a newline, so one is
-        # added if missing (`ensurenl`) and taken out again after (`highlight_code`).
-        lexer = get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=0)
-    except ClassNotFound:
-        return None
+@lru_cache(maxsize=len(set(LEXERS.values())))
+def _lexer(name: str) -> Lexer:
+    # No newlines stripped, tabs kept. Some lexers drop a last line without a newline, so one is
+    # added if missing (`ensurenl`) and taken out again after (`highlight_code`).
+    lexer = get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=0)
     lexer.add_filter(_coloured_only())
     return lexer
+
+
+def _tokens(lexer: Lexer, code: str) -> Iterator[tuple[Any, str]]:
+    """The block's tokens, each line lexed on its own; blank and over-long lines as plain text."""
+    for line in code.splitlines(keepends=True):
+        if len(line) > MAX_LINE or not line.strip():
+            yield Text, line
+            continue
+        yield from lexer.get_tokens(line)
 
 
 def _guess(code: str) -> str:
@@ -101,21 +131,19 @@ def _guess(code: str) -> str:
 
 
 def language(info: str, code: str) -> str:
-    """The Pygments name of the lexer for a block (its first alias), or "" for plain text."""
-    name = info.strip().split(maxsplit=1)[0].lower() if info.strip() else ""
+    """The Pygments name of the lexer for a block, or "" for plain text (an unknown language, or too long a block)."""
+    name = info[:64].strip().split(maxsplit=1)[0].lower() if info.strip() else ""
     if name in UNLABELLED:
-        name = _guess(code)
-    lexer = _lexer(name) if name else None
-    return lexer.aliases[0] if lexer is not None and lexer.aliases and lexer.name != "Text only" else ""
+        name = _guess(code[:MAX_CODE])
+    return LEXERS[name] if name in LEXERS and len(code) <= MAX_CODE else ""
 
 
 def highlight_code(code: str, info: str = "") -> str:
     """Escaped HTML for a code block, with `<span class="tok-…">` around the tokens its lexer finds."""
     name = language(info, code)
-    lexer = _lexer(name) if name else None
-    if lexer is None:
+    if not name:
         return escapeHtml(code)
-    html = highlight(code, lexer, _FORMATTER)
+    html = format_tokens(_tokens(_lexer(name), code), _FORMATTER)
     if not code.endswith("\n"):  # the newline the lexer added: only closing tags can follow it
         at = html.rfind("\n")
         html = html[:at] + html[at + 1 :]

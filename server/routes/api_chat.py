@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any, AsyncIterator, Iterator, cast
@@ -74,7 +75,8 @@ async def _sse(
             else:
                 if value.error:
                     log.warning("LLM answer replaced by the extractive one: %s", value.error)
-                yield _event("done", chat_out(value, root, hl, session).model_dump())
+                done = await asyncio.to_thread(chat_out, value, root, hl, session)  # Markdown rendered off the loop
+                yield _event("done", done.model_dump())
     except Exception:  # the response has started; report in-band rather than cut the stream
         log.exception("chat stream failed")
         yield _event("error", {"ok": False, "error": "internal error", "status": 500})
@@ -115,4 +117,4 @@ async def chat(
     reply = await asking.chat(chat, events, body.message, history, channel=channel, href=href, hl=hl, about=body.about)
     if reply.error:
         log.warning("LLM answer replaced by the extractive one: %s", reply.error)
-    return chat_out(reply, root, hl, session)
+    return await asyncio.to_thread(chat_out, reply, root, hl, session)  # the answer's Markdown rendered off the loop

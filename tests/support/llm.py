@@ -1,6 +1,6 @@
 """A stand-in for a hosted OpenAI-compatible LLM (none can run here): a FastAPI app the tests serve on loopback.
 
-The model name picks its behaviour: `broken` answers HTTP 500, `slow` waits 3 s before answering, `stuck`
+The model name picks its behaviour: `fences` streams code blocks that stall a highlighter, `broken` answers HTTP 500, `slow` waits 3 s before answering, `stuck`
 12 s, `dribble` sends 40 pieces 0.1 s apart, `empty` only `[DONE]`, `pausing` one piece and then nothing
 for 30 s (a model thinking); any other streams `GOOD_PIECES`. Asked for a whole reply (`"stream": false`), `condense`
 answers `CONDENSED` as JSON, any other a line of prose. Each request is recorded with a `closed`
@@ -37,7 +37,7 @@ def fake_llm_app(requests: list[dict[str, Any]]) -> FastAPI:
             try:
                 if model in ("slow", "stuck"):
                     await asyncio.sleep(3 if model == "slow" else 12)  # "stuck": far past any timeout set here
-                pieces = GOOD_PIECES if model != "empty" else []
+                pieces = {"empty": [], "fences": FENCES}.get(model, GOOD_PIECES)
                 if model == "dribble":
                     pieces = ["word "] * 40
                 for piece in pieces:
@@ -58,4 +58,11 @@ CONDENSED = {
     "question": "How do I make slime resume from the last checkpoint after a crash?",
     "answer": "Pass `--load` with the `--save` directory; @someone <script>alert(1)</script>it picks the latest step.",
 }
+# What the `fences` model writes: code blocks that stall Pygments' lexers when read whole: one that loops forever
+# (`mcschema`), one of the quadratic ones at the written answers' limit, and tab-newline pairs in Python (11 s whole).
+FENCES = [
+    "Try this:\n\n```mcschema\n<!--\n```\n\n",
+    "```csharp\n" + "/*a" * 6_600 + "\n```\n\n",
+    "```python\n" + "\t\n" * 4_990 + "```\n",
+]
 GOOD_PIECES = ["Set `--load` to the `--save` directory ", "and training resumes [1]. ", "See also [2]."]

@@ -17,6 +17,7 @@ from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
 from server import create_app
 from tests.support.hostile_text import hostile_texts
+from tests.support.llm import fake_llm_app
 
 pytestmark = pytest.mark.slow
 
@@ -72,3 +73,33 @@ def test_an_ingest_with_a_60_kb_cell_of_spaces_takes_seconds(workspace: Settings
     assert took < 30, f"the ingest took {took:.1f} s"
     hit = KnowledgeBase.open(workspace).search_blocking("gpu quota").hits[0]
     assert hit.entry.question.startswith("How do I get GPU quota?")
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_healthz_answers_while_a_chat_answer_with_hostile_fences_is_rendered(
+    stream: bool, settings: Settings, serve: Callable[..., Any]
+) -> None:
+    """An LLM's answer holding a `mcschema` fence (whose lexer loops forever), a 20,000-character C# block and 10,000
+    characters of Python: the reply comes, its blocks as plain or line-by-line highlighted text, and /healthz is
+    answered within a second throughout. The LLM is a stand-in (tests/support/llm.py): none can run here."""
+    llm_url = serve(fake_llm_app([])).url + "/v1"
+    url = serve(create_app(settings.with_(llm_base_url=llm_url, llm_model="fences", llm_timeout=60))).url
+    replies: list[str] = []
+
+    def chat() -> None:
+        headers = {"accept": "text/event-stream"} if stream else {}
+        with httpx.Client(base_url=url, timeout=120) as client:
+            reply = client.post("/api/chat", json={"message": "how do I resume training?"}, headers=headers)
+            replies.append(reply.text)
+
+    asking = threading.Thread(target=chat)
+    asking.start()
+    waits = []
+    with httpx.Client(base_url=url, timeout=120) as client:
+        while asking.is_alive():
+            sent = time.perf_counter()
+            assert client.get("/healthz").status_code == 200
+            waits.append(time.perf_counter() - sent)
+    asking.join()
+    assert len(replies) == 1 and "&lt;!--" in replies[0] and "/*a/*a" in replies[0]
+    assert waits and max(waits) < 1.0, f"/healthz waited {max(waits):.2f} s behind the rendering"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from server.rendering.highlight import highlight_code, stylesheet
+from server.rendering.highlight import MAX_LINE, highlight_code, stylesheet
 from server.rendering.markdown import is_safe_url, mark_terms, render_markdown
 from tests.support.forms import form_token
 
@@ -368,3 +368,16 @@ def test_a_long_name_in_inline_code_may_break_at_its_parts() -> None:
     assert "<code>python train.py --x</code>" in html  # short names are left whole
     marked = render_markdown("`models.policy_trainer.max_token_in_packing`", marks=["max_token_in_packing"])
     assert "trainer.<wbr><mark>max_<wbr>token_<wbr>in_<wbr>packing</mark></code>" in marked, marked
+
+
+def test_a_line_over_the_limit_is_plain_and_lines_around_it_are_highlighted() -> None:
+    long = "x" * (MAX_LINE + 1)
+    html = highlight_code(f"export A=1\necho {long}\nexport B=2\n", "bash")
+    assert html.count('<span class="tok-nb">export</span>') == 2
+    assert f"echo {long}\n" in html
+
+
+def test_a_construct_over_lines_keeps_its_text_whole() -> None:
+    code = 'def f():\n    """Resume\n    from --load."""\n    return 1'
+    html = highlight_code(code, "python")
+    assert text_of(html) == code and '<span class="tok-k">return</span>' in html

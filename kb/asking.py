@@ -64,16 +64,18 @@ async def search(
     conversation: tuple[str, str] | None = None,
     asked: bool = True,
     turn: bool = False,
+    reads: str = "question",
 ) -> Found:
     """Search (`KnowledgeBase.search`) and publish a `Searched`, unless `asked` is False (a
     monitor's HEAD of a page is not someone asking). `hl` is the reader's language (default:
     the question's); `conversation` the team chat's (workspace, conversation) it was asked in. The
     result answers at the channel's operating point (KB_CHANNEL_PRECISION, KB_ANSWER_PRECISION).
     With `turn`, it is a chat turn of its own (a message to a chat bot, answered from the search):
-    published as a `Chatted`, so it counts with the chats."""
+    published as a `Chatted`, so it counts with the chats. `reads` is what the channel hands over (`kb.search.READS`:
+    a question, or a whole issue): its confidence is the one fitted on that kind of input."""
     started = time.perf_counter()
     result = await kb.search(
-        question, k, tags, source, lang, judged=judged, precision=kb.settings.precision_for(channel)
+        question, k, tags, source, lang, judged=judged, precision=kb.settings.precision_for(channel), reads=reads
     )
     if asked and turn:
         hits = result.hits

@@ -30,14 +30,22 @@ from .confidence import LIKELY_PRECISION, OperatingCurve, floor_of
 from .cross_validation import collect, cross_validate
 from .errors import TooFewQuestions
 from .evaluate import EvalQuery
-from .fitting import Labelled, fit
+from .fitting import Labelled, confidence_set, fit, right_first, signal_ranges
 from .folds import grouped_fold, repository
 from .judge import Judge
 from .judge_weights import judge_report
 from .scoring import ANSWER_FEATURES, CALIBRATION_PATH, DEFAULT_PRECISION, RANK_FEATURES, Weights
 from .search import Searcher
 
-__all__ = ["PRECISIONS", "calibrate", "check_questions", "operating_points", "write_calibration"]
+__all__ = [
+    "PRECISIONS",
+    "calibrate",
+    "check_questions",
+    "issue_block",
+    "operating_points",
+    "question_ranges",
+    "write_calibration",
+]
 
 # The cosines between two questions tried as `Weights.alternate_floor` and `not_covered_floor`.
 FLOORS = (0.88, 0.9, 0.92, 0.94, 0.96)
@@ -152,6 +160,26 @@ def check_questions(queries: Sequence[EvalQuery]) -> None:
             "at least 1 answerable question is needed to fit the ranking",
             "add questions the FAQ answers, each with the entry that answers it in `expect`",
         )
+
+
+def question_ranges(searcher: Searcher, queries: Sequence[EvalQuery], weights: Weights, folds: int = 5) -> Weights:
+    """`weights` (kept as they are) with the range of each confidence signal over the questions of `queries` the
+    confidence is fitted on (`kb.fitting.confidence_set`), each searched with its own fold held out: the ranges a
+    refit would keep, for a calibration written before ranges were."""
+    questions = collect(searcher, queries, folds)
+    chosen = confidence_set(questions, right_first(questions, weights))
+    return replace(weights, ranges=signal_ranges([q for q, c in zip(questions, chosen) if c], weights))
+
+
+def issue_block(issues: Weights, report: dict[str, Any], source: str) -> dict[str, Any]:
+    """What a calibration file keeps of the whole-issue confidence (`kb.issue_confidence`): its weights, the file it
+    was fitted on, its held-out figures and operating points."""
+    return {
+        "questions": [source],
+        "weights": issues.to_dict(),
+        **report,
+        "operating_points": operating_points(issues.curve),
+    }
 
 
 def write_calibration(

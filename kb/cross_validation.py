@@ -28,7 +28,8 @@ def collect(
 ) -> list[Labelled]:
     """Each question's evidence against every entry. Learned questions that are among the
     queries are learned only from the other folds: a question is measured as if its own
-    fold had never been linked (as the shipped tune split's questions are). So is the query
+    fold had never been linked (as the shipped tune split's questions are; a whole issue's title with
+    it, as a new issue's title was never learned). So is the query
     adapter, when there is one: each fold's questions are searched through an adapter fitted
     the same way without them."""
     fold_of = fold_of or fold
@@ -36,7 +37,7 @@ def collect(
     found: list[Labelled | None] = [None] * len(queries)
     for part in range(folds):
         members = [i for i, query in enumerate(queries) if fold_of(query, folds) == part]
-        held = {question_key(queries[i].q) for i in members}
+        held = {question_key(text) for i in members for text in (queries[i].q, queries[i].title) if text}
         view = searcher.with_learned(searcher.learned.without(held))
         if searcher.adapter is not None and searcher.adapter.examples is not None:
             view = view.with_adapter(refit_without(searcher, searcher.adapter, held))

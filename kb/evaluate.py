@@ -41,6 +41,7 @@ class EvalQuery:
     lang: str
     url: str = ""  # where a real question was asked (an issue tracker); "" for a written one
     line: int = field(default=0, compare=False)  # its line in the query file (0: not read from one)
+    title: str = ""  # a whole issue's title (its `q` is the question read from the title and body); "" otherwise
 
     @property
     def answerable(self) -> bool:

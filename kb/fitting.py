@@ -29,6 +29,7 @@ __all__ = [
     "right_ranks",
     "right_first",
     "signed_logistic",
+    "signal_ranges",
 ]
 L2 = 1.0  # ridge penalty of both models, on standardised features
 
@@ -124,6 +125,14 @@ def answer_rows(questions: list[Labelled], w: Weights) -> np.ndarray:
     return np.concatenate(rows)
 
 
+def signal_ranges(questions: list[Labelled], weights: Weights) -> tuple[tuple[float, float], ...]:
+    """The range (lowest, highest) of each of `weights.signals` over `questions`' best hits."""
+    rows = answer_rows(questions, weights)[:, : len(weights.signals)]
+    if not len(rows):
+        return ()
+    return tuple((round(float(low), 6), round(float(high), 6)) for low, high in zip(rows.min(0), rows.max(0)))
+
+
 def logistic(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     """Ridge logistic regression by Newton's method; coefficients in the features' own units."""
     mean, scale = x.mean(axis=0), x.std(axis=0)
@@ -203,7 +212,8 @@ def fit(questions: list[Labelled], base: Weights, fitted: Sequence[str] = RANK_F
     chosen = confidence_set(questions, right)
     y = right[chosen].astype(float)
     if len(set(y)) == 2:
-        x = answer_rows([q for q, c in zip(questions, chosen) if c], w)
-        coef, bias = signed_logistic(x, y, w.answer_features)
+        fitted_on = [q for q, c in zip(questions, chosen) if c]
+        coef, bias = signed_logistic(answer_rows(fitted_on, w), y, w.answer_features)
         w = replace(w, answer_coef=tuple(round(float(c), 6) for c in coef), answer_bias=round(bias, 6))
+        w = replace(w, ranges=signal_ranges(fitted_on, w))  # never extrapolated past what it was fitted on
     return w

@@ -103,6 +103,7 @@ class KnowledgeBase:
             lexical=index.lexical,
             learned=index.learned,
             weights=calibration.weights,
+            issue_weights=calibration.issues,
             adapter=adapter,
             precision=settings.answer_precision,
         )
@@ -154,6 +155,7 @@ class KnowledgeBase:
         lang: str | None = None,
         judged: bool = True,
         precision: float | None = None,
+        reads: str = "question",
     ) -> SearchResult:
         """The entries that best answer `question`, best first, and whether the best answers it.
 
@@ -167,27 +169,31 @@ class KnowledgeBase:
         scores (`_judged`); `judged=False` gives the first stage alone (the live results).
 
         `answered` says whether the first hit's confidence reaches the threshold of `precision`
-        (a channel's operating point; None: the searcher's, KB_ANSWER_PRECISION).
+        (a channel's operating point; None: the searcher's, KB_ANSWER_PRECISION), on the confidence fitted on
+        what the search `reads` (`kb.search.READS`: a question, or a whole issue).
         """
         k = k or self.settings.top_k
         if len(question) <= ON_LOOP_CHARS:
-            plan = self.searcher.plan(question, k, tags=tags, source=source, lang=lang)
+            plan = self.searcher.plan(question, k, tags=tags, source=source, lang=lang, reads=reads)
         else:
-            plan = await asyncio.to_thread(self.searcher.plan, question, k, tags=tags, source=source, lang=lang)
+            plan = await asyncio.to_thread(
+                self.searcher.plan, question, k, tags=tags, source=source, lang=lang, reads=reads
+            )
         if self.judging is None or not judged:
-            return self.answering_at(await self._first_stage(plan), precision)
+            return self.answering_at(await self._first_stage(plan), precision, reads)
         result = self.judged_results.get(plan)
         if result is None:
             result, final = await self._judged(plan)
             if final:  # a failed judge is asked again next time
                 self.judged_results.put(plan, result)
-        return self.answering_at(result, precision)
+        return self.answering_at(result, precision, reads)
 
-    def answering_at(self, result: SearchResult, precision: float | None) -> SearchResult:
-        """`result` answering at `precision`'s threshold (of the weights that scored it); as it is for None."""
+    def answering_at(self, result: SearchResult, precision: float | None, reads: str = "question") -> SearchResult:
+        """`result` answering at `precision`'s threshold (of the weights that scored it, for what it `reads`); as it
+        is for None."""
         if precision is None:
             return result
-        weights = self.searcher.weights
+        weights = self.searcher.answer_weights(reads)
         if result.judged and self.calibration is not None and self.calibration.judged is not None:
             weights = self.calibration.judged
         return result.at(weights.threshold(precision))

@@ -113,6 +113,10 @@ class Weights:
     # a channel's operating point, the first hit "may answer". Fitted by `kb calibrate`: the held-out
     # curve's threshold for precision 0.5 (`kb.confidence.floor_of`).
     floor: float = 0.185
+    # The range of each of `signals` over the questions the confidence was fitted on: a signal is held within
+    # it, so the confidence never extrapolates (a 180-word issue read by a model fitted on 1 to 29 words). Empty:
+    # unbounded (a calibration written before ranges were kept).
+    ranges: tuple[tuple[float, float], ...] = ()
 
     @classmethod
     def load(cls, path: Path = CALIBRATION_PATH) -> "Weights":
@@ -130,6 +134,7 @@ class Weights:
             not_covered_floor=data["not_covered_floor"],
             signals=tuple(data["signals"]),
             curve=OperatingCurve.of_dict(data["curve"]) if data.get("curve") else OperatingCurve(),
+            ranges=tuple((float(low), float(high)) for low, high in data.get("ranges", ())),
         )
         # A calibration written before the floor: the floor its curve gives (`kb.confidence.floor_of`).
         floor = float(data["floor"]) if "floor" in data else min(floor_of(weights.curve), weights.answer_threshold)
@@ -175,8 +180,13 @@ class Weights:
         }
 
     def answer_probability(self, x: np.ndarray) -> np.ndarray:
-        """The confidence that the best hit answers, for rows of `answer_features`."""
-        z = np.asarray(x, dtype=np.float64) @ np.asarray(self.answer_coef) + self.answer_bias
+        """The confidence that the best hit answers, for rows of `answer_features` (each signal held within its
+        fitted range)."""
+        x = np.array(x, dtype=np.float64, ndmin=2)
+        if self.ranges:
+            low, high = np.asarray(self.ranges, dtype=np.float64).T
+            x[:, : len(self.ranges)] = np.clip(x[:, : len(self.ranges)], low, high)
+        z = x @ np.asarray(self.answer_coef) + self.answer_bias
         probability: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * z))  # 1 / (1 + e^-z), without overflow far out
         return probability
 
@@ -294,6 +304,9 @@ class Calibration:
     weights: Weights
     path: Path = CALIBRATION_PATH
     judged: Weights | None = None
+    # The confidence of a whole issue (its title and body, as the GitHub bot reads it), fitted on whole issues: the
+    # same ranking, its own answer model, curve and floor (None: the questions' own is used).
+    issues: Weights | None = None
     judge: str = ""  # "cross-encoder" or "llm"
     judge_model: str = ""  # the cross-encoder's name or path, or the LLM's model name
     skip_gap: float = float("inf")
@@ -332,14 +345,16 @@ class Calibration:
             )
             return cls(Weights(), path)
         weights = _checked(Weights.of_dict(data), judged=False)
+        issues = _checked(Weights.of_dict(raw["issues"]["weights"]), judged=False) if raw.get("issues") else None
         judge = raw.get("judge")
         if not judge:
-            return cls(weights, path)
+            return cls(weights, path, issues=issues)
         skip = judge.get("skip_gap")
         return cls(
             weights,
             path,
             _checked(Weights.of_dict(judge["weights"]), judged=True),
+            issues,
             str(judge["kind"]),
             str(judge["model"]),
             float("inf") if skip is None else float(skip),

@@ -28,6 +28,7 @@ from .hubs import demoted, links_only_entries
 from .learning.overlay import Learned, LearnedMatch
 from .lexical import LexicalIndex, QueryTerms, Weighed
 from .noise import strip_noise
+from .quoted_errors import QuotedErrors
 from .scope import Scopes
 from .scoring import Features, Weights
 from .spelling import Spelling
@@ -36,11 +37,14 @@ from .text import checked_query, clean_query, detect_lang, tokenize
 from .verbatim import CERTAIN, Verbatim
 
 # What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
-__all__ = ["Plan", "Words", "Searcher", "searched_text"]
+__all__ = ["Plan", "Words", "Searcher", "searched_text", "READS"]
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 # Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry
 # the fused score could put in the top few is near the top of one side or the other.
+# What a search reads, each with a confidence fitted on its own kind of input: a question (an issue's title, a chat
+# message, a pasted error) or a whole issue (its title and body, `kb.issue_question.question_of`).
+READS = ("question", "issue")
 CANDIDATES = 200
 # Entries whose alternates come nearest the query, added to the candidates.
 LEARNED_CANDIDATES = 20
@@ -62,6 +66,7 @@ class Plan:
     query_lang: str  # the language the query is written in
     text: str  # the query, a pasted stack trace reduced to what identifies it, tracker noise taken out
     embed_text: str  # what the model embeds: `text`, once (glossary equivalents are on the entry side)
+    reads: str = "question"  # what it is, for the confidence (`READS`): a question, or a whole issue
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,7 @@ class Searcher:
         learned: Learned | None = None,
         adapter: QueryAdapter | None = None,
         precision: float | None = None,
+        issue_weights: Weights | None = None,
     ):
         """`vectors` is the index's FAISS index (a matrix is put in a flat one); `rows` says
         which entry each vector belongs to (default: one each, in order). `lexical`, when
@@ -125,8 +131,9 @@ class Searcher:
         a corpus tokenized elsewhere, as in bench/bench_scale.py). `adapter`, when given, maps
         every query vector (the question's and the learned questions') before it is compared.
         `precision` is the operating point a result's `answered` is decided at (None: the
-        calibration's default)."""
+        calibration's default). `issue_weights` is the confidence of a whole issue (`Calibration.issues`)."""
         self.weights = weights or Weights.load()
+        self.issue_weights = issue_weights
         self.precision = precision
         self.entries = list(entries)
         self.dense = _dense_index(vectors)
@@ -143,6 +150,7 @@ class Searcher:
         self.adapter = adapter
         self.matching = self._mapped(self.learned)  # the learned questions as a search compares them
         self.verbatim = Verbatim(self.entries, self.learned)  # each entry's own wordings
+        self.quoted = QuotedErrors(self.entries)  # the specific errors each entry quotes
         # Every language an entry has is matched: a question meets whichever version it shares words with.
         self.lexical = lexical or LexicalIndex.of_entries(self.entries)
         self._words_changed()
@@ -213,8 +221,12 @@ class Searcher:
         tags: Sequence[str] = (),
         source: str | None = None,
         lang: str | None = None,
+        reads: str = "question",
     ) -> Plan:
-        """Check the query and work out what to embed; raises QueryError naming the field at fault."""
+        """Check the query and work out what to embed; raises QueryError naming the field at fault. `reads` says
+        what the query is (`READS`): a question (a title, a chat message, a pasted error) or a whole issue."""
+        if reads not in READS:
+            raise ValueError(f"reads={reads!r}: one of {', '.join(READS)}")
         query = self._check(query, tags, source)
         text = searched_text(query)
         return Plan(
@@ -226,7 +238,16 @@ class Searcher:
             query_lang=detect_lang(query),
             text=text,
             embed_text=text,
+            reads=reads,
         )
+
+    def answer_weights(self, reads: str, weights: Weights | None = None) -> Weights:
+        """The confidence model for what a search reads (`READS`): a whole issue's own when the calibration has one
+        (first stage only: a judge's weights are the questions'), else `weights` (default: the searcher's)."""
+        weights = weights or self.weights
+        if reads == "issue" and self.issue_weights is not None and not weights.judged:
+            return self.issue_weights
+        return weights
 
     def words(self, plan: Plan) -> Words:
         """The half of a search that needs no embedding (done before the model runs)."""
@@ -253,7 +274,7 @@ class Searcher:
         q = self.compared(q)
         learned = self.matching.match(q)
         allowed = self.filters.subset(plan.tags, plan.source, plan.lang)
-        own = self.verbatim.owner((plan.query, plan.text))
+        own = self._owner(plan)
         if words.top is None:
             # A corpus scored whole: every allowed entry is a candidate. The nearest vectors, the
             # entries that cover the query best and those of the nearest alternates are among them.
@@ -270,12 +291,21 @@ class Searcher:
         ids = self.scopes.kept(ids, plan.query, own)
         return self._result(plan, terms, weighed, q, ids, learned, own, self.weights)
 
+    def _owner(self, plan: Plan) -> int | None:
+        """The entry the question is certainly about, if any: asked in its own words (`kb.verbatim`; for a whole
+        issue, its title alone may be them), or quoting a specific error it quotes (`kb.quoted_errors`)."""
+        texts = [plan.query, plan.text]
+        if plan.reads == "issue":
+            texts.append(plan.query.split("\n", 1)[0])  # the issue's title (`kb.issue_question.question_of`)
+        own = self.verbatim.owner(texts)
+        return own if own is not None else self.quoted.owner(plan.text)
+
     def judged(self, plan: Plan, q: np.ndarray, ids: np.ndarray, judge: np.ndarray, weights: Weights) -> SearchResult:
         """The first stage's candidates `ids` ranked again, with the judge's score of each
         (`judge`, 0 for one it did not read) as one more column that `weights` weigh."""
         terms = self.query_terms(plan)
         q = self.compared(q)
-        owner = self.verbatim.owner((plan.query, plan.text))
+        owner = self._owner(plan)
         weighed = self.lexical.weighed(terms)
         return self._result(plan, terms, weighed, q, ids, self.matching.match(q), owner, weights, judge)
 
@@ -295,6 +325,7 @@ class Searcher:
         own words (`Verbatim.owner`), if any, comes first."""
         evidence = self._evidence(weighed, ids)
         f = self._features(terms, q, ids, learned, evidence)
+        answer = self.answer_weights(plan.reads, weights)  # the confidence of what the search reads
         if judge is not None:
             f = replace(f, judge=judge)
         score = demoted(f.score(weights), self.links_only[ids], evidence.coverage)
@@ -306,8 +337,8 @@ class Searcher:
             order = np.concatenate([order[own], np.delete(order, own)])
             confidence = CERTAIN
         elif len(order):
-            x = f.of_best(score, order, plan.query_lang == "zh", weights)
-            confidence = float(weights.answer_probability(x[None, :])[0])
+            x = f.of_best(score, order, plan.query_lang == "zh", answer)
+            confidence = float(answer.answer_probability(x[None, :])[0])
             if learned.not_covered >= SAME_QUESTION and learned.not_covered > f.best_alternate(order[0]):
                 confidence = 0.0  # a rewording of a question the FAQ is known not to cover
             if f.no_evidence(order[0], weights):
@@ -326,8 +357,8 @@ class Searcher:
         )
         return SearchResult(
             query=plan.query,
-            answered=bool(hits) and confidence >= min(weights.threshold(self.precision), CERTAIN),
-            likely=bool(hits) and confidence >= weights.floor,
+            answered=bool(hits) and confidence >= min(answer.threshold(self.precision), CERTAIN),
+            likely=bool(hits) and confidence >= answer.floor,
             hits=hits,
             lang=plan.query_lang,
             named=f.framework,

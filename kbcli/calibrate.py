@@ -1,6 +1,12 @@
 """`kb calibrate`: fit the search weights and the answer threshold by k-fold cross-validation, and write them.
 
-    kb calibrate FILE... [--folds N] [--output PATH]
+    kb calibrate FILE... [--issues FILE] [--folds N] [--output PATH]
+    kb calibrate FILE... --issues FILE --issues-only [--output PATH]
+
+With `--issues`, the confidence of whole issues (the GitHub bot's input) is fitted too, on the issues of FILE
+(lines with `title` and `body`), folds by repository (`kb.issue_confidence`). With `--issues-only`, only that: the
+question calibration in use is kept as it is, and the ranges of its signals are measured on FILE... (the questions it
+was fitted on).
 
 The fit is `kb.calibrate.calibrate`'s, with the judge when one is configured; this module checks the
 labelled questions first, then prints the held-out figures side by side, the confidence's
@@ -34,6 +40,18 @@ def add_parser(sub: Any) -> None:
     p.add_argument("files", nargs="+", help="labelled JSONL query sets to fit on (never the one you report)")
     p.add_argument("--folds", type=_folds, default=5, help="cross-validation folds, at least 2 (default 5)")
     p.add_argument(
+        "--issues",
+        metavar="FILE",
+        help="whole issues (lines with `title` and `body`) to fit the confidence of whole issues on, which the GitHub "
+        "bot answers by",
+    )
+    p.add_argument(
+        "--issues-only",
+        action="store_true",
+        help="fit only the whole issues' confidence: keep the question calibration in use (its signals' ranges "
+        "measured on FILE...)",
+    )
+    p.add_argument(
         "--output",
         help="where to write the calibration (default: KB_DATA_DIR/calibration.json, which the search then loads "
         "unless KB_CALIBRATION names another)",
@@ -49,11 +67,16 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
 
     labelled = _labelled(args.files)
     queries = [q for _, q in labelled]
+    if args.issues_only and not args.issues:
+        raise KBError("--issues-only: name the whole issues to fit on with --issues FILE")
+    issues = _labelled([args.issues]) if args.issues else []
     kb = KnowledgeBase.open(settings, refit=True)
     from kb.evaluate import check_expected
 
-    check_expected(labelled, kb.entries)
+    check_expected(labelled + issues, kb.entries)
     output = Path(args.output) if args.output else settings.own_calibration
+    if args.issues_only:
+        return _issues_only(settings, kb, queries, [q for _, q in issues], args, output)
     judging = open_judge(settings)
     judge = judging.judge if judging is not None else None
     try:
@@ -90,6 +113,8 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             f"{j['changed']} questions; skipped when the first stage leads by {j['skip_gap']:.3f} or more: "
             f"{j['skipped']} of {j['questions']} questions; failed on {j['failed']}"
         )
+    if issues:
+        report["issues"] = _fit_issues(kb, [q for _, q in issues], weights, args)
     print_confidence(report)
     if report.get("query_adapter"):
         fitted = report["query_adapter"]
@@ -99,6 +124,50 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
         )
     written = {name: value for name, value in weights.to_dict().items() if name != "curve"}
     print(f"weights: {written} -> {output}")
+    return 0
+
+
+def _fit_issues(kb: Any, issues: list[EvalQuery], weights: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The whole issues' confidence fitted on `issues` under `weights`' ranking: its block of the calibration file."""
+    from kb.calibrate import issue_block
+    from kb.issue_confidence import fit_issue_confidence
+
+    fitted, report = fit_issue_confidence(kb.searcher, issues, weights, folds=args.folds)
+    block = issue_block(fitted, report, Path(args.issues).name)
+    c = report["confidence"]
+    print(
+        f"whole issues: {report['issues']} ({report['covered']} covered, {report['repositories']} repositories), "
+        f"{report['right_first']} right first; held out by repository: AUROC {c['auroc']}; signals "
+        f"{', '.join(fitted.signals)}"
+    )
+    for point in block["operating_points"]:
+        print(
+            f"    {point['precision']:.2f} -> {point['threshold']:.4f}  "
+            f"(held out: precision {point['held_out_precision']:.3f}, answers {point['coverage']:.1%})"
+        )
+    return block
+
+
+def _issues_only(
+    settings: Settings,
+    kb: Any,
+    queries: list[EvalQuery],
+    issues: list[EvalQuery],
+    args: argparse.Namespace,
+    output: Path,
+) -> int:
+    """Keep the question calibration in use (with its signals' ranges, measured on `queries`); fit the whole issues'."""
+    import json
+
+    from kb.calibrate import question_ranges
+
+    weights = question_ranges(kb.searcher, queries, kb.searcher.weights, folds=args.folds)
+    data = json.loads(settings.calibration_path.read_text(encoding="utf-8"))
+    data["weights"]["ranges"] = [list(r) for r in weights.ranges]
+    data["issues"] = _fit_issues(kb, issues, weights, args)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"question calibration kept ({settings.calibration_path}), its signals' ranges {weights.ranges}; -> {output}")
     return 0
 
 

@@ -48,6 +48,9 @@ class Channel:
     precision: float | None = (
         None  # its operating point unless KB_CHANNEL_PRECISION sets one (None: KB_ANSWER_PRECISION)
     )
+    # What it hands the search, and so which confidence judges it (`kb.search.READS`): "question" (a title, a chat
+    # message, a pasted error) or "issue" (a whole issue, title and body), each calibrated on its own kind of input.
+    reads: str = "question"
     cross_site: bool = False  # other sites' pages call it with a bearer token: CORS for KB_ALLOWED_ORIGINS, with one
     # A module whose `error_body(path, status, message, exc)` gives (status, JSON body) for an error on its paths, or
     # None to leave it to the app's `{"ok": false, ...}` (imported when such an error is answered; "": the app's).

@@ -175,3 +175,38 @@ def test_the_search_loads_the_calibration_kb_calibrate_wrote_beside_the_index(tm
     assert settings.calibration_path == tmp_path / "calibration.json"
     named = tmp_path / "elsewhere.json"
     assert Settings.from_env({"KB_DATA_DIR": str(tmp_path), "KB_CALIBRATION": str(named)}).calibration_path == named
+
+
+def issue_set(size: int, folder: Path) -> Path:
+    """The first `size` whole issues of issues_tune.jsonl (lines with `title` and `body`)."""
+    lines = (DATA / "issues_tune.jsonl").read_text(encoding="utf-8").splitlines()[:size]
+    path = folder / f"issues-{size}.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.slow
+def test_kb_calibrate_issues_only_keeps_the_question_calibration_and_adds_whole_issues(
+    settings: Settings, environment: Callable[..., None], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    environment(None)
+    issues, output = issue_set(60, tmp_path), tmp_path / "calibration.json"
+    code, out, err = calibrate(capsys, str(DEV), "--issues", str(issues), "--issues-only", "--output", str(output))
+    assert code == 0 and "Traceback" not in err, err
+    assert out.startswith("whole issues: 60 (") and out.splitlines()[-1].endswith(f"-> {output}")
+    shipped, written = Calibration.load(settings.calibration_path), Calibration.load(output)
+    assert written.weights.answer_coef == shipped.weights.answer_coef, "the question calibration is kept"
+    assert len(written.weights.ranges) == len(written.weights.signals)
+    assert written.issues is not None and written.issues.rank_coef == shipped.weights.rank_coef
+    assert len(written.issues.ranges) == len(written.issues.signals) and written.issues.curve.questions == 60
+    assert written.issues.floor <= written.issues.answer_threshold
+    raw = json.loads(output.read_text(encoding="utf-8"))
+    assert raw["issues"]["questions"] == [issues.name] and raw["issues"]["operating_points"]
+
+
+def test_kb_calibrate_issues_only_needs_the_issues(
+    environment: Callable[..., None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    environment(None)
+    code, out, err = calibrate(capsys, str(DEV), "--issues-only")
+    assert code == 2 and "--issues-only: name the whole issues to fit on with --issues FILE" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import logging
 
 import numpy as np
@@ -88,3 +89,13 @@ def test_a_calibration_file_of_another_ranking_falls_back_to_defaults_and_says_s
     with caplog.at_level(logging.WARNING, logger="kb.scoring"):
         assert Weights.load(path) == Weights()
     assert str(path) in caplog.text and "kb calibrate" in caplog.text
+
+
+def test_a_signal_past_its_fitted_range_moves_the_confidence_no_further() -> None:
+    """A 180-word issue read by a confidence fitted on titles of 1 to 29 words: `words` held at the range's top."""
+    weights = replace(Weights(), signals=("gap", "words"), answer_coef=(0.3, 0.6), answer_bias=-1.0)
+    bounded = replace(weights, ranges=((0.0, 5.0), (0.0, float(np.log1p(29)))))
+    title, issue = np.array([[1.0, np.log1p(29)]]), np.array([[1.0, np.log1p(180)]])
+    assert weights.answer_probability(issue)[0] > weights.answer_probability(title)[0]
+    assert bounded.answer_probability(issue)[0] == bounded.answer_probability(title)[0]
+    assert Weights.of_dict(bounded.to_dict() | {"floor": 0.2}).ranges == bounded.ranges

@@ -36,6 +36,7 @@ CHANNEL = Channel(
     platform=True,
     chat_ids="github_record_issues",
     precision=0.9,  # a comment on an issue is public: answer only when 9 in 10 such answers are right
+    reads="issue",  # an issue read whole: judged by the confidence fitted on whole issues
     settings_class=GitHubSettings,
     commands="server.channels.github.command",  # `kb github answer`
     panel="server.channels.github.panel",  # its suggested answers on /insights

@@ -21,6 +21,7 @@ from kb.text import detect_lang
 from kb.verbatim import CERTAIN
 
 from ...settings import ServerSettings
+from . import CHANNEL
 from .client import GitHubAPI, GitHubUnavailable, IssueThread
 from .comment import MARKER, answer_comment, entry_of, not_covered_comment
 from .events import MEMBERS, Closed, Command, Opened
@@ -58,6 +59,9 @@ log = logging.getLogger("kb.server")
 # Suggest mode's operating point: its answers wait for a maintainer on /insights, so it drafts from a lower
 # precision than a comment posted in public (the channel's own, 0.9), unless KB_CHANNEL_PRECISION sets a lower one.
 SUGGEST_PRECISION = 0.7
+# An issue or Discussion is read whole (its title, then what its body asks): judged by the confidence fitted on whole
+# issues (`kb calibrate --issues`), the channel's points read off that calibration's held-out curve.
+READS = CHANNEL.reads
 MIN_CHARS = 20  # a question shorter than this (title and body together) is not judged
 COMMAND_MARKER = "<!-- kb-faq-bot:command -->"  # an answer to a /faq command: a comment of its own, never updated
 
@@ -179,12 +183,18 @@ async def _asked(
         return Outcome("", False, reason)
     question = event.question[: kb.settings.max_query_chars]
     found = await asking.search(
-        kb, events, question, channel="github", hl=detect_lang(question), conversation=_where(event, settings)
+        kb,
+        events,
+        question,
+        channel="github",
+        hl=detect_lang(question),
+        conversation=_where(event, settings),
+        reads=READS,
     )
     point = settings.precision_for("github")
     if mode == "suggest":  # a draft a maintainer reads costs a click, not a public mistake: a lower point
         point = min(point, SUGGEST_PRECISION)
-    needed = min(kb.searcher.weights.threshold(point), CERTAIN)
+    needed = min(kb.searcher.answer_weights(READS).threshold(point), CERTAIN)
     result = found.result.at(needed)
     found = replace(found, result=result)
     sure = result.confidence
@@ -242,7 +252,8 @@ async def _command(kb: KnowledgeBase, events: Events, command: Command, api: Git
     """A `/faq` comment, answered in every mode: the FAQ's answer, or plainly that it does not cover it."""
     asked = command.asked
     question = (command.question or asked.question)[: kb.settings.max_query_chars]
-    found = await asking.search(kb, events, question, channel="github", hl=detect_lang(question))
+    reads = "question" if command.question else READS  # `/faq` alone asks about the whole issue
+    found = await asking.search(kb, events, question, channel="github", hl=detect_lang(question), reads=reads)
     made = answer_comment(found, root) if found.result.answered else not_covered_comment(found, root)
     comment = made.replace(MARKER, COMMAND_MARKER, 1)
     if api is None:

@@ -263,6 +263,7 @@ HOSTILE_SHAPES = {
 }
 
 
+@pytest.mark.slow
 def test_the_cost_stays_linear_up_to_the_comment_limit() -> None:
     """Each hostile shape at 65,536 characters takes at most about four times what it takes at 16,384."""
     slow = {}

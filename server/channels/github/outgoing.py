@@ -10,7 +10,8 @@ Which text is code is read by a CommonMark parser (markdown-it), not by counting
 run of N backticks closes only at a run of exactly N (an unmatched run is literal text, and a mention after it is
 live); a fence of three or more backticks or tildes, indented up to three spaces, closes only at a fence of the same
 character at least as long, and an unclosed one runs to the end; an indented block is code. Each `@`, `<` and
-`&#64;` is swapped for a private character of its own before the parse, so the tokens say which of them are in code.
+`&#64;` (and where a bare URL starts) is swapped for a private character of its own before the parse, so the tokens
+say which of them are in code.
 
 GitHub's parser (cmark-gfm) reads a few shapes otherwise, so code counts only where every reading agrees (`_in_code`):
 with GitHub's tables and without them (a table splits its cells at the pipes before reading code spans; a paragraph's
@@ -22,7 +23,9 @@ and passes, linear in its length."""
 
 from __future__ import annotations
 
+import unicodedata
 from html.entities import html5
+from itertools import accumulate
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -39,6 +42,8 @@ _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 _WORD = _ALNUM | {"_"}  # a word character as GitHub's mention filter reads one: ASCII only (`中@a` is a mention)
 _MOST_TICKS = 80  # the longest run of backticks GitHub's parser closes a code span with
 _SPACE = frozenset(" \t\n\v\f")  # what ends a bare URL GitHub links
+_URL_MARKS = frozenset(":wW")  # where a bare URL starts: the `:` of `://`, the first `w` of `www.`
+_ROUNDS = 4  # bare URLs with a backtick GitHub may link, read one by one; past these, nothing counts as code
 _DELIMITER_ROW = frozenset("|-: \t")  # a table's second line is made of these
 _CLOSED = ("fence", "heading_open", "hr", "code_block")  # blocks after which an indented line starts code
 
@@ -47,20 +52,22 @@ def public(text: str) -> str:
     """`text` with its mentions and raw HTML neutralised outside code, its code left as written."""
     text = _normalised(text[:MAX_PUBLIC])
     spans = _spans(text)
-    if not spans:
+    if all(text[start] in _URL_MARKS for start, _ in spans):
         return text
     parsers = (_GFM, _PLAIN) if "|" in text else (_GFM,)  # no pipe, no table
-    unlinked = _unlinked(text)
-    texts = {_marked(text, spans), _marked(unlinked, spans)} if unlinked != text else {_marked(text, spans)}
-    code: set[int] | None = None
-    for marked in texts:
-        for parser in parsers:
-            code = _in_code(marked, parser) if code is None else code & _in_code(marked, parser)
-            if not code:
-                return _neutralised(text, spans, set())
-    assert code is not None
+    code = _agreed(_marked(text, spans), parsers)
+    if code and "`" in text:
+        code = _linked(text, spans, parsers, code)
     said = _neutralised(text, spans, code)
-    return said if not live(said) else _neutralised(text, spans, set())
+    return said if not code or not live(said) else _neutralised(text, spans, set())
+
+
+def _agreed(marked: str, parsers: tuple[MarkdownIt, ...]) -> set[int]:
+    """The spans in code in every reading of `marked`."""
+    code = _in_code(marked, parsers[0])
+    for parser in parsers[1:]:
+        code &= _in_code(marked, parser) if code else set()
+    return code
 
 
 def live(markdown: str) -> bool:
@@ -105,16 +112,45 @@ def _normalised(text: str) -> str:
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
-    """Where `text` holds an `@`, a `<` or an entity that reads as `@`: (start, end), in order."""
+    """Where `text` holds an `@`, a `<`, an entity that reads as `@`, or where a bare URL may start (the `:` of
+    `://`, the first `w` of `www.`): (start, end), in order."""
     found: list[tuple[int, int]] = []
-    for at, ch in enumerate(text):
-        if ch in "@<":
-            found.append((at, at + 1))
-        elif ch == "&":
-            end = _at_entity(text, at)
-            if end:
-                found.append((at, end))
+    at = 0
+    while at < len(text):
+        ch, end = text[at], at + 1
+        if ch == "&":
+            end = _at_entity(text, at) or end
+        if ch in "@<" or end > at + 1 or (ch in _URL_MARKS and _bare_url(text, at)):
+            found.append((at, end))
+        at = end
     return found
+
+
+def _bare_url(text: str, at: int) -> bool:
+    """Whether GitHub links a bare URL here: `://` after `http`, `https` or `ftp` (and nothing else of letters),
+    or `www.` at the start, after a space or one of `*_~(`; then a host without `_` in its last two labels."""
+    if text[at] == ":":
+        if text[at + 1 : at + 3] != "//":
+            return False
+        scheme = at
+        while scheme > 0 and text[scheme - 1].isascii() and text[scheme - 1].isalpha():
+            scheme -= 1
+        if text[scheme:at].lower() not in ("http", "https", "ftp"):
+            return False
+        host = at + 3
+    else:
+        if text[at : at + 4].lower() != "www." or (at and text[at - 1] not in "*_~(" and not text[at - 1].isspace()):
+            return False
+        host = at
+    labels = [0]  # underscores in each label of the host, as GitHub counts them
+    for ch in text[host + 1 : host + 256]:
+        if ch == "_":
+            labels[-1] += 1
+        elif ch == ".":
+            labels.append(0)
+        elif ch != "-" and (ch.isspace() or unicodedata.category(ch)[0] in "PSZ"):
+            break
+    return not any(labels[-2:])
 
 
 def _at_entity(text: str, at: int) -> int:
@@ -145,23 +181,35 @@ def _marked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-def _unlinked(text: str) -> str:
-    """`text` with the backticks of a bare URL (from `://` or `www.` to a space) made quotes: GitHub links such a
-    URL as it reads on (its `<` written `&lt;` by now), so a backtick in it opens or closes no code span."""
-    if "`" not in text:
-        return text
-    folded = text.replace("W", "w")
-    chars = list(text)
-    scheme, www = folded.find("://"), folded.find("www.")
-    while scheme >= 0 or www >= 0:
-        end = min(found for found in (scheme, www) if found >= 0)
-        while end < len(text) and text[end] not in _SPACE:
-            if text[end] == "`":
-                chars[end] = "'"
-            end += 1
-        scheme = folded.find("://", end) if 0 <= scheme < end else scheme
-        www = folded.find("www.", end) if 0 <= www < end else www
-    return "".join(chars)
+def _linked(text: str, spans: list[tuple[int, int]], parsers: tuple[MarkdownIt, ...], code: set[int]) -> set[int]:
+    """`code` less what GitHub reads otherwise once it has linked the bare URLs outside code, as it does from left to
+    right, backticks and all (up to a space: its `<` is written `&lt;` by now): each URL with a backtick in its
+    link, leftmost first, is taken as a link and the text read again; past a few, nothing counts as code."""
+    ticks = list(accumulate((ch == "`" for ch in text), initial=0))  # backticks before each position
+    ends, end = [0] * len(text), len(text)  # where the run of characters without a space holding each one ends
+    for at in range(len(text) - 1, -1, -1):
+        end = at if text[at] in _SPACE else end
+        ends[at] = end
+    chars, reading, after = list(text), code, 0
+    for taken in range(_ROUNDS + 1):
+        linking = [
+            start
+            for index, (start, _) in enumerate(spans)
+            if start >= after
+            and text[start] in _URL_MARKS
+            and index not in reading
+            and ticks[ends[start]] > ticks[start]
+        ]
+        if not linking:
+            return code
+        if taken == _ROUNDS:
+            return set()
+        after = ends[linking[0]]
+        for at in range(linking[0], after):
+            chars[at] = "'" if chars[at] == "`" else chars[at]
+        reading = _agreed(_marked("".join(chars), spans), parsers)
+        code &= reading
+    return code
 
 
 def _in_code(marked: str, parser: MarkdownIt) -> set[int]:
@@ -252,7 +300,7 @@ def _neutralised(text: str, spans: list[tuple[int, int]], code: set[int]) -> str
     for index, (start, end) in enumerate(spans):
         parts.append(text[at:start])
         at = end
-        if index in code:
+        if index in code or text[start] in _URL_MARKS:
             parts.append(text[start:end])
         elif text[start] == "<":
             parts.append("&lt;")

@@ -95,6 +95,7 @@ KEPT = [
     ("# 标题 `@kept` @live", ["@kept"]),
     ("| 选项 | 说明 |\n|---|---|\n| `<module>` | 问 @live |", ["<module>"]),
     ("请问 `@torch.compile` 怎么用？@live <img src=x>", ["@torch.compile"]),
+    ("Set `https://<host>/slack/command` and `git@github.com:<org>`, @live", ["https://<host>/slack/command"]),
 ]
 
 # text whose every mention and tag is live as GitHub reads it, however its backticks look
@@ -152,6 +153,8 @@ def test_the_comment_reads_as_written() -> None:
         ("``` x `y` `<b>` `@octocat`", ["<b>", "@octocat"]),  # after an unmatched run, a later span is missed
         ("see http://example.com/x`<b>`", ["<b>"]),  # a bare URL's link takes the backtick in, up to the tag
         ("www.example.com`<b>`", ["<b>"]),
+        ("www.` `ftp://` @octocat`", ["@octocat"]),  # the first link shifts the spans after it
+        ("http://a`x https://b` <b>`", ["<b>"]),
         ("`" * 81 + "@octocat <b>" + "`" * 81, ["<b>", "@octocat"]),  # no span of more than 80 backticks closes
         ("[r]: /u\n    @octocat <b>", ["<b>", "@octocat"]),  # a definition's continuation, not an indented block
         ("[^1]: a footnote\n\n    @octocat <b>", ["<b>", "@octocat"]),

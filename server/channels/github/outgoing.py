@@ -15,9 +15,9 @@ say which of them are in code.
 
 GitHub's parser (cmark-gfm) reads a few shapes otherwise, so code counts only where every reading agrees (`_in_code`):
 with GitHub's tables and without them (a table splits its cells at the pipes before reading code spans; a paragraph's
-last line can head one); with the backticks of a bare URL (`http://…`, `www.…`) taken as part of the link GitHub
-makes of it; and never an indented block GitHub reads as a paragraph's continuation, nor a code span in a paragraph
-GitHub may pair otherwise. The result is parsed again and, should a mention or a tag still be live in it, everything
+last line can head one); with the backticks of each bare URL GitHub links outside code (`http://…`, `www.…`) taken
+into its link, leftmost first, as GitHub reads on (past four such links nothing counts as code); and never an
+indented block GitHub reads as a paragraph's continuation, nor a code span in a paragraph GitHub may pair otherwise. The result is parsed again and, should a mention or a tag still be live in it, everything
 (code too) is neutralised instead. The text is cut to GitHub's limit on a comment first; the work is a few parses
 and passes, linear in its length."""
 
@@ -36,7 +36,7 @@ JOINER = "\u200d"  # zero-width joiner: invisible, and not a character a GitHub 
 MAX_PUBLIC = 65_536  # characters: GitHub's limit on a comment, and so on any text going into one
 _GFM = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])  # as GitHub reads a comment
 _PLAIN = MarkdownIt("commonmark", {"html": True}).enable(["strikethrough"])  # the same without tables
-_MARK = 0xF0000  # supplementary private use planes: one character for each `@`, `<` or `&#64;`, never in the text
+_MARK = 0xF0000  # supplementary private use planes: a character for each span (`@`, `<`, …), never in the text
 _FIRST_MARK = chr(_MARK)
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _WORD = _ALNUM | {"_"}  # a word character as GitHub's mention filter reads one: ASCII only (`中@a` is a mention)

@@ -262,6 +262,8 @@ HOSTILE_SHAPES = {
     "links": "[a](`b) `c` @d\n",
     "nested labels": "[`@a`",
     "urls": "http://x`@a` ",
+    "hosts": "_www.",
+    "www": " www.`@",
     "lines": "`\n@a\n",
 }
 

@@ -127,8 +127,9 @@ def _spans(text: str) -> list[tuple[int, int]]:
 
 
 def _bare_url(text: str, at: int) -> bool:
-    """Whether GitHub links a bare URL here: `://` after `http`, `https` or `ftp` (and nothing else of letters),
-    or `www.` at the start, after a space or one of `*_~(`; then a host without `_` in its last two labels."""
+    """Whether GitHub may link a bare URL here: `://` after `http`, `https` or `ftp` (and nothing else of letters),
+    or `www.` at the start, after a space or one of `*_~(` (or `>` and `|`, where they end a quote's or a cell's
+    marks: `_linked` sees to it); then a host without `_` in its last two labels."""
     if text[at] == ":":
         if text[at + 1 : at + 3] != "//":
             return False
@@ -139,7 +140,7 @@ def _bare_url(text: str, at: int) -> bool:
             return False
         host = at + 3
     else:
-        if text[at : at + 4].lower() != "www." or (at and text[at - 1] not in "*_~(" and not text[at - 1].isspace()):
+        if text[at : at + 4].lower() != "www." or (at and text[at - 1] not in "*_~(>|" and not text[at - 1].isspace()):
             return False
         host = at
     labels = [0]  # underscores in each label of the host, as GitHub counts them
@@ -190,6 +191,11 @@ def _linked(text: str, spans: list[tuple[int, int]], parsers: tuple[MarkdownIt, 
     for at in range(len(text) - 1, -1, -1):
         end = at if text[at] in _SPACE else end
         ends[at] = end
+    unread = {start for start, _ in spans if start and text[start] in "wW" and text[start - 1] in ">|"}
+    if unread:  # `www.` after `>` or `|` is linked where it starts a quote's or a cell's text
+        tokens = _GFM.parse(_marked(text, spans))
+        heads = {ord(t.content[0]) - _MARK for t in tokens if t.type == "inline" and t.content[:1] >= _FIRST_MARK}
+        unread -= {spans[index][0] for index in heads}
     chars, reading, after = list(text), code, 0
     for taken in range(_ROUNDS + 1):
         linking = [
@@ -197,6 +203,7 @@ def _linked(text: str, spans: list[tuple[int, int]], parsers: tuple[MarkdownIt, 
             for index, (start, _) in enumerate(spans)
             if start >= after
             and text[start] in _URL_MARKS
+            and start not in unread
             and index not in reading
             and ticks[ends[start]] > ticks[start]
         ]

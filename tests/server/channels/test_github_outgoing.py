@@ -154,6 +154,7 @@ def test_the_comment_reads_as_written() -> None:
         ("see http://example.com/x`<b>`", ["<b>"]),  # a bare URL's link takes the backtick in, up to the tag
         ("www.example.com`<b>`", ["<b>"]),
         ("www.` `ftp://` @octocat`", ["@octocat"]),  # the first link shifts the spans after it
+        (">www.`\n@octocat`", ["@octocat"]),  # a quote's text starts with the link
         ("http://a`x https://b` <b>`", ["<b>"]),
         ("`" * 81 + "@octocat <b>" + "`" * 81, ["<b>", "@octocat"]),  # no span of more than 80 backticks closes
         ("[r]: /u\n    @octocat <b>", ["<b>", "@octocat"]),  # a definition's continuation, not an indented block

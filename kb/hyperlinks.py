@@ -1,5 +1,6 @@
 """Hyperlinks in an answer (Markdown): relative targets made absolute, bare URLs made into autolinks,
-lines that only link to the page in other languages dropped.
+lines that only link to the page in other languages dropped. And the link an entry gives to where it came from:
+`web_link` keeps an http(s) URL only, `tracker_link` a thread's on the tracker's own host only.
 
 Code (fences, indented blocks, code spans) is never touched. The markdown-it tokens
 say which lines are code; within the other lines a few small patterns find inline
@@ -14,7 +15,9 @@ from urllib.parse import urljoin, urlsplit
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-__all__ = ["absolutize_links", "drop_language_links", "code_lines"]
+__all__ = ["absolutize_links", "drop_language_links", "code_lines", "web_link", "tracker_link", "TRACKER_HOSTS"]
+
+TRACKER_HOSTS = frozenset({"github.com"})  # where the threads harvested from the tracker live
 
 _md = MarkdownIt("commonmark")
 
@@ -31,6 +34,29 @@ _REF_DEFINITION = re.compile(r"^(\s{0,3}\[[^\]]+\]:\s*)(\S+)")
 # character (`见（https://a.b/c）`, `https://a.b/c 工具`), or at `<`, `>`, quotes, backticks.
 _BARE_URL = re.compile(r"https?://[!#-&(-;=?-_a-~]+")
 _TRAILING = ".,;:!?'\"*"
+
+
+def web_link(url: str) -> str:
+    """`url` when a page may link it: an absolute http(s) URL with a host, no credentials and nothing a browser
+    would strip or read otherwise (whitespace, control characters, backslashes, quotes); "" for anything else,
+    a `javascript:` or `data:` URL among them."""
+    if not url or not url.isprintable() or any(ch in url for ch in " \\\"'<>`"):
+        return ""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.username or port:
+        return ""
+    return url
+
+
+def tracker_link(url: str, hosts: frozenset[str] = TRACKER_HOSTS) -> str:
+    """`url` when it is a thread on the tracker: an http(s) link (`web_link`) to the tracker's own host
+    (github.com, for GitHub's threads); "" for anything else, however it came in (a file of threads, an API)."""
+    url = web_link(url)
+    return url if url and urlsplit(url).hostname in hosts else ""
 
 
 def code_lines(markdown: str) -> set[int]:

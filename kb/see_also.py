@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .embedding_cache import EmbeddingCache
+from .hyperlinks import tracker_link
 
 if TYPE_CHECKING:
     from .embedding import Embedder
@@ -98,7 +99,7 @@ def _first_paragraph(question: str) -> str:
 def threads_of(drafts: Iterable[Any]) -> list[list[tuple[Resolved, str]]]:
     """Per harvested draft (`kb.harvest.Draft`), its thread and the threads grouped under it, each with the
     question it is found by: its first paragraph, the issue's title as the harvest cleaned it. A thread whose link
-    is not an https URL is left out."""
+    is not an https URL on the tracker's own host (`kb.hyperlinks.tracker_link`) is left out."""
     grouped = []
     for draft in drafts:
         lead = _first_paragraph(draft.question)
@@ -106,7 +107,9 @@ def threads_of(drafts: Iterable[Any]) -> list[list[tuple[Resolved, str]]]:
         for asked in draft.alternates:
             title = _first_paragraph(asked.question)
             threads.append((Resolved(title, asked.url, draft.repo, asked.number), title))
-        grouped.append([(t, question) for t, question in threads if question and t.url.startswith("https://")])
+        grouped.append(
+            [(t, question) for t, question in threads if question and tracker_link(t.url).startswith("https://")]
+        )
     return grouped
 
 

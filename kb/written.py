@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from .entries import ENTRY_STYLES, Entry, Translation
 from .errors import AnswerRefused, KBError, QueryError, SourceError
-from .hyperlinks import absolutize_links
+from .hyperlinks import absolutize_links, tracker_link, web_link
 from .tags import framework_tag, tag_table, topic_tags
 
 __all__ = [
@@ -213,6 +213,7 @@ def entry_of(answer: WrittenAnswer, line: int, file: str) -> Entry:
     lang = answer.lang
     title = answer.titles.get(lang) or next(iter(answer.titles.values()), "") or answer.source
     url = str(answer.extra.get("url") or "")  # the thread an answer harvested from the tracker came from
+    url = tracker_link(url) if answer.extra.get("harvested") else web_link(url)  # linked only where it is one
     translations = tuple(
         Translation(
             other, answer.questions[other], absolutize_links(answer.answers[other], ""), "", url, "", line, file

@@ -2,8 +2,9 @@
 
 The answer is written in the question's language, for the FAQ of the thread's repository when the
 knowledge base has one of that name (`THUDM/slime` to the FAQ `slime`), else for none. Its row keeps
-the thread's URL (`url`, the entry's link, as a Q&A file's `url` column) and every thread it answers
-(`harvested`), so `/insights` counts the entries that came from the tracker and `kb export` carries them.
+the thread's URL (`url`, the entry's link, as a Q&A file's `url` column: only an http(s) URL on the tracker's
+own host, never a `javascript:` one from a file of threads) and every thread it answers (`harvested`), so
+`/insights` counts the entries that came from the tracker and `kb export` carries them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
+from ..hyperlinks import tracker_link
 from ..text import detect_lang
 from ..written import WrittenAnswer, written_answer
 from .drafts import Draft
@@ -39,7 +41,7 @@ def answer_of(draft: Draft, faqs: Mapping[str, tuple[str, dict[str, str]]]) -> W
     lang = detect_lang(draft.question)
     answer = written_answer({lang: question}, {lang: draft.answer}, "", faq_of(draft.repo, faqs), faqs)
     threads = [draft.url, *(a.url for a in draft.alternates)]
-    return replace(answer, extra={"url": draft.url, "harvested": threads})
+    return replace(answer, extra={"url": tracker_link(draft.url), "harvested": threads})
 
 
 def from_tracker(answer: WrittenAnswer) -> bool:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from ..errors import InsightsOff, InsightsUnreachable, KBError
 from ..events import Voted
+from ..hyperlinks import tracker_link
 from .book import InsightsBook
 from .records import PendingAnswer
 from .report import Report, parse_since
@@ -253,4 +254,4 @@ class Insights:
         """Link a thread's question to the entry that answers it, as an alternate learned from the tracker."""
         book = self._book(_LINKS_OFF)
         with self._reaching(book, _LINKS_UNREACHABLE):
-            return await learn(kb, book, question, entry_id, origin="tracker", url=url)
+            return await learn(kb, book, question, entry_id, origin="tracker", url=tracker_link(url))

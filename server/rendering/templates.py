@@ -13,6 +13,7 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from kb.hyperlinks import tracker_link
 from kb.provenance import original_label, original_url, version_note
 from kb.stacktrace import MAX_PASTE_CHARS
 from kb.tags import label as tag_label
@@ -62,6 +63,7 @@ def create_templates() -> Jinja2Templates:
     env.globals["version_note"] = version_note
     env.globals["original_url"] = original_url
     env.globals["original_label"] = original_label
+    env.globals["tracker_link"] = tracker_link  # a harvested thread's URL, when it is one to link
     env.globals["max_paste_chars"] = MAX_PASTE_CHARS  # a box's maxlength: a pasted trace is reduced, not cut
     return Jinja2Templates(env=env)
 

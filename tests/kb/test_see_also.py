@@ -43,7 +43,8 @@ def result(question: str, state: str = "not_covered") -> SearchResult:
 
 
 def test_threads_of_drafts() -> None:
-    grouped = threads_of(DRAFTS[:1] + DRAFTS[3:4])
+    elsewhere = draft(8, "Does slime run on NPUs?", url="https://evil.example/THUDM/slime/issues/8")
+    grouped = threads_of([*DRAFTS[:1], DRAFTS[3], elsewhere])
     assert grouped == [
         [
             (
@@ -56,6 +57,7 @@ def test_threads_of_drafts() -> None:
             ),
         ],
         [],  # its link is not https
+        [],  # nor on the tracker's host
     ]
 
 

@@ -370,8 +370,6 @@ ROWS = [
     Row("kb/harvest/rules.py", "https?://\\S{1,500}"),
     # server/channels/github/job_summary.py
     Row("server/channels/github/job_summary.py", "`+"),
-    # server/channels/github/outgoing.py
-    Row("server/channels/github/outgoing.py", "(?<![\\w`])@(?=[A-Za-z0-9])"),
     # server/settings.py
     Row("server/settings.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
 ]

@@ -44,11 +44,11 @@ def answer_comment(found: Found, root: str) -> str:
     lines = [
         MARKER,
         f"<!-- kb-faq-entry: {best.id} -->",
-        f"{t('github_answer_intro')} **{public(best.question)}**",
+        f"{t('github_answer_intro')} **{_inline(best.question)}**",
         "",
         answer,
         "",
-        " · ".join(links + [public(best.source_label(found.hl))]),
+        " · ".join(links + [_inline(best.source_label(found.hl))]),
         "",
         f"<sub>{t('github_footer', confidence=f'{found.result.confidence:.2f}')}</sub>",
     ]
@@ -67,8 +67,13 @@ def not_covered_comment(found: Found, root: str) -> str:
     return "\n".join([MARKER, opening, "", *nearest])
 
 
+def _inline(text: str) -> str:
+    """Outside text set inside a line of the comment: on one line, so that it reads there as it does alone."""
+    return public(" ".join(text.split()))
+
+
 def _link(hit: Hit, root: str) -> str:
     e = hit.entry
     href = permalink(root, e.id) if root else e.url or e.source_url
-    question = public(e.question)
+    question = _inline(e.question)
     return f"- [{question}]({href})" if href else f"- {question}"

@@ -3,13 +3,14 @@
 An issue body is mostly not the question: a template's headings and checklists, an issue form's `_No response_`,
 HTML comments with instructions, an environment section or list (`### System Info`, `- torch: 2.1`,
 `Python version: 3.10`, a `pip list`, `collect_env` or `nvcc --version` dump), screenshots and links, a pasted
-stack trace or log, and code (a launch script, a notebook cell). `question_of` drops the first ones, condenses a
-trace or log to its error lines (`kb.stacktrace.reduce_trace`, Python's and IPython's alike), reduces code to the
-names that identify it (`CODE_WORDS` of its flags and identifiers), and keeps the rest: the words the asker wrote.
+stack trace or log, and code (a launch script, a notebook cell, a config). `question_of` drops the first ones,
+condenses a trace or log to its error lines (`kb.stacktrace.error_lines`, Python's and IPython's alike; a log with
+none is code), leaves code out (or keeps its first `CODE_WORDS` flags and identifiers, when that is set), and
+keeps the rest: the words the asker wrote, without image markup and URLs (a link keeps its text).
 
 Code is code however it is written: in a fence of backticks or tildes (indented or not, with or without a
-language), in a fence of middle dots (`···python`), in single backticks over several lines, or as several
-lines of log or trace with no fence at all. An environment section runs to the next heading of its level or
+language), in a fence of middle dots (`···python`), in single backticks over several lines, or pasted with no
+fence at all (lines of a trace or a log, a command continued with `\\`, indented code, a JSON config). An environment section runs to the next heading of its level or
 higher: a bold line inside `### System Info` (`**nvcc --version Output:**`) is part of it. A `name==version`
 line keeps the package's name, the one word that may tie the issue to a framework; a list of them is a dump.
 

@@ -78,7 +78,7 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     if args.json:
         figures = report.to_dict()
         figures["points"] = {
-            name: {"precision": precision} | report.answering(kb.searcher.weights.threshold(precision))
+            name: {"point": precision} | report.answering(kb.searcher.weights.threshold(precision))
             for name, precision in points.items()
         }
         print(json.dumps(figures, ensure_ascii=False, indent=2))

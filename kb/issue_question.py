@@ -276,7 +276,8 @@ def _code_line(line: str) -> bool:
     JSON key (`"fp16": {`), only brackets, indented code (`    x = f(y)`, `    if ok:`), or a log line
     (`[INFO|loader.py:12] ...`, `07/02/2024 06:42:40 - INFO - ...`)."""
     stripped = line.strip()
-    indented = len(line) - len(line.lstrip(" ")) >= 4
+    listed = stripped.startswith(("- ", "* ", "+ ")) or stripped.split(". ", 1)[0].isdigit()
+    indented = len(line) - len(line.lstrip(" ")) >= 4 and not listed  # a nested list item is prose
     return (
         stripped.endswith("\\")
         or stripped.startswith(_LOG_STARTS)

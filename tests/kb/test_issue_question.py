@@ -330,3 +330,27 @@ def test_odd_fences_are_fences() -> None:
         close = fence.strip()[:3]
         body = f"It fails:\n\n{fence}\nimport torch\nmodel = AutoModel.from_pretrained(path)\n{close}"
         assert question_of("t", body) == "t\n\nIt fails:", fence
+
+
+def test_a_command_or_code_pasted_without_a_fence_is_left_out_and_a_nested_list_kept() -> None:
+    # https://github.com/hiyouga/LlamaFactory/issues/3100
+    body = (
+        "### Reproduction\n\ndeepspeed --master_port=9901 --num_gpus=8  src/train_bash.py \\\n    --stage pt \\\n"
+        "    --lr_scheduler_type cosine \\\n    --deepspeed ds_config.json \\\n    --bf16\n\n"
+        "### Expected behavior\n\nlearning_rate 参数 并没有按照cosine衰减，是否有bug？"
+    )
+    assert question_of("--lr_scheduler_type cosine 不起作用？", body) == (
+        "--lr_scheduler_type cosine 不起作用？\n\nlearning_rate 参数 并没有按照cosine衰减，是否有bug？"
+    )
+    # https://github.com/verl-project/verl/issues/1474
+    body = (
+        "我在debug的时候，发现trainer需要进行init_model, 如下\n        if self.use_critic:\n"
+        "            self.critic_wg = all_wg['critic']\n            self.critic_wg.init_model()\n\n"
+        "但是我无法走进去代码里面看到具体是怎么做的。。。 我用了breakpoint()也进不去，谢谢！！"
+    )
+    assert question_of("如何对actorworker里面的代码进行调试", body) == (
+        "如何对actorworker里面的代码进行调试\n\n我在debug的时候，发现trainer需要进行init_model, 如下\n\n"
+        "但是我无法走进去代码里面看到具体是怎么做的。。。 我用了breakpoint()也进不去，谢谢！！"
+    )
+    nested = "Steps:\n1. Install:\n    - torch 2.1,\n    - deepspeed from source,\n2. Run the script."
+    assert question_of("t", nested) == f"t\n\n{nested}"

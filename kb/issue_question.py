@@ -232,8 +232,9 @@ def _heading(line: str) -> tuple[int, str] | None:
 
 def _kept(block: list[str], fenced: bool) -> list[str]:
     """What is kept of one block: a trace or log reduced to its error lines; an environment list or dump
-    dropped; other code reduced to its names; a paragraph without its checkboxes, empty form fields, environment
-    lines and markup, and with any log that follows its words reduced."""
+    dropped; other code (fenced, or a paragraph mostly of code lines) left out or reduced to its names
+    (`_code_names`); a paragraph without its checkboxes, empty form fields, environment lines and markup, and with
+    any trace, log or code that follows its words reduced."""
     text = "\n".join(block)
     if looks_like_trace(text):
         start = 0 if fenced else next((at for at, line in enumerate(block) if _log_start(line)), 0)
@@ -322,6 +323,8 @@ def _pinned(line: str) -> str:
 def _code_names(lines: list[str]) -> list[str]:
     """What identifies a code block that is neither a trace nor a dump: its first CODE_WORDS flags and
     identifiers (each once, in order), as one line; none when it has none."""
+    if CODE_WORDS <= 0:
+        return []
     names: dict[str, None] = {}
     for line in lines:
         unquoted = " ".join(line.split('"')[::2])  # a string's words are values, not names

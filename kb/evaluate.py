@@ -1,6 +1,8 @@
 """Retrieval evaluation: Recall@1/@3, MRR@10 by language, and how well the system abstains.
 
-A query set is JSON Lines: {"id", "q", "expect": [...], "lang"}. An entry is a correct hit
+A query set is JSON Lines: {"id", "q", "expect": [...], "lang"}, or a whole issue in place of `q`: {"id", "title",
+"body", "expect": [...], "lang", "url"}, whose question is built as the GitHub bot builds it
+(`kb.issue_question.question_of`). An entry is a correct hit
 when a string in `expect` equals its id or occurs in its question + answer after
 normalisation (lower case; whitespace, `*`, backticks and `#` removed). `expect: []` marks
 a query the corpus cannot answer: the right behaviour is to abstain.
@@ -18,6 +20,7 @@ from .confidence import summary
 from .entries import Entry
 from .errors import SourceError
 from .hits import Hit, SearchResult
+from .issue_question import question_of
 
 __all__ = [
     "EvalQuery",
@@ -28,6 +31,7 @@ __all__ = [
     "unmatched",
     "check_expected",
     "evaluate",
+    "question_lines",
 ]
 
 DEPTH = 10
@@ -41,7 +45,8 @@ class EvalQuery:
     lang: str
     url: str = ""  # where a real question was asked (an issue tracker); "" for a written one
     line: int = field(default=0, compare=False)  # its line in the query file (0: not read from one)
-    title: str = ""  # a whole issue's title (its `q` is the question read from the title and body); "" otherwise
+    issue: bool = False  # a whole issue (`title` and `body`), `q` the question built of it
+    title: str = ""  # a whole issue's title ("" otherwise): held out with it when its fold is (`kb.cross_validation`)
 
     @property
     def answerable(self) -> bool:
@@ -143,16 +148,33 @@ def _query(path: Path, line: str, number: int) -> EvalQuery:
         raise wrong(f'not JSON ({exc}); a query file holds one JSON object a line, {{"id": ..., "q": ...}}') from None
     if not isinstance(raw, dict):
         raise wrong(f'a JSON {type(raw).__name__}, not a query object {{"id": ..., "q": ..., "expect": [...]}}')
-    for name in ("id", "q"):
-        if name not in raw:
-            raise wrong(f"no {name!r} field")
-    q = raw["q"]
+    if "id" not in raw:
+        raise wrong("no 'id' field")
+    issue = "q" not in raw and ("title" in raw or "body" in raw)
+    if issue:
+        title, body = raw.get("title", ""), raw.get("body", "")
+        if not isinstance(title, str) or not isinstance(body, str) or not (title.strip() or body.strip()):
+            raise wrong(f"'title' {title!r} and 'body': expected an issue's title and body (text, not both empty)")
+        q = question_of(title, body)
+    elif "q" not in raw:
+        raise wrong("no 'q' field (or 'title' and 'body' for a whole issue)")
+    else:
+        q = raw["q"]
     if not isinstance(q, str) or not q.strip():
         raise wrong(f"'q' is {q!r}: expected the question's text")
     expect = raw.get("expect", [])
     if not isinstance(expect, list) or not all(isinstance(e, str) for e in expect):
         raise wrong(f"'expect' is {expect!r}: expected a list of entry ids or answer texts ([] when out of scope)")
-    return EvalQuery(str(raw["id"]), q, tuple(expect), str(raw.get("lang", "en")), str(raw.get("url", "")), number)
+    return EvalQuery(
+        str(raw["id"]),
+        q,
+        tuple(expect),
+        str(raw.get("lang", "en")),
+        str(raw.get("url", "")),
+        number,
+        issue,
+        title.strip() if issue else "",
+    )
 
 
 def _squash(text: str) -> str:
@@ -202,11 +224,11 @@ def _scores(outcomes: list[QueryOutcome]) -> Scores:
     )
 
 
-def evaluate(search: Callable[[str, int], SearchResult], queries: list[EvalQuery]) -> EvalReport:
-    """Run every query through `search(q, k)` and score the results."""
+def evaluate(search: Callable[..., SearchResult], queries: list[EvalQuery]) -> EvalReport:
+    """Run every query through `search(q, k)` (a whole issue's with `reads="issue"`) and score the results."""
     outcomes = []
     for query in queries:
-        result = search(query.q, DEPTH)
+        result = search(query.q, DEPTH, reads="issue") if query.issue else search(query.q, DEPTH)
         rank = _first_correct(result.hits, query.expect) if query.answerable else None
         outcomes.append(QueryOutcome(query, rank, result.answered, result))
     answerable = [o for o in outcomes if o.query.answerable]
@@ -219,3 +241,21 @@ def evaluate(search: Callable[[str, int], SearchResult], queries: list[EvalQuery
         abstained=sum(not o.answered for o in out_of_scope),
         outcomes=outcomes,
     )
+
+
+def question_lines(report: EvalReport, needed: dict[str, float]) -> list[dict[str, Any]]:
+    """One record a question: its id, the question searched (built of a whole issue as the bot builds it), the first
+    entry, the confidence, the state, whether it had the right entry first, and whether each point answers it, given
+    the confidence each needs (`needed`, by the point's name: `Weights.threshold` of its precision)."""
+    return [
+        {
+            "id": o.query.id,
+            "question": o.query.q,
+            "first": o.result.hits[0].entry.id if o.result.hits else None,
+            "confidence": round(o.result.confidence, 4),
+            "state": o.result.state,
+            "right": o.rank == 1 if o.query.answerable else None,
+            "answers": {name: o.result.at(threshold).answered for name, threshold in needed.items()},
+        }
+        for o in report.outcomes
+    ]

@@ -4,6 +4,11 @@ A trace is mostly noise for search: ranks, pids, timestamps, addresses, paths an
 numbers. What identifies it is the exception type and message and the functions of the
 framework it passed through. `reduce_trace` keeps those; other text passes unchanged.
 
+IPython's and Jupyter's tracebacks are read as Python's: their header (`AttributeError   Traceback (most recent
+call last)`), their frames (`File ~/env/lib/python3.10/site-packages/peft/peft_model.py:686, in PeftModel.load`,
+`Cell In[3], line 5`, an older `<ipython-input-3-...> in <module>`) and their numbered source lines
+(`----> 5 foo()`, the line that raised) are frames and code, never the error.
+
 A trace is taken up to `MAX_PASTE_CHARS` long and reduced before any limit on a query's
 length is applied (`fits`), so its last line, the exception raised, is never cut off. A
 trace pasted into a one-line search box arrives with its line breaks taken out; they are
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_PASTE_CHARS", "looks_like_trace", "reduce_trace", "fits", "too_long"]
+__all__ = ["MAX_PASTE_CHARS", "looks_like_trace", "reduce_trace", "error_lines", "starts_trace", "fits", "too_long"]
 
 MAX_PASTE_CHARS = 50_000  # characters of a pasted trace or log taken, before it is reduced
 LINE_CHARS = 1_000  # characters of each line read: a frame, an exception and its first words fit
@@ -111,9 +116,64 @@ def looks_like_trace(text: str) -> bool:
         return False
     if "Traceback (most recent call last)" in text:
         return True
-    frames = sum(bool(_FRAME.match(line)) for line in lines)
-    prefixed = sum(bool((m := _PREFIX.match(line)) and m.group()) for line in lines)
+    frames = sum(bool(_FRAME.match(line) or _notebook_frame(line)) for line in lines)
+    prefixed = sum(_prefixed(line) for line in lines)
     return frames >= 1 or prefixed >= 2
+
+
+def starts_trace(line: str) -> bool:
+    """Whether `line` may be a trace's or a log's first: a `Traceback` header, a frame, a prefixed log line."""
+    line = line[:LINE_CHARS]
+    return (
+        "Traceback (most recent call last)" in line
+        or bool(_FRAME.match(line))
+        or _notebook_frame(line) is not None
+        or _prefixed(line)
+    )
+
+
+def _prefixed(line: str) -> bool:
+    """A log line: one that starts with a rank, a process, a timestamp or a level (`_PREFIX`)."""
+    match = _PREFIX.match(line)
+    return bool(match and match.group())
+
+
+def _notebook_frame(line: str) -> tuple[str, str] | None:
+    """An IPython or Jupyter frame's path and function: `File ~/a/b.py:686, in Class.method(self, x)` (or its
+    path a link, `File [~/a/b.py:686](https://...)`), `Cell In[3], line 5` (the path "", the function "<cell>"),
+    `/a/b.py in func(x)`, `<ipython-input-3-ab> in <module>`; None for any other line. Read with string methods."""
+    stripped = line.strip()
+    if stripped.startswith("Cell In[") and ", line " in stripped:
+        return "", "<cell>"
+    if stripped.startswith("File ") and not stripped.startswith('File "'):
+        where, comma, called = stripped[5:].rpartition(", in ")
+        path = where.strip().lstrip("[").split("]", 1)[0]
+    else:
+        where, comma, called = stripped.partition(" in ")
+        path = where.strip()
+        if not (path.endswith(".py") or path.startswith("<ipython-input-")) or " " in path:
+            return None
+    func = called.split("(", 1)[0].strip()
+    if not comma or not path or not func or not all(c.isalnum() or c in "_<>." for c in func):
+        return None
+    head, colon, number = path.rpartition(":")
+    return (head if colon and number.isdigit() else path), func
+
+
+def _numbered(line: str) -> tuple[bool, str] | None:
+    """A notebook frame's source line: whether it is the one that raised (`----> 5 foo()`) and its code; the
+    number may be a link (`[684](https://...)     else:`). None for any other line."""
+    stripped = line.strip()
+    raised = stripped.startswith("-") and ">" in stripped[:16] and set(stripped[: stripped.find(">")]) <= {"-"}
+    if raised:
+        stripped = stripped[stripped.find(">") + 1 :].lstrip()
+    if stripped.startswith("[") and (close := stripped.find("](")) > 1 and stripped[1:close].isdigit():
+        end = stripped.find(")", close)
+        return (raised, stripped[end + 1 :].strip()) if end != -1 else None
+    digits = len(stripped) - len(stripped.lstrip("0123456789"))
+    if digits and (digits == len(stripped) or stripped[digits] == " "):
+        return raised, stripped[digits:].strip()
+    return None
 
 
 def _strip_prefix(line: str) -> str:
@@ -141,9 +201,15 @@ def _first_words(line: str, limit: int = MESSAGE_WORDS) -> str:
 
 
 def reduce_trace(text: str) -> str:
-    """The exception lines and the framework's frames of a trace; other text unchanged."""
+    """The exception lines and the framework's frames of a trace (a log with none: itself, denoised); other text
+    unchanged."""
     if not looks_like_trace(text):
         return text
+    return error_lines(text) or _denoise(_unflattened(text))
+
+
+def error_lines(text: str) -> str:
+    """The exception lines, error lines and the framework's frames of a trace or log; "" when it has none."""
     text = _unflattened(text)
     exceptions: list[str] = []
     frames: list[str] = []
@@ -151,6 +217,7 @@ def reduce_trace(text: str) -> str:
     after_frame = False  # the line after a frame is that frame's source code
     failing_code = ""  # the innermost framework frame's code: the expression that raised
     in_framework = False
+    notebook = False  # in a notebook frame, whose source lines are numbered
     for raw in _lines(text):
         line = _strip_prefix(raw)
         if after_frame:
@@ -158,15 +225,21 @@ def reduce_trace(text: str) -> str:
             if not _exception(line):
                 failing_code = line if in_framework else ""
                 continue
-        if not line or line.startswith("Traceback (most recent call last)") or set(line) <= set("^~ "):
+        if not line or "Traceback (most recent call last)" in line or set(line) <= set("^~- "):
+            continue
+        if notebook and (numbered := _numbered(raw)) is not None:
+            raised, code = numbered
+            if raised:
+                failing_code = code if in_framework else ""
             continue
         frame = _FRAME.match(raw.strip()) or _FRAME.match(line)
-        if frame:
-            path = frame.group("path").replace("\\", "/").lower()
+        where = (frame.group("path"), frame.group("func")) if frame else _notebook_frame(line)
+        if where is not None:
+            path = where[0].replace("\\", "/").lower()
             in_framework = any(f"/{name}/" in path or f"/{name}." in path for name in FRAMEWORKS)
             if in_framework:
-                frames.append(frame.group("func"))
-            after_frame = True
+                frames.append(where[1])
+            after_frame, notebook = frame is not None, frame is None
             continue
         exception = _exception(line)
         if exception:
@@ -178,5 +251,4 @@ def reduce_trace(text: str) -> str:
     signal += [_first_words(line) for line in list(dict.fromkeys(other))[:3]]
     signal += [failing_code] if failing_code and not failing_code.startswith("raise") else []
     signal += list(dict.fromkeys(reversed(frames)))[:4]
-    reduced = "\n".join(s for s in signal if s)
-    return reduced or _denoise(text)
+    return "\n".join(s for s in signal if s)

@@ -1,9 +1,12 @@
 """`kb eval`: measure retrieval on a labelled query set, and what each channel's operating point answers there.
 
-    kb eval FILE [--json] [--explain]
+    kb eval FILE [--json] [--explain] [--questions]
 
 The figures are `kb.evaluate.evaluate`'s, on the index and calibration alone (no links of this
-machine's insights database); `--explain` shows each miss with its signals.
+machine's insights database); `--explain` shows each miss with its signals; `--questions` prints one
+JSON line a question instead: the question searched, the first entry, the confidence, the state and
+whether each channel's point answers it. A line with `title` and `body` is a whole issue, read as the
+GitHub bot reads one. The points are kb.channel_points' and KB_CHANNEL_PRECISION's: the app is not loaded.
 """
 
 from __future__ import annotations
@@ -21,21 +24,31 @@ from .terminal import progress_bar
 if TYPE_CHECKING:
     from kb.evaluate import EvalReport
     from kb.knowledge import KnowledgeBase
+    from kb.scoring import Weights
 
 __all__ = ["add_parser", "cmd_eval", "operating_points", "print_operating"]
 
 
 def add_parser(sub: Any) -> None:
     """Add `eval` to the `kb` command's subparsers."""
-    p = sub.add_parser("eval", help="measure retrieval on a JSONL query set")
-    p.add_argument("file", help="the labelled JSONL query set to measure on (one `kb calibrate` did not fit on)")
+    p = sub.add_parser("eval", help="measure retrieval on a JSONL query set, and what each channel's point answers")
+    p.add_argument(
+        "file",
+        help="the labelled JSONL query set to measure on (one `kb calibrate` did not fit on): each line's `q`, "
+        "or a whole issue's `title` and `body`, read as the GitHub bot reads an issue",
+    )
     p.add_argument("--json", action="store_true", help="print figures as JSON")
     p.add_argument("--explain", action="store_true", help="show each miss with its signals")
+    p.add_argument(
+        "--questions",
+        action="store_true",
+        help="print one JSON line a question: the question searched, first entry, confidence, state, each point's answer",
+    )
     p.set_defaults(run=cmd_eval)
 
 
 def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
-    from kb.evaluate import evaluate, load_queries, unmatched
+    from kb.evaluate import evaluate, load_queries, question_lines, unmatched
     from kb.knowledge import KnowledgeBase
 
     queries = load_queries(Path(args.file))
@@ -49,16 +62,28 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     with progress_bar() as progress:
         done = 0
 
-        def search(query: str, k: int):
+        def search(query: str, k: int, **reads: str):
             nonlocal done
-            result = kb.search_blocking(query, k)
+            result = kb.search_blocking(query, k, **reads)
             done += 1
             progress("eval", done, len(queries))
             return result
 
         report = evaluate(search, queries)
+    points = {"default (KB_ANSWER_PRECISION)": settings.answer_precision} | operating_points(settings)
+    weights = judged_by(report, kb)
+    if args.questions:
+        needed = {name: weights.threshold(precision) for name, precision in points.items()}
+        for line in question_lines(report, needed):
+            print(json.dumps(line, ensure_ascii=False))
+        return 0
     if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        figures = report.to_dict()
+        figures["points"] = {
+            name: {"point": precision} | report.answering(weights.threshold(precision))
+            for name, precision in points.items()
+        }
+        print(json.dumps(figures, ensure_ascii=False, indent=2))
         return 0
     print(f"{'':10}{'queries':>8}{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}")
     rows = [(lang, s) for lang, s in report.by_lang.items()] + [("all", report.overall)]
@@ -74,19 +99,19 @@ def cmd_eval(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def operating_points(settings: Settings) -> dict[str, float]:
-    """The point of each channel that declares one or is given one in KB_CHANNEL_PRECISION (GitHub's suggest
-    mode, which drafts from a lower one, apart)."""
-    from server.channels import registry
-    from server.channels.github.bot import SUGGEST_PRECISION
-    from server.settings import ServerSettings
+def judged_by(report: EvalReport, kb: KnowledgeBase) -> Weights:
+    """The confidence the questions are judged by: the whole issues' (`Calibration.issues`) for a set of whole
+    issues, else the questions'."""
+    return kb.searcher.answer_weights("issue" if any(o.query.issue for o in report.outcomes) else "question")
 
-    server = ServerSettings.of(settings)
-    named = [c.name for c in registry.CHANNELS if c.precision is not None or c.name in settings.channel_precisions]
-    points = {name: server.precision_for(name) for name in named}
-    if "github" in points:
-        points["github suggest mode"] = min(points["github"], SUGGEST_PRECISION)
-    return points
+
+def operating_points(settings: Settings) -> dict[str, float]:
+    """The point of each channel that declares one (GitHub's comment and suggest modes apart: kb.channel_points) or
+    is given one in KB_CHANNEL_PRECISION."""
+    from kb.channel_points import github_points
+
+    given = {name: p for name, p in settings.channel_precisions.items() if name != "github"}
+    return github_points(settings.channel_precisions) | given
 
 
 def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -> None:
@@ -98,8 +123,11 @@ def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -
         f"calibration error {c['calibration_error']}"
     )
     points = {"default (KB_ANSWER_PRECISION)": settings.answer_precision} | operating_points(settings)
+    issues = sum(o.query.issue for o in report.outcomes)
+    if issues:
+        print(f"{issues} of {len(report.outcomes)} questions are whole issues, read as the GitHub bot reads them")
     for name, precision in points.items():
-        a = report.answering(kb.searcher.weights.threshold(precision))
+        a = report.answering(judged_by(report, kb).threshold(precision))
         got = "-" if a["precision"] is None else f"{a['precision']:.3f}"
         print(
             f"  {name} at precision {precision}: answers {a['answered']} ({a['coverage']:.1%}), "

@@ -169,8 +169,34 @@ def test_eval_explain_shows_each_miss_with_its_signals(settings):
     assert misses, "the holdout set still has misses to explain"
     assert "cos " in run.stdout and " bg " in run.stdout
     # Each channel's declared point: GitHub's comment mode (0.9) and suggest mode (0.7), beside the default.
-    assert "  github at precision 0.9: answers " in run.stdout
+    assert "  github comment mode at precision 0.9: answers " in run.stdout
     assert "  github suggest mode at precision 0.7: answers " in run.stdout
+
+
+@pytest.mark.slow
+def test_eval_reads_a_whole_issue_as_the_bot_does_and_prints_each_question(settings):
+    from kb.issue_question import question_of
+
+    path = ROOT / "tests" / "data" / "whole_issues.jsonl"
+    issues = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    run = kb("eval", str(path), "--questions", data_dir=settings.data_dir)
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [line["id"] for line in lines] == [issue["id"] for issue in issues]
+    assert [line["question"] for line in lines] == [question_of(i["title"], i["body"]) for i in issues]
+    # the trace's error, not its command: what the bot searches with
+    assert lines[2]["question"].endswith("AssertionError: Unable to pre-compile async_io")
+    for line in lines:
+        assert set(line) == {"id", "question", "first", "confidence", "state", "right", "answers"}
+        assert set(line["answers"]) == {"default (KB_ANSWER_PRECISION)", "github comment mode", "github suggest mode"}
+        # a draft is written wherever a comment would be: suggest mode's point is the lower
+        assert line["answers"]["github suggest mode"] >= line["answers"]["github comment mode"]
+    figures = kb("eval", str(path), data_dir=settings.data_dir).stdout
+    assert f"{len(issues)} of {len(issues)} questions are whole issues, read as the GitHub bot reads them" in figures
+    assert "  github comment mode at precision 0.9: answers " in figures
+    points = json.loads(kb("eval", str(path), "--json", data_dir=settings.data_dir).stdout)["points"]
+    assert (points["github comment mode"]["point"], points["github suggest mode"]["point"]) == (0.9, 0.7)
+    assert points["github comment mode"]["answered"] <= points["github suggest mode"]["answered"]
 
 
 @pytest.mark.slow

@@ -63,3 +63,27 @@ def test_a_trace_of_50000_characters_is_reduced_in_well_under_a_second():
     started = time.perf_counter()
     assert fits(long, 2000)
     assert time.perf_counter() - started < 1
+
+
+def test_a_notebook_traceback_pasted_is_reduced_to_its_error_and_framework_frames() -> None:
+    # https://github.com/bitsandbytes-foundation/bitsandbytes/issues/1246, as a notebook prints it
+    trace = (
+        "---------------------------------------------------------------------------\n"
+        "ValueError                                Traceback (most recent call last)\n"
+        "Cell In[7], line 2\n      1 # 2. Load Llama3 model\n"
+        "----> 2 model, tokenizer = FastLanguageModel.from_pretrained(\n"
+        "File ~/miniconda/envs/llama3/lib/python3.9/site-packages/transformers/modeling_utils.py:3049, in "
+        "PreTrainedModel.from_pretrained(cls, pretrained_model_name_or_path, *model_args, **kwargs)\n"
+        "   3047 if load_in_4bit:\n"
+        "-> 3049     raise ValueError(\n"
+        "ValueError: You have a version of `bitsandbytes` that is not compatible with 4bit inference"
+    )
+    assert looks_like_trace(trace)
+    assert reduce_trace(trace) == (
+        "ValueError: You have a version of `bitsandbytes` that is not compatible with\nPreTrainedModel.from_pretrained"
+    )
+    # the failing line of a framework's frame is kept as Python's is
+    frame = "File ~/env/lib/python3.10/site-packages/torch/nn/modules/module.py:1501, in Module._call_impl(self)\n"
+    assert reduce_trace(f"{frame}-> 1501 return forward_call(*args)\nRuntimeError: CUDA error: an illegal memory") == (
+        "RuntimeError: CUDA error: an illegal memory\nreturn forward_call(*args)\nModule._call_impl"
+    )

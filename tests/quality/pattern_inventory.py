@@ -97,6 +97,10 @@ ROWS = [
     Row("kb/issue_question.py", "v?\\d+(?:\\.[\\w+-]+)+", how="match"),
     Row("kb/issue_question.py", "\\n[ \\t]+(?=\\n)"),
     Row("kb/issue_question.py", "\\n{3,}"),
+    Row("kb/issue_question.py", "!\\[[^\\[\\]\\n]*\\]\\([^()\\s]*\\)|<img\\b[^<>]*>?"),
+    Row("kb/issue_question.py", "\\[([^\\[\\]\\n]*)\\]\\([^()\\s]*\\)"),
+    Row("kb/issue_question.py", "(?:https?|ftp)://\\S+|www\\.\\S+"),
+    Row("kb/issue_question.py", "(?<![\\w/.-])--?[A-Za-z][\\w-]*|[A-Za-z_][A-Za-z0-9_]*(?:\\.[A-Za-z_][A-Za-z0-9_]*)*"),
     # kb/judge/llm.py
     Row("kb/judge/llm.py", "HTTP (400|422)"),
     # kb/llm.py

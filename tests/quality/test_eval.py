@@ -94,7 +94,19 @@ def test_is_expected_normalises_like_the_format_says(kb):
 def test_bad_query_file_names_the_line(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text('{"id": "a", "q": "x", "expect": [], "lang": "en"}\n{"id": "b"}\n', encoding="utf-8")
-    with pytest.raises(SourceError, match=r"q.jsonl:2: no 'q' field$"):
+    with pytest.raises(SourceError, match=r"q.jsonl:2: no 'q' field \(or 'title' and 'body' for a whole issue\)$"):
+        load_queries(path)
+
+
+def test_a_whole_issue_is_read_as_the_bot_reads_it(tmp_path):
+    path = tmp_path / "q.jsonl"
+    issue = {"title": "Loss is nan", "body": "![shot](https://x.io/a.png)\nIt happens at step 3.\n\nslime==0.1.0"}
+    lines = [{"id": "a", **issue, "expect": ["slime-92ed7b3e"]}, {"id": "b", "title": "", "body": " "}]
+    path.write_text(json.dumps(lines[0]) + "\n", encoding="utf-8")
+    (query,) = load_queries(path)
+    assert (query.q, query.issue) == ("Loss is nan\n\nIt happens at step 3.\n\nslime", True)
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"q.jsonl:2: 'title' '' and 'body': expected an issue's title and body"):
         load_queries(path)
 
 

@@ -22,6 +22,7 @@ through server/link_deps.py.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -133,6 +134,7 @@ async def insights_page(
         "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
         "charts": _charts(report, t),
         "drafts": [draft_entries(gap) for gap in report.gaps],
+        "offers": await _offers(kb, report.gaps, lang),
         "doubt_signs": ("asked_again", "unhelpful", "low_margin"),
         "channel_labels": {c.name: c.label(lang) for c in registry.CHANNELS},
         "channels_css": css_url(),
@@ -153,6 +155,33 @@ async def insights_page(
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What the FAQ offers a gap's question now: its first entry, how likely that entry answers it, and its state."""
+
+    entry_id: str
+    question: str  # the entry's question in the page's language
+    confidence: float
+    state: str  # kb.hits.STATES: "likely" (the entry may answer) or "not_covered" (nothing near); "answered" since
+
+
+async def _offers(kb: KnowledgeBase, gaps: list[Any], lang: str) -> list[Offer | None]:
+    """For each gap, the entry the FAQ offers its most asked wording, with its confidence (None: no entry comes near)."""
+    offers: list[Offer | None] = []
+    for gap in gaps:
+        try:
+            result = await kb.search(gap.label, k=1)
+        except QueryError:  # a question the search refuses now (a limit lowered since)
+            offers.append(None)
+            continue
+        if not result.hits:
+            offers.append(None)
+            continue
+        entry = result.hits[0].entry
+        offers.append(Offer(entry.id, entry.localized(lang).question, result.confidence, result.state))
+    return offers
 
 
 async def _panels(request: Request, insights: Insights) -> list[dict[str, Any]]:
@@ -348,6 +377,33 @@ async def insights_sign_in(
     response = RedirectResponse(f"/insights?{urlencode({'since': since})}", status_code=303)
     sign_in(response, request, settings)
     return response
+
+
+@router.post("/insights/gaps/answered", include_in_schema=False)
+async def insights_gap_answered(
+    request: Request,
+    _limit: LinkLimitDep,
+    _: AdminFormDep,
+    kb: KBDep,
+    links: LinksDep,
+    reloader: ReloaderDep,
+    since: Since = DEFAULT_SINCE,
+    label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
+    entry_id: Annotated[str, Form(max_length=200)] = "",
+) -> Response:
+    """ "This one answers it": every wording of the gap named `label` linked to the entry offered (as "Answered
+    by…" links one question), served at once; the gap leaves the list."""
+    entry = entry_id.strip()
+    if not entry:
+        raise QueryError("entry_id", "choose the entry that answers the question")
+    report = await links.report(kb, since)
+    gap = next((g for g in report.gaps if g.label == label), None)
+    if gap is None:
+        raise HTTPException(404, f"no gaps named {shown(label)} in the last {since}")
+    for question in gap.questions:
+        await links.link(kb, question.text, entry)
+    await served_at_once(reloader)
+    return _back(since, "gaps")
 
 
 @router.post("/insights/gaps/{action}", include_in_schema=False)

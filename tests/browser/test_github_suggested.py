@@ -108,3 +108,28 @@ def test_post_and_dismiss_a_suggested_answer_in_a_browser(
     assert page.locator("#suggested tr[data-suggested]").count() == 0
     assert page.locator("#suggested .empty-note").inner_text() == texts["none"]
     assert github.on(f"owner/repo#{number + 10}") == []
+
+
+@pytest.mark.parametrize(("lang", "number"), [("en", 31), ("zh", 32)])
+def test_a_post_github_refuses_is_said_beside_its_row_and_can_be_tried_again(
+    admin_tab: Callable[..., Any], live: tuple[str, Any], github: GitHubStandIn, lang: str, number: int
+) -> None:
+    texts = TEXTS[lang]
+    issue = f"owner/repo#{number}"
+    suggested(live, lang, number)
+    t = admin_tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US")
+    page = sign_in(t, TOKEN)
+    row = page.locator(f"#suggested tr[data-suggested='{issue}']")
+    github.down = True
+    try:
+        row.locator("button", has_text=texts["post"]).click()
+        page.wait_for_url("**/insights?since=7d&said=refused&*#suggested")
+    finally:
+        github.down = False
+    said = row.locator(".suggested-said[data-said='refused']")
+    refused = {"en": f"{issue} was not posted: GitHub refused it", "zh": f"{issue} 没有发布：GitHub 拒绝了"}[lang]
+    assert said.is_visible() and said.inner_text().startswith(refused)
+    assert github.on(issue) == []
+    row.locator("button", has_text=texts["post"]).click()  # kept: tried again, posted
+    page.wait_for_url("**/insights?since=7d&said=posted&*#suggested")
+    assert len(github.on(issue)) == 1 and page.locator(f"#suggested tr[data-suggested='{issue}']").count() == 0

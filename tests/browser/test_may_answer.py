@@ -5,6 +5,7 @@ point; the answer expected is the one `/api/chat` gives the entry, read on the p
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable
 
 import httpx
@@ -49,7 +50,7 @@ def answer_text(page: Any, html: str) -> str:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_chat_page_shows_the_answer_that_may_answer_marked_not_certain(
-    tab: Callable[..., Page], base_url: str, lang: str
+    tab: Callable[..., Page], base_url: str, lang: str, artifacts: Path
 ) -> None:
     reply = likely(base_url, lang)
     first = reply["sources"][0]
@@ -75,11 +76,12 @@ def test_the_chat_page_shows_the_answer_that_may_answer_marked_not_certain(
     assert OTHERS[lang] == others.locator(".label").text_content()
     listed = others.locator(".related-q").all_inner_texts()
     assert listed == [s["question"] for s in reply["sources"][1:4]] and first["question"] not in listed
+    t.screenshot_bottom(artifacts / f"chat-may-answer-{lang}.png")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_widget_shows_the_answer_that_may_answer_marked_not_certain(
-    tab: Callable[..., Page], base_url: str, lang: str
+    tab: Callable[..., Page], base_url: str, lang: str, artifacts: Path
 ) -> None:
     reply = likely(base_url, lang)
     first = reply["sources"][0]
@@ -102,3 +104,4 @@ def test_the_widget_shows_the_answer_that_may_answer_marked_not_certain(
     assert likely_box.locator(".answer").is_visible()
     listed = bubble.locator(".meta", has_text=OTHERS[lang]).locator("li a").all_inner_texts()
     assert listed == [s["question"] for s in reply["sources"][1:4]]
+    page.screenshot(path=str(artifacts / f"widget-may-answer-{lang}.png"))

@@ -23,15 +23,17 @@ __all__ = ["ENV", "summary", "write_summary", "for_pasting"]
 
 ENV = "GITHUB_STEP_SUMMARY"
 _TICKS = re.compile(r"`+")
-_HIDDEN = re.compile(r"<!--.*?-->")  # the bot's markers: its comment, the entry it answered with
-_FOOTER = re.compile(r"^<sub>.*</sub>$")  # the bot's automated footer, on a line of its own
+
+
+def _bots_own(line: str) -> bool:
+    """A line of the bot's own: a hidden marker (its comment, the entry it answered with) or its automated footer."""
+    line = line.strip()
+    return (line.startswith("<!--") and line.endswith("-->")) or (line.startswith("<sub>") and line.endswith("</sub>"))
 
 
 def for_pasting(comment: str) -> str:
     """The bot's comment as a maintainer posts it under their own name: no hidden markers, no bot's footer."""
-    lines = [line for line in comment.splitlines() if not _FOOTER.match(line.strip())]
-    text = _HIDDEN.sub("", "\n".join(lines))
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+    return "\n".join(line for line in comment.splitlines() if not _bots_own(line)).strip()
 
 
 def _fence(text: str) -> str:

@@ -22,7 +22,6 @@ through server/link_deps.py.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -64,6 +63,7 @@ from ..rendering.templates import page, request_lang
 from ..schemas import ErrorOut
 from ..written import Written
 from .channel_colours import css_url
+from .gaps import offers
 from .written import ASKED_MAX, faqs_of
 
 __all__ = ["router", "SINCE_CHOICES", "RECENT", "LINKS_SHOWN"]
@@ -134,7 +134,7 @@ async def insights_page(
         "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
         "charts": _charts(report, t),
         "drafts": [draft_entries(gap) for gap in report.gaps],
-        "offers": await _offers(kb, report.gaps, lang),
+        "offers": await offers(kb, report.gaps, lang),
         "doubt_signs": ("asked_again", "unhelpful", "low_margin"),
         "channel_labels": {c.name: c.label(lang) for c in registry.CHANNELS},
         "channels_css": css_url(),
@@ -155,33 +155,6 @@ async def insights_page(
     response = page(request, "insights.html", context)
     response.headers.update(PRIVATE)
     return with_form_token(request, response)
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What the FAQ offers a gap's question now: its first entry, how likely that entry answers it, and its state."""
-
-    entry_id: str
-    question: str  # the entry's question in the page's language
-    confidence: float
-    state: str  # kb.hits.STATES: "likely" (the entry may answer) or "not_covered" (nothing near); "answered" since
-
-
-async def _offers(kb: KnowledgeBase, gaps: list[Any], lang: str) -> list[Offer | None]:
-    """For each gap, the entry the FAQ offers its most asked wording, with its confidence (None: no entry comes near)."""
-    offers: list[Offer | None] = []
-    for gap in gaps:
-        try:
-            result = await kb.search(gap.label, k=1)
-        except QueryError:  # a question the search refuses now (a limit lowered since)
-            offers.append(None)
-            continue
-        if not result.hits:
-            offers.append(None)
-            continue
-        entry = result.hits[0].entry
-        offers.append(Offer(entry.id, entry.localized(lang).question, result.confidence, result.state))
-    return offers
 
 
 async def _panels(request: Request, insights: Insights) -> list[dict[str, Any]]:
@@ -377,53 +350,6 @@ async def insights_sign_in(
     response = RedirectResponse(f"/insights?{urlencode({'since': since})}", status_code=303)
     sign_in(response, request, settings)
     return response
-
-
-@router.post("/insights/gaps/answered", include_in_schema=False)
-async def insights_gap_answered(
-    request: Request,
-    _limit: LinkLimitDep,
-    _: AdminFormDep,
-    kb: KBDep,
-    links: LinksDep,
-    reloader: ReloaderDep,
-    since: Since = DEFAULT_SINCE,
-    label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
-    entry_id: Annotated[str, Form(max_length=200)] = "",
-) -> Response:
-    """ "This one answers it": every wording of the gap named `label` linked to the entry offered (as "Answered
-    by…" links one question), served at once; the gap leaves the list."""
-    entry = entry_id.strip()
-    if not entry:
-        raise QueryError("entry_id", "choose the entry that answers the question")
-    report = await links.report(kb, since)
-    gap = next((g for g in report.gaps if g.label == label), None)
-    if gap is None:
-        raise HTTPException(404, f"no gaps named {shown(label)} in the last {since}")
-    for question in gap.questions:
-        await links.link(kb, question.text, entry)
-    await served_at_once(reloader)
-    return _back(since, "gaps")
-
-
-@router.post("/insights/gaps/{action}", include_in_schema=False)
-async def insights_gap(
-    request: Request,
-    action: str,
-    _: AdminFormDep,
-    kb: KBDep,
-    insights: InsightsDep,
-    since: Since = DEFAULT_SINCE,
-    label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
-) -> Response:
-    """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
-    if action not in ("dismiss", "restore"):
-        raise HTTPException(404, f"no gap action {shown(action)}; the actions are dismiss and restore")
-    gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
-    if gap is None:
-        where = "gaps" if action == "dismiss" else "dismissed gaps"
-        raise HTTPException(404, f"no {where} named {shown(label)} in the last {since}")
-    return RedirectResponse(f"/insights?{urlencode({'since': since})}#gaps", status_code=303, headers=PRIVATE)
 
 
 @router.post("/insights/sign-out", include_in_schema=False)

@@ -57,16 +57,25 @@ class Reply:
     """What a chat reply says, in one language."""
 
     lang: str
-    notice: str  # the line it opens with: the FAQ has no confident answer, or the named framework's FAQ lacks it
-    best: Entry | None  # the entry whose answer is the reply; None when the FAQ has no confident answer
-    entries: tuple[Hit, ...]  # beside an answer, the related entries; without one, the nearest
+    # The line it opens with: the FAQ has no confident answer, its first entry may answer, or the named
+    # framework's FAQ lacks it.
+    notice: str
+    best: Entry | None  # the entry whose answer is shown (the answer, or one that may answer); None without
+    entries: tuple[Hit, ...]  # beside an answer, the related entries; beside one that may answer, the others
     pending: bool = False  # a generated answer follows (an LLM is configured)
-    state: str = ""  # kb.hits.STATES: "answered", "likely" (the first of `entries` may answer) or "not_covered"
+    state: str = ""  # kb.hits.STATES: "answered", "likely" (`best` may answer, not certain) or "not_covered"
     confidence: float = 0.0  # the chance that the first entry answers (`SearchResult.confidence`)
 
     @property
     def answered(self) -> bool:
-        return self.best is not None
+        return self.best is not None and self.state != "likely"
+
+    @property
+    def entries_label(self) -> str:
+        """The key (kb/data/strings.toml) of the heading over `entries`: related, other or nearest entries."""
+        if self.best is None:
+            return "chat_suggestions"
+        return "chat_others" if self.state == "likely" else "chat_related"
 
 
 def reply_to(
@@ -82,12 +91,13 @@ def reply_to(
     """The reply for a search's hits (in `lang`): the best entry and up to `related` others, or a notice and the nearest.
 
     `note` says the framework the question names has no answer in its FAQ (`elsewhere_note`). Below the
-    channel's point, a `state` of "likely" opens with "this entry may answer it" and its `confidence` rather
-    than "no confident answer": the first of the nearest entries may be the answer."""
+    channel's point, a `state` of "likely" shows the first entry's answer whole as `best`, under a notice
+    saying it may answer (with its `confidence`) but is not certain, then the other nearest entries:
+    never "no confident answer" above an entry that may be the answer."""
     if not answered or not hits:
         if hits and state == "likely":
             notice = " ".join(filter(None, (note, words("chat_likely", lang, confidence=f"{confidence:.2f}"))))
-            return Reply(lang, notice, None, tuple(hits[:NEAREST]), state=state, confidence=confidence)
+            return Reply(lang, notice, hits[0].entry, tuple(hits[1:NEAREST]), state=state, confidence=confidence)
         notice = note or words("chat_no_answer", lang)
         return Reply(lang, notice, None, tuple(hits[:NEAREST]), state="not_covered", confidence=confidence)
     return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending, "answered", confidence)
@@ -119,24 +129,34 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
     hits = result.worth_showing()[: RELATED + 1]
     elsewhere = elsewhere_note(result, lang)
     if result.answered and hits:
-        best = hits[0].entry
-        note = [f"*{elsewhere}*", ""] if elsewhere else []
-        said = version_note(best, lang) if lang in LANGS else ""
-        note += [f"*{said}*", ""] if said else []
-        source = source_line(best, lang)
-        lines = note + [best.answer.strip(), "", f"{words('answer_source', lang)}: [{source.label}]({source.url})"]
+        lines = _quoted(hits[0], elsewhere, lang)
         if len(hits) > 1:
             lines += ["", f"{words('answer_related', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
         return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence, "answered")
     if not hits:
         return Answer(words("answer_empty", lang), False, ())
-    if result.state == "likely":  # the first may answer: said so, with its confidence, never "no answer"
+    if result.state == "likely":  # the first may answer: its answer, set apart and marked not certain, then the others
+        hits = hits[:NEAREST]
         likely = words("answer_likely", lang, confidence=f"{result.confidence:.2f}")
-        opening = f"{elsewhere} {likely}" if elsewhere else likely
-    else:
-        opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
+        quoted = _quoted(hits[0], "", lang)
+        lines = [f"{elsewhere} {likely}" if elsewhere else likely, ""]
+        lines += [f"> {line}".rstrip() for line in [f"**{_link(hits[0])}**", ""] + quoted]
+        if len(hits) > 1:
+            lines += ["", f"{words('answer_others', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
+        return Answer("\n".join(lines), False, tuple(hits), elsewhere, result.confidence, "likely")
+    opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
     lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
     return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere, result.confidence, result.state)
+
+
+def _quoted(hit: Hit, elsewhere: str, lang: str) -> list[str]:
+    """The lines quoting an entry: the framework note, the version note, its answer verbatim, its source."""
+    best = hit.entry
+    note = [f"*{elsewhere}*", ""] if elsewhere else []
+    said = version_note(best, lang) if lang in LANGS else ""
+    note += [f"*{said}*", ""] if said else []
+    source = source_line(best, lang)
+    return note + [best.answer.strip(), "", f"{words('answer_source', lang)}: [{source.label}]({source.url})"]
 
 
 def elsewhere_note(result: SearchResult, lang: str) -> str:

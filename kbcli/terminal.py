@@ -155,13 +155,19 @@ def progress_bar(lines: str = "") -> Iterator[Callable[[str, int, int], None]]:
 def print_result(result: SearchResult, hl: str, brief: bool = False) -> None:
     """A search for the terminal: the framework note, the best answer whole (unless `brief`),
     then the other entries worth showing, each as its title, framework and link. Below the point,
-    the first entry "may answer" (with its confidence) above the calibration's floor, else none does."""
+    the first entry "may answer" (with its confidence, then its answer whole) above the calibration's floor,
+    else none does."""
     hits = result.in_language(hl).worth_showing()
     note = elsewhere_note(result, hl)
     if note:
         print(note)
     if not result.answered and hits and result.state == "likely":
         print(f"The first entry may answer this (confidence {result.confidence:.2f}), but it is not certain:")
+        if not brief:  # its answer whole, set apart under that line, then the others
+            _print_answer(hits[0], hl)
+            hits = hits[1:]
+            if hits:
+                print("\nOther entries:")
     elif not result.answered:
         opening = "" if note else "The FAQ has no answer to this. "
         print(f"{opening}Nearest entries, which may not answer it:" if hits else "No entries matched.")

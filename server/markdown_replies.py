@@ -1,8 +1,8 @@
 """Chat replies (server/replies.py) written as Markdown, for the platforms whose messages are Markdown: Feishu, DingTalk.
 
-A reply is a few parts, each a Markdown block: the notice, the entry's question linked to its
-page here, its answer (cut to a platform's limit, with a link to the whole), its source, the
-related or nearest entries, and a line saying a generated answer (the LLM's) follows. A platform joins them
+A reply is a few parts, each a Markdown block: the notice (for one that "may answer", that it is not
+certain), the entry's question linked to its page here, its answer (cut to a platform's limit, with a
+link to the whole), its source, the related, other or nearest entries, and a line saying a generated answer (the LLM's) follows. A platform joins them
 (DingTalk) or sets each in a block of its own (Feishu's cards). Text from the FAQ goes through
 the platform's `escape` (Feishu reads some HTML tags in Markdown, `<at id=all>` among them).
 """
@@ -93,7 +93,7 @@ def parts_of(reply: Reply, root: str, escape: Escape = _same, limit: int = ANSWE
         f"**{link(page, _short(best.question), escape)}**",
         escape(answer) + (f"\n\n{link(page, t('read_more'))}" if cut else ""),
         cited,
-        entry_list(t("chat_related"), reply.entries, root, escape) if reply.entries else "",
+        entry_list(t(reply.entries_label), reply.entries, root, escape) if reply.entries else "",
         escape(t("bot_writing")) if reply.pending else "",
     )
 

@@ -58,6 +58,11 @@ class _Pages:
         for attempt in range(ATTEMPTS):
             try:
                 response = self.client.get(path, params=params)
+            except httpx.TransportError as exc:  # offline, a name not found, a connection refused
+                raise HarvestError(
+                    f"GET {self.base}{path}: GitHub could not be reached ({type(exc).__name__}: {exc}); without "
+                    "the network, harvest the JSON `gh issue list` writes with --from FILE (kb harvest --help)"
+                ) from None
             except httpx.HTTPError as exc:
                 raise HarvestError(f"GET {self.base}{path}: {type(exc).__name__}: {exc}") from None
             self.calls += 1

@@ -1,6 +1,6 @@
-"""The site's routers, one per resource: search, chat, entries, health, the pages, the widget, feedback, insights,
-the answers written on the insights page, admin (reload, taught links), the API's documentation pages and the
-metrics. The chat platforms' and agents' routes are their channels' (server/channels/)."""
+"""The site's routers, one per resource: search, chat, entries, health, the pages, the widget, feedback, insights
+(its gaps' forms apart), the answers written on the insights page, admin (reload, taught links), the API's
+documentation pages and the metrics. The chat platforms' and agents' routes are their channels' (server/channels/)."""
 
 from . import (
     admin_reload,
@@ -10,6 +10,7 @@ from . import (
     channel_colours,
     docs,
     feedback,
+    gaps,
     harvested,
     health,
     insights,
@@ -28,6 +29,7 @@ __all__ = [
     "channel_colours",
     "docs",
     "feedback",
+    "gaps",
     "harvested",
     "health",
     "insights",
@@ -49,6 +51,7 @@ ROUTERS = [
     widget.router,
     feedback.router,
     insights.router,
+    gaps.router,
     written.router,
     harvested.router,
     admin_reload.router,

@@ -63,6 +63,7 @@ from ..rendering.templates import page, request_lang
 from ..schemas import ErrorOut
 from ..written import Written
 from .channel_colours import css_url
+from .gaps import offers
 from .written import ASKED_MAX, faqs_of
 
 __all__ = ["router", "SINCE_CHOICES", "RECENT", "LINKS_SHOWN"]
@@ -133,6 +134,7 @@ async def insights_page(
         "since_choices": SINCE_CHOICES if since in SINCE_CHOICES else (*SINCE_CHOICES, since),
         "charts": _charts(report, t),
         "drafts": [draft_entries(gap) for gap in report.gaps],
+        "offers": await offers(kb, report.gaps, lang),
         "doubt_signs": ("asked_again", "unhelpful", "low_margin"),
         "channel_labels": {c.name: c.label(lang) for c in registry.CHANNELS},
         "channels_css": css_url(),
@@ -348,26 +350,6 @@ async def insights_sign_in(
     response = RedirectResponse(f"/insights?{urlencode({'since': since})}", status_code=303)
     sign_in(response, request, settings)
     return response
-
-
-@router.post("/insights/gaps/{action}", include_in_schema=False)
-async def insights_gap(
-    request: Request,
-    action: str,
-    _: AdminFormDep,
-    kb: KBDep,
-    insights: InsightsDep,
-    since: Since = DEFAULT_SINCE,
-    label: Annotated[str, Form(max_length=MAX_FIELD)] = "",
-) -> Response:
-    """Dismiss a gap (its questions leave the list, now and after a restart) or restore a dismissed one."""
-    if action not in ("dismiss", "restore"):
-        raise HTTPException(404, f"no gap action {shown(action)}; the actions are dismiss and restore")
-    gap = await (insights.dismiss if action == "dismiss" else insights.restore)(kb, since, label)
-    if gap is None:
-        where = "gaps" if action == "dismiss" else "dismissed gaps"
-        raise HTTPException(404, f"no {where} named {shown(label)} in the last {since}")
-    return RedirectResponse(f"/insights?{urlencode({'since': since})}#gaps", status_code=303, headers=PRIVATE)
 
 
 @router.post("/insights/sign-out", include_in_schema=False)

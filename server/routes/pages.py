@@ -53,8 +53,11 @@ def _facets(kb: KnowledgeBase) -> dict[str, Any]:
 
 
 @router.api_route("/", methods=PAGE_METHODS, response_class=HTMLResponse)
-async def home(request: Request, kb: KBDep, insights: InsightsDep) -> HTMLResponse:
-    """The search page."""
+async def home(request: Request, kb: KBDep, insights: InsightsDep) -> Response:
+    """The search page; with a question (`/?q=`, as a browser's site search may send it), its results at `/search`."""
+    params = request.query_params
+    if any(params.get(name, "").strip() for name in ("q", "source", "tag")):
+        return RedirectResponse(f"/search?{request.url.query}", status_code=302)
     context = {
         "q": "",
         "source": "",

@@ -75,11 +75,12 @@
   }
 
   /* Cut (with a fade) only the result answers under `root` that are much taller than the
-     cut: one that would lose a few lines, such as a short answer's code, is shown whole. */
+     cut: one that would lose a few lines, such as a short answer's code, is shown whole, and so is
+     the first result's when it answers or may answer (`data-whole`): its fix is never faded out. */
   function cutLongAnswers(root) {
     root.querySelectorAll(".result-answer").forEach(function (answer) {
       var em = parseFloat(getComputedStyle(answer).fontSize) || 15;
-      answer.classList.toggle("long", answer.scrollHeight > 15 * em);
+      answer.classList.toggle("long", !answer.hasAttribute("data-whole") && answer.scrollHeight > 15 * em);
     });
   }
 

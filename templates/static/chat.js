@@ -38,15 +38,36 @@
   /* Fill a bot bubble with a finished reply (the same markup as templates/_reply.html). */
   function showReply(bubble, reply) {
     bubble.textContent = "";
-    if (reply.note) bubble.appendChild(el("p", "elsewhere", reply.note));
-    else if (!reply.answered && reply.state === "likely")
-      bubble.appendChild(el("p", "notice", KB.format("chat_likely", { confidence: reply.confidence.toFixed(2) })));
-    else if (!reply.answered) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
-    if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
     var sources = reply.sources || [];
+    /* the first entry may answer: its answer whole, set apart and marked not certain, then the others */
+    var likely = !reply.answered && reply.state === "likely" && sources.length > 0;
+    if (reply.note) bubble.appendChild(el("p", "elsewhere", reply.note));
+    if (likely) bubble.appendChild(el("p", "notice", KB.format("chat_likely", { confidence: reply.confidence.toFixed(2) })));
+    else if (!reply.answered && !reply.note) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
+    if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
     /* HTML rendered by the server with raw HTML disabled. The extractive `answer` text also
        lists the source and related entries; here the cards below show those. */
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
+    if (likely) {
+      var first = sources[0];
+      var box = el("div", "likely-answer");
+      box.setAttribute("data-likely", "");
+      var label = el("p", "likely-label", KB.strings.chat_not_certain + " · ");
+      var title = el("a", "", first.question);
+      title.href = "/entries/" + encodeURIComponent(first.id);
+      label.appendChild(title);
+      box.appendChild(label);
+      if (first.note) box.appendChild(KB.versionNote(first, reply.lang));
+      var quoted = el("div", "prose answer");
+      quoted.innerHTML = first.answer_html;
+      box.appendChild(quoted);
+      var from = el("div", "reply-source");
+      from.appendChild(el("span", "label", KB.strings.chat_source));
+      from.appendChild(sourceLink(first));
+      box.appendChild(from);
+      box.appendChild(el("p", "reply-mode", KB.strings.chat_mode_extractive));
+      bubble.appendChild(box);
+    }
     if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(KB.versionNote(sources[0], reply.lang));
     if (html) {
       var answer = el("div", "prose answer");
@@ -62,11 +83,20 @@
         source.appendChild(link);
         source.appendChild(sourceLink(sources[0]));
         bubble.appendChild(source);
+        bubble.appendChild(el("p", "reply-mode",
+          reply.mode === "llm" ? KB.strings.chat_mode_llm : KB.strings.chat_mode_extractive));
         if (sources.length > 1) {
           var related = el("div", "reply-related");
           related.appendChild(el("span", "label", KB.strings.chat_related));
           related.appendChild(relatedList(sources.slice(1, 4)));
           bubble.appendChild(related);
+        }
+      } else if (likely) {
+        if (sources.length > 1) {
+          var others = el("div", "reply-related");
+          others.appendChild(el("span", "label", KB.strings.chat_others));
+          others.appendChild(relatedList(sources.slice(1, 4)));
+          bubble.appendChild(others);
         }
       } else {
         var nearest = el("div", "reply-related");
@@ -74,8 +104,6 @@
         nearest.appendChild(relatedList(sources.slice(0, 4)));
         bubble.appendChild(nearest);
       }
-      bubble.appendChild(el("p", "reply-mode",
-        reply.mode === "llm" ? KB.strings.chat_mode_llm : KB.strings.chat_mode_extractive));
     }
     if (!reply.answered && reply.see_also && reply.see_also.length) bubble.appendChild(KB.seeAlso(reply.see_also));
     KB.enhance(bubble);

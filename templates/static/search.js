@@ -52,7 +52,7 @@
     return ul;
   }
 
-  function resultItem(hit, reader) {
+  function resultItem(hit, reader, whole) {
     var li = el("li", "result");
     li.id = "r-" + hit.id;
     var link = el("a", "result-link");
@@ -64,6 +64,7 @@
     if (hit.note) li.appendChild(KB.versionNote(hit, reader));
     var answer = el("div", "result-answer prose");
     answer.innerHTML = hit.answer_html; /* rendered by the server with raw HTML disabled */
+    if (whole) answer.setAttribute("data-whole", ""); /* the answer, or the one that may answer: never cut */
     KB.markTerms(answer, hit.matched);
     li.appendChild(answer);
     var meta = el("div", "result-meta");
@@ -82,7 +83,8 @@
   function render(data) {
     var hits = data.hits.slice(0, data.shown);
     list.textContent = "";
-    hits.forEach(function (hit) { list.appendChild(resultItem(hit, data.hl)); });
+    var firstWhole = data.state === "answered" || data.state === "likely";
+    hits.forEach(function (hit, i) { list.appendChild(resultItem(hit, data.hl, i === 0 && firstWhole)); });
     KB.enhance(list);
     var count = hits.length === 1 ? KB.strings.results_count_one : KB.format("results_count", { n: hits.length });
     status.textContent = hits.length && data.answered ? count : "";

@@ -16,6 +16,7 @@
       placeholder: "Ask a question…", thinking: "Looking it up…", source: "Source", entry: "Open the full entry",
       related: "Related", nearest: "Nearest entries", none: "The FAQ has no confident answer to this.",
       likely: "The first entry may answer this (confidence {confidence}), but it is not certain:",
+      notCertain: "May answer, not certain", others: "Other entries", quoted: "Quoted from the FAQ",
       llm: "Written by a language model from the cited entries.",
       fallback: "The language model could not answer; this is the FAQ's own answer.",
       error: "Something went wrong: ", offline: "Could not reach the FAQ server.",
@@ -29,6 +30,7 @@
       placeholder: "输入问题……", thinking: "正在查找……", source: "来源", entry: "查看完整条目",
       related: "相关条目", nearest: "最接近的条目", none: "FAQ 里没有把握回答这个问题。",
       likely: "第一个条目可能回答了这个问题（置信度 {confidence}），但没有把握：",
+      notCertain: "可能的答案，没有把握", others: "其他条目", quoted: "摘自 FAQ 原文",
       llm: "由语言模型根据引用的条目撰写。",
       fallback: "语言模型未能作答，以下为 FAQ 原文。",
       error: "出错了：", offline: "无法连接 FAQ 服务器。",
@@ -63,6 +65,10 @@
     ".intro,.note,.wait{margin:0;color:var(--mut)}.note{margin-bottom:8px}.elsewhere{font-weight:600}.warn{color:#b45309}" +
     ".msg{border-radius:12px;padding:10px 12px;overflow-wrap:anywhere}" +
     ".user{align-self:flex-end;max-width:85%;background:var(--a);color:#fff;white-space:pre-wrap}" +
+    /* a long pasted trace scrolls inside its own bubble, so the reply under it stays in view */
+    ".user{max-height:9.5em;overflow-y:auto;flex:none}" +
+    ".likely{margin:4px 0 0;padding:8px 10px;border:1px dashed var(--bd);border-left:4px solid #f3d08b;border-radius:8px;background:var(--bg)}" +
+    ".likely-label{margin:0 0 6px;font-size:13px;color:var(--mut)}.likely-label a{font-weight:600}" +
     ".bot{background:var(--s2);border:1px solid var(--bd)}" +
     ".answer>*{margin:0 0 .6em}.answer>:last-child{margin-bottom:0}.answer h1,.answer h2,.answer h3{font-size:1em}" +
     ".answer pre{background:var(--code);border:1px solid var(--bd);border-radius:8px;padding:8px 10px;overflow-x:auto;" +
@@ -362,33 +368,52 @@
     return row;
   }
 
+  function sourceLine(hit) {
+    return el("div", { class: "meta" }, [
+      el("span", { class: "label", text: S.source }),
+      link(hit.url, [sourceTitle(hit), hit.source.version].filter(Boolean).join(" · "), "source"),
+      document.createTextNode(" · "),
+      link(hit.permalink, S.entry, "entry")
+    ]);
+  }
+
+  function versionNote(hit) {
+    var said = el("p", { class: "note", text: hit.note });
+    if (hit.translated_by && hit.original_url) {
+      said.appendChild(document.createTextNode(" "));
+      said.appendChild(el("a", { href: hit.original_url, target: "_blank", rel: "noopener noreferrer", text: hit.lang === "zh" ? "原文" : "original" }));
+    }
+    return said;
+  }
+
   function showReply(bubble, reply, message) {
     useLanguage(reply.lang);
     bubble.textContent = "";
     var sources = reply.sources || [];
+    /* the first entry may answer: its answer whole, set apart and marked not certain, then the others */
+    var likely = !reply.answered && reply.state === "likely" && sources.length > 0;
     if (reply.note) bubble.appendChild(el("p", { class: "note elsewhere", text: reply.note }));
-    else if (!reply.answered && reply.state === "likely")
-      bubble.appendChild(el("p", { class: "note", text: S.likely.replace("{confidence}", reply.confidence.toFixed(2)) }));
-    else if (!reply.answered) bubble.appendChild(el("p", { class: "note", text: S.none }));
+    if (likely) bubble.appendChild(el("p", { class: "note", text: S.likely.replace("{confidence}", reply.confidence.toFixed(2)) }));
+    else if (!reply.answered && !reply.note) bubble.appendChild(el("p", { class: "note", text: S.none }));
     if (reply.mode === "fallback") bubble.appendChild(el("p", { class: "note warn", text: S.fallback }));
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
-    if (html && reply.mode !== "llm" && sources[0].note) {
-      var said = el("p", { class: "note", text: sources[0].note });
-      if (sources[0].translated_by && sources[0].original_url) {
-        said.appendChild(document.createTextNode(" "));
-        said.appendChild(el("a", { href: sources[0].original_url, target: "_blank", rel: "noopener noreferrer", text: sources[0].lang === "zh" ? "原文" : "original" }));
-      }
-      bubble.appendChild(said);
-    }
+    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(versionNote(sources[0]));
     if (html) bubble.appendChild(answerBlock(html));
-    if (reply.answered && sources.length) {
+    if (likely) {
+      var first = sources[0];
+      var box = el("div", { class: "likely" }, [
+        el("p", { class: "likely-label" }, [document.createTextNode(S.notCertain + " · "), link(first.permalink, first.question)])
+      ]);
+      if (first.note) box.appendChild(versionNote(first));
+      box.appendChild(answerBlock(first.answer_html));
+      box.appendChild(sourceLine(first));
+      box.appendChild(el("p", { class: "mode", text: S.quoted }));
+      if (config.feedback) box.appendChild(votes(message, first));
+      bubble.appendChild(box);
+      if (sources.length > 1) bubble.appendChild(entryList(S.others, sources.slice(1, 4)));
+    } else if (reply.answered && sources.length) {
       var best = sources[0];
-      bubble.appendChild(el("div", { class: "meta" }, [
-        el("span", { class: "label", text: S.source }),
-        link(best.url, [sourceTitle(best), best.source.version].filter(Boolean).join(" · "), "source"),
-        document.createTextNode(" · "),
-        link(best.permalink, S.entry, "entry")
-      ]));
+      bubble.appendChild(sourceLine(best));
       if (sources.length > 1) bubble.appendChild(entryList(S.related, sources.slice(1, 4)));
       if (reply.mode === "llm") bubble.appendChild(el("p", { class: "mode", text: S.llm }));
       if (config.feedback) bubble.appendChild(votes(message, best));

@@ -26,8 +26,8 @@ ASKED = {
     "zh": ("slime 训练中断了，如何续训？", "跑到一半挂了，怎么从上次的 checkpoint 接着训？"),
 }
 TEXTS = {
-    "en": {"title": "Suggested answers for GitHub issues", "post": "Post", "dismiss": "Dismiss", "none": "No suggested answers waiting.", "preview": "Preview the comment", "posted": "Posted to {issue}. See the comment", "see": "See the comment"},
-    "zh": {"title": "GitHub 议题的建议回答", "post": "发布", "dismiss": "忽略", "none": "没有待处理的建议回答。", "preview": "预览将要发布的评论", "posted": "已发布到 {issue}。 查看评论", "see": "查看评论"},
+    "en": {"title": "Suggested answers for GitHub issues", "post": "Post", "dismiss": "Dismiss", "none": "No suggested answers waiting.", "preview": "Preview the comment", "posted": "Posted to {issue}. See the comment", "see": "See the comment", "dismissed": "The suggested answer for {issue} was dismissed."},
+    "zh": {"title": "GitHub 议题的建议回答", "post": "发布", "dismiss": "忽略", "none": "没有待处理的建议回答。", "preview": "预览将要发布的评论", "posted": "已发布到 {issue}。 查看评论", "see": "查看评论", "dismissed": "已忽略 {issue} 的建议回答。"},
 }  # fmt: skip
 
 
@@ -90,7 +90,7 @@ def test_post_and_dismiss_a_suggested_answer_in_a_browser(
     t.screenshot(artifacts / f"insights-suggested-{lang}.png")
 
     row.locator("button", has_text=texts["post"]).click()
-    page.wait_for_url("**/insights?since=7d#suggested")
+    page.wait_for_url("**/insights?since=7d&said=posted&*#suggested")
     [comment] = github.comments[issue]
     assert comment["body"] == shown  # what the preview showed is what was posted
     assert page.locator(f"#suggested tr[data-suggested='{issue}']").count() == 0
@@ -102,7 +102,34 @@ def test_post_and_dismiss_a_suggested_answer_in_a_browser(
     t.goto("/insights?since=7d")
     other = page.locator(f"#suggested tr[data-suggested='owner/repo#{number + 10}']")
     other.locator("button", has_text=texts["dismiss"]).click()
-    page.wait_for_url("**/insights?since=7d#suggested")
+    page.wait_for_url("**/insights?since=7d&said=dismissed&*#suggested")
+    said = page.locator("#suggested .suggested-said[data-said='dismissed']").inner_text()
+    assert said == texts["dismissed"].format(issue=f"owner/repo#{number + 10}")
     assert page.locator("#suggested tr[data-suggested]").count() == 0
     assert page.locator("#suggested .empty-note").inner_text() == texts["none"]
     assert github.on(f"owner/repo#{number + 10}") == []
+
+
+@pytest.mark.parametrize(("lang", "number"), [("en", 31), ("zh", 32)])
+def test_a_post_github_refuses_is_said_beside_its_row_and_can_be_tried_again(
+    admin_tab: Callable[..., Any], live: tuple[str, Any], github: GitHubStandIn, lang: str, number: int
+) -> None:
+    texts = TEXTS[lang]
+    issue = f"owner/repo#{number}"
+    suggested(live, lang, number)
+    t = admin_tab(viewport=DESKTOP, locale="zh-CN" if lang == "zh" else "en-US")
+    page = sign_in(t, TOKEN)
+    row = page.locator(f"#suggested tr[data-suggested='{issue}']")
+    github.down = True
+    try:
+        row.locator("button", has_text=texts["post"]).click()
+        page.wait_for_url("**/insights?since=7d&said=refused&*#suggested")
+    finally:
+        github.down = False
+    said = row.locator(".suggested-said[data-said='refused']")
+    refused = {"en": f"{issue} was not posted: GitHub refused it", "zh": f"{issue} 没有发布：GitHub 拒绝了"}[lang]
+    assert said.is_visible() and said.inner_text().startswith(refused)
+    assert github.on(issue) == []
+    row.locator("button", has_text=texts["post"]).click()  # kept: tried again, posted
+    page.wait_for_url("**/insights?since=7d&said=posted&*#suggested")
+    assert len(github.on(issue)) == 1 and page.locator(f"#suggested tr[data-suggested='{issue}']").count() == 0

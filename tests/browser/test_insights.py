@@ -158,7 +158,9 @@ def test_every_column_and_every_chart_label_shows(
             .first.locator("td[data-label]")
             .evaluate_all("cells => cells.slice(1).map(c => getComputedStyle(c, '::before').content)")
         )
-        assert labels == ['"Asked "', '"Languages "', '"Channels "', '"Last asked "'], "each value named by its column"
+        assert labels == ['"Entry offered "', '"Asked "', '"Languages "', '"Channels "', '"Last asked "'], (
+            "each value named by its column"
+        )
     assert labels_inside_their_charts(page) == []
     t.goto("/insights?since=90d")  # the narrowest bars: the last day's label comes closest to the edge
     assert labels_inside_their_charts(page) == []

@@ -115,8 +115,8 @@ def test_chat_answers_with_a_source_link_and_follow_up(tab: Callable[..., Page],
         "() => document.querySelectorAll('.turn.bot').length === 2 && !document.querySelector('.thinking')"
     )
     second = page.locator(".turn.bot").nth(1)
-    # ROLL's converter, as the answer's source or, when it only may answer, the first suggestion
-    first = second.locator(".reply-source, .reply-related li").first
+    # ROLL's converter, as the answer's source or, when it only may answer, the entry set apart with its source
+    first = second.locator(".likely-answer, .reply-source").first
     assert "HF" in first.inner_text() and "ROLL" in first.inner_text()
     t.screenshot_bottom(artifacts / "chat-desktop.png")
 

@@ -367,3 +367,25 @@ def test_the_widget_says_an_answer_is_the_maintainers_translation_and_links_the_
     )
     page.wait_for_timeout(200)
     page.screenshot(path=str(artifacts / "widget-translated-entry-en.png"))
+
+
+def test_a_long_pasted_trace_leaves_the_reply_in_view(
+    tab: Callable[..., Page], sites: tuple[HostSite, HostSite, str]
+) -> None:
+    t = tab(sites[2], viewport=DESKTOP)
+    page = t.page
+    t.goto("/widget-demo")
+    page.wait_for_function("() => window.KBWidget && document.querySelector('kb-faq-widget')")
+    page.locator(".launcher").click()
+    frames = "\n".join(f'  File "/opt/train/step_{i}.py", line {i}, in run\n    out = model(batch)' for i in range(60))
+    trace = f"Traceback (most recent call last):\n{frames}\ntorch.OutOfMemoryError: CUDA out of memory."
+    reply = ask(page, trace)
+    # The question scrolls inside its own bubble; the reply's first lines are in the panel, not below the fold.
+    inside = shadow(
+        page,
+        "(() => { const log = root.querySelector('.log').getBoundingClientRect();"
+        " const bot = [...root.querySelectorAll('.msg.bot')].pop().getBoundingClientRect();"
+        " return [bot.top >= log.top - 1, bot.top + 60 <= log.bottom]; })()",
+    )
+    assert inside == [True, True], inside
+    assert reply.locator("a.source").first.is_visible()

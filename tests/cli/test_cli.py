@@ -473,3 +473,13 @@ def test_ingest_sources_given_a_file_says_it_is_a_file(tmp_path):
     assert run.stderr.splitlines() == [
         f"kb: error: {faq}: is a file; the sources are a directory of FAQ Markdown (for this file: {faq.parent})"
     ]
+
+
+def test_search_shows_the_answer_that_may_answer_under_its_line_then_the_others(settings):
+    run = kb("search", "how do I resume training in slime?", data_dir=settings.data_dir, KB_ANSWER_PRECISION="0.8")
+    assert run.returncode == 0, run.stderr
+    opening, rest = run.stdout.split("\n", 1)
+    assert opening.startswith("The first entry may answer this (confidence 0.") and "not certain" in opening
+    said, others = rest.split("\nOther entries:\n", 1)
+    assert "How do I resume training?" in said and "Simply set the" in said and "--load" in said
+    assert others.startswith("2. ") and "How do I resume training?" not in others

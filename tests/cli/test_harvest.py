@@ -88,3 +88,11 @@ def test_an_api_that_refuses_is_one_line(tmp_path: Path, serve: Callable[..., An
     api = IssuesStandIn(serve)
     done = kb("harvest", "--repo", "not a repo", data_dir=tmp_path / "data", KB_GITHUB_API_URL=api.url)
     assert done.returncode == 2 and "--repo 'not a repo': expected OWNER/NAME" in done.stderr
+
+
+def test_a_github_out_of_reach_says_to_harvest_gh_json_with_from(tmp_path: Path) -> None:
+    # A loopback port nothing listens on: the connection is refused, as offline.
+    done = kb("harvest", "--repo", "THUDM/slime", data_dir=tmp_path / "data", KB_GITHUB_API_URL="http://127.0.0.1:9")
+    assert done.returncode == 2, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.strip()]
+    assert "GitHub could not be reached (ConnectError" in line and "--from FILE" in line and "gh issue list" in line

@@ -67,8 +67,18 @@ def test_between_the_floor_and_the_point_the_first_entry_may_answer(kb: Knowledg
     answer = compose_answer(result, "en")
     assert answer.state == "likely" and f"confidence {result.confidence:.2f}" in answer.text
     assert "No confident answer" not in answer.text
+    # The entry's answer whole, quoted apart under the line that says it is not certain, then the others.
+    entry = result.hits[0].entry
+    opening, quoted = answer.text.split("\n\n", 1)
+    assert opening.startswith("The first entry may answer this") and opening.endswith("but it is not certain:")
+    assert f"> {entry.answer.strip().splitlines()[0]}" in quoted and "> Source: [" in quoted
+    others = quoted.split("Other entries:\n")[1].splitlines()
+    assert len(others) == len(answer.sources) - 1 > 0 and all(line.startswith("- [") for line in others)
+    assert entry.question not in quoted.split("Other entries:")[1]
     reply = reply_to(answer.sources, answer.answered, "zh", state=answer.state, confidence=answer.confidence)
-    assert reply.best is None and "可能回答" in reply.notice and reply.entries[0].entry.id == RESUME_ENTRY
+    assert not reply.answered and reply.best is not None and reply.best.id == RESUME_ENTRY
+    assert "可能回答" in reply.notice and reply.entries_label == "chat_others"
+    assert [h.entry.id for h in reply.entries] == [h.entry.id for h in answer.sources[1:]]
 
 
 def test_questions_far_outside_the_field_are_never_answered_and_lie_below_the_floor(kb: KnowledgeBase) -> None:

@@ -4,8 +4,10 @@ In a GitHub Actions run, `GITHUB_STEP_SUMMARY` names a file whose Markdown the r
 has no /insights, so this is where suggest mode's answer is seen: the draft comment in a code block (GitHub
 gives it a copy button), the entry and its confidence, and a link to the issue's comment box, so a
 maintainer posts it with a copy and a paste. GitHub has no address that opens a comment already written,
-so the block is what is copied; `mode: comment` has the bot post answers this sure itself. A comment
-posted is linked; no comment says why.
+so the block is what is copied; `mode: comment` has the bot post answers this sure itself. The block holds
+what a maintainer posts under their own name: the comment without the bot's hidden markers (they would make
+the bot take the maintainer's comment for its own) and without its automated footer (its "react 👎 to this
+comment"). A comment posted is linked; no comment says why.
 """
 
 from __future__ import annotations
@@ -17,10 +19,21 @@ from pathlib import Path
 from .bot import Outcome
 from .events import Closed, Command, Opened, Other
 
-__all__ = ["ENV", "summary", "write_summary"]
+__all__ = ["ENV", "summary", "write_summary", "for_pasting"]
 
 ENV = "GITHUB_STEP_SUMMARY"
 _TICKS = re.compile(r"`+")
+
+
+def _bots_own(line: str) -> bool:
+    """A line of the bot's own: a hidden marker (its comment, the entry it answered with) or its automated footer."""
+    line = line.strip()
+    return (line.startswith("<!--") and line.endswith("-->")) or (line.startswith("<sub>") and line.endswith("</sub>"))
+
+
+def for_pasting(comment: str) -> str:
+    """The bot's comment as a maintainer posts it under their own name: no hidden markers, no bot's footer."""
+    return "\n".join(line for line in comment.splitlines() if not _bots_own(line)).strip()
 
 
 def _fence(text: str) -> str:
@@ -53,10 +66,12 @@ def summary(event: Opened | Command | Closed | Other, outcome: Outcome | None, m
             f"[open the issue's comment box]({asked.url}#new_comment_field) and paste it. "
             "To have the bot post answers this sure itself, set `mode: comment` in the workflow."
         )
+        shown = for_pasting(outcome.comment)
     else:
         action = f"Not posted ({outcome.reason}){facts}."
-    fence = _fence(outcome.comment)
-    return f"{head}\n\n{action}\n\n{fence}markdown\n{outcome.comment}\n{fence}\n"
+        shown = outcome.comment
+    fence = _fence(shown)
+    return f"{head}\n\n{action}\n\n{fence}markdown\n{shown}\n{fence}\n"
 
 
 def write_summary(path: str, text: str) -> None:

@@ -15,9 +15,11 @@ from kb.insights.service import Insights
 
 from .suggestions import KeptSuggestions
 
-__all__ = ["TEMPLATE", "panel"]
+__all__ = ["TEMPLATE", "panel", "SAID"]
 
 TEMPLATE = "_insights_suggested.html"
+# What a Post or Dismiss from the page came to, said beside its row (strings `suggested_said_<code>`).
+SAID = ("posted", "dismissed", "no_token", "no_base_url", "refused", "gone")
 
 
 async def panel(request: Request, insights: Insights) -> dict[str, Any] | None:
@@ -27,4 +29,31 @@ async def panel(request: Request, insights: Insights) -> dict[str, Any] | None:
     if not (suggested or request.app.state.settings.github_webhook_secret):
         return None
     posted = list(getattr(request.app.state, "github_posted", ()))
-    return {"template": TEMPLATE, "suggested": suggested, "posted": posted}
+    settings = request.app.state.settings
+    bot_on = bool(settings.github_webhook_secret)  # the Post and Dismiss routes are this replica's when it is on
+    can_post = ""  # why Post cannot work here ("" when it can): its button is not shown
+    if not bot_on:
+        can_post = "bot_off"
+    elif not (settings.github_token or (settings.github_app_id and settings.github_private_key)):
+        can_post = "no_token"
+    elif not settings.base_url:
+        can_post = "no_base_url"
+    return {
+        "template": TEMPLATE,
+        "suggested": suggested,
+        "posted": posted,
+        "cannot_post": can_post,
+        "can_dismiss": bot_on,
+        "said": _said(request),
+    }
+
+
+def _said(request: Request) -> dict[str, Any] | None:
+    """What the last Post or Dismiss came to, from the page's address (`said`, `repo`, `number`), with GitHub's
+    own words when this replica acted on it; None without one."""
+    params = request.query_params
+    code, repo, number = params.get("said", ""), params.get("repo", ""), params.get("number", "")
+    if code not in SAID or not repo or not number.isdigit():
+        return None
+    detail = getattr(request.app.state, "github_said", {}).get((repo, int(number)), "")
+    return {"code": code, "issue": f"{repo}#{number}", "detail": detail if code == "refused" else ""}

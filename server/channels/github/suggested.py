@@ -9,6 +9,9 @@ without it). The page shows the comment before it is posted and links it after. 
 and takes `KB_GITHUB_SUGGEST_LABEL` off the issue. A Post or a Dismiss first claims the suggestion in the insights
 database, so that of several at once (two tabs, a double click, two workers) one acts and the others get 404.
 Either way the suggestion leaves the page; one the API refuses is put back, and the page says why (502).
+From the page itself (a browser's form, asking for HTML) every outcome comes back to the page, said beside the
+row (`said`): posted, dismissed, or why not, never an error page of its own; a client asking for JSON gets
+the status and the error.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .client import GitHubAPI, GitHubUnavailable
 from .comment import MARKER
 from .suggestions import KeptSuggestions, SuggestedAnswer, from_pending
 
-__all__ = ["router", "NotPosted", "NoBaseURL", "ACTIONS", "Posted", "posted_lately"]
+__all__ = ["router", "NotPosted", "NoBaseURL", "ACTIONS", "Posted", "posted_lately", "said_on_page"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(tags=["insights"])
@@ -49,6 +52,13 @@ class NotPosted(ServerError):
     """GitHub did not take the suggested answer (no token or App to post with, or the API refused it)."""
 
     status = 502
+    on_page = "refused"  # what the page says (panel.SAID): GitHub refused it or did not answer
+
+
+class NoToken(NotPosted):
+    """Post with neither KB_GITHUB_TOKEN nor the GitHub App: nothing to post with."""
+
+    on_page = "no_token"
 
 
 def api_as(request: Request, installation: int) -> GitHubAPI | None:
@@ -68,13 +78,14 @@ class NoBaseURL(ServerError):
     """Post without KB_BASE_URL: the comment would link its entries at an address nobody outside can reach."""
 
     status = 409
+    on_page = "no_base_url"
 
 
 async def _post(api: GitHubAPI | None, answer: SuggestedAnswer) -> str:
     """The suggested comment published as comment mode does; its URL."""
     where = f"{answer.repo}#{answer.number}"
     if api is None:
-        raise NotPosted(
+        raise NoToken(
             f"{where}: not posted: the GitHub bot has no token to post with "
             "(set KB_GITHUB_TOKEN, or KB_GITHUB_APP_ID and KB_GITHUB_PRIVATE_KEY)"
         )
@@ -100,9 +111,21 @@ async def suggested_answer(
     number: Annotated[int, Form(ge=1, le=2**31)] = 1,
     since: Annotated[str, Form(max_length=100)] = DEFAULT_SINCE,
 ) -> Response:
-    """Post a suggested answer to its issue, or dismiss it."""
+    """Post a suggested answer to its issue, or dismiss it; from the page, the outcome said beside its row."""
     if action not in ACTIONS:
         raise HTTPException(404, f"no suggested answer action {shown(action)}; the actions are post and dismiss")
+    try:
+        said = await _act(request, action, insights, repo, number)
+    except (NotPosted, NoBaseURL, HTTPException) as exc:
+        if not _from_page(request):
+            raise
+        said = getattr(exc, "on_page", "gone")
+        said_on_page(request.app)[(repo, number)] = str(getattr(exc, "detail", "") or exc)  # for this replica's page
+    return _back(since, said, repo, number) if _from_page(request) else _back(since)
+
+
+async def _act(request: Request, action: str, insights: Any, repo: str, number: int) -> str:
+    """Post or dismiss; what the page says of it (panel.SAID)."""
     settings = request.app.state.settings
     if action == "post" and not settings.base_url:
         raise NoBaseURL(
@@ -125,19 +148,36 @@ async def suggested_answer(
         await kept.settle(claimed)
         log.info("GitHub %s#%s: the suggested answer was posted by a maintainer %s", repo, number, url)
         posted_lately(request.app).appendleft(Posted(answer.repo, answer.number, url, time.time()))
-        return _back(since)
+        return "posted"
     await kept.settle(claimed)
     if api is not None and label and answer.kind == "issue":
         try:
             await api.remove_label(repo, number, label)
         except GitHubUnavailable as exc:  # the suggestion goes all the same: the label is a hint, not the record
             log.warning("GitHub %s#%s: the label %s was not taken off: %s", repo, number, label, exc)
-    return _back(since)
+    return "dismissed"
 
 
-def _back(since: str) -> RedirectResponse:
-    """Back to the insights page's suggested answers."""
-    return RedirectResponse(f"/insights?{urlencode({'since': since})}#suggested", status_code=303, headers=PRIVATE)
+def _from_page(request: Request) -> bool:
+    """Whether the form came from the page (a browser asks for HTML), not from a client asking for JSON."""
+    accept = request.headers.get("accept", "")
+    return "text/html" in accept and "application/json" not in accept
+
+
+def _back(since: str, said: str = "", repo: str = "", number: int = 0) -> RedirectResponse:
+    """Back to the insights page's suggested answers, saying what became of the one acted on."""
+    query = {"since": since, **({"said": said, "repo": repo, "number": str(number)} if said else {})}
+    return RedirectResponse(f"/insights?{urlencode(query)}#suggested", status_code=303, headers=PRIVATE)
+
+
+def said_on_page(app: Any) -> dict[tuple[str, int], str]:
+    """Why the last forms of this replica failed, by issue: GitHub's words, beside the row's message."""
+    if not hasattr(app.state, "github_said"):
+        app.state.github_said = {}
+    kept: dict[tuple[str, int], str] = app.state.github_said
+    if len(kept) > POSTED_SHOWN:
+        kept.pop(next(iter(kept)))
+    return kept
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from pydantic import Field, StrictInt
 from starlette.requests import Request
 
 from kb import asking
+from kb.answer import compose_answer
 from kb.entries import Entry
 from kb.errors import QueryError, shown
 from kb.events import Events
@@ -43,7 +44,8 @@ A bilingual (Chinese/English) FAQ knowledge base for LLM-training frameworks (RL
 ROLL, slime, Megatron, DeepSpeed, sglang, vLLM). Search it before answering a question about an
 error or a setting of these frameworks; quote the entry and cite its `url`. When a result says
 `state: "answered"`, the first entry answers it; `state: "likely"`, the first entry may answer it
-(its `confidence` says how likely): offer it as likely, saying it may not fit; `state: "not_covered"`,
+(its `confidence` says how likely): offer it as likely, saying it may not fit; `answer` is the reply as
+the FAQ's chat gives it, in Markdown; `state: "not_covered"`,
 the FAQ has no answer: say so rather than inventing one; a `see_also` list then names resolved tracker
 threads that may help: offer their links to read, never as the FAQ's answer."""
 
@@ -147,6 +149,8 @@ async def searched(
             {"answered": "agent_answered", "likely": "agent_likely"}.get(result.state, "agent_no_answer"),
             confidence=f"{result.confidence:.2f}",
         ),
+        # The reply as every channel composes it (kb.answer): the answer, or the first entry's marked not certain.
+        "answer": compose_answer(result.in_language(hl), hl).text,
         "note": found.note,  # "ROLL's FAQ does not cover this." where the question names a framework
         "lang": hl,
         "hits": [_hit(h, hl, root) for h in found.worth_showing],

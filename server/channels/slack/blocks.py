@@ -148,14 +148,17 @@ def reply_message(reply: Reply, root: str) -> Message:
         if reply.entries:
             blocks.append(_entry_list(t("chat_suggestions"), reply.entries, root))
         return _message(reply.notice, blocks)
-    blocks = [_context(escape(reply.notice))] if reply.notice else []
+    # "May answer": the notice a section of its own above the answer, not a faint context line.
+    opening = _section if reply.state == "likely" else _context
+    blocks = [opening(escape(reply.notice))] if reply.notice else []
     blocks += [_title(best, root), _answer(best.answer, _permalink(root, best), t), _source(best, t)]
     if reply.entries:
-        blocks.append(_entry_list(t("chat_related"), reply.entries, root))
+        blocks.append(_entry_list(t(reply.entries_label), reply.entries, root))
     if reply.pending:
         blocks.append(_context(escape(t("bot_writing"))))
     blocks.append(_buttons(best, t))
-    return _message(f"{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
+    said = f"{reply.notice}\n" if reply.state == "likely" else ""
+    return _message(f"{said}{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
 
 
 def generated_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:

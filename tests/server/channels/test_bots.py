@@ -107,6 +107,24 @@ def test_an_unanswerable_question_gets_the_nearest_entries(bot: BotServer, clien
 
 
 @every_bot()
+def test_a_question_the_first_entry_may_answer_gets_its_answer_marked_not_certain_then_the_others(
+    bots: Bots, name: str
+) -> None:
+    bot = bots(name, answer_precision=0.8, channel_precision="")  # the question sits between the floor and the point
+    found = httpx.get(f"{bot.url}/api/search", params={"q": RESUME_EN, "k": 4}, timeout=60).json()
+    hits = found["hits"][: found["shown"]]
+    assert found["state"] == "likely" and len(hits) > 1
+    [reply] = bot.seen(bot.ask(RESUME_EN))
+    assert reply.lstrip("*_").startswith("The first entry may answer this (confidence 0.")  # italic or not
+    assert "but it is not certain:" in reply.split("\n")[0] and "no confident answer" not in reply
+    said, others = reply.split("Other entries", 1)
+    assert hits[0]["question"] in said and hits[0]["permalink"] in said
+    assert "Simply set the" in said and "--load" in said and SOURCE["en"] in said  # the entry's answer, quoted
+    assert hits[0]["permalink"] not in others and hits[1]["permalink"] in others
+    assert "Related entries" not in reply
+
+
+@every_bot()
 @pytest.mark.parametrize(("text", "langs"), [("", ["en", "zh"]), ("help", ["en"]), ("帮助", ["zh"])])
 def test_help_says_how_to_ask_in_the_askers_language_or_both(
     bot: BotServer, name: str, text: str, langs: list[str]

@@ -51,7 +51,12 @@ def test_suggest_mode_leaves_the_draft_its_entry_and_confidence_and_the_issue_to
     assert entry and entry[1].startswith("slime-")
     assert f"[open the issue's comment box]({ISSUE}#new_comment_field)" in written
     assert "set `mode: comment` in the workflow" in written
-    assert f"```markdown\n{comment}\n```\n" in written  # the draft whole, in a block GitHub gives a copy button
+    # The draft in a block GitHub gives a copy button, as a maintainer posts it under their own name: the answer
+    # and its links whole, without the bot's hidden markers or its footer asking to react 👎 to the bot's comment.
+    block = written.split("```markdown\n", 1)[1].rsplit("\n```\n", 1)[0]
+    assert "<!--" not in block and "👎" not in block and "automated answer" not in block.lower()
+    assert "--load" in block and block.splitlines()[0] == comment.splitlines()[2]
+    assert all(line in comment for line in block.splitlines())
 
 
 @pytest.mark.slow
@@ -73,4 +78,4 @@ def test_a_posted_comment_is_linked_and_a_draft_with_backticks_stays_whole_in_it
     )
     draft = "Run:\n\n```bash\npython train.py --load ckpt\n```\n"
     text = summary(event, Outcome(draft, False, "suggest mode", entry="slime-1", confidence=0.9), "suggest")
-    assert f"\n````markdown\n{draft}\n````\n" in text  # a longer fence than the draft's own
+    assert f"\n````markdown\n{draft.strip()}\n````\n" in text  # a longer fence than the draft's own

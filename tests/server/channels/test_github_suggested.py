@@ -289,3 +289,62 @@ def test_six_posts_at_once_make_one_comment_and_post_and_dismiss_together_do_one
         (1, ["faq-suggested"]) if done["post"] == 303 else (0, [])
     )
     assert suggestions(client) == []
+
+
+PAGE = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}  # a browser's form
+
+
+def row_of(page: str, issue: str = ISSUE) -> str:
+    """The suggestion's row on the page ("" when it is not listed)."""
+    found = re.search(rf'<tr [^>]*data-suggested="{re.escape(issue)}">(.*?)</tr>', page, re.S)
+    return found[1] if found else ""
+
+
+def test_from_the_page_post_without_a_token_says_why_beside_the_row_and_shows_no_post_button(
+    bot: Any, github: GitHubStandIn
+) -> None:
+    client = bot(github_token="")
+    deliver(client, "issues", issue_event(RESUME))
+    form_token = sign_in(client)
+    row = row_of(client.get("/insights?since=7d").text)
+    assert 'data-action="dismiss"' in row and 'data-action="post"' not in row  # Post cannot work here
+    assert "Post is not possible here: the GitHub bot has no token" in client.get("/insights?since=7d").text
+
+    # A Post sent all the same (a page loaded before the token was taken away): the page again, saying why.
+    sent = act(client, "post", form_token, **PAGE)
+    assert sent.status_code == 303 and sent.headers["location"].startswith("/insights?")
+    page = client.get(sent.headers["location"]).text
+    said = re.search(r'<p class="suggested-said warn" role="status" data-said="no_token">(.*?)</p>', row_of(page))
+    assert said and html.unescape(said[1]).startswith("owner/repo#1 was not posted: the GitHub bot has no token")
+    assert len(suggestions(client)) == 1 and github.comments == {}
+
+    dismissed = client.get(act(client, "dismiss", form_token, **PAGE).headers["location"]).text
+    assert row_of(dismissed) == "" and "The suggested answer for owner/repo#1 was dismissed." in dismissed
+    again = client.get(act(client, "dismiss", form_token, **PAGE).headers["location"]).text
+    assert "There is no suggested answer for owner/repo#1 any more" in again
+
+
+def test_from_the_page_a_post_github_refuses_says_so_beside_the_row(bot: Any, github: GitHubStandIn) -> None:
+    client = bot()
+    deliver(client, "issues", issue_event(RESUME))
+    form_token = sign_in(client)
+    github.down = True
+    sent = act(client, "post", form_token, **PAGE)
+    assert sent.status_code == 303
+    row = row_of(client.get(sent.headers["location"]).text)
+    assert 'data-said="refused"' in row and "GitHub refused it or did not answer" in row and "HTTP 502" in row
+    assert 'data-action="post"' in row and len(suggestions(client)) == 1  # kept: try again
+
+
+def test_a_replica_with_the_bot_off_lists_the_suggestions_without_buttons_and_says_where_to_act(
+    bot: Any, settings: Any, tmp_path: Path
+) -> None:
+    client = bot()
+    deliver(client, "issues", issue_event(RESUME))
+    off = settings.with_(data_dir=tmp_path, admin_token=TOKEN, github_webhook_secret="")  # the same database
+    with TestClient(create_app(off)) as replica:
+        sign_in(replica)
+        page = replica.get("/insights?since=7d").text
+    row = row_of(page)
+    assert row and "data-action=" not in row  # no button that would answer "Not Found"
+    assert "The GitHub bot is off on this server: post or dismiss these from the server where it is on" in page

@@ -109,6 +109,9 @@ def test_search_faq_tells_the_agent_when_the_first_entry_may_answer(settings: An
     assert (result["answered"], result["state"]) == (False, "likely")
     assert result["hits"][0]["id"] == "slime-b0ab398d"
     assert "may answer" in result["message"] and "no answer" not in result["message"]
+    # The reply as the chat gives it: the line, then the entry's answer quoted, marked not certain.
+    assert result["answer"].startswith("The first entry may answer this (confidence 0.")
+    assert "> Simply set the `--load` directory to your `--save` directory." in result["answer"]
 
 
 def test_search_faq_in_chinese_and_by_framework(server: Any) -> None:

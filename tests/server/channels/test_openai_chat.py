@@ -191,6 +191,21 @@ def test_the_documented_python_snippet(server: Any, capsys: pytest.CaptureFixtur
     assert "来源" in printed and "](https://" in printed
 
 
+def test_may_answer_gives_the_entrys_answer_marked_not_certain_whole_and_streamed(settings: Any, serve: Any) -> None:
+    from server import create_app
+
+    strict = serve(create_app(settings.with_(answer_precision=0.8, channel_precision="")))
+    asked = openai.OpenAI(base_url=strict.url + "/v1", api_key="unused")
+    messages: Any = [{"role": "user", "content": "how do I resume training in slime?"}]
+    whole = asked.chat.completions.create(model="kb", messages=messages)
+    text = whole.choices[0].message.content or ""
+    assert whole.model_extra["state"] == "likely", whole.model_extra
+    assert text.startswith("The first entry may answer this (confidence 0.")
+    assert "> Simply set the `--load` directory to your `--save` directory." in text and "Other entries:" in text
+    streamed = asked.chat.completions.create(model="kb", messages=messages, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in streamed) == text
+
+
 def test_open_without_keys(settings: Any) -> None:
     from fastapi.testclient import TestClient
 

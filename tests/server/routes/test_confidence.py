@@ -52,3 +52,27 @@ def test_the_search_page_says_may_answer_with_the_first_results_confidence_in_bo
     assert f"confidence {confidence:.2f}" in en and 'data-state="likely"' in en
     assert "第一个结果可能回答了你的问题，但没有把握。" in zh and f"置信度 {confidence:.2f}" in zh
     assert "confidence 1.00" in own and 'data-state="answered"' in own
+
+
+def test_the_chat_without_javascript_shows_the_answer_that_may_answer_apart_then_the_others(
+    settings: Settings,
+) -> None:
+    from tests.support.forms import form_token
+
+    with TestClient(create_app(settings.with_(answer_precision=0.8, channel_precision=""))) as client:
+        api = client.post("/api/chat", json={"message": RESUME}).json()
+        page = client.post(
+            "/chat", data={"message": RESUME, "form_token": form_token(client)}, headers={"Accept-Language": "en"}
+        ).text
+    assert api["state"] == "likely"
+    bubble = page.split('<li class="turn bot">', 1)[1].split("</li>\n", 1)[0]
+    notice, rest = bubble.split('<div class="likely-answer" data-likely>', 1)
+    assert "The first entry may answer this (confidence" in notice and "no confident answer" not in bubble
+    box = rest.split("Other entries", 1)[0]
+    assert "May answer, not certain" in box and "--load" in box and "Quoted from the FAQ" in box
+    assert bubble.count("Quoted from the FAQ") == 1
+    assert 'href="/entries/' + api["sources"][1]["id"] + '"' in bubble.split("Other entries", 1)[1]
+    # The API's answer text: the line, the entry's answer quoted apart, its source, then the other entries.
+    opening, quoted = api["answer"].split("\n\n", 1)
+    assert opening.startswith("The first entry may answer this") and "> Simply set the `--load`" in quoted
+    assert "Other entries:" in quoted and "Quoted" not in api["answer"]

@@ -381,3 +381,24 @@ def test_a_construct_over_lines_keeps_its_text_whole() -> None:
     code = 'def f():\n    """Resume\n    from --load."""\n    return 1'
     html = highlight_code(code, "python")
     assert text_of(html) == code and '<span class="tok-k">return</span>' in html
+
+
+def test_a_question_in_the_home_pages_address_is_searched_as_on_the_search_page(client: TestClient) -> None:
+    moved = client.get("/", params={"q": "how do I resume training"}, follow_redirects=False)
+    assert (moved.status_code, moved.headers["location"]) == (302, "/search?q=how+do+I+resume+training")
+    page = client.get("/", params={"q": "how do I resume training"}).text
+    assert 'id="r-slime-b0ab398d"' in page
+    assert 'id="r-' not in client.get("/").text
+
+
+def test_the_first_results_answer_is_never_cut_and_the_source_filter_names_each_faq(client: TestClient) -> None:
+    page = client.get("/search", params={"q": "how do I resume training"}).text
+    first = page.split('<li class="result"', 2)[1]
+    assert "data-whole" in first.split('<div class="result-meta">')[0]
+    select = page.split('name="source"', 1)[1].split("</select>", 1)[0]
+    labels = [
+        unescape(label).rsplit(" (", 1)[0]
+        for label in re.findall(r'<option value="[\w-]+"[^>]*>([^<]+)</option>', select)
+    ]
+    assert len(labels) == len(set(labels)) > 4, labels
+    assert {"ROLL Q&A", "ROLL Ascend NPU FAQ"} <= set(labels) and "ROLL" not in labels and "DeepSpeed" not in labels

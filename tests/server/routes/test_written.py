@@ -332,3 +332,12 @@ def test_an_answer_removed_while_it_is_edited_keeps_the_edit_to_save_as_a_new_an
         assert written.read() == []
         again = second.post("/insights/write", data=fields(second, question_en="Q?", answer_en="A, and more."))
         assert again.status_code == 303 and [a.answers["en"] for a in written.read()] == ["A, and more."]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_written_answer_forms_footer_speaks_of_the_answer_written_there(live: str, lang: str) -> None:
+    with signed_in(live, lang) as browser:
+        form = browser.get("/insights/write", params={"since": "7d"}).text
+    footer = form.split('<footer class="site-footer">', 1)[1].split("</p>", 1)[0]
+    said = {"en": "An answer written here joins this site&#39;s own FAQ", "zh": "这里写的答案加入本站自己的 FAQ"}[lang]
+    assert said in footer and "framework" not in footer and "各框架" not in footer

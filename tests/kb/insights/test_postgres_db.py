@@ -45,7 +45,7 @@ def columns(postgres: Any, url: str, table: str) -> list[tuple[str, str]]:
 
 def test_a_new_database_has_the_current_schema_with_8_byte_times(postgres: Any, database_url: str) -> None:
     store = InsightsStore(database_url)
-    assert store.dialect == "postgres" and store.schema_version() == SCHEMA_VERSION == 9
+    assert store.dialect == "postgres" and store.schema_version() == SCHEMA_VERSION == 10
     assert store.path is None and store.location == database_url
     assert columns(postgres, database_url, "questions") == [
         ("id", "bigint"),
@@ -102,7 +102,7 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
         name,
     )
     store = InsightsStore(database_url)
-    assert store.schema_version() == 9
+    assert store.schema_version() == 10
     assert postgres.execute("SELECT id, text, kind, chat_workspace FROM questions ORDER BY id", name) == [
         (1, "如何续训", "search", None),
         (2, "OOM", "search", None),

@@ -70,9 +70,13 @@ class GitHubQueue(StorePart):
             ).rowcount
         return int(taken) == 1
 
-    def queue_close(self, repo: str, number: int, issue: str, now: float, limit: int) -> bool:
-        """Queue the close of `repo`#`number` (its issue as JSON), or refresh its row; False (nothing queued) when
-        `limit` rows are waiting already."""
+    def forget_deliveries(self, keys: list[str]) -> None:
+        """`keys` forgotten: their delivery was refused, and may be delivered again."""
+        self._write(("DELETE FROM github_deliveries WHERE key = ?", [(k,) for k in keys]))
+
+    def queue_close(self, repo: str, number: int, issue: str, now: float, limit: int, due: float | None = None) -> bool:
+        """Queue the close of `repo`#`number` (its issue as JSON), due at `due` (default `now`), or refresh its row;
+        False (nothing queued) when `limit` rows are waiting already."""
         with self._db.transaction() as db:
             waiting = int(db.execute("SELECT count(*) FROM close_queue").fetchone()[0])
             there = db.execute("SELECT 1 FROM close_queue WHERE repo = ? AND number = ?", (repo, number)).fetchall()
@@ -82,17 +86,25 @@ class GitHubQueue(StorePart):
                 "INSERT INTO close_queue (repo, number, issue, queued_at, tries, due, holder, until, last_error) "
                 "VALUES (?, ?, ?, ?, 0, ?, '', 0, '') ON CONFLICT (repo, number) DO UPDATE SET issue = excluded.issue, "
                 "queued_at = excluded.queued_at, tries = 0, due = excluded.due, last_error = ''",
-                (repo, number, issue, now, now),
+                (repo, number, issue, now, now if due is None else due),
             )
         return True
 
-    def take_close(self, holder: str, now: float, until: float) -> QueuedClose | None:
-        """The close due first that no running process holds, now held by `holder` until `until`; None when none."""
-        rows = self._db.rows(
-            "SELECT repo, number, issue, tries, holder, until FROM close_queue WHERE due <= ? "
-            "ORDER BY due, queued_at LIMIT 50",
-            (now,),
-        )
+    def take_close(
+        self, holder: str, now: float, until: float, only: tuple[str, int] | None = None, before: float = 0.0
+    ) -> QueuedClose | None:
+        """The close due first that no running process holds (with `only`, that issue's, due or not; a close not yet
+        tried that was queued before `before` is due), now held by `holder` until `until`; None when none."""
+        if only is None:
+            rows = self._db.rows(
+                "SELECT repo, number, issue, tries, holder, until FROM close_queue "
+                "WHERE due <= ? OR (tries = 0 AND queued_at < ?) ORDER BY due, queued_at LIMIT 50",
+                (now, before),
+            )
+        else:
+            rows = self._db.rows(
+                "SELECT repo, number, issue, tries, holder, until FROM close_queue WHERE repo = ? AND number = ?", only
+            )
         for repo, number, issue, tries, held_by, held_until in rows:
             if held_by and float(held_until) >= now and holder_running(str(held_by)):
                 continue

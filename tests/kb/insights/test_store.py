@@ -229,7 +229,7 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     store.close()
     InsightsStore(path).close()  # opening again changes nothing
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(9,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(10,)]
 
 
 def test_a_version_4_file_keeps_its_slack_ids_under_the_team_chat_columns(tmp_path: Path) -> None:
@@ -254,10 +254,10 @@ def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> Non
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:
         db.executescript(
-            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (10);"
+            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (11);"
         )
     with pytest.raises(
-        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 10 is newer than this kb's 9"
+        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 11 is newer than this kb's 10"
     ):
         InsightsStore(path)
     with sqlite3.connect(path) as db:

@@ -61,6 +61,7 @@ class CloseQueue:
     def __init__(self, store: InsightsStore | None, poll: float = POLL, grace: float = GRACE) -> None:
         self.store = store
         self.poll, self.grace = poll, grace
+        self.size, self.tries, self.retry = QUEUE_SIZE, TRIES, RETRY
         self.holder = this_process(secrets.token_hex(4))
         self.dropped = 0  # closes dropped after their last try, since start-up
         self.started = time.time()  # a close queued before is no delivery's of this process: taken at once
@@ -71,12 +72,12 @@ class CloseQueue:
         return self.store is not None
 
     async def queue(self, asked: Opened) -> bool:
-        """Queue the close of `asked`; False when `QUEUE_SIZE` closes are waiting already."""
+        """Queue the close of `asked`; False when `size` closes are waiting already."""
         assert self.store is not None
         store, now = self.store, time.time()
         issue = issue_json(asked)
         return await asyncio.to_thread(
-            store.queue_close, asked.repo, asked.number, issue, now, QUEUE_SIZE, now + self.grace
+            store.queue_close, asked.repo, asked.number, issue, now, self.size, now + self.grace
         )
 
     async def harvest_taken(self, asked: Opened, harvest: Harvest) -> str:
@@ -132,18 +133,18 @@ class CloseQueue:
 
     async def _failed(self, taken: QueuedClose, error: str) -> str:
         assert self.store is not None
-        due = time.time() + RETRY * 2**taken.tries
-        dropped = await asyncio.to_thread(self.store.close_failed, taken, error, due, TRIES)
+        due = time.time() + self.retry * 2**taken.tries
+        dropped = await asyncio.to_thread(self.store.close_failed, taken, error, due, self.tries)
         if dropped:
             self.dropped += 1
             log.warning(
                 "GitHub: %s#%s was not harvested after %d tries and is dropped: %s",
                 taken.repo,
                 taken.number,
-                TRIES,
+                self.tries,
                 error,
             )
-            return f"not harvested: dropped after {TRIES} tries ({error})"
+            return f"not harvested: dropped after {self.tries} tries ({error})"
         log.warning(
             "GitHub: %s#%s was not harvested (%s); tried again in %.0f s",
             taken.repo,

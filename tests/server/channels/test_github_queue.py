@@ -172,3 +172,67 @@ def test_closes_acknowledged_before_a_kill_9_are_every_one_harvested_after_a_res
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
     github.reset()
+
+
+def test_past_the_queues_size_a_close_is_refused_with_503_and_its_redelivery_taken(
+    settings: Settings,
+    github: GitHubStandIn,
+    serve: Callable[[Any], Any],
+    tmp_path_factory: pytest.TempPathFactory,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A close the queue has no room for is not acknowledged: 503 saying why, one log line; GitHub's redelivery of the
+    same delivery (its id and body) is taken once there is room, and harvested."""
+    github.reset()
+    answer_closes(github, range(1, 4))
+    own = own_data(settings, tmp_path_factory, "close-full").with_(
+        github_webhook_secret=SECRET, github_token="ghp-test-token", github_api_url=github.url, reload_interval=0
+    )
+    app = create_app(own)
+    url = serve(app).url
+    closes = app.state.github_closes
+    closes.size = 2
+    app.state.github_backlog = Backlog(running=1, waiting=0)  # no room to harvest at once: the closes stay queued
+    closes.grace, closes.poll = 5.0, 0.2  # and the queue's own turn comes 5 s after: they stay queued until then
+    sent = [delivery("issues", closed_issue(n)) for n in range(1, 4)]
+    acks = [httpx.post(f"{url}/github/webhook", content=body, headers=headers) for body, headers in sent]
+    assert [ack.status_code for ack in acks] == [202, 202, 503]
+    assert acks[2].json()["error"] == "the queue of closes waiting to be harvested is full; deliver it again later"
+    assert [m for m in caplog.messages if "refused: the queue of closes is full" in m] == [
+        "GitHub: THUDM/slime#3 refused: the queue of closes is full"
+    ]
+    closes.size = 10  # room again once the queue's turn harvests them
+    database = store_path(own.data_dir)
+    wait_until(lambda: harvested(database) >= {1, 2}, 120, "the two closes queued")
+    again = httpx.post(f"{url}/github/webhook", content=sent[2][0], headers=sent[2][1])  # GitHub's redelivery
+    assert again.status_code == 202 and again.json()["done"] != "delivered before"
+    wait_until(lambda: harvested(database) >= {1, 2, 3}, 120, "the redelivered close")
+    github.reset()
+
+
+def test_a_close_github_will_not_give_is_tried_a_bounded_number_of_times_then_dropped_saying_so(
+    settings: Settings,
+    github: GitHubStandIn,
+    serve: Callable[[Any], Any],
+    tmp_path_factory: pytest.TempPathFactory,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    github.reset()
+    github.down = True  # every call 502
+    own = own_data(settings, tmp_path_factory, "close-down").with_(
+        github_webhook_secret=SECRET, github_token="ghp-test-token", github_api_url=github.url, reload_interval=0
+    )
+    app = create_app(own)
+    url = serve(app).url
+    closes = app.state.github_closes
+    closes.tries, closes.retry, closes.poll = 3, 0.1, 0.1
+    body, headers = delivery("issues", closed_issue(7))
+    assert httpx.post(f"{url}/github/webhook", content=body, headers=headers).status_code == 202
+    database = store_path(own.data_dir)
+    wait_until(lambda: closes.dropped == 1, 120, "the close dropped after its tries")
+    assert queued(database) == 0 and 7 not in harvested(database)
+    [dropped] = [m for m in caplog.messages if "is dropped" in m]
+    assert dropped.startswith("GitHub: THUDM/slime#7 was not harvested after 3 tries and is dropped: GitHubUnavailable")
+    retried = [m for m in caplog.messages if m.startswith("GitHub: THUDM/slime#7 was not harvested (")]
+    assert len(retried) == 2  # tried three times: two retries, then dropped
+    github.reset()

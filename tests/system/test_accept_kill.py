@@ -1,7 +1,8 @@
 """Accepts that lose nothing: a real `kb serve` killed (SIGKILL) while four drafts from the tracker are being
 accepted at once, then started again on the same data directory. Every draft the database calls accepted has its
 answer served (searchable by id) after the restart, and no draft is decided without its answer saved; the drafts
-the kill cut off before they were decided are still offered."""
+the kill cut off before they were decided are still offered. And what a stop between a save and the decision leaves
+(the answer saved, its draft waiting, the build without it) is settled at the next start-up."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any, Callable
 
 import httpx
 import pytest
 
-from kb.harvest import Draft
+from kb.harvest import Asked, Draft
+from kb.harvest.accepted import answer_of
 from kb.insights import InsightsStore, store_path
 from kb.settings import Settings
 from kb.written import WrittenFile
+from server import create_app
 from tests.support.forms import insights_form_token as form_token
 from tests.support.paths import ROOT
 from tests.support.ports import free_port, wait_for_port
@@ -152,3 +157,41 @@ def test_four_accepts_killed_mid_way_are_all_served_after_a_restart(settings: Se
         process.wait(timeout=30)
     if any(n not in answered for n in accepted):  # the kill came between a save and its build
         assert "the served build does not hold the written answers" in log.read_text(errors="replace")
+
+
+def test_start_up_settles_an_answer_saved_before_its_draft_was_decided(
+    settings: Settings, tmp_path: Path, serve: Callable[[Any], Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """What a stop between the save and the decision leaves: the answer in the file, its draft still waiting, the
+    build without it. Started again (a real uvicorn on a loopback port), the server marks the draft accepted as that
+    answer, names the answer in a warning, builds and serves it, and links the draft's other thread to it."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    os.symlink(settings.index_dir.resolve(), data_dir / "index")
+    [first, *_] = drafts()
+    other = Asked("slime 怎么固定 Megatron 的版本", THREAD.format(199), 199)
+    waiting = replace(first, alternates=(other,))
+    store = InsightsStore(store_path(data_dir))
+    store.keep_drafts([waiting])
+    store.close()
+    answer = answer_of(waiting, {})
+    WrittenFile(data_dir / "written.jsonl").save(answer)
+    mine = settings.with_(data_dir=data_dir, admin_token=TOKEN)
+    url = serve(create_app(mine)).url
+    deadline = time.monotonic() + 120
+    while httpx.get(f"{url}/api/entries/{answer.id}", timeout=30).status_code != 200:
+        assert time.monotonic() < deadline, "the saved answer was not built at start-up"
+        time.sleep(0.2)
+    assert states(data_dir)[first.number] == ("accepted", answer.id)
+    warned = [m for m in caplog.messages if "does not hold the written answers" in m]
+    assert len(warned) == 1 and f"missing or changed: {answer.id}" in warned[0]
+    deadline = time.monotonic() + 60
+    while not (linked := _linked(data_dir)):
+        assert time.monotonic() < deadline, "the draft's other thread was not linked"
+        time.sleep(0.2)
+    assert linked == [(other.question, answer.id, THREAD.format(199))]
+
+
+def _linked(data_dir: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(store_path(data_dir)) as db:
+        return db.execute("SELECT question, entry_id, url FROM links WHERE origin = 'tracker'").fetchall()

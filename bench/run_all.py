@@ -1,7 +1,8 @@
 """Every benchmark, one table: section | metric | measured | target | ok?, then the machine.
 
 Runs, in this process, the `run(quick)` of bench_startup (start-up, memory), bench_http
-(the query path), bench_long_inputs, bench_hostile_text (the worst pasted shapes reduced), bench_hostile_patterns (every pattern on hostile text), bench_workers, bench_core (ingest), bench_soak, bench_scale and
+(the query path), bench_long_inputs, bench_hostile_text (the worst pasted shapes reduced), bench_hostile_patterns (every pattern on hostile text), bench_workers, bench_core (ingest), bench_soak, bench_acknowledged (the GitHub and harvest surfaces, a kill -9
+halfway: nothing acknowledged lost), bench_scale and
 bench_replicas (on a throwaway PostgreSQL), bench_links (links: loading 10,000, their cost to a
 search), bench_tables (10,000 entries from a CSV against the same as Markdown) and learning (retrieval on
 real questions as links are added); and bench_slack, bench_chat_bots and bench_insights as scripts, their printed
@@ -45,6 +46,7 @@ IN_PROCESS = (
     "bench_workers",
     "bench_core",
     "bench_soak",
+    "bench_acknowledged",
     "bench_scale",
     "bench_replicas",
     "bench_links",

@@ -10,13 +10,17 @@ harvest of that repository (kept in the data directory). The rules (`kb/harvest/
 threads; the drafts are grouped by the index's embedder when there is an index, and each is checked
 against its entries; with `KB_LLM_*` set, a long thread is condensed by the LLM into a question and an answer,
 marked as its draft. Without `--dry-run` they are kept in the insights database, for `/insights`.
-`--dry-run --json` prints one JSON object a draft and nothing else.
+`--dry-run --json` prints one JSON object a draft and nothing else. A file of at most `MAX_FILE` bytes is read, and
+of it (as of the API) at most `--limit` threads; `--repo` gives up past `--deadline` seconds, keeping nothing. A
+thread whose text is not UTF-8 is refused with one line on standard error and the harvest goes on; while the
+threads are read, a progress line every few seconds goes there too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["add_parser", "cmd_harvest"]
 
-MAX_FILE = 512 * 1024 * 1024  # bytes of a thread file read
+DEADLINE = 900.0  # seconds `--repo` may take, by default (the API's pages, its rate limits waited out)
+MAX_FILE = 256 * 1024 * 1024  # bytes of a thread file read (gh's JSON of 10,000 long threads is under 100 MiB)
 
 
 def _day(text: str) -> float:
@@ -49,6 +54,21 @@ def _associations(text: str) -> tuple[str, ...]:
     return found
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of threads, 1 or more")
+    return value
+
+
+def _refused(message: str) -> None:
+    """A thread refused on its own: one line, and the harvest goes on."""
+    print(f"kb harvest: {message}", file=sys.stderr, flush=True)
+
+
 def add_parser(sub: Any) -> None:
     """Add `harvest` to the `kb` command's subparsers."""
     p = sub.add_parser("harvest", help="draft FAQ entries from closed issues and answered Discussions")
@@ -64,7 +84,16 @@ def add_parser(sub: Any) -> None:
         metavar="LIST",
         help="whose answers count: author associations, comma-separated (default OWNER,MEMBER,COLLABORATOR)",
     )
-    p.add_argument("--limit", type=int, default=10_000, help="with --repo, at most this many issues read")
+    p.add_argument(
+        "--limit", type=_positive, default=10_000, help="at most this many threads read (of the file, or of the API)"
+    )
+    p.add_argument(
+        "--deadline",
+        type=float,
+        default=DEADLINE,
+        metavar="SECONDS",
+        help="with --repo, give up (keeping nothing) when the API has not given every issue within this many seconds",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the drafts; keep nothing")
     p.add_argument("--json", action="store_true", help="one JSON object a draft, and nothing else")
     p.set_defaults(run=cmd_harvest)
@@ -79,14 +108,26 @@ def _threads(settings: ServerSettings, args: argparse.Namespace) -> Iterable[Thr
         try:
             if args.file.stat().st_size > MAX_FILE:
                 raise HarvestError(f"--from {args.file}: over {MAX_FILE // 2**20} MiB; split it")
-            data = json.loads(args.file.read_bytes())
+            # Bytes that are not UTF-8 are kept as lone surrogates, so that the thread holding them alone is refused.
+            data = json.loads(args.file.read_bytes().decode("utf-8", "surrogateescape"))
         except OSError as exc:
             raise HarvestError(f"--from {args.file}: {exc.strerror or exc}") from None
         except (ValueError, RecursionError) as exc:
             raise HarvestError(f"--from {args.file}: not JSON ({exc})") from None
-        return read_threads(data, str(args.file))
+        threads = read_threads(data, str(args.file), _refused)
+        if len(threads) > args.limit:
+            _refused(f"--from {args.file}: {len(threads):,} threads; the first {args.limit:,} read (--limit)")
+        return threads[: args.limit]
     since = last_harvest(settings.data_dir, args.repo)
-    return closed_issues(args.repo, settings.github_api_url, settings.github_token, since, args.limit)
+    return closed_issues(
+        args.repo,
+        settings.github_api_url,
+        settings.github_token,
+        since,
+        args.limit,
+        deadline=args.deadline,
+        refused=_refused,
+    )
 
 
 def _knowledge(settings: ServerSettings) -> KnowledgeBase | None:
@@ -129,12 +170,16 @@ def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
     from kb.harvest import Rules, harvest
     from kb.harvest.run import remember_harvest
 
+    from .progress import progress_lines
+
     rules = Rules(associations=args.associations, label=args.label, closed_after=args.closed_after)
     started = time.time()
     threads = _threads(settings, args)
     llm, kb = _llm(settings), _knowledge(settings)
+    total = len(threads) if isinstance(threads, list) else args.limit
     try:
-        done = harvest(threads, rules, kb, llm)
+        with progress_lines("kb harvest", sys.stderr) as progress:
+            done = harvest(threads, rules, kb, llm, progress=lambda n: progress("threads", n, max(total, n)))
     finally:
         if llm is not None:
             llm.close()

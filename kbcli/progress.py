@@ -29,6 +29,7 @@ STAGES = {
     "learned": "learned questions embedded",
     "questions": "entry questions embedded",
     "background questions": "background questions embedded",
+    "threads": "threads read",
 }
 
 

@@ -23,10 +23,12 @@ from fastapi.staticfiles import StaticFiles
 
 from kb.events import Events
 from kb.insights import Recorder
+from kb.insights.service import Insights
 from kb.llm import LLM
 from kb.settings import Settings
 
 from . import surfaces
+from .accepting import settle_accepts
 from .channels import Channel, registry
 from .error_handler import install_error_handler
 from .harvesting import harvest_every
@@ -97,6 +99,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         if hasattr(module, "start"):
             await module.start(app, stack)
     tasks = _background(settings, app.state.reloader)
+    tasks.append(asyncio.create_task(_settle(app)))
     try:
         yield
     finally:
@@ -125,6 +128,15 @@ def _open(app: FastAPI, settings: ServerSettings) -> LLM | None:
     app.state.written = Written(app.state.reloader)
     app.state.metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))
     return llm
+
+
+async def _settle(app: FastAPI) -> None:
+    """Start-up, in the background: what a stop cut short of an accept or a written answer's build, settled."""
+    insights = app.state.insights = getattr(app.state, "insights", None) or Insights(app.state.recorder)
+    try:
+        await settle_accepts(insights, app.state.written, app.state.reloader)
+    except Exception as exc:  # the server serves the build it has; the next change builds the file
+        log.warning("settling the written answers at start-up failed: %s: %s", type(exc).__name__, exc)
 
 
 def _background(settings: ServerSettings, reloader: Reloader) -> list[asyncio.Task[None]]:

@@ -54,7 +54,8 @@ async def harvest_once(settings: ServerSettings, repo: str, failed: str = "") ->
         raise
     if process.returncode != 0:
         lines = err.decode("utf-8", "replace").splitlines()
-        reason = lines[0].removeprefix("kb: error: ") if lines else f"exit status {process.returncode}"
+        said = [line for line in lines if line.startswith("kb: error: ")] or lines[-1:]  # not its progress lines
+        reason = said[0].removeprefix("kb: error: ") if said else f"exit status {process.returncode}"
         if reason != failed:
             log.error("harvesting %s failed: %s", repo, reason)
         return reason

@@ -6,21 +6,26 @@ header; each issue with comments has them read from `/repos/{repo}/issues/{n}/co
 way. Plain `httpx` against `KB_GITHUB_API_URL` only, following no redirect, so the token goes to no
 other host. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is
 waited out up to `MAX_WAIT` seconds, as the GitHub channel's client does; past that, a HarvestError.
+A list ends at its first empty page, whatever its `Link` header says, and the whole harvest at its `deadline`
+(`DEADLINE` seconds by default, `kb harvest --deadline`): past it a HarvestError says how far it got, and nothing
+is kept. An issue whose text is not UTF-8 is refused on its own (`threads.ThreadRefused`), the others read on.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any, Callable, Iterator
 
 import httpx
 
-from .threads import MAX_COMMENTS, HarvestError, Thread, from_rest
+from .threads import MAX_COMMENTS, HarvestError, Thread, ThreadRefused, from_rest
 
-__all__ = ["closed_issues", "MAX_WAIT"]
+__all__ = ["closed_issues", "MAX_WAIT", "DEADLINE"]
 
 MAX_WAIT = 60.0  # seconds a rate limit is waited out, at most
+DEADLINE = 900.0  # seconds a whole harvest of a repository may take
 ATTEMPTS = 3
 PER_PAGE = 100
 _NEXT = re.compile(r'<([^<>\s]{1,2000})>;\s*rel="next"')
@@ -40,7 +45,7 @@ def _rate_limited(response: httpx.Response) -> float | None:
 
 
 class _Pages:
-    def __init__(self, api_url: str, token: str, sleep: Callable[[float], None]):
+    def __init__(self, api_url: str, token: str, sleep: Callable[[float], None], deadline: float = DEADLINE):
         headers = {
             "Accept": "application/vnd.github+json",
             "X-GitHub-Api-Version": "2022-11-28",
@@ -52,12 +57,30 @@ class _Pages:
         self.client = httpx.Client(base_url=self.base, headers=headers, timeout=20.0, follow_redirects=False)
         self.sleep = sleep
         self.calls = 0
+        self.deadline = deadline
+        self.ends = time.monotonic() + deadline
+
+    def _left(self, path: str) -> float:
+        """Seconds left before the deadline; a HarvestError when none are."""
+        left = self.ends - time.monotonic()
+        if left <= 0:
+            raise HarvestError(
+                f"GET {self.base}{path}: the harvest took over its deadline of {self.deadline:.0f} s "
+                f"({self.calls} requests made); nothing was kept"
+            )
+        return left
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> tuple[Any, str]:
         """The JSON of one page, and the next page's URL ("" for the last)."""
         for attempt in range(ATTEMPTS):
+            left = self._left(path)
             try:
-                response = self.client.get(path, params=params)
+                response = self.client.get(path, params=params, timeout=min(20.0, left))
+            except httpx.TimeoutException as exc:
+                if left < 20.0:
+                    self.ends = time.monotonic()  # timed out at the deadline: said as the deadline
+                    self._left(path)
+                raise HarvestError(f"GET {self.base}{path}: {type(exc).__name__}: {exc}") from None
             except httpx.TransportError as exc:  # offline, a name not found, a connection refused
                 raise HarvestError(
                     f"GET {self.base}{path}: GitHub could not be reached ({type(exc).__name__}: {exc}); without "
@@ -68,14 +91,14 @@ class _Pages:
             self.calls += 1
             wait = _rate_limited(response)
             if wait is not None and attempt + 1 < ATTEMPTS and wait <= MAX_WAIT:
-                self.sleep(wait)
+                self.sleep(min(wait, self._left(path)))
                 continue
             if response.status_code >= 300:
                 said = response.text[:200].replace("\n", " ")
                 raise HarvestError(f"GET {self.base}{path}: HTTP {response.status_code}: {said}")
-            try:
-                data = response.json()
-            except ValueError:
+            try:  # bytes that are not UTF-8 kept as lone surrogates: their issue alone is refused
+                data = json.loads(response.content.decode("utf-8", "surrogateescape"))
+            except (ValueError, RecursionError):
                 raise HarvestError(f"GET {self.base}{path}: the answer is not JSON") from None
             found = _NEXT.search(response.headers.get("link", ""))
             following = found.group(1) if found else ""
@@ -85,7 +108,7 @@ class _Pages:
         raise HarvestError(f"GET {self.base}{path}: still rate-limited after {ATTEMPTS} tries")
 
     def all(self, path: str, params: dict[str, Any], limit: int) -> Iterator[Any]:
-        """Every item of a paged list, up to `limit`."""
+        """Every item of a paged list, up to `limit`; it ends at an empty page."""
         seen = 0
         page: str = path
         query: dict[str, Any] | None = params
@@ -94,6 +117,8 @@ class _Pages:
             query = None  # the next page's URL carries them
             if not isinstance(data, list):
                 raise HarvestError(f"GET {self.base}{path}: expected a JSON list, got {type(data).__name__}")
+            if not data:  # a next page after an empty one is not followed
+                return
             for item in data[: limit - seen]:
                 seen += 1
                 yield item
@@ -106,11 +131,14 @@ def closed_issues(
     since: str = "",
     limit: int = 10_000,
     sleep: Callable[[float], None] = time.sleep,
+    deadline: float = DEADLINE,
+    refused: Callable[[str], None] | None = None,
 ) -> Iterator[Thread]:
-    """The closed issues of `repo` (owner/name) updated since `since` (ISO 8601, "" for all), each with its comments."""
+    """The closed issues of `repo` (owner/name) updated since `since` (ISO 8601, "" for all), each with its comments,
+    all within `deadline` seconds; an issue refused on its own is said to `refused` (else raised)."""
     if not re.fullmatch(r"[\w.-]{1,100}/[\w.-]{1,100}", repo):
         raise HarvestError(f"--repo {repo!r}: expected OWNER/NAME")
-    pages = _Pages(api_url, token, sleep)
+    pages = _Pages(api_url, token, sleep, deadline)
     try:
         params: dict[str, Any] = {"state": "closed", "per_page": PER_PAGE, "sort": "updated", "direction": "asc"}
         if since:
@@ -122,6 +150,11 @@ def closed_issues(
             if issue.get("comments"):
                 path = f"/repos/{repo}/issues/{int(issue.get('number') or 0)}/comments"
                 comments = list(pages.all(path, {"per_page": PER_PAGE}, MAX_COMMENTS))
-            yield from_rest(repo, issue, comments)
+            try:
+                yield from_rest(repo, issue, comments)
+            except ThreadRefused as exc:
+                if refused is None:
+                    raise
+                refused(str(exc))
     finally:
         pages.client.close()

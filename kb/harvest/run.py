@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .condense import condense
 from .drafts import Draft, draft_of, group, match_entries, vectors_of
@@ -41,15 +41,22 @@ class Harvest:
 
 
 def harvest(
-    threads: Iterable[Thread], rules: Rules = Rules(), kb: KnowledgeBase | None = None, llm: LLM | None = None
+    threads: Iterable[Thread],
+    rules: Rules = Rules(),
+    kb: KnowledgeBase | None = None,
+    llm: LLM | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Harvest:
     """Drafts from `threads` by `rules`: one a question, its alternates the threads asking the same; with
     `kb`, grouped by its embedder and each checked against its entries (else by the same words alone); with
-    `llm`, a long thread's draft condensed by it (`condense`)."""
+    `llm`, a long thread's draft condensed by it (`condense`). `progress` is told how many threads were read, after
+    each one."""
     done = Harvest()
     made: list[Draft] = []
     for thread in threads:
         done.read += 1
+        if progress is not None:
+            progress(done.read)
         choice = choose(thread, rules)
         if choice is None:
             why = refusal(thread, rules) or "no maintainer answer"

@@ -7,18 +7,30 @@ accepted answer, with its author and `authorAssociation`) or `isAnswered`, `comm
 lists or `{"nodes": [...]}`. `from_rest` reads the REST API's issue and comments into the same `Thread`.
 
 Every text is cut to `MAX_TEXT` characters as it is read, before anything looks at it, so a hostile
-thread (a 10 MB body) costs what a long one does.
+thread (a 10 MB body) costs what a long one does. A thread whose text is not Unicode that can be written as UTF-8 (a
+lone surrogate, `"\ud800"` in its JSON, or bytes that are not UTF-8, read as such) is refused on its own
+(`ThreadRefused`, naming the thread and the field); given `refused`, `read_threads` reports it there and reads on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import KBError
 
-__all__ = ["Thread", "Comment", "HarvestError", "read_threads", "from_rest", "MAX_TEXT", "MAX_COMMENTS", "is_bot"]
+__all__ = [
+    "Thread",
+    "Comment",
+    "HarvestError",
+    "ThreadRefused",
+    "read_threads",
+    "from_rest",
+    "MAX_TEXT",
+    "MAX_COMMENTS",
+    "is_bot",
+]
 
 MAX_TEXT = 65_536  # characters of a title, body or comment kept; the rest is never read
 MAX_COMMENTS = 300  # comments of a thread read (GitHub pages them by 100; a longer thread is no FAQ answer)
@@ -27,6 +39,26 @@ KNOWN_BOTS = ("github-actions", "dependabot", "stale", "copilot", "coderabbitai"
 
 class HarvestError(KBError):
     """A thread file or an API answer that is not of the shape `kb harvest` reads; the message names where."""
+
+
+class ThreadRefused(HarvestError):
+    """One thread refused, the others read on: its text cannot be written as UTF-8."""
+
+
+def _unwritable(thread: Thread) -> str:
+    """The first field of `thread` whose text is not UTF-8 (a lone surrogate), or ""."""
+    fields: list[tuple[str, str]] = [("title", thread.title), ("body", thread.body), ("url", thread.url)]
+    fields += [("author", thread.author), ("repo", thread.repo), *(("labels", label) for label in thread.labels)]
+    said = [*thread.comments, *((thread.accepted,) if thread.accepted else ())]
+    for i, comment in enumerate(said):
+        fields += [(f"comments[{i}].body", comment.body), (f"comments[{i}].author", comment.author)]
+        fields += [(f"comments[{i}].url", comment.url), (f"comments[{i}].association", comment.association)]
+    for name, text in fields:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return f"{name} (character {exc.start + 1}: a lone surrogate, or bytes that are not UTF-8)"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -135,7 +167,7 @@ def read_thread(raw: object, where: str = "") -> Thread:
         str(pr.get("url") or "") for pr in _nodes(raw.get("closedByPullRequestsReferences")) if isinstance(pr, Mapping)
     )
     author, _ = _login(raw.get("author"))
-    return Thread(
+    thread = Thread(
         repo=str(raw.get("repo") or _repo_of(url)),
         number=number,
         kind="discussion" if discussion else "issue",
@@ -152,11 +184,18 @@ def read_thread(raw: object, where: str = "") -> Thread:
         accepted=accepted,
         answered=bool(raw.get("isAnswered")) or accepted is not None,
     )
+    bad = _unwritable(thread)
+    if bad:
+        raise ThreadRefused(f"{where}: refused, its {bad} is not UTF-8 text")
+    return thread
 
 
-def read_threads(data: object, where: str = "threads") -> list[Thread]:
+def read_threads(
+    data: object, where: str = "threads", refused: Callable[[str], None] | None = None, limit: int = 0
+) -> list[Thread]:
     """The threads of a file's JSON: a list of them (or an object with `issues`, `discussions` or GraphQL's
-    `data.repository.discussions.nodes`); HarvestError names the first one that is not a thread."""
+    `data.repository.discussions.nodes`), the first `limit` (0: all); HarvestError names the first one that is not a
+    thread. A thread refused on its own (`ThreadRefused`) is said to `refused`, when given, and left out."""
     if isinstance(data, Mapping):
         repository = data.get("data", {}).get("repository", {}) if isinstance(data.get("data"), Mapping) else {}
         found = _nodes(data.get("issues")) + _nodes(data.get("discussions"))
@@ -164,7 +203,15 @@ def read_threads(data: object, where: str = "threads") -> list[Thread]:
         data = found
     if not isinstance(data, list):
         raise HarvestError(f"{where}: expected a JSON list of issues or Discussions")
-    return [read_thread(raw, f"{where}[{i}]") for i, raw in enumerate(data)]
+    found_threads = []
+    for i, raw in enumerate(data[:limit] if limit else data):
+        try:
+            found_threads.append(read_thread(raw, f"{where}[{i}]"))
+        except ThreadRefused as exc:
+            if refused is None:
+                raise
+            refused(str(exc))
+    return found_threads
 
 
 def from_rest(repo: str, issue: Mapping[str, Any], comments: Sequence[Any]) -> Thread:

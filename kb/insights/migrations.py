@@ -167,6 +167,25 @@ MIGRATIONS: tuple[str, ...] = (
     FROM suggested_answers;
     DROP TABLE suggested_answers
     """,
+    # 10: the GitHub webhook's deliveries seen, so that the processes sharing the database act once on each; the
+    # closes acknowledged and waiting for their harvest, taken by one process at a time (github_queue.py)
+    """
+    CREATE TABLE github_deliveries (key TEXT PRIMARY KEY, seen_at REAL NOT NULL);
+    CREATE INDEX github_deliveries_seen_at ON github_deliveries (seen_at);
+    CREATE TABLE close_queue (
+        repo TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        issue TEXT NOT NULL,
+        queued_at REAL NOT NULL,
+        tries INTEGER NOT NULL DEFAULT 0,
+        due REAL NOT NULL,
+        holder TEXT NOT NULL DEFAULT '',
+        until REAL NOT NULL DEFAULT 0,
+        last_error TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (repo, number)
+    );
+    CREATE INDEX close_queue_due ON close_queue (due)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -244,6 +244,12 @@ class Insights:
         with self._reaching(book, _DRAFTS_UNREACHABLE):
             return await asyncio.to_thread(book.store.harvested_draft, repo, number)
 
+    async def accepted_drafts(self, limit: int = 1000) -> list[KeptDraft]:
+        """The drafts accepted, each with the written answer it became (`written_id`, "" for alternates)."""
+        book = self._book(_DRAFTS_OFF)
+        with self._reaching(book, _DRAFTS_UNREACHABLE):
+            return await asyncio.to_thread(book.store.drafts, "accepted", limit)
+
     async def decide_draft(self, repo: str, number: int, status: str, written_id: str = "") -> bool:
         """Mark the new draft of `repo`#`number` accepted (as `written_id`) or dismissed; whether there was one."""
         book = self._book(_DRAFTS_OFF)

@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping
 from ..errors import InsightsUnavailable
 from .claims import IssueClaims
 from .gaps import DismissedGaps
+from .github_queue import GitHubQueue
 from .harvested import HarvestedDrafts
 from .links import Links
 from .migrations import SCHEMA_VERSION, upgrade, version_of
@@ -54,7 +55,7 @@ def _database(postgres: bool) -> Any:
     return SqliteDatabase
 
 
-class InsightsStore(Questions, Votes, DismissedGaps, Links, PendingAnswers, HarvestedDrafts, IssueClaims):
+class InsightsStore(Questions, Votes, DismissedGaps, Links, PendingAnswers, HarvestedDrafts, IssueClaims, GitHubQueue):
     """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open."""
 
     def __init__(self, where: Path | str, busy_timeout: float = BUSY_TIMEOUT):

@@ -9,8 +9,9 @@ saving it accepts the draft. **Dismiss** drops it, and a later harvest does not 
 
 Admin only, as the page's other forms: the sign-in cookie or the bearer token, the page's form token and this
 site's `Origin` (server/admin_auth.py). A draft already decided (a second click) goes back to the page unchanged;
-of two Accepts at once, or an Accept and a save of its edit form, one accepts it (the draft is decided before its
-answer is saved), and the edit form comes back with its text, saying so (server/routes/written.py).
+of two Accepts at once, or an Accept and a save of its edit form, one accepts it, and the edit form comes back with
+its text, saying so (server/routes/written.py). The answer is saved before the draft is decided and built after: a
+server stopped in between builds it at start-up (server/accepting.py), so no accepted draft is left unanswered.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from kb.errors import AnswerRefused, InsightsOff, InsightsUnreachable, shown
+from kb.errors import AnswerRefused, shown
 from kb.harvest.accepted import answer_of, entry_question, faq_of
 from kb.insights import DEFAULT_SINCE
 from kb.insights.harvested import KeptDraft
 from kb.text import detect_lang
 
+from ..accepting import asked_elsewhere, link_threads
 from ..deps import AdminDep, AdminFormDep, InsightsDep, KBDep, ReloaderDep, WrittenDep
 from ..link_deps import LinkLimitDep, served_at_once
 from .written import MAX_FIELD, faqs_of, show_form
@@ -71,12 +73,11 @@ async def accept(
     if kept.status != "new":
         return _back(since)
     draft = kept.draft
-    # Each way, the draft is decided first: of two clicks at once (two tabs, two workers) one accepts it.
     if draft.entry_id and draft.entry_id in kb.by_id:  # an entry answers it already: its questions become alternates
-        if not await insights.decide_draft(repo, number, "accepted", draft.entry_id):
-            return _back(since)
+        # Linked first (linking again replaces a link), then decided: a stop in between leaves the draft waiting.
         for question, url in ((draft.question, draft.url), *((a.question, a.url) for a in draft.alternates)):
             await insights.link_from_tracker(kb, question, draft.entry_id, url)
+        await insights.decide_draft(repo, number, "accepted", draft.entry_id)
         await served_at_once(reloader)
         await reloader.rethread()
         return _back(since)
@@ -84,24 +85,28 @@ async def accept(
         answer = answer_of(draft, faqs_of(kb))
     except AnswerRefused as refused:
         raise HTTPException(422, f"the draft cannot be accepted as it is ({refused}); edit it") from None
+    # Saved first (its id is the thread's: two clicks save one answer), then decided: of two clicks at once one
+    # accepts it, and a stop before the build leaves the answer saved, which start-up builds (server/accepting.py).
+    await written.keep(answer)
     if not await insights.decide_draft(repo, number, "accepted", answer.id):
+        await _undo(insights, written, repo, number, answer.id)
         return _back(since)
-    await written.save(answer)
+    await written.serve()
     served = reloader.served.kb
-    asked = [(a.question, a.url) for a in draft.alternates]
-    if " ".join(draft.question.split()) != answer.question_in(answer.lang):  # the body's wording, beside the title
-        asked.insert(0, (draft.question, draft.url))
+    asked = asked_elsewhere(draft, answer)
     if answer.id in served.by_id and asked:
-        try:
-            for question, url in asked:
-                await insights.link_from_tracker(served, question, answer.id, url)
-        except (InsightsOff, InsightsUnreachable) as exc:  # the answer is saved and served all the same
-            log.warning(
-                "the answer %s from the tracker is served, but its other threads were not linked: %s", answer.id, exc
-            )
+        await link_threads(insights, served, answer.id, asked)
         await served_at_once(reloader)
     await reloader.rethread()  # an accepted draft is an entry now, no longer "see also"
     return _back(since)
+
+
+async def _undo(insights: InsightsDep, written: WrittenDep, repo: str, number: int, answer_id: str) -> None:
+    """The answer saved for a draft decided otherwise meanwhile (dismissed, or accepted as another answer) removed;
+    left when the draft became this very answer (another click of the same Accept)."""
+    decided = await insights.harvested_draft(repo, number)
+    if decided is None or decided.written_id != answer_id:
+        await written.remove(answer_id)
 
 
 @router.post("/insights/harvested/dismiss", include_in_schema=False)

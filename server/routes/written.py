@@ -300,15 +300,21 @@ async def _save(
     kept = await _harvested(insights, harvested)
     draft: Draft | None = kept.draft if kept is not None else None
     if kept is not None and draft is not None:
-        # Decided here, before the answer is saved, so that of two saves at once (two tabs) one accepts it.
-        if not await insights.decide_draft(draft.repo, draft.number, "accepted", answer.id):
-            decided = await _harvested(insights, harvested) or kept
-            return _form(request, kb, None, values, asked, since, changed="harvested", decided=decided)
+        if kept.status != "new":
+            return _form(request, kb, None, values, asked, since, changed="harvested", decided=kept)
         answer = replace(answer, extra={"url": draft.url, "harvested": [draft.url, *(a.url for a in draft.alternates)]})
     try:
-        await written.save(answer, version)
+        await written.keep(answer, version)  # saved first: a stop before the build leaves it to start-up to build
     except AnswerChanged as changed:
         return _form(request, kb, changed.current, values, asked, since, changed="written", theirs=changed.current)
+    if kept is not None and draft is not None:
+        # Decided once the answer is saved: of two saves at once (two tabs) one accepts it; the other's is removed.
+        if not await insights.decide_draft(draft.repo, draft.number, "accepted", answer.id):
+            if old is None:
+                await written.remove(answer.id)
+            decided = await _harvested(insights, harvested) or kept
+            return _form(request, kb, None, values, asked, since, changed="harvested", decided=decided)
+    await written.serve()
     served = reloader.served.kb
     if asked and answer.id in served.by_id:
         try:

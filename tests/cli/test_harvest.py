@@ -4,6 +4,7 @@ loopback port: tests/support/github_issues.py) paged, incremental and through a 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -96,3 +97,71 @@ def test_a_github_out_of_reach_says_to_harvest_gh_json_with_from(tmp_path: Path)
     assert done.returncode == 2, done.stderr
     [line] = [line for line in done.stderr.splitlines() if line.strip()]
     assert "GitHub could not be reached (ConnectError" in line and "--from FILE" in line and "gh issue list" in line
+
+
+def test_a_thread_that_is_not_utf_8_is_refused_on_its_own_with_one_line_and_the_rest_harvested(tmp_path: Path) -> None:
+    """A lone surrogate (`\\ud800` in the JSON) in one thread's body, bytes that are not UTF-8 in another's title: each
+    refused with one line naming it, no traceback, and every other thread harvested as without them."""
+    threads = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    whole = kb("harvest", "--from", str(FIXTURE), "--dry-run", "--json", data_dir=tmp_path / "data")
+    made = {json.loads(line)["url"] for line in whole.stdout.splitlines()}
+    chosen = [i for i, t in enumerate(threads) if t["url"] in made][:2]
+    text = json.dumps(threads, ensure_ascii=False)
+    first, second = (threads[i] for i in chosen)
+    text = text.replace(json.dumps(first["body"], ensure_ascii=False), json.dumps(first["body"] + "\ud800"), 1)
+    raw = text.encode("utf-8").replace(
+        second["title"].encode("utf-8"), second["title"].encode("utf-8") + b"\xff\xfe", 1
+    )
+    hostile = tmp_path / "issues.json"
+    hostile.write_bytes(raw)
+    done = kb("harvest", "--from", str(hostile), "--dry-run", "--json", data_dir=tmp_path / "data")
+    assert done.returncode == 0, done.stderr
+    refused = [line for line in done.stderr.splitlines() if "refused" in line]
+    assert refused == [
+        f"kb harvest: {hostile}[{chosen[0]}]: refused, its body (character {len(first['body']) + 1}: a lone surrogate, "
+        "or bytes that are not UTF-8) is not UTF-8 text",
+        f"kb harvest: {hostile}[{chosen[1]}]: refused, its title (character {len(second['title']) + 1}: a lone "
+        "surrogate, or bytes that are not UTF-8) is not UTF-8 text",
+    ]
+    assert "Traceback" not in done.stderr
+    kept = {json.loads(line)["url"] for line in done.stdout.splitlines()}
+    assert kept == made - {first["url"], second["url"]}
+
+
+def test_from_reads_at_most_limit_threads_saying_so_and_its_progress_on_stderr(tmp_path: Path) -> None:
+    done = kb("harvest", "--from", str(FIXTURE), "--dry-run", "--limit", "20", data_dir=tmp_path / "data")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert f"kb harvest: --from {FIXTURE}: 150 threads; the first 20 read (--limit)" in lines
+    assert any(line.startswith("kb harvest: threads read ") and "/20" in line for line in lines), lines
+    assert "read 20 threads" in done.stdout
+    refused = kb("harvest", "--from", str(FIXTURE), "--limit", "0", data_dir=tmp_path / "data")
+    assert refused.returncode == 2 and "--limit: invalid _positive value" not in refused.stderr
+    assert "'0': a whole number of threads, 1 or more" in refused.stderr
+
+
+def test_repo_stops_at_an_empty_page_whatever_its_link_says(tmp_path: Path, serve: Callable[..., Any]) -> None:
+    """A stand-in for GitHub (a real HTTP server on a loopback port) that lists empty pages, each naming a next."""
+    api = IssuesStandIn(serve)
+    api.empty_pages = True
+    env = {"KB_GITHUB_API_URL": api.url, "KB_GITHUB_TOKEN": "ghp_test"}
+    done = kb("harvest", "--repo", "THUDM/slime", "--dry-run", data_dir=tmp_path / "data", **env)
+    assert done.returncode == 0, done.stderr
+    assert "read 0 threads" in done.stdout and len(api.calls) == 1
+
+
+def test_repo_gives_up_at_its_deadline_keeping_nothing(tmp_path: Path, serve: Callable[..., Any]) -> None:
+    """A slow stand-in for GitHub (a real HTTP server on a loopback port): a harvest given 3 s ends within them, with
+    one line saying how far it got, and remembers no harvest (the next asks for everything again)."""
+    api = IssuesStandIn(serve, per_page_cap=1)
+    for n in range(1, 30):
+        api.add(n, f"How do I set option number {n}?", ANSWER, f"2026-01-{n:02d}T00:00:00Z")
+    api.slow = 0.4
+    env = {"KB_GITHUB_API_URL": api.url, "KB_GITHUB_TOKEN": "ghp_test"}
+    started = time.monotonic()
+    done = kb("harvest", "--repo", "THUDM/slime", "--deadline", "3", data_dir=tmp_path / "data", **env)
+    took = time.monotonic() - started
+    assert done.returncode == 2 and took < 3 + 1.5, took
+    [said] = [line for line in done.stderr.splitlines() if line.startswith("kb: error:")]
+    assert "the harvest took over its deadline of 3 s" in said and "nothing was kept" in said
+    assert not (tmp_path / "data" / "harvest.json").exists()

@@ -1,6 +1,7 @@
 """A stand-in for GitHub's REST API as `kb harvest --repo` reads it: a real HTTP server on a loopback port that lists
 a repository's issues (paged by `Link` headers, filtered by `state` and `since`) and each issue's comments, and
-can answer its first calls with a rate limit. GitHub itself cannot run here."""
+can answer its first calls with a rate limit, list nothing but empty pages each naming a next one, or be slow.
+GitHub itself cannot run here."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ class IssuesStandIn:
         self.calls: list[tuple[str, dict[str, str]]] = []  # (path, query) of each call
         self.tokens: list[str] = []
         self.limited = 0  # the next calls to answer 403 with no requests left until a reset a second away
+        self.empty_pages = False  # list issues as empty pages, each with a `Link` to the next, without end
+        self.slow = 0.0  # seconds every call waits before it is answered
         app = FastAPI()
         cap = per_page_cap  # GitHub pages by 100; a small page makes a few threads take several pages
 
@@ -26,6 +29,10 @@ class IssuesStandIn:
         async def record(request: Request, call_next: Any) -> Any:
             self.calls.append((request.url.path, dict(request.query_params)))
             self.tokens.append(request.headers.get("authorization", ""))
+            if self.slow:
+                import asyncio
+
+                await asyncio.sleep(self.slow)
             if self.limited:
                 self.limited -= 1
                 import time
@@ -51,6 +58,10 @@ class IssuesStandIn:
 
         @app.get("/repos/{owner}/{name}/issues")
         async def list_issues(owner: str, name: str, request: Request) -> JSONResponse:
+            if self.empty_pages:
+                page = int(request.query_params.get("page", "1"))
+                following = str(request.url.replace_query_params(**(dict(request.query_params) | {"page": page + 1})))
+                return JSONResponse([], headers={"Link": f'<{following}>; rel="next"'})
             state = request.query_params.get("state", "open")
             since = request.query_params.get("since", "")
             found = [i for i in self.issues if state == "all" or i["state"] == state]

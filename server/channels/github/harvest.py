@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from kb.harvest import Asked, Draft, Rules, choose, draft_of, from_rest, refusal
 from kb.harvest.condense import condense
 from kb.harvest.drafts import SAME_QUESTION
+from kb.harvest.threads import ThreadRefused
 
 from .events import Opened
 
@@ -55,7 +56,10 @@ def draft_of_closed(
 ) -> Draft | str:
     """The draft a closed issue makes with these comments (a long thread's condensed by `llm`, when there is one), or
     why it makes none. Linear in the text, and the LLM blocks: run it off the event loop."""
-    thread = from_rest(asked.repo, _issue(asked), comments)
+    try:
+        thread = from_rest(asked.repo, _issue(asked), comments)
+    except ThreadRefused as refused:  # not UTF-8 text: no harvest of it will do better
+        return str(refused)
     choice = choose(thread, rules)
     if choice is None:
         return refusal(thread, rules) or "no maintainer answer"

@@ -8,14 +8,19 @@ repository and branch that sources.toml's sources follow, which are synced in th
 background (harvest.py); a ping, an installation, a push no source follows or any other
 event is acknowledged and left. A delivery whose `X-GitHub-Delivery` id was seen before (a
 redelivery, or a captured one sent again), or whose signed body was (a captured one sent again under
-a new id: the signature covers the body only), is acknowledged and not acted on again. In suggest mode
-the answers are kept for /insights, where a maintainer posts or dismisses them (suggested.py).
+a new id: the signature covers the body only), is acknowledged and not acted on again: the ids are kept in the
+insights database, so this holds across the processes and replicas sharing it (in this process alone without
+one, or while it cannot be reached). A close is queued in that database before it is acknowledged, and harvested
+from there (close_queue.py): a stop or a flood loses none. In suggest mode the answers are kept for /insights,
+where a maintainer posts or dismisses them (suggested.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
+import time
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import Annotated, Any
@@ -41,6 +46,7 @@ from .app_auth import AppTokens, read_private_key
 from .backlog import Backlog, IssueLocks
 from .bot import Suggestions, Teach, Vote, respond
 from .client import GitHubAPI, GitHubUnavailable, IssueThread, connections
+from .close_queue import CloseQueue
 from .events import BadGitHubEvent, Closed, Command, Opened, Other, read_event
 from .faq_limits import FaqLimits
 from .harvest import harvest_closed
@@ -84,8 +90,26 @@ async def start(app: FastAPI, stack: AsyncExitStack) -> None:
     """Issues claimed in the insights database while their comment is written (one writer across the processes
     sharing it); the API client's connections closed, and a push's sync stopped, when the app stops."""
     app.state.github_issue_locks.store = app.state.recorder.store
+    closes = app.state.github_closes = CloseQueue(app.state.recorder.store)
     stack.push_async_callback(app.state.github_connections.aclose)
     stack.push_async_callback(app.state.github_pushes.stop)
+    if closes.on:  # the closes this process, or one that stopped, did not harvest
+        draining = asyncio.create_task(closes.drain(partial(_queued_harvest, app)))
+
+        async def stop() -> None:
+            draining.cancel()
+            await asyncio.gather(draining, return_exceptions=True)
+
+        stack.push_async_callback(stop)
+
+
+async def _queued_harvest(app: FastAPI, asked: Opened, _taken: object) -> str:
+    """A queued close harvested by the queue's own turn: its comments read with an API of its own."""
+    api = suggested.api_of(app, asked.installation)
+    thread = IssueThread(api, asked.repo, asked.number, MAX_COMMENTS) if api else None
+    insights = getattr(app.state, "insights", None) or Insights(app.state.recorder)
+    reloader = app.state.reloader
+    return await harvest_closed(asked, thread, reloader.served.kb, insights, reloader, app.state.settings)
 
 
 async def get_guard(request: Request) -> Guard:
@@ -161,10 +185,19 @@ async def _harvest(
     reloader: Any,
     settings: ServerSettings,
     guard: Guard,
+    closes: CloseQueue | None = None,
 ) -> None:
-    """Background task: a closed issue harvested into a draft for /insights (harvest.py), or why not, logged."""
+    """Background task: a closed issue harvested into a draft for /insights (harvest.py), or why not, logged; with a
+    queue, the queued close taken (a failure is tried again from there)."""
+
+    async def harvest(queued: Opened, _taken: object) -> str:
+        return await harvest_closed(queued, thread, kb, insights, reloader, settings)
+
     try:
-        outcome = await harvest_closed(asked, thread, kb, insights, reloader, settings)
+        if closes is not None and closes.on:
+            outcome = await closes.harvest_taken(asked, harvest)
+        else:
+            outcome = await harvest(asked, None)
     except (GitHubUnavailable, KBError) as exc:
         guard.refused.warning(log, "GitHub: %s#%s was not harvested: %s", asked.repo, asked.number, exc)
         return
@@ -194,6 +227,42 @@ def _pushed(request: Request, push: Push, delivery: str) -> dict[str, Any]:
     return {"ok": True, "done": f"syncing {', '.join(names)}"}
 
 
+async def _first(request: Request, guard: Guard, key: str) -> bool:
+    """Whether a delivery's `key` (its id, or its body's hash) is new: in the insights database, so across the
+    processes sharing it; in this process alone without one, or while it cannot be reached (logged)."""
+    store = request.app.state.recorder.store
+    if store is None:
+        return guard.delivered.first(key)
+    try:
+        return bool(await asyncio.to_thread(store.first_delivery, _key(key), time.time(), REPLAY_WINDOW))
+    except store.database_errors as exc:
+        guard.refused.warning(log, "GitHub: deliveries checked in this process alone: %s", exc)
+        return guard.delivered.first(key)
+
+
+async def _queued(
+    request: Request, event: Opened | Command | Closed, guard: Guard, keys: list[str]
+) -> CloseQueue | None:
+    """A close queued in the insights database before it is acknowledged; the queue (None without one). A full queue
+    is a 503, the delivery's keys forgotten so that GitHub's redelivery is taken."""
+    closes: CloseQueue | None = getattr(request.app.state, "github_closes", None)
+    if closes is None or not closes.on or not isinstance(event, Closed):
+        return closes
+    if not await closes.queue(event.asked):
+        guard.refused.warning(
+            log, "GitHub: %s#%s refused: the queue of closes is full", event.asked.repo, event.asked.number
+        )
+        store = request.app.state.recorder.store
+        await asyncio.to_thread(store.forget_deliveries, [_key(k) for k in keys])
+        raise HTTPException(503, "the queue of closes waiting to be harvested is full; deliver it again later")
+    return closes
+
+
+def _key(key: str) -> str:
+    """What the database keeps of a delivery's key: a fixed-size hash of it."""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def _faq_refusal(request: Request, event: Opened | Command | Closed, guard: Guard) -> str:
     """Why a `/faq` question is not answered now (its issue's or its commenter's limit, logged), or ""; a maintainer's
     teaching and a bot's command are never limited here."""
@@ -220,10 +289,10 @@ async def webhook(
     delivery = headers.get("x-github-delivery", "")
     if not delivery:
         raise BadGitHubEvent("the X-GitHub-Delivery header is missing")
-    if not guard.delivered.first(delivery):
+    if not await _first(request, guard, delivery):
         log.info("GitHub delivery %s was received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
-    if not guard.delivered.first("body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
+    if not await _first(request, guard, "body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
         log.info("GitHub delivery %s carries a body received before; not answered again", delivery[:64])
         return {"ok": True, "done": "delivered before"}
     name = headers.get("x-github-event", "")
@@ -237,6 +306,7 @@ async def webhook(
     refused = _faq_refusal(request, event, guard)
     if refused:
         return {"ok": True, "done": f"not answered: {refused}"}
+    closes = await _queued(request, event, guard, [delivery, "body:" + hashlib.sha256(body).hexdigest()])
     api = api_for(request, event)
     # A close's votes and its harvest both read the issue's comments: once, for both.
     thread = IssueThread(api, asked.repo, asked.number, MAX_COMMENTS) if isinstance(event, Closed) and api else None
@@ -263,6 +333,6 @@ async def webhook(
     if isinstance(event, Closed) and backlog.take():  # its thread harvested too, in a turn of its own
         insights = await get_insights(request)
         reloader = request.app.state.reloader
-        harvest = partial(_harvest, event.asked, thread, kb, insights, reloader, settings, guard)
+        harvest = partial(_harvest, event.asked, thread, kb, insights, reloader, settings, guard, closes)
         background.add_task(backlog.run, harvest)
     return {"ok": True, "done": "answering"}

@@ -64,7 +64,12 @@ class NoToken(NotPosted):
 def api_as(request: Request, installation: int) -> GitHubAPI | None:
     """The API as the GitHub App's `installation` (when the App is set and the issue came through one), else as
     KB_GITHUB_TOKEN's user; None without either."""
-    state, settings = request.app.state, request.app.state.settings
+    return api_of(request.app, installation)
+
+
+def api_of(app: Any, installation: int) -> GitHubAPI | None:
+    """`api_as`, for the app itself (work that outlives a request)."""
+    state, settings = app.state, app.state.settings
     shared = {"client": state.github_connections, "logins": state.github_logins, "locks": state.github_issue_locks}
     tokens = state.github_tokens
     if tokens is not None and installation:

@@ -18,6 +18,7 @@ from server.app import create_app
 from server.channels.github.answers import MAX_ANSWER_BYTES
 from server.channels.github.client import GitHubAPI, GitHubUnavailable
 from tests.support.github import SECRET, delivery, issue_event
+from tests.support.servers import own_data
 
 HTML = b"<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>"
 ANSWERS: dict[str, tuple[bytes, str]] = {  # what the stand-in answers, by name
@@ -137,10 +138,10 @@ def test_a_300_mb_answer_is_refused_once_past_the_cap(stand_in: Malformed, api: 
 
 
 def test_a_malformed_answer_is_one_log_line_of_the_webhook(
-    stand_in: Malformed, settings: Any, caplog: pytest.LogCaptureFixture
+    stand_in: Malformed, settings: Any, caplog: pytest.LogCaptureFixture, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     stand_in.answer = "long number"
-    own = settings.with_(
+    own = own_data(settings, tmp_path_factory, "github-malformed").with_(  # its deliveries its own
         github_webhook_secret=SECRET,
         github_api_url=stand_in.url,
         github_mode="comment",

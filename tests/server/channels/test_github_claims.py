@@ -19,6 +19,7 @@ from server import create_app
 from server.channels.github.backlog import IssueLocks
 from server.channels.github.client import GitHubAPI, GitHubUnavailable
 from tests.support.github import BOT, SECRET, GitHubStandIn, delivery, issue_event
+from tests.support.servers import own_data
 
 RESUME = "How do I resume training in slime after it stopped?"
 
@@ -37,11 +38,15 @@ def database(request: pytest.FixtureRequest, settings: Any) -> dict[str, Any]:
 
 
 def test_two_servers_receiving_one_issues_deliveries_at_once_make_one_comment(
-    settings: Any, github: GitHubStandIn, serve: Callable[[Any], Any], database: dict[str, Any]
+    settings: Any,
+    github: GitHubStandIn,
+    serve: Callable[[Any], Any],
+    database: dict[str, Any],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     github.reset()
     github.slow = 3.0  # each call takes a while, so that the answers overlap however busy the machine
-    own = settings.with_(
+    own = own_data(settings, tmp_path_factory, "github-claims").with_(  # one database of their own, shared
         github_webhook_secret=SECRET,
         github_token="ghp-test-token",
         github_api_url=github.url,

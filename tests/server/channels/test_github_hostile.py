@@ -17,6 +17,7 @@ import pytest
 
 from server.app import create_app
 from tests.support.github import SECRET, GitHubStandIn, comment_event, delivery, issue_event, push_event
+from tests.support.servers import own_data
 
 RESUME = "How do I resume training in slime after it stopped?"
 BODY = 65_536  # GitHub's limit on an issue's body
@@ -39,8 +40,10 @@ def github(serve: Callable[..., Any]) -> GitHubStandIn:
 
 
 @pytest.fixture(scope="module")
-def url(serve: Callable[..., Any], settings: Any, github: GitHubStandIn) -> str:
-    own = settings.with_(
+def url(
+    serve: Callable[..., Any], settings: Any, github: GitHubStandIn, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    own = own_data(settings, tmp_path_factory, "github-hostile").with_(  # its deliveries its own
         github_webhook_secret=SECRET,
         github_api_url=github.url,
         github_mode="comment",

@@ -19,6 +19,7 @@ from server import create_app
 from server.channels.github.backlog import Backlog
 from server.channels.github.client import GitHubAPI, GitHubUnavailable
 from tests.support.github import BOT, SECRET, GitHubStandIn, delivery, issue_event
+from tests.support.servers import own_data
 
 RESUME = "How do I resume training in slime after it stopped?"
 QUICK = 5.0  # seconds: a generous bound for what answers at once (the soak benchmark measures the p99)
@@ -30,9 +31,11 @@ def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
 
 
 @pytest.fixture
-def site(settings: Any, github: GitHubStandIn, serve: Callable[[Any], Any]) -> tuple[str, Any]:
+def site(
+    settings: Any, github: GitHubStandIn, serve: Callable[[Any], Any], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Any]:
     github.reset()
-    own = settings.with_(
+    own = own_data(settings, tmp_path_factory, "github-stalls").with_(  # its deliveries its own
         github_webhook_secret=SECRET,
         github_token="ghp-test-token",
         github_api_url=github.url,

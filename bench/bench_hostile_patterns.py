@@ -3,7 +3,8 @@
 The patterns are counted from the code (tests/support/hostile_patterns.py reads kb/, ingest/, server/ and kbcli/);
 each is timed on hostile texts (runs of each kind of character, delimiters never closed, alternations of both) of
 the size its row in tests/quality/pattern_inventory.py gives (65,536 characters unless its surface cuts the text
-first), as tests/quality/test_hostile_patterns.py does. Target: each under 0.1 s.
+first), as tests/quality/test_hostile_patterns.py does. Target: each under 0.1 s. Each is also analysed for
+backtracking (tests/support/redos.py): the count of those found superlinear, with and without a reason in their row.
 
     .venv/bin/python bench/bench_hostile_patterns.py [--quick]
 """
@@ -21,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.quality.pattern_inventory import ROWS  # noqa: E402
 from tests.support.hostile_patterns import found, patterns_of, worst  # noqa: E402
+from tests.support.redos import attacks  # noqa: E402
 
 SECTION = "hostile patterns"
 TARGET = 0.1  # seconds per pattern
@@ -30,10 +32,15 @@ def run(quick: bool = False) -> list[Row]:
     items = found()
     rows = {(r.file, r.key): r for r in ROWS}
     timings = []
+    flagged, unexplained = set(), set()
     for item in items:
         row = rows[(item.file, item.key)]
         chars = row.chars // 4 if quick else row.chars
         for pattern in patterns_of(item, row.make):
+            if attacks(pattern, row.how):
+                flagged.add(f"{item.file}:{item.line}")
+                if not row.redos:
+                    unexplained.add(f"{item.file}:{item.line}")
             took, shape = worst(pattern, chars, 1.0, row.how, row.prepare)
             timings.append((took, f"{item.file}:{item.line}", shape))
     timings.sort(reverse=True)
@@ -53,6 +60,12 @@ def run(quick: bool = False) -> list[Row]:
             slowest[0] < TARGET,
         ),
         Row("patterns over the target", str(len(over)), "0", not over),
+        Row(
+            "superlinear by analysis (regexploit): without a reason in its row / with one",
+            f"{len(unexplained)} / {len(flagged - unexplained)}",
+            "0 without",
+            not unexplained,
+        ),
     ]
     result += [Row(f"  {where} on {shape}", f"{took * 1000:.1f} ms") for took, where, shape in timings[:5]]
     return result

@@ -5,6 +5,7 @@ each is timed on hostile texts (runs of each kind of character, delimiters never
 the size its row in tests/quality/pattern_inventory.py gives (65,536 characters unless its surface cuts the text
 first), as tests/quality/test_hostile_patterns.py does. Target: each under 0.1 s. Each is also analysed for
 backtracking (tests/support/redos.py): the count of those found superlinear, with and without a reason in their row.
+Then each call into a library that reads outside text (tests/quality/library_inventory.py), timed the same way.
 
     .venv/bin/python bench/bench_hostile_patterns.py [--quick]
 """
@@ -20,7 +21,9 @@ from common import ROOT, Row, main  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
+from tests.quality import library_inventory  # noqa: E402
 from tests.quality.pattern_inventory import ROWS  # noqa: E402
+from tests.support import library_calls  # noqa: E402
 from tests.support.hostile_patterns import found, patterns_of, worst  # noqa: E402
 from tests.support.redos import attacks  # noqa: E402
 
@@ -68,6 +71,26 @@ def run(quick: bool = False) -> list[Row]:
         ),
     ]
     result += [Row(f"  {where} on {shape}", f"{took * 1000:.1f} ms") for took, where, shape in timings[:5]]
+    return result + libraries(quick)
+
+
+def libraries(quick: bool) -> list[Row]:
+    """Each library call over outside text on its hostile texts, as tests/quality/test_library_calls.py times it:
+    its time at its surface's size (estimated linearly from the size it is timed at), against its budget."""
+    calls = library_calls.found()
+    rows = library_inventory.ROWS
+    result = [Row("library calls in the code (counted) / in the inventory", f"{len(calls)} / {len(rows)}", "equal")]
+    for row in rows:
+        if row.run is None:
+            continue
+        at = (row.timed_at or row.chars) // (4 if quick else 1)
+        budget = row.budget if row.budget is not None else library_inventory.MARKDOWN_BUDGET * row.chars / at
+        took, shape = library_calls.worst(row.run, at, budget * at / row.chars)
+        estimate = took * row.chars / at
+        target = f"< {row.budget:g} s" if row.budget is not None else "KB_SYNC_TIMEOUT"
+        result.append(
+            Row(f"  {row.file} {row.call} at {row.chars:,}", f"{estimate:.2f} s ({shape})", target, estimate < budget)
+        )
     return result
 
 

@@ -10,11 +10,13 @@ leaves out are put back here:
   that can run to the end of the text and then fail (`\\s+x` on spaces, `<!--.*?-->` on `<!--` repeated) costs the
   square of the text. A pattern read that way ("finditer") is analysed behind an implicit repeat of any character
   worth two stars, and one only matched at the start ("match") behind one worth one: regexploit's threshold of
-  three is then quadratic overall.
+  three is then quadratic overall. A repeat whose every element before it can match one of its characters is
+  also analysed from there: the search opens an attempt at each copy of that opening, and each attempt's repeat
+  runs over all the copies after it, whatever characters they are made of (`_reopened`).
 - **what stops a retry.** Python 3.11's possessive repeats (`a*+`) and atomic groups (`(?>...)`) never give back
-  what they matched: they are parsed as repeats that add no star. A negative lookbehind on one character class
-  (`(?<!\\s)\\s+`), a `^`, `\\A` or `\\b` before a repeat of characters it excludes lets a run be entered at its start
-  only: the chain through it is cut there.
+  what they matched: they are parsed as repeats that add no star. A lookbehind on one character class, negative
+  (`(?<!\\s)\\s+`) or positive (`(?<=\\s)`: its last character), a `^`, `\\A` or `\\b` before a repeat of characters it
+  excludes lets a run be entered at its start only: the chain through it is cut there.
 
 `attacks(pattern, how)` lists each chain found: its degree (2 quadratic, 3 cubic, ..., 11 and more exponential) and
 a text that shows it (the repeated character 3,456 times, then one that makes the match fail). The analysis is

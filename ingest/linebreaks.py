@@ -9,13 +9,19 @@ entries is then done on the parser's tokens, as for any other document.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 __all__ = ["has_lost_newlines", "restore_newlines"]
 
 # A fence written inline: "```bash code ```". The opening run follows whitespace and
 # is followed by an optional language and a space; "```name```" (inline code written
-# with three backticks) has no space inside and is left alone.
-_FENCE = re.compile(r"(?:^|(?<=\s))```([\w+#.-]*)\s(.*?)\s*```(?=\s|$)", re.S)
+# with three backticks) has no space inside and is left alone. The fence closes at the
+# first run followed by whitespace or the end. Opening and closing runs are found by two
+# patterns that never scan past what they match, the closing one from the opening's end:
+# a fence opened and never closed ends the search (none after it can close either), so
+# the text is read once however many fences it opens.
+_FENCE_OPEN = re.compile(r"(?:^|(?<=\s))```([\w+#.-]*+)\s")
+_FENCE_CLOSE = re.compile(r"```(?=\s|$)")
 # Each run of whitespace is tried from its start only (`(?<!\s)`), so a long run is read once, not once a character.
 _HEADING = re.compile(r"(?<!\s)\s+(?=#{1,6} \S)")
 # Where an inline heading's question ends and its answer begins: after a question
@@ -60,14 +66,25 @@ def _prose(text: str) -> list[str]:
     return lines
 
 
+def _fences(text: str) -> Iterator[tuple[int, int, str, str]]:
+    """Each inline fence: where it starts and ends, its language and its code."""
+    pos = 0
+    while opening := _FENCE_OPEN.search(text, pos):
+        closing = _FENCE_CLOSE.search(text, opening.end())
+        if closing is None:
+            return
+        yield opening.start(), closing.end(), opening.group(1), text[opening.end() : closing.start()]
+        pos = closing.end()
+
+
 def restore_newlines(text: str) -> str:
     """The document with the line breaks its Markdown needs put back."""
     lines: list[str] = []
     pos = 0
-    for fence in _FENCE.finditer(text):
-        lines += _prose(text[pos : fence.start()])
-        lines += ["", _code(*fence.groups()), ""]
-        pos = fence.end()
+    for start, end, language, code in _fences(text):
+        lines += _prose(text[pos:start])
+        lines += ["", _code(language, code), ""]
+        pos = end
     lines += _prose(text[pos:])
     restored = "\n".join(lines)
     return re.sub(r"\n{3,}", "\n\n", restored).strip() + "\n"

@@ -22,7 +22,9 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from kb.entries import Entry
-from kb.errors import IndexMissing, KBError, SourceError, SourceErrors
+from kb.errors import IndexMissing, KBError, SourceError, SourceErrors, SyncFailed
 from kb.index import read_index
 from kb.insights.store import InsightsStore
 from kb.settings import SHIPPED_SOURCES, Settings
@@ -87,12 +89,13 @@ def sync(
     Returns None when another sync of the data directory is running and `wait` is False. Any
     failure raises (SyncFailed, SourceError, ...), is recorded as the last sync's outcome, and
     changes nothing. `store`, the insights database, gets the reworded entries' votes and links."""
-    with _turn(settings.data_dir / SYNC_DIR, wait) as mine:
+    with turn(settings.data_dir / SYNC_DIR, wait) as mine:
         if not mine:
             return None
-        _remove_stale_staging(settings.data_dir / SYNC_DIR)
+        remove_stale_staging(settings.data_dir / SYNC_DIR)
         try:
-            report = _sync(settings, names, dry_run, store, progress, build_folders(settings, folders))
+            with _deadline(settings.sync_timeout, names):
+                report = _sync(settings, names, dry_run, store, progress, build_folders(settings, folders))
         except Exception as exc:
             reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
             write_last(settings.data_dir, LastSync(time.time(), "failed", reason=reason.splitlines()[0]))
@@ -103,7 +106,7 @@ def sync(
 
 
 @contextmanager
-def _turn(folder: Path, wait: bool) -> Iterator[bool]:
+def turn(folder: Path, wait: bool) -> Iterator[bool]:
     """Hold the sync lock of a data directory; yields False (at once) when `wait` is False and another holds it."""
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "a") as lock:
@@ -115,7 +118,33 @@ def _turn(folder: Path, wait: bool) -> Iterator[bool]:
         yield True
 
 
-def _remove_stale_staging(folder: Path) -> None:
+@contextmanager
+def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
+    """Stop the work inside past `seconds` (KB_SYNC_TIMEOUT; 0: no limit) with a SyncFailed naming the sources and
+    the deadline: a timer signal interrupts it wherever it is (a regular expression, a parser, a fetch), and the
+    staging copy and the lock are let go on the way out. Only the main thread receives signals: elsewhere (and with
+    another timer already set) the work runs unbounded here, and a caller that needs a bound runs `kb sync` as a
+    process and kills it (server/syncing.py)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if signal.getitimer(signal.ITIMER_REAL)[0]:
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SyncFailed(", ".join(names) or "all", f"the sync took longer than KB_SYNC_TIMEOUT ({seconds:g} s)")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def remove_stale_staging(folder: Path) -> None:
     """Remove the staging copies a killed sync left: called holding the lock, so none is a live sync's."""
     for path in folder.glob(STAGING_PREFIX + "*"):
         if path.is_dir() and not path.is_symlink():

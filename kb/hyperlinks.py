@@ -27,7 +27,9 @@ _LANGUAGE_NAMES = {
 }  # fmt: skip
 
 _BACKTICKS = re.compile(r"`+")  # a code span opens and closes with runs of backticks of one length
-_INLINE_LINK = re.compile(r"(!?\[[^\[\]\n]*\]\()(\s*)(<[^>\n]*>|[^\s()<>]+)")
+# A pointy-bracket destination ends at the next `<` (as in CommonMark), so an unclosed `[](<` is read up to the next
+# one, not to the end of its line once per copy.
+_INLINE_LINK = re.compile(r"(!?\[[^\[\]\n]*\]\()(\s*)(<[^<>\n]*+>|[^\s()<>]+)")
 _AUTOLINK = re.compile(r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>")
 _REF_DEFINITION = re.compile(r"^(\s{0,3}\[[^\]]+\]:\s*)(\S+)")
 # A bare URL is ASCII: it ends at whitespace, at the first CJK or full-width

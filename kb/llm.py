@@ -178,7 +178,7 @@ class LLM:
             raise LLMFailed(self.url, f"HTTP {response.status_code}: {text.strip()[:300] or response.reason_phrase}")
         try:
             reply = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested past the parser's limit
+        except (ValueError, RecursionError):  # not JSON, an integer of over 4,300 digits, or nested past the limit
             raise LLMFailed(self.url, f"not JSON: {text[:100]!r}") from None
         choices = reply.get("choices") if isinstance(reply, dict) else None
         choice = choices[0] if isinstance(choices, list) and choices else None
@@ -199,7 +199,7 @@ class LLM:
             return None
         try:
             chunk = json.loads(data)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, an integer of over 4,300 digits, or nested past the limit
             raise LLMFailed(self.url, f"not JSON in the stream: {data[:100]!r}") from None
         if isinstance(chunk, dict) and "error" in chunk:
             raise LLMFailed(self.url, f"error in the stream: {str(chunk['error'])[:200]}")

@@ -124,6 +124,13 @@ class Settings:
     sync_max_entries: int = setting(
         5_000, "the most entries `kb sync` takes from one upstream FAQ file (checked before anything is embedded)"
     )
+    sync_timeout: float = setting(
+        900.0,
+        "seconds a sync (`kb sync`, the server's `KB_SYNC_INTERVAL` and push syncs) may take, fetch to build: past "
+        "it the sync is stopped (the server's `kb sync` process killed), its staging copies removed and its lock "
+        "released; the build served stays (`0`: no limit)",
+        zero_off=True,
+    )
     answer_precision: float = setting(
         0.8,
         "the precision a channel answers at, from 0 to 1: a first hit whose confidence is below the calibration's "

@@ -213,6 +213,21 @@ def _error(path: Path, text: str, data: Any, message: str, table: Loc, field: st
     return SourceError(path, f"{where}: {message}" if where else message, line)
 
 
+# The most dotted parts a key may have: Python's TOML reader takes time quadratic in them (5.6 s for a key of
+# 16,384 parts), and a data file's keys have a few.
+MAX_KEY_PARTS = 64
+
+
+def long_key(text: str) -> tuple[int, int]:
+    """(line, parts) of the first key (before a line's `=`, or a table's header) of more than MAX_KEY_PARTS
+    dotted parts; (0, 0) when there is none."""
+    for number, line in enumerate(text.splitlines(), 1):
+        parts = line.partition("=")[0].count(".") + 1
+        if parts > MAX_KEY_PARTS:
+            return number, parts
+    return 0, 0
+
+
 def load_toml(path: Path, model: type[M], what: str) -> TomlFile[M]:
     """Read `path` (a TOML file described to readers as `what`) and validate it against `model`;
     any fault is a SourceError naming the file, its line when known, the field and the fault."""
@@ -223,6 +238,9 @@ def load_toml(path: Path, model: type[M], what: str) -> TomlFile[M]:
         raise SourceError(path, f"not UTF-8: {exc.reason}") from None
     except OSError as exc:
         raise SourceError(path, f"cannot read {what}: {exc.strerror or exc}") from None
+    at, parts = long_key(text)
+    if parts:
+        raise SourceError(path, f"a key of {parts:,} dotted parts, a data file's keys have at most {MAX_KEY_PARTS}", at)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

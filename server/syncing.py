@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import sys
+import time
 from dataclasses import fields
 from pathlib import Path
 from typing import Sequence
@@ -27,7 +28,7 @@ from typing import Sequence
 from kb.errors import KBError
 from kb.settings import Settings
 from kb.staleness import build_folders, is_shipped
-from kb.syncs import last_sync
+from kb.syncs import LastSync, last_sync, write_last
 
 from .reload import Reloader
 from .settings import ServerSettings
@@ -35,6 +36,7 @@ from .settings import ServerSettings
 __all__ = ["sync_every", "sync_once", "sync_environment", "synced_folders", "PushSyncs"]
 
 log = logging.getLogger("kb.server")
+KILL_GRACE = 30.0  # seconds past KB_SYNC_TIMEOUT before a `kb sync` process that has not stopped itself is killed
 
 
 def sync_environment(settings: Settings) -> dict[str, str]:
@@ -83,12 +85,21 @@ async def sync_once(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+    # The process stops itself at KB_SYNC_TIMEOUT; one stuck where its timer cannot reach is killed a little later.
+    limit = settings.sync_timeout + KILL_GRACE if settings.sync_timeout else None
     try:
-        _, err = await process.communicate()
+        _, err = await asyncio.wait_for(process.communicate(), limit)
     except asyncio.CancelledError:
         process.kill()
         await process.wait()
         raise
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        reason = killed(settings, names)
+        if reason != failed:
+            log.error("sync failed, still serving build %s: %s", reloader.served.build, reason)
+        return reason
     if process.returncode != 0:  # unreachable repository, a file that no longer parses: the build served stays
         lines = err.decode("utf-8", "replace").splitlines()
         reason = lines[0].removeprefix("kb: error: ") if lines else f"exit status {process.returncode}"
@@ -104,6 +115,22 @@ async def sync_once(
     except Exception as exc:  # the build does not load: the old one serves, the watch logs it
         log.error("%s", exc)
     return ""
+
+
+def killed(settings: Settings, names: Sequence[str]) -> str:
+    """After a `kb sync` process was killed past its deadline: its staging copies removed (its lock went with it;
+    taken here so that no other sync's copies are touched), its failure recorded as the last sync's; the reason."""
+    from ingest.sync import SYNC_DIR, remove_stale_staging, turn  # the sync's own code, needed only here
+
+    reason = (
+        f"source {', '.join(names) or 'all'!s}: the sync took longer than KB_SYNC_TIMEOUT "
+        f"({settings.sync_timeout:g} s) and was stopped; nothing changed"
+    )
+    with turn(settings.data_dir / SYNC_DIR, wait=False) as mine:
+        if mine:
+            remove_stale_staging(settings.data_dir / SYNC_DIR)
+            write_last(settings.data_dir, LastSync(time.time(), "failed", reason=reason))
+    return reason
 
 
 class PushSyncs:

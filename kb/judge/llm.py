@@ -54,7 +54,7 @@ def verdict(reply: str, count: int) -> int | None:
         text = text[:-3].strip()
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested past the parser's limit
+    except (ValueError, RecursionError):  # not JSON, an integer of over 4,300 digits, or nested past the limit
         raise JudgeFailed("invalid", f"a reply that is not JSON: {reply[:100]!r}") from None
     answer = data.get("answer", data) if isinstance(data, dict) else data
     if answer is None or (isinstance(answer, str) and answer.strip().lower() == "none") or answer == 0:

@@ -214,7 +214,7 @@ def _history(raw: str) -> list[dict[str, str]]:
     is dropped."""
     try:
         data = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: not JSON, or an integer of over 4,300 digits
         return []
     turns = []
     for item in data if isinstance(data, list) else []:

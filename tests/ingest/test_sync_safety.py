@@ -18,6 +18,7 @@ from ingest.sync import SYNC_DIR, sync
 from kb.errors import SyncFailed
 from kb.index import read_index
 from kb.settings import Settings
+from kb.syncs import last_sync
 from tests.support.git_repos import TEAM_FAQ, Upstream, manifest, team_faq
 from tests.support.paths import ROOT
 
@@ -145,3 +146,37 @@ def test_a_file_of_far_too_many_entries_is_refused_before_it_is_parsed(tmp_path:
         f"source 'team': {upstream.url} 'docs/faq.md' at {commit[:7]} holds 100,001 headings, more than twice "
         "KB_SYNC_MAX_ENTRIES (5000): too many entries to parse; nothing changed"
     )
+
+
+def _one_line_faq(size: int) -> str:
+    """An upstream FAQ on one line: two inline headings, then fences opened and never closed, `size` bytes."""
+    head = "# How do I install it? Run the installer. # Why does it hang? "
+    return head + ("```a " * (size // 5))[: size - len(head)]
+
+
+def test_a_5_mb_one_line_faq_is_stopped_at_the_deadline_and_the_next_sync_is_not_blocked(
+    tmp_path: Path, settings: Settings, upstream
+) -> None:
+    shutil.copytree(settings.cache_dir, tmp_path / "data" / "cache")
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    (sources / "sources.toml").write_text(manifest(upstream.url), encoding="utf-8")
+    ours = Settings(data_dir=tmp_path / "data", sources_dir=sources)
+    assert sync(ours) is not None  # the team FAQ, served from here on
+    served = ours.index_dir.resolve()
+    upstream.commit("One line", {"docs/faq.md": _one_line_faq(ours.sync_max_file_bytes - 1)})
+
+    hurried = Settings(data_dir=ours.data_dir, sources_dir=sources, sync_timeout=2)
+    started = time.monotonic()
+    with pytest.raises(SyncFailed) as raised:
+        sync(hurried, ["team"])
+    assert time.monotonic() - started < 2 + 10  # stopped at its deadline (10 s for a loaded machine)
+    assert str(raised.value) == "source 'team': the sync took longer than KB_SYNC_TIMEOUT (2 s); nothing changed"
+    assert ours.index_dir.resolve() == served
+    assert list((ours.data_dir / SYNC_DIR).glob(".staging-*")) == []
+    last = last_sync(ours.data_dir)
+    assert last is not None and last.outcome == "failed" and "KB_SYNC_TIMEOUT" in last.reason
+
+    upstream.commit("Back to many lines", {"docs/faq.md": team_faq()})
+    report = sync(ours, wait=False)  # the lock is free: not skipped as another sync's turn
+    assert report is not None and report.outcome == "built"

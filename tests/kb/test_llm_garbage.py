@@ -33,6 +33,7 @@ EVENTS: dict[str, list[str]] = {
     "content-not-text": ['{"choices": [{"delta": {"content": 42}}]}', '{"choices": [{"delta": {"content": ["a"]}}]}'],
     "error-event": ['{"error": {"message": "model overloaded"}}'],
     "nested-1000-deep": ["[" * 1000 + "]" * 1000],
+    "number-5000-digits": ["1" * 5000],  # Python reads an integer of at most 4,300 digits
 }
 
 
@@ -50,6 +51,8 @@ def garbage_llm_app() -> FastAPI:
             return JSONResponse({"id": "x", "object": "something.else", "data": [1, 2, 3]})
         if model == "deep-object":
             return Response("[" * 1000 + "]" * 1000, media_type="application/json")
+        if model == "long-number":
+            return Response("9" * 5000, media_type="application/json")
         if model == "plain-text":
             return Response(b"\x00\xff\xfe not even text", media_type="text/plain")
 
@@ -63,7 +66,7 @@ def garbage_llm_app() -> FastAPI:
     return app
 
 
-MODELS = ["html-page", "html-502", "json-object", "deep-object", "plain-text", *EVENTS]
+MODELS = ["html-page", "html-502", "json-object", "deep-object", "long-number", "plain-text", *EVENTS]
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +119,10 @@ def test_the_chat_page_says_the_model_could_not_answer(with_llm: Callable[[str],
     page = client.post("/chat", data=form, headers={"Accept-Language": "en"})
     assert page.status_code == 200
     assert "language model could not answer" in page.text
+
+
+def test_a_chat_history_holding_a_number_too_long_to_read_is_dropped(client: TestClient) -> None:
+    history = json.dumps([{"role": "user", "content": "hi"}])[:-1] + ", " + "1" * 5000 + "]"
+    form = {"message": "slime 如何续训？", "history": history, "form_token": form_token(client)}
+    page = client.post("/chat", data=form, headers={"Accept-Language": "en"})
+    assert page.status_code == 200

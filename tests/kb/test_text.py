@@ -1,6 +1,6 @@
 """Tokens: Chinese words from jieba, identifiers whole and in parts."""
 
-from kb.text import detect_lang, tokenize
+from kb.text import JIEBA_RUN, detect_lang, tokenize
 
 
 def test_flag_is_kept_whole_and_in_parts():
@@ -49,3 +49,9 @@ def test_detect_lang():
     assert detect_lang("训推一体任务一直卡住") == "zh"
     assert detect_lang("VocabParallelEmbedding 加载 state_dict 报 size mismatch") == "zh"
     assert detect_lang("debug ROLL with a breakpoint") == "en"
+
+
+def test_a_run_of_chinese_longer_than_any_clause_is_read_in_cuts() -> None:
+    run = "".join(chr(0x4E00 + (i * 7919) % 20902) for i in range(3 * JIEBA_RUN))
+    cuts = [run[i : i + JIEBA_RUN] for i in range(0, len(run), JIEBA_RUN)]
+    assert tokenize(run) == [t for cut in cuts for t in tokenize(cut)]

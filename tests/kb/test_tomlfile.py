@@ -219,6 +219,14 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
         load_tags(path)
 
 
+def test_a_key_of_thousands_of_dotted_parts_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    path = tmp_path / "tags.toml"
+    path.write_text('fallback = "other"\n' + ".".join(["a"] * 16_384) + ' = "x"\n', encoding="utf-8")
+    message = r"tags\.toml:2: a key of 16,384 dotted parts, a data file's keys have at most 64"
+    with pytest.raises(SourceError, match=message):
+        load_tags(path)
+
+
 def test_a_fault_in_a_list_names_the_item(tmp_path: Path) -> None:
     path = tmp_path / "glossary.toml"
     path.write_text(

@@ -81,6 +81,9 @@ ALTERNATIONS = [
     "Traceback (most recent call last)\n",
     '  File "a.py", line 1, in f\n',
     "ab",
+    "```a",  # a fence opened and never closed, repeated: each opening tried against the rest of the text
+    "```a ",
+    "[](<",  # a link destination opened and never closed, repeated
 ]
 
 

@@ -62,7 +62,7 @@ def block_actions(raw: str) -> BlockActions | None:
         raise BadSlackPayload(f"payload: nested deeper than {MAX_JSON_DEPTH} levels, so not an interaction Slack sent")
     try:
         data: Any = json.loads(raw)
-    except json.JSONDecodeError:
+    except ValueError:  # not JSON, or an integer of over 4,300 digits
         raise BadSlackPayload("payload: not JSON (Slack sends interactions as a form field `payload`)") from None
     if not isinstance(data, dict) or data.get("type") != "block_actions":
         return None

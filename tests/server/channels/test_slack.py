@@ -462,8 +462,9 @@ def test_sharing_an_entry_that_is_gone_says_so(slack: TestClient, stand_in: Slac
     assert stand_in.wait_for("gone")["text"] == "That entry is no longer in the FAQ."
 
 
-def test_a_payload_that_is_not_json_is_a_400(slack: TestClient) -> None:
-    body = urlencode({"payload": "{not json"}).encode()
+@pytest.mark.parametrize("payload", ["{not json", '{"type": ' + "1" * 5000 + "}"])  # past 4,300 digits
+def test_a_payload_that_is_not_json_is_a_400(slack: TestClient, payload: str) -> None:
+    body = urlencode({"payload": payload}).encode()
     response = slack.post("/slack/interactive", content=body, headers=slack_headers(body))
     assert response.status_code == 400
     assert response.json()["error"] == "payload: not JSON (Slack sends interactions as a form field `payload`)"

@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from server.rendering.highlight import LEXERS  # noqa: E402
 from tests.quality import library_inventory  # noqa: E402
+from tests.support.hostile_lexers import slowest as slowest_block  # noqa: E402
 from tests.quality.pattern_inventory import ROWS  # noqa: E402
 from tests.support import library_calls  # noqa: E402
 from tests.support.hostile_patterns import found, patterns_of, worst  # noqa: E402
@@ -74,7 +75,7 @@ def run(quick: bool = False) -> list[Row]:
         ),
     ]
     result += [Row(f"  {where} on {shape}", f"{took * 1000:.1f} ms") for took, where, shape in timings[:5]]
-    lexers = sorted(((*slowest(name), name) for name in sorted(set(LEXERS.values()))), reverse=True)
+    lexers = sorted(((*slowest_block(name), name) for name in sorted(set(LEXERS.values()))), reverse=True)
     took, shape, name = lexers[0]
     result.append(
         Row(

@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 from server.rendering.highlight import LEXERS  # noqa: E402
 from tests.quality import library_inventory  # noqa: E402
-from tests.support.hostile_lexers import slowest as slowest_block  # noqa: E402
 from tests.quality.pattern_inventory import ROWS  # noqa: E402
 from tests.support import library_calls  # noqa: E402
+from tests.support.hostile_lexers import slowest as slowest_block  # noqa: E402
 from tests.support.hostile_patterns import found, patterns_of, worst  # noqa: E402
 from tests.support.redos import attacks  # noqa: E402
 

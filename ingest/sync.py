@@ -19,7 +19,6 @@ whose commits and folders are those the served build was made from builds nothin
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import signal
@@ -38,6 +37,7 @@ from kb.index import read_index
 from kb.insights.store import InsightsStore
 from kb.settings import SHIPPED_SOURCES, Settings
 from kb.staleness import build_folders, folder_names, is_shipped
+from kb.sync_lock import STAGING_PREFIX, SYNC_DIR, remove_stale_staging, turn
 from kb.syncs import LastSync, build_record, follow, write_last
 
 from .changes import SECONDS, Changes, compare
@@ -50,9 +50,6 @@ from .staging import Pin, check_counts, parse_staged, pinned, write_back
 from .upstream import Upstream, load_upstreams
 
 __all__ = ["SyncReport", "Pin", "sync", "build_folders", "report_lines", "SYNC_DIR"]
-
-SYNC_DIR = "sync"  # under the data directory: the repositories' mirrors, the lock, the last sync
-STAGING_PREFIX = ".staging-"  # a sync's copies of the folders it syncs, under SYNC_DIR
 
 
 @dataclass(frozen=True)
@@ -106,19 +103,6 @@ def sync(
 
 
 @contextmanager
-def turn(folder: Path, wait: bool) -> Iterator[bool]:
-    """Hold the sync lock of a data directory; yields False (at once) when `wait` is False and another holds it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-
-
-@contextmanager
 def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
     """Stop the work inside past `seconds` (KB_SYNC_TIMEOUT; 0: no limit) with a SyncFailed naming the sources and
     the deadline: a timer signal interrupts it wherever it is (a regular expression, a parser, a fetch), and the
@@ -142,13 +126,6 @@ def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-
-
-def remove_stale_staging(folder: Path) -> None:
-    """Remove the staging copies a killed sync left: called holding the lock, so none is a live sync's."""
-    for path in folder.glob(STAGING_PREFIX + "*"):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
 
 
 def _chosen(folders: list[Path], names: Sequence[str]) -> dict[Path, list[Upstream]]:

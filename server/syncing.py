@@ -28,6 +28,7 @@ from typing import Sequence
 from kb.errors import KBError
 from kb.settings import Settings
 from kb.staleness import build_folders, is_shipped
+from kb.sync_lock import SYNC_DIR, remove_stale_staging, turn
 from kb.syncs import LastSync, last_sync, write_last
 
 from .reload import Reloader
@@ -120,7 +121,6 @@ async def sync_once(
 def killed(settings: Settings, names: Sequence[str]) -> str:
     """After a `kb sync` process was killed past its deadline: its staging copies removed (its lock went with it;
     taken here so that no other sync's copies are touched), its failure recorded as the last sync's; the reason."""
-    from ingest.sync import SYNC_DIR, remove_stale_staging, turn  # the sync's own code, needed only here
 
     reason = (
         f"source {', '.join(names) or 'all'!s}: the sync took longer than KB_SYNC_TIMEOUT "

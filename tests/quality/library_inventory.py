@@ -72,6 +72,13 @@ ROWS = [
     Row("kb/adapter.py", "json.loads", "an adapter file's header, written by `kb tune`"),
     Row("kb/evaluate.py", "json.loads", "an evaluation set's lines, the maintainer's file"),
     Row("kb/harvest/condense.py", "json.loads", _LLM, _json),
+    Row(
+        "kb/harvest/github.py",
+        "json.loads",
+        "a page of GitHub's API answer to `kb harvest --repo`",
+        _json,
+        REQUEST_BODY,
+    ),
     Row("kb/harvest/run.py", "json.loads", "the harvest's own record of threads read, in the data directory"),
     Row("kb/harvest/run.py", "json.loads", "the harvest's own record of threads read, in the data directory"),
     Row(
@@ -182,6 +189,13 @@ ROWS = [
         _json,
         REQUEST_BODY,
     ),
+    Row(
+        "server/channels/github/close_queue.py",
+        "json.loads",
+        "a queued close: the issue of a delivery",
+        _json,
+        REQUEST_BODY,
+    ),
     Row("server/channels/feishu/events.py", "json.loads", "Feishu's answer to a challenge", _json, REQUEST_BODY),
     Row("server/channels/feishu/events.py", "json.loads", "a Feishu event (a request body)", _json, REQUEST_BODY),
     Row("server/channels/feishu/events.py", "json.loads", "Feishu's answer to a message sent", _json, REQUEST_BODY),
@@ -221,6 +235,7 @@ ROWS = [
         lambda text: module("server.routes.pages")._history(text),
         REQUEST_BODY,
     ),
+    Row("kbcli/calibrate.py", "json.loads", "the calibration in use, written by `kb calibrate`"),
     Row("kbcli/harvest.py", "json.loads", "`kb harvest --from`'s file of threads", _json, SYNC_FILE, REQUEST_BODY),
     Row(
         "kbcli/terminal.py",

@@ -42,6 +42,7 @@ class Row:
     redos: str = ""
 
 
+_ENTRY_LINE = "reads the shipped entries' own lines, each cut to 300 characters first: bounded whatever its shape"
 _TAGS_BOUNDED = (
     "runs of ASCII are cut to 100 characters before the tags read the text (`prepare`): a repeat runs over 100 at most"
 )
@@ -140,6 +141,17 @@ ROWS = [
     # kb/settings.py
     Row("kb/settings.py", "[a-z][a-z0-9_]*"),
     Row("kb/settings.py", ":[^:@/]*@"),
+    # kb/quoted_errors.py: an entry's question and answer, read once when the search is built, a line cut to
+    # LINE_CHARS (300) first; a question is compared with `str` operations, never a pattern
+    Row(
+        "kb/quoted_errors.py",
+        "[A-Za-z_][\\w.]*(?:Error|Exception):[^\\n]*|\\bassert [^\\n]+",
+        chars=300,
+        redos=_ENTRY_LINE,
+    ),
+    Row("kb/quoted_errors.py", '“([^”\\n]+)”|\\"([^\\"\\n]+)\\"|`([^`\\n]+)`', chars=300, redos=_ENTRY_LINE),
+    Row("kb/quoted_errors.py", "[A-Za-z0-9]_[A-Za-z0-9]|[a-z]\\.[a-z_]|\\w\\[|\\w\\(|/\\w", chars=300),
+    Row("kb/quoted_errors.py", "\\A\\s*[\\w.]*(?:Error|Exception)\\b:?", chars=300, how="match"),
     # kb/stacktrace.py
     Row("kb/stacktrace.py", '^\\s*File "(?P<path>[^"]+)", line \\d+, in (?P<func>[\\w<>.]+)'),
     Row("kb/stacktrace.py", "^(?P<type>(?:[A-Za-z_]\\w*\\.)*(?P<name>[A-Z]\\w*))(?::\\s*(?P<msg>.*))?$"),

@@ -10,7 +10,7 @@ vector index and the entries that best cover its words in the postings, at most
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Sequence
 
 import faiss
@@ -27,24 +27,20 @@ from .hits import Hit, SearchResult, Signals
 from .hubs import demoted, links_only_entries
 from .learning.overlay import Learned, LearnedMatch
 from .lexical import LexicalIndex, QueryTerms, Weighed
-from .noise import strip_noise
+from .plan import READS, Evidence, Plan, Words, searched_text
 from .quoted_errors import QuotedErrors
 from .scope import Scopes
 from .scoring import Features, Weights
 from .spelling import Spelling
-from .stacktrace import reduce_trace
-from .text import checked_query, clean_query, detect_lang, tokenize
+from .text import checked_query, detect_lang, tokenize
 from .verbatim import CERTAIN, Verbatim
 
 # What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
-__all__ = ["Plan", "Words", "Searcher", "searched_text", "READS"]
+__all__ = ["Plan", "Words", "Searcher", "searched_text", "READS"]  # Plan, Words, READS: kb.plan's
 
 SPELLING_WEIGHT = 0.8  # a word one edit away is nearly the word
 # Entries taken from each side (nearest vectors, best word coverage) to be scored. Any entry
 # the fused score could put in the top few is near the top of one side or the other.
-# What a search reads, each with a confidence fitted on its own kind of input: a question (an issue's title, a chat
-# message, a pasted error) or a whole issue (its title and body, `kb.issue_question.question_of`).
-READS = ("question", "issue")
 CANDIDATES = 200
 # Entries whose alternates come nearest the query, added to the candidates.
 LEARNED_CANDIDATES = 20
@@ -52,49 +48,6 @@ LEARNED_CANDIDATES = 20
 # entry) is that question, or a rewording of it: the search abstains whatever the answer
 # model would say.
 SAME_QUESTION = 0.97
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A checked query and the text to embed for it: the half of a search before the model runs."""
-
-    query: str
-    k: int
-    tags: tuple[str, ...]
-    source: str | None
-    lang: str | None  # only entries in this language
-    query_lang: str  # the language the query is written in
-    text: str  # the query, a pasted stack trace reduced to what identifies it, tracker noise taken out
-    embed_text: str  # what the model embeds: `text`, once (glossary equivalents are on the entry side)
-    reads: str = "question"  # what it is, for the confidence (`READS`): a question, or a whole issue
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """What the words of a query say of some entries: which of its terms (`Weighed.terms`) each
-    holds anywhere, and the share of the query each covers, anywhere and in its question."""
-
-    ids: np.ndarray  # the entries
-    holds: np.ndarray  # a row per entry, a column per term
-    coverage: np.ndarray
-    question: np.ndarray
-
-
-@dataclass(frozen=True)
-class Words:
-    """A query's words and the entries that cover them best: the lexical half of a search."""
-
-    terms: QueryTerms
-    # Ids of the entries covering most of the query; None in a corpus scored whole, where every
-    # allowed entry is a candidate anyway.
-    top: np.ndarray | None
-    weighed: Weighed | None = None  # the terms as the lexical index weighs them (worked out once a search)
-
-
-def searched_text(query: str) -> str:
-    """What a search matches and embeds of a question: a pasted stack trace down to what
-    identifies it, an issue title without its tracker noise."""
-    return reduce_trace(strip_noise(clean_query(query).strip()))
 
 
 def _dense_index(vectors: faiss.Index | DenseIndex | np.ndarray) -> DenseIndex:

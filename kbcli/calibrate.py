@@ -84,12 +84,29 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
     finally:
         if judging is not None:
             judging.close()
+    if issues:
+        report["issues"] = _fit_issues(kb, [q for _, q in issues], weights, args)
     output.parent.mkdir(parents=True, exist_ok=True)
     write_calibration(weights, report, [Path(p).name for p in args.files], output)
-    columns = [report["cross_validated"]] + ([report["judge"]["cross_validated"]] if judge is not None else [])
-    print(f"{len(queries)} questions, {args.folds}-fold cross-validation (held-out folds only):")
+    _print_figures(report, len(queries), args.folds, judged=judge is not None)
+    print_confidence(report)
+    if report.get("query_adapter"):
+        fitted = report["query_adapter"]
+        print(
+            f"searched through the query adapter fitted {fitted['fitted_at']} on {fitted['questions']} questions, "
+            "each fold's refitted without its questions"
+        )
+    written = {name: value for name, value in weights.to_dict().items() if name != "curve"}
+    print(f"weights: {written} -> {output}")
+    return 0
+
+
+def _print_figures(report: dict[str, Any], count: int, folds: int, judged: bool) -> None:
+    """The held-out figures by language, without and with the judge side by side, and what the judge did."""
+    columns = [report["cross_validated"]] + ([report["judge"]["cross_validated"]] if judged else [])
+    print(f"{count} questions, {folds}-fold cross-validation (held-out folds only):")
     cell = f"{'R@1':>8}{'R@3':>8}{'MRR@10':>8}{'abstained':>11}"
-    if judge is not None:
+    if judged:
         print(f"{'':18}{'without the judge':^35}{'with the judge':^35}")
     print(f"{'':10}{'queries':>8}" + cell * len(columns))
     for name in [*columns[0]["by_lang"], "all"]:
@@ -102,29 +119,17 @@ def cmd_calibrate(settings: Settings, args: argparse.Namespace) -> int:
             )
         )
     outside = [f"{f['out_of_scope']['abstained']}/{f['out_of_scope']['queries']} abstained" for f in columns]
-    if judge is None:
+    if not judged:
         print(f"out of scope: {outside[0]}")
     else:
         print(f"{'out of scope':18}" + "".join(f"{o:^35}" for o in outside))
-    if judging is not None:
+    if judged:
         j = report["judge"]
         print(
             f"judge {j['kind']} {j['model']}: read the first {j['top']} candidates; changed the held-out outcome of "
             f"{j['changed']} questions; skipped when the first stage leads by {j['skip_gap']:.3f} or more: "
             f"{j['skipped']} of {j['questions']} questions; failed on {j['failed']}"
         )
-    if issues:
-        report["issues"] = _fit_issues(kb, [q for _, q in issues], weights, args)
-    print_confidence(report)
-    if report.get("query_adapter"):
-        fitted = report["query_adapter"]
-        print(
-            f"searched through the query adapter fitted {fitted['fitted_at']} on {fitted['questions']} questions, "
-            "each fold's refitted without its questions"
-        )
-    written = {name: value for name, value in weights.to_dict().items() if name != "curve"}
-    print(f"weights: {written} -> {output}")
-    return 0
 
 
 def _fit_issues(kb: Any, issues: list[EvalQuery], weights: Any, args: argparse.Namespace) -> dict[str, Any]:

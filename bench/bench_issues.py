@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ROOT, Row, main  # noqa: E402
 
-from kb.channel_points import GITHUB_COMMENT_PRECISION, GITHUB_SUGGEST_PRECISION  # noqa: E402
+from kb.channel_points import DRAFT_PRECISION, PUBLIC_COMMENT_PRECISION  # noqa: E402
 from kb.evaluate import EvalQuery, EvalReport, evaluate, load_queries  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402
@@ -48,8 +48,8 @@ def figures(kb: KnowledgeBase, queries: list[EvalQuery], reads: str) -> dict[str
     return {
         "right_first": sum(o.rank == 1 for o in report.outcomes),
         "auroc": report.confidence()["auroc"],
-        "comment": decisions(report, weights.threshold(GITHUB_COMMENT_PRECISION)),
-        "suggest": decisions(report, weights.threshold(GITHUB_SUGGEST_PRECISION)),
+        "comment": decisions(report, weights.threshold(PUBLIC_COMMENT_PRECISION)),
+        "suggest": decisions(report, weights.threshold(DRAFT_PRECISION)),
     }
 
 

@@ -108,10 +108,10 @@ def judged_by(report: EvalReport, kb: KnowledgeBase) -> Weights:
 def operating_points(settings: Settings) -> dict[str, float]:
     """The point of each channel that declares one (GitHub's comment and suggest modes apart: kb.channel_points) or
     is given one in KB_CHANNEL_PRECISION."""
-    from kb.channel_points import github_points
+    from kb.channel_points import tracker_points
 
     given = {name: p for name, p in settings.channel_precisions.items() if name != "github"}
-    return github_points(settings.channel_precisions) | given
+    return tracker_points(settings.channel_precisions, "github") | given
 
 
 def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -> None:

@@ -168,7 +168,7 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE suggested_answers
     """,
     # 10: the GitHub webhook's deliveries seen, so that the processes sharing the database act once on each; the
-    # closes acknowledged and waiting for their harvest, taken by one process at a time (github_queue.py)
+    # closes acknowledged and waiting for their harvest, taken by one process at a time (deliveries.py)
     """
     CREATE TABLE github_deliveries (key TEXT PRIMARY KEY, seen_at REAL NOT NULL);
     CREATE INDEX github_deliveries_seen_at ON github_deliveries (seen_at);

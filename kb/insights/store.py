@@ -24,8 +24,8 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import InsightsUnavailable
 from .claims import IssueClaims
+from .deliveries import DeliveryQueue
 from .gaps import DismissedGaps
-from .github_queue import GitHubQueue
 from .harvested import HarvestedDrafts
 from .links import Links
 from .migrations import SCHEMA_VERSION, upgrade, version_of
@@ -55,7 +55,9 @@ def _database(postgres: bool) -> Any:
     return SqliteDatabase
 
 
-class InsightsStore(Questions, Votes, DismissedGaps, Links, PendingAnswers, HarvestedDrafts, IssueClaims, GitHubQueue):
+class InsightsStore(
+    Questions, Votes, DismissedGaps, Links, PendingAnswers, HarvestedDrafts, IssueClaims, DeliveryQueue
+):
     """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open."""
 
     def __init__(self, where: Path | str, busy_timeout: float = BUSY_TIMEOUT):

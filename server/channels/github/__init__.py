@@ -3,7 +3,7 @@ and `kb github answer` for a workflow run). Signatures, events, the comment, the
 
 from __future__ import annotations
 
-from kb.channel_points import GITHUB_COMMENT_PRECISION
+from kb.channel_points import PUBLIC_COMMENT_PRECISION
 
 from ..channel import Channel
 from .settings import GitHubSettings
@@ -37,7 +37,7 @@ CHANNEL = Channel(
     off="the GitHub bot is off: set KB_GITHUB_WEBHOOK_SECRET to the webhook's secret",
     platform=True,
     chat_ids="github_record_issues",
-    precision=GITHUB_COMMENT_PRECISION,  # a comment on an issue is public: kb/channel_points.py
+    precision=PUBLIC_COMMENT_PRECISION,  # a comment on an issue is public: kb/channel_points.py
     reads="issue",  # an issue read whole: judged by the confidence fitted on whole issues
     settings_class=GitHubSettings,
     commands="server.channels.github.command",  # `kb github answer`

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Awaitable, Callable, Protocol
 
 from kb import asking
-from kb.channel_points import GITHUB_SUGGEST_PRECISION
+from kb.channel_points import DRAFT_PRECISION
 from kb.events import Events, Voted
 from kb.knowledge import KnowledgeBase
 from kb.text import detect_lang
@@ -59,7 +59,7 @@ log = logging.getLogger("kb.server")
 
 # Suggest mode's operating point: its answers wait for a maintainer on /insights, so it drafts from a lower
 # precision than a comment posted in public (the channel's own), unless KB_CHANNEL_PRECISION sets a lower one.
-SUGGEST_PRECISION = GITHUB_SUGGEST_PRECISION
+SUGGEST_PRECISION = DRAFT_PRECISION
 # An issue or Discussion is read whole (its title, then what its body asks): judged by the confidence fitted on whole
 # issues (`kb calibrate --issues`), the channel's points read off that calibration's held-out curve.
 READS = CHANNEL.reads

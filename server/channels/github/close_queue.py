@@ -1,4 +1,4 @@
-"""Closes acknowledged and not yet harvested, kept in the insights database until they are (kb/insights/github_queue.py).
+"""Closes acknowledged and not yet harvested, kept in the insights database until they are (kb/insights/deliveries.py).
 
 The webhook queues an issue GitHub says closed before it answers 202 (`queue`): past `QUEUE_SIZE` closes waiting it
 answers 503 instead, so GitHub shows the delivery failed and it can be delivered again. The delivery's own harvest
@@ -21,7 +21,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from kb.errors import KBError
-from kb.insights.github_queue import QueuedClose, this_process
+from kb.insights.deliveries import QueuedClose, this_process
 
 from .answers import GitHubUnavailable
 from .events import Opened

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from kb.insights import InsightsStore, store_path
-from kb.insights.github_queue import holder_running, this_process
+from kb.insights.deliveries import holder_running, this_process
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

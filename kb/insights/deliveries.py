@@ -11,7 +11,7 @@ issue (a redelivered close refreshes it). A worker takes a row in the way the cl
 once for a process of this machine that is no longer running; a harvest done deletes the row, one that failed is
 tried again later (`due`), at most a bounded number of times, then dropped with its last error. The queue holds at
 most a bounded number of rows: past it a close is refused (the webhook says so), never dropped in silence.
-`InsightsStore` takes these methods from `GitHubQueue`.
+`InsightsStore` takes these methods from `DeliveryQueue`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from .part import StorePart
 
-__all__ = ["GitHubQueue", "QueuedClose", "this_process", "holder_running"]
+__all__ = ["DeliveryQueue", "QueuedClose", "this_process", "holder_running"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def holder_running(holder: str) -> bool:
     return True
 
 
-class GitHubQueue(StorePart):
+class DeliveryQueue(StorePart):
     """The store's part for the GitHub webhook's deliveries seen and closes waiting."""
 
     def first_delivery(self, key: str, now: float, window: float) -> bool:

@@ -254,7 +254,7 @@ class Embedder:
     def embed_queries(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
         """Many questions (the insights page's), in runs of `batch_size` that searches take turns with."""
         clipped = [self.query_text(t) for t in texts]
-        parts = [self._submit(clipped[i : i + batch_size], True).result() for i in range(0, len(clipped), batch_size)]
+        parts = [waited(self._submit(clipped[i : i + batch_size], True)) for i in range(0, len(clipped), batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
     def query_vector(self, text: str) -> Future[np.ndarray]:
@@ -285,12 +285,26 @@ class Embedder:
         return result
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.query_vector(text).result()
+        return waited(self.query_vector(text))
 
     def embed_passages(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
         texts = list(texts)
-        parts = [self._submit(texts[i : i + batch_size], False).result() for i in range(0, len(texts), batch_size)]
+        parts = [waited(self._submit(texts[i : i + batch_size], False)) for i in range(0, len(texts), batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
+
+
+WAIT_STEP = 0.2  # seconds: how often a caller waiting for the model looks up from the wait
+
+
+def waited(future: Future[np.ndarray]) -> np.ndarray:
+    """The future's vectors, waited for in short steps: between them the waiting thread runs Python again, so a
+    signal the process got meanwhile is handled now (a sync's deadline, SIGALRM, may reach the model's thread instead
+    of the waiting one, which a wait without steps would hold up until the model is done)."""
+    while True:
+        try:
+            return future.result(timeout=WAIT_STEP)
+        except TimeoutError:
+            continue
 
 
 _embedders: dict[str, Embedder] = {}

@@ -39,7 +39,9 @@ def test_a_sync_past_the_deadline_is_killed_and_the_next_one_runs(
     sync(relaxed)
     served = ours.index_dir.resolve()
     head = "# How do I install it? Run the installer. # Why does it hang? "
-    upstream.commit("One line", {"docs/faq.md": head + "```a " * 1_000_000})
+    upstream.commit(
+        "One line", {"docs/faq.md": head + "```a " * 999_000}
+    )  # under KB_SYNC_MAX_FILE_BYTES: read, not refused
     monkeypatch.setattr(syncing, "KILL_GRACE", 0.0)  # killed at the deadline, whether or not it stops itself
     reloader = _Reloader(ours)
 

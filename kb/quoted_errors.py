@@ -16,10 +16,10 @@ for each error's key with `str.find`, no pattern.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Sequence
 
 from .entries import Entry
+from .verbatim import verbatim_key
 
 __all__ = ["QuotedErrors", "errors_of", "MIN_KEY"]
 
@@ -37,10 +37,9 @@ _EXCEPTION_NAME = re.compile(r"\A\s*[\w.]*(?:Error|Exception)\b:?")
 
 
 def error_key(text: str) -> str:
-    """`text` folded as errors are compared: full-width forms made half-width, case folded, only letters and
-    digits kept (`AssertionError: batch_size 32` and `assertionerror batch_size 32` are one key)."""
-    folded = unicodedata.normalize("NFKC", text[:QUESTION_CHARS]).casefold()
-    return "".join(c for c in folded if unicodedata.category(c)[0] in "LN")
+    """`text` folded as errors are compared, as verbatim questions are (`verbatim_key`: full-width forms made
+    half-width, case folded, punctuation, symbols and spaces out), its first QUESTION_CHARS characters."""
+    return verbatim_key(text, QUESTION_CHARS)
 
 
 def _specific(error: str) -> bool:

@@ -23,11 +23,11 @@ CERTAIN = 1.0
 MAX_CHARS = 500
 
 
-def verbatim_key(text: str) -> str:
+def verbatim_key(text: str, chars: int = MAX_CHARS * 2) -> str:
     """`text` as verbatim questions are compared: full-width forms made half-width (NFKC), case
     folded, every punctuation mark, symbol and space taken out ("How do I resume training?" and
-    "how do i resume training" are one key). "" for a text of none of the rest."""
-    folded = unicodedata.normalize("NFKC", text[: MAX_CHARS * 2]).casefold()
+    "how do i resume training" are one key), of its first `chars` characters. "" for a text of none of the rest."""
+    folded = unicodedata.normalize("NFKC", text[:chars]).casefold()
     return "".join(c for c in folded if unicodedata.category(c)[0] not in "PSZC")
 
 

@@ -51,6 +51,8 @@ NAMES: dict[str, tuple[str, ...]] = {
     "translated_by": ("translated_by", "译者"),
     "reviewed": ("reviewed", "已审校"),
     "intended_duplicates": ("intended_duplicates", "有意重复"),
+    # The tracker threads an answer accepted from a harvested draft answers (`kb.harvest.accepted`): its link is one.
+    "harvested": ("harvested", "来自议题"),
 }
 # The columns a language may follow: one version of an entry's text each.
 PER_LANGUAGE = ("question", "answer", "section", "url", "source_title", "source_url", "translated_by", "reviewed")

@@ -190,9 +190,11 @@ class _Parser:
         place["url"] = url or place["url"]  # its own link, else its row's
         if translation is not None:
             translation = self.placed(translation, row, place["url"], urls.get(translation.lang) or urls.get(lang, ""))
+        thread = bool(place["url"]) and bool(cells.raw(Column("harvested")))  # its link is the thread it came from
         entry = Entry(
             id=id_, question=question, answer=absolutize_links(answer, self.source.url), section=section, lang=lang,
-            translations=(translation,) if translation else (), translated_by=by, reviewed=reviewed, **place,
+            translations=(translation,) if translation else (), translated_by=by, reviewed=reviewed, thread=thread,
+            **place,
         )  # fmt: skip
         self.entries.append(replace(entry, tags=self.tags(entry, tags)))
         self.learned += [LearnedQuestion(q, detect_lang(q), "maintainer", link, "", id_) for q, link in alternates]

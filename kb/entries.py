@@ -94,6 +94,7 @@ class Entry:
     source_titles: dict[str, str] = field(default_factory=dict, hash=False)
     sheet: str = ""  # the workbook's sheet the entry is a row of, `line` its row ("" outside a workbook)
     scope: tuple[str, ...] = ()  # its source's scope (`Source.scope`, kb.scope): () for every question
+    thread: bool = False  # `url` is the tracker thread the answer was accepted from (a harvested draft's)
 
     def source_title_in(self, lang: str) -> str:
         """The source's title as an interface in `lang` names it: in that language where the

@@ -225,7 +225,7 @@ def entry_of(answer: WrittenAnswer, line: int, file: str) -> Entry:
         id=answer.id, question=answer.questions[lang], answer=absolutize_links(answer.answers[lang], ""),
         source=answer.source, source_title=title, source_version="", source_url="", framework=answer.framework,
         section="", url=url, lang=lang, line=line, file=file, translations=translations,
-        source_titles=dict(answer.titles) or {lang: title},
+        source_titles=dict(answer.titles) or {lang: title}, thread=bool(url) and bool(answer.extra.get("harvested")),
     )  # fmt: skip
     topics = topic_tags(entry)
     if answer.tags and topics == (tag_table().fallback,):

@@ -1,6 +1,8 @@
 """A draft from the tracker accepted on /insights in a real browser (headless Chromium against uvicorn on loopback),
-in Chinese and in English: one click on Accept, the draft leaves the list, the count of entries from the tracker
-grows, and the search page finds the new entry first, its page linking the thread it came from."""
+in Chinese and in English: the draft's Markdown rendered as an entry's is (code, a fenced block, a list: no raw
+marks), one click on Accept, the draft leaves the list, the count of entries from the tracker grows, and the search
+page finds the new entry first, its page rendering the answer and linking the thread it came from as the tracker
+thread, not as an FAQ's original."""
 
 from __future__ import annotations
 
@@ -21,11 +23,29 @@ THREAD = "https://github.com/THUDM/slime/issues/{}"
 DRAFTS = {
     "en": (
         501, "How do I run slime on Huawei Ascend NPUs?",
-        "Use the `mindspeed` backend image and pass `--device npu`.", "does slime support ascend npu",
+        "Use the `mindspeed` backend image and pass `--device npu`:\n\n```bash\npython train.py --device npu\n```\n\n"
+        "- the image: **mindspeed**\n- the flag: `--device npu`", "does slime support ascend npu",
     ),
-    "zh": (502, "slime 怎么接入自定义的奖励服务？", "用 `--custom-rm-path` 指向你的奖励函数，返回每个样本的分数。", "如何自定义奖励函数"),
+    "zh": (
+        502, "slime 怎么接入自定义的奖励服务？",
+        "用 `--custom-rm-path` 指向你的奖励函数：\n\n```python\ndef reward(sample):\n    return 1.0\n```\n\n"
+        "- 返回每个样本的分数\n- 见 **自定义奖励** 一节", "如何自定义奖励函数",
+    ),
 }  # fmt: skip
 TEXTS = {"en": ("Accept", "Entries from the tracker: {n};"), "zh": ("采纳", "来自议题区的条目：{n} 个")}
+THREAD_LINK = {"en": "View the tracker thread", "zh": "查看 issue 区的原帖"}
+ORIGINAL_LINK = {"en": "View in the original FAQ", "zh": "在原文中查看"}
+
+
+def rendered(box: Any, answer: str) -> None:
+    """`box` holds `answer` rendered as Markdown: its inline code, fenced block and list as elements, no raw marks."""
+    flag = answer.split("`")[1]
+    assert box.locator("code", has_text=flag).count() >= 1
+    assert (
+        box.locator("pre code").count() == 1 and box.locator("li").count() == 2 and box.locator("strong").count() == 1
+    )
+    text = box.text_content()
+    assert "```" not in text and "**" not in text and "`" not in text and "\n- " not in text
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +84,9 @@ def test_a_draft_is_accepted_in_one_click_and_searchable(
     before = page.locator("#harvested [data-from-tracker]").inner_text()
     row = page.locator(f"#harvested tr[data-harvested='THUDM/slime#{number}']")
     assert row.locator(".harvested-question").inner_text() == question
+    row.locator("details summary").click()  # the answer, as it reads
+    rendered(row.locator(".harvested-answer"), answer)
+    assert "`" not in row.locator("details summary").inner_text()  # its summary is plain text
     t.screenshot(artifacts / f"insights-harvested-{lang}.png")
     row.locator("button[data-action=accept]").click()
     page.wait_for_url("**/insights?since=7d#harvested")
@@ -79,4 +102,9 @@ def test_a_draft_is_accepted_in_one_click_and_searchable(
     assert page.locator("#results > .result").first.locator(f"a[href^='/entries/{answer_id}']").count() >= 1
     t.goto(f"/entries/{answer_id}")
     assert answer.split("`")[0].strip() in page.locator("main").inner_text()
+    rendered(page.locator("main .entry-answer"), answer)
     assert page.locator(f"main a[href='{THREAD.format(number)}']").count() >= 1  # its page links the thread
+    link = page.locator(f"main .side-links a[href='{THREAD.format(number)}']")
+    assert link.inner_text() == THREAD_LINK[lang]  # as the tracker thread it is
+    assert ORIGINAL_LINK[lang] not in page.locator("main").inner_text()
+    t.screenshot(artifacts / f"entry-from-tracker-{lang}.png")

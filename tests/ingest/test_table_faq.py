@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import openpyxl
@@ -19,6 +20,7 @@ from kb.errors import SourceError
 from kb.index import read_index
 from kb.knowledge import KnowledgeBase
 from kb.settings import Settings
+from kb.written import WrittenAnswer
 
 
 def write_csv(path: Path, rows: list[list[str]], delimiter: str = ",") -> Path:
@@ -350,3 +352,34 @@ def test_a_hostile_file_fails_the_ingest_in_one_line_and_the_previous_index_keep
     assert read_index(workspace.index_dir).meta == before
     kb = KnowledgeBase.open(workspace)
     assert kb.search_blocking("恢复训练").hits[0].entry.question == "如何续训？"
+
+
+def test_an_accepted_drafts_written_answer_reads_without_a_warning_its_link_the_thread(tmp_path: Path) -> None:
+    """The written answers' file after an Accept on /insights (`harvested`: the threads it answers) is read by every
+    `kb ingest` and `kb sync` with no warning about its own field, the entry's link marked as the tracker thread."""
+    from ingest.sources import written_source
+    from ingest.table_faq import parse_table
+    from kb.harvest import Asked, Draft
+    from kb.harvest.accepted import answer_of
+    from kb.written import WrittenFile, entry_of
+
+    thread = "https://github.com/THUDM/slime/issues/7"
+    draft = Draft(
+        "THUDM/slime", 7, thread, "issue", "How do I run slime on Ascend NPUs?", "Use `--device npu`.", {},
+        alternates=(Asked("slime on NPU", "https://github.com/THUDM/slime/issues/9", 9),),
+    )  # fmt: skip
+    path = tmp_path / "written.jsonl"
+    written = WrittenFile(path)
+    accepted = written.save(answer_of(draft, {}))
+    written.save(replace_question(answer_of(draft, {}), "Where is the manual?", "written-0000beef"))  # by hand
+    found = parse_table(path, written_source(path))
+    assert found.warnings == []
+    by_id = {e.id: e for e in found.entries}
+    assert by_id[accepted.id].url == thread and by_id[accepted.id].thread
+    assert not by_id["written-0000beef"].thread  # an answer written by hand has no thread
+    assert entry_of(accepted, 1, "written.jsonl").thread  # as the server builds it between ingests
+
+
+def replace_question(answer: WrittenAnswer, question: str, answer_id: str) -> WrittenAnswer:
+    """A written answer as one written by hand on the page: another id and question, no thread."""
+    return replace(answer, id=answer_id, questions={"en": question}, extra={})

@@ -14,8 +14,8 @@
    (tests/data/real_tune.jsonl and, reported apart, real_test.jsonl; "after": the question's issue number is
    above every harvested-from thread's of its repository), labelled not covered by the FAQ, and whose own
    thread was not harvested, are searched as the server searches them: how many are shown a right thread
-   among the first three "see also" (state `not_covered`, `kb.see_also.MIN_COSINE`), how many wrong threads
-   are shown, and how many have a right draft at all (any harvested draft answering them, shown or not). Which
+   among the first three "see also" (states `likely` and `not_covered`, `kb.see_also`'s rules), how many wrong
+   threads are shown, and how many have a right draft at all (any harvested draft answering them, shown or not). Which
    draft answers which question is labelled by hand in tests/data/harvest/time_split.json, after reading every
    question beside the drafts nearest it.
 3. Scale: the fixture replicated with new numbers to 1,000 threads, written as one `gh` JSON file,
@@ -72,15 +72,15 @@ def _repo_number(url: str) -> tuple[str, int]:
 
 def time_split(raw: list[dict], kb: object, verbose: bool = True) -> dict[str, dict[str, int]]:
     """The time split's counts, per question file: questions asked after SPLIT that the FAQ does not cover (by the
-    label), those the search says are not covered, those shown a right thread among the first three, those shown a
-    wrong one, and those with a right draft at all."""
-    from kb.see_also import SeeAlso, threads_of
+    label), those the search does not answer (`likely` or `not_covered`), those shown a right thread among the first
+    three, those shown a wrong one, and those with a right draft at all."""
+    from kb.see_also import threads_of
 
     labels = json.loads(LABELS.read_text(encoding="utf-8"))
     split = datetime.fromisoformat(labels["split"]).replace(tzinfo=timezone.utc).timestamp()
     before = [t for t in read_threads(raw, str(FIXTURE)) if t.closed_at is not None and t.closed_at < split]
     drafts = harvest(before, Rules(), kb).drafts  # type: ignore[arg-type]
-    index = SeeAlso()
+    index = kb.see_also  # type: ignore[attr-defined]
     index.load(threads_of(drafts), kb.searcher.embedder)  # type: ignore[attr-defined]
     harvested = {d.url for d in drafts} | {a.url for d in drafts for a in d.alternates}
     last: dict[str, int] = {}
@@ -101,8 +101,8 @@ def time_split(raw: list[dict], kb: object, verbose: bool = True) -> dict[str, d
                 raise SystemExit(f"{LABELS}: {row['id']} ({row['url']}) is not labelled; read it and label it")
             right = set(answers[row["id"]])
             result = kb.search_blocking(row["q"])  # type: ignore[attr-defined]
-            shown = kb.resolved_threads(result)  # type: ignore[attr-defined]
-            c["not_covered"] += result.state == "not_covered"
+            shown = kb.resolved_threads(result, row["url"])  # type: ignore[attr-defined]
+            c["not_covered"] += result.state != "answered"
             c["right"] += any(t.url in right for t in shown)
             c["wrong"] += sum(t.url not in right for t in shown)
             c["right_draft"] += bool(right)
@@ -187,16 +187,25 @@ def scale_run(n: int) -> tuple[float, float, float, int]:
 
 
 def see_also_cost(kb: object, n: int = 1000) -> tuple[float, float, float]:
-    """(seconds to load `n` threads' questions into "see also", embedding each; seconds to load them again into a new
-    index, as a server starting does, from the embedding cache; microseconds a lookup takes, as a not-covered search
-    makes it, the median of 200)."""
+    """(seconds to load `n` threads into "see also", embedding each (its title as a question, its question and
+    answer as a passage); seconds to load them again into a new index, as a server starting does, from the embedding
+    cache; microseconds a lookup takes, as a not-covered search makes it, the median of 200)."""
     from kb.see_also import Resolved, SeeAlso
+    from kb.thread_search import ThreadText
 
     raw = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    titles = [f"{raw[i % len(raw)]['title']} (copy {i // len(raw)})" for i in range(n)]
-    drafts = [[(Resolved(t, f"https://github.com/o/r/issues/{i}", "o/r", i), t)] for i, t in enumerate(titles)]
+    items = [raw[i % len(raw)] for i in range(n)]
+    texts = [
+        ThreadText(
+            f"{r['title']} (copy {i // len(raw)})", (r.get("body") or "")[:500], r["comments"][-1]["body"][:2000]
+        )
+        if r.get("comments")
+        else ThreadText(f"{r['title']} (copy {i // len(raw)})", (r.get("body") or "")[:500], "No answer.")
+        for i, r in enumerate(items)
+    ]
+    drafts = [[(Resolved(t.title, f"https://github.com/o/r/issues/{i}", "o/r", i), t)] for i, t in enumerate(texts)]
     cache = Path(tempfile.mkdtemp()) / "embeddings.sqlite"
-    index = SeeAlso(min_cosine=2.0)  # nothing shown: every lookup reads every thread
+    index = SeeAlso(min_score=1e9)  # nothing shown: every lookup ranks every thread
     started = time.perf_counter()
     index.load(drafts, kb.searcher.embedder, cache)  # type: ignore[attr-defined]
     loaded = time.perf_counter() - started
@@ -208,7 +217,7 @@ def see_also_cost(kb: object, n: int = 1000) -> tuple[float, float, float]:
     took = []
     for _ in range(200):
         started = time.perf_counter()
-        index.near(result)
+        index.near(result, kb.searcher)  # type: ignore[attr-defined]
         took.append(time.perf_counter() - started)
     return loaded, reloaded, sorted(took)[100] * 1e6
 
@@ -238,7 +247,7 @@ def _split_rows(raw: list[dict], quick: bool = False) -> list[Row]:
         n = 200 if quick else 1000
         loaded, reloaded, lookup = see_also_cost(kb, n)
     rows = [
-        Row(f"see also: {n} threads' questions embedded, kept and held", f"{loaded:.1f} s", "", None),
+        Row(f"see also: {n} threads embedded (titles and passages), kept and held", f"{loaded:.1f} s", "", None),
         Row(f"see also: the same {n} read from the embedding cache (a server starting)", f"{reloaded:.2f} s", "", None),
         Row("see also: one lookup for a not-covered question (median)", f"{lookup:.0f} µs", "", None),
     ]

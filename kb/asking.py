@@ -65,6 +65,7 @@ async def search(
     asked: bool = True,
     turn: bool = False,
     reads: str = "question",
+    own_url: str = "",
 ) -> Found:
     """Search (`KnowledgeBase.search`) and publish a `Searched`, unless `asked` is False (a
     monitor's HEAD of a page is not someone asking). `hl` is the reader's language (default:
@@ -72,7 +73,8 @@ async def search(
     result answers at the channel's operating point (KB_CHANNEL_PRECISION, KB_ANSWER_PRECISION).
     With `turn`, it is a chat turn of its own (a message to a chat bot, answered from the search):
     published as a `Chatted`, so it counts with the chats. `reads` is what the channel hands over (`kb.search.READS`:
-    a question, or a whole issue): its confidence is the one fitted on that kind of input."""
+    a question, or a whole issue): its confidence is the one fitted on that kind of input. `own_url`: the link of the
+    tracker thread the question is, when the channel knows it (never offered it as "see also")."""
     started = time.perf_counter()
     result = await kb.search(
         question, k, tags, source, lang, judged=judged, precision=kb.settings.precision_for(channel), reads=reads
@@ -85,7 +87,7 @@ async def search(
     hl = hl or result.lang
     shown = len(result.worth_showing())
     return Found(
-        result, hl, result.in_language(hl).hits, shown, elsewhere_note(result, hl), kb.resolved_threads(result)
+        result, hl, result.in_language(hl).hits, shown, elsewhere_note(result, hl), kb.resolved_threads(result, own_url)
     )
 
 

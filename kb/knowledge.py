@@ -252,9 +252,10 @@ class KnowledgeBase:
         """`search` for a program without an event loop (the `kb` command, evaluation)."""
         return asyncio.run(self.search(*args, **kwargs))
 
-    def resolved_threads(self, result: SearchResult) -> tuple[Resolved, ...]:
-        """The harvested threads to show below `result` as "see also": none unless the FAQ does not cover it."""
-        return self.see_also.near(result, self.searcher.embedder.model)
+    def resolved_threads(self, result: SearchResult, own_url: str = "") -> tuple[Resolved, ...]:
+        """The resolved tracker threads to show below `result`'s entries as "see also" (`kb.see_also`): none unless its
+        state is `likely` or `not_covered`, never the question's own thread (`own_url`, when the channel knows it)."""
+        return self.see_also.near(result, self.searcher, own_url)
 
     def now_id(self, entry_id: str) -> str | None:
         """The id an entry reworded upstream has now, when `entry_id` was one of its old ids; else None."""

@@ -354,6 +354,11 @@ class Searcher:
             words=len(terms.groups),
         )
 
+    def background_of(self, q: np.ndarray) -> float:
+        """What general-domain text scores for a query vector as compared (`compared`): the mean of its three best
+        cosines."""
+        return self._background(q)
+
     def _background(self, q: np.ndarray) -> float:
         """What general-domain text scores for the query: the mean of its three best cosines."""
         if not len(self.background):

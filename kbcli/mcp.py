@@ -61,11 +61,10 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
         if links:
             kb = kb.taught(links)  # the links of the recorder's database, as the server teaches them
         if recorder.store is not None:  # its harvested drafts, for "see also", as the server reads them
-            from kb.see_also import MAX_THREADS, threads_of
+            from kb.see_also import stored_threads
 
-            drafts = recorder.store.drafts("new", MAX_THREADS)
             cache = settings.cache_dir / "embeddings.sqlite"
-            kb.see_also.load(threads_of(kept.draft for kept in drafts), kb.searcher.embedder, cache)
+            kb.see_also.load(stored_threads(recorder.store), kb.searcher.embedder, cache)
         mcp = create_mcp(lambda: kb, Events([recorder.hear]))
         anyio.run(serve_stdio, mcp)
     finally:

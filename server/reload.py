@@ -13,8 +13,8 @@ once and keeps watching for the next build.
 The links maintainers make (`kb.insights.taught_links`, in the insights database every replica
 shares) are watched the same way: at each check a fingerprint of them is read, and when it
 changed the links are loaded and the served build is replaced by the same build taught them. The harvested
-drafts are watched the same way, and read into the "see also" index every build served shares
-(`kb.see_also`): at start-up, at each check when their fingerprint changed, and at once after a harvest or a
+drafts (those waiting and those accepted) are watched the same way, and read into the "see also" index every build
+served shares (`kb.see_also`): at start-up, at each check when their fingerprint changed, and at once after a harvest or a
 decision on /insights (`rethread`).
 """
 
@@ -38,7 +38,7 @@ from kb.insights.taught_links import Link
 from kb.judge import open_judge
 from kb.knowledge import KnowledgeBase
 from kb.llm import LLM
-from kb.see_also import MAX_THREADS, SeeAlso, threads_of
+from kb.see_also import SeeAlso, stored_threads
 from kb.settings import Settings
 from kb.text import load_tokenizer
 
@@ -136,9 +136,8 @@ class Reloader:
         state = self.store.drafts_state()
         if state == self.drafts_state:
             return False
-        drafts = self.store.drafts("new", MAX_THREADS)
         cache = self.settings.cache_dir / "embeddings.sqlite"
-        held = self.see_also.load(threads_of(d.draft for d in drafts), self.served.kb.searcher.embedder, cache)
+        held = self.see_also.load(stored_threads(self.store), self.served.kb.searcher.embedder, cache)
         self.drafts_state = state
         log.info('"see also" holds %d harvested threads', held)
         return True

@@ -106,9 +106,10 @@ class SeeAlsoOut(BaseModel):
 
 
 _SEE_ALSO = (
-    "when `state` is `not_covered`: up to three resolved tracker threads whose questions are near this one "
-    "(harvested from closed issues and answered Discussions, not yet accepted into the FAQ), nearest first, "
-    'to show as "a resolved issue that may help", never as the FAQ\'s answer; empty otherwise'
+    "when `state` is `likely` or `not_covered`: up to three resolved tracker threads found by searching them as "
+    "the entries are (harvested from closed issues and answered Discussions: drafts waiting and accepted ones), best "
+    'first, to show below the entries as "a resolved issue that may help", never as the FAQ\'s answer and never '
+    "the question's own thread; empty otherwise"
 )
 
 

@@ -216,8 +216,9 @@
     return p;
   }
 
-  /* "See also": resolved tracker threads near a question the FAQ does not cover, marked as not its
-     answer (the same markup as templates/_see_also.html); the API gives them only in that state. */
+  /* "See also": resolved tracker threads below the entries of a question the FAQ may not answer, marked as not
+     its answer (the same markup as templates/_see_also.html); the API gives them only in the likely and
+     not_covered states. */
   function seeAlso(threads) {
     var box = el("aside", "see-also");
     box.setAttribute("data-see-also", "");

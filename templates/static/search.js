@@ -101,7 +101,7 @@
     }
     if (seeAlsoArea) {
       seeAlsoArea.textContent = "";
-      var threads = data.state === "not_covered" && data.see_also ? data.see_also : [];
+      var threads = data.state !== "answered" && data.see_also ? data.see_also : [];
       if (threads.length) seeAlsoArea.appendChild(KB.seeAlso(threads));
     }
     elsewhere.textContent = data.answered && data.note ? data.note : "";

@@ -36,7 +36,18 @@ def sites(
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
     store.keep_drafts(
-        [Draft("THUDM/slime", 11, THREAD, "issue", TITLE, "Use `--device npu`.", {"answer": "thanked"}, 1.76e9)]
+        [
+            Draft(
+                "THUDM/slime",
+                11,
+                THREAD,
+                "issue",
+                f"{TITLE}\n\nWe have 910B NPU cards: can slime run on them?",
+                "Use `--device npu` to run slime on NPU.",
+                {"answer": "thanked"},
+                1.76e9,
+            )  # fmt: skip
+        ]
     )
     store.close()
     host = HostSite(serve)

@@ -191,6 +191,7 @@ async def _asked(
         hl=detect_lang(question),
         conversation=_where(event, settings),
         reads=READS,
+        own_url=event.url,
     )
     point = settings.precision_for("github")
     if mode == "suggest":  # a draft a maintainer reads costs a click, not a public mistake: a lower point
@@ -254,7 +255,9 @@ async def _command(kb: KnowledgeBase, events: Events, command: Command, api: Git
     asked = command.asked
     question = (command.question or asked.question)[: kb.settings.max_query_chars]
     reads = "question" if command.question else READS  # `/faq` alone asks about the whole issue
-    found = await asking.search(kb, events, question, channel="github", hl=detect_lang(question), reads=reads)
+    found = await asking.search(
+        kb, events, question, channel="github", hl=detect_lang(question), reads=reads, own_url=asked.url
+    )
     made = answer_comment(found, root) if found.result.answered else not_covered_comment(found, root)
     comment = made.replace(MARKER, COMMAND_MARKER, 1)
     if api is None:

@@ -46,8 +46,8 @@ error or a setting of these frameworks; quote the entry and cite its `url`. When
 `state: "answered"`, the first entry answers it; `state: "likely"`, the first entry may answer it
 (its `confidence` says how likely): offer it as likely, saying it may not fit; `answer` is the reply as
 the FAQ's chat gives it, in Markdown; `state: "not_covered"`,
-the FAQ has no answer: say so rather than inventing one; a `see_also` list then names resolved tracker
-threads that may help: offer their links to read, never as the FAQ's answer."""
+the FAQ has no answer: say so rather than inventing one. In either of the last two states a `see_also`
+list may name resolved tracker threads that may help: offer their links to read, never as the FAQ's answer."""
 
 Lang = Literal["zh", "en"]
 
@@ -155,7 +155,7 @@ async def searched(
         "lang": hl,
         "hits": [_hit(h, hl, root) for h in found.worth_showing],
     }
-    if found.see_also:  # resolved tracker threads near a question the FAQ does not cover: never its answer
+    if found.see_also:  # resolved tracker threads for a question the FAQ may not answer: never its answer
         answer["see_also"] = [thread.to_json() for thread in found.see_also]
         answer["message"] += " " + Translator(hl)("agent_see_also")
     return answer

@@ -1,7 +1,8 @@
-""" "See also" (kb/see_also.py): a question the FAQ does not cover shows up to three harvested threads near it, in
+""" "See also" (kb/see_also.py): a question the FAQ does not cover shows up to three resolved threads found for it, in
 `/api/search`, `/api/chat` (whole and streamed), the search page and the chat page rendered on the server, and MCP's
-`search_faq`; never when the FAQ answers, never in the answer's text, never in `/v1`'s answer; a draft decided on
-/insights leaves it at once; a thread whose link is not https, or a hostile title, is shown as text or not at all.
+`search_faq`; never when the FAQ answers, never in the answer's text, never in `/v1`'s answer; a draft dismissed on
+/insights leaves it at once, one accepted stays as its thread; a thread whose link is not https, or a hostile title,
+is shown as text or not at all.
 
 The server is real: uvicorn on a loopback port in this process, with a data directory of its own (the session's
 index linked in) whose insights database holds the drafts, as `kb harvest` keeps them."""
@@ -37,9 +38,12 @@ NOT_COVERED = "How to run slime on NPU"
 
 
 def draft(number: int, question: str, asked: tuple[Asked, ...] = (), url: str = "") -> Draft:
+    answer = "Use the `mindspeed` image and `--device npu` to run slime on NPU."
+    if "wandb" in question:
+        answer = "slime writes the wandb logs under `./wandb`, in the project `--wandb-project` names."
     return Draft(
         repo="THUDM/slime", number=number, url=url or THREAD.format(number), kind="issue", question=question,
-        answer="Use the `mindspeed` image and `--device npu`.", signals={"answer": "thanked", "by": "MEMBER"},
+        answer=answer, signals={"answer": "thanked", "by": "MEMBER"},
         closed_at=1_760_000_000.0 + number, alternates=asked, answer_author="zhuzilin",
     )  # fmt: skip
 
@@ -53,7 +57,7 @@ DRAFTS = [
             Asked("does slime support ascend npu", THREAD.format(13), 13),
         ),
     ),  # fmt: skip
-    draft(21, "Where does slime write its wandb logs?"),
+    draft(21, "Where does slime write its wandb logs?\n\nI set `--use-wandb` but find no wandb run or logs."),
     draft(31, "Can slime train on NPU &lt;img src=x onerror=alert(1)&gt; `@zhuzilin`"),  # as the harvest cleans a title
     draft(41, "Does slime run on Ascend NPU cards?", url="javascript:alert(1)//issues/41"),
 ]
@@ -81,7 +85,7 @@ def searched(live: str, q: str) -> dict[str, Any]:
 def test_a_question_the_faq_does_not_cover_is_shown_the_threads_near_it(live: str) -> None:
     found = searched(live, NOT_COVERED)
     assert found["state"] == "not_covered"
-    assert found["see_also"][0] == {
+    assert {thread["number"]: thread for thread in found["see_also"]}[11] == {
         "title": "How do I run slime on Huawei Ascend NPUs?",
         "url": THREAD.format(11),
         "repo": "THUDM/slime",
@@ -104,7 +108,7 @@ def test_an_answered_question_has_none(live: str) -> None:
 def test_the_chat_shows_them_beside_its_no_answer_never_in_it(live: str) -> None:
     reply = httpx.post(f"{live}/api/chat", json={"message": NOT_COVERED}, timeout=60).json()
     assert reply["state"] == "not_covered" and not reply["answered"]
-    assert reply["see_also"][0]["url"] == THREAD.format(11)
+    assert THREAD.format(11) in [thread["url"] for thread in reply["see_also"]]
     assert "issues/11" not in reply["answer"] and "issues/11" not in reply["answer_html"]
     with httpx.stream(
         "POST", f"{live}/api/chat", json={"message": NOT_COVERED}, headers={"Accept": "text/event-stream"}, timeout=60
@@ -139,7 +143,7 @@ def test_an_agent_is_told_they_are_not_the_answer(live: str) -> None:
                 return await client.call_tool("search_faq", {"query": NOT_COVERED})
 
     data = json.loads(asyncio.run(call()).content[0].text)
-    assert data["state"] == "not_covered" and data["see_also"][0]["number"] == 11
+    assert data["state"] == "not_covered" and 11 in [thread["number"] for thread in data["see_also"]]
     assert "not the FAQ's answer" in data["message"]
 
 
@@ -160,7 +164,7 @@ def test_kb_mcp_over_stdio_gives_them_too(settings: Settings, tmp_path: Path) ->
             return await client.call_tool("search_faq", {"query": NOT_COVERED})
 
     data = json.loads(asyncio.run(call()).content[0].text)
-    assert data["see_also"][0] == {"title": "How do I run slime on Huawei Ascend NPUs?", "url": THREAD.format(11), "repo": "THUDM/slime", "number": 11}  # fmt: skip
+    assert {"title": "How do I run slime on Huawei Ascend NPUs?", "url": THREAD.format(11), "repo": "THUDM/slime", "number": 11} in data["see_also"]  # fmt: skip
 
 
 def test_v1_never_answers_with_them(live: str) -> None:

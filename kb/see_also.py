@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from .dense import matvec
 from .embedding_cache import EmbeddingCache
 from .hyperlinks import tracker_link
 from .thread_search import ThreadSearch, ThreadText, query_of
@@ -188,6 +189,7 @@ class _Index:
     model: str
     # The threads by what makes one a question's own: its link, and its title's and whole question's words.
     by_text: Mapping[str, tuple[int, ...]]
+    accepted: tuple[int, ...]  # the threads of accepted drafts (an entry each)
 
 
 def _by_text(threads: Sequence[Resolved], texts: Sequence[ThreadText]) -> dict[str, tuple[int, ...]]:
@@ -200,7 +202,7 @@ def _by_text(threads: Sequence[Resolved], texts: Sequence[ThreadText]) -> dict[s
 
 def _empty() -> _Index:
     return _Index(
-        (), (), np.zeros(0, np.int64), np.zeros((0, 0), np.float32), ThreadSearch([], np.zeros((0, 0))), "", {}
+        (), (), np.zeros(0, np.int64), np.zeros((0, 0), np.float32), ThreadSearch([], np.zeros((0, 0))), "", {}, ()
     )
 
 
@@ -245,7 +247,7 @@ class SeeAlso:
             search = ThreadSearch(texts, passages)
             self._index = _Index(
                 tuple(threads), tuple(texts), np.array(groups, np.int64), titles, search, embedder.model,
-                _by_text(threads, texts),
+                _by_text(threads, texts), tuple(i for i, t in enumerate(threads) if t.entry_id),
             )  # fmt: skip
         return len(threads)
 
@@ -289,7 +291,7 @@ class SeeAlso:
             return ()
         shown: list[Resolved] = []
         seen: set[int] = set()
-        for found in self.ranked(result, searcher, own_url):
+        for found in self.ranked(result, searcher, own_url, self.min_score):
             if found.score < self.min_score or len(shown) == MAX_SHOWN:
                 break
             if found.group in seen or found.body < self.min_body:
@@ -298,11 +300,13 @@ class SeeAlso:
             shown.append(found.thread)
         return tuple(shown)
 
-    def ranked(self, result: SearchResult, searcher: Searcher, own_url: str = "") -> list[Found]:
+    def ranked(
+        self, result: SearchResult, searcher: Searcher, own_url: str = "", least: float = -np.inf
+    ) -> list[Found]:
         """Every held thread that may be shown below `result`, best first, with its score and its evidence beyond its
         title, whatever they are, each as the thread of its draft that holds the answer (the draft's own, which a
         thread grouped under it stands for): not the question's own thread (nor any of a draft whose own it is), nor
-        an accepted entry's among its entries."""
+        an accepted entry's among its entries; those scoring `least` or more."""
         index, vector = self._index, result.vector
         if vector is None or not index.threads:
             return []
@@ -311,19 +315,22 @@ class SeeAlso:
         terms, q, background = query_of(searcher, result.searched or result.query, vector)
         scored = index.search.rank(terms, q, background, searcher.weights)
         own = self._own(result, vector, own_url)
-        listed = {hit.entry.id for hit in result.hits}
         leads = np.searchsorted(index.groups, index.groups)  # the first thread of each one's draft: the draft's own
+        keep = ~own & ~own[leads] & (scored.score >= least)
+        listed = {hit.entry.id for hit in result.hits}
+        for i in index.accepted:  # an accepted thread whose entry is listed above is not shown again
+            keep[i] &= index.threads[i].entry_id not in listed
+        kept = np.flatnonzero(keep)
         return [
-            Found(index.threads[lead], float(scored.score[i]), float(scored.body[i]), int(index.groups[i]))
-            for i, lead in ((i, int(leads[i])) for i in map(int, np.argsort(-scored.score, kind="stable")))
-            if not own[i] and not own[lead] and index.threads[i].entry_id not in listed
+            Found(index.threads[int(leads[i])], float(scored.score[i]), float(scored.body[i]), int(index.groups[i]))
+            for i in map(int, kept[np.argsort(-scored.score[kept], kind="stable")])
         ]
 
     def _own(self, result: SearchResult, vector: np.ndarray, own_url: str) -> np.ndarray:
         """Which held threads are the question's own: its link, or its title or whole question near-identical."""
         index = self._index
         keys = {_words(result.query), _words(result.searched), _words(result.query.split("\n", 1)[0])} - {""}
-        own: np.ndarray = index.titles @ vector >= OWN_COSINE
+        own: np.ndarray = matvec(index.titles, vector) >= OWN_COSINE
         for key in keys | ({_url(own_url)} if own_url.strip() else set()):
             own[list(index.by_text.get(key, ()))] = True
         return own

@@ -1,21 +1,24 @@
-""" "See also" on real questions the FAQ does not cover: how often a wrong tracker thread is shown, and which rules.
+""" "See also" on real questions: how often a wrong tracker thread is shown, how often a right one, and which rules.
 
 The threads searched (`kb.see_also`, ranked as the entries are), two corpora, each reported:
 - `drafts`: the drafts `kb harvest` makes of tests/data/harvest/threads.json (150 real threads), as a server holds
   them;
 - `threads`: every thread of that fixture with a comment, as if resolved by its labelled answer or else its last
-  comment: a larger corpus of real threads from the trackers the questions come from, to find wrong ones in.
+  comment (real threads from the trackers the questions come from, to find wrong ones in), and the FAQ's entries
+  as threads besides (each its question and its answer: the thread that answers an in-scope question).
 
-The questions: those labelled out of the FAQ's scope (`expect` empty) in tests/data/real_tune.jsonl and whole issues
-in tests/data/issues_tune.jsonl (the tune side), and in real_test.jsonl and issues_test.jsonl (the test side: only
-reported), each searched as the server searches it (a whole issue as the GitHub bot reads it, its link the question's
-own thread: `own_url`). A thread shown to one of them is wrong unless tests/data/harvest/time_split.json labels it
-as answering that question. The target: at most one question in 25 shown a wrong thread.
+The questions: tests/data/real_tune.jsonl's and the whole issues of tests/data/issues_tune.jsonl (the tune side), and
+real_test.jsonl's and issues_test.jsonl's (the test side: only reported), each searched as the server searches it (a
+whole issue as the GitHub bot reads it, its link the question's own thread: `own_url`). A thread shown to one
+labelled out of the FAQ's scope (`expect` empty) is wrong unless tests/data/harvest/time_split.json labels it as
+answering that question; the target: at most one such question in 25 shown a wrong thread. An in-scope question
+shown its own entry among the threads (`threads` corpus) stands for a question shown the thread that answers it.
 
 The rules' thresholds (`MIN_SCORE`, `MIN_BODY`) are chosen here on the tune side alone, on the `threads` corpus: of
-the pairs in `GRID` whose tune questions are shown a wrong thread at most once in 50 (half the target, room for the
-test side), the one that shows threads most often. The test side's figures at the chosen pair are only reported.
-The time split (a right thread for a question asked after it) is bench/bench_harvest.py's, run with these rules.
+the pairs in `GRID` whose out-of-scope tune questions are shown a wrong thread at most once in 50 (half the target,
+room for the test side), the one whose in-scope tune questions are shown their entry most often. The test side's
+figures at the chosen pair are only reported. The time split (a right thread for a question asked after it) is
+bench/bench_harvest.py's, run with these rules.
 
     .venv/bin/python bench/bench_see_also.py [--quick]
 """

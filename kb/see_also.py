@@ -15,9 +15,10 @@ question (`SearchResult.vector`), so "see also" embeds nothing per question. A t
 - it is not the thread of an accepted entry already among the question's entries.
 
 At most `MAX_SHOWN` threads are shown, best first, one a draft: the draft's own thread (the one holding the answer),
-whichever of its threads the question was found by. `MIN_SCORE` and `MIN_BODY` are chosen on the tune
-side only (bench/bench_harvest.py: real_tune's out-of-scope questions and tests/data/issues_tune.jsonl's); the
-same benchmark reports real_test's and issues_test's. The vectors (the passages', and the titles' that
+whichever of its threads the question was found by. `MIN_SCORE` and `MIN_BODY` are chosen on the tune side only
+(bench/bench_see_also.py: the questions of real_tune.jsonl and the whole issues of issues_tune.jsonl, the
+out-of-scope ones shown a wrong thread at most once in 50, the in-scope ones shown their entry as a thread as
+often as that allows); the same benchmark reports real_test's and issues_test's. The vectors (the passages', and the titles' that
 `draft_asking` compares) are kept in the data directory's embedding cache (`$KB_DATA_DIR/cache/embeddings.sqlite`:
 the passages under the model's name, as the entries', the titles under the model's name and `#query`, where
 `kb harvest` leaves those it embedded): a server starting, or a second replica, embeds none of them again. The
@@ -291,7 +292,7 @@ class SeeAlso:
             return ()
         shown: list[Resolved] = []
         seen: set[int] = set()
-        for found in self.ranked(result, searcher, own_url, self.min_score):
+        for found in self.ranked(result, searcher, own_url, self.min_score, self.min_body):
             if found.score < self.min_score or len(shown) == MAX_SHOWN:
                 break
             if found.group in seen or found.body < self.min_body:
@@ -301,12 +302,13 @@ class SeeAlso:
         return tuple(shown)
 
     def ranked(
-        self, result: SearchResult, searcher: Searcher, own_url: str = "", least: float = -np.inf
+        self, result: SearchResult, searcher: Searcher, own_url: str = "", least: float = -np.inf, body: float = 0.0
     ) -> list[Found]:
         """Every held thread that may be shown below `result`, best first, with its score and its evidence beyond its
         title, whatever they are, each as the thread of its draft that holds the answer (the draft's own, which a
         thread grouped under it stands for): not the question's own thread (nor any of a draft whose own it is), nor
-        an accepted entry's among its entries; those scoring `least` or more."""
+        an accepted entry's among its entries; those scoring `least` or more, with `body` or more of the question's
+        words outside their titles."""
         index, vector = self._index, result.vector
         if vector is None or not index.threads:
             return []
@@ -316,7 +318,7 @@ class SeeAlso:
         scored = index.search.rank(terms, q, background, searcher.weights)
         own = self._own(result, vector, own_url)
         leads = np.searchsorted(index.groups, index.groups)  # the first thread of each one's draft: the draft's own
-        keep = ~own & ~own[leads] & (scored.score >= least)
+        keep = ~own & ~own[leads] & (scored.score >= least) & (scored.body >= body)
         listed = {hit.entry.id for hit in result.hits}
         for i in index.accepted:  # an accepted thread whose entry is listed above is not shown again
             keep[i] &= index.threads[i].entry_id not in listed

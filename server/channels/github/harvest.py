@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb.harvest import Asked, Draft, Rules, choose, draft_of, from_rest, refusal
 from kb.harvest.condense import condense
-from kb.harvest.drafts import SAME_QUESTION
+from kb.harvest.drafts import SAME_QUESTION, same_framework
 from kb.harvest.threads import ThreadRefused
 
 from .events import Opened
@@ -92,11 +92,12 @@ async def harvest_closed(
     if thread is None:
         return "not harvested: no GitHub token to read its comments with (KB_GITHUB_TOKEN or a GitHub App)"
     comments = await thread.comments()
-    made = await asyncio.to_thread(draft_of_closed, asked, comments, Rules(), reloader.llm)
+    rules = Rules(associations=settings.harvest_association_list)
+    made = await asyncio.to_thread(draft_of_closed, asked, comments, rules, reloader.llm)
     if isinstance(made, str):
         return f"not harvested: {made}"
     result = await kb.search(made.headline, k=1)  # an entry answers it already: offered as its alternate
-    if result.answered and result.hits:
+    if result.answered and result.hits and same_framework(result.hits[0].entry, made.repo):
         made = replace(made, entry_id=result.hits[0].entry.id)
     # A draft waiting that asks the same (as `kb harvest` groups threads) takes the thread as one more asking it.
     lead = reloader.see_also.draft_asking(result.vector, kb.searcher.embedder.model, SAME_QUESTION)

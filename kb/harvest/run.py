@@ -67,7 +67,7 @@ def harvest(
             done.refused["nothing left of the answer"] = done.refused.get("nothing left of the answer", 0) + 1
             continue
         done.chosen += 1
-        made.append(condense(draft, thread, llm) if llm is not None else draft)
+        made.append(condense(draft, thread, llm, rules.associations) if llm is not None else draft)
     vectors = vectors_of(made, kb) if kb is not None and made else None
     if vectors is not None:
         done.questions = {d.headline: vectors[i] for i, d in enumerate(made)}

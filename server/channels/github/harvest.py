@@ -66,7 +66,7 @@ def draft_of_closed(
     draft = draft_of(choice)
     if draft is None:
         return "nothing left of the answer"
-    return condense(draft, thread, llm) if llm is not None else draft
+    return condense(draft, thread, llm, rules.associations) if llm is not None else draft
 
 
 async def harvest_closed(

@@ -40,7 +40,8 @@ _SENTENCE_END = re.compile(r"(?:[.!?;](?:\s|$)|[。！？；\n])+")  # a period 
 # A sentence about closing the thread, or the courtesies around a close.
 _CLOSING = re.compile(
     r"\bclosing\b|^\s*close[sd]?\b|\b(?:i'?ll|i will|we'?ll|we will|let me|let'?s|will|to|can|could|please|so) close\b"
-    r"|\bclose (?:this|the issue|it|now|for now|as|since|because)\b|\bre-?open\b|\bfeel free\b|\bstale\b|\binactiv"
+    r"|\bclose (?:this|the issue|it|now|for now|as|since|because)\b|\bre-?open\b|\bfeel free to (?:re-?open|ask|comment|open|reach|let|ping)\b"
+    r"|\b(?:as|is|was|marked|being) stale\b|\bstale (?:issue|thread)\b|\b(?:due to|for|of|after) inactivity\b"
     r"|\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))"
     r"|\bglad\b|\bhappy to (?:hear|help)\b|\bgreat to hear\b|\bgood to (?:hear|know)\b"
     r"|\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\b"
@@ -56,7 +57,7 @@ _WONT_FIX = re.compile(
 )
 _REF = r"(?:#\d{1,9}|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9})"
 _DUPLICATE = re.compile(
-    rf"\bdup(?:e|licate)?d? (?:of|to) {_REF}|\bclos(?:e|ing|ed)\b[^.\n]{{0,40}}\b(?:in favou?r of|because of|as (?:a )?"
+    rf"(?<!not a )(?<!not )(?<!n't a )\bdup(?:e|licate)?d? (?:of|to) {_REF}|\bclos(?:e|ing|ed)\b[^.\n]{{0,40}}\b(?:in favou?r of|because of|as (?:a )?"
     rf"dup(?:e|licate)?(?: of)?) {_REF}|\bsame (?:issue|problem|question|bug) as {_REF}"
     rf"|与\s{{0,3}}{_REF}\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\bduplicated?\s{{0,3}}$",
     re.IGNORECASE,

@@ -397,7 +397,7 @@ ROWS = [
     Row("kb/harvest/notes.py", "(?:[.!?;](?:\\s|$)|[。！？；\\n])+"),
     Row(
         "kb/harvest/notes.py",
-        "\\bclosing\\b|^\\s*close[sd]?\\b|\\b(?:i'?ll|i will|we'?ll|we will|let me|let'?s|will|to|can|could|please|so) close\\b|\\bclose (?:this|the issue|it|now|for now|as|since|because)\\b|\\bre-?open\\b|\\bfeel free\\b|\\bstale\\b|\\binactiv|\\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))|\\bglad\\b|\\bhappy to (?:hear|help)\\b|\\bgreat to hear\\b|\\bgood to (?:hear|know)\\b|\\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\\b|\\bthanks? (?:you )?for (?:the |your )?(?:report|feedback|flagging|confirm|update|letting|reaching)|关闭|关掉|关了|重新打开|重开|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
+        "\\bclosing\\b|^\\s*close[sd]?\\b|\\b(?:i'?ll|i will|we'?ll|we will|let me|let'?s|will|to|can|could|please|so) close\\b|\\bclose (?:this|the issue|it|now|for now|as|since|because)\\b|\\bre-?open\\b|\\bfeel free to (?:re-?open|ask|comment|open|reach|let|ping)\\b|\\b(?:as|is|was|marked|being) stale\\b|\\bstale (?:issue|thread)\\b|\\b(?:due to|for|of|after) inactivity\\b|\\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))|\\bglad\\b|\\bhappy to (?:hear|help)\\b|\\bgreat to hear\\b|\\bgood to (?:hear|know)\\b|\\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\\b|\\bthanks? (?:you )?for (?:the |your )?(?:report|feedback|flagging|confirm|update|letting|reaching)|关闭|关掉|关了|重新打开|重开|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -405,7 +405,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "f'\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$'",
+        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
     ),
     Row(
         "kb/harvest/notes.py",

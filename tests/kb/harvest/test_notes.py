@@ -39,6 +39,8 @@ def test_a_closing_note_of_any_length_is_never_the_answer_in_either_language() -
 def test_a_long_answer_that_ends_by_closing_is_still_the_answer() -> None:
     answer = ANSWER + " The optimizer state is saved too unless you pass --no-save-optim. Closing, feel free to reopen."
     assert chosen(issue([comment("m", "MEMBER", answer)])) == answer
+    words = "Remove the stale cache in ~/.cache/flashinfer and the inactive workers' files. Closing."
+    assert chosen(issue([comment("m", "MEMBER", words)])) == words  # "stale", "inactive": words of the answer
 
 
 def test_a_last_word_that_nothing_will_be_done_leaves_the_thread() -> None:
@@ -63,6 +65,8 @@ def test_a_duplicate_said_in_the_thread_is_left_though_github_says_completed() -
         raw = issue([comment("m1", "MEMBER", ANSWER, day=2), comment("m" if by == "MEMBER" else "asker", by, said)])
         assert chosen(raw) is None, said
         assert refusal(read_thread(raw), Rules()) == "a duplicate (the thread says so)"
+    denied = comment("asker", "NONE", "This is not a duplicate of #12: that one is about ROCm.", day=1)
+    assert chosen(issue([denied, comment("m1", "MEMBER", ANSWER, day=2)])) == ANSWER
     by_a_passer_by = comment("someone", "NONE", "Note this is probably duplicate of #5344", day=3)
     assert chosen(issue([comment("m1", "MEMBER", ANSWER, day=2), by_a_passer_by])) == ANSWER
 

@@ -7,7 +7,7 @@ maintainer on `/insights`, who accepts one as a written answer (`kb.written`), e
 """
 
 from .drafts import Asked, Draft, draft_of, group, match_entries, question_of_thread, same_framework
-from .rules import MEMBERS, Choice, Rules, choose, refusal
+from .rules import MEMBERS, Choice, Rules, choose, decide, refusal
 from .run import Harvest, harvest, last_harvest, remember_harvest
 from .threads import MAX_TEXT, Comment, HarvestError, Thread, from_rest, read_thread, read_threads
 
@@ -23,6 +23,7 @@ __all__ = [
     "Rules",
     "Thread",
     "choose",
+    "decide",
     "draft_of",
     "from_rest",
     "group",

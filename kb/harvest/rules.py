@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from . import notes
 from .threads import Comment, Thread
 
-__all__ = ["Rules", "Choice", "choose", "refusal", "MEMBERS", "ASSOCIATIONS", "associations_of", "asks_back"]
+__all__ = ["Rules", "Choice", "choose", "decide", "refusal", "MEMBERS", "ASSOCIATIONS", "associations_of", "asks_back"]
 
 MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
 ASSOCIATIONS = (*MEMBERS, "CONTRIBUTOR")  # those a maintainer may choose from
@@ -188,12 +188,19 @@ def _signals(thread: Thread, rules: Rules) -> dict[str, object]:
 
 def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
     """The thread's answer and the signals that chose it, or None when the thread is not one to harvest."""
-    if refusal(thread, rules):
-        return None
+    chosen = decide(thread, rules)
+    return chosen if isinstance(chosen, Choice) else None
+
+
+def decide(thread: Thread, rules: Rules = Rules()) -> Choice | str:
+    """The thread's answer (`choose`'s), or why there is none: `refusal`'s reason, or one of the answer's."""
+    why = refusal(thread, rules)
+    if why:
+        return why
     signals = _signals(thread, rules)
     if thread.accepted is not None:
         if thread.accepted.bot or not thread.accepted.body.strip():
-            return None
+            return "the accepted answer is a bot's or empty"
         return Choice(thread, thread.accepted, signals | {"answer": "accepted", "by": thread.accepted.association})
     comments = [c for c in thread.comments if thread.closed_at is None or (c.created_at or 0) <= thread.closed_at + 60]
     confirmed = _confirmed(comments, thread)
@@ -204,10 +211,10 @@ def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
         answers = [i for i in answers if notes.size(notes.own_words(comments[i].body)) >= REQUEST_ANSWER]
         signals["request"] = True
     if not answers:
-        return None
+        return "a request with no answer of how to do it" if signals.get("request") else "no maintainer answer"
     last = max(i for i, c in enumerate(comments) if _maintainer(c, thread, rules))
     if notes.wont_fix(notes.own_words(comments[last].body)):
-        return None  # the repository's last word: nothing will be done
+        return "the maintainers' last word: nothing will be done"
     for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the maintainer answer before it
         if comments[i].author == thread.author and notes.confirms(comments[i].body):
             before = [a for a in answers if a < i and a in confirmed]
@@ -215,7 +222,9 @@ def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
                 chosen = comments[before[-1]]
                 return Choice(thread, chosen, signals | {"answer": "thanked", "by": chosen.association})
             break
-    if (asks_back(comments[last]) and last not in confirmed) or _still_failing(comments, answers[-1], thread, rules):
-        return None  # the last word of the repository's people is a question, or the answer did not help
+    if asks_back(comments[last]) and last not in confirmed:
+        return "the maintainers' last word asks back"
+    if _still_failing(comments, answers[-1], thread, rules):
+        return "the answer did not help (a later comment says it still fails)"
     chosen = comments[answers[-1]]
     return Choice(thread, chosen, signals | {"answer": "last_before_close", "by": chosen.association})

@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kb.harvest import Asked, Draft, Rules, choose, draft_of, from_rest, refusal
+from kb.harvest import Asked, Draft, Rules, decide, draft_of, from_rest
 from kb.harvest.condense import condense
 from kb.harvest.drafts import SAME_QUESTION, same_framework
 from kb.harvest.threads import ThreadRefused
@@ -60,9 +60,9 @@ def draft_of_closed(
         thread = from_rest(asked.repo, _issue(asked), comments)
     except ThreadRefused as refused:  # not UTF-8 text: no harvest of it will do better
         return str(refused)
-    choice = choose(thread, rules)
-    if choice is None:
-        return refusal(thread, rules) or "no maintainer answer"
+    choice = decide(thread, rules)
+    if isinstance(choice, str):
+        return choice
     draft = draft_of(choice)
     if draft is None:
         return "nothing left of the answer"

@@ -189,3 +189,29 @@ def test_the_associations_are_a_setting_whose_mistakes_are_named() -> None:
     assert wide.harvest_association_list == ("OWNER", "MEMBER", "CONTRIBUTOR")
     with pytest.raises(SettingsError, match="KB_HARVEST_ASSOCIATIONS.*BOSS"):
         Settings(harvest_associations="OWNER,BOSS")
+
+
+def test_the_harvest_says_why_each_thread_made_no_draft() -> None:
+    from kb.harvest import harvest, read_threads
+
+    raws = [
+        issue([comment("m", "MEMBER", "Closing this in favor of #6537.")], number=1),
+        issue([comment("m", "MEMBER", "Seems the issue is fixed. Closing")], number=2),
+        issue(
+            [comment("m1", "MEMBER", ANSWER), comment("m2", "MEMBER", "Closing since we can do nothing about it.")],
+            number=3,
+        ),
+        issue(
+            [comment("m", "MEMBER", ANSWER), comment("asker", "NONE", "thanks, but now I get an NCCL error", day=3)],
+            number=4,
+        ),
+        issue([comment("m", "MEMBER", ANSWER)], number=5, title="Request for new release"),
+    ]
+    done = harvest(read_threads(raws))
+    assert done.drafts == [] and done.refused == {
+        "a duplicate (the thread says so)": 1,
+        "no maintainer answer": 1,
+        "the maintainers' last word: nothing will be done": 1,
+        "the answer did not help (a later comment says it still fails)": 1,
+        "a request with no answer of how to do it": 1,
+    }

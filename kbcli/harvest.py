@@ -80,9 +80,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--associations",
         type=_associations,
-        default=("OWNER", "MEMBER", "COLLABORATOR"),
+        default=None,
         metavar="LIST",
-        help="whose answers count: author associations, comma-separated (default OWNER,MEMBER,COLLABORATOR)",
+        help="whose answers count: author associations, comma-separated (default KB_HARVEST_ASSOCIATIONS)",
     )
     p.add_argument(
         "--limit", type=_positive, default=10_000, help="at most this many threads read (of the file, or of the API)"
@@ -172,7 +172,8 @@ def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
 
     from .progress import progress_lines
 
-    rules = Rules(associations=args.associations, label=args.label, closed_after=args.closed_after)
+    associations = args.associations or settings.harvest_association_list
+    rules = Rules(associations=associations, label=args.label, closed_after=args.closed_after)
     started = time.time()
     threads = _threads(settings, args)
     llm, kb = _llm(settings), _knowledge(settings)

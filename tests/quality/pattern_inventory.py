@@ -409,8 +409,8 @@ ROWS = [
     Row("server/channels/github/job_summary.py", "`+"),
     # server/settings.py
     Row("server/settings.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
-    # trackers/github/issues.py
-    Row("trackers/github/issues.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
     # trackers/github/rest.py
     Row("trackers/github/rest.py", '<([^<>\\s]{1,2000})>;\\s*rel="next"', chars=8_000),
+    # trackers/github/session.py
+    Row("trackers/github/session.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
 ]

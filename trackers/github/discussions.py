@@ -9,15 +9,13 @@ the REST core's rules (rest.py: the token, the rate limits, the size cap, the ha
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Iterator
 
-from kb.harvest.threads import HarvestError, Thread, ThreadRefused, read_thread
+from kb.harvest.threads import HarvestError, Thread, read_thread
 
-from .issues import check_repo
 from .replies import text_at
 from .rest import MAX_PAGES, graphql_path
-from .session import DEADLINE, Session
+from .session import Reader, Session
 
 __all__ = ["Discussions"]
 
@@ -40,21 +38,15 @@ _ONE = (
 )
 
 
-class Discussions:
+class Discussions(Reader):
     """A repository's answered Discussions, read from the API at `api_url` with `token`, within `deadline` seconds."""
-
-    def __init__(
-        self, api_url: str, token: str = "", deadline: float = DEADLINE, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
-        self.api_url, self.token, self.deadline, self.sleep = api_url, token, deadline, sleep
 
     def resolved(
         self, repo: str, since: str = "", limit: int = 10_000, refused: Callable[[str], None] | None = None
     ) -> Iterator[Thread]:
         """The answered Discussions of `repo` updated since `since` (ISO 8601, "" for all)."""
-        check_repo(repo)
+        session = self.session(repo)
         owner, name = repo.split("/")
-        session = Session(self.api_url, self.token, self.deadline, self.sleep)
         after: str | None = None
         seen = 0
         try:
@@ -68,12 +60,8 @@ class Discussions:
                     if not isinstance(node, dict) or text_at(node, "updatedAt") < since:
                         return  # newest first: every one after it is older still
                     seen += 1
-                    try:
-                        yield read_thread({**node, "repo": repo}, f"{repo} discussion {node.get('number')}")
-                    except ThreadRefused as exc:
-                        if refused is None:
-                            raise
-                        refused(str(exc))
+                    where = f"{repo} discussion {node.get('number')}"
+                    yield from self.each(lambda: read_thread({**node, "repo": repo}, where), refused)
                 info = found.get("pageInfo") if isinstance(found, dict) else None
                 after = text_at(info, "endCursor")
                 if seen >= limit or not after or not isinstance(info, dict) or info.get("hasNextPage") is not True:
@@ -84,9 +72,8 @@ class Discussions:
 
     def thread(self, repo: str, number: int) -> Thread:
         """Discussion `number` of `repo`, with its answer and comments."""
-        check_repo(repo)
+        session = self.session(repo)
         owner, name = repo.split("/")
-        session = Session(self.api_url, self.token, self.deadline, self.sleep)
         try:
             found = _data(session, _ONE, {"owner": owner, "name": name, "number": int(number)}, repo).get("discussion")
             return read_thread(

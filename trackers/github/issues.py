@@ -10,37 +10,23 @@ UTF-8 is refused on its own (`ThreadRefused`), the others read on.
 
 from __future__ import annotations
 
-import re
-import time
 from typing import Any, Callable, Iterator, Mapping
 
-from kb.harvest.threads import MAX_COMMENTS, HarvestError, Thread, ThreadRefused, from_rest
+from kb.harvest.threads import MAX_COMMENTS, HarvestError, Thread, from_rest
 
-from .session import DEADLINE, Session
+from .session import Reader, Session
 
-__all__ = ["Issues", "check_repo"]
-
-
-def check_repo(repo: str) -> None:
-    """`repo` as `owner/name`; a HarvestError naming `--repo` when it is not."""
-    if not re.fullmatch(r"[\w.-]{1,100}/[\w.-]{1,100}", repo):
-        raise HarvestError(f"--repo {repo!r}: expected OWNER/NAME")
+__all__ = ["Issues"]
 
 
-class Issues:
+class Issues(Reader):
     """A repository's closed issues, read from the API at `api_url` with `token`, within `deadline` seconds."""
-
-    def __init__(
-        self, api_url: str, token: str = "", deadline: float = DEADLINE, sleep: Callable[[float], None] = time.sleep
-    ) -> None:
-        self.api_url, self.token, self.deadline, self.sleep = api_url, token, deadline, sleep
 
     def resolved(
         self, repo: str, since: str = "", limit: int = 10_000, refused: Callable[[str], None] | None = None
     ) -> Iterator[Thread]:
         """The closed issues of `repo` updated since `since` (ISO 8601, "" for all), each with its comments."""
-        check_repo(repo)
-        session = Session(self.api_url, self.token, self.deadline, self.sleep)
+        session = self.session(repo)
         params: dict[str, Any] = {"state": "closed", "sort": "updated", "direction": "asc"}
         if since:
             params["since"] = since
@@ -48,19 +34,13 @@ class Issues:
             for issue in session.all(f"/repos/{repo}/issues", params, limit):
                 if not isinstance(issue, dict) or "pull_request" in issue:
                     continue
-                try:
-                    yield _read(session, repo, issue)
-                except ThreadRefused as exc:
-                    if refused is None:
-                        raise
-                    refused(str(exc))
+                yield from self.each(lambda: _read(session, repo, issue), refused)
         finally:
             session.close()
 
     def thread(self, repo: str, number: int) -> Thread:
         """Issue `number` of `repo` with its comments."""
-        check_repo(repo)
-        session = Session(self.api_url, self.token, self.deadline, self.sleep)
+        session = self.session(repo)
         try:
             issue = session.get(f"/repos/{repo}/issues/{int(number)}")
             if not isinstance(issue, dict):

@@ -7,16 +7,17 @@ harvest the JSON `gh` writes with `--from FILE` instead.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Callable, Iterator, Mapping
 
-from kb.harvest.threads import HarvestError
+from kb.harvest.threads import HarvestError, Thread, ThreadRefused
 
 from .replies import GitHubUnavailable
 from .rest import PER_PAGE, Call, Deadline, DeadlinePassed, Listing, Reply, Unreachable
 from .send import connections, send
 
-__all__ = ["Session", "DEADLINE"]
+__all__ = ["Session", "Reader", "DEADLINE"]
 
 DEADLINE = 900.0  # seconds a whole harvest of a repository may take
 
@@ -79,3 +80,29 @@ class Session:
             raise HarvestError(f"{where}: {str(exc).removeprefix(f'{call.what}: ')}") from None
         finally:
             self.calls += call.tries
+
+
+class Reader:
+    """What GitHub's two trackers share: the API at `api_url`, the token, the deadline of each read and how to wait
+    out a rate limit; a session of its own for each read."""
+
+    def __init__(
+        self, api_url: str, token: str = "", deadline: float = DEADLINE, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        self.api_url, self.token, self.deadline, self.sleep = api_url, token, deadline, sleep
+
+    def session(self, repo: str) -> Session:
+        """A session for reading `repo`; a HarvestError naming `--repo` when it is not `owner/name`."""
+        if not re.fullmatch(r"[\w.-]{1,100}/[\w.-]{1,100}", repo):
+            raise HarvestError(f"--repo {repo!r}: expected OWNER/NAME")
+        return Session(self.api_url, self.token, self.deadline, self.sleep)
+
+    @staticmethod
+    def each(read: Callable[[], Thread], refused: Callable[[str], None] | None) -> Iterator[Thread]:
+        """The thread `read` makes; one refused on its own said to `refused` (else raised) and left out."""
+        try:
+            yield read()
+        except ThreadRefused as exc:
+            if refused is None:
+                raise
+            refused(str(exc))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Awaitable, Callable, Iterator
 
 import pytest
 
@@ -43,6 +43,21 @@ def bot_api(github: GitHubStandIn) -> Iterator[GitHubStandIn]:
     github.reset()
     yield github
     github.reset()
+
+
+def said(call: Awaitable[Any], close: Awaitable[None]) -> str:
+    """What GitHubUnavailable said when the async `call` was run ("" when it raised none), `close` awaited after."""
+
+    async def run() -> str:
+        try:
+            await call
+        except GitHubUnavailable as exc:
+            return str(exc)
+        finally:
+            await close
+        return ""
+
+    return asyncio.run(run())
 
 
 def test_a_list_ends_at_its_first_empty_page_whatever_its_link_says(issues: IssuesStandIn) -> None:
@@ -91,18 +106,9 @@ def test_a_drip_feeding_server_is_given_up_at_the_deadline_by_both_callers(bot_a
     client.close()
     assert took < 1.5 + 1.5, took
 
-    async def bot() -> str:
-        api = GitHubAPI(bot_api.url, "ghp-test-token", deadline=1.5, login=BOT)
-        try:
-            await api.issue_comments("owner/repo", 1)
-        except GitHubUnavailable as exc:
-            return str(exc)
-        finally:
-            await api.aclose()
-        return ""
-
+    api = GitHubAPI(bot_api.url, "ghp-test-token", deadline=1.5, login=BOT)
     started = time.monotonic()
-    assert asyncio.run(bot()) == f"GET {COMMENTS}: no whole answer within 1.5 s"
+    assert said(api.issue_comments("owner/repo", 1), api.aclose()) == f"GET {COMMENTS}: no whole answer within 1.5 s"
     assert time.monotonic() - started < 1.5 + 1.5
 
 
@@ -153,28 +159,22 @@ def test_a_rate_limit_past_the_harvests_deadline_is_refused_at_once_not_slept_in
 
 def test_both_callers_refuse_a_rate_limit_longer_than_they_wait_with_the_same_words(bot_api: GitHubStandIn) -> None:
     bot_api.retry_after = 120
-    client = connections(bot_api.url, "kb-test")
+    client, waited = connections(bot_api.url, "kb-test"), list[float]()
     with pytest.raises(GitHubUnavailable) as sync_said:
-        send(client, Call(bot_api.url, "GET", COMMENTS, Deadline(600)), "ghp-test-token", sleep=pytest.fail)
+        send(client, Call(bot_api.url, "GET", COMMENTS, Deadline(600)), "ghp-test-token", sleep=waited.append)
     client.close()
 
-    async def bot() -> str:
-        connected = async_connections(bot_api.url, "kb-test")
+    connected = async_connections(bot_api.url, "kb-test")
 
-        async def token() -> str:
-            return "ghp-test-token"
+    async def token() -> str:
+        return "ghp-test-token"
 
-        try:
-            await send_async(connected, Call(bot_api.url, "GET", COMMENTS, Deadline(600)), token)
-        except GitHubUnavailable as exc:
-            return str(exc)
-        finally:
-            await connected.aclose()
-        return ""
-
+    async_said = said(
+        send_async(connected, Call(bot_api.url, "GET", COMMENTS, Deadline(600)), token), connected.aclose()
+    )
     expected = f"GET {COMMENTS}: rate-limited for 120 s, longer than the 60 s waited at most"
-    assert str(sync_said.value) == expected and asyncio.run(bot()) == expected
-    assert len(bot_api.calls) == 2  # one try each: neither waited
+    assert str(sync_said.value) == expected and async_said == expected
+    assert waited == [] and len(bot_api.calls) == 2  # one try each: neither waited
 
 
 def test_an_oversized_reply_is_refused_unread(issues: IssuesStandIn) -> None:

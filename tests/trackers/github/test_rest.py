@@ -17,7 +17,7 @@ from server.channels.github.client import GitHubAPI
 from tests.support.github import BOT, GitHubStandIn
 from tests.support.github_issues import IssuesStandIn
 from trackers.github.replies import GitHubUnavailable
-from trackers.github.rest import Call, Deadline, DeadlinePassed, Listing
+from trackers.github.rest import Call, Deadline, DeadlinePassed, Listing, rate_limit_wait
 from trackers.github.send import async_connections, connections, send, send_async
 from trackers.github.session import Session
 
@@ -183,3 +183,13 @@ def test_an_oversized_reply_is_refused_unread(issues: IssuesStandIn) -> None:
     with pytest.raises(HarvestError, match=f"^GET {issues.url}{ISSUES}: the answer is over 16 MiB; not read$"):
         session.get(ISSUES)
     session.close()
+
+
+def test_a_rate_limits_headers_are_read_only_within_their_length() -> None:
+    """Where the two clients differed, the stricter reading is kept: a `Retry-After` or `X-RateLimit-Reset` of
+    thousands of digits is no wait (a 429 waits GitHub's minute; a 403 is the error it says), never an endless one."""
+    huge = "9" * 5000
+    assert rate_limit_wait(429, {"retry-after": huge}) == 60.0
+    assert rate_limit_wait(403, {"retry-after": huge}) is None
+    assert rate_limit_wait(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": huge}) == 60.0
+    assert rate_limit_wait(403, {"x-ratelimit-remaining": "0", "x-ratelimit-reset": "1000"}, clock=lambda: 990.5) == 10

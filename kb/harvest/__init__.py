@@ -1,7 +1,8 @@
 """Harvesting the tracker: closed issues and answered Discussions made draft FAQ entries a maintainer accepts.
 
-`kb harvest` (kbcli/harvest.py) reads threads from a file of `gh`'s JSON or from GitHub's API
-(`threads`, `github`), keeps those the rules choose (`rules`, reading what each comment says: `notes`), cleans the maintainer's answer (`clean`),
+`kb harvest` (kbcli/harvest.py) reads threads from a file of `gh`'s JSON (`threads`) or from a tracker's API
+through the `Tracker` protocol (`tracker`; the trackers themselves live in `trackers/`, outside the library), keeps
+those the rules choose (`rules`, reading what each comment says: `notes`), cleans the maintainer's answer (`clean`),
 and groups the drafts (`drafts`); `run` does one harvest. The drafts wait in the insights database for a
 maintainer on `/insights`, who accepts one as a written answer (`kb.written`), edits or dismisses it.
 """

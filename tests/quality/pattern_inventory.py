@@ -1,5 +1,5 @@
 """The inventory of the packages' regular expressions: one row for each `re.compile` and inline `re.` call in kb/,
-ingest/, server/ and kbcli/, in file order, with the size of hostile text it is timed on and how it is used.
+ingest/, server/, kbcli/ and trackers/, in file order, with the size of hostile text it is timed on and how it is used.
 
 tests/quality/test_hostile_patterns.py finds the patterns by reading the code (tests/support/hostile_patterns.py)
 and fails when one has no row here (a new pattern) or a row has no pattern (one removed), then times each on
@@ -387,9 +387,6 @@ ROWS = [
     ),
     Row("kb/harvest/drafts.py", "https://github\\.com/([\\w.-]{1,100}/[\\w.-]{1,100})"),
     Row("kb/harvest/drafts.py", "https://github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/pull/\\d{1,9}"),
-    # kb/harvest/github.py
-    Row("kb/harvest/github.py", '<([^<>\\s]{1,2000})>;\\s*rel="next"'),
-    Row("kb/harvest/github.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
     # kb/harvest/notes.py
     Row("kb/harvest/notes.py", "[\\u3400-\\u9fff\\uf900-\\ufaff]"),
     Row("kb/harvest/notes.py", "https?://\\S{1,500}"),
@@ -448,4 +445,8 @@ ROWS = [
     Row("server/channels/github/job_summary.py", "`+"),
     # server/settings.py
     Row("server/settings.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
+    # trackers/github/rest.py
+    Row("trackers/github/rest.py", '<([^<>\\s]{1,2000})>;\\s*rel="next"', chars=8_000),
+    # trackers/github/session.py
+    Row("trackers/github/session.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
 ]

@@ -39,7 +39,16 @@ __all__ = [
 FORMAT_VERSION = 7
 SHIPPED_FOLDER = "shipped"  # the shipped FAQs' folder in meta.json's `folders`
 SYNC_FILE = "sync.json"  # what `kb sync` keeps with a build it made (`kb.syncs`); other builds have none
-FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz", "learned.jsonl", "learned.npy", "questions.npy")
+FILES = (
+    "entries.jsonl",
+    "vectors.faiss",
+    "background.npy",
+    "rows.npy",
+    "lexical.npz",
+    "learned.jsonl",
+    "learned.npy",
+    "questions.npy",
+)
 
 
 def build_files(format_version: int) -> tuple[str, ...]:

@@ -5,7 +5,6 @@ import json
 import numpy as np
 import pytest
 
-from kb.errors import IndexUnreadable
 from kb.index import read_index, write_index
 from kb.knowledge import KnowledgeBase
 from kb.own_questions import OwnQuestions, question_owners
@@ -60,7 +59,10 @@ def kb(settings):
 
 @pytest.mark.parametrize(
     "paraphrase",
-    ["训练中断了，怎么从上次保存的地方接着跑？", "Training was interrupted, how do I continue from where it was last saved?"],
+    [
+        "训练中断了，怎么从上次保存的地方接着跑？",
+        "Training was interrupted, how do I continue from where it was last saved?",
+    ],
 )
 def test_a_paraphrase_in_either_language_is_near_the_entrys_own_question(kb, paraphrase):
     """The shipped build: 如何续训？ (asked in no other words before) is the paraphrase's nearest own question."""

@@ -145,7 +145,6 @@ def build_index(
         duplicates=duplicates,
         sync=sync,
         folders=recorded,
-        questions=vectors.asked,
     )
     covered = sum(1 for q in learned if q.entry is not None)
     paired = {i for d in duplicates for i in (d.first, d.second)}

@@ -16,8 +16,6 @@
         learned.jsonl   the learned questions of the sources' files (`kb.learning`): alternates
                         of entries and questions the FAQ does not cover, one a line
         learned.npy     their vectors, as the model embeds a query, row i for line i
-        questions.npy   each version's question of each entry, as the model embeds a query
-                        (`kb.own_questions`), in the entries' order; none in older builds
         adapter.npz     the query adapter (`kb.adapter`), when the build has one: meta.json's
                         `adapter` describes it and its checksum is among the others
 
@@ -47,7 +45,6 @@ from .index_write import write_adapted, write_index
 from .learning.overlay import Learned
 from .learning.questions import LearnedQuestion
 from .lexical import LexicalIndex
-from .own_questions import OwnQuestions
 
 __all__ = [
     "FORMAT_VERSION",
@@ -75,7 +72,6 @@ class Index:
     lexical: LexicalIndex
     learned: Learned = field(default_factory=lambda: Learned.empty(0))
     adapter: QueryAdapter | None = None
-    questions: OwnQuestions = field(default_factory=lambda: OwnQuestions.empty(0))
 
     def vector_matrix(self) -> np.ndarray:
         matrix: np.ndarray = self.vectors.reconstruct_n(0, self.vectors.ntotal)
@@ -169,8 +165,7 @@ def read_index(index_dir: Path, model: str | None = None) -> Index:
     lexical = _read_lexical(index_dir, meta, entries)
     learned = _read_learned(index_dir, meta, entries)
     adapter = _read_adapter(index_dir, meta)
-    questions = _read_questions(index_dir, meta, entries)
-    return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical, learned, adapter, questions)
+    return Index(index_dir.resolve(), meta, entries, vectors, background, rows, lexical, learned, adapter)
 
 
 def _verify_checksums(index_dir: Path, meta: IndexMeta) -> None:
@@ -209,19 +204,6 @@ def _read_lexical(index_dir: Path, meta: IndexMeta, entries: list[Entry]) -> Lex
             index_dir, f"lexical.npz indexes {lexical.size} entries; entries.jsonl holds {len(entries)}"
         )
     return lexical
-
-
-def _read_questions(index_dir: Path, meta: IndexMeta, entries: list[Entry]) -> OwnQuestions:
-    """The entries' own questions' vectors; none for an index older than version 7."""
-    if meta.format_version < 7:
-        return OwnQuestions.empty(meta.dim, len(entries))
-    vectors = _load(index_dir, "questions.npy", _matrix)
-    if vectors.shape[1] != meta.dim:
-        raise IndexUnreadable(index_dir, f"questions.npy holds vectors of dimension {vectors.shape[1]}")
-    try:
-        return OwnQuestions.of_entries(entries, vectors)
-    except ValueError as exc:
-        raise IndexUnreadable(index_dir, f"questions.npy: {exc}") from None
 
 
 def _read_learned(index_dir: Path, meta: IndexMeta, entries: list[Entry]) -> Learned:

@@ -35,25 +35,15 @@ __all__ = [
 # 4: the lexical index in lexical.npz. Older indexes have it built at load.
 # 5: learned questions in learned.jsonl and learned.npy. Older indexes have none.
 # 6: a query adapter in adapter.npz, when meta.json's `adapter` is not empty. Older indexes have none.
-# 7: the entries' own questions, as a search embeds a question, in questions.npy. Older indexes have none.
-FORMAT_VERSION = 7
+FORMAT_VERSION = 6
 SHIPPED_FOLDER = "shipped"  # the shipped FAQs' folder in meta.json's `folders`
 SYNC_FILE = "sync.json"  # what `kb sync` keeps with a build it made (`kb.syncs`); other builds have none
-FILES = (
-    "entries.jsonl",
-    "vectors.faiss",
-    "background.npy",
-    "rows.npy",
-    "lexical.npz",
-    "learned.jsonl",
-    "learned.npy",
-    "questions.npy",
-)
+FILES = ("entries.jsonl", "vectors.faiss", "background.npy", "rows.npy", "lexical.npz", "learned.jsonl", "learned.npy")
 
 
 def build_files(format_version: int) -> tuple[str, ...]:
     """The files of FILES that a build of `format_version` holds (meta.json and the adapter aside)."""
-    return FILES[: {2: 3, 3: 4, 4: 5, 5: 7, 6: 7}.get(format_version, 3 if format_version < 2 else len(FILES))]
+    return FILES[: {2: 3, 3: 4, 4: 5}.get(format_version, 3 if format_version < 2 else len(FILES))]
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from .index_meta import FILES, FORMAT_VERSION, SYNC_FILE, IndexMeta, build_files
 from .learning.overlay import Learned
 from .learning.questions import LearnedQuestion
 from .lexical import LexicalIndex
-from .own_questions import OwnQuestions
 
 __all__ = ["write_adapted", "write_index"]
 
@@ -50,7 +49,6 @@ def write_index(
     replacing: Path | None = None,
     sync: dict[str, typing.Any] | None = None,
     folders: Sequence[str] = (),
-    questions: np.ndarray | None = None,
 ) -> IndexMeta:
     """Write a new build beside the current one, then point `index_dir` at it in one rename.
 
@@ -61,14 +59,11 @@ def write_index(
     the site's name and tagline in each language, as the manifests give them; `adapter`, the
     query adapter the build carries; `duplicates`, the near-duplicate entries found; `sync`,
     what `kb sync` keeps with the build (`kb.syncs`: the commits read, the old pins, the id map); `folders`,
-    the folders of sources it was read from (see `IndexMeta.folders`); `questions`, each version's
-    question of each entry as a search embeds a question (`kb.own_questions`; None: none). With
+    the folders of sources it was read from (see `IndexMeta.folders`). With
     `replacing` (a build made from the one at that path), IndexMoved when the index points at
     another by the time it is written: nothing is swapped in.
     """
     owners, learned_vectors = _checked_rows(len(entries), vectors, owners, len(learned), learned_vectors)
-    own = np.zeros((0, vectors.shape[1]), dtype=np.float32) if questions is None else questions
-    OwnQuestions.of_entries(entries, own)  # raises unless there is one for each version of each entry, or none
 
     def write(tmp: Path) -> IndexMeta:
         if sync is not None:
@@ -88,7 +83,6 @@ def write_index(
             adapter,
             duplicates,
             folders,
-            own,
         )
 
     return builds.swap_in(index_dir, write, replacing)
@@ -132,9 +126,6 @@ def write_adapted(index_dir: Path, adapter: QueryAdapter | None) -> IndexMeta:
             except OSError:
                 shutil.copy2(current / name, tmp / name)
         checksums = {name: old.checksums[name] for name in names if name in old.checksums}
-        if "questions.npy" not in names:  # a build older than version 7: none of the entries' own questions
-            np.save(tmp / "questions.npy", np.zeros((0, old.dim), dtype=np.float32))
-            checksums["questions.npy"] = checksum(tmp / "questions.npy")
         summary = _write_adapter(tmp, adapter, checksums)
         meta = replace(
             old,
@@ -174,7 +165,6 @@ def _write_build(
     adapter: QueryAdapter | None,
     duplicates: Sequence[Duplicate] = (),
     folders: Sequence[str] = (),
-    questions: np.ndarray | None = None,
 ) -> IndexMeta:
     """Write a build's files into `tmp`, the manifest last."""
     with open(tmp / "entries.jsonl", "w", encoding="utf-8") as f:
@@ -190,8 +180,6 @@ def _write_build(
         for question in learned:
             f.write(json.dumps(asdict(question), ensure_ascii=False) + "\n")
     np.save(tmp / "learned.npy", np.asarray(learned_vectors, dtype=np.float32).reshape(len(learned), vectors.shape[1]))
-    own = np.zeros((0, vectors.shape[1])) if questions is None else questions
-    np.save(tmp / "questions.npy", np.asarray(own, dtype=np.float32).reshape(len(own), vectors.shape[1]))
     checksums = {name: checksum(tmp / name) for name in FILES}
     summary = _write_adapter(tmp, adapter, checksums)
     meta = IndexMeta(

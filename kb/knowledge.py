@@ -102,7 +102,6 @@ class KnowledgeBase:
             rows=index.rows,
             lexical=index.lexical,
             learned=index.learned,
-            own_questions=index.questions,
             weights=calibration.weights,
             issue_weights=calibration.issues,
             adapter=adapter,

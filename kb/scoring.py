@@ -59,9 +59,6 @@ RANK_FEATURES = ("dense", "coverage", "question", "named", "length", "alternate"
 #   chance that it, and not another, is the answer);
 # - alternate: how far its nearest alternate question rises above `Weights.alternate_floor`;
 #   nearest_alternate: that alternate's cosine as it is (from NEAR up; below, no evidence);
-# - own_question: the cosine of the nearest of its own questions (each language's, `kb.own_questions`),
-#   from NEAR up; nearest_question: the nearer of that and its nearest alternate, the nearest wording
-#   of the entry's question the query meets, whether an entry was asked about before or not;
 # - not_covered: how far the nearest question the FAQ is known not to cover rises above both
 #   `Weights.not_covered_floor` and the best entry's nearest alternate.
 SIGNALS = (
@@ -78,8 +75,6 @@ SIGNALS = (
     "share",
     "alternate",
     "nearest_alternate",
-    "own_question",
-    "nearest_question",
     "not_covered",
 )
 NEAR = 0.7  # two questions of this field below this cosine say nothing of being the same question
@@ -211,7 +206,6 @@ class Features:
     not_covered: float = -1.0  # the nearest not-covered question's cosine with the query (-1: none)
     judge: np.ndarray | None = None  # the judge's score of each entry (None: no judge read them)
     words: int = 0  # how many words the query has (groups of its lexical terms)
-    own_question: np.ndarray | None = None  # the nearest of the entry's own questions · query (-1: unknown)
 
     def take(self, rows: np.ndarray) -> "Features":
         """The evidence for some of these entries, in the order of `rows`."""
@@ -228,7 +222,6 @@ class Features:
             length=self.length[rows],
             alternate=part(self.alternate),
             judge=part(self.judge),
-            own_question=part(self.own_question),
         )
 
     def _judge(self) -> np.ndarray:
@@ -284,7 +277,6 @@ class Features:
         top = score.max()
         share = 1.0 / float(np.exp(score - top).sum())  # the best's share of the softmax (its own term is 1)
         nearest = self.best_alternate(best)
-        own = float(self.own_question[best]) if self.own_question is not None else -1.0
         return {
             "score": float(score[best] - named),
             "gap": float(score[best] - second),
@@ -299,8 +291,6 @@ class Features:
             "share": share,
             "alternate": float(self.above(w.alternate_floor)[best]),
             "nearest_alternate": max(nearest, NEAR),
-            "own_question": max(own, NEAR),
-            "nearest_question": max(nearest, own, NEAR),
             "not_covered": max(self.not_covered - max(nearest, w.not_covered_floor), 0.0),
         }
 

@@ -27,7 +27,6 @@ from .hits import Hit, SearchResult, Signals
 from .hubs import demoted, links_only_entries
 from .learning.overlay import Learned, LearnedMatch
 from .lexical import LexicalIndex, QueryTerms, Weighed
-from .own_questions import OwnQuestions
 from .plan import READS, Evidence, Plan, Words, searched_text
 from .quoted_errors import QuotedErrors
 from .scope import Scopes
@@ -78,7 +77,6 @@ class Searcher:
         adapter: QueryAdapter | None = None,
         precision: float | None = None,
         issue_weights: Weights | None = None,
-        own_questions: OwnQuestions | None = None,
     ):
         """`vectors` is the index's FAISS index (a matrix is put in a flat one); `rows` says
         which entry each vector belongs to (default: one each, in order). `lexical`, when
@@ -86,9 +84,7 @@ class Searcher:
         a corpus tokenized elsewhere, as in bench/bench_scale.py). `adapter`, when given, maps
         every query vector (the question's and the learned questions') before it is compared.
         `precision` is the operating point a result's `answered` is decided at (None: the
-        calibration's default). `issue_weights` is the confidence of a whole issue (`Calibration.issues`).
-        `own_questions`, the entries' own questions as a search embeds a question (`kb.own_questions`; none
-        when not given)."""
+        calibration's default). `issue_weights` is the confidence of a whole issue (`Calibration.issues`)."""
         self.weights = weights or Weights.load()
         self.issue_weights = issue_weights
         self.precision = precision
@@ -106,8 +102,6 @@ class Searcher:
         self.learned = learned or Learned.empty(self.dense.dim)
         self.adapter = adapter
         self.matching = self._mapped(self.learned)  # the learned questions as a search compares them
-        self.own_questions = own_questions or OwnQuestions.empty(self.dense.dim, len(self.entries))
-        self.own_matching = self._mapped_own()  # the entries' own questions as a search compares them
         self.verbatim = Verbatim(self.entries, self.learned)  # each entry's own wordings
         self.quoted = QuotedErrors(self.entries)  # the specific errors each entry quotes
         # Every language an entry has is matched: a question meets whichever version it shares words with.
@@ -149,11 +143,7 @@ class Searcher:
         other = copy.copy(self)
         other.adapter = adapter
         other.matching = other._mapped(self.learned)
-        other.own_matching = other._mapped_own()
         return other
-
-    def _mapped_own(self) -> OwnQuestions:
-        return self.own_questions.mapped(self.adapter.many) if self.adapter is not None else self.own_questions
 
     def _mapped(self, learned: Learned) -> Learned:
         return learned.mapped(self.adapter.many) if self.adapter is not None and len(learned) else learned
@@ -362,7 +352,6 @@ class Searcher:
             alternate=learned.best_of(ids),
             not_covered=learned.not_covered,
             words=len(terms.groups),
-            own_question=self.own_matching.nearest(q, ids),
         )
 
     def _background(self, q: np.ndarray) -> float:

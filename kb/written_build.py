@@ -20,8 +20,7 @@ from .embedding import Embedder
 from .embedding_cache import EmbeddingCache, embed_with_cache
 from .errors import IndexMoved
 from .glossary import load_glossary
-from .index import Index, IndexMeta, read_index, write_index
-from .plan import searched_text
+from .index import IndexMeta, read_index, write_index
 from .settings import Settings
 from .written import WrittenFile, is_written
 
@@ -62,11 +61,9 @@ def _write_on_current(settings: Settings, embedder: Embedder) -> WrittenBuild:
     rows = np.flatnonzero(np.isin(owners, keep))
     glossary = load_glossary()
     texts = [glossary.gloss(version.text) for entry in written for version in entry.versions()]
-    asked = [searched_text(version.question) for entry in written for version in entry.versions()]
     cache = EmbeddingCache(settings.cache_dir / "embeddings.sqlite", embedder.model)
     try:
         vectors, embedded = embed_with_cache(embedder, texts, cache)
-        questions = embed_with_cache(embedder, asked, cache, queries=True)[0] if len(index.questions) else None
     finally:
         cache.close()
     entries = [index.entries[i] for i in keep] + written
@@ -89,14 +86,5 @@ def _write_on_current(settings: Settings, embedder: Embedder) -> WrittenBuild:
         adapter=index.adapter,
         duplicates=[d for d in duplicates if d.first in ids and d.second in ids],
         replacing=index.path,
-        questions=_kept_questions(index, keep, questions),
     )
     return WrittenBuild(meta, len(written), embedded)
-
-
-def _kept_questions(index: Index, keep: list[int], written: np.ndarray | None) -> np.ndarray | None:
-    """The own questions' vectors of the entries kept, then the written answers' (None: the build has none)."""
-    if written is None:
-        return None
-    rows = np.flatnonzero(np.isin(index.questions.owners, keep))
-    return np.vstack([index.questions.vectors[rows], written.reshape(-1, index.meta.dim)])

@@ -69,14 +69,14 @@ class Reply:
 
     @property
     def answered(self) -> bool:
-        return self.best is not None and self.state is not AnswerState.LIKELY
+        return self.best is not None and not self.state.uncertain
 
     @property
     def entries_label(self) -> str:
         """The key (kb/data/strings.toml) of the heading over `entries`: related, other or nearest entries."""
         if self.best is None:
             return "chat_suggestions"
-        return "chat_others" if self.state is AnswerState.LIKELY else "chat_related"
+        return "chat_others" if self.state.uncertain else "chat_related"
 
 
 def reply_to(
@@ -96,7 +96,7 @@ def reply_to(
     saying it may answer (with its `confidence`) but is not certain, then the other nearest entries:
     never "no confident answer" above an entry that may be the answer."""
     if not answered or not hits:
-        if hits and state is AnswerState.LIKELY:
+        if hits and state.uncertain:
             notice = " ".join(filter(None, (note, words(state, lang, confidence=f"{confidence:.2f}"))))
             return Reply(lang, notice, hits[0].entry, tuple(hits[1:NEAREST]), state=state, confidence=confidence)
         notice = note or words("chat_no_answer", lang)
@@ -136,17 +136,15 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence, AnswerState.ANSWERED)
     if not hits:
         return Answer(words("answer_empty", lang), False, ())
-    if (
-        result.state is AnswerState.LIKELY
-    ):  # the first may answer: its answer, set apart and marked not certain, then the others
+    if result.state.uncertain:  # the first may answer: its answer, set apart and marked not certain, then the others
         hits = hits[:NEAREST]
-        likely = words(AnswerState.LIKELY, lang, confidence=f"{result.confidence:.2f}")
+        said = words(result.state, lang, confidence=f"{result.confidence:.2f}")
         quoted = _quoted(hits[0], "", lang)
-        lines = [f"{elsewhere} {likely}" if elsewhere else likely, ""]
+        lines = [f"{elsewhere} {said}" if elsewhere else said, ""]
         lines += [f"> {line}".rstrip() for line in [f"**{_link(hits[0])}**", ""] + quoted]
         if len(hits) > 1:
             lines += ["", f"{words('answer_others', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
-        return Answer("\n".join(lines), False, tuple(hits), elsewhere, result.confidence, AnswerState.LIKELY)
+        return Answer("\n".join(lines), False, tuple(hits), elsewhere, result.confidence, result.state)
     opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
     lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
     return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere, result.confidence, result.state)

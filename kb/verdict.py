@@ -20,6 +20,12 @@ class AnswerState(StrEnum):
     LIKELY = "likely"  # between the floor and the point: shown first, marked "may answer, not certain"
     NOT_COVERED = "not_covered"  # below the floor (where the questions the FAQ does not cover lie), or nothing found
 
+    @property
+    def uncertain(self) -> bool:
+        """Neither the answer nor not covered: every channel shows the first entry whole under this state's wording
+        (its key in strings.toml is the state's value), then the other entries."""
+        return self not in (AnswerState.ANSWERED, AnswerState.NOT_COVERED)
+
 
 @dataclass(frozen=True)
 class Verdict:

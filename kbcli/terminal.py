@@ -23,7 +23,6 @@ from kb.answer import elsewhere_note
 from kb.entries import Entry
 from kb.hits import Hit, SearchResult
 from kb.provenance import original_url, version_note
-from kb.verdict import AnswerState
 from kb.wording import words
 
 from .progress import STAGES, progress_lines
@@ -163,8 +162,8 @@ def print_result(result: SearchResult, hl: str, brief: bool = False) -> None:
     note = elsewhere_note(result, hl)
     if note:
         print(note)
-    if hits and result.state is AnswerState.LIKELY:
-        print(words(AnswerState.LIKELY, "en", confidence=f"{result.confidence:.2f}"))
+    if hits and result.state.uncertain:
+        print(words(result.state, "en", confidence=f"{result.confidence:.2f}"))
         if not brief:  # its answer whole, set apart under that line, then the others
             _print_answer(hits[0], hl)
             hits = hits[1:]

@@ -12,7 +12,6 @@ import re
 from kb.asking import Found
 from kb.hits import Hit
 from kb.issue_question import question_of
-from kb.verdict import AnswerState
 
 from ...permalinks import permalink
 from ...rendering.strings import Translator
@@ -61,7 +60,7 @@ def not_covered_comment(found: Found, root: str) -> str:
     confidence is above the calibration's floor; else that the FAQ does not cover it. Then the nearest entries."""
     t = Translator(found.hl)
     nearest = [_link(h, root) for h in found.hits[:NEAREST_SHOWN]]
-    if nearest and found.result.state is AnswerState.LIKELY:
+    if nearest and found.result.state.uncertain:
         opening = t("github_likely", confidence=f"{found.result.confidence:.2f}")
     else:
         opening = t("github_not_covered") if nearest else t("github_not_covered_none")

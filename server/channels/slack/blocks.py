@@ -17,7 +17,6 @@ from kb.chat import ChatReply
 from kb.entries import Entry
 from kb.hits import Hit
 from kb.provenance import original_label
-from kb.verdict import AnswerState
 
 from ...rendering.strings import LANGS, Translator
 from ...replies import RELATED_SHOWN
@@ -150,7 +149,7 @@ def reply_message(reply: Reply, root: str) -> Message:
             blocks.append(_entry_list(t("chat_suggestions"), reply.entries, root))
         return _message(reply.notice, blocks)
     # "May answer": the notice a section of its own above the answer, not a faint context line.
-    opening = _section if reply.state is AnswerState.LIKELY else _context
+    opening = _section if reply.state.uncertain else _context
     blocks = [opening(escape(reply.notice))] if reply.notice else []
     blocks += [_title(best, root), _answer(best.answer, _permalink(root, best), t), _source(best, t)]
     if reply.entries:
@@ -158,7 +157,7 @@ def reply_message(reply: Reply, root: str) -> Message:
     if reply.pending:
         blocks.append(_context(escape(t("bot_writing"))))
     blocks.append(_buttons(best, t))
-    said = f"{reply.notice}\n" if reply.state is AnswerState.LIKELY else ""
+    said = f"{reply.notice}\n" if reply.state.uncertain else ""
     return _message(f"{said}{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
 
 

@@ -51,8 +51,10 @@ Lang = Literal["zh", "en"]
 Origin = Literal["asked", "tracker", "maintainer"]  # kb.learning.questions.ORIGINS
 TranslatedBy = Literal["maintainers", "machine"]
 ChatMode = Literal["extractive", "llm", "fallback"]
-# A `state` field: the enum, given in the schema as the strings it stands for (as a Literal of them would be).
-AnswerState = Annotated[State, WithJsonSchema({"type": "string", "enum": [s.value for s in State], "title": "State"})]
+# A `state` field: one of the enum's words, given in the schema as a Literal of them would be.
+AnswerState = Annotated[
+    str, AfterValidator(lambda v: State(v).value), WithJsonSchema({"type": "string", "enum": [s.value for s in State]})
+]
 
 
 class SourceOut(BaseModel):

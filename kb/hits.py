@@ -55,7 +55,7 @@ class SearchResult:
     judged: bool = False  # ranked again with a judge's scores (its confidence is the judged weights')
     # The confidence the first hit must reach to answer: the threshold of the channel's operating point
     # (`Weights.threshold`; 1.0, only a certain answer, when none is given), and the calibration's floor
-    # (`Weights.floor`) it must reach to be offered as a likely answer.
+    # (`Weights.floor`) it must reach to be shown as one that may answer (`AnswerState.LIKELY`).
     point: float = 1.0
     floor: float = 1.0
     # The model's vector of what was searched (before any query adapter), for what is compared beside the

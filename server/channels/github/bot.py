@@ -192,7 +192,7 @@ async def _asked(
         conversation=_where(event, settings),
         reads=READS,
     )
-    point = settings.precision_for("github")
+    point = kb.precision_for("github")
     if mode == "suggest":  # a draft a maintainer reads costs a click, not a public mistake: a lower point
         point = min(point, SUGGEST_PRECISION)
     needed = min(kb.searcher.answer_weights(READS).threshold(point), CERTAIN)

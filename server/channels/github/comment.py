@@ -51,7 +51,7 @@ def not_covered_comment(found: Found, root: str) -> str:
     first entry's answer, said not to be certain, then the other nearest entries; else that the FAQ does not
     cover it, then the nearest entries."""
     t = Translator(found.hl)
-    if found.hits and found.result.state == "likely":
+    if found.hits and found.result.state.uncertain:
         best = found.hits[0].entry
         others = [_link(h, root) for h in found.hits[1:NEAREST_SHOWN]]
         lines = [

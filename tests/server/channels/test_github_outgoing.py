@@ -221,7 +221,7 @@ def entry(question: str, answer: str) -> Entry:
 
 def found(*entries: Entry) -> Found:
     hits = tuple(Hit(e, 0.9, rank) for rank, e in enumerate(entries, 1))
-    result = SearchResult("q", True, hits, confidence=0.95)
+    result = SearchResult("q", hits, confidence=0.95, point=0.9)
     return Found(result, "en", hits, len(hits), "")
 
 

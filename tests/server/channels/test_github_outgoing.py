@@ -245,7 +245,7 @@ def test_the_comment_from_a_hostile_entry_notifies_nobody_and_hides_nothing() ->
 def may_answer(hl: str, *entries: Entry) -> Found:
     """A search whose first entry may answer (above the floor, under the point)."""
     hits = tuple(Hit(e, 0.9, rank) for rank, e in enumerate(entries, 1))
-    return Found(SearchResult("q", False, hits, likely=True, confidence=0.31), hl, hits, len(hits), "")
+    return Found(SearchResult("q", hits, confidence=0.31, point=0.9, floor=0.18), hl, hits, len(hits), "")
 
 
 def other_entry(question: str) -> Entry:

@@ -22,7 +22,7 @@ class BuildPy(build_py):
 
 
 setup(
-    packages=find_namespace_packages(include=["kb*", "ingest*", "server*", "kbcli*"]),
+    packages=find_namespace_packages(include=["kb*", "ingest*", "server*", "kbcli*", "trackers*"]),
     package_dir={"": "."},
     cmdclass={"build_py": BuildPy},
 )

@@ -105,7 +105,7 @@ def metrics_cost(n: int) -> tuple[float, float]:
 
     bare = asyncio.run(per_call(app))
     wrapped = asyncio.run(per_call(counted))
-    result = SearchResult("how do I resume training", True, ())
+    result = SearchResult("how do I resume training", ())
     heard = []
     for _ in range(n):
         event = Searched(result, "api", time.perf_counter())

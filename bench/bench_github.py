@@ -26,6 +26,7 @@ from common import ROOT, Row, main, ready_settings  # noqa: E402
 
 from kb.events import Events  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
+from server.channels import registry  # noqa: E402
 from server.channels.github.bot import respond  # noqa: E402
 from server.channels.github.events import Opened  # noqa: E402
 from server.settings import ServerSettings  # noqa: E402
@@ -46,8 +47,8 @@ def run(quick: bool = False, precision: float = 0.0) -> list[Row]:
         for mode in ("comment", "suggest"):
             env = {"KB_GITHUB_MODE": mode, **({"KB_CHANNEL_PRECISION": f"github={precision}"} if precision else {})}
             settings = ServerSettings.from_env(env).with_(data_dir=base.data_dir, sources_dir=base.sources_dir)
-            kb = KnowledgeBase.open(settings)
-            point = settings.precision_for("github")
+            kb = KnowledgeBase.open(settings, points=registry.points())
+            point = kb.precision_for("github")
             given, right, short = 0, 0, 0
             for n, query in enumerate(queries):
                 outcome = asyncio.run(respond(kb, Events(), settings, issue(n, query["q"]), None))

@@ -29,6 +29,7 @@ from kb.hits import SearchResult  # noqa: E402
 from kb.knowledge import KnowledgeBase  # noqa: E402
 from kb.settings import Settings  # noqa: E402
 from kb.verbatim import Verbatim, verbatim_key  # noqa: E402
+from kb.verdict import AnswerState  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -79,27 +80,25 @@ def states(rows: Sequence[Asked], threshold: float) -> dict[str, Any]:
     answerable = [r for r in rows if r.query.answerable]
     outside = [r for r in rows if not r.query.answerable]
 
-    def said(r: Asked) -> str:
-        c = r.result.confidence
-        if r.result.hits and c >= min(threshold, 1.0):
-            return "answered"
-        return "likely" if r.result.hits and r.result.likely else "not_covered"
+    def said(r: Asked) -> AnswerState:
+        return r.result.at(threshold).state
 
     a = [said(r) for r in answerable]
     o = [said(r) for r in outside]
-    answered = [r for r, s in zip(answerable, a) if s == "answered"]
-    every_answered = [r for r in rows if said(r) == "answered"]
+    answered = [r for r, s in zip(answerable, a) if s is AnswerState.ANSWERED]
+    every_answered = [r for r in rows if said(r) is AnswerState.ANSWERED]
     return {
         "answerable": len(answerable),
-        "declined": sum(s != "answered" for s in a) / len(answerable) if answerable else float("nan"),
+        "declined": sum(s is not AnswerState.ANSWERED for s in a) / len(answerable) if answerable else float("nan"),
         "answered_right": sum(r.right for r in answered),
         "answered": len(answered),
-        "shown": sum(s == "answered" or (s == "likely" and r.right) for r, s in zip(answerable, a)) / len(answerable)
+        "shown": sum(s is AnswerState.ANSWERED or (s is AnswerState.LIKELY and r.right) for r, s in zip(answerable, a))
+        / len(answerable)
         if answerable
         else float("nan"),
         "outside": len(outside),
-        "outside_declined": sum(s != "answered" for s in o),
-        "outside_below_floor": sum(s == "not_covered" for s in o),
+        "outside_declined": sum(s is not AnswerState.ANSWERED for s in o),
+        "outside_below_floor": sum(s is AnswerState.NOT_COVERED for s in o),
         "precision": sum(r.right for r in every_answered) / len(every_answered) if every_answered else float("nan"),
         "coverage": len(every_answered) / len(rows) if rows else 0.0,
     }

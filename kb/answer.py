@@ -16,6 +16,7 @@ from .entries import Entry
 from .hits import Hit, SearchResult
 from .provenance import original_url, version_note
 from .text import tokenize
+from .verdict import AnswerState
 from .wording import LANGS, words
 
 __all__ = [
@@ -63,19 +64,19 @@ class Reply:
     best: Entry | None  # the entry whose answer is shown (the answer, or one that may answer); None without
     entries: tuple[Hit, ...]  # beside an answer, the related entries; beside one that may answer, the others
     pending: bool = False  # a generated answer follows (an LLM is configured)
-    state: str = ""  # kb.hits.STATES: "answered", "likely" (`best` may answer, not certain) or "not_covered"
+    state: AnswerState = AnswerState.NOT_COVERED  # LIKELY: `best` may answer, not certain
     confidence: float = 0.0  # the chance that the first entry answers (`SearchResult.confidence`)
 
     @property
     def answered(self) -> bool:
-        return self.best is not None and self.state != "likely"
+        return self.best is not None and not self.state.uncertain
 
     @property
     def entries_label(self) -> str:
         """The key (kb/data/strings.toml) of the heading over `entries`: related, other or nearest entries."""
         if self.best is None:
             return "chat_suggestions"
-        return "chat_others" if self.state == "likely" else "chat_related"
+        return "chat_others" if self.state.uncertain else "chat_related"
 
 
 def reply_to(
@@ -85,22 +86,22 @@ def reply_to(
     note: str = "",
     pending: bool = False,
     related: int = RELATED,
-    state: str = "",
+    state: AnswerState = AnswerState.NOT_COVERED,
     confidence: float = 0.0,
 ) -> Reply:
     """The reply for a search's hits (in `lang`): the best entry and up to `related` others, or a notice and the nearest.
 
     `note` says the framework the question names has no answer in its FAQ (`elsewhere_note`). Below the
-    channel's point, a `state` of "likely" shows the first entry's answer whole as `best`, under a notice
+    channel's point, a `state` of LIKELY shows the first entry's answer whole as `best`, under a notice
     saying it may answer (with its `confidence`) but is not certain, then the other nearest entries:
     never "no confident answer" above an entry that may be the answer."""
     if not answered or not hits:
-        if hits and state == "likely":
-            notice = " ".join(filter(None, (note, words("chat_likely", lang, confidence=f"{confidence:.2f}"))))
+        if hits and state.uncertain:
+            notice = " ".join(filter(None, (note, words(state, lang, confidence=f"{confidence:.2f}"))))
             return Reply(lang, notice, hits[0].entry, tuple(hits[1:NEAREST]), state=state, confidence=confidence)
         notice = note or words("chat_no_answer", lang)
-        return Reply(lang, notice, None, tuple(hits[:NEAREST]), state="not_covered", confidence=confidence)
-    return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending, "answered", confidence)
+        return Reply(lang, notice, None, tuple(hits[:NEAREST]), state=AnswerState.NOT_COVERED, confidence=confidence)
+    return Reply(lang, note, hits[0].entry, tuple(hits[1 : 1 + related]), pending, AnswerState.ANSWERED, confidence)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ class Answer:
     sources: tuple[Hit, ...]  # the answering entry first when answered, then related ones
     note: str = ""  # the framework the question names has no answer in its FAQ (`elsewhere_note`)
     confidence: float = 0.0  # the chance that the first source answers (`SearchResult.confidence`)
-    state: str = "not_covered"  # kb.hits.STATES: "answered", "likely" (the first source may answer), "not_covered"
+    state: AnswerState = AnswerState.NOT_COVERED  # LIKELY: the first source may answer
 
 
 def _link(hit: Hit) -> str:
@@ -132,18 +133,18 @@ def compose_answer(result: SearchResult, lang: str) -> Answer:
         lines = _quoted(hits[0], elsewhere, lang)
         if len(hits) > 1:
             lines += ["", f"{words('answer_related', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
-        return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence, "answered")
+        return Answer("\n".join(lines), True, tuple(hits), elsewhere, result.confidence, AnswerState.ANSWERED)
     if not hits:
         return Answer(words("answer_empty", lang), False, ())
-    if result.state == "likely":  # the first may answer: its answer, set apart and marked not certain, then the others
+    if result.state.uncertain:  # the first may answer: its answer, set apart and marked not certain, then the others
         hits = hits[:NEAREST]
-        likely = words("answer_likely", lang, confidence=f"{result.confidence:.2f}")
+        said = words(result.state, lang, confidence=f"{result.confidence:.2f}")
         quoted = _quoted(hits[0], "", lang)
-        lines = [f"{elsewhere} {likely}" if elsewhere else likely, ""]
+        lines = [f"{elsewhere} {said}" if elsewhere else said, ""]
         lines += [f"> {line}".rstrip() for line in [f"**{_link(hits[0])}**", ""] + quoted]
         if len(hits) > 1:
             lines += ["", f"{words('answer_others', lang)}:"] + [f"- {_link(h)}" for h in hits[1:]]
-        return Answer("\n".join(lines), False, tuple(hits), elsewhere, result.confidence, "likely")
+        return Answer("\n".join(lines), False, tuple(hits), elsewhere, result.confidence, result.state)
     opening = f"{elsewhere} {words('answer_nearest', lang)}" if elsewhere else words("answer_none", lang)
     lines = [opening, ""] + [f"- {_link(h)}" for h in hits[:RELATED]]
     return Answer("\n".join(lines), False, tuple(hits[:RELATED]), elsewhere, result.confidence, result.state)

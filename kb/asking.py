@@ -77,7 +77,7 @@ async def search(
     tracker thread the question is, when the channel knows it (never offered it as "see also")."""
     started = time.perf_counter()
     result = await kb.search(
-        question, k, tags, source, lang, judged=judged, precision=kb.settings.precision_for(channel), reads=reads
+        question, k, tags, source, lang, judged=judged, precision=kb.precision_for(channel), reads=reads
     )
     if asked and turn:
         hits = result.hits
@@ -107,7 +107,7 @@ async def chat(
     started = time.perf_counter()
     history = recent_turns(history)
     subject = bot.subject(about, message)
-    reply = await bot.reply(message, history, hl, href, subject, bot.kb.settings.precision_for(channel))
+    reply = await bot.reply(message, history, hl, href, subject, bot.kb.precision_for(channel))
     events.publish(Chatted(message, history, reply.answered, reply.sources, channel, started, subject))
     return reply
 
@@ -129,7 +129,7 @@ async def chat_stream(
     started = time.perf_counter()
     history = recent_turns(history)
     subject = bot.subject(about, message)
-    precision = bot.kb.settings.precision_for(channel)
+    precision = bot.kb.precision_for(channel)
     sources, answered, pieces = await bot.stream(message, history, hl, href, subject, cancelled, precision)
     events.publish(Chatted(message, history, answered, sources, channel, started, subject))
     return sources, answered, pieces

@@ -27,6 +27,7 @@ from .llm import LLM, link_citations
 from .search import searched_text
 from .see_also import Resolved
 from .text import checked_query, detect_lang
+from .verdict import AnswerState
 
 __all__ = [
     "ChatReply",
@@ -68,7 +69,7 @@ class ChatReply:
     lang: str = "en"  # the reader's language: the answer's, and the sources' where they have it
     note: str = ""  # the framework the question names has no answer in its FAQ (`kb.answer.elsewhere_note`)
     confidence: float = 0.0  # the chance that the first source answers (`kb.hits.SearchResult.confidence`)
-    state: str = "not_covered"  # kb.hits.STATES: "answered", "likely" (the first source may answer), "not_covered"
+    state: AnswerState = AnswerState.NOT_COVERED  # LIKELY: the first source may answer
     # Resolved tracker threads that may help when the FAQ does not cover the question (kb.see_also): not the answer.
     see_also: tuple[Resolved, ...] = ()
 
@@ -109,7 +110,7 @@ class Turn:
             lang=self.lang,
             note=answer.note,
             confidence=answer.confidence,
-            state="answered",
+            state=AnswerState.ANSWERED,
         )
 
 

@@ -71,9 +71,6 @@ class Events:
     def __init__(self, listeners: Iterable[Listener] = ()):
         self.listeners: list[Listener] = list(listeners)
 
-    def listen(self, listener: Listener) -> None:
-        self.listeners.append(listener)
-
     def publish(self, event: Event) -> None:
         for listener in self.listeners:
             try:

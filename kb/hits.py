@@ -1,4 +1,4 @@
-"""What a search returns: the hits, best first, and whether the best one answers the question."""
+"""What a search returns: the hits, best first, and the best one's confidence, decided at a point (`kb.verdict`)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from .entries import Entry
 from .provenance import original_url, version_note
+from .verdict import AnswerState, Verdict, decide
 
 if TYPE_CHECKING:  # numpy loads with the search, not with `kb --help`
     import numpy as np
 
-__all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "STATES", "SearchResult", "Signals", "hit_fields"]
-
-# What a search says of its first hit, from surest to least: it answers (the confidence reaches the
-# channel's operating point); it may answer (between the point and the calibration's floor, below
-# which the questions the FAQ does not cover lie: shown first, with its confidence); not covered.
-STATES = ("answered", "likely", "not_covered")
+__all__ = ["Hit", "NEAREST_MAX", "SHOW_MARGIN", "SHOW_MAX", "SearchResult", "Signals", "hit_fields"]
 
 # Which hits deserve showing (`SearchResult.worth_showing`). When the best entry answers,
 # the others within SHOW_MARGIN of its score, in the calibrated score's units (which weigh
@@ -51,29 +47,38 @@ class Hit:
 @dataclass(frozen=True)
 class SearchResult:
     query: str
-    answered: bool
     hits: tuple[Hit, ...]
     lang: str = "en"  # the language the query is written in
     named: str | None = None  # the corpus framework the query names ("ROLL"), if any
     searched: str = ""  # what was matched: the query without tracker noise, a pasted trace reduced
     confidence: float = 0.0  # the chance that the first hit answers, calibrated (kb.confidence)
     judged: bool = False  # ranked again with a judge's scores (its confidence is the judged weights')
-    likely: bool = False  # the confidence reaches the calibration's floor (`Weights.floor`): it may answer
+    # The confidence the first hit must reach to answer: the threshold of the channel's operating point
+    # (`Weights.threshold`; 1.0, only a certain answer, when none is given), and the calibration's floor
+    # (`Weights.floor`) it must reach to be shown as one that may answer (`AnswerState.LIKELY`).
+    point: float = 1.0
+    floor: float = 1.0
     # The model's vector of what was searched (before any query adapter), for what is compared beside the
     # entries without embedding the question again ("see also": kb.see_also); None when not kept.
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
-    def state(self) -> str:
-        """One of STATES: "answered", else "likely" (the first hit may answer), else "not_covered"."""
-        if self.answered:
-            return "answered"
-        return "likely" if self.likely and self.hits else "not_covered"
+    def verdict(self) -> Verdict:
+        """What this result says of its first hit (`kb.verdict.decide`), at its `point` above its `floor`."""
+        return decide(self.confidence, self.point, self.floor, found=bool(self.hits))
 
-    def at(self, threshold: float) -> "SearchResult":
-        """This result answering when its confidence reaches `threshold` (an operating point's)."""
-        answered = bool(self.hits) and self.confidence >= min(threshold, 1.0)  # a certain answer answers at any point
-        return self if answered == self.answered else replace(self, answered=answered)
+    @property
+    def state(self) -> AnswerState:
+        return self.verdict.state
+
+    @property
+    def answered(self) -> bool:
+        """The first hit answers: its confidence reaches the point."""
+        return self.verdict.answered
+
+    def at(self, point: float) -> "SearchResult":
+        """This result decided at `point` (the threshold of an operating point, `Weights.threshold`)."""
+        return self if point == self.point else replace(self, point=point)
 
     @property
     def elsewhere(self) -> bool:
@@ -86,7 +91,7 @@ class SearchResult:
 
     def in_language(self, hl: str | None = None) -> "SearchResult":
         """The same hits, each entry in the reader's language `hl` (default: the query's)
-        where it has that version. Which entries, their order, scores and `answered` stay."""
+        where it has that version. Which entries, their order, scores and verdict stay."""
         hl = hl or self.lang
         shown = [(h, h.entry.localized(hl)) for h in self.hits]
         if all(entry is h.entry for h, entry in shown):  # every entry is in that language already

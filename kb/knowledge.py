@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -61,6 +61,9 @@ class KnowledgeBase:
     # The harvested threads a question the FAQ does not cover is shown ("see also"): one index every build
     # served shares (the server's reloader gives each build its own), empty until drafts are loaded into it.
     see_also: SeeAlso = field(default_factory=SeeAlso, repr=False)
+    # The operating point each channel declares, by its name (a bot that posts in public declares a high one): handed
+    # in as data by the program that serves the channels; KB_CHANNEL_PRECISION's override them.
+    points: Mapping[str, float] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if self.shipped is None:
@@ -74,11 +77,18 @@ class KnowledgeBase:
             self.position.setdefault(e.id, i)
 
     @classmethod
-    def open(cls, settings: Settings, judging: Judging | None = None, refit: bool = False) -> "KnowledgeBase":
+    def open(
+        cls,
+        settings: Settings,
+        judging: Judging | None = None,
+        refit: bool = False,
+        points: Mapping[str, float] | None = None,
+    ) -> "KnowledgeBase":
         """Load the index at `settings.index_dir`, the embedder that built it, the calibration and
         the judge the settings configure (or `judging`, one already loaded). A calibration fitted
         with a judge that is not configured, or the reverse, raises CalibrationError naming the
-        setting; `refit` (for `kb calibrate`, which fits a new one) leaves the judge out."""
+        setting; `refit` (for `kb calibrate`, which fits a new one) leaves the judge out. `points` are the
+        channels' own operating points (`precision_for`)."""
         calibration = Calibration.load(settings.calibration_path)
         if not refit:
             calibration.check(settings.judge, settings.rerank_model or settings.llm_model)
@@ -117,6 +127,7 @@ class KnowledgeBase:
             judging=None if refit else judging,
             calibration=calibration,
             moved=moved_ids(index.path),
+            points=dict(points or {}),
         )
 
     @property
@@ -168,8 +179,8 @@ class KnowledgeBase:
         With a judge, the first stage's best KB_RERANK_TOP candidates are ranked again with its
         scores (`_judged`); `judged=False` gives the first stage alone (the live results).
 
-        `answered` says whether the first hit's confidence reaches the threshold of `precision`
-        (a channel's operating point; None: the searcher's, KB_ANSWER_PRECISION), on the confidence fitted on
+        The result's verdict (`SearchResult.verdict`) is decided at the threshold of `precision` (a channel's
+        operating point, `precision_for`; None: the searcher's, KB_ANSWER_PRECISION), on the confidence fitted on
         what the search `reads` (`kb.search.READS`: a question, or a whole issue).
         """
         k = k or self.settings.top_k
@@ -188,8 +199,14 @@ class KnowledgeBase:
                 self.judged_results.put(plan, result)
         return self.answering_at(result, precision, reads)
 
+    def precision_for(self, channel: str | None) -> float:
+        """The precision `channel` answers at: KB_CHANNEL_PRECISION's for it, else the point the channel declares
+        (`points`), else KB_ANSWER_PRECISION."""
+        name = channel or ""
+        return self.settings.channel_precisions.get(name, self.points.get(name, self.settings.answer_precision))
+
     def answering_at(self, result: SearchResult, precision: float | None, reads: str = "question") -> SearchResult:
-        """`result` answering at `precision`'s threshold (of the weights that scored it, for what it `reads`); as it
+        """`result` decided at `precision`'s threshold (of the weights that scored it, for what it `reads`); as it
         is for None."""
         if precision is None:
             return result

@@ -83,7 +83,7 @@ class Searcher:
         given, is used instead of tokenizing the entries (the one an index stores, or one of
         a corpus tokenized elsewhere, as in bench/bench_scale.py). `adapter`, when given, maps
         every query vector (the question's and the learned questions') before it is compared.
-        `precision` is the operating point a result's `answered` is decided at (None: the
+        `precision` is the operating point a result is decided at when no channel names one (None: the
         calibration's default). `issue_weights` is the confidence of a whole issue (`Calibration.issues`)."""
         self.weights = weights or Weights.load()
         self.issue_weights = issue_weights
@@ -274,7 +274,7 @@ class Searcher:
         weights: Weights,
         judge: np.ndarray | None = None,
     ) -> SearchResult:
-        """The candidates `ids` scored, best first, and whether the best answers; `owner`, the entry asked in its
+        """The candidates `ids` scored, best first, and the best one's confidence; `owner`, the entry asked in its
         own words (`Verbatim.owner`), if any, comes first."""
         evidence = self._evidence(weighed, ids)
         f = self._features(terms, q, ids, learned, evidence)
@@ -310,14 +310,14 @@ class Searcher:
         )
         return SearchResult(
             query=plan.query,
-            answered=bool(hits) and confidence >= min(answer.threshold(self.precision), CERTAIN),
-            likely=bool(hits) and confidence >= answer.floor,
             hits=hits,
             lang=plan.query_lang,
             named=f.framework,
             searched=plan.text,
             confidence=round(confidence, 4),
             judged=weights.judged,
+            point=answer.threshold(self.precision),
+            floor=answer.floor,
         )
 
     def features(

@@ -39,6 +39,7 @@ from .dense import matvec
 from .embedding_cache import EmbeddingCache
 from .hyperlinks import tracker_link
 from .thread_search import ThreadSearch, ThreadText, query_of
+from .verdict import AnswerState
 
 if TYPE_CHECKING:
     from .embedding import Embedder
@@ -66,7 +67,7 @@ OWN_COSINE = 0.995  # a thread whose title's vector is this near the question's 
 MAX_THREADS = 5000  # threads held, at most (the newest drafts first)
 MAX_TITLE = 300  # characters of a thread's title shown
 MAX_OWN = 4000  # characters of a question or a thread compared to tell a question's own thread
-SHOWN_STATES = ("likely", "not_covered")  # the states "see also" is shown in: never an answered one
+SHOWN_STATES = (AnswerState.LIKELY, AnswerState.NOT_COVERED)  # the states it is shown in: never an answered one
 
 
 @dataclass(frozen=True)

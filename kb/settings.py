@@ -107,6 +107,13 @@ class Settings:
         "after this many days (0: never)",
         zero_off=True,
     )
+    harvest_associations: str = setting(
+        "OWNER,MEMBER,COLLABORATOR",
+        "whose comments `kb harvest` and the tracker bot's harvest on close take as answers: GitHub author "
+        "associations, comma-separated, of OWNER, MEMBER, COLLABORATOR and CONTRIBUTOR (anyone with a merged commit; "
+        "left out by default: on the tuning threads their answers were as often unconfirmed pointers as fixes, see "
+        "[Insights](insights.md#drafts-from-the-tracker))",
+    )
     insights_queue_size: int = setting(
         10_000,
         "questions and votes kept in memory while the insights database cannot be written (a lock, a full disk); "
@@ -148,6 +155,7 @@ class Settings:
         if not 0 < self.answer_precision <= 1:
             raise SettingsError("KB_ANSWER_PRECISION", str(self.answer_precision), "a number above 0, at most 1")
         self.channel_precisions  # parsed now, so a malformed value fails at start-up
+        self.harvest_association_list  # and this one
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise SettingsError(
                 "KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty"
@@ -179,9 +187,15 @@ class Settings:
             found[name] = precision
         return found
 
-    def precision_for(self, channel: str | None) -> float:
-        """The precision `channel` answers at: its own in KB_CHANNEL_PRECISION, else KB_ANSWER_PRECISION."""
-        return self.channel_precisions.get(channel or "", self.answer_precision)
+    @property
+    def harvest_association_list(self) -> tuple[str, ...]:
+        """KB_HARVEST_ASSOCIATIONS as a tuple; SettingsError naming what is not an author association."""
+        from .harvest.rules import associations_of
+
+        try:
+            return associations_of(self.harvest_associations)
+        except ValueError as exc:
+            raise SettingsError("KB_HARVEST_ASSOCIATIONS", self.harvest_associations, str(exc)) from None
 
     @property
     def judge(self) -> str:

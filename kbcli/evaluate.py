@@ -6,7 +6,8 @@ The figures are `kb.evaluate.evaluate`'s, on the index and calibration alone (no
 machine's insights database); `--explain` shows each miss with its signals; `--questions` prints one
 JSON line a question instead: the question searched, the first entry, the confidence, the state and
 whether each channel's point answers it. A line with `title` and `body` is a whole issue, read as the
-GitHub bot reads one. The points are kb.channel_points' and KB_CHANNEL_PRECISION's: the app is not loaded.
+GitHub bot reads one. The points are kb.channel_points', for the registry's channels that read whole issues, and
+KB_CHANNEL_PRECISION's: the app is not loaded.
 """
 
 from __future__ import annotations
@@ -106,12 +107,14 @@ def judged_by(report: EvalReport, kb: KnowledgeBase) -> Weights:
 
 
 def operating_points(settings: Settings) -> dict[str, float]:
-    """The point of each channel that declares one (GitHub's comment and suggest modes apart: kb.channel_points) or
-    is given one in KB_CHANNEL_PRECISION."""
+    """The point of each channel that declares one (a tracker bot's comment and suggest modes apart, for each
+    channel that reads whole issues: kb.channel_points) or is given one in KB_CHANNEL_PRECISION."""
     from kb.channel_points import tracker_points
+    from server.channels.registry import CHANNELS
 
-    given = {name: p for name, p in settings.channel_precisions.items() if name != "github"}
-    return tracker_points(settings.channel_precisions, "github") | given
+    trackers = [c.name for c in CHANNELS if c.reads == "issue"]
+    points = {k: v for name in trackers for k, v in tracker_points(settings.channel_precisions, name).items()}
+    return points | {name: p for name, p in settings.channel_precisions.items() if name not in trackers}
 
 
 def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -> None:

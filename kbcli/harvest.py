@@ -1,11 +1,12 @@
 """`kb harvest`: draft FAQ entries from the tracker's closed issues and answered Discussions.
 
     kb harvest --from FILE [--dry-run] [--json]          # gh's JSON: issues, or Discussions
-    kb harvest --repo OWNER/NAME [--dry-run] [--json]    # GitHub's API, only what changed since the last harvest
+    kb harvest --repo OWNER/NAME [--discussions] [--dry-run] [--json]   # the tracker's API, what changed since
 
 FILE is what `gh issue list --state closed --json number,title,body,state,stateReason,author,comments,
 labels,url,closedAt,closedByPullRequestsReferences` writes (or the same for Discussions, with `answer`).
-`--repo` asks `KB_GITHUB_API_URL` with `KB_GITHUB_TOKEN`, for the closed issues updated since the last
+`--repo` reads the tracker (`trackers.tracker_for`, with the harvest's own settings: `KB_HARVEST_API_URL` and
+`KB_HARVEST_TOKEN`) for the closed issues, or with `--discussions` the answered Discussions, updated since the last
 harvest of that repository (kept in the data directory). The rules (`kb/harvest/rules.py`) choose the
 threads; the drafts are grouped by the index's embedder when there is an index, and each is checked
 against its entries; with `KB_LLM_*` set, a long thread is condensed by the LLM into a question and an answer,
@@ -74,15 +75,18 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser("harvest", help="draft FAQ entries from closed issues and answered Discussions")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--from", dest="file", type=Path, metavar="FILE", help="gh's JSON of issues or Discussions")
-    where.add_argument("--repo", metavar="OWNER/NAME", help="GitHub's API (KB_GITHUB_API_URL, KB_GITHUB_TOKEN)")
+    where.add_argument(
+        "--repo", metavar="OWNER/NAME", help="the tracker's API (KB_HARVEST_API_URL, KB_HARVEST_TOKEN): closed issues"
+    )
+    p.add_argument("--discussions", action="store_true", help="with --repo, answered Discussions instead of issues")
     p.add_argument("--label", default="", help="only threads with this label (e.g. faq)")
     p.add_argument("--closed-after", type=_day, metavar="YYYY-MM-DD", help="only threads closed on or after this day")
     p.add_argument(
         "--associations",
         type=_associations,
-        default=("OWNER", "MEMBER", "COLLABORATOR"),
+        default=None,
         metavar="LIST",
-        help="whose answers count: author associations, comma-separated (default OWNER,MEMBER,COLLABORATOR)",
+        help="whose answers count: author associations, comma-separated (default KB_HARVEST_ASSOCIATIONS)",
     )
     p.add_argument(
         "--limit", type=_positive, default=10_000, help="at most this many threads read (of the file, or of the API)"
@@ -101,10 +105,12 @@ def add_parser(sub: Any) -> None:
 
 def _threads(settings: ServerSettings, args: argparse.Namespace) -> Iterable[Thread]:
     from kb.harvest import HarvestError, read_threads
-    from kb.harvest.github import closed_issues
     from kb.harvest.run import last_harvest
+    from trackers import tracker_for
 
     if args.file is not None:
+        if args.discussions:
+            raise HarvestError("--discussions: only with --repo (a file of Discussions is read by --from as it is)")
         try:
             if args.file.stat().st_size > MAX_FILE:
                 raise HarvestError(f"--from {args.file}: over {MAX_FILE // 2**20} MiB; split it")
@@ -118,16 +124,17 @@ def _threads(settings: ServerSettings, args: argparse.Namespace) -> Iterable[Thr
         if len(threads) > args.limit:
             _refused(f"--from {args.file}: {len(threads):,} threads; the first {args.limit:,} read (--limit)")
         return threads[: args.limit]
-    since = last_harvest(settings.data_dir, args.repo)
-    return closed_issues(
-        args.repo,
-        settings.github_api_url,
-        settings.github_token,
-        since,
-        args.limit,
-        deadline=args.deadline,
-        refused=_refused,
-    )
+    tracker = tracker_for(settings, _kind(args), args.deadline)
+    return tracker.resolved(args.repo, last_harvest(settings.data_dir, _key(args)), args.limit, _refused)
+
+
+def _kind(args: argparse.Namespace) -> str:
+    return "discussions" if args.discussions else "issues"
+
+
+def _key(args: argparse.Namespace) -> str:
+    """What the last harvest of `--repo` is kept under: the repository, and for its Discussions ` discussions`."""
+    return f"{args.repo} discussions" if args.discussions else args.repo
 
 
 def _knowledge(settings: ServerSettings) -> KnowledgeBase | None:
@@ -172,7 +179,8 @@ def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
 
     from .progress import progress_lines
 
-    rules = Rules(associations=args.associations, label=args.label, closed_after=args.closed_after)
+    associations = args.associations or settings.harvest_association_list
+    rules = Rules(associations=associations, label=args.label, closed_after=args.closed_after)
     started = time.time()
     threads = _threads(settings, args)
     llm, kb = _llm(settings), _knowledge(settings)
@@ -192,7 +200,7 @@ def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
             questions = {q: v for q, v in done.questions.items() if len(q) <= MAX_TITLE}
             keep_questions(settings.cache_dir / "embeddings.sqlite", kb.searcher.embedder.model, questions)
         if args.repo:
-            remember_harvest(settings.data_dir, args.repo, started)
+            remember_harvest(settings.data_dir, _key(args), started)
     _print(done, args, kept)
     return 0
 

@@ -23,6 +23,7 @@ from kb.answer import elsewhere_note
 from kb.entries import Entry
 from kb.hits import Hit, SearchResult
 from kb.provenance import original_url, version_note
+from kb.wording import words
 
 from .progress import STAGES, progress_lines
 
@@ -161,8 +162,8 @@ def print_result(result: SearchResult, hl: str, brief: bool = False) -> None:
     note = elsewhere_note(result, hl)
     if note:
         print(note)
-    if not result.answered and hits and result.state == "likely":
-        print(f"The first entry may answer this (confidence {result.confidence:.2f}), but it is not certain:")
+    if hits and result.state.uncertain:
+        print(words(result.state, "en", confidence=f"{result.confidence:.2f}"))
         if not brief:  # its answer whole, set apart under that line, then the others
             _print_answer(hits[0], hl)
             hits = hits[1:]

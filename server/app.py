@@ -123,7 +123,7 @@ def _open(app: FastAPI, settings: ServerSettings) -> LLM | None:
     )
     # What is asked and voted, to the insights and the metrics.
     app.state.events = Events([app.state.recorder.hear, app.state.metrics.hear])
-    app.state.reloader = Reloader(settings, llm, app.state.recorder.store)
+    app.state.reloader = Reloader(settings, llm, app.state.recorder.store, points=registry.points())
     app.state.refit = Refit(app.state.reloader)
     app.state.written = Written(app.state.reloader)
     app.state.metrics.watch(State(lambda: app.state.reloader, lambda: app.state.recorder))

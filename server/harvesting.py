@@ -1,8 +1,9 @@
 """Harvesting the tracker while the server runs (`KB_HARVEST_INTERVAL`, `KB_HARVEST_REPOS`).
 
 Every interval the server runs `kb harvest --repo OWNER/NAME` for each repository named, as a process of
-its own with the server's settings (`KB_GITHUB_TOKEN` and `KB_GITHUB_API_URL` among them): the harvest
-asks GitHub's API for what closed since the last harvest of that repository, and keeps the drafts in the
+its own with the server's settings, the harvest's tracker's among them (`KB_HARVEST_API_URL` and
+`KB_HARVEST_TOKEN`, `trackers.environment`): the harvest asks the tracker's API for what closed since the last
+harvest of that repository, and keeps the drafts in the
 insights database, where `/insights` lists them on its next load. A failed harvest (the API down, a token
 refused) is logged once per reason; the next turn tries again.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+
+from trackers import environment as tracker_environment
 
 from .settings import ServerSettings
 from .syncing import sync_environment
@@ -33,8 +36,7 @@ async def harvest_every(settings: ServerSettings) -> None:
 async def harvest_once(settings: ServerSettings, repo: str, failed: str = "") -> str:
     """Run `kb harvest --repo REPO` in a process of its own; the reason it failed ("" when it did not), logged
     unless it is `failed`, the reason the turn before failed for."""
-    environment = sync_environment(settings)
-    environment |= {"KB_GITHUB_TOKEN": settings.github_token, "KB_GITHUB_API_URL": settings.github_api_url}
+    environment = sync_environment(settings) | tracker_environment(settings)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

@@ -148,11 +148,6 @@ class LogBudget:
         self._held: OrderedDict[str, int] = OrderedDict()  # lines not logged since the cause's last one that was
         self._causes = causes
 
-    @property
-    def held_back(self) -> int:
-        """Lines not logged, of every cause, since each cause's last one that was."""
-        return sum(self._held.values())
-
     def warning(self, log: logging.Logger, message: str, *args: Any, cause: str = "") -> bool:
         """Log `message % args` as a warning if `cause`'s budget allows; whether it was logged."""
         if self._bucket.take(cause):

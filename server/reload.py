@@ -26,7 +26,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from starlette.types import Scope
 
@@ -73,8 +73,15 @@ class ReloadOutcome:
 class Reloader:
     """Holds the served build and replaces it when the index link points elsewhere."""
 
-    def __init__(self, settings: Settings, llm: LLM | None, store: InsightsStore | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        llm: LLM | None,
+        store: InsightsStore | None = None,
+        points: Mapping[str, float] | None = None,
+    ):
         self.settings = settings
+        self.points = dict(points or {})  # the channels' own operating points (`KnowledgeBase.points`)
         self.llm = llm
         self.store = store  # where the links are; None: nothing to learn from
         self.links: list[Link] = []
@@ -104,7 +111,7 @@ class Reloader:
         self._failed: str = ""  # the build that last failed to load, so it is logged once
 
     def _load(self) -> Served:
-        return self._serve(KnowledgeBase.open(self.settings, self.judging))
+        return self._serve(KnowledgeBase.open(self.settings, self.judging, points=self.points))
 
     def _serve(self, kb: KnowledgeBase) -> Served:
         kb.see_also = self.see_also

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Iterable, Literal, cast
 
-from pydantic import AfterValidator, BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema, field_validator
 
 from kb.chat import HISTORY_CHARS, HISTORY_TURNS
 from kb.entries import Entry
@@ -13,6 +13,7 @@ from kb.learning.questions import LearnedQuestion
 from kb.provenance import original_url, version_note
 from kb.see_also import Resolved
 from kb.text import clean_query
+from kb.verdict import AnswerState as State
 
 from .permalinks import permalink
 from .rendering.markdown import render_markdown
@@ -50,7 +51,10 @@ Lang = Literal["zh", "en"]
 Origin = Literal["asked", "tracker", "maintainer"]  # kb.learning.questions.ORIGINS
 TranslatedBy = Literal["maintainers", "machine"]
 ChatMode = Literal["extractive", "llm", "fallback"]
-AnswerState = Literal["answered", "likely", "not_covered"]  # kb.hits.STATES
+# A `state` field: one of the enum's words, given in the schema as a Literal of them would be.
+AnswerState = Annotated[
+    str, AfterValidator(lambda v: State(v).value), WithJsonSchema({"type": "string", "enum": [s.value for s in State]})
+]
 
 
 class SourceOut(BaseModel):

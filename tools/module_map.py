@@ -20,6 +20,7 @@ PACKAGES = (
     ("ingest", "FAQ pages and Q&A files in, index builds out"),
     ("server", "the web app"),
     ("kbcli", "the `kb` command"),
+    ("trackers", "the trackers the harvest reads, and GitHub's REST rules the GitHub bot shares"),
 )
 
 
@@ -66,7 +67,13 @@ def modules() -> str:
 # The tests' layout -------------------------------------------------------------------------------
 
 # Where each package's tests live: the folders mirror the package's (kbcli/ is tested in tests/cli/).
-TEST_FOLDERS = {"kb": "tests/kb", "ingest": "tests/ingest", "server": "tests/server", "kbcli": "tests/cli"}
+TEST_FOLDERS = {
+    "kb": "tests/kb",
+    "ingest": "tests/ingest",
+    "server": "tests/server",
+    "kbcli": "tests/cli",
+    "trackers": "tests/trackers",
+}
 
 
 def own_test_files(package: str, root: Path = ROOT) -> tuple[int, int]:

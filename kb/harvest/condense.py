@@ -45,12 +45,13 @@ def is_long(thread: Thread) -> bool:
     return len(thread.body) + sum(len(c.body) for c in thread.comments) > LONG_THREAD
 
 
-def _read(thread: Thread) -> str:
-    """The thread as the LLM reads it: title, body, then the maintainers' comments and the others', each cut."""
+def _read(thread: Thread, members: tuple[str, ...] = MEMBERS) -> str:
+    """The thread as the LLM reads it: title, body, then the maintainers' comments (by `members`, the harvest's
+    `Rules.associations`) and the others', each cut."""
     parts = [f"Title: {thread.title[:500]}", f"Issue body:\n{thread.body[:MAX_PART]}"]
-    ordered = sorted(thread.comments, key=lambda c: c.association not in MEMBERS)  # stable: in order within each
+    ordered = sorted(thread.comments, key=lambda c: c.association not in members)  # stable: in order within each
     for comment in ordered:
-        who = "maintainer" if comment.association in MEMBERS else "user"
+        who = "maintainer" if comment.association in members else "user"
         parts.append(f"Comment by {comment.author[:40]} ({who}):\n{comment.body[:MAX_PART]}")
     return "\n\n".join(parts)[:MAX_READ]
 
@@ -73,13 +74,14 @@ def _reply(text: str) -> tuple[str, str]:
     return reply["question"], reply["answer"]
 
 
-def condense(draft: Draft, thread: Thread, llm: LLM) -> Draft:
+def condense(draft: Draft, thread: Thread, llm: LLM, members: tuple[str, ...] = MEMBERS) -> Draft:
     """`draft` condensed by `llm` when `thread` is long: its question and answer the LLM's, marked so in its signals;
-    else, or when the LLM fails, `draft` as it is (its signals saying why the LLM's was not kept). Blocks while the
-    LLM writes: call it from a worker thread."""
+    else, or when the LLM fails, `draft` as it is (its signals saying why the LLM's was not kept). The comments of
+    `members` (the author associations whose answers the harvest takes) are the maintainers' the LLM reads first.
+    Blocks while the LLM writes: call it from a worker thread."""
     if not is_long(thread):
         return draft
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": _read(thread)}]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": _read(thread, members)}]
     try:
         question, answer = _reply(llm.complete(messages, response_format={"type": "json_object"}))
     except (LLMFailed, ValueError) as exc:

@@ -18,9 +18,20 @@ from .rules import Choice
 from .threads import Thread
 
 if TYPE_CHECKING:
+    from ..entries import Entry
     from ..knowledge import KnowledgeBase
 
-__all__ = ["Draft", "Asked", "draft_of", "group", "match_entries", "question_of_thread", "vectors_of", "SAME_QUESTION"]
+__all__ = [
+    "Draft",
+    "Asked",
+    "draft_of",
+    "group",
+    "match_entries",
+    "question_of_thread",
+    "same_framework",
+    "vectors_of",
+    "SAME_QUESTION",
+]
 
 SAME_QUESTION = 0.93  # cosine of two threads' headlines taken to ask the same thing (the e5 model's scale)
 MAX_QUESTION = 500  # characters of a draft's question (kb.written's limit)
@@ -28,6 +39,7 @@ _PREFIX = re.compile(
     r"^\s*(?:\[[^\]\n]{1,40}\]\s*[:：]?\s*|【[^】\n]{1,40}】\s*[:：]?\s*|(?:question|bug|help|feature|q)\s*[:：]\s*)+",
     re.I,
 )
+_REPO = re.compile(r"https://github\.com/([\w.-]{1,100}/[\w.-]{1,100})")
 _PR = re.compile(r"https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/pull/\d{1,9}")
 
 
@@ -160,14 +172,26 @@ def group(drafts: Sequence[Draft], vectors: Any = None, same: float = SAME_QUEST
     return _rank(grouped)
 
 
+def same_framework(entry: Entry, repo: str) -> bool:
+    """Whether a thread of `repo` (owner/name) may be an alternate question of `entry`: the entry names no framework
+    (a team's own FAQ), or its framework is the repository's (its name, "ROLL" for alibaba/ROLL, or the repository
+    its source's page is in)."""
+    if not entry.framework:
+        return True
+    name = repo.rsplit("/", 1)[-1].lower()
+    pages = {m.group(1).lower() for m in (_REPO.match(entry.source_url[:300]), _REPO.match(entry.url[:300])) if m}
+    return entry.framework.lower() == name or repo.lower() in pages
+
+
 def match_entries(drafts: Sequence[Draft], kb: KnowledgeBase) -> list[Draft]:
-    """Each draft whose question the knowledge base answers (as a search would, at its operating point)
-    given that entry's id: it is offered as an alternate question for it."""
+    """Each draft whose question the knowledge base answers (as a search would, at its operating point) with an
+    entry of the thread's framework (`same_framework`) given that entry's id: it is offered as an alternate question
+    for it. An answer from another framework's FAQ leaves the draft a new entry."""
     matched = []
     for draft in drafts:
         result = kb.search_blocking(draft.headline, k=1)
-        entry = result.hits[0].entry.id if result.answered and result.hits else ""
-        matched.append(replace(draft, entry_id=entry) if entry else draft)
+        hit = result.hits[0].entry if result.answered and result.hits else None
+        matched.append(replace(draft, entry_id=hit.id) if hit and same_framework(hit, draft.repo) else draft)
     return matched
 
 

@@ -4,14 +4,22 @@ A thread is chosen when:
 
 - it is an issue closed as completed (never `not_planned` or `duplicate`, nor open), or a Discussion
   with an accepted answer;
+- it asks how to do something, not for a feature or a release (its title or labels, `notes.is_request`), and
+  no maintainer nor its asker says it repeats another ("Duplicate of #12", `notes.says_duplicate`);
 - its answer is written by one of the repository's own people (author association OWNER, MEMBER or
-  COLLABORATOR, `Rules.associations`), or is a Discussion's accepted answer; never by a bot, never by
-  the asker;
+  COLLABORATOR by default: `Rules.associations`, set by `KB_HARVEST_ASSOCIATIONS`), or is a Discussion's accepted
+  answer; never by a bot, never by the asker;
 - it has `Rules.label` when one is set (a "FAQ" label), and closed after `Rules.closed_after` when set.
 
-The answer is the accepted answer; else the maintainer's comment the asker thanked (the last one before
-the asker's "thanks, that worked"); else the last maintainer comment before the close that says more
-than "closing" or "fixed". `Choice.signals` says which rule picked it.
+The answer is the accepted answer; else the maintainer's comment the asker confirmed (the last one before the
+asker's "thanks, that worked", `notes.confirms`: a reply that thanks and then reports a failure is a new problem);
+else the last maintainer comment before the close that says enough. A comment says enough when its own words, its
+sentences about closing aside, reach `Rules.min_answer` (`notes.size`: Latin characters, a Han character counting
+as 40/15 of one), or `Rules.min_confirmed` when the asker confirmed it (a one-line command). Never the answer: a
+closing note whatever its length (`notes.closing_note`), a pull request named alone ("This is now supported:
+<link>", `notes.names_pr_alone`), a question back to the asker unless the asker's reply confirms it. A thread whose
+last maintainer word says nothing will be done (`notes.wont_fix`), or whose asker reports a new failure after the
+answer, is not harvested. `Choice.signals` says which rule picked it.
 """
 
 from __future__ import annotations
@@ -19,19 +27,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import notes
 from .threads import Comment, Thread
 
-__all__ = ["Rules", "Choice", "choose", "refusal", "MEMBERS", "thanks"]
+__all__ = ["Rules", "Choice", "choose", "decide", "refusal", "MEMBERS", "ASSOCIATIONS", "associations_of", "asks_back"]
 
 MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
-MIN_ANSWER = 40  # characters a comment says, quotes and links aside, to be an answer rather than "closing"
-_THANKS = re.compile(
-    r"\b(?:thanks?|thx|ty|works? (?:now|for me|well)|it works|solved|resolved|fixed it|that did it|got it|gotcha"
-    r"|that'?s what i (?:want|need)(?:ed)?)\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了",
-    re.IGNORECASE,
-)
-_LINKS = re.compile(r"https?://\S{1,500}")
-_MENTIONS = re.compile(r"@[\w-]{1,39}")
+ASSOCIATIONS = (*MEMBERS, "CONTRIBUTOR")  # those a maintainer may choose from
+MIN_ANSWER = 40  # Latin characters a comment says (quotes, links, mentions and closing aside) to be an answer
+REQUEST_ANSWER = 120  # Latin characters of an answer to a feature or release request: how to do it today
+MIN_CONFIRMED = 12  # ... when the asker confirmed it worked: a one-line command, a short Chinese fix
 # A maintainer asking back (for a repro, a log, a new ticket) has not answered yet.
 _ASKS = re.compile(
     r"\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\b"
@@ -47,11 +52,19 @@ _STILL_FAILING = re.compile(
     r"|还是不行|还是有|仍然|依然|没用|不行",
     re.IGNORECASE,
 )
-_BOILERPLATE = re.compile(
-    r"feel free to re-?open|\b(?:closing|close) (?:this )?(?:as|due to|because of) (?:stale|inactiv|no (?:response|activity))"
-    r"|自动关闭",
-    re.IGNORECASE,
+_DOC_LINK = re.compile(
+    r"https?://(?!github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:pull|issues|commit|discussions)/)\S{1,500}"
 )
+
+
+def associations_of(text: str) -> tuple[str, ...]:
+    """The author associations a comma-separated list names ("OWNER,MEMBER,CONTRIBUTOR"); ValueError naming what is
+    not one of `ASSOCIATIONS`."""
+    found = tuple(a.strip().upper() for a in text.split(",") if a.strip())
+    wrong = [a for a in found if a not in ASSOCIATIONS]
+    if not found or wrong:
+        raise ValueError(f"{text!r}: a comma-separated list of {', '.join(ASSOCIATIONS)}")
+    return found
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,7 @@ class Rules:
     label: str = ""  # a label the thread must have ("" for any)
     closed_after: float | None = None  # Unix seconds: only threads closed since
     min_answer: int = MIN_ANSWER
+    min_confirmed: int = MIN_CONFIRMED
 
 
 @dataclass(frozen=True)
@@ -73,20 +87,9 @@ class Choice:
     signals: dict[str, object] = field(default_factory=dict)
 
 
-def thanks(text: str) -> bool:
-    """Whether a comment (its first 2,000 characters) thanks someone or says it now works."""
-    return _THANKS.search(text[:2000]) is not None
-
-
-def _own_words(comment: Comment) -> str:
-    """The comment without the lines it quotes, its links and its mentions, on one line (its first 5,000 characters)."""
-    lines = (ln for ln in comment.body[:5000].split("\n") if not ln.lstrip().startswith(">"))
-    return " ".join(_MENTIONS.sub("", _LINKS.sub("", "\n".join(lines))).split())
-
-
 def asks_back(comment: Comment) -> bool:
     """Whether a comment asks the asker something (ends in a question, or asks for a repro or a log) rather than answers."""
-    words = _without_closing_thanks(_own_words(comment)).rstrip(" .。!！~")
+    words = _without_closing_thanks(notes.own_words(comment.body)).rstrip(" .。!！~")
     if not words:
         return False
     return words.endswith(("?", "？", "吗", "呢")) or _ASKS.search(words) is not None
@@ -104,19 +107,46 @@ def _without_closing_thanks(text: str) -> str:
         end -= len(word)
 
 
-def _says_enough(comment: Comment, min_answer: int) -> bool:
-    words = _own_words(comment)
-    if _BOILERPLATE.search(words) and len(words) < 150:
-        return False  # "closing, feel free to reopen"
-    return len(words) >= min_answer or bool(_LINKS.search(comment.body) and len(words) >= 10)
+def _answers(comment: Comment, confirmed: bool, rules: Rules) -> bool:
+    """Whether a maintainer's comment answers: it says enough (less is enough when the asker `confirmed` it), is no
+    closing note nor a pull request named alone, and asks nothing back unless the asker's reply confirmed it."""
+    words = notes.own_words(comment.body)
+    minimum = rules.min_confirmed if confirmed else rules.min_answer
+    if notes.closing_note(words, minimum) or notes.names_pr_alone(comment.body, rules.min_answer):
+        return False
+    if notes.checks_status(words):
+        return False
+    said = notes.size(notes.unclosed(words))
+    enough = said >= minimum or (_DOC_LINK.search(comment.body[: notes.READ]) is not None and said >= 10)
+    return enough and (confirmed or not asks_back(comment))
+
+
+def _confirmed(comments: list[Comment], thread: Thread) -> set[int]:
+    """The comments the asker's next reply confirms (`notes.confirms`), unless that reply answers a maintainer's
+    "is it still a problem?"."""
+    confirmed: set[int] = set()
+    pending: list[int] = []
+    for i, comment in enumerate(comments):
+        if comment.author != thread.author:
+            pending.append(i)
+            continue
+        if notes.confirms(comment.body) and not (
+            pending and notes.checks_status(notes.own_words(comments[pending[-1]].body))
+        ):
+            confirmed.update(pending)  # not a "yes, solved" to "have you solved it?": that confirms no answer
+        pending = []
+    return confirmed
 
 
 def _still_failing(comments: list[Comment], after: int, thread: Thread, rules: Rules) -> bool:
-    """Whether someone other than the repository's people says, after comment `after`, that it still fails."""
-    return any(
-        not _maintainer(c, thread, rules) and _STILL_FAILING.search(_own_words(c)[:2000]) is not None
-        for c in comments[after + 1 :]
-    )
+    """Whether, after comment `after`, someone other than the repository's people says it still fails, or the asker
+    reports a new failure."""
+    for c in comments[after + 1 :]:
+        if c.author == thread.author and notes.new_problem(c.body):
+            return True
+        if not _maintainer(c, thread, rules) and _STILL_FAILING.search(notes.own_words(c.body)[:2000]) is not None:
+            return True
+    return False
 
 
 def refusal(thread: Thread, rules: Rules) -> str:
@@ -131,6 +161,8 @@ def refusal(thread: Thread, rules: Rules) -> str:
         return "open"
     if thread.state_reason != "completed":
         return f"closed as {thread.state_reason or 'unknown reason'}"
+    if any(notes.says_duplicate(c.body) for c in thread.comments if _own(c, thread, rules)):
+        return "a duplicate (the thread says so)"
     return ""
 
 
@@ -138,10 +170,12 @@ def _maintainer(comment: Comment, thread: Thread, rules: Rules) -> bool:
     return comment.association in rules.associations and not comment.bot and comment.author != thread.author
 
 
-def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
-    """The thread's answer and the signals that chose it, or None when the thread is not one to harvest."""
-    if refusal(thread, rules):
-        return None
+def _own(comment: Comment, thread: Thread, rules: Rules) -> bool:
+    """Whether a comment is the asker's or a maintainer's: those whose word on the thread counts."""
+    return comment.author == thread.author or _maintainer(comment, thread, rules)
+
+
+def _signals(thread: Thread, rules: Rules) -> dict[str, object]:
     signals: dict[str, object] = {"kind": thread.kind}
     if thread.state_reason:
         signals["state_reason"] = thread.state_reason
@@ -149,27 +183,48 @@ def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
         signals["linked_prs"] = list(thread.linked_prs)
     if rules.label:
         signals["label"] = rules.label
+    return signals
+
+
+def choose(thread: Thread, rules: Rules = Rules()) -> Choice | None:
+    """The thread's answer and the signals that chose it, or None when the thread is not one to harvest."""
+    chosen = decide(thread, rules)
+    return chosen if isinstance(chosen, Choice) else None
+
+
+def decide(thread: Thread, rules: Rules = Rules()) -> Choice | str:
+    """The thread's answer (`choose`'s), or why there is none: `refusal`'s reason, or one of the answer's."""
+    why = refusal(thread, rules)
+    if why:
+        return why
+    signals = _signals(thread, rules)
     if thread.accepted is not None:
         if thread.accepted.bot or not thread.accepted.body.strip():
-            return None
+            return "the accepted answer is a bot's or empty"
         return Choice(thread, thread.accepted, signals | {"answer": "accepted", "by": thread.accepted.association})
     comments = [c for c in thread.comments if thread.closed_at is None or (c.created_at or 0) <= thread.closed_at + 60]
+    confirmed = _confirmed(comments, thread)
     answers = [
-        i
-        for i, c in enumerate(comments)
-        if _maintainer(c, thread, rules) and _says_enough(c, rules.min_answer) and not asks_back(c)
+        i for i, c in enumerate(comments) if _maintainer(c, thread, rules) and _answers(c, i in confirmed, rules)
     ]
+    if notes.is_request(thread.title, thread.labels):  # answered at length only: how to do it today
+        answers = [i for i in answers if notes.size(notes.own_words(comments[i].body)) >= REQUEST_ANSWER]
+        signals["request"] = True
     if not answers:
-        return None
-    for i in range(len(comments) - 1, 0, -1):  # the asker's last thanks, and the maintainer answer before it
-        if comments[i].author == thread.author and thanks(comments[i].body):
-            before = [a for a in answers if a < i]
+        return "a request with no answer of how to do it" if signals.get("request") else "no maintainer answer"
+    last = max(i for i, c in enumerate(comments) if _maintainer(c, thread, rules))
+    if notes.wont_fix(notes.own_words(comments[last].body)):
+        return "the maintainers' last word: nothing will be done"
+    for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the maintainer answer before it
+        if comments[i].author == thread.author and notes.confirms(comments[i].body):
+            before = [a for a in answers if a < i and a in confirmed]
             if before:
                 chosen = comments[before[-1]]
                 return Choice(thread, chosen, signals | {"answer": "thanked", "by": chosen.association})
             break
-    last = max(i for i, c in enumerate(comments) if _maintainer(c, thread, rules))
-    if asks_back(comments[last]) or _still_failing(comments, answers[-1], thread, rules):
-        return None  # the last word of the repository's people is a question, or the answer did not help
+    if asks_back(comments[last]) and last not in confirmed:
+        return "the maintainers' last word asks back"
+    if _still_failing(comments, answers[-1], thread, rules):
+        return "the answer did not help (a later comment says it still fails)"
     chosen = comments[answers[-1]]
     return Choice(thread, chosen, signals | {"answer": "last_before_close", "by": chosen.association})

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .condense import condense
 from .drafts import Draft, draft_of, group, match_entries, vectors_of
-from .rules import Rules, choose, refusal
+from .rules import Rules, decide
 from .threads import HarvestError, Thread
 
 if TYPE_CHECKING:
@@ -57,17 +57,16 @@ def harvest(
         done.read += 1
         if progress is not None:
             progress(done.read)
-        choice = choose(thread, rules)
-        if choice is None:
-            why = refusal(thread, rules) or "no maintainer answer"
-            done.refused[why] = done.refused.get(why, 0) + 1
+        choice = decide(thread, rules)
+        if isinstance(choice, str):
+            done.refused[choice] = done.refused.get(choice, 0) + 1
             continue
         draft = draft_of(choice)
         if draft is None:
             done.refused["nothing left of the answer"] = done.refused.get("nothing left of the answer", 0) + 1
             continue
         done.chosen += 1
-        made.append(condense(draft, thread, llm) if llm is not None else draft)
+        made.append(condense(draft, thread, llm, rules.associations) if llm is not None else draft)
     vectors = vectors_of(made, kb) if kb is not None and made else None
     if vectors is not None:
         done.questions = {d.headline: vectors[i] for i, d in enumerate(made)}

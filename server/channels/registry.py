@@ -11,7 +11,7 @@ from typing import Any
 
 from .channel import Channel
 
-__all__ = ["CHANNELS", "PACKAGES", "channel", "declared", "names", "turned_on"]
+__all__ = ["CHANNELS", "PACKAGES", "channel", "declared", "names", "points", "turned_on"]
 
 PACKAGES = (
     "server.channels.web",
@@ -42,6 +42,11 @@ CHANNELS: tuple[Channel, ...] = declared(PACKAGES)
 def names() -> tuple[str, ...]:
     """Every channel's name, in the registry's order (the chart's and the insights' order)."""
     return tuple(c.name for c in CHANNELS)
+
+
+def points() -> dict[str, float]:
+    """The operating point each channel declares, by name (`KnowledgeBase.points`): those that declare one."""
+    return {c.name: c.precision for c in CHANNELS if c.precision is not None}
 
 
 def channel(name: str) -> Channel | None:

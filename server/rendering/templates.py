@@ -18,6 +18,7 @@ from kb.provenance import original_label, original_url, version_note
 from kb.stacktrace import MAX_PASTE_CHARS
 from kb.tags import label as tag_label
 from kb.tags import tag_table
+from kb.verdict import AnswerState
 
 from ..headers import PAGE_HEADERS
 from .intro import site
@@ -46,6 +47,12 @@ def _static_versions() -> dict[str, str]:
     return versions
 
 
+def state_words(t: Translator) -> dict[str, str]:
+    """Each uncertain state's wording for the browser's scripts: the chat's (keyed by the state) and the search
+    page's (`results_<state>`)."""
+    return {key: t(key) for s in AnswerState if s.uncertain for key in (s.value, f"results_{s.value}")}
+
+
 def create_templates() -> Jinja2Templates:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
@@ -64,6 +71,7 @@ def create_templates() -> Jinja2Templates:
     env.globals["original_url"] = original_url
     env.globals["original_label"] = original_label
     env.globals["tracker_link"] = tracker_link  # a harvested thread's URL, when it is one to link
+    env.globals["state_words"] = state_words
     env.globals["max_paste_chars"] = MAX_PASTE_CHARS  # a box's maxlength: a pasted trace is reduced, not cut
     return Jinja2Templates(env=env)
 

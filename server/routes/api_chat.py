@@ -18,7 +18,7 @@ from kb.text import detect_lang
 from ..deps import ChannelDep, ChatDep, EventsDep, InsightsDep, base_url
 from ..permalinks import permalinks
 from ..rendering.markdown import render_markdown
-from ..schemas import AnswerState, ChatIn, ChatMode, ChatOut, ErrorOut, Lang, hit_out, see_also_out
+from ..schemas import ChatIn, ChatMode, ChatOut, ErrorOut, Lang, hit_out, see_also_out
 from ..sessions import issue
 from ..streaming import event_stream, read_in_thread
 
@@ -42,7 +42,7 @@ def chat_out(reply: ChatReply, root: str, hl: str | None = None, session: str | 
         answer_html=str(render_markdown(reply.answer)),
         answered=reply.answered,
         confidence=reply.confidence,
-        state=cast(AnswerState, reply.state),
+        state=reply.state,
         mode=cast(ChatMode, reply.mode),
         sources=[hit_out(h, root, hl) for h in reply.sources],
         lang=cast(Lang, reply.lang),

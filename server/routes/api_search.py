@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, cast
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
 from kb import asking
 
 from ..deps import ChannelParam, base_url, channel_of, get_events, get_kb
-from ..schemas import AnswerState, ErrorOut, SearchOut, hit_out, see_also_out
+from ..schemas import ErrorOut, SearchOut, hit_out, see_also_out
 
 __all__ = ["router"]
 
@@ -78,7 +78,7 @@ async def search(
         query=found.result.query,
         answered=found.result.answered,
         confidence=found.result.confidence,
-        state=cast(AnswerState, found.result.state),
+        state=found.result.state,
         hl=found.hl,
         hits=[hit_out(h, root, found.hl) for h in found.hits],
         shown=found.shown,

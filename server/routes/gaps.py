@@ -17,6 +17,7 @@ from fastapi.responses import RedirectResponse, Response
 from kb.errors import QueryError, shown
 from kb.insights import DEFAULT_SINCE
 from kb.knowledge import KnowledgeBase
+from kb.verdict import AnswerState
 
 from ..deps import AdminFormDep, InsightsDep, KBDep, ReloaderDep
 from ..link_deps import LinkLimitDep, LinksDep, served_at_once
@@ -37,7 +38,7 @@ class Offer:
     entry_id: str
     question: str  # the entry's question in the page's language
     confidence: float
-    state: str  # kb.hits.STATES: "likely" (the entry may answer) or "not_covered" (nothing near); "answered" since
+    state: AnswerState  # LIKELY (the entry may answer) or NOT_COVERED (nothing near); ANSWERED since
 
 
 async def offers(kb: KnowledgeBase, gaps: list[Any], lang: str) -> list[Offer | None]:

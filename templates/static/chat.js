@@ -40,9 +40,9 @@
     bubble.textContent = "";
     var sources = reply.sources || [];
     /* the first entry may answer: its answer whole, set apart and marked not certain, then the others */
-    var likely = !reply.answered && reply.state === "likely" && sources.length > 0;
+    var likely = !reply.answered && reply.state !== "not_covered" && sources.length > 0;
     if (reply.note) bubble.appendChild(el("p", "elsewhere", reply.note));
-    if (likely) bubble.appendChild(el("p", "notice", KB.format("chat_likely", { confidence: reply.confidence.toFixed(2) })));
+    if (likely) bubble.appendChild(el("p", "notice", KB.format(reply.state, { confidence: reply.confidence.toFixed(2) })));
     else if (!reply.answered && !reply.note) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
     if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
     /* HTML rendered by the server with raw HTML disabled. The extractive `answer` text also

@@ -83,15 +83,15 @@
   function render(data) {
     var hits = data.hits.slice(0, data.shown);
     list.textContent = "";
-    var firstWhole = data.state === "answered" || data.state === "likely";
+    var firstWhole = data.state !== "not_covered";
     hits.forEach(function (hit, i) { list.appendChild(resultItem(hit, data.hl, i === 0 && firstWhole)); });
     KB.enhance(list);
     var count = hits.length === 1 ? KB.strings.results_count_one : KB.format("results_count", { n: hits.length });
     status.textContent = hits.length && data.answered ? count : "";
-    var likely = data.state === "likely";
+    var likely = !data.answered && data.state !== "not_covered";
     noAnswer.hidden = !(hits.length && !data.answered);
     noAnswerTitle.textContent =
-      (!data.answered && data.note) || (likely ? KB.strings.results_likely : KB.strings.results_no_answer);
+      (!data.answered && data.note) || (likely ? KB.strings["results_" + data.state] : KB.strings.results_no_answer);
     if (noAnswerNearest) noAnswerNearest.hidden = likely;
     if (confidence) {
       /* the first result's confidence, in every state: how likely it is to answer */

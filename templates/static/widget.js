@@ -391,9 +391,9 @@
     bubble.textContent = "";
     var sources = reply.sources || [];
     /* the first entry may answer: its answer whole, set apart and marked not certain, then the others */
-    var likely = !reply.answered && reply.state === "likely" && sources.length > 0;
+    var likely = !reply.answered && reply.state !== "not_covered" && sources.length > 0;
     if (reply.note) bubble.appendChild(el("p", { class: "note elsewhere", text: reply.note }));
-    if (likely) bubble.appendChild(el("p", { class: "note", text: S.likely.replace("{confidence}", reply.confidence.toFixed(2)) }));
+    if (likely) bubble.appendChild(el("p", { class: "note", text: S[reply.state].replace("{confidence}", reply.confidence.toFixed(2)) }));
     else if (!reply.answered && !reply.note) bubble.appendChild(el("p", { class: "note", text: S.none }));
     if (reply.mode === "fallback") bubble.appendChild(el("p", { class: "note warn", text: S.fallback }));
     var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");

@@ -1,16 +1,20 @@
 """`kb harvest`: drafts from gh's JSON printed as JSON lines and nothing else, from GitHub's API (a stand-in on a
-loopback port: tests/support/github_issues.py) paged, incremental and through a rate limit, kept for /insights."""
+loopback port: tests/support/github_issues.py) paged, incremental and through a rate limit, kept for /insights; its
+issues or its Discussions, with the harvest's own settings, with or without the GitHub bot registered."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from kb.insights import InsightsStore, store_path
-from tests.support.cli import kb
-from tests.support.github_issues import IssuesStandIn
+from tests.support.cli import _environment, kb
+from tests.support.github_issues import IssuesStandIn, discussion
+from tests.support.paths import ROOT
 
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "harvest" / "threads.json"
 ANSWER = "Pass `--load` with the directory `--save` wrote; the rollout id resumes from the checkpoint."
@@ -165,3 +169,56 @@ def test_repo_gives_up_at_its_deadline_keeping_nothing(tmp_path: Path, serve: Ca
     [said] = [line for line in done.stderr.splitlines() if line.startswith("kb: error:")]
     assert "the harvest took over its deadline of 3 s" in said and "nothing was kept" in said
     assert not (tmp_path / "data" / "harvest.json").exists()
+
+
+def test_repo_discussions_harvests_the_answered_discussions_and_remembers_them_apart(
+    tmp_path: Path, serve: Callable[..., Any]
+) -> None:
+    api = IssuesStandIn(serve)
+    api.discussions.append(discussion(7, "How do I resume training from a checkpoint?", ANSWER, "2026-02-01T00:00:00Z"))
+    env = {"KB_HARVEST_API_URL": api.url, "KB_HARVEST_TOKEN": "ghp_harvest"}
+    done = kb("harvest", "--repo", "THUDM/slime", "--discussions", data_dir=tmp_path / "data", **env)
+    assert done.returncode == 0, done.stderr
+    assert "read 1 threads, chose 1, made 1 drafts" in done.stdout and set(api.tokens) == {"Bearer ghp_harvest"}
+    kept = json.loads((tmp_path / "data" / "harvest.json").read_text(encoding="utf-8"))
+    assert list(kept) == ["THUDM/slime discussions"]  # the issues' last harvest is another
+    wrong = kb("harvest", "--from", str(FIXTURE), "--discussions", data_dir=tmp_path / "data")
+    assert wrong.returncode == 2 and "--discussions: only with --repo" in wrong.stderr
+
+
+# `kb` with the GitHub bot's line taken out of the registry before the settings are composed: no KB_GITHUB_* setting.
+_UNREGISTERED = """
+import json, sys
+from server.channels import registry
+registry.CHANNELS = tuple(c for c in registry.CHANNELS if c.name != "github")
+from kbcli.cli import main
+from server.settings import ServerSettings
+code = main(["harvest", "--repo", "THUDM/slime", "--dry-run", "--json"])
+loaded = sorted(m for m in sys.modules if m.startswith("server.channels.github."))
+print(json.dumps({"code": code, "loaded": loaded, "bot": hasattr(ServerSettings(), "github_token")}), file=sys.stderr)
+"""
+
+
+def test_repo_harvests_with_the_github_channel_not_registered(tmp_path: Path, serve: Callable[..., Any]) -> None:
+    """With its own settings (KB_HARVEST_*), and with the GitHub bot's variables deployments set before: each reaches
+    the stand-in (a real HTTP server on a loopback port) with its token, and nothing of the bot's code is loaded."""
+    api = IssuesStandIn(serve)
+    api.add(1, "How do I resume training from a checkpoint?", ANSWER, "2026-01-02T00:00:00Z")
+    for given, token in (
+        ({"KB_HARVEST_API_URL": api.url, "KB_HARVEST_TOKEN": "ghp_harvest"}, "ghp_harvest"),
+        ({"KB_GITHUB_API_URL": api.url, "KB_GITHUB_TOKEN": "ghp_bot"}, "ghp_bot"),
+    ):
+        api.tokens.clear()
+        done = subprocess.run(
+            [sys.executable, "-c", _UNREGISTERED],
+            cwd=ROOT,
+            env=_environment(tmp_path / "data", given),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        said = json.loads(done.stderr.strip().splitlines()[-1])
+        assert said["code"] == 0, done.stderr
+        assert [json.loads(line)["number"] for line in done.stdout.splitlines()] == [1]
+        assert said["bot"] is False and said["loaded"] == ["server.channels.github.settings"]  # its declaration's
+        assert set(api.tokens) == {f"Bearer {token}"}

@@ -239,7 +239,7 @@ def test_the_shipped_sources_carry_an_adapter_fitted_for_them(settings):
     assert index.adapter is not None and index.adapter.digest == shipped.digest
     assert shipped.examples is not None
     kinds = set(shipped.examples.kinds)
-    assert "real_test.jsonl" not in kinds
+    assert "real_test.jsonl" not in kinds and "paraphrases.jsonl" not in kinds
 
 
 def test_a_settings_value_that_is_neither_on_off_nor_a_file_names_the_setting(settings):

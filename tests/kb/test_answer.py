@@ -25,7 +25,7 @@ def test_without_history_the_message_stands_alone():
 
 
 def test_no_hits_says_so_in_the_askers_language():
-    answer = compose_answer(SearchResult(query="x", answered=False, hits=()), "zh")
+    answer = compose_answer(SearchResult(query="x", hits=()), "zh")
     assert (answer.text, answer.answered, answer.sources) == ("FAQ 中没有把握的答案，也没有相近的条目。", False, ())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
@@ -47,6 +48,13 @@ def test_a_channel_answers_at_its_own_point(kb: KnowledgeBase) -> None:
     assert by_mcp.result.confidence == on_the_web.result.confidence
 
 
+def test_a_channel_answers_at_its_declared_point_unless_the_setting_names_it(kb: KnowledgeBase) -> None:
+    declared = replace(kb, points={"slack": 0.95, "mcp": 0.9})  # the points the channels declare, as the app hands them
+    assert declared.precision_for("slack") == 0.95
+    assert declared.precision_for("mcp") == 0.6  # KB_CHANNEL_PRECISION's, over the declared one
+    assert declared.precision_for("web") == DEFAULT_PRECISION  # none declared: KB_ANSWER_PRECISION
+
+
 @pytest.mark.parametrize(
     "value, part",
     [("slack=2", "slack=2"), ("Slack=0.9", "Slack=0.9"), ("mcp", "mcp"), ("web=0.8,openai=x", "openai=x")],
@@ -60,4 +68,4 @@ def test_a_malformed_channel_precision_names_the_part_at_fault(value: str, part:
 def test_the_answer_precision_is_a_share() -> None:
     with pytest.raises(SettingsError, match="KB_ANSWER_PRECISION"):
         Settings.from_env({"KB_ANSWER_PRECISION": "1.5"})
-    assert Settings.from_env({"KB_CHANNEL_PRECISION": "slack=0.9, github=0.95"}).precision_for("github") == 0.95
+    assert Settings.from_env({"KB_CHANNEL_PRECISION": "slack=0.9, github=0.95"}).channel_precisions["github"] == 0.95

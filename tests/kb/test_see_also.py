@@ -54,7 +54,10 @@ def kb(settings: Settings) -> KnowledgeBase:
 def asked(kb: KnowledgeBase, question: str, state: str = "not_covered") -> SearchResult:
     """A real search of `question`, in the state a test needs."""
     result = kb.search_blocking(question)
-    return replace(result, answered=state == "answered", likely=state == "likely")
+    confidence = {"answered": 0.95, "likely": 0.6, "not_covered": 0.1}[state]
+    made = replace(result, confidence=confidence, point=0.9, floor=0.5)
+    assert made.state == state
+    return made
 
 
 def loaded(kb: KnowledgeBase, index: SeeAlso | None = None, drafts: list[Draft] = DRAFTS) -> SeeAlso:

@@ -1,5 +1,5 @@
 """The inventory of the packages' calls into third-party libraries that read text: one row for each `json.load(s)`,
-`tomllib.load(s)`, jieba `cut` and markdown-it `parse`/`render` call in kb/, ingest/, server/ and kbcli/
+`tomllib.load(s)`, jieba `cut` and markdown-it `parse`/`render` call in kb/, ingest/, server/, kbcli/ and trackers/
 (tests/support/library_calls.py finds them by reading the code), in file order, saying what text it reads.
 
 A call that reads text from outside (a request, a webhook, an upstream file, a model's reply, a harvested thread)
@@ -72,13 +72,6 @@ ROWS = [
     Row("kb/adapter.py", "json.loads", "an adapter file's header, written by `kb tune`"),
     Row("kb/evaluate.py", "json.loads", "an evaluation set's lines, the maintainer's file"),
     Row("kb/harvest/condense.py", "json.loads", _LLM, _json),
-    Row(
-        "kb/harvest/github.py",
-        "json.loads",
-        "a page of GitHub's API answer to `kb harvest --repo`",
-        _json,
-        REQUEST_BODY,
-    ),
     Row("kb/harvest/run.py", "json.loads", "the harvest's own record of threads read, in the data directory"),
     Row("kb/harvest/run.py", "json.loads", "the harvest's own record of threads read, in the data directory"),
     Row(
@@ -200,7 +193,6 @@ ROWS = [
     Row("server/channels/feishu/events.py", "json.loads", "a Feishu event (a request body)", _json, REQUEST_BODY),
     Row("server/channels/feishu/events.py", "json.loads", "Feishu's answer to a message sent", _json, REQUEST_BODY),
     Row("server/channels/feishu/events.py", "json.loads", "a Feishu message's content", _json, REQUEST_BODY),
-    Row("server/channels/github/answers.py", "json.loads", "GitHub's API answers", _json, REQUEST_BODY),
     Row(
         "server/channels/github/events.py",
         "json.loads",
@@ -237,6 +229,13 @@ ROWS = [
     ),
     Row("kbcli/calibrate.py", "json.loads", "the calibration in use, written by `kb calibrate`"),
     Row("kbcli/harvest.py", "json.loads", "`kb harvest --from`'s file of threads", _json, SYNC_FILE, REQUEST_BODY),
+    Row(
+        "trackers/github/replies.py",
+        "json.loads",
+        "GitHub's API replies: the bot's calls, and the pages `kb harvest --repo` reads",
+        _json,
+        REQUEST_BODY,
+    ),
     Row(
         "kbcli/terminal.py",
         "MarkdownIt('commonmark').parse",

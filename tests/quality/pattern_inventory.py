@@ -1,5 +1,5 @@
 """The inventory of the packages' regular expressions: one row for each `re.compile` and inline `re.` call in kb/,
-ingest/, server/ and kbcli/, in file order, with the size of hostile text it is timed on and how it is used.
+ingest/, server/, kbcli/ and trackers/, in file order, with the size of hostile text it is timed on and how it is used.
 
 tests/quality/test_hostile_patterns.py finds the patterns by reading the code (tests/support/hostile_patterns.py)
 and fails when one has no row here (a new pattern) or a row has no pattern (one removed), then times each on
@@ -385,19 +385,53 @@ ROWS = [
         "kb/harvest/drafts.py",
         "^\\s*(?:\\[[^\\]\\n]{1,40}\\]\\s*[:：]?\\s*|【[^】\\n]{1,40}】\\s*[:：]?\\s*|(?:question|bug|help|feature|q)\\s*[:：]\\s*)+",
     ),
+    Row("kb/harvest/drafts.py", "https://github\\.com/([\\w.-]{1,100}/[\\w.-]{1,100})"),
     Row("kb/harvest/drafts.py", "https://github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/pull/\\d{1,9}"),
-    # kb/harvest/github.py
-    Row("kb/harvest/github.py", '<([^<>\\s]{1,2000})>;\\s*rel="next"'),
-    Row("kb/harvest/github.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
+    # kb/harvest/notes.py
+    Row("kb/harvest/notes.py", "[\\u3400-\\u9fff\\uf900-\\ufaff]"),
+    Row("kb/harvest/notes.py", "https?://\\S{1,500}"),
+    Row("kb/harvest/notes.py", "@[\\w-]{1,39}"),
+    Row("kb/harvest/notes.py", "(?:[.!?;](?:\\s|$)|[。！？；\\n])+"),
+    Row(
+        "kb/harvest/notes.py",
+        "\\bclosing\\b|^\\s*close[sd]?\\b|\\b(?:i'?ll|i will|we'?ll|we will|let me|let'?s|will|to|can|could|please|so) close\\b|\\bclose (?:this|the issue|it|now|for now|as|since|because)\\b|\\bre-?open\\b|\\bfeel free to (?:re-?open|ask|comment|open|reach|let|ping)\\b|\\b(?:as|is|was|marked|being) stale\\b|\\bstale (?:issue|thread)\\b|\\b(?:due to|for|of|after) inactivity\\b|\\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))|\\bglad\\b|\\bhappy to (?:hear|help)\\b|\\bgreat to hear\\b|\\bgood to (?:hear|know)\\b|\\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\\b|\\bthanks? (?:you )?for (?:the |your )?(?:report|feedback|flagging|confirm|update|letting|reaching)|关闭|关掉|关了|重新打开|重开|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add)\\b|\\bno plans? to (?:fix|support|add)\\b|\\bout of (?:the )?scope\\b|不会修复|无法修复|暂不支持|不打算支持",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "https://github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:pull|commit)/\\w{1,40}|#\\d{1,9}\\b",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:supported|implemented|fixed|merged|added|landed|resolved|done|released|addressed)\\b|支持|修复|合入|合并|已加|发布",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:error|exception|fails?|failed|failure|crash(?:es|ed)?|hangs?|oom|out of memory|traceback|still|another|new (?:issue|problem|error)|but now|now (?:i )?(?:get|got|see|have|meet))\\b|\\b(?:does|did|do)n'?t (?:work|help)\\b|\\bnot work(?:ing)?\\b|报错|错误|失败|还是|又出现|新的问题|另一个问题|不行|没用",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "^\\s{0,5}[\\[【(]?\\s{0,3}(?:feature(?: request)?|feat|rfc|roadmap|proposal|model request|new model|功能请求|需求|新功能)\\s{0,3}[\\]】):：]|\\b(?:new|next|stable) (?:release|version)\\b|\\brelease request\\b|\\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\\b|\\btag a (?:new )?(?:stable )?release\\b|发布新版本|发新版",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:is|was) (?:this|it|that|the issue) (?:still|now|fixed|resolved|solved)\\b|\\bstill (?:an? )?(?:issue|problem)\\b|\\bhave you (?:resolved|solved|fixed)\\b|\\b(?:does|did) (?:it|this) still\\b|\\bany (?:update|progress)s?\\b|是否(?:已经)?解决|还有问题吗|解决了吗|还存在吗",
+    ),
     # kb/harvest/rules.py
-    Row("kb/harvest/rules.py", "@[\\w-]{1,39}"),
     Row(
         "kb/harvest/rules.py",
         "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下",
-    ),
-    Row(
-        "kb/harvest/rules.py",
-        "\\b(?:thanks?|thx|ty|works? (?:now|for me|well)|it works|solved|resolved|fixed it|that did it|got it|gotcha|that'?s what i (?:want|need)(?:ed)?)\\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了",
     ),
     Row(
         "kb/harvest/rules.py",
@@ -405,11 +439,14 @@ ROWS = [
     ),
     Row(
         "kb/harvest/rules.py",
-        "feel free to re-?open|\\b(?:closing|close) (?:this )?(?:as|due to|because of) (?:stale|inactiv|no (?:response|activity))|自动关闭",
+        "https?://(?!github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:pull|issues|commit|discussions)/)\\S{1,500}",
     ),
-    Row("kb/harvest/rules.py", "https?://\\S{1,500}"),
     # server/channels/github/job_summary.py
     Row("server/channels/github/job_summary.py", "`+"),
     # server/settings.py
     Row("server/settings.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
+    # trackers/github/rest.py
+    Row("trackers/github/rest.py", '<([^<>\\s]{1,2000})>;\\s*rel="next"', chars=8_000),
+    # trackers/github/session.py
+    Row("trackers/github/session.py", "[\\w.-]{1,100}/[\\w.-]{1,100}"),
 ]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ingest.sources import parse_sources
 from kb.errors import SourceError
 from kb.evaluate import evaluate, is_expected, load_queries
 from kb.knowledge import KnowledgeBase
@@ -78,6 +79,22 @@ def test_real_question_sets_keep_their_urls_and_do_not_overlap():
         assert row["url"].startswith("https://github.com/") and "/issues/" in row["url"]
     assert not {r["url"] for r in tune} & {r["url"] for r in test}
     assert not {r["q"] for r in tune} & {r["q"] for r in test}
+
+
+def test_each_paraphrase_pair_asks_one_entry_once_in_chinese_and_once_in_english():
+    entries = parse_sources(ROOT / "kb" / "sources")
+    pairs: dict[str, list[dict]] = {}
+    for row in load_rows(DATA / "paraphrases.jsonl"):
+        pairs.setdefault(row["pair"], []).append(row)
+    answered = set()
+    for pair, (first, second) in pairs.items():
+        assert {first["lang"], second["lang"]} == {"zh", "en"} and first["expect"] == second["expect"], pair
+        assert {first["id"], second["id"]} == {f"{pair}-zh", f"{pair}-en"} and first["q"] != second["q"], pair
+        named = [e for e in entries if is_expected(e, first["expect"])]
+        assert len(named) == 1, (pair, first["expect"], [e.id for e in named])
+        answered.add(named[0])
+    assert len(answered) == len(pairs) == 40
+    assert {e.source for e in answered} == {e.source for e in entries}  # every FAQ is asked about
 
 
 def load_rows(path: Path) -> list[dict]:

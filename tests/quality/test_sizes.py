@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.support.paths import ROOT
 
-PACKAGES = ("kb", "ingest", "server", "kbcli", "tools")
+PACKAGES = ("kb", "ingest", "server", "kbcli", "tools", "trackers")
 MODULE_LINES = 400
 FUNCTION_LINES = 60
 

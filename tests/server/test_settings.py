@@ -56,11 +56,9 @@ def test_the_server_refuses_a_channel_it_does_not_have() -> None:
     assert "slack" in str(raised.value)  # the channels it has are named
 
 
-def test_a_channel_answers_at_its_declared_point_unless_the_setting_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_registry_hands_on_the_point_a_channel_declares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The points the app gives the knowledge base (`KnowledgeBase.points`: tests/kb/test_operating_points.py)."""
     strict = replace(CHANNELS[3], precision=0.95)  # a channel declaring its own operating point
     monkeypatch.setattr(registry, "CHANNELS", (*CHANNELS[:3], strict, *CHANNELS[4:]))
-    settings = ServerSettings.from_env({"KB_ANSWER_PRECISION": "0.7"})
-    assert settings.precision_for(strict.name) == 0.95
-    assert settings.precision_for("web") == 0.7
-    overridden = ServerSettings.from_env({"KB_ANSWER_PRECISION": "0.7", "KB_CHANNEL_PRECISION": f"{strict.name}=0.85"})
-    assert overridden.precision_for(strict.name) == 0.85
+    assert registry.points()[strict.name] == 0.95
+    assert "web" not in registry.points()  # it declares none: it answers at KB_ANSWER_PRECISION

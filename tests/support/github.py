@@ -150,13 +150,17 @@ class GitHubStandIn:
 
         @app.get("/repos/{owner}/{name}/issues/{number}/comments")
         async def list_comments(
-            owner: str, name: str, number: int, per_page: int = 30, page: int | None = None
-        ) -> list[dict[str, Any]]:
+            owner: str, name: str, number: int, request: Request, per_page: int = 30, page: int | None = None
+        ) -> JSONResponse:
             held = self.comments.get(f"{owner}/{name}#{number}", [])
             if page is not None:
                 self.pages.append((f"{owner}/{name}#{number}", page))
             at = (page or 1) - 1
-            return held[at * per_page : (at + 1) * per_page]  # paged as GitHub pages them
+            headers = {}  # paged as GitHub pages them: a `Link` to the next page while there is one
+            if (at + 1) * per_page < len(held):
+                following = request.url.replace_query_params(**(dict(request.query_params) | {"page": at + 2}))
+                headers["Link"] = f'<{following}>; rel="next"'
+            return JSONResponse(held[at * per_page : (at + 1) * per_page], headers=headers)
 
         def login(request: Request) -> str:
             token = request.headers.get("authorization", "")

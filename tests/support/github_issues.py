@@ -1,13 +1,14 @@
-"""A stand-in for GitHub's REST API as `kb harvest --repo` reads it: a real HTTP server on a loopback port that lists
-a repository's issues (paged by `Link` headers, filtered by `state` and `since`) and each issue's comments, and
-can answer its first calls with a rate limit, list nothing but empty pages each naming a next one, or be slow.
+"""A stand-in for GitHub's API as `kb harvest --repo` reads it: a real HTTP server on a loopback port that lists
+a repository's issues (paged by `Link` headers, filtered by `state` and `since`), each issue and its comments, and its
+answered Discussions over GraphQL (paged by cursor, newest update first), and can answer its first calls with a rate
+limit, list nothing but empty pages each naming a next one, be slow, or answer more than any reply may hold.
 GitHub itself cannot run here."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse
 
 
@@ -19,9 +20,12 @@ class IssuesStandIn:
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.calls: list[tuple[str, dict[str, str]]] = []  # (path, query) of each call
         self.tokens: list[str] = []
-        self.limited = 0  # the next calls to answer 403 with no requests left until a reset a second away
+        self.limited = 0  # the next calls to answer 403 with no requests left until a reset `reset_in` seconds away
+        self.reset_in = 1
         self.empty_pages = False  # list issues as empty pages, each with a `Link` to the next, without end
         self.slow = 0.0  # seconds every call waits before it is answered
+        self.huge = 0  # bytes of padding in every answer's JSON (0: none)
+        self.discussions: list[dict[str, Any]] = []  # GraphQL nodes, as `gh api graphql` gives them
         app = FastAPI()
         cap = per_page_cap  # GitHub pages by 100; a small page makes a few threads take several pages
 
@@ -37,12 +41,19 @@ class IssuesStandIn:
                 self.limited -= 1
                 import time
 
-                reset = str(int(time.time()) + 1)
+                reset = str(int(time.time()) + self.reset_in)
                 return JSONResponse(
                     {"message": "API rate limit exceeded"},
                     403,
-                    headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset},
+                    headers={
+                        "X-RateLimit-Limit": "60",
+                        "X-RateLimit-Remaining": "0",
+                        "X-RateLimit-Reset": reset,
+                        "X-RateLimit-Resource": "core",
+                    },
                 )
+            if self.huge:
+                return Response(b'[{"padding": "' + b"x" * self.huge + b'"}]', media_type="application/json")
             return await call_next(request)
 
         def paged(request: Request, items: list[dict[str, Any]]) -> JSONResponse:
@@ -71,6 +82,23 @@ class IssuesStandIn:
         @app.get("/repos/{owner}/{name}/issues/{number}/comments")
         async def list_comments(owner: str, name: str, number: int, request: Request) -> JSONResponse:
             return paged(request, self.comments.get(number, []))
+
+        @app.get("/repos/{owner}/{name}/issues/{number}")
+        async def one_issue(owner: str, name: str, number: int) -> JSONResponse:
+            found = [i for i in self.issues if i["number"] == number]
+            return JSONResponse(found[0]) if found else JSONResponse({"message": "Not Found"}, 404)
+
+        @app.post("/graphql")
+        async def graphql(request: Request) -> dict[str, Any]:
+            variables = (await request.json())["variables"]
+            newest = sorted(self.discussions, key=lambda d: d["updatedAt"], reverse=True)
+            if "number" in variables:
+                found = [d for d in newest if d["number"] == variables["number"]]
+                return {"data": {"repository": {"discussion": found[0] if found else None}}}
+            at = int(variables.get("after") or 0)
+            page = newest[at : at + min(cap, variables["first"])]
+            info = {"hasNextPage": at + len(page) < len(newest), "endCursor": str(at + len(page))}
+            return {"data": {"repository": {"discussions": {"pageInfo": info, "nodes": page}}}}
 
         self.server = serve(app)
 
@@ -108,3 +136,29 @@ class IssuesStandIn:
                 "html_url": f"https://github.com/{repo}/issues/{number}#c1",
             }
         ]
+
+
+def discussion(number: int, title: str, answer: str, updated_at: str, repo: str = "THUDM/slime") -> dict[str, Any]:
+    """An answered Discussion, as GitHub's GraphQL API gives it, its answer a maintainer's."""
+    url = f"https://github.com/{repo}/discussions/{number}"
+    said = {
+        "author": {"login": "zhuzilin", "__typename": "User"},
+        "authorAssociation": "MEMBER",
+        "body": answer,
+        "createdAt": updated_at,
+        "url": f"{url}#discussioncomment-{number}",
+    }
+    return {
+        "number": number,
+        "title": title,
+        "body": "### Your Question\n\n" + title,
+        "url": url,
+        "updatedAt": updated_at,
+        "closed": False,
+        "closedAt": None,
+        "isAnswered": True,
+        "author": {"login": "asker", "__typename": "User"},
+        "labels": {"nodes": []},
+        "answer": said,
+        "comments": {"nodes": [said]},
+    }

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("kb", "ingest", "server", "kbcli")
+PACKAGES = ("kb", "ingest", "server", "kbcli", "trackers")
 CALLS = ("compile", "sub", "subn", "search", "match", "fullmatch", "findall", "finditer", "split")
 FLAG_POSITION = {"compile": 1, "search": 2, "match": 2, "fullmatch": 2, "findall": 2, "finditer": 2}
 FLAG_POSITION |= {"sub": 4, "subn": 4, "split": 3}

@@ -14,7 +14,8 @@ from typing import Any, Callable
 import httpx
 import jwt
 
-from .answers import GitHubUnavailable, json_of, object_of, text_at
+from trackers.github.replies import GitHubUnavailable, json_of, object_of, text_at
+
 from .client import DEADLINE
 
 __all__ = ["AppTokens", "read_private_key"]

@@ -18,7 +18,7 @@ import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
-from .answers import GitHubUnavailable
+from trackers.github.replies import GitHubUnavailable
 
 if TYPE_CHECKING:
     from kb.insights.store import InsightsStore

@@ -193,7 +193,7 @@ async def _asked(
         reads=READS,
         own_url=event.url,
     )
-    point = settings.precision_for("github")
+    point = kb.precision_for("github")
     if mode == "suggest":  # a draft a maintainer reads costs a click, not a public mistake: a lower point
         point = min(point, SUGGEST_PRECISION)
     needed = min(kb.searcher.answer_weights(READS).threshold(point), CERTAIN)

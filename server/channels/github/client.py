@@ -1,12 +1,11 @@
 """The GitHub API, as the bot uses it: an issue's comments listed (or read whole, for a harvest), one created or updated, a Discussion commented
 on (GraphQL), a label added to an issue or taken off, and who the bot is on GitHub (its login).
 
-Async `httpx` against `KB_GITHUB_API_URL` only: no redirect is followed, so the token goes to no other host. Each
-call has a total deadline (`DEADLINE` seconds from its start, whatever the server sends and however slowly), not a
-per-read timeout. A rate limit (403 or 429 with `Retry-After`, or no requests left until `X-RateLimit-Reset`) is
-waited out with `asyncio.sleep`, which holds no thread, up to `MAX_WAIT` seconds and only while the deadline allows;
-past either, or on another error, `GitHubUnavailable` with one line saying which call and why. Answers are read
-through answers.py: capped in size, their JSON's shape checked.
+Async `httpx` against `KB_GITHUB_API_URL` only, through the REST core GitHub's trackers share (trackers/github/rest.py:
+the token, no redirect followed, a rate limit waited out within bounds, each reply capped in size, lists paged by
+their `Link` header), sent by its async caller (`send_async`, whose waits hold no thread). Each call has a total
+deadline (`DEADLINE` seconds from its start, whatever the server sends and however slowly), not a per-read timeout;
+past it, past a rate limit's bounds, or on another error, `GitHubUnavailable` with one line saying which call and why.
 
 The bot's own comment on an issue is the one its login wrote (`login`: `GET /user` for a token's user, the App's
 slug and `[bot]` for a GitHub App) holding the marker: a comment someone else wrote is never taken for it."""
@@ -15,20 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import time
 from typing import Any, Awaitable, Callable
 from urllib.parse import quote
 
 import httpx
 
-from .answers import Capped, GitHubUnavailable, id_at, json_of, listed, object_of, text_at
+from trackers.github.replies import GitHubUnavailable, id_at, listed, object_of, text_at
+from trackers.github.rest import MAX_WAIT, PER_PAGE, Call, Deadline, Listing, Reply, graphql_path
+from trackers.github.send import async_connections, send_async
+
 from .backlog import IssueLocks
 
 __all__ = ["GitHubAPI", "IssueThread", "GitHubUnavailable", "MAX_WAIT", "DEADLINE", "connections", "Logins"]
 
-MAX_WAIT = 60.0  # seconds a rate limit is waited out, at most, before the call is given up
 DEADLINE = 75.0  # seconds one call may take in all: its tries, the waits between them and the reading
-ATTEMPTS = 3
 _DISCUSSION_COMMENT = (
     "mutation($id: ID!, $body: String!) { addDiscussionComment(input: {discussionId: $id, body: $body}) "
     "{ comment { url } } }"
@@ -102,14 +101,14 @@ class GitHubAPI:
         return None
 
     async def issue_comments(self, repo: str, number: int, limit: int = 300) -> list[dict[str, Any]]:
-        """An issue's comments, oldest first, at most `limit` (read 100 a page, each answer capped as every one is)."""
+        """An issue's comments, oldest first, at most `limit` (read 100 a page, each reply capped as every one is)."""
         path = f"/repos/{repo}/issues/{number}/comments"
+        listing = Listing(path, {"per_page": PER_PAGE, "page": 1}, limit)
         found: list[dict[str, Any]] = []
-        for page in range(1, -(-limit // 100) + 1):
-            listing = listed(f"GET {path}", await self._call("GET", path, params={"per_page": 100, "page": page}))
-            found += listing[: limit - len(found)]
-            if len(listing) < 100 or len(found) >= limit:
-                break
+        while (page := listing.next()) is not None:
+            found += listing.take(
+                await self._send(Call(self.api_url, "GET", page[0], Deadline(self.deadline), page[1]))
+            )
         return found
 
     async def reactions(self, repo: str, comment_id: int) -> list[tuple[str, str]]:
@@ -150,7 +149,7 @@ class GitHubAPI:
 
     async def comment_on_discussion(self, node_id: str, body: str) -> str:
         """A comment on the Discussion with this GraphQL node id; its URL."""
-        graphql = self.api_url[: -len("/v3")] + "/graphql" if self.api_url.endswith("/api/v3") else "/graphql"
+        graphql = graphql_path(self.api_url)
         answer = object_of(
             f"POST {graphql}",
             await self._call(
@@ -164,40 +163,11 @@ class GitHubAPI:
         return text_at(answer, "data", "addDiscussionComment", "comment", "url")
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        """One call, tried again after a rate limit while the deadline allows; its JSON answer ({} for none)."""
-        ends = time.monotonic() + self.deadline
-        for attempt in range(ATTEMPTS):
-            left = ends - time.monotonic()
-            try:
-                async with asyncio.timeout(max(left, 0.001)):
-                    headers = {"Authorization": f"Bearer {await self.token()}"}
-                    request = self.client.build_request(method, path, headers=headers, **kwargs)
-                    response = await self.client.send(request, stream=True)
-                    try:
-                        body = Capped(f"{method} {path}")
-                        async for chunk in response.aiter_bytes():
-                            body.add(chunk)
-                    finally:
-                        await response.aclose()
-            except TimeoutError:
-                raise GitHubUnavailable(f"{method} {path}: no whole answer within {self.deadline:g} s") from None
-            except httpx.HTTPError as exc:
-                raise GitHubUnavailable(f"{method} {path}: {type(exc).__name__}: {exc}") from None
-            wait = _rate_limited(response)
-            if wait is not None:
-                if attempt + 1 == ATTEMPTS:
-                    break
-                if wait > MAX_WAIT or wait > ends - time.monotonic():
-                    raise GitHubUnavailable(
-                        f"{method} {path}: rate-limited for {wait:g} s, past the call's deadline of {self.deadline:g} s"
-                    )
-                await self.sleep(wait)
-                continue
-            if response.status_code >= 300:
-                said = body.body[:200].decode("utf-8", "replace").replace("\n", " ")
-                raise GitHubUnavailable(f"{method} {path}: HTTP {response.status_code}: {said}")
-            return json_of(f"{method} {path}", body.body, response.headers.get("content-type", ""))
-        raise GitHubUnavailable(f"{method} {path}: still rate-limited after {ATTEMPTS} tries")
+        """One call, tried again after a rate limit while its deadline allows; its JSON answer ({} for none)."""
+        return (await self._send(Call(self.api_url, method, path, Deadline(self.deadline), **kwargs))).value
+
+    async def _send(self, call: Call) -> Reply:
+        return await send_async(self.client, call, self.token, self.sleep)
 
 
 def _constant(token: str) -> Token:
@@ -209,25 +179,7 @@ def _constant(token: str) -> Token:
 
 def connections(api_url: str) -> httpx.AsyncClient:
     """Connections to GitHub's API at `api_url` only: no redirect followed, GitHub's media type and API version."""
-    headers = {
-        "Accept": "application/vnd.github+json",
-        "X-GitHub-Api-Version": "2022-11-28",
-        "User-Agent": "kb-faq-bot",
-    }
-    return httpx.AsyncClient(base_url=api_url.rstrip("/"), headers=headers, timeout=10.0, follow_redirects=False)
-
-
-def _rate_limited(response: httpx.Response) -> float | None:
-    """Seconds to wait when the response is a rate limit (primary or secondary); None when it is not one."""
-    if response.status_code not in (403, 429):
-        return None
-    retry = response.headers.get("retry-after", "").strip()
-    if retry.isdigit() and len(retry) < 10:
-        return float(retry)
-    if response.headers.get("x-ratelimit-remaining") == "0":
-        reset = response.headers.get("x-ratelimit-reset", "")
-        return max(1.0, float(reset) - time.time()) if reset.isdigit() and len(reset) < 16 else MAX_WAIT
-    return 60.0 if response.status_code == 429 else None  # GitHub: with neither header, wait a minute
+    return async_connections(api_url, "kb-faq-bot")
 
 
 class IssueThread:

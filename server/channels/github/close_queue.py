@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from kb.errors import KBError
 from kb.insights.deliveries import QueuedClose, this_process
+from trackers.github.replies import GitHubUnavailable
 
-from .answers import GitHubUnavailable
 from .events import Opened
 
 if TYPE_CHECKING:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...settings import ServerSettings
+from .. import registry
 
 __all__ = ["add_parser", "cmd_github"]
 
@@ -59,7 +60,7 @@ def cmd_github(settings: ServerSettings, args: argparse.Namespace) -> int:
         print(f"nothing to answer: {event.what}")
         _summarize(settings, event, None)
         return 0
-    kb = KnowledgeBase.open(settings)
+    kb = KnowledgeBase.open(settings, points=registry.points())
     root = settings.base_url.rstrip("/") + "/" if settings.base_url else ""
     try:
         outcome = asyncio.run(_answer(kb, settings, event, root, post=not args.dry_run))

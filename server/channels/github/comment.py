@@ -34,21 +34,12 @@ def answer_comment(found: Found, root: str) -> str:
     """The comment giving the first entry's answer, in the reader's language (`found.hl`)."""
     t = Translator(found.hl)
     best = found.hits[0].entry
-    answer, cut = shorten(best.answer, ANSWER_CHARS)
-    answer = public(answer)
-    links = [f"[{t('github_in_faq')}]({best.url or best.source_url})"] if (best.url or best.source_url) else []
-    if root:
-        links.append(f"[{t('github_read_more')}]({permalink(root, best.id)})")
-    elif cut and not links:
-        links.append(best.place)
     lines = [
         MARKER,
         f"<!-- kb-faq-entry: {best.id} -->",
         f"{t('github_answer_intro')} **{_inline(best.question)}**",
         "",
-        answer,
-        "",
-        " · ".join(links + [_inline(best.source_label(found.hl))]),
+        *_answer_of(found, root),
         "",
         f"<sub>{t('github_footer', confidence=f'{found.result.confidence:.2f}')}</sub>",
     ]
@@ -56,15 +47,39 @@ def answer_comment(found: Found, root: str) -> str:
 
 
 def not_covered_comment(found: Found, root: str) -> str:
-    """The answer to a `/faq` command the FAQ cannot answer: that its first entry may answer it, when its
-    confidence is above the calibration's floor; else that the FAQ does not cover it. Then the nearest entries."""
+    """The answer to a `/faq` command the FAQ cannot answer. Above the calibration's floor ("may answer"): the
+    first entry's answer, said not to be certain, then the other nearest entries; else that the FAQ does not
+    cover it, then the nearest entries."""
     t = Translator(found.hl)
+    if found.hits and found.result.state.uncertain:
+        best = found.hits[0].entry
+        others = [_link(h, root) for h in found.hits[1:NEAREST_SHOWN]]
+        lines = [
+            MARKER,
+            f"<!-- kb-faq-entry: {best.id} -->",
+            t("github_likely", confidence=f"{found.result.confidence:.2f}"),
+            "",
+            f"**{_inline(best.question)}**",
+            "",
+            *_answer_of(found, root),
+        ]
+        return "\n".join(lines + (["", t("github_others"), "", *others] if others else []))
     nearest = [_link(h, root) for h in found.hits[:NEAREST_SHOWN]]
-    if nearest and found.result.state == "likely":
-        opening = t("github_likely", confidence=f"{found.result.confidence:.2f}")
-    else:
-        opening = t("github_not_covered") if nearest else t("github_not_covered_none")
+    opening = t("github_not_covered") if nearest else t("github_not_covered_none")
     return "\n".join([MARKER, opening, "", *nearest])
+
+
+def _answer_of(found: Found, root: str) -> list[str]:
+    """The first entry's answer (cut, linking the whole), then its links and source, for a comment."""
+    t = Translator(found.hl)
+    best = found.hits[0].entry
+    answer, cut = shorten(best.answer, ANSWER_CHARS)
+    links = [f"[{t('github_in_faq')}]({best.url or best.source_url})"] if (best.url or best.source_url) else []
+    if root:
+        links.append(f"[{t('github_read_more')}]({permalink(root, best.id)})")
+    elif cut and not links:
+        links.append(best.place)
+    return [public(answer), "", " · ".join(links + [_inline(best.source_label(found.hl))])]
 
 
 def _inline(text: str) -> str:

@@ -17,9 +17,9 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kb.harvest import Asked, Draft, Rules, choose, draft_of, from_rest, refusal
+from kb.harvest import Asked, Draft, Rules, decide, draft_of, from_rest
 from kb.harvest.condense import condense
-from kb.harvest.drafts import SAME_QUESTION
+from kb.harvest.drafts import SAME_QUESTION, same_framework
 from kb.harvest.threads import ThreadRefused
 
 from .events import Opened
@@ -60,13 +60,13 @@ def draft_of_closed(
         thread = from_rest(asked.repo, _issue(asked), comments)
     except ThreadRefused as refused:  # not UTF-8 text: no harvest of it will do better
         return str(refused)
-    choice = choose(thread, rules)
-    if choice is None:
-        return refusal(thread, rules) or "no maintainer answer"
+    choice = decide(thread, rules)
+    if isinstance(choice, str):
+        return choice
     draft = draft_of(choice)
     if draft is None:
         return "nothing left of the answer"
-    return condense(draft, thread, llm) if llm is not None else draft
+    return condense(draft, thread, llm, rules.associations) if llm is not None else draft
 
 
 async def harvest_closed(
@@ -92,11 +92,12 @@ async def harvest_closed(
     if thread is None:
         return "not harvested: no GitHub token to read its comments with (KB_GITHUB_TOKEN or a GitHub App)"
     comments = await thread.comments()
-    made = await asyncio.to_thread(draft_of_closed, asked, comments, Rules(), reloader.llm)
+    rules = Rules(associations=settings.harvest_association_list)
+    made = await asyncio.to_thread(draft_of_closed, asked, comments, rules, reloader.llm)
     if isinstance(made, str):
         return f"not harvested: {made}"
     result = await kb.search(made.headline, k=1)  # an entry answers it already: offered as its alternate
-    if result.answered and result.hits:
+    if result.answered and result.hits and same_framework(result.hits[0].entry, made.repo):
         made = replace(made, entry_id=result.hits[0].entry.id)
     # A draft waiting that asks the same (as `kb harvest` groups threads) takes the thread as one more asking it.
     lead = reloader.see_also.draft_asking(result.vector, kb.searcher.embedder.model, SAME_QUESTION)

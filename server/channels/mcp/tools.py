@@ -146,7 +146,7 @@ async def searched(
         "confidence": result.confidence,
         "state": result.state,
         "message": Translator(hl)(
-            {"answered": "agent_answered", "likely": "agent_likely"}.get(result.state, "agent_no_answer"),
+            f"agent_{result.state}",  # the state's wording for an agent
             confidence=f"{result.confidence:.2f}",
         ),
         # The reply as every channel composes it (kb.answer): the answer, or the first entry's marked not certain.

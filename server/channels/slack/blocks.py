@@ -149,7 +149,7 @@ def reply_message(reply: Reply, root: str) -> Message:
             blocks.append(_entry_list(t("chat_suggestions"), reply.entries, root))
         return _message(reply.notice, blocks)
     # "May answer": the notice a section of its own above the answer, not a faint context line.
-    opening = _section if reply.state == "likely" else _context
+    opening = _section if reply.state.uncertain else _context
     blocks = [opening(escape(reply.notice))] if reply.notice else []
     blocks += [_title(best, root), _answer(best.answer, _permalink(root, best), t), _source(best, t)]
     if reply.entries:
@@ -157,7 +157,7 @@ def reply_message(reply: Reply, root: str) -> Message:
     if reply.pending:
         blocks.append(_context(escape(t("bot_writing"))))
     blocks.append(_buttons(best, t))
-    said = f"{reply.notice}\n" if reply.state == "likely" else ""
+    said = f"{reply.notice}\n" if reply.state.uncertain else ""
     return _message(f"{said}{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
 
 

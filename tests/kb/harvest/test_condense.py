@@ -101,3 +101,18 @@ def test_nothing_unreachable_stalls_it() -> None:
     unreachable.close()
     assert kept.answer == ANSWER and "condense_failed" in kept.signals
     assert len(kept.question) <= MAX_QUESTION
+
+
+def test_the_llm_reads_as_maintainers_whom_the_harvest_takes_answers_from(
+    endpoint: tuple[str, list[dict[str, Any]]], llm: Callable[..., LLM]
+) -> None:
+    from kb.harvest import Rules
+
+    raw = thread()
+    raw[0]["comments"][1]["authorAssociation"] = "CONTRIBUTOR"
+    assert harvest(read_threads(raw), llm=llm()).drafts == []  # a contributor's answer: no draft by default
+    wide = Rules(associations=("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR"))
+    [draft] = harvest(read_threads(raw), wide, llm=llm()).drafts
+    assert draft.signals["condensed"] == "llm"
+    read = endpoint[1][-1]["body"]["messages"][1]["content"]
+    assert "zhuzilin (maintainer)" in read and read.index("(maintainer)") < read.index("(user)")

@@ -134,8 +134,10 @@ def test_a_faq_command_the_first_entry_may_answer_says_so_never_that_the_faq_doe
     # Under comment mode's 0.9 but above the floor: the resume entry, first, "may answer" with its confidence.
     deliver(bot(mode="mention", precision=""), "issue_comment", comment_event(f"/faq {RESUME}"))
     [answer] = github.on("owner/repo#1")
-    assert answer.splitlines()[1].startswith("This FAQ entry may answer it (confidence 0.")
-    assert "does not cover" not in answer and "resume training" in answer.splitlines()[3].lower()
+    lines = answer.splitlines()
+    assert lines[2].startswith("This FAQ entry may answer it (confidence 0.")
+    assert "does not cover" not in answer and "resume training" in lines[4].lower()
+    assert "--load" in answer  # the entry's answer itself, not only its title
 
 
 def test_a_discussion_is_answered_over_graphql(bot: Any, github: GitHubStandIn) -> None:

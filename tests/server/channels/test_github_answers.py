@@ -15,10 +15,10 @@ from fastapi.responses import Response, StreamingResponse
 from fastapi.testclient import TestClient
 
 from server.app import create_app
-from server.channels.github.answers import MAX_ANSWER_BYTES
 from server.channels.github.client import GitHubAPI, GitHubUnavailable
 from tests.support.github import SECRET, delivery, issue_event
 from tests.support.servers import own_data
+from trackers.github.replies import MAX_ANSWER_BYTES
 
 HTML = b"<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>"
 ANSWERS: dict[str, tuple[bytes, str]] = {  # what the stand-in answers, by name

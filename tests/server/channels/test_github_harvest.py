@@ -237,3 +237,19 @@ def test_a_close_reads_the_issues_comments_once_for_its_votes_and_its_harvest(
     deliver(client, closed(28, title=RESUME))
     assert reads(github, 28) == ["/repos/THUDM/slime/issues/28/comments"]
     assert store.count("votes") == votes + 1 and kept(client, 28) is not None
+
+
+def test_a_contributors_answer_is_harvested_only_when_kb_harvest_associations_names_them(
+    bot: Callable[..., TestClient], github: GitHubStandIn
+) -> None:
+    """CONTRIBUTOR (anyone with a merged commit) is left out by default; a maintainer who names it in
+    KB_HARVEST_ASSOCIATIONS has its answers harvested on close."""
+    github.comments["THUDM/slime#31"] = [comment(ANSWER, "helper", "CONTRIBUTOR")]
+    client = bot()
+    deliver(client, closed(31))
+    assert kept(client, 31) is None
+    github.comments["THUDM/slime#32"] = [comment(ANSWER, "helper", "CONTRIBUTOR")]
+    wide = bot(harvest_associations="OWNER,MEMBER,COLLABORATOR,CONTRIBUTOR")
+    deliver(wide, closed(32))
+    draft = kept(wide, 32)
+    assert draft is not None and draft.draft.answer_author == "helper" and draft.draft.answer == ANSWER

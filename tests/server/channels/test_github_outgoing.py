@@ -221,7 +221,7 @@ def entry(question: str, answer: str) -> Entry:
 
 def found(*entries: Entry) -> Found:
     hits = tuple(Hit(e, 0.9, rank) for rank, e in enumerate(entries, 1))
-    result = SearchResult("q", True, hits, confidence=0.95)
+    result = SearchResult("q", hits, confidence=0.95, point=0.9)
     return Found(result, "en", hits, len(hits), "")
 
 
@@ -240,6 +240,37 @@ def test_the_comment_from_a_hostile_entry_notifies_nobody_and_hides_nothing() ->
     ):
         assert live(theirs(comment)) == []
     assert "&lt;img src=x onerror=alert(1)>" in answer_comment(found(hostile), "")
+
+
+def may_answer(hl: str, *entries: Entry) -> Found:
+    """A search whose first entry may answer (above the floor, under the point)."""
+    hits = tuple(Hit(e, 0.9, rank) for rank, e in enumerate(entries, 1))
+    return Found(SearchResult("q", hits, confidence=0.31, point=0.9, floor=0.18), hl, hits, len(hits), "")
+
+
+def other_entry(question: str) -> Entry:
+    return Entry(
+        "team-2", question, "Another answer.", "team", "Team FAQ", "1", "https://example.com/faq", "", "", "", "en"
+    )
+
+
+@pytest.mark.parametrize(
+    ("hl", "said"),
+    [("en", "may answer it (confidence 0.31), but it is not certain"), ("zh", "可能回答了这个问题（置信度 0.31）")],
+)
+def test_a_faq_reply_that_may_answer_gives_the_first_answer_said_not_certain_then_the_others(hl, said) -> None:
+    resume = entry("How do I resume training?", "Set `--load` to the directory of `--save`.")
+    comment = not_covered_comment(may_answer(hl, resume, other_entry("What is colocate mode?")), "")
+    assert said in comment
+    assert "Set `--load` to the directory of `--save`." in comment
+    assert comment.index("--save") < comment.index("What is colocate mode?")  # the answer first, the others after
+    assert "<!-- kb-faq-entry: team-1 -->" in comment  # a 👎 on it is counted against the entry offered
+    assert "does not cover" not in comment and "没有涉及" not in comment
+
+
+def test_a_may_answer_reply_from_a_hostile_entry_notifies_nobody_and_hides_nothing() -> None:
+    hostile = entry("Who owns @team's <b>runner</b>?", HOSTILE)
+    assert live(theirs(not_covered_comment(may_answer("en", hostile), ""))) == []
 
 
 @settings(max_examples=150, deadline=None)

@@ -89,7 +89,7 @@ def test_a_question_from_a_channel_the_registry_does_not_have_counts_as_other(se
     from server.metrics import Metrics
 
     metrics = Metrics()
-    metrics.hear(Searched(SearchResult("q", False, ()), "nowhere", 0.0, None, None))
+    metrics.hear(Searched(SearchResult("q", ()), "nowhere", 0.0, None, None))
     exposition = metrics.exposition().decode()
     assert 'channel="other"' in exposition and "nowhere" not in exposition
 

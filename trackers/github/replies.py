@@ -1,8 +1,8 @@
-"""GitHub API answers, read with care: the body capped at `MAX_ANSWER_BYTES`, its JSON parsed and its shape checked;
-`GitHubUnavailable` naming the call and what was wrong, never a traceback, when an answer cannot be used (an HTML
+"""GitHub's API replies, read with care: the body capped at `MAX_ANSWER_BYTES`, its JSON parsed and its shape checked;
+`GitHubUnavailable` naming the call and what was wrong, never a traceback, when a reply cannot be used (an HTML
 page from a proxy, a list where an object was expected, a number too long for Python to read, 300 MB of anything).
 
-The client (client.py) reads each answer through `Capped` and `json_of`, then takes its fields with `listed`,
+The REST core (rest.py) reads each reply through `Capped` and `json_of`; its callers take the fields with `listed`,
 `object_of`, `text_at` and `id_at`, which accept any JSON value."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from kb.errors import KBError
 
 __all__ = ["GitHubUnavailable", "Capped", "json_of", "listed", "object_of", "text_at", "id_at", "MAX_ANSWER_BYTES"]
 
-# 100 comments a page of at most 65,536 characters each, as JSON, fit in 16 MiB; no answer the bot reads is larger.
+# 100 comments a page of at most 65,536 characters each, as JSON, fit in 16 MiB; no reply the bot reads is larger.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 
@@ -24,7 +24,7 @@ class GitHubUnavailable(KBError):
 
 
 class Capped:
-    """An answer's body read chunk by chunk, refused once it passes `limit` bytes (`what`: the call, for the error)."""
+    """A reply's body read chunk by chunk, refused once it passes `limit` bytes (`what`: the call, for the error)."""
 
     def __init__(self, what: str, limit: int = MAX_ANSWER_BYTES) -> None:
         self.what, self.limit = what, limit
@@ -42,12 +42,13 @@ class Capped:
         return b"".join(self.chunks)
 
 
-def json_of(what: str, body: bytes, content_type: str = "") -> Any:
-    """The JSON value of an answer's body ({} for an empty one); GitHubUnavailable saying why it is not JSON."""
+def json_of(what: str, body: bytes, content_type: str = "", lenient: bool = False) -> Any:
+    """The JSON value of a reply's body ({} for an empty one); GitHubUnavailable saying why it is not JSON. `lenient`:
+    bytes that are not UTF-8 kept as lone surrogates, for the reader to refuse the one value that holds them."""
     if not body.strip():
         return {}
     try:
-        return json.loads(body)
+        return json.loads(body.decode("utf-8", "surrogateescape") if lenient else body)
     except (json.JSONDecodeError, UnicodeDecodeError):
         kind = content_type.split(";")[0].strip() or "no content type"
         raise GitHubUnavailable(f"{what}: the answer is not JSON ({kind}, {len(body)} bytes)") from None
@@ -58,14 +59,14 @@ def json_of(what: str, body: bytes, content_type: str = "") -> Any:
 
 
 def listed(what: str, value: Any) -> list[dict[str, Any]]:
-    """The objects of an answer that should be a list of objects (others in it left out)."""
+    """The objects of a reply that should be a list of objects (others in it left out)."""
     if not isinstance(value, list):
         raise GitHubUnavailable(f"{what}: the answer is a JSON {_kind(value)}, not a list")
     return [item for item in value if isinstance(item, dict)]
 
 
 def object_of(what: str, value: Any) -> dict[str, Any]:
-    """An answer that should be a JSON object."""
+    """A reply that should be a JSON object."""
     if not isinstance(value, dict):
         raise GitHubUnavailable(f"{what}: the answer is a JSON {_kind(value)}, not an object")
     return value

@@ -1,0 +1,179 @@
+"""What a comment says, as the harvest's rules read it: its size in either language, a closing note, a duplicate, a
+won't-fix, a pull request named alone, an asker's confirmation or new problem; and whether a thread is a request.
+
+A comment's own words are its text without the lines it quotes, its links and its mentions (`own_words`). Its size
+counts a Han character as `HAN_WEIGHT` Latin ones: 15 Chinese characters say about what 40 English ones do, so one
+minimum (`Rules.min_answer`, in Latin characters) fits both languages.
+
+A closing note is a comment whose sentences, once those about closing are set aside ("Closing for lack of activity",
+"Seems the issue is fixed. Closing", "Glad that you find it! I will close the issue", "如果还有问题请重新打开",
+"feel free to reopen"), say less than an answer's minimum: it is never taken as the answer, whatever its length.
+Every pattern runs on one sentence or one paragraph of text already cut, with bounded repeats only.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "HAN_WEIGHT",
+    "own_words",
+    "size",
+    "sentences",
+    "closing_note",
+    "unclosed",
+    "says_duplicate",
+    "wont_fix",
+    "names_pr_alone",
+    "confirms",
+    "checks_status",
+    "new_problem",
+    "is_request",
+]
+
+HAN_WEIGHT = 40 / 15  # Latin characters one Han character counts as: 15 of them say what 40 Latin ones do
+READ = 5_000  # characters of a comment read
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LINKS = re.compile(r"https?://\S{1,500}")
+_MENTIONS = re.compile(r"@[\w-]{1,39}")
+_SENTENCE_END = re.compile(r"(?:[.!?;](?:\s|$)|[。！？；\n])+")  # a period inside a link or a version is none
+# A sentence about closing the thread, or the courtesies around a close.
+_CLOSING = re.compile(
+    r"\bclosing\b|^\s*close[sd]?\b|\b(?:i'?ll|i will|we'?ll|we will|let me|let'?s|will|to|can|could|please|so) close\b"
+    r"|\bclose (?:this|the issue|it|now|for now|as|since|because)\b|\bre-?open\b|\bfeel free to (?:re-?open|ask|comment|open|reach|let|ping)\b"
+    r"|\b(?:as|is|was|marked|being) stale\b|\bstale (?:issue|thread)\b|\b(?:due to|for|of|after) inactivity\b"
+    r"|\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))"
+    r"|\bglad\b|\bhappy to (?:hear|help)\b|\bgreat to hear\b|\bgood to (?:hear|know)\b"
+    r"|\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\b"
+    r"|\bthanks? (?:you )?for (?:the |your )?(?:report|feedback|flagging|confirm|update|letting|reaching)"
+    r"|关闭|关掉|关了|重新打开|重开|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
+    re.IGNORECASE,
+)
+_WONT_FIX = re.compile(
+    r"\b(?:can|could) do nothing\b|\bnothing (?:we|i) can do\b|\bnothing (?:can|could) be done\b|\bwon'?t fix\b"
+    r"|\bnot (?:going|planning) to (?:fix|support|add)\b|\bno plans? to (?:fix|support|add)\b|\bout of (?:the )?scope\b"
+    r"|不会修复|无法修复|暂不支持|不打算支持",
+    re.IGNORECASE,
+)
+_REF = r"(?:#\d{1,9}|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9})"
+_DUPLICATE = re.compile(
+    rf"(?<!not a )(?<!not )(?<!n't a )\bdup(?:e|licate)?d? (?:of|to) {_REF}|\bclos(?:e|ing|ed)\b[^.\n]{{0,40}}\b(?:in favou?r of|because of|as (?:a )?"
+    rf"dup(?:e|licate)?(?: of)?) {_REF}|\bsame (?:issue|problem|question|bug) as {_REF}"
+    rf"|与\s{{0,3}}{_REF}\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\bduplicated?\s{{0,3}}$",
+    re.IGNORECASE,
+)
+_PR_LINK = re.compile(r"https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:pull|commit)/\w{1,40}|#\d{1,9}\b")
+_SHIPPED = re.compile(
+    r"\b(?:supported|implemented|fixed|merged|added|landed|resolved|done|released|addressed)\b|支持|修复|合入|合并|已加|发布",
+    re.IGNORECASE,
+)
+_THANKS = re.compile(
+    r"\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it"
+    r"|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\b"
+    r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害",
+    re.IGNORECASE,
+)
+# The asker, after an answer, reporting what still fails or a failure the answer led to.
+_FAILURE = re.compile(
+    r"\b(?:error|exception|fails?|failed|failure|crash(?:es|ed)?|hangs?|oom|out of memory|traceback|still|another"
+    r"|new (?:issue|problem|error)|but now|now (?:i )?(?:get|got|see|have|meet))\b|\b(?:does|did|do)n'?t (?:work|help)\b"
+    r"|\bnot work(?:ing)?\b|报错|错误|失败|还是|又出现|新的问题|另一个问题|不行|没用",
+    re.IGNORECASE,
+)
+_REQUEST_TITLE = re.compile(
+    r"^\s{0,5}[\[【(]?\s{0,3}(?:feature(?: request)?|feat|rfc|roadmap|proposal|model request|new model|功能请求|需求"
+    r"|新功能)\s{0,3}[\]】):：]|\b(?:new|next|stable) (?:release|version)\b|\brelease request\b"
+    r"|\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\b|\btag a (?:new )?(?:stable )?release\b|发布新版本|发新版",
+    re.IGNORECASE,
+)
+# A maintainer asking whether it is still a problem: never an answer, and the asker's "yes, solved" to it confirms none.
+_STATUS = re.compile(
+    r"\b(?:is|was) (?:this|it|that|the issue) (?:still|now|fixed|resolved|solved)\b|\bstill (?:an? )?(?:issue|problem)\b"
+    r"|\bhave you (?:resolved|solved|fixed)\b|\b(?:does|did) (?:it|this) still\b|\bany (?:update|progress)s?\b"
+    r"|是否(?:已经)?解决|还有问题吗|解决了吗|还存在吗",
+    re.IGNORECASE,
+)
+REQUEST_LABELS = ("feature request", "feature", "new-model", "new model", "rfc", "roadmap", "release")
+
+
+def own_words(body: str) -> str:
+    """`body` without the lines it quotes, its links and its mentions, each line's spaces squeezed (its first
+    `READ` characters); each paragraph on one line, paragraphs apart by a blank line."""
+    lines = (ln for ln in body[:READ].split("\n") if not ln.lstrip().startswith(">"))
+    text = _MENTIONS.sub("", _LINKS.sub("", "\n".join(lines)))
+    paragraphs = (" ".join(p.split()) for p in text.replace("\r", "").split("\n\n"))
+    return "\n\n".join(p for p in paragraphs if p)
+
+
+def size(text: str) -> float:
+    """How much `text` says: its characters but spaces, a Han character counted as `HAN_WEIGHT` Latin ones."""
+    han = len(_HAN.findall(text))
+    return len(text) - text.count(" ") - han + han * HAN_WEIGHT
+
+
+def sentences(text: str) -> list[str]:
+    """`text`'s sentences (split at . ! ? ; before a space or the end, at their Chinese forms, and at line ends),
+    stripped, none empty."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def unclosed(words: str) -> str:
+    """`words` without their sentences about closing the thread."""
+    return " ".join(s for s in sentences(words) if _CLOSING.search(s) is None)
+
+
+def closing_note(words: str, minimum: float) -> bool:
+    """Whether `words` (a comment's own words) close the thread and, their closing sentences aside, say less than
+    `minimum`: "Closing for lack of activity. Feel free to reopen", "Glad that you find it! I will close the issue"."""
+    said = sentences(words)
+    if not any(_CLOSING.search(s) for s in said):
+        return False
+    return size(unclosed(words)) < minimum
+
+
+def wont_fix(words: str) -> bool:
+    """Whether a comment says nothing will be done ("Closing since we can do nothing about it", "won't fix")."""
+    return _WONT_FIX.search(words[:READ]) is not None
+
+
+def says_duplicate(body: str) -> bool:
+    """Whether a comment says its thread repeats another ("Duplicate of #12", "Closing in favor of #6537",
+    "与 #3 重复"), read sentence by sentence."""
+    return any(_DUPLICATE.search(s) for s in sentences(body[:READ]))
+
+
+def names_pr_alone(body: str, minimum: float) -> bool:
+    """Whether a comment names a pull request (or a commit, or #N) as shipped and says little else: "This is now
+    supported: https://github.com/o/r/pull/5", "Fixed in #12". Its words but the reference under `minimum`."""
+    if _PR_LINK.search(body[:READ]) is None:
+        return False
+    words = _PR_LINK.sub("", own_words(body))
+    return _SHIPPED.search(words) is not None and size(words) < minimum
+
+
+def confirms(body: str) -> bool:
+    """Whether the asker's reply confirms what it answers: its first paragraph thanks or says it works, and nothing
+    failing follows that ("Ok, but it's not installed by default; after installing it, then it works" does;
+    "thanks, but now I get a CUDA error" does not)."""
+    first = own_words(body).split("\n\n", 1)[0][:2000]
+    found = list(_THANKS.finditer(first))
+    return bool(found) and _FAILURE.search(first[found[-1].end() :]) is None
+
+
+def new_problem(body: str) -> bool:
+    """Whether the asker's reply reports a failure: the first paragraph names one and does not confirm."""
+    first = own_words(body).split("\n\n", 1)[0][:2000]
+    return _FAILURE.search(first) is not None and not confirms(body)
+
+
+def checks_status(words: str) -> bool:
+    """Whether a comment asks if the problem is still there ("Is this still an issue?", "have you resolved it?")."""
+    return _STATUS.search(words[:READ]) is not None
+
+
+def is_request(title: str, labels: tuple[str, ...]) -> bool:
+    """Whether a thread asks for a feature or a release rather than how to do something: its title's tag
+    ("[Feature]", "[RFC]"), a release asked for ("Request for new release"), or a label saying so."""
+    if any(label.lower() in REQUEST_LABELS for label in labels):
+        return True
+    return _REQUEST_TITLE.search(title[:300]) is not None

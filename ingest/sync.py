@@ -106,26 +106,28 @@ def sync(
 def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
     """Stop the work inside past `seconds` (KB_SYNC_TIMEOUT; 0: no limit) with a SyncFailed naming the sources and
     the deadline: a timer signal interrupts it wherever it is (a regular expression, a parser, a fetch), and the
-    staging copy and the lock are let go on the way out. Only the main thread receives signals: elsewhere (and with
-    another timer already set) the work runs unbounded here, and a caller that needs a bound runs `kb sync` as a
-    process and kills it (server/syncing.py)."""
+    staging copy and the lock are let go on the way out. Only the main thread receives signals: elsewhere the work
+    runs unbounded here, and a caller that needs a bound runs `kb sync` as a process and kills it
+    (server/syncing.py). A timer already set (an outer deadline) is kept: this one ends no later than it, and it is
+    set again, less the time spent, on the way out."""
     if not seconds or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    if signal.getitimer(signal.ITIMER_REAL)[0]:
         yield
         return
 
     def stop(signum: int, frame: object) -> None:
         raise SyncFailed(", ".join(names) or "all", f"the sync took longer than KB_SYNC_TIMEOUT ({seconds:g} s)")
 
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer:  # the outer deadline goes on, at least a moment left so that it still fires
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 0.001))
 
 
 def _chosen(folders: list[Path], names: Sequence[str]) -> dict[Path, list[Upstream]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.sync import SYNC_DIR, sync
+from ingest.sync import SYNC_DIR, _deadline, sync
 from kb.errors import SyncFailed
 from kb.index import read_index
 from kb.settings import Settings
@@ -180,3 +180,20 @@ def test_a_5_mb_one_line_faq_is_stopped_at_the_deadline_and_the_next_sync_is_not
     upstream.commit("Back to many lines", {"docs/faq.md": team_faq()})
     report = sync(ours, wait=False)  # the lock is free: not skipped as another sync's turn
     assert report is not None and report.outcome == "built"
+
+
+def test_a_deadline_inside_a_timer_already_set_still_stops_the_sync_and_keeps_the_outer_one() -> None:
+    """A timer left set (an outer deadline) neither lifts the sync's own deadline nor is lost by it."""
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    signal.setitimer(signal.ITIMER_REAL, 900)
+    try:
+        started = time.monotonic()
+        with pytest.raises(SyncFailed, match=r"KB_SYNC_TIMEOUT \(0\.5 s\)"):
+            with _deadline(0.5, ["team"]):
+                while time.monotonic() - started < 60:
+                    time.sleep(0.01)
+        assert time.monotonic() - started < 10
+        assert 850 < signal.getitimer(signal.ITIMER_REAL)[0] <= 900
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

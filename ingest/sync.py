@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from kb.embedding import deadline
 from kb.entries import Entry
 from kb.errors import IndexMissing, KBError, SourceError, SourceErrors, SyncFailed
 from kb.index import read_index
@@ -105,24 +106,34 @@ def sync(
 @contextmanager
 def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
     """Stop the work inside past `seconds` (KB_SYNC_TIMEOUT; 0: no limit) with a SyncFailed naming the sources and
-    the deadline: a timer signal interrupts it wherever it is (a regular expression, a parser, a fetch), and the
-    staging copy and the lock are let go on the way out. Only the main thread receives signals: elsewhere the work
-    runs unbounded here, and a caller that needs a bound runs `kb sync` as a process and kills it
-    (server/syncing.py). A timer already set (an outer deadline) is kept: this one ends no later than it, and it is
-    set again, less the time spent, on the way out."""
-    if not seconds or threading.current_thread() is not threading.main_thread():
+    the deadline: a timer signal interrupts it wherever it is (a regular expression, a parser, a fetch), every wait
+    for the model looks at the deadline itself (`kb.embedding.deadline`: a signal's exception can be lost, raised
+    inside a finalizer), and the staging copy and the lock are let go on the way out. Only the main thread receives
+    signals: elsewhere only the model's waits are bounded here, and a caller that needs a bound runs `kb sync` as a
+    process and kills it (server/syncing.py). A timer already set (an outer deadline) is kept: this one ends no
+    later than it, and it is set again, less the time spent, on the way out."""
+
+    def late() -> SyncFailed:
+        return SyncFailed(", ".join(names) or "all", f"the sync took longer than KB_SYNC_TIMEOUT ({seconds:g} s)")
+
+    if not seconds:
         yield
+        return
+    if threading.current_thread() is not threading.main_thread():
+        with deadline(time.monotonic() + seconds, late):  # the model's waits only: no signal reaches this thread
+            yield
         return
 
     def stop(signum: int, frame: object) -> None:
-        raise SyncFailed(", ".join(names) or "all", f"the sync took longer than KB_SYNC_TIMEOUT ({seconds:g} s)")
+        raise late()
 
     outer, _ = signal.getitimer(signal.ITIMER_REAL)
     started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, stop)
     signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds)
     try:
-        yield
+        with deadline(started + seconds, late):  # the model's waits too, whatever becomes of the signal
+            yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

@@ -24,8 +24,9 @@ import re
 import threading
 import time
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -294,17 +295,33 @@ class Embedder:
 
 
 WAIT_STEP = 0.2  # seconds: how often a caller waiting for the model looks up from the wait
+_waits = threading.local()  # this thread's deadline for waiting on the model (`deadline`), if any
+
+
+@contextmanager
+def deadline(when: float, error: Callable[[], BaseException]) -> Iterator[None]:
+    """Inside, this thread gives up waiting for the model once `time.monotonic()` passes `when`, raising `error()`:
+    a deadline that holds whatever the model is reading (a sync's, KB_SYNC_TIMEOUT), with or without signals."""
+    outer = getattr(_waits, "until", None)
+    _waits.until = (when, error) if outer is None or when < outer[0] else outer
+    try:
+        yield
+    finally:
+        _waits.until = outer
 
 
 def waited(future: Future[np.ndarray]) -> np.ndarray:
     """The future's vectors, waited for in short steps: between them the waiting thread runs Python again, so a
     signal the process got meanwhile is handled now (a sync's deadline, SIGALRM, may reach the model's thread instead
-    of the waiting one, which a wait without steps would hold up until the model is done)."""
+    of the waiting one, which a wait without steps would hold up until the model is done), and this thread's
+    `deadline`, if it has one, is looked at."""
     while True:
         try:
             return future.result(timeout=WAIT_STEP)
         except TimeoutError:
-            continue
+            until = getattr(_waits, "until", None)
+            if until is not None and time.monotonic() > until[0]:
+                raise until[1]() from None
 
 
 _embedders: dict[str, Embedder] = {}

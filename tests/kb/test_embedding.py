@@ -84,3 +84,33 @@ def test_sentence_transformers_backend_builds_and_searches(tmp_path, minilm_path
 def test_unknown_model_names_the_setting(minilm_path, tmp_path):
     with pytest.raises(SettingsError, match="setting KB_EMBED_MODEL="):
         open_embedder(str(tmp_path / "no-such-model"))
+
+
+def test_a_wait_for_the_model_gives_up_at_its_threads_deadline_and_only_there() -> None:
+    """A sync's deadline holds while the model reads (a future that never completes stands for a long passage)."""
+    import threading
+    import time
+    from concurrent.futures import Future
+
+    from kb.embedding import deadline, waited
+
+    never: Future = Future()
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="late"):
+        with deadline(started + 0.3, lambda: RuntimeError("late")):
+            waited(never)
+    assert time.monotonic() - started < 5
+
+    elsewhere: list[str] = []
+    soon: Future = Future()
+
+    def wait_in_another_thread() -> None:
+        elsewhere.append(str(waited(soon)))
+
+    with deadline(time.monotonic() - 1, lambda: RuntimeError("late")):  # this thread's deadline, long passed
+        other = threading.Thread(target=wait_in_another_thread)
+        other.start()
+        time.sleep(0.5)
+        soon.set_result("vectors")  # type: ignore[arg-type]
+        other.join(5)
+    assert elsewhere == ["vectors"]  # another thread's wait is not bound by it

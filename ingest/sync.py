@@ -29,6 +29,7 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 from typing import Any, Iterator, Sequence
 
 from kb.embedding import deadline
@@ -124,21 +125,39 @@ def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
             yield
         return
 
-    def stop(signum: int, frame: object) -> None:
-        raise late()
+    over = [False]  # set first on the way out, so that a last tick raises nothing there
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        if not over[0] and not _in_finalizer(frame):  # raised in a finalizer, it would be printed and dropped
+            raise late()
 
     outer, _ = signal.getitimer(signal.ITIMER_REAL)
     started = time.monotonic()
     previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds)
+    # Then a tick every TICK until the work stops: one that fell where it could not raise is followed by another.
+    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds, TICK)
     try:
         with deadline(started + seconds, late):  # the model's waits too, whatever becomes of the signal
             yield
     finally:
+        over[0] = True
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer:  # the outer deadline goes on, at least a moment left so that it still fires
             signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 0.001))
+
+
+TICK = 0.2  # seconds between the deadline's signals once it has passed
+
+
+def _in_finalizer(frame: FrameType | None) -> bool:
+    """Whether `frame` runs inside an object's finalizer (`__del__`, a `weakref.finalize`), where Python prints an
+    exception and drops it instead of raising it."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__" or frame.f_code.co_filename.endswith("weakref.py"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _chosen(folders: list[Path], names: Sequence[str]) -> dict[Path, list[Upstream]]:

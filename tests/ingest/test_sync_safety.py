@@ -197,3 +197,21 @@ def test_a_deadline_inside_a_timer_already_set_still_stops_the_sync_and_keeps_th
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+class _SlowFinalizer:
+    def __del__(self) -> None:
+        started = time.monotonic()
+        while time.monotonic() - started < 1.0:  # the deadline passes in here, where an exception would be dropped
+            pass
+
+
+def test_a_deadline_that_falls_in_a_finalizer_still_stops_the_sync_soon_after() -> None:
+    started = time.monotonic()
+    with pytest.raises(SyncFailed, match="KB_SYNC_TIMEOUT"):
+        with _deadline(0.5, ["team"]):
+            _SlowFinalizer()  # dropped at once: its finalizer runs now, past the deadline
+            while time.monotonic() - started < 60:
+                time.sleep(0.01)
+    assert time.monotonic() - started < 10
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

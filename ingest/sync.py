@@ -20,20 +20,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import tempfile
-import threading
 import time
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
-from kb.embedding import deadline
 from kb.entries import Entry
-from kb.errors import IndexMissing, KBError, SourceError, SourceErrors, SyncFailed
+from kb.errors import IndexMissing, KBError, SourceError, SourceErrors
 from kb.index import read_index
 from kb.insights.store import InsightsStore
 from kb.settings import SHIPPED_SOURCES, Settings
@@ -43,6 +38,7 @@ from kb.syncs import LastSync, build_record, follow, write_last
 
 from .changes import SECONDS, Changes, compare
 from .curation import carry_ids, left_behind, mark_stale
+from .deadline import sync_deadline
 from .git_repo import Repository
 from .manifest import MANIFEST_NAME, load_manifest
 from .pipeline import BuildReport, Progress, build_index
@@ -92,7 +88,7 @@ def sync(
             return None
         remove_stale_staging(settings.data_dir / SYNC_DIR)
         try:
-            with _deadline(settings.sync_timeout, names):
+            with sync_deadline(settings.sync_timeout, names):
                 report = _sync(settings, names, dry_run, store, progress, build_folders(settings, folders))
         except Exception as exc:
             reason = str(exc) if isinstance(exc, KBError) else f"{type(exc).__name__}: {exc}"
@@ -101,57 +97,6 @@ def sync(
         if report.outcome != "dry run":
             write_last(settings.data_dir, _last(report, Path(os.path.realpath(settings.index_dir)).name))
         return report
-
-
-@contextmanager
-def _deadline(seconds: float, names: Sequence[str]) -> Iterator[None]:
-    """Stop the work inside past `seconds` (KB_SYNC_TIMEOUT; 0: no limit) with a SyncFailed naming the sources: a
-    timer signal interrupts it (main thread only) and every wait for the model looks at the deadline itself
-    (`kb.embedding.deadline`); an outer timer is kept, and this one ends no later than it."""
-
-    def late() -> SyncFailed:
-        return SyncFailed(", ".join(names) or "all", f"the sync took longer than KB_SYNC_TIMEOUT ({seconds:g} s)")
-
-    if not seconds:
-        yield
-        return
-    if threading.current_thread() is not threading.main_thread():
-        with deadline(time.monotonic() + seconds, late):  # the model's waits only: no signal reaches this thread
-            yield
-        return
-
-    over = [False]  # set first on the way out, so that a last tick raises nothing there
-
-    def stop(signum: int, frame: FrameType | None) -> None:
-        if not over[0] and not _in_finalizer(frame):  # raised in a finalizer, it would be printed and dropped
-            raise late()
-
-    outer, _ = signal.getitimer(signal.ITIMER_REAL)
-    started = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, stop)
-    # Then a tick every TICK until the work stops: one that fell where it could not raise is followed by another.
-    signal.setitimer(signal.ITIMER_REAL, min(seconds, outer) if outer else seconds, TICK)
-    try:
-        with deadline(started + seconds, late):  # the model's waits too, whatever becomes of the signal
-            yield
-    finally:
-        over[0] = True
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer:  # the outer deadline goes on, at least a moment left so that it still fires
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 0.001))
-
-
-TICK = 0.2  # seconds between the deadline's signals once it has passed
-
-
-def _in_finalizer(frame: FrameType | None) -> bool:
-    """Whether `frame` runs in a finalizer (`__del__`, `weakref.finalize`), where an exception is dropped."""
-    while frame is not None:
-        if frame.f_code.co_name == "__del__" or frame.f_code.co_filename.endswith("weakref.py"):
-            return True
-        frame = frame.f_back
-    return False
 
 
 def _chosen(folders: list[Path], names: Sequence[str]) -> dict[Path, list[Upstream]]:

@@ -4,6 +4,7 @@ read or embedded, and a killed sync's staging copy does not stay. Real local Git
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -14,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.sync import SYNC_DIR, _deadline, sync
+from ingest.deadline import sync_deadline
+from ingest.sync import SYNC_DIR, sync
 from kb.errors import SyncFailed
 from kb.index import read_index
 from kb.settings import Settings
@@ -189,7 +191,7 @@ def test_a_deadline_inside_a_timer_already_set_still_stops_the_sync_and_keeps_th
     try:
         started = time.monotonic()
         with pytest.raises(SyncFailed, match=r"KB_SYNC_TIMEOUT \(0\.5 s\)"):
-            with _deadline(0.5, ["team"]):
+            with sync_deadline(0.5, ["team"]):
                 while time.monotonic() - started < 60:
                     time.sleep(0.01)
         assert time.monotonic() - started < 10
@@ -209,9 +211,32 @@ class _SlowFinalizer:
 def test_a_deadline_that_falls_in_a_finalizer_still_stops_the_sync_soon_after() -> None:
     started = time.monotonic()
     with pytest.raises(SyncFailed, match="KB_SYNC_TIMEOUT"):
-        with _deadline(0.5, ["team"]):
+        with sync_deadline(0.5, ["team"]):
             _SlowFinalizer()  # dropped at once: its finalizer runs now, past the deadline
             while time.monotonic() - started < 60:
                 time.sleep(0.01)
     assert time.monotonic() - started < 10
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_a_deadline_that_falls_in_a_garbage_collectors_callback_still_stops_the_sync_and_drops_nothing() -> None:
+    """A test tool (hypothesis) may leave a callback in `gc.callbacks`: an exception raised there is dropped."""
+
+    def slow(phase: str, info: dict[str, int]) -> None:
+        until = time.monotonic() + 0.05
+        while time.monotonic() < until:  # most of the time goes here, where the deadline's signal falls
+            pass
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(slow)
+    gc.set_threshold(10)
+    started = time.monotonic()
+    try:
+        with pytest.raises(SyncFailed, match="KB_SYNC_TIMEOUT"):
+            with sync_deadline(0.5, ["team"]):
+                while time.monotonic() - started < 60:
+                    [[] for _ in range(20)]  # allocations: the collector runs, and its callback with it
+    finally:
+        gc.callbacks.remove(slow)
+        gc.set_threshold(*threshold)
+    assert time.monotonic() - started < 10

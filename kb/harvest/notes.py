@@ -29,6 +29,8 @@ __all__ = [
     "checks_status",
     "new_problem",
     "is_request",
+    "labelled_duplicate",
+    "labelled_solved",
 ]
 
 HAN_WEIGHT = 40 / 15  # Latin characters one Han character counts as: 15 of them say what 40 Latin ones do
@@ -45,8 +47,18 @@ _CLOSING = re.compile(
     r"|\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))"
     r"|\bglad\b|\bhappy to (?:hear|help)\b|\bgreat to hear\b|\bgood to (?:hear|know)\b"
     r"|\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\b"
-    r"|\bthanks? (?:you )?for (?:the |your )?(?:report|feedback|flagging|confirm|update|letting|reaching)"
-    r"|关闭|关掉|关了|重新打开|重开|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
+    r"|\bthanks? (?:you )?(?:so much |very much |a lot )?for (?:the |your )?(?:\w{1,20} )?(?:report|feedback|flagging|confirm"
+    r"|update|letting|reaching|supports?|interest|attention|patience|recognition)"
+    r"|\b(?:no|without) (?:reply|response|feedback) from\b|\bhaven'?t heard back\b|\bdid(?:n'?t| not) (?:reply|respond)\b"
+    r"|关闭|关掉|关了|重新打开|重开|视为(?:已)?解决|(?:未|没有?)(?:回复|回应|反馈)|长时间(?:没有|未|无)|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
+    re.IGNORECASE,
+)
+# A sentence about what will come ("will be explained in the next report", "we will add it", "后续会支持"): no answer yet.
+_LATER = re.compile(
+    r"\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\b"
+    r"|\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\b"
+    r"|\b(?:to-?do|todo) list\b|\bstay tuned\b|\bcoming soon\b|\bin (?:the|a) (?:next|future|later|coming) "
+    r"(?:release|version|update|report)\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中",
     re.IGNORECASE,
 )
 _WONT_FIX = re.compile(
@@ -59,6 +71,7 @@ _REF = r"(?:#\d{1,9}|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|p
 _DUPLICATE = re.compile(
     rf"(?<!not a )(?<!not )(?<!n't a )\bdup(?:e|licate)?d? (?:of|to) {_REF}|\bclos(?:e|ing|ed)\b[^.\n]{{0,40}}\b(?:in favou?r of|because of|as (?:a )?"
     rf"dup(?:e|licate)?(?: of)?) {_REF}|\bsame (?:issue|problem|question|bug) as {_REF}"
+    r"|(?<!not )\b(?:is|as) a duplicate\b|\bduplicate (?:issue|question)\b"
     rf"|与\s{{0,3}}{_REF}\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\bduplicated?\s{{0,3}}$",
     re.IGNORECASE,
 )
@@ -93,6 +106,8 @@ _STATUS = re.compile(
     r"|是否(?:已经)?解决|还有问题吗|解决了吗|还存在吗",
     re.IGNORECASE,
 )
+DUPLICATE_LABELS = ("duplicate", "duplicated", "重复")
+SOLVED_LABELS = ("solved", "resolved", "answered", "已解决")  # a maintainer's word that the thread was answered
 REQUEST_LABELS = ("feature request", "feature", "new-model", "new model", "rfc", "roadmap", "release")
 
 
@@ -118,15 +133,19 @@ def sentences(text: str) -> list[str]:
 
 
 def unclosed(words: str) -> str:
-    """`words` without their sentences about closing the thread."""
-    return " ".join(s for s in sentences(words) if _CLOSING.search(s) is None)
+    """`words` without their sentences about closing the thread or about what will come later."""
+    return " ".join(s for s in sentences(words) if not _set_aside(s))
+
+
+def _set_aside(sentence: str) -> bool:
+    return _CLOSING.search(sentence) is not None or _LATER.search(sentence) is not None
 
 
 def closing_note(words: str, minimum: float) -> bool:
     """Whether `words` (a comment's own words) close the thread and, their closing sentences aside, say less than
     `minimum`: "Closing for lack of activity. Feel free to reopen", "Glad that you find it! I will close the issue"."""
     said = sentences(words)
-    if not any(_CLOSING.search(s) for s in said):
+    if not any(_set_aside(s) for s in said):
         return False
     return size(unclosed(words)) < minimum
 
@@ -169,6 +188,16 @@ def new_problem(body: str) -> bool:
 def checks_status(words: str) -> bool:
     """Whether a comment asks if the problem is still there ("Is this still an issue?", "have you resolved it?")."""
     return _STATUS.search(words[:READ]) is not None
+
+
+def labelled_duplicate(labels: tuple[str, ...]) -> bool:
+    """Whether a label says the thread repeats another."""
+    return any(label.lower() in DUPLICATE_LABELS for label in labels)
+
+
+def labelled_solved(labels: tuple[str, ...]) -> bool:
+    """Whether a label says the thread was answered ("solved"): a short fix then needs no asker's word."""
+    return any(label.lower() in SOLVED_LABELS for label in labels)
 
 
 def is_request(title: str, labels: tuple[str, ...]) -> bool:

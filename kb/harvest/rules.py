@@ -5,21 +5,25 @@ A thread is chosen when:
 - it is an issue closed as completed (never `not_planned` or `duplicate`, nor open), or a Discussion
   with an accepted answer;
 - it asks how to do something, not for a feature or a release (its title or labels, `notes.is_request`), and
-  no maintainer nor its asker says it repeats another ("Duplicate of #12", `notes.says_duplicate`);
+  neither a label nor a maintainer nor its asker says it repeats another ("Duplicate of #12", "This is a duplicate
+  issue", a `duplicate` label: `notes.says_duplicate`, `notes.labelled_duplicate`);
 - its answer is written by one of the repository's own people (author association OWNER, MEMBER or
-  COLLABORATOR by default: `Rules.associations`, set by `KB_HARVEST_ASSOCIATIONS`), or is a Discussion's accepted
-  answer; never by a bot, never by the asker;
+  COLLABORATOR by default: `Rules.associations`, set by `KB_HARVEST_ASSOCIATIONS`), or is another user's answer
+  the asker confirmed, or a Discussion's accepted answer; never by a bot, never by the asker;
 - it has `Rules.label` when one is set (a "FAQ" label), and closed after `Rules.closed_after` when set.
 
-The answer is the accepted answer; else the maintainer's comment the asker confirmed (the last one before the
-asker's "thanks, that worked", `notes.confirms`: a reply that thanks and then reports a failure is a new problem);
-else the last maintainer comment before the close that says enough. A comment says enough when its own words, its
-sentences about closing aside, reach `Rules.min_answer` (`notes.size`: Latin characters, a Han character counting
-as 40/15 of one), or `Rules.min_confirmed` when the asker confirmed it (a one-line command). Never the answer: a
-closing note whatever its length (`notes.closing_note`), a pull request named alone ("This is now supported:
-<link>", `notes.names_pr_alone`), a question back to the asker unless the asker's reply confirms it. A thread whose
-last maintainer word says nothing will be done (`notes.wont_fix`), or whose asker reports a new failure after the
-answer, is not harvested. `Choice.signals` says which rule picked it.
+The answer is the accepted answer; else the comment a reply confirmed (the last one before the asker's "thanks, that
+worked", `notes.confirms`, a maintainer's before another user's; a reply that thanks and then reports a failure is a
+new problem; another user who had the problem may confirm it too); else the last maintainer comment before the
+close that says enough. A comment says enough when its own words, its sentences about closing or about what will
+come later aside, reach `Rules.min_answer` (`notes.size`: Latin characters, a Han character counting as 40/15 of
+one), or `Rules.min_confirmed` when a reply confirmed it or a label says the thread was solved (`notes.labelled_solved`:
+a one-line command), or when it links to documentation. Never the answer: a closing note whatever its length
+(`notes.closing_note`: "Closing for lack of activity", "用户未回复，视为已解决"), a promise ("will be explained in the
+next report"), a pull request named alone ("This is now supported: <link>", `notes.names_pr_alone`), a question back
+to the asker or an invitation to send a fix ("let me know if it works", "could you submit a PR?") unless a reply
+confirms it. A thread whose last maintainer word says nothing will be done (`notes.wont_fix`), or whose asker
+reports a new failure after the answer, is not harvested. `Choice.signals` says which rule picked it.
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ MIN_CONFIRMED = 12  # ... when the asker confirmed it worked: a one-line command
 # A maintainer asking back (for a repro, a log, a new ticket) has not answered yet.
 _ASKS = re.compile(
     r"\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\b"
-    r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下",
+    r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下"
+    r"|\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\b"
+    r"|\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\s?(?:pr|PR)",
     re.IGNORECASE,
 )
 _THANKS_WORDS = ("thank you", "thanks you", "thanks", "thank", "thx", "谢谢", "感谢")  # a comment's closing thanks
@@ -51,8 +57,10 @@ _STILL_FAILING = re.compile(
     r"|还是不行|还是有|仍然|依然|没用|不行",
     re.IGNORECASE,
 )
+# A link to documentation or code: not to another thread, a pull request or a commit, nor to an image.
 _DOC_LINK = re.compile(
-    r"https?://(?!github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:pull|issues|commit|discussions)/)\S{1,500}"
+    r"https?://(?!github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:pull|issues|commit|discussions)/)"
+    r"(?!(?:private-)?user-images\.githubusercontent\.com|github\.com/user-attachments/)\S{1,500}"
 )
 
 
@@ -96,35 +104,39 @@ def _without_closing_thanks(text: str) -> str:
         end -= len(word)
 
 
-def _answers(comment: Comment, confirmed: bool, rules: Rules) -> bool:
-    """Whether a maintainer's comment answers: it says enough (less is enough when the asker `confirmed` it), is no
-    closing note nor a pull request named alone, and asks nothing back unless the asker's reply confirmed it."""
+def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = False) -> bool:
+    """Whether a maintainer's comment answers: it says enough (less is enough when a reply `confirmed` it or a label
+    says the thread was `solved`; a link to documentation alone is enough), is no closing note nor a pull request
+    named alone, and asks nothing back unless a reply confirmed it."""
     words = notes.own_words(comment.body)
-    minimum = rules.min_confirmed if confirmed else rules.min_answer
+    minimum = rules.min_confirmed if confirmed or solved else rules.min_answer
     if notes.closing_note(words, minimum) or notes.names_pr_alone(comment.body, rules.min_answer):
         return False
     if notes.checks_status(words):
         return False
     said = notes.size(notes.unclosed(words))
-    enough = said >= minimum or (_DOC_LINK.search(comment.body[: notes.READ]) is not None and said >= 10)
+    enough = said >= minimum or _DOC_LINK.search(comment.body[: notes.READ]) is not None
     return enough and (confirmed or not asks_back(comment))
 
 
-def _confirmed(comments: list[Comment], thread: Thread) -> set[int]:
-    """The comments the asker's next reply confirms (`notes.confirms`), unless that reply answers a maintainer's
-    "is it still a problem?"."""
+def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[set[int], set[int]]:
+    """The comments a later reply confirms (`notes.confirms`): by anyone but the repository's people (the asker, or
+    another user who had the problem), and those the asker confirms; unless that reply answers a maintainer's "is it
+    still a problem?"."""
     confirmed: set[int] = set()
+    by_asker: set[int] = set()
     pending: list[int] = []
     for i, comment in enumerate(comments):
-        if comment.author != thread.author:
+        mine = [p for p in pending if comments[p].author != comment.author]
+        if _maintainer(comment, thread, rules) or comment.bot or not mine or not notes.confirms(comment.body):
             pending.append(i)
             continue
-        if notes.confirms(comment.body) and not (
-            pending and notes.checks_status(notes.own_words(comments[pending[-1]].body))
-        ):
-            confirmed.update(pending)  # not a "yes, solved" to "have you solved it?": that confirms no answer
+        if not notes.checks_status(notes.own_words(comments[mine[-1]].body)):
+            confirmed.update(mine)  # not a "yes, solved" to "have you solved it?": that confirms no answer
+            if comment.author == thread.author:
+                by_asker.update(mine)
         pending = []
-    return confirmed
+    return confirmed, by_asker
 
 
 def _still_failing(comments: list[Comment], after: int, thread: Thread, rules: Rules) -> bool:
@@ -152,11 +164,18 @@ def refusal(thread: Thread, rules: Rules) -> str:
         return f"closed as {thread.state_reason or 'unknown reason'}"
     if any(notes.says_duplicate(c.body) for c in thread.comments if _own(c, thread, rules)):
         return "a duplicate (the thread says so)"
+    if notes.labelled_duplicate(thread.labels):
+        return "a duplicate (its label says so)"
     return ""
 
 
 def _maintainer(comment: Comment, thread: Thread, rules: Rules) -> bool:
     return comment.association in rules.associations and not comment.bot and comment.author != thread.author
+
+
+def _someone_else(comment: Comment, thread: Thread) -> bool:
+    """Whether a comment is a person's other than the asker's: another user whose answer the asker may confirm."""
+    return not comment.bot and comment.author != thread.author
 
 
 def _own(comment: Comment, thread: Thread, rules: Rules) -> bool:
@@ -192,23 +211,28 @@ def decide(thread: Thread, rules: Rules = Rules()) -> Choice | str:
             return "the accepted answer is a bot's or empty"
         return Choice(thread, thread.accepted, signals | {"answer": "accepted", "by": thread.accepted.association})
     comments = [c for c in thread.comments if thread.closed_at is None or (c.created_at or 0) <= thread.closed_at + 60]
-    confirmed = _confirmed(comments, thread)
+    confirmed, by_asker = _confirmed(comments, thread, rules)
+    solved = notes.labelled_solved(thread.labels)
     answers = [
-        i for i, c in enumerate(comments) if _maintainer(c, thread, rules) and _answers(c, i in confirmed, rules)
+        i
+        for i, c in enumerate(comments)
+        if (_maintainer(c, thread, rules) or (i in by_asker and _someone_else(c, thread) and not asks_back(c)))
+        and _answers(c, i in confirmed, rules, solved)
     ]
     if notes.is_request(thread.title, thread.labels):  # answered at length only: how to do it today
         answers = [i for i in answers if notes.size(notes.own_words(comments[i].body)) >= REQUEST_ANSWER]
         signals["request"] = True
     if not answers:
         return "a request with no answer of how to do it" if signals.get("request") else "no maintainer answer"
-    last = max(i for i, c in enumerate(comments) if _maintainer(c, thread, rules))
+    last = max([i for i, c in enumerate(comments) if _maintainer(c, thread, rules)] + answers)
     if notes.wont_fix(notes.own_words(comments[last].body)):
         return "the maintainers' last word: nothing will be done"
     for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the maintainer answer before it
         if comments[i].author == thread.author and notes.confirms(comments[i].body):
             before = [a for a in answers if a < i and a in confirmed]
+            ours = [a for a in before if _maintainer(comments[a], thread, rules)]  # before another user's
             if before:
-                chosen = comments[before[-1]]
+                chosen = comments[(ours or before)[-1]]
                 return Choice(thread, chosen, signals | {"answer": "thanked", "by": chosen.association})
             break
     if asks_back(comments[last]) and last not in confirmed:

@@ -394,7 +394,7 @@ ROWS = [
     Row("kb/harvest/notes.py", "(?:[.!?;](?:\\s|$)|[。！？；\\n])+"),
     Row(
         "kb/harvest/notes.py",
-        "\\bclosing\\b|^\\s*close[sd]?\\b|\\b(?:i'?ll|i will|we'?ll|we will|let me|let'?s|will|to|can|could|please|so) close\\b|\\bclose (?:this|the issue|it|now|for now|as|since|because)\\b|\\bre-?open\\b|\\bfeel free to (?:re-?open|ask|comment|open|reach|let|ping)\\b|\\b(?:as|is|was|marked|being) stale\\b|\\bstale (?:issue|thread)\\b|\\b(?:due to|for|of|after) inactivity\\b|\\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))|\\bglad\\b|\\bhappy to (?:hear|help)\\b|\\bgreat to hear\\b|\\bgood to (?:hear|know)\\b|\\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\\b|\\bthanks? (?:you )?for (?:the |your )?(?:report|feedback|flagging|confirm|update|letting|reaching)|关闭|关掉|关了|重新打开|重开|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
+        "\\bclosing\\b|^\\s*close[sd]?\\b|\\b(?:i'?ll|i will|we'?ll|we will|let me|let'?s|will|to|can|could|please|so) close\\b|\\bclose (?:this|the issue|it|now|for now|as|since|because)\\b|\\bre-?open\\b|\\bfeel free to (?:re-?open|ask|comment|open|reach|let|ping)\\b|\\b(?:as|is|was|marked|being) stale\\b|\\bstale (?:issue|thread)\\b|\\b(?:due to|for|of|after) inactivity\\b|\\b(?:lack of|no|without) (?:activity|response|further (?:activity|response|discussion))|\\bglad\\b|\\bhappy to (?:hear|help)\\b|\\bgreat to hear\\b|\\bgood to (?:hear|know)\\b|\\bseems? (?:like )?(?:the issue |this |it |that )?(?:is |has been |was |got )?(?:fixed|resolved|solved)\\b|\\bthanks? (?:you )?(?:so much |very much |a lot )?for (?:the |your )?(?:\\w{1,20} )?(?:report|feedback|flagging|confirm|update|letting|reaching|supports?|interest|attention|patience|recognition)|\\b(?:no|without) (?:reply|response|feedback) from\\b|\\bhaven'?t heard back\\b|\\bdid(?:n'?t| not) (?:reply|respond)\\b|关闭|关掉|关了|重新打开|重开|视为(?:已)?解决|(?:未|没有?)(?:回复|回应|反馈)|长时间(?:没有|未|无)|如果?还有(?:其他|其它)?问题|有问题(?:可以)?(?:再|随时)|欢迎(?:再)?(?:提|反馈)|不客气",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -402,7 +402,11 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
+        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|(?<!not )\\\\b(?:is|as) a duplicate\\\\b|\\\\bduplicate (?:issue|question)\\\\b|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -431,7 +435,7 @@ ROWS = [
     # kb/harvest/rules.py
     Row(
         "kb/harvest/rules.py",
-        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下",
+        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)",
     ),
     Row(
         "kb/harvest/rules.py",
@@ -439,7 +443,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/rules.py",
-        "https?://(?!github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:pull|issues|commit|discussions)/)\\S{1,500}",
+        "https?://(?!github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:pull|issues|commit|discussions)/)(?!(?:private-)?user-images\\.githubusercontent\\.com|github\\.com/user-attachments/)\\S{1,500}",
     ),
     # server/channels/github/job_summary.py
     Row("server/channels/github/job_summary.py", "`+"),

@@ -110,7 +110,11 @@ def test_the_llm_reads_as_maintainers_whom_the_harvest_takes_answers_from(
 
     raw = thread()
     raw[0]["comments"][1]["authorAssociation"] = "CONTRIBUTOR"
-    assert harvest(read_threads(raw), llm=llm()).drafts == []  # a contributor's answer: no draft by default
+    [confirmed] = harvest(
+        read_threads(raw), llm=llm()
+    ).drafts  # by default another user's, taken as the asker confirmed it
+    assert confirmed.answer_author == "zhuzilin" and confirmed.signals["by"] == "CONTRIBUTOR"
+    assert "zhuzilin (user)" in endpoint[1][-1]["body"]["messages"][1]["content"]
     wide = Rules(associations=("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR"))
     [draft] = harvest(read_threads(raw), wide, llm=llm()).drafts
     assert draft.signals["condensed"] == "llm"

@@ -82,3 +82,55 @@ def test_a_discussion_needs_its_accepted_answer_not_by_a_bot() -> None:
     assert chosen(base | {"answer": accepted}) == ANSWER
     bot = {"author": {"login": "helper[bot]"}, "body": ANSWER}
     assert chosen(base | {"answer": bot}) is None
+
+
+def test_a_short_fix_counts_when_a_label_says_the_thread_was_solved() -> None:
+    fix = [comment("owner", "OWNER", "刷新一下网页")]  # six characters: "reload the page"
+    assert chosen(issue(fix)) is None
+    assert chosen(issue(fix, labels=[{"name": "solved"}])) == "刷新一下网页"
+
+
+def test_a_link_to_the_documentation_alone_answers_but_an_image_alone_does_not() -> None:
+    docs = "https://llamafactory.readthedocs.io/zh-cn/latest/advanced/arguments.html"
+    assert chosen(issue([comment("owner", "OWNER", docs)])) == docs
+    image = "![image](https://user-images.githubusercontent.com/1/2.png)"
+    assert chosen(issue([comment("owner", "OWNER", image)])) is None
+
+
+def test_another_users_answer_counts_once_the_asker_confirms_it_and_a_maintainers_comes_first() -> None:
+    user = "python src/train_bash.py -h 可以看具体参数"
+    thanks = comment("asker", "NONE", "好的，按照您的方法可以查看到了，非常感谢！", day=3)
+    assert chosen(issue([comment("helper", "NONE", user, day=2), thanks])) == user
+    assert chosen(issue([comment("helper", "NONE", user, day=2)])) is None  # nobody confirmed it
+    asking = comment("helper", "NONE", "Same here. How can we update the model from the hub?", day=2)
+    ours = comment("m", "MEMBER", ANSWER, day=1)
+    assert chosen(issue([ours, asking, comment("asker", "NONE", "yes, that was it. Thank you!", day=3)])) == ANSWER
+
+
+def test_a_user_with_the_same_problem_may_confirm_the_answer() -> None:
+    tried = "@asker can you try adding `--max-gpu-memory 20Gib` to cap each GPU's memory?"
+    raw = issue(
+        [
+            comment("other", "NONE", "I am waiting for the answer too, one card runs out of memory.", day=1),
+            comment("m", "MEMBER", tried, day=2),
+            comment("other", "NONE", "nice! Your suggestion works. Thank you", day=3),
+        ]
+    )
+    assert chosen(raw) == tried
+    assert chosen(issue(raw["comments"][:2])) is None  # unconfirmed, it asks back
+
+
+def test_a_duplicate_label_a_promise_or_an_invitation_to_send_a_fix_is_no_answer() -> None:
+    assert chosen(issue([comment("m", "MEMBER", ANSWER)], labels=[{"name": "duplicate"}])) is None
+    promise = (
+        "Thank you for your great support! This part will be explained in the second part of the technical report."
+    )
+    assert chosen(issue([comment("m", "MEMBER", promise), comment("asker", "NONE", "I see. Thanks!", day=3)])) is None
+    invite = "Thank you! Maybe you could submit a PR to fix this bug in the launch script."
+    assert chosen(issue([comment("m", "MEMBER", invite)])) is None
+    assert chosen(issue([comment("m", "MEMBER", f"{ANSWER} Let me know if it works.")])) is None
+
+
+def test_a_chinese_note_closing_for_no_reply_does_not_displace_the_answer() -> None:
+    note = "由于问题未复现且用户未回复，本issue视为已解决。如果问题还存在请重开该issue，感谢！"
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), comment("m", "MEMBER", note, day=4)])) == ANSWER

@@ -1,0 +1,194 @@
+"""The held-out fixture of tracker threads (tests/data/harvest/heldout.json): what a reader can check in the file.
+
+Nothing here runs the harvest or reads its rules: the checks are on the threads and their labels alone, so they
+hold whatever the rules become. See tests/data/harvest/HELDOUT.md for how the labels were set.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+DATA = ROOT / "tests" / "data"
+HELDOUT = DATA / "harvest" / "heldout.json"
+NOTE = DATA / "harvest" / "HELDOUT.md"
+OTHER_FIXTURES = ("threads.json", "tune_more.json", "unseen.json", "time_split.json")
+QUERY_SETS = ("real_tune.jsonl", "real_test.jsonl", "issues_tune.jsonl", "issues_test.jsonl")
+
+CATEGORIES = {
+    "resolved", "open", "no_answer", "stale", "stale_answered", "not_planned", "duplicate", "non_maintainer",
+    "self_resolved", "asker_is_maintainer", "maintainer_no_answer", "unresolved", "answer_missing", "not_a_question",
+    "closing_note", "contributor_answer", "feature_request", "release_request", "pr_link", "short_fix",
+    "new_problem", "user_answer_confirmed",
+}  # fmt: skip
+POSITIVE_CATEGORIES = {"resolved", "closing_note", "contributor_answer", "short_fix", "user_answer_confirmed"}
+POSITIVE_AUTHORS = {
+    "maintainer": {"OWNER", "MEMBER", "COLLABORATOR"},
+    "contributor": {"CONTRIBUTOR"},
+    "user": {"NONE"},
+}
+# Repositories renamed on GitHub: one thread can be stored under either name.
+OWNER_ALIASES = {"thudm": "zai-org", "volcengine": "verl-project"}
+REPO_ALIASES = {"llama-factory": "llamafactory"}
+ISSUE_URL = re.compile(r"https://github\.com/([^/\s\"]+)/([^/\s\"]+)/issues/(\d+)")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def _repo_and_number(url: str) -> tuple[str, int]:
+    found = ISSUE_URL.fullmatch(url.strip().rstrip("/"))
+    assert found, f"not a GitHub issue URL: {url!r}"
+    owner, repo, number = found.group(1).lower(), found.group(2).lower(), int(found.group(3))
+    return f"{OWNER_ALIASES.get(owner, owner)}/{REPO_ALIASES.get(repo, repo)}", number
+
+
+def _urls_in(text: str) -> set[tuple[str, int]]:
+    return {_repo_and_number(found.group(0)) for found in ISSUE_URL.finditer(text)}
+
+
+def _threads() -> list[dict]:
+    return json.loads(HELDOUT.read_text(encoding="utf-8"))
+
+
+def test_at_least_80_threads_each_a_real_issue_url_once() -> None:
+    threads = _threads()
+    keys = [_repo_and_number(item["url"]) for item in threads]
+    assert len(threads) >= 80
+    assert len(set(keys)) == len(keys), "a thread is in the fixture twice"
+    assert all(number == item["number"] for (_, number), item in zip(keys, threads))
+
+
+@pytest.mark.parametrize("name", OTHER_FIXTURES)
+def test_no_thread_of_another_fixture(name: str) -> None:
+    """Every issue URL anywhere in the other fixtures (time_split.json names them in its drafts and answers)."""
+    other = _urls_in((DATA / "harvest" / name).read_text(encoding="utf-8"))
+    assert other, f"no issue URL read from {name}"
+    clash = {_repo_and_number(item["url"]) for item in _threads()} & other
+    assert not clash, sorted(clash)
+
+
+@pytest.mark.parametrize("name", QUERY_SETS)
+def test_no_thread_of_the_query_sets(name: str) -> None:
+    other = _urls_in((DATA / name).read_text(encoding="utf-8"))
+    assert other, f"no issue URL read from {name}"
+    clash = {_repo_and_number(item["url"]) for item in _threads()} & other
+    assert not clash, sorted(clash)
+
+
+def test_renamed_repositories_are_folded_together() -> None:
+    """The disjointness checks above would miss a thread stored under a repository's old name."""
+    assert _repo_and_number("https://github.com/THUDM/ChatGLM3/issues/7") == ("zai-org/chatglm3", 7)
+    assert _repo_and_number("https://github.com/volcengine/verl/issues/7") == ("verl-project/verl", 7)
+    assert _repo_and_number("https://github.com/hiyouga/LLaMA-Factory/issues/7") == ("hiyouga/llamafactory", 7)
+
+
+def test_each_thread_has_the_shape_gh_writes_and_a_label() -> None:
+    for item in _threads():
+        label = item["fixture"]
+        assert item["state"] in ("OPEN", "CLOSED"), item["url"]
+        assert (item["stateReason"] is None) == (item["state"] == "OPEN"), item["url"]
+        assert (item["closedAt"] is None) == (item["state"] == "OPEN"), item["url"]
+        assert item["stateReason"] in (None, "COMPLETED", "NOT_PLANNED", "DUPLICATE"), item["url"]
+        assert item["title"].strip() and item["body"].strip() and item["author"]["login"], item["url"]
+        for comment in item["comments"]:
+            assert comment["author"]["login"] and comment["body"].strip(), item["url"]
+            assert comment["authorAssociation"] in ("OWNER", "MEMBER", "COLLABORATOR", "CONTRIBUTOR", "NONE")
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT12:00:00Z", comment["createdAt"]), item["url"]
+        assert label["category"] in CATEGORIES, (item["url"], label["category"])
+        assert label["excerpt"] is True and "authorAssociation" in label["hand_labelled"], item["url"]
+        if item["state"] == "CLOSED":
+            assert {"stateReason", "closedAt"} <= set(label["hand_labelled"]), item["url"]
+        assert label["why"].strip() and label["lang"] in ("en", "zh"), item["url"]
+        if label["lang"] == "zh":
+            assert CJK.search(item["title"] + item["body"]), f"labelled Chinese, no Chinese text: {item['url']}"
+
+
+def test_each_positive_is_closed_and_names_a_comment_by_a_person_of_the_kind_it_says() -> None:
+    threads = _threads()
+    positives = [item for item in threads if item["fixture"]["harvest"]]
+    assert 0.3 <= len(positives) / len(threads) <= 0.5
+    for item in threads:
+        label = item["fixture"]
+        if not label["harvest"]:
+            assert label["answer"] is None, item["url"]
+            assert label["category"] not in POSITIVE_CATEGORIES - {"closing_note"}, item["url"]
+            continue
+        assert item["state"] == "CLOSED" and label["category"] in POSITIVE_CATEGORIES, item["url"]
+        answer = item["comments"][label["answer"]]
+        assert not answer["author"]["is_bot"] and answer["body"].strip(), item["url"]
+        assert answer["author"]["login"] != item["author"]["login"], f"the asker's own answer: {item['url']}"
+        assert answer["authorAssociation"] in POSITIVE_AUTHORS[label["answer_author_is"]], item["url"]
+
+
+def test_an_open_thread_is_never_a_positive_and_is_labelled_open() -> None:
+    for item in _threads():
+        if item["state"] == "OPEN":
+            assert item["fixture"]["category"] == "open" and not item["fixture"]["harvest"], item["url"]
+
+
+@pytest.mark.parametrize(
+    ("category", "least"),
+    [
+        ("contributor_answer", 1), ("closing_note", 5), ("stale", 4), ("self_resolved", 4),
+        ("feature_request", 4), ("duplicate", 3), ("pr_link", 4), ("short_fix", 4), ("new_problem", 3),
+        ("user_answer_confirmed", 2), ("release_request", 2), ("open", 4),
+    ],
+)  # fmt: skip
+def test_the_hard_cases_are_there_in_numbers(category: str, least: int) -> None:
+    assert sum(item["fixture"]["category"] == category for item in _threads()) >= least
+
+
+def test_contributors_speak_in_several_threads() -> None:
+    """A CONTRIBUTOR (a commit in the repository, nothing more) answers or comments in several threads."""
+    speaking = [item for item in _threads() if any(c["authorAssociation"] == "CONTRIBUTOR" for c in item["comments"])]
+    assert len(speaking) >= 5
+
+
+def test_a_short_fix_is_short_and_a_contributor_answer_is_a_contributors() -> None:
+    for item in _threads():
+        label = item["fixture"]
+        if label["category"] == "short_fix":
+            assert len(item["comments"][label["answer"]]["body"]) < 40, item["url"]
+        if label["category"] == "contributor_answer":
+            assert item["comments"][label["answer"]]["authorAssociation"] == "CONTRIBUTOR", item["url"]
+
+
+def test_a_closing_note_positive_has_a_later_comment_after_its_answer() -> None:
+    """A positive `closing_note` is one where the real answer comes before the note that closes the thread."""
+    for item in _threads():
+        label = item["fixture"]
+        if label["harvest"] and label["category"] == "closing_note":
+            assert label["answer"] < len(item["comments"]) - 1, item["url"]
+
+
+def test_chinese_and_english_threads_both_in_good_number_from_many_repositories() -> None:
+    threads = _threads()
+    chinese = sum(item["fixture"]["lang"] == "zh" for item in threads)
+    assert 0.35 <= chinese / len(threads) <= 0.55
+    repos = Counter(_repo_and_number(item["url"])[0] for item in threads)
+    assert len(repos) >= 20 and max(repos.values()) <= len(threads) // 5
+
+
+def test_the_figures_in_the_note_are_the_files() -> None:
+    """HELDOUT.md states the counts a reader would recompute from the file."""
+    threads = _threads()
+    positives = sum(item["fixture"]["harvest"] for item in threads)
+    chinese = sum(item["fixture"]["lang"] == "zh" for item in threads)
+    repos = len({_repo_and_number(item["url"])[0] for item in threads})
+    note = NOTE.read_text(encoding="utf-8")
+    assert f"`heldout.json` holds {len(threads)} real public GitHub issue threads" in note
+    summary = (
+        f"{repos} repositories; {positives} positives, {len(threads) - positives} negatives; "
+        f"{chinese} Chinese threads, {len(threads) - chinese} English."
+    )
+    assert summary in note
+
+
+def test_no_rule_reads_the_heldout_fixture() -> None:
+    """It is measured once and reported: nothing in the library may read it (to tune on it)."""
+    readers = [path for path in (ROOT / "kb").rglob("*.py") if "heldout.json" in path.read_text(encoding="utf-8")]
+    assert not readers

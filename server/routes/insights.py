@@ -8,7 +8,7 @@ something takes the bearer token, or the SameSite=Strict sign-in cookie with the
 token; one from another site's page (its `Origin`) is refused (server/admin_auth.py).
 
 The GitHub bot's suggested answers (its `suggest` mode) are listed with Post and Dismiss, forms
-of the same kind (server/channels/github/suggested.py).
+of the same kind (server/channels/github/suggestion_routes.py).
 
 Every question the page lists (a gap's wordings, the answers that may be wrong, the
 questions of not-helpful votes, the recent questions) can be linked to the entry that

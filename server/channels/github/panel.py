@@ -23,7 +23,7 @@ SAID = ("posted", "dismissed", "no_token", "no_base_url", "refused", "gone")
 
 
 async def panel(request: Request, insights: Insights) -> dict[str, Any] | None:
-    """The panel's context: the suggested answers, those posted lately (server/channels/github/suggested.py);
+    """The panel's context: the suggested answers, those posted lately (server/channels/github/suggestion_routes.py);
     None when the bot is off and nothing waits."""
     suggested = await KeptSuggestions(insights).suggestions()
     if not (suggested or request.app.state.settings.github_webhook_secret):

@@ -12,7 +12,7 @@ a new id: the signature covers the body only), is acknowledged and not acted on 
 insights database, so this holds across the processes and replicas sharing it (in this process alone without
 one, or while it cannot be reached). A close is queued in that database before it is acknowledged, and harvested
 from there (close_queue.py): a stop or a flood loses none. In suggest mode the answers are kept for /insights,
-where a maintainer posts or dismisses them (suggested.py).
+where a maintainer posts or dismisses them (suggestion_routes.py).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from ...schemas import ErrorOut
 from ...settings import ServerSettings
 from ...syncing import PushSyncs, synced_folders
 from ...votes import take_vote
-from . import suggested
+from . import suggestion_routes
 from .app_auth import AppTokens, read_private_key
 from .backlog import Backlog, IssueLocks
 from .bot import Suggestions, Teach, Vote, respond
@@ -58,7 +58,7 @@ __all__ = ["router", "install", "start", "REPLAY_WINDOW"]
 
 log = logging.getLogger("kb.server")
 router = APIRouter(tags=["github"])
-router.include_router(suggested.router)
+router.include_router(suggestion_routes.router)
 
 REPLAY_WINDOW = 7 * 24 * 3600.0  # GitHub redelivers a delivery, by hand, for up to 3 days; a week is kept
 _ERRORS: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut}, 401: {"model": ErrorOut}}
@@ -83,7 +83,7 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
 
 def api_for(request: Request, event: Opened | Command | Closed) -> GitHubAPI | None:
     """The API as the App's installation the event came through, or as KB_GITHUB_TOKEN's user; None without either."""
-    return suggested.api_as(request, issue_of(event).installation)
+    return suggestion_routes.api_as(request, issue_of(event).installation)
 
 
 async def start(app: FastAPI, stack: AsyncExitStack) -> None:
@@ -105,7 +105,7 @@ async def start(app: FastAPI, stack: AsyncExitStack) -> None:
 
 async def _queued_harvest(app: FastAPI, asked: Opened, _taken: object) -> str:
     """A queued close harvested by the queue's own turn: its comments read with an API of its own."""
-    api = suggested.api_of(app, asked.installation)
+    api = suggestion_routes.api_of(app, asked.installation)
     thread = IssueThread(api, asked.repo, asked.number, MAX_COMMENTS) if api else None
     insights = getattr(app.state, "insights", None) or Insights(app.state.recorder)
     reloader = app.state.reloader

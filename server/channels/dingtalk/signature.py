@@ -16,6 +16,7 @@ import hmac
 import time
 
 from ...exceptions import ServerError
+from ..timestamps import off_by, said, whole_number
 
 __all__ = ["BadDingTalkSignature", "sign", "verify", "MAX_AGE_MS"]
 
@@ -44,14 +45,13 @@ def verify(secret: str, timestamp: str | None, signature: str | None, now: float
         raise BadDingTalkSignature("the timestamp header is missing")
     if not signature:
         raise BadDingTalkSignature("the sign header is missing")
-    if not (timestamp.isascii() and timestamp.isdigit()) or len(timestamp) > MAX_TIMESTAMP_DIGITS:
+    sent_ms = whole_number(timestamp, MAX_TIMESTAMP_DIGITS)
+    if sent_ms is None:
         raise BadDingTalkSignature(f"timestamp {timestamp[:40]!r} is not a Unix time in milliseconds")
-    now_ms = (time.time() if now is None else now) * 1000
-    age = (now_ms - int(timestamp)) / 1000
-    if abs(age) * 1000 > MAX_AGE_MS:
-        when = f"{age:.0f} s old" if age > 0 else f"{-age:.0f} s in the future"
+    age = off_by(sent_ms / 1000, time.time() if now is None else now, MAX_AGE_MS / 1000)
+    if age is not None:
         raise BadDingTalkSignature(
-            f"timestamp is {when}; DingTalk messages more than an hour away are refused "
+            f"timestamp is {said(age)}; DingTalk messages more than an hour away are refused "
             "(a replay, or this server's clock is wrong)"
         )
     if not hmac.compare_digest(sign(secret, timestamp).encode("ascii"), signature.encode("utf-8", "replace")):

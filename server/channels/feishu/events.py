@@ -31,6 +31,7 @@ from typing import Any, Mapping
 
 from ...exceptions import ServerError
 from ...request_checks import MAX_JSON_DEPTH, too_deep
+from ..timestamps import off_by, said, whole_number
 
 __all__ = [
     "FeishuEvents",
@@ -249,13 +250,13 @@ def _said(content: bytes | None) -> str:
 
 def _check_fresh(sent: str, now: float) -> None:
     """Refuse a timestamp that is not a whole number of seconds within `MAX_AGE_SECONDS` of `now`."""
-    if not (sent.isascii() and sent.isdigit()) or len(sent) > MAX_TIMESTAMP_DIGITS:
+    seconds = whole_number(sent, MAX_TIMESTAMP_DIGITS)
+    if seconds is None:
         raise BadFeishuRequest(f"{TIMESTAMP} {sent[:40]!r} is not a Unix time in seconds", "stale")
-    age = now - int(sent)
-    if abs(age) > MAX_AGE_SECONDS:
-        when = f"{age:.0f} s old" if age > 0 else f"{-age:.0f} s in the future"
+    age = off_by(seconds, now, MAX_AGE_SECONDS)
+    if age is not None:
         raise BadFeishuRequest(
-            f"{TIMESTAMP} is {when}; more than {MAX_AGE_SECONDS} s away is refused "
+            f"{TIMESTAMP} is {said(age)}; more than {MAX_AGE_SECONDS} s away is refused "
             "(a replay, or this server's clock is wrong)",
             "stale",
         )

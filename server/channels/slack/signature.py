@@ -12,6 +12,7 @@ import hmac
 import time
 
 from ...exceptions import ServerError
+from ..timestamps import off_by, said
 
 __all__ = ["BadSlackSignature", "sign", "verify", "MAX_AGE_SECONDS", "MAX_TIMESTAMP_DIGITS"]
 
@@ -46,17 +47,15 @@ def verify(secret: str, timestamp: str | None, signature: str | None, body: byte
         raise BadSlackSignature(
             f"X-Slack-Request-Timestamp has {len(timestamp)} digits; a Unix time in seconds has at most {MAX_TIMESTAMP_DIGITS}"
         )
-    sent = int(timestamp)
-    now = time.time() if now is None else now
-    age = now - sent
-    if age > MAX_AGE_SECONDS:
+    age = off_by(int(timestamp), time.time() if now is None else now, MAX_AGE_SECONDS)
+    if age is not None and age > 0:
         raise BadSlackSignature(
-            f"X-Slack-Request-Timestamp is {age:.0f} s old; Slack requests older than {MAX_AGE_SECONDS} s "
+            f"X-Slack-Request-Timestamp is {said(age)}; Slack requests older than {MAX_AGE_SECONDS} s "
             "are refused (a replay, or this server's clock is wrong)"
         )
-    if -age > MAX_AGE_SECONDS:
+    if age is not None:
         raise BadSlackSignature(
-            f"X-Slack-Request-Timestamp is {-age:.0f} s in the future; more than {MAX_AGE_SECONDS} s ahead "
+            f"X-Slack-Request-Timestamp is {said(age)}; more than {MAX_AGE_SECONDS} s ahead "
             "is refused (is this server's clock behind?)"
         )
     expected = sign(secret, timestamp, body)

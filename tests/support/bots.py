@@ -20,13 +20,16 @@ from typing import Any, Callable
 
 import httpx
 
+from server.channels.registry import CHANNELS
 from server.settings import ServerSettings
 from tests.support import dingtalk, feishu, slack
 from tests.support.servers import own_data
 
-__all__ = ["BOTS", "Sent", "Request", "Harness", "BotServer", "Bots"]
+__all__ = ["BOTS", "HARNESSES", "Sent", "Request", "Harness", "BotServer", "Bots"]
 
-BOTS = ["slack", "feishu", "dingtalk"]
+# The team chats: the channels a platform calls with one message at a time (`platform`, reading a question), each
+# of which must have its harness here; a bot added to the registry is in every scenario at once.
+BOTS = [c.name for c in CHANNELS if c.platform and c.reads == "question"]
 Request = tuple[bytes, dict[str, str], str]  # a body, its headers, and the key its replies arrive under
 
 

@@ -330,3 +330,10 @@ def test_votes_are_kept_one_per_voter_and_limited_per_voter(bot: BotServer, harn
     assert said[10].startswith("Too many votes from you; try again in ")
     assert bot.rows("SELECT entry_id, helpful, channel FROM votes WHERE entry_id = ?", entry) == [(entry, 1, name)]
     assert not [row for row in bot.rows("SELECT voter FROM votes") if voter in row[0]], "a keyed hash, not the voter"
+
+
+def test_every_team_chat_in_the_registry_has_a_harness_and_so_every_scenario() -> None:
+    from tests.support.bots import HARNESSES
+
+    assert BOTS == ["slack", "feishu", "dingtalk"]  # the registry's team chats, in its order
+    assert sorted(HARNESSES) == sorted(BOTS)

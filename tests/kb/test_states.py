@@ -90,8 +90,12 @@ def test_questions_far_outside_the_field_are_never_answered_and_lie_below_the_fl
         assert "FAQ 中没有把握的答案" in compose_answer(result, "zh").text or not result.hits
 
 
-def test_a_channel_below_the_floor_keeps_its_state_and_a_lower_point_answers(kb: KnowledgeBase) -> None:
+def test_through_a_channel_a_question_between_the_floor_and_its_point_may_answer_and_a_lower_point_answers(
+    kb: KnowledgeBase,
+) -> None:
     events = Events()
     found = asyncio.run(asking.search(kb, events, PARAPHRASE, channel="web"))
+    weights = kb.searcher.weights
+    assert weights.floor <= found.result.confidence < weights.threshold(kb.precision_for("web"))
     assert found.result.state == "likely"
     assert found.result.at(kb.searcher.weights.threshold(0.5)).state == "answered"

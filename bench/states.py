@@ -2,13 +2,14 @@
 answered, shown as "may answer", or said not covered, at each channel's operating point; the
 confidence's AUROC, coverage at precision 0.9, calibration error and reliability per population
 (written questions, real tracker titles, pasted error lines); a mixed stream at precision 0.9;
-questions far outside the field; every entry asked in its own words; and the search's p50.
+questions far outside the field and near it; every entry asked in its own words; and the search's p50.
 
     python bench/states.py    # every table (Markdown), with the shipped calibration
 
 Needs an index (`kb ingest`) in $KB_DATA_DIR. dev and holdout were fitted on (the ranking weights
 and the query adapter; the confidence is fitted on real questions alone); real_test never was:
-it is only reported. far_outside (cooking, weather, travel) is reported only.
+it is only reported. far_outside (cooking, weather, travel) and near_outside (other frameworks'
+errors, other tools' settings) are reported only.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from kb.verdict import AnswerState  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-SETS = ("dev", "holdout", "real_test", "far_outside")
+SETS = ("dev", "holdout", "real_test", "far_outside", "near_outside")
 # The operating points the channels declare by default (kb.settings, server channels, GitHub).
 POINTS = {"default 0.8": 0.8, "MCP 0.85": 0.85, "Slack, GitHub comment 0.9": 0.9}
 

@@ -83,7 +83,7 @@ from bench_chat_bots import (  # noqa: E402
     feishu_event,
 )
 from bench_chat_bots import TOKEN as FEISHU_TOKEN  # noqa: E402
-from common import (  # noqa: E402
+from common import (
     ROOT,
     Row,
     changed_sources,
@@ -92,13 +92,12 @@ from common import (  # noqa: E402
     kb_command,
     kb_env,
     main,
-    mib,
     own_settings,
     pct,
     questions,
     serving,
-    status_kib,
-)
+)  # noqa: E402
+from processes import mib, status_kib  # noqa: E402
 
 from kb.settings import Settings  # noqa: E402
 

@@ -149,7 +149,21 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     by_set = {name: asked(kb, name) for name in SETS}
     print(f"({time.perf_counter() - started:.0f} s to search every set)")
+    per_set(by_set, w)
+    per_population(by_set)
+    for name, said in (("far_outside", "far outside the field"), ("near_outside", "near the field, outside the FAQs")):
+        rows = by_set[name]
+        print(
+            f"\n{said}: {sum(r.result.answered for r in rows)} of {len(rows)} answered, "
+            f"{sum(r.result.state == 'not_covered' for r in rows)} below the floor, highest confidence "
+            f"{max(r.result.confidence for r in rows):.3f}"
+        )
+    own_words(kb)
+    timing(kb, [r.query.q for r in by_set["holdout"] + by_set["real_test"]])
 
+
+def per_set(by_set: dict[str, list[Asked]], w: Any) -> None:
+    """Each set's states at each operating point, and a mixed stream's at precision 0.9."""
     print("\n## Per query set, at each operating point\n")
     print(
         "| set | point | answerable declined | answered (right) | answered or 'may answer' with the right entry first "
@@ -164,7 +178,6 @@ def main(argv: list[str] | None = None) -> None:
                 f"| {f['outside_declined']} / {f['outside']} | {f['outside_below_floor']} / {f['outside']} "
                 f"| {pct(f['precision'])} | {pct(f['coverage'])} |"
             )
-
     mixed = by_set["holdout"] + by_set["real_test"]
     f = states(mixed, w.threshold(0.9))
     print(
@@ -172,6 +185,9 @@ def main(argv: list[str] | None = None) -> None:
         f"{pct(f['coverage'])}, precision {pct(f['precision'])}"
     )
 
+
+def per_population(by_set: dict[str, list[Asked]]) -> None:
+    """The confidence's AUROC, coverage at precision 0.9, calibration error and reliability per population."""
     print("\n## The confidence per population (searched as served; real_test never fitted on)\n")
     print("| population | questions | right first | AUROC | coverage at precision 0.9 | calibration error |")
     print("|---|---|---|---|---|---|")
@@ -197,16 +213,6 @@ def main(argv: list[str] | None = None) -> None:
         for row in reliability([r.result.confidence for r in rows], [r.right for r in rows]):
             if row["questions"]:
                 print(f"| {row['bin']} | {row['questions']} | {row['confidence']:.3f} | {row['right']:.3f} |")
-
-    far = by_set["far_outside"]
-    print(
-        f"\nfar outside the field: {sum(r.result.answered for r in far)} of {len(far)} answered, "
-        f"{sum(r.result.state == 'not_covered' for r in far)} below the floor, highest confidence "
-        f"{max(r.result.confidence for r in far):.3f}"
-    )
-    own_words(kb)
-
-    timing(kb, [r.query.q for r in by_set["holdout"] + by_set["real_test"]])
 
 
 def timing(kb: KnowledgeBase, questions: Sequence[str]) -> None:

@@ -90,13 +90,39 @@ def _parts(question: str, answer: str) -> list[str]:
     return [f"{question}\n{b}" for b in blocks if len(b) >= 20]
 
 
+def _part_vectors(s: Any, versions: list[tuple[int, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """The owner and the vector of each part of the entries' answers (paragraph, list item, code block)."""
+    part_texts = [(i, t) for i, v in versions for t in _parts(v.question, v.answer)]
+    return np.array([i for i, _ in part_texts]), s.embedder.embed_passages([s.glossary.gloss(t) for _, t in part_texts])
+
+
+def _hubness(s: Any, q_owners: np.ndarray, q_vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each entry's typical similarity (centred) to the corpus's other questions, and to general text."""
+    n = len(s.entries)
+    rows = s.dense.vectors(np.arange(len(s.rows.owners)))
+    sims = rows @ q_vectors.T
+    sims[s.rows.owners[:, None] == q_owners[None, :]] = -1.0  # not the entry's own questions
+    hub = s.rows.best(np.arange(n), np.sort(sims, axis=1)[:, -10:].mean(axis=1))
+    general = s.rows.best(np.arange(n), np.sort(rows @ s.background.T, axis=1)[:, -10:].mean(axis=1))
+    return hub - hub.mean(), general - general.mean()
+
+
+def _reduced_dense(s: Any, texts: list[str]) -> DenseIndex:
+    """The entries' vectors with each traceback they quote reduced like a pasted one before embedding."""
+
+    def reduced(text: str) -> str:
+        return FENCE.sub(
+            lambda m: "```\n" + reduce_trace(m.group(1)) + "\n```" if looks_like_trace(m.group(1)) else m.group(0), text
+        )
+
+    return DenseIndex.from_vectors(s.embedder.embed_passages([s.glossary.gloss(reduced(text)) for text in texts]))
+
+
 def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
     """Variants that were measured and not kept, as (name, context manager factory)."""
     n = len(s.entries)
     versions = [(i, v) for i, e in enumerate(s.entries) for v in e.versions()]
-    part_texts = [(i, t) for i, v in versions for t in _parts(v.question, v.answer)]
-    part_owners = np.array([i for i, _ in part_texts])
-    part_vectors = s.embedder.embed_passages([s.glossary.gloss(t) for _, t in part_texts])
+    part_owners, part_vectors = _part_vectors(s, versions)
     q_owners = np.array([i for i, _ in versions])
     q_vectors = s.embedder.embed_queries([v.question for _, v in versions])  # questions embedded as queries
     cosines = s.entry_cosines
@@ -112,13 +138,7 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
     def with_questions(ids: np.ndarray, q: np.ndarray) -> np.ndarray:
         return cosines(ids, q) + (_best_of(q_owners, q_vectors @ q, n)[ids] - 0.85)
 
-    rows = s.dense.vectors(np.arange(len(s.rows.owners)))
-    sims = rows @ q_vectors.T
-    sims[s.rows.owners[:, None] == q_owners[None, :]] = -1.0  # not the entry's own questions
-    hub = s.rows.best(np.arange(n), np.sort(sims, axis=1)[:, -10:].mean(axis=1))
-    hub -= hub.mean()
-    general = s.rows.best(np.arange(n), np.sort(rows @ s.background.T, axis=1)[:, -10:].mean(axis=1))
-    general -= general.mean()
+    hub, general = _hubness(s, q_owners, q_vectors)
 
     def less_hub(hubness: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         def entry_cosines(ids: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -126,14 +146,7 @@ def tried(s: Any) -> list[tuple[str, Callable[[], Any]]]:
 
         return entry_cosines
 
-    def reduced(text: str) -> str:
-        return FENCE.sub(
-            lambda m: "```\n" + reduce_trace(m.group(1)) + "\n```" if looks_like_trace(m.group(1)) else m.group(0), text
-        )
-
-    reduced_dense = DenseIndex.from_vectors(
-        s.embedder.embed_passages([s.glossary.gloss(reduced(v.text)) for _, v in versions])
-    )
+    reduced_dense = _reduced_dense(s, [v.text for _, v in versions])
 
     return [
         (

@@ -140,6 +140,15 @@ def _prepared(dev: list[EvalQuery], adapted: bool, weighed: Searcher) -> Callabl
 
 
 def run(quick: bool = False) -> list[Row]:
+    results, tune_seconds = measured(quick)
+    report(results, quick)
+    if not quick:
+        save(results)
+    return figures(results, tune_seconds)
+
+
+def measured(quick: bool) -> tuple[dict[str, dict], float]:
+    """Each system's figures (without the adapter, with it) on every set, and the seconds a refit took."""
     orders = 1 if quick else ORDERS
     sets = {name: load_queries(DATA / f"{name}.jsonl") for name in ("dev", "holdout", "real_tune", "real_test")}
     fitted_on = sets["dev"] + sets["holdout"] + sets["real_tune"]
@@ -170,7 +179,11 @@ def run(quick: bool = False) -> list[Row]:
             results[name]["curve"] = tune_to_test(
                 teacher, sets["real_tune"], sets["real_test"], orders, _prepared(sets["dev"], adapted, systems[name])
             )
-    rows = []
+    return results, tune_seconds
+
+
+def report(results: dict[str, dict], quick: bool) -> None:
+    """The tables: the whole search, abstention at 5%, learned or not, hubs, and the learning curve."""
     print("\nthe whole search, each with its own calibration:")
     lines = []
     for s in ("real_test", "holdout", "dev"):
@@ -229,6 +242,10 @@ def run(quick: bool = False) -> list[Row]:
             ("linked", "adapter", *metrics),
         )
     )
+
+
+def figures(results: dict[str, dict], tune_seconds: float) -> list[Row]:
+    rows = []
     test_with, test_without = results["with"]["sets"]["real_test"], results["without"]["sets"]["real_test"]
     rows.append(
         Row(
@@ -247,17 +264,20 @@ def run(quick: bool = False) -> list[Row]:
         )
     )
     rows.append(Row("refitting the shipped adapter", f"{tune_seconds:.1f} s", "< 120 s", tune_seconds < 120))
-    if not quick:
-        (ROOT / "bench" / "adapter.json").write_text(
-            json.dumps(
-                {n: {**r, "curve": {str(s): c for s, c in r["curve"].items()}} for n, r in results.items()},
-                indent=2,
-                ensure_ascii=False,
-            )
-            + "\n",
-            encoding="utf-8",
-        )
     return rows
+
+
+def save(results: dict[str, dict]) -> None:
+    """The figures written to bench/adapter.json."""
+    (ROOT / "bench" / "adapter.json").write_text(
+        json.dumps(
+            {n: {**r, "curve": {str(s): c for s, c in r["curve"].items()}} for n, r in results.items()},
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 if __name__ == "__main__":

@@ -192,10 +192,7 @@ def run(quick: bool = False, seconds: float = 60.0) -> list[Row]:
     seconds = 30.0 if quick else seconds
     with tempfile.TemporaryDirectory() as tmp:
         settings = ready_settings(Path(tmp))
-        data_dir = serving_dir(Path(tmp), "acknowledged", settings)
-        store = InsightsStore(store_path(data_dir))
-        store.keep_drafts(_drafts())
-        store.close()
+        data_dir = _with_drafts(serving_dir(Path(tmp), "acknowledged", settings))
         servers: list[LoopbackServer] = []
 
         def serve(app: Any) -> LoopbackServer:
@@ -243,72 +240,97 @@ def run(quick: bool = False, seconds: float = 60.0) -> list[Row]:
             killer.start()
             _drive(clients, url, seed=1)
             killer.join()
-            process = restarted["process"]
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline and (queued(database) or not set(clients.closes) <= harvested(database)):
-                time.sleep(0.5)
-            accepted = _accepted(database)
-            served = {
-                n: httpx.get(f"{url}/api/entries/{w}", timeout=30).status_code == 200 for n, w in accepted.items()
-            }
-            lost_closes = sorted(set(clients.closes) - harvested(database))
-            left = queued(database)
+            settled = _settled(clients, url, database)
         finally:
             killer.join()
-            process = restarted.get("process", process)
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            _stop(restarted.get("process", process))
             for server in servers:
                 server.__exit__(None, None, None)
-        comments = Counter(issue for issue, said in github.comments.items() for c in said if c["user"]["login"] == BOT)
-        answered = sum(1 for n in clients.faqs if comments.get(f"owner/repo#{n}"))
-        twice = sum(1 for count in comments.values() if count > 1)
-        unserved = sorted(n for n, ok in served.items() if not ok)
-        lost_accepts = sorted(n for n in clients.accepts if not served.get(n))
-        sent = ", ".join(f"{k} {v}" for k, v in sorted(clients.sent.items()))
-        failed = sum(clients.failed.values())
-        return [
-            Row(
-                f"requests sent in {seconds:.0f} s of load (8 clients, a kill -9 halfway)",
-                f"{sent}; restarted in {restarted['took']:.1f} s",
-            ),
-            Row(
-                "closes acknowledged (202) not harvested",
-                f"{len(lost_closes)} of {len(clients.closes)} ({restarted['in flight']} in flight at the kill)",
-                "0",
-                not lost_closes,
-            ),
-            Row(
-                "accepts answered 303, or drafts accepted, whose answer is not served",
-                f"{len(set(lost_accepts) | set(unserved))} of {len(set(clients.accepts) | set(accepted))}",
-                "0",
-                not lost_accepts and not unserved,
-            ),
-            Row("/faq deliveries answered twice (one given again, or a second comment)", str(twice), "0", twice == 0),
-            Row(
-                "/faq deliveries given again: answered 'delivered before'",
-                f"{clients.again.get('delivered before', 0)} of {sum(clients.again.values())}",
-                "all",
-                clients.again.get("delivered before", 0) == sum(clients.again.values()),
-            ),
-            Row(
-                "/faq deliveries taken and answered (an answer in flight at the kill is not queued)",
-                f"{answered} of {len(clients.faqs)}"
-                + (f"; left: {', '.join(f'{k} {v}' for k, v in sorted(clients.left.items()))}" if clients.left else ""),
-            ),
-            Row(
-                "requests failed other than at the kill",
-                f"{failed}"
-                + (f" ({', '.join(f'{k} {v}' for k, v in sorted(clients.failed.items()))})" if failed else ""),
-                "0",
-                failed == 0,
-            ),
-            Row("closes still queued at the end", str(left), "0", left == 0),
-        ]
+        return _figures(seconds, clients, restarted, github, *settled)
+
+
+def _with_drafts(data_dir: Path) -> Path:
+    """`data_dir`, its insights database holding the drafts the clients accept."""
+    store = InsightsStore(store_path(data_dir))
+    store.keep_drafts(_drafts())
+    store.close()
+    return data_dir
+
+
+def _settled(clients: Clients, url: str, database: Path) -> tuple[dict[int, str], dict[int, bool], list[int], int]:
+    """Once every close acknowledged is harvested (or 180 s): the drafts accepted, whether each is served, the closes
+    acknowledged and not harvested, and the closes still queued."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and (queued(database) or not set(clients.closes) <= harvested(database)):
+        time.sleep(0.5)
+    accepted = _accepted(database)
+    served = {n: httpx.get(f"{url}/api/entries/{w}", timeout=30).status_code == 200 for n, w in accepted.items()}
+    return accepted, served, sorted(set(clients.closes) - harvested(database)), queued(database)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _figures(
+    seconds: float,
+    clients: Clients,
+    restarted: dict[str, Any],
+    github: GitHubStandIn,
+    accepted: dict[int, str],
+    served: dict[int, bool],
+    lost_closes: list[int],
+    left: int,
+) -> list[Row]:
+    comments = Counter(issue for issue, said in github.comments.items() for c in said if c["user"]["login"] == BOT)
+    answered = sum(1 for n in clients.faqs if comments.get(f"owner/repo#{n}"))
+    twice = sum(1 for count in comments.values() if count > 1)
+    unserved = sorted(n for n, ok in served.items() if not ok)
+    lost_accepts = sorted(n for n in clients.accepts if not served.get(n))
+    sent = ", ".join(f"{k} {v}" for k, v in sorted(clients.sent.items()))
+    failed = sum(clients.failed.values())
+    return [
+        Row(
+            f"requests sent in {seconds:.0f} s of load (8 clients, a kill -9 halfway)",
+            f"{sent}; restarted in {restarted['took']:.1f} s",
+        ),
+        Row(
+            "closes acknowledged (202) not harvested",
+            f"{len(lost_closes)} of {len(clients.closes)} ({restarted['in flight']} in flight at the kill)",
+            "0",
+            not lost_closes,
+        ),
+        Row(
+            "accepts answered 303, or drafts accepted, whose answer is not served",
+            f"{len(set(lost_accepts) | set(unserved))} of {len(set(clients.accepts) | set(accepted))}",
+            "0",
+            not lost_accepts and not unserved,
+        ),
+        Row("/faq deliveries answered twice (one given again, or a second comment)", str(twice), "0", twice == 0),
+        Row(
+            "/faq deliveries given again: answered 'delivered before'",
+            f"{clients.again.get('delivered before', 0)} of {sum(clients.again.values())}",
+            "all",
+            clients.again.get("delivered before", 0) == sum(clients.again.values()),
+        ),
+        Row(
+            "/faq deliveries taken and answered (an answer in flight at the kill is not queued)",
+            f"{answered} of {len(clients.faqs)}"
+            + (f"; left: {', '.join(f'{k} {v}' for k, v in sorted(clients.left.items()))}" if clients.left else ""),
+        ),
+        Row(
+            "requests failed other than at the kill",
+            f"{failed}" + (f" ({', '.join(f'{k} {v}' for k, v in sorted(clients.failed.items()))})" if failed else ""),
+            "0",
+            failed == 0,
+        ),
+        Row("closes still queued at the end", str(left), "0", left == 0),
+    ]
 
 
 if __name__ == "__main__":

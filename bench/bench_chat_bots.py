@@ -121,6 +121,27 @@ def card_arrival(message_id: str, timeout: float = 30) -> float:
         return cards[message_id]
 
 
+def asked_three_ways(client: httpx.Client, n: int, text: str) -> tuple[float, float, float, float]:
+    """Seconds for question `n` (`text`) as a Feishu event (to its 200, to its card), a DingTalk message and a search."""
+    message_id, body, headers = feishu_event(f"{text} (1)", f"oc_{n}")  # a chat each: under its limit
+    started = time.perf_counter()
+    response = client.post("/feishu/events", content=body, headers=headers)
+    acknowledged = time.perf_counter()
+    if response.json() != {"msg": "ok"}:
+        raise SystemExit(f"{text!r}: Feishu event: HTTP {response.status_code}: {response.text[:200]}")
+    card = card_arrival(message_id)
+    body, headers = dingtalk_message(f"{text} (2)", f"cid_{n}")
+    ding_started = time.perf_counter()
+    answer = client.post("/dingtalk/robot", content=body, headers=headers)
+    ding = time.perf_counter()
+    if answer.status_code != 200 or answer.json().get("msgtype") != "markdown":
+        raise SystemExit(f"{text!r}: DingTalk: HTTP {answer.status_code}: {answer.text[:200]}")
+    search_started = time.perf_counter()
+    client.get("/api/search", params={"q": f"{text} (3)", "k": 4}).raise_for_status()
+    searched = time.perf_counter()
+    return acknowledged - started, card - started, ding - ding_started, searched - search_started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200, help="timed questions (each sent three ways)")
@@ -150,28 +171,10 @@ def main() -> None:
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
                 for n, text in enumerate(islice(cycle(items), args.requests + 10)):
-                    message_id, body, headers = feishu_event(f"{text} (1)", f"oc_{n}")  # a chat each: under its limit
-                    started = time.perf_counter()
-                    response = client.post("/feishu/events", content=body, headers=headers)
-                    acknowledged = time.perf_counter()
-                    if response.json() != {"msg": "ok"}:
-                        raise SystemExit(f"{text!r}: Feishu event: HTTP {response.status_code}: {response.text[:200]}")
-                    card = card_arrival(message_id)
-                    body, headers = dingtalk_message(f"{text} (2)", f"cid_{n}")
-                    ding_started = time.perf_counter()
-                    answer = client.post("/dingtalk/robot", content=body, headers=headers)
-                    ding = time.perf_counter()
-                    if answer.status_code != 200 or answer.json().get("msgtype") != "markdown":
-                        raise SystemExit(f"{text!r}: DingTalk: HTTP {answer.status_code}: {answer.text[:200]}")
-                    search_started = time.perf_counter()
-                    client.get("/api/search", params={"q": f"{text} (3)", "k": 4}).raise_for_status()
-                    searched = time.perf_counter()
-                    if n < 10:  # warm up: first searches build caches
-                        continue
-                    for name, ms in zip(
-                        times, (acknowledged - started, card - started, ding - ding_started, searched - search_started)
-                    ):
-                        times[name].append(ms * 1000)
+                    took = asked_three_ways(client, n, text)
+                    if n >= 10:  # after the warm-up: the first searches build caches
+                        for name, seconds in zip(times, took):
+                            times[name].append(seconds * 1000)
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -239,34 +239,9 @@ def throughput(port: int, items: list[str], repeat: int) -> dict[tuple[str, int]
     return loads
 
 
-def run(quick: bool = False, rounds: int = 4) -> list[Row]:
-    pool = questions(holdout=True, real=True)
-    random.Random(28).shuffle(pool)
-    warm, pool = pool[:WARM_UP], pool[WARM_UP:]
-    rounds = 1 if quick else rounds
-    per_round = 2 * BLOCK * (2 if quick else len(pool) // (2 * BLOCK * rounds))
-    if per_round < 2 * BLOCK:
-        raise ValueError(f"{len(pool)} questions are too few for {rounds} rounds of {2 * BLOCK} new ones")
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = own_settings(Path(tmp))
-        bare = Bare()
-        try:
-            with serving(settings) as (url, _):
-                port = urlsplit(url).port
-                assert port is not None
-                bare.embed(warm)
-                kept_alive(port, warm[: WARM_UP // 2])
-                new_connections(port, warm[WARM_UP // 2 :])
-                found = latency(port, bare, rounds, per_round, pool)
-        finally:
-            bare.close()
-        items = pool if not quick else pool[:40]
-        with serving(settings, KB_QUERY_CACHE_SIZE="0") as (url, _):
-            port = urlsplit(url).port
-            assert port is not None
-            kept_alive(port, warm)
-            loads = throughput(port, items, 1 if quick else 2)
-
+def figures(found: dict[str, list[float]], loads: dict[tuple[str, int], Load]) -> list[Row]:
+    """The rows of the query path's latencies (against the bare embedding) and of its throughput at each
+    concurrency."""
     kept = statistics.median(found["kept ratio"])
     rows = [
         Row(
@@ -305,6 +280,38 @@ def run(quick: bool = False, rounds: int = 4) -> list[Row]:
                 share >= THROUGHPUT_SHARE,
             )
         )
+    return rows
+
+
+def run(quick: bool = False, rounds: int = 4) -> list[Row]:
+    pool = questions(holdout=True, real=True)
+    random.Random(28).shuffle(pool)
+    warm, pool = pool[:WARM_UP], pool[WARM_UP:]
+    rounds = 1 if quick else rounds
+    per_round = 2 * BLOCK * (2 if quick else len(pool) // (2 * BLOCK * rounds))
+    if per_round < 2 * BLOCK:
+        raise ValueError(f"{len(pool)} questions are too few for {rounds} rounds of {2 * BLOCK} new ones")
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = own_settings(Path(tmp))
+        bare = Bare()
+        try:
+            with serving(settings) as (url, _):
+                port = urlsplit(url).port
+                assert port is not None
+                bare.embed(warm)
+                kept_alive(port, warm[: WARM_UP // 2])
+                new_connections(port, warm[WARM_UP // 2 :])
+                found = latency(port, bare, rounds, per_round, pool)
+        finally:
+            bare.close()
+        items = pool if not quick else pool[:40]
+        with serving(settings, KB_QUERY_CACHE_SIZE="0") as (url, _):
+            port = urlsplit(url).port
+            assert port is not None
+            kept_alive(port, warm)
+            loads = throughput(port, items, 1 if quick else 2)
+
+    rows = figures(found, loads)
     print(
         f"query path: {rounds} round(s) of {per_round} new questions (half kept-alive, half on new connections), "
         f"and {len(items)} at each concurrency",

@@ -33,7 +33,9 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from common import Row, clients, drive, main, own_settings, questions, serving, serving_dir, timed  # noqa: E402
+from common import Load, Row, clients, drive, main, own_settings, questions, serving, serving_dir, timed  # noqa: E402
+
+from kb.settings import Settings  # noqa: E402
 
 SECTION = "replicas"
 CLIENTS = 32
@@ -60,56 +62,71 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
             stack.callback(server.close)
             database_url = server.create_database("bench")
         settings = own_settings(Path(tmp) / "own")
-        servers = {
-            "recording off": ({}, serving_dir(Path(tmp), "off", settings, False)),
-            "SQLite": ({}, serving_dir(Path(tmp), "sqlite", settings, True)),
-            "PostgreSQL": ({"KB_DATABASE_URL": database_url}, serving_dir(Path(tmp), "pg", settings, True)),
-        }
-        pools = {}
-        for label, (env, path) in servers.items():
-            url, _ = stack.enter_context(serving(settings.with_(data_dir=path), **env))
-            pools[label] = stack.enter_context(httpx.Client(base_url=url, timeout=60))
-        for client in pools.values():  # warm up: the model's pages, the first connections, the query cache
-            timed(lambda q: client.get("/api/search", params={"q": q}).raise_for_status(), items, 1)
-        samples: dict[str, list[float]] = {label: [] for label in servers}
-        for _ in range(rounds):
-            for label, client in pools.items():
-                samples[label] += timed(
-                    lambda q: client.get("/api/search", params={"q": q}).raise_for_status(), items, 1
-                )
-        p50 = {label: statistics.median(s) for label, s in samples.items()}
+        p50 = one_at_a_time(stack, Path(tmp), settings, database_url, items, rounds)
+        load, written, flushed = two_replicas(stack, Path(tmp), settings, database_url, items, seconds)
+    print(f"replicas: {len(items)} questions x {rounds} rounds per server; {seconds:g} s of load", file=sys.stderr)
+    return figures(p50, load, written, flushed)
 
-        # Two replicas, one database.
-        replicas = [
-            stack.enter_context(
-                serving(
-                    settings.with_(data_dir=serving_dir(Path(tmp), f"replica-{n}", settings, True)),
-                    KB_DATABASE_URL=database_url,
-                )
-            )[0]
-            for n in range(2)
-        ]
-        http = clients(replicas[0], CLIENTS)
-        for client in http:
-            stack.callback(client.close)
-        for url in replicas:
-            timed(lambda q: http[0].get(f"{url}/api/search", params={"q": q}).raise_for_status(), items, 1)
-        settled(replicas)
-        before = _count(database_url)
-        started = time.perf_counter()
-        load = drive(
-            CLIENTS,
-            lambda t, i: (
-                http[t].get(f"{replicas[i % 2]}/api/search", params={"q": items[i % len(items)]}).raise_for_status()
-            ),
-            seconds=seconds,
-        )
-        settled(replicas)
-        flushed = time.perf_counter() - started
-        written = _count(database_url) - before
 
+def one_at_a_time(
+    stack: ExitStack, tmp: Path, settings: Settings, database_url: str, items: list[str], rounds: int
+) -> dict[str, float]:
+    """The p50 of a search asked one at a time (query cached) with recording off, to SQLite and to PostgreSQL."""
+    servers = {
+        "recording off": ({}, serving_dir(tmp, "off", settings, False)),
+        "SQLite": ({}, serving_dir(tmp, "sqlite", settings, True)),
+        "PostgreSQL": ({"KB_DATABASE_URL": database_url}, serving_dir(tmp, "pg", settings, True)),
+    }
+    pools = {}
+    for label, (env, path) in servers.items():
+        url, _ = stack.enter_context(serving(settings.with_(data_dir=path), **env))
+        pools[label] = stack.enter_context(httpx.Client(base_url=url, timeout=60))
+    for client in pools.values():  # warm up: the model's pages, the first connections, the query cache
+        timed(lambda q: client.get("/api/search", params={"q": q}).raise_for_status(), items, 1)
+    samples: dict[str, list[float]] = {label: [] for label in servers}
+    for _ in range(rounds):
+        for label, client in pools.items():
+            samples[label] += timed(lambda q: client.get("/api/search", params={"q": q}).raise_for_status(), items, 1)
+    return {label: statistics.median(s) for label, s in samples.items()}
+
+
+def two_replicas(
+    stack: ExitStack, tmp: Path, settings: Settings, database_url: str, items: list[str], seconds: float
+) -> tuple[Load, int, float]:
+    """Two replicas on one database under CLIENTS clients for `seconds`: the load, the rows written and the seconds
+    until every one was."""
+    replicas = [
+        stack.enter_context(
+            serving(
+                settings.with_(data_dir=serving_dir(tmp, f"replica-{n}", settings, True)),
+                KB_DATABASE_URL=database_url,
+            )
+        )[0]
+        for n in range(2)
+    ]
+    http = clients(replicas[0], CLIENTS)
+    for client in http:
+        stack.callback(client.close)
+    for url in replicas:
+        timed(lambda q: http[0].get(f"{url}/api/search", params={"q": q}).raise_for_status(), items, 1)
+    settled(replicas)
+    before = _count(database_url)
+    started = time.perf_counter()
+    load = drive(
+        CLIENTS,
+        lambda t, i: (
+            http[t].get(f"{replicas[i % 2]}/api/search", params={"q": items[i % len(items)]}).raise_for_status()
+        ),
+        seconds=seconds,
+    )
+    settled(replicas)
+    flushed = time.perf_counter() - started
+    return load, _count(database_url) - before, flushed
+
+
+def figures(p50: dict[str, float], load: Load, written: int, flushed: float) -> list[Row]:
     rows = []
-    for label in servers:
+    for label in p50:
         vs = "" if label == "recording off" else f" ({p50[label] - p50['recording off']:+.1f} ms)"
         rows.append(
             Row(
@@ -133,7 +150,6 @@ def run(quick: bool = False, database_url: str = "") -> list[Row]:
             written == len(load.latencies),
         )
     )
-    print(f"replicas: {len(items)} questions x {rounds} rounds per server; {seconds:g} s of load", file=sys.stderr)
     return rows
 
 

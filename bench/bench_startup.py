@@ -28,23 +28,8 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (  # noqa: E402
-    ROOT,
-    Row,
-    cpu_seconds,
-    free_port,
-    kb_command,
-    kb_env,
-    main,
-    mapping_kib,
-    mib,
-    model_file,
-    own_settings,
-    questions,
-    start_server,
-    status_kib,
-    stop,
-)
+from common import ROOT, Row, free_port, kb_command, kb_env, main, own_settings, questions, start_server, stop  # noqa: E402
+from processes import cpu_seconds, mapping_kib, mib, model_file, status_kib  # noqa: E402
 
 from kb.settings import Settings  # noqa: E402
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import Load, Row, children, clients, drive, main, mib, own_settings, questions, rollup_kib, serving  # noqa: E402
+from common import Load, Row, clients, drive, main, own_settings, questions, serving  # noqa: E402
+from processes import children, mib, rollup_kib  # noqa: E402
 
 SECTION = "workers"
 CONCURRENCY = (8, 32)

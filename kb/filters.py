@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .entries import Entry
+from .errors import QueryError, shown
 
 __all__ = ["Subset", "Filters"]
 
@@ -110,3 +111,12 @@ class Filters:
         for part in parts[1:]:
             result = result & part
         return result
+
+    def check(self, tags: Sequence[str] = (), source: str | None = None) -> None:
+        """Raise QueryError naming the filter at fault, and the values it may take, for a tag or a source no entry
+        has."""
+        for field, values in (("tag", tags), ("source", [source] if source is not None else [])):
+            known = sorted(value for kind, value in self._sets if kind == field)
+            for value in values:
+                if value not in known:
+                    raise QueryError(field, f"unknown {field} {shown(value)}; known: {', '.join(known)}")

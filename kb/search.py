@@ -20,8 +20,8 @@ from .adapter import QueryAdapter
 from .dense import DenseIndex, EntryRows, matvec
 from .embedding import Embedder
 from .entries import Entry
-from .errors import QueryError, shown
 from .filters import Filters
+from .frameworks import Frameworks
 from .glossary import Glossary
 from .hits import Hit, SearchResult, Signals
 from .hubs import demoted, links_only_entries
@@ -32,7 +32,7 @@ from .quoted_errors import QuotedErrors
 from .scope import Scopes
 from .scoring import Features, Weights
 from .spelling import Spelling
-from .text import checked_query, detect_lang, tokenize
+from .text import checked_query, detect_lang
 from .verbatim import CERTAIN, Verbatim
 
 # What a search returns lives in kb.hits, how it is scored in kb.scoring: import them from there.
@@ -113,13 +113,7 @@ class Searcher:
         self._every_entry = np.arange(len(self.entries), dtype=np.int64)
         # The dense side filters vectors, not entries: a vector has its entry's tags and languages.
         self.row_filters = self.filters if self.rows.identity else Filters([self.entries[o] for o in self.rows.owners])
-        # Each entry's framework as the word a query names it by, coded as a small integer.
-        words = {name: (tokenize(name) or [""])[0] for name in sorted({e.framework for e in self.entries})}
-        self._framework_code = {word: code for code, word in enumerate(dict.fromkeys(words.values()))}
-        self._framework_name = {self._framework_code[word]: name for name, word in words.items()}
-        self._frameworks = np.array([self._framework_code[words[e.framework]] for e in self.entries], dtype=np.int32)
-        self._tags = {t for e in self.entries for t in e.tags}
-        self._sources = {e.source for e in self.entries}
+        self.frameworks = Frameworks(self.entries)  # the frameworks a query names (kb.frameworks)
 
     def _words_changed(self) -> None:
         # An entry's length, as the ranking weighs it: log of its distinct words, centred.
@@ -161,11 +155,7 @@ class Searcher:
     def check_filters(self, tags: Sequence[str] = (), source: str | None = None) -> None:
         """Raise QueryError naming the filter at fault, and the values it may take, for a tag or
         a source no entry has."""
-        for tag in tags:
-            if tag not in self._tags:
-                raise QueryError("tag", f"unknown tag {shown(tag)}; known: {', '.join(sorted(self._tags))}")
-        if source is not None and source not in self._sources:
-            raise QueryError("source", f"unknown source {shown(source)}; known: {', '.join(sorted(self._sources))}")
+        self.filters.check(tags, source)
 
     def plan(
         self,
@@ -297,13 +287,13 @@ class Searcher:
             if f.no_evidence(order[0], weights):
                 confidence = 0.0
         order = order[: plan.k]
-        matched = self._matched(weighed, evidence.holds[order])
+        terms_of = matched(weighed, evidence.holds[order])
         hits = tuple(
             Hit(
                 entry=self.entries[int(ids[j])],
                 score=round(float(score[j]), 4),
                 rank=rank,
-                matched=matched[rank - 1],
+                matched=terms_of[rank - 1],
                 signals=Signals(float(f.cosine[j]), f.background, float(f.coverage[j]), float(f.question[j])),
             )
             for rank, j in enumerate(order, 1)
@@ -337,17 +327,16 @@ class Searcher:
     ) -> Features:
         """`features` of a query vector as compared (through the adapter), given the lexical
         evidence for `ids` when it is known."""
-        named_codes = [self._framework_code.get(g[0][0], -1) for g in terms.groups]
-        named = {code for code in named_codes if code >= 0}
+        named, framework = self.frameworks.named(terms, ids)
         learned = learned or self.matching.match(q)
         evidence = evidence or self._evidence(self.lexical.weighed(terms), ids)
         return Features(
             cosine=self.entry_cosines(ids, q),
-            background=self._background(q),
+            background=background_score(self.background, q),
             coverage=evidence.coverage,
             question=evidence.question,
-            named=np.isin(self._frameworks[ids], list(named)) if named else np.zeros(len(ids), dtype=bool),
-            framework=next((self._framework_name[c] for c in named_codes if c >= 0), None),
+            named=named,
+            framework=framework,
             length=self.length[ids],
             alternate=learned.best_of(ids),
             not_covered=learned.not_covered,
@@ -357,33 +346,36 @@ class Searcher:
     def background_of(self, q: np.ndarray) -> float:
         """What general-domain text scores for a query vector as compared (`compared`): the mean of its three best
         cosines."""
-        return self._background(q)
-
-    def _background(self, q: np.ndarray) -> float:
-        """What general-domain text scores for the query: the mean of its three best cosines."""
-        if not len(self.background):
-            return 0.0
-        cosines = matvec(self.background, q)
-        if len(cosines) > 3:
-            cosines = np.partition(cosines, len(cosines) - 3)[-3:]
-        return float(np.sort(cosines)[-3:].mean())
+        return background_score(self.background, q)
 
     def query_terms(self, plan: Plan) -> QueryTerms:
-        return self._respell(self.glossary.query_terms(plan.text))
+        return respelled(self.spelling, self.glossary.query_terms(plan.text))
 
     def entry_cosines(self, ids: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Each entry's cosine with `q`: the best of its vectors'."""
         return self.rows.best(ids, self.dense.cosines(self.rows.rows_of(ids), q))
 
-    def _respell(self, terms: QueryTerms) -> QueryTerms:
-        """Give each query word the corpus lacks its near spellings as alternatives."""
-        groups = []
-        for group in terms.groups:
-            near = self.spelling.near(group[0][0])
-            groups.append(group + tuple((word, SPELLING_WEIGHT) for word in near))
-        return QueryTerms(tuple(groups))
 
-    @staticmethod
-    def _matched(weighed: Weighed, holds: np.ndarray) -> list[tuple[str, ...]]:
-        """The query terms each entry contains, in query order, given which it holds (rows of `LexicalIndex.holds`)."""
-        return [tuple(dict.fromkeys(weighed.terms[j] for j in np.flatnonzero(row))) for row in holds]
+def background_score(background: np.ndarray, q: np.ndarray) -> float:
+    """What general-domain text (`background`, its vectors) scores for a query vector: the mean of its three best
+    cosines."""
+    if not len(background):
+        return 0.0
+    cosines = matvec(background, q)
+    if len(cosines) > 3:
+        cosines = np.partition(cosines, len(cosines) - 3)[-3:]
+    return float(np.sort(cosines)[-3:].mean())
+
+
+def respelled(spelling: Spelling, terms: QueryTerms) -> QueryTerms:
+    """`terms` with each query word the corpus lacks given its near spellings as alternatives."""
+    groups = []
+    for group in terms.groups:
+        near = spelling.near(group[0][0])
+        groups.append(group + tuple((word, SPELLING_WEIGHT) for word in near))
+    return QueryTerms(tuple(groups))
+
+
+def matched(weighed: Weighed, holds: np.ndarray) -> list[tuple[str, ...]]:
+    """The query terms each entry contains, in query order, given which it holds (rows of `LexicalIndex.holds`)."""
+    return [tuple(dict.fromkeys(weighed.terms[j] for j in np.flatnonzero(row))) for row in holds]

@@ -42,7 +42,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--issues",
         metavar="FILE",
-        help="whole issues (lines with `title` and `body`) to fit the confidence of whole issues on, which the GitHub "
+        help="whole issues (lines with `title` and `body`) to fit the confidence of whole issues on, which a tracker's "
         "bot answers by",
     )
     p.add_argument(

@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "file",
         help="the labelled JSONL query set to measure on (one `kb calibrate` did not fit on): each line's `q`, "
-        "or a whole issue's `title` and `body`, read as the GitHub bot reads an issue",
+        "or a whole issue's `title` and `body`, read as a tracker's bot reads an issue",
     )
     p.add_argument("--json", action="store_true", help="print figures as JSON")
     p.add_argument("--explain", action="store_true", help="show each miss with its signals")
@@ -128,7 +128,7 @@ def print_operating(report: EvalReport, kb: KnowledgeBase, settings: Settings) -
     points = {"default (KB_ANSWER_PRECISION)": settings.answer_precision} | operating_points(settings)
     issues = sum(o.query.issue for o in report.outcomes)
     if issues:
-        print(f"{issues} of {len(report.outcomes)} questions are whole issues, read as the GitHub bot reads them")
+        print(f"{issues} of {len(report.outcomes)} questions are whole issues, read as a tracker's bot reads them")
     for name, precision in points.items():
         a = report.answering(judged_by(report, kb).threshold(precision))
         got = "-" if a["precision"] is None else f"{a['precision']:.3f}"

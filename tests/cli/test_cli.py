@@ -192,7 +192,7 @@ def test_eval_reads_a_whole_issue_as_the_bot_does_and_prints_each_question(setti
         # a draft is written wherever a comment would be: suggest mode's point is the lower
         assert line["answers"]["github suggest mode"] >= line["answers"]["github comment mode"]
     figures = kb("eval", str(path), data_dir=settings.data_dir).stdout
-    assert f"{len(issues)} of {len(issues)} questions are whole issues, read as the GitHub bot reads them" in figures
+    assert f"{len(issues)} of {len(issues)} questions are whole issues, read as a tracker's bot reads them" in figures
     assert "  github comment mode at precision 0.9: answers " in figures
     points = json.loads(kb("eval", str(path), "--json", data_dir=settings.data_dir).stdout)["points"]
     assert (points["github comment mode"]["point"], points["github suggest mode"]["point"]) == (0.9, 0.7)

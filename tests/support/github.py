@@ -12,7 +12,7 @@ import itertools
 import json
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
@@ -236,6 +236,15 @@ class GitHubStandIn:
         for kept in (*kept_, self.reactions, self.pages):
             kept.clear()
         self.limited, self.down, self.slow, self.retry_after, self.drip = 0, False, 0.0, 0, 0.0
+
+    def fresh(self) -> Iterator[GitHubStandIn]:
+        """The stand-in as it started for one test, reset before the test and after it whether it passed or not
+        (a module's fixture yields from it)."""
+        self.reset()
+        try:
+            yield self
+        finally:
+            self.reset()
 
     def add_comment(self, issue: str, body: str, login: str) -> int:
         """A comment written on `owner/repo#N` by `login` (someone other than the bot); its id."""

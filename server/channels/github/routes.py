@@ -283,18 +283,16 @@ async def webhook(
     settings: ServerSettings = request.app.state.settings
     body = await request.body()  # at most KB_MAX_BODY_BYTES (RequestLimits)
     headers = request.headers
-    verify(
-        settings.github_webhook_secret, headers.get("x-hub-signature-256"), body
-    )  # else a 401 (server/error_handler.py)
+    # else a 401 (server/error_handler.py)
+    verify(settings.github_webhook_secret, headers.get("x-hub-signature-256"), body)
     delivery = headers.get("x-github-delivery", "")
     if not delivery:
         raise BadGitHubEvent("the X-GitHub-Delivery header is missing")
-    if not await _first(request, guard, delivery):
-        log.info("GitHub delivery %s was received before; not answered again", delivery[:64])
-        return {"ok": True, "done": "delivered before"}
-    if not await _first(request, guard, "body:" + hashlib.sha256(body).hexdigest()):  # the same signed body, a new id
-        log.info("GitHub delivery %s carries a body received before; not answered again", delivery[:64])
-        return {"ok": True, "done": "delivered before"}
+    signed = "body:" + hashlib.sha256(body).hexdigest()  # the same signed body, sent again under a new id
+    for key, seen in ((delivery, "was received before"), (signed, "carries a body received before")):
+        if not await _first(request, guard, key):
+            log.info("GitHub delivery %s %s; not answered again", delivery[:64], seen)
+            return {"ok": True, "done": "delivered before"}
     name = headers.get("x-github-event", "")
     if name == "push":
         return _pushed(request, await run_in_threadpool(read_push, body), delivery)
@@ -306,7 +304,7 @@ async def webhook(
     refused = _faq_refusal(request, event, guard)
     if refused:
         return {"ok": True, "done": f"not answered: {refused}"}
-    closes = await _queued(request, event, guard, [delivery, "body:" + hashlib.sha256(body).hexdigest()])
+    closes = await _queued(request, event, guard, [delivery, signed])
     api = api_for(request, event)
     # A close's votes and its harvest both read the issue's comments: once, for both.
     thread = IssueThread(api, asked.repo, asked.number, MAX_COMMENTS) if isinstance(event, Closed) and api else None

@@ -1,6 +1,7 @@
 """Adding a channel is its package and one registry line: the Discord-shaped example of docs/adding-a-channel.md,
 read from the page, written into a copy of `server/`, and served from that copy (Discord itself stands in as
-signed requests made here with a key of the test's own)."""
+signed requests made here with a key of the test's own); then `python tools/gendocs.py` writes the docs' sections the
+channel put out of date, and `--check` finds the copy's docs clean."""
 
 from __future__ import annotations
 
@@ -102,7 +103,7 @@ def test_adding_the_example_changes_only_its_package_and_one_registry_line(
     lines = difflib.ndiff(text.splitlines(), registry.read_text(encoding="utf-8").splitlines())
     assert [line for line in lines if line[:1] in "+-"] == ["+ " + LINE.rstrip("\n")]
 
-    (tmp_path / "templates").symlink_to(ROOT / "templates")  # the pages beside the copy, as in a checkout
+    checkout(tmp_path)
     question = "how do I resume training in slime?"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("KB_")},
@@ -135,3 +136,48 @@ def test_adding_the_example_changes_only_its_package_and_one_registry_line(
     assert report["metrics"] > 0  # its question counted under its name
     off = "the Discord channel is off: set KB_DISCORD_PUBLIC_KEY to the application's public key"
     assert report["off"] == [404, {"type": 4, "data": {"content": off, "flags": 64}}]
+    assert regenerated(tmp_path) == STALE
+
+
+def checkout(root: Path) -> None:
+    """The rest of a checkout around the copy of `server/`: the docs and their generator copied (it writes them),
+    the other packages, the tests and the templates as they are."""
+    for name in ("docs", "tools"):
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("kb", "kbcli", "ingest", "trackers", "tests", "templates"):
+        (root / name).symlink_to(ROOT / name)
+
+
+# What a new channel puts out of date, each written by `python tools/gendocs.py` from the channel's package and
+# registry line: its modules, its settings, the paths the rate limit leaves out, the "By channel" line of the
+# metrics, its row in the channel list and the count of modules without a test file of their own.
+STALE = [
+    "docs/architecture.md: section `modules`",
+    "docs/settings.md: section `settings-channels`",
+    "docs/settings.md: section `rate-exempt`",
+    "docs/deployment.md: section `metrics`",
+    "docs/channels.md: section `channels`",
+    "docs/development.md: section `test-files`",
+]
+
+
+def regenerated(root: Path) -> list[str]:
+    """The sections `gendocs --check` found out of date in the checkout at `root` with the new channel; then
+    `gendocs` is run there, and its check is clean and the pages name the channel."""
+
+    def gendocs(*options: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "tools/gendocs.py", *options]
+        return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=300)
+
+    before = gendocs("--check")
+    assert before.returncode == 1, before.stderr
+    stale = [line.removeprefix("out of date: ") for line in before.stderr.splitlines() if line.startswith("out of")]
+    wrote = gendocs()
+    assert wrote.returncode == 0, wrote.stderr
+    after = gendocs("--check")
+    assert (after.returncode, after.stderr) == (0, ""), after.stderr
+    docs = root / "docs"
+    assert "| `KB_DISCORD_PUBLIC_KEY` |" in (docs / "settings.md").read_text(encoding="utf-8")
+    assert "| `discord` | [Discord](adding-a-channel.md#a-small-example)" in (docs / "channels.md").read_text("utf-8")
+    assert "| `server/channels/discord/routes.py` |" in (docs / "architecture.md").read_text(encoding="utf-8")
+    return stale

@@ -8,7 +8,7 @@ import json
 import logging
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -38,10 +38,14 @@ def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
     return GitHubStandIn(serve)
 
 
+@pytest.fixture(autouse=True)
+def fresh_github(github: GitHubStandIn) -> Iterator[GitHubStandIn]:
+    yield from github.fresh()
+
+
 @pytest.fixture
 def bot(settings: Any, github: GitHubStandIn) -> Callable[..., TestClient]:
     """A client of an app whose GitHub bot posts to the stand-in, in `mode` (comment by default)."""
-    github.reset()
     opened: list[TestClient] = []
 
     def make(mode: str = "comment", precision: str = SURE, **more: Any) -> TestClient:
@@ -221,7 +225,6 @@ def test_kb_github_answer_prints_the_comment_it_would_post(settings: Any, tmp_pa
 def test_kb_github_answer_posts_with_the_async_client_and_updates_its_own_comment(
     settings: Any, github: GitHubStandIn, tmp_path: Path
 ) -> None:
-    github.reset()
     event = tmp_path / "event.json"
     env = {"KB_GITHUB_MODE": "comment", "KB_CHANNEL_PRECISION": SURE, "KB_GITHUB_TOKEN": "ghp-test-token"}
     command = ("github", "answer", "--event", str(event), "--event-name", "issues")

@@ -9,7 +9,7 @@ import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
@@ -29,6 +29,11 @@ def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
     return GitHubStandIn(serve)
 
 
+@pytest.fixture(autouse=True)
+def fresh_github(github: GitHubStandIn) -> Iterator[GitHubStandIn]:
+    yield from github.fresh()
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database(request: pytest.FixtureRequest, settings: Any) -> dict[str, Any]:
     """The settings that make both apps share one database."""
@@ -44,7 +49,6 @@ def test_two_servers_receiving_one_issues_deliveries_at_once_make_one_comment(
     database: dict[str, Any],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    github.reset()
     github.slow = 3.0  # each call takes a while, so that the answers overlap however busy the machine
     own = own_data(settings, tmp_path_factory, "github-claims").with_(  # one database of their own, shared
         github_webhook_secret=SECRET,
@@ -73,13 +77,11 @@ def test_two_servers_receiving_one_issues_deliveries_at_once_make_one_comment(
     assert len(comments) == 1 and comments[0]["user"]["login"] == BOT
     posts = [call for call in github.calls if call[0] == "POST" and call[1].endswith("/issues/31/comments")]
     assert len(posts) == 1  # the others found the comment and updated it
-    github.reset()
 
 
 def test_a_claim_another_process_keeps_holding_is_given_up_with_a_clear_error(
     github: GitHubStandIn, tmp_path: Path
 ) -> None:
-    github.reset()
     store = InsightsStore(store_path(tmp_path))
     try:
         now = time.time()

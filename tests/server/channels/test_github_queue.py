@@ -20,7 +20,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
@@ -39,6 +39,11 @@ from tests.support.servers import own_data
 @pytest.fixture(scope="module")
 def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
     return GitHubStandIn(serve)
+
+
+@pytest.fixture(autouse=True)
+def fresh_github(github: GitHubStandIn) -> Iterator[GitHubStandIn]:
+    yield from github.fresh()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -63,7 +68,6 @@ def test_one_faq_delivery_given_to_two_servers_at_once_is_answered_once(
     database: dict[str, Any],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    github.reset()
     github.slow = 1.0  # the answers would overlap
     own = own_data(settings, tmp_path_factory, "faq-twice").with_(
         github_webhook_secret=SECRET,
@@ -88,13 +92,11 @@ def test_one_faq_delivery_given_to_two_servers_at_once_is_answered_once(
     assert len(posts) == 1 and [c["user"]["login"] for c in github.comments["owner/repo#44"]] == [BOT]
     again = httpx.post(f"{urls[1]}/github/webhook", content=body, headers=headers)  # redelivered, to the other
     assert again.json()["done"] == "delivered before"
-    github.reset()
 
 
 def test_a_flood_of_closes_beyond_the_backlog_is_every_one_harvested(
     settings: Settings, github: GitHubStandIn, serve: Callable[[Any], Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    github.reset()
     numbers = range(1, 25)
     answer_closes(github, numbers)
     own = own_data(settings, tmp_path_factory, "close-flood").with_(
@@ -111,7 +113,6 @@ def test_a_flood_of_closes_beyond_the_backlog_is_every_one_harvested(
     database = store_path(own.data_dir)
     wait_until(lambda: harvested(database) >= set(numbers), 240, "every close harvested")
     wait_until(lambda: queued(database) == 0, 30, "the queue emptied")
-    github.reset()
 
 
 def start(env: dict[str, str], data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
@@ -128,7 +129,6 @@ def start(env: dict[str, str], data_dir: Path) -> tuple[subprocess.Popen[bytes],
 def test_closes_acknowledged_before_a_kill_9_are_every_one_harvested_after_a_restart(
     settings: Settings, github: GitHubStandIn, tmp_path: Path
 ) -> None:
-    github.reset()
     github.slow = 0.5  # each harvest waits on GitHub: many are in flight at the kill
     numbers = range(101, 133)
     answer_closes(github, numbers)
@@ -171,7 +171,6 @@ def test_closes_acknowledged_before_a_kill_9_are_every_one_harvested_after_a_res
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
-    github.reset()
 
 
 def test_past_the_queues_size_a_close_is_refused_with_503_and_its_redelivery_taken(
@@ -183,7 +182,6 @@ def test_past_the_queues_size_a_close_is_refused_with_503_and_its_redelivery_tak
 ) -> None:
     """A close the queue has no room for is not acknowledged: 503 saying why, one log line; GitHub's redelivery of the
     same delivery (its id and body) is taken once there is room, and harvested."""
-    github.reset()
     answer_closes(github, range(1, 4))
     own = own_data(settings, tmp_path_factory, "close-full").with_(
         github_webhook_secret=SECRET, github_token="ghp-test-token", github_api_url=github.url, reload_interval=0
@@ -207,7 +205,6 @@ def test_past_the_queues_size_a_close_is_refused_with_503_and_its_redelivery_tak
     again = httpx.post(f"{url}/github/webhook", content=sent[2][0], headers=sent[2][1])  # GitHub's redelivery
     assert again.status_code == 202 and again.json()["done"] != "delivered before"
     wait_until(lambda: harvested(database) >= {1, 2, 3}, 120, "the redelivered close")
-    github.reset()
 
 
 def test_a_close_github_will_not_give_is_tried_a_bounded_number_of_times_then_dropped_saying_so(
@@ -217,7 +214,6 @@ def test_a_close_github_will_not_give_is_tried_a_bounded_number_of_times_then_dr
     tmp_path_factory: pytest.TempPathFactory,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    github.reset()
     github.down = True  # every call 502
     own = own_data(settings, tmp_path_factory, "close-down").with_(
         github_webhook_secret=SECRET, github_token="ghp-test-token", github_api_url=github.url, reload_interval=0
@@ -235,4 +231,3 @@ def test_a_close_github_will_not_give_is_tried_a_bounded_number_of_times_then_dr
     assert dropped.startswith("GitHub: THUDM/slime#7 was not harvested after 3 tries and is dropped: GitHubUnavailable")
     retried = [m for m in caplog.messages if m.startswith("GitHub: THUDM/slime#7 was not harvested (")]
     assert len(retried) == 2  # tried three times: two retries, then dropped
-    github.reset()

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import httpx
 import pytest
@@ -30,11 +30,15 @@ def github(serve: Callable[[Any], Any]) -> GitHubStandIn:
     return GitHubStandIn(serve)
 
 
+@pytest.fixture(autouse=True)
+def fresh_github(github: GitHubStandIn) -> Iterator[GitHubStandIn]:
+    yield from github.fresh()
+
+
 @pytest.fixture
 def site(
     settings: Any, github: GitHubStandIn, serve: Callable[[Any], Any], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, Any]:
-    github.reset()
     own = own_data(settings, tmp_path_factory, "github-stalls").with_(  # its deliveries its own
         github_webhook_secret=SECRET,
         github_token="ghp-test-token",
@@ -79,7 +83,6 @@ def test_deliveries_are_acknowledged_at_once_and_the_site_answers_while_40_wait_
     slowest = max(took for _, took in acks + [late])
     assert slowest < QUICK, f"a delivery took {slowest:.1f} s to acknowledge"
     assert all(status == 200 and took < QUICK for status, took in pages), pages
-    github.reset()
 
 
 def test_beyond_the_backlog_a_delivery_is_acknowledged_dropped_and_logged(
@@ -96,7 +99,6 @@ def test_beyond_the_backlog_a_delivery_is_acknowledged_dropped_and_logged(
     assert answers == ["answering"] * 3 + ["not answered: 3 answers are in flight already"] * 2
     dropped = [r.getMessage() for r in caplog.records if "in flight already" in r.getMessage()]
     assert dropped == [f"GitHub: owner/repo#{n} not answered: 3 answers are in flight already" for n in (203, 204)]
-    github.reset()
 
 
 def test_three_deliveries_for_one_issue_at_once_make_one_bot_comment(
@@ -113,7 +115,6 @@ def test_three_deliveries_for_one_issue_at_once_make_one_bot_comment(
     while app.state.github_backlog.taken and time.monotonic() < deadline:  # the three answers done
         time.sleep(0.1)
     assert len(github.on("owner/repo#18")) == 1
-    github.reset()
 
 
 def call(github: GitHubStandIn, deadline: float, **options: Any) -> tuple[str, float]:
@@ -135,23 +136,20 @@ def call(github: GitHubStandIn, deadline: float, **options: Any) -> tuple[str, f
 
 
 def test_a_drip_feeding_api_is_given_up_at_the_calls_deadline(github: GitHubStandIn) -> None:
-    github.reset()
     github.drip = 0.05  # each byte in 0.05 s: every read is quick, the whole answer would take 80 minutes
     said, took = call(github, deadline=2.0)
     assert said == "GET /repos/owner/repo/issues/1/comments: no whole answer within 2 s"
     assert took < 2.0 + QUICK
-    github.reset()
 
 
 def test_a_rate_limit_past_the_deadline_is_given_up_at_once_and_one_within_it_waited_without_a_thread(
     github: GitHubStandIn,
 ) -> None:
-    github.reset()
     github.retry_after = 60
     said, took = call(github, deadline=10.0)
     assert said == "GET /repos/owner/repo/issues/1/comments: rate-limited for 60 s, past the call's deadline of 10 s"
     assert took < QUICK
-    github.reset()
+    github.reset()  # a new API for the second half: no longer rate-limited for 60 s
     github.limited = 1  # 429, Retry-After: 1
     waited: list[float] = []
 
@@ -161,4 +159,3 @@ def test_a_rate_limit_past_the_deadline_is_given_up_at_once_and_one_within_it_wa
 
     said, _ = call(github, deadline=10.0, sleep=sleep)
     assert said == "" and waited == [1.0] and github.on("owner/repo#1") == ["an answer"]
-    github.reset()

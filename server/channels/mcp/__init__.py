@@ -1,8 +1,9 @@
-"""MCP: the tools a coding agent calls (`tools.py`), over Streamable HTTP at `/mcp` (`http.py`) and over stdio (`stdio.py`)."""
+"""MCP: the tools a coding agent calls (`tools.py`), over Streamable HTTP at `/mcp` (`http.py`) and over stdio (`kb mcp`:
+`command.py`, `stdio.py`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..channel import Channel
 from ..plugin import ChannelPlugin
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 
 
 class MCPPlugin(ChannelPlugin):
-    """`/mcp` (http.py, an ASGI app of its own, with no router), its errors as JSON-RPC errors (errors.py)."""
+    """`/mcp` (http.py, an ASGI app of its own, with no router), its errors as JSON-RPC errors (errors.py), `kb mcp`
+    (command.py)."""
 
     def install(self, app: FastAPI, settings: ServerSettings) -> None:
         from .http import install
@@ -31,6 +33,11 @@ class MCPPlugin(ChannelPlugin):
         from .http import start
 
         await start(app, stack)
+
+    def add_parser(self, sub: Any) -> None:
+        from .command import add_parser  # `kb mcp`, over standard input and output
+
+        add_parser(sub)
 
     def error_body(self, path: str, status: int, message: str, exc: Exception | None) -> ErrorBody | None:
         from .errors import error_body

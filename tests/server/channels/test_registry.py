@@ -142,9 +142,6 @@ NAMED: dict[tuple[str, str], str] = {
     "github_deliveries and the GitHub rows of pending_answers): a migration is never rewritten",
     ("kb/insights/migrations.py", "slack"): "the migrations as they were applied to every database (the columns "
     "slack_team and slack_channel, renamed by migration 5): a migration is never rewritten",
-    ("kbcli/cli.py", "mcp"): "the `kb mcp` command is added from kbcli/, not from its channel's `commands`",
-    ("kbcli/mcp.py", "mcp"): "the `kb mcp` command (the MCP channel over standard input and output) lives in kbcli/",
-    ("kbcli/mcp_config.py", "mcp"): "`kb mcp --config`'s forms, beside the command",
 }
 
 

@@ -29,8 +29,8 @@ def declared(packages: tuple[str, ...]) -> tuple[Channel, ...]:
     found: list[Channel] = []
     for name in packages:
         package = importlib.import_module(name)
-        channels = getattr(package, "CHANNELS", None) or ((package.CHANNEL,) if hasattr(package, "CHANNEL") else ())
-        if not channels or not all(isinstance(c, Channel) for c in channels):
+        channels = getattr(package, "CHANNELS", None) or (getattr(package, "CHANNEL", None),)
+        if not all(isinstance(c, Channel) for c in channels):
             raise ValueError(f"channel package {name}: its __init__.py declares no CHANNEL (or CHANNELS) of `Channel`s")
         found.extend(channels)
     return tuple(found)

@@ -30,9 +30,10 @@ def declared(packages: tuple[str, ...]) -> tuple[Channel, ...]:
     for name in packages:
         package = importlib.import_module(name)
         channels = getattr(package, "CHANNELS", None) or (getattr(package, "CHANNEL", None),)
-        if not all(isinstance(c, Channel) for c in channels):
+        own = [c for c in channels if isinstance(c, Channel)]
+        if len(own) != len(channels):
             raise ValueError(f"channel package {name}: its __init__.py declares no CHANNEL (or CHANNELS) of `Channel`s")
-        found.extend(channels)
+        found.extend(own)
     return tuple(found)
 
 

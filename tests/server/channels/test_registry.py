@@ -228,3 +228,14 @@ def test_a_channel_named_in_a_string_or_in_sql_is_found(tmp_path: Path, monkeypa
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = named_channels(["kb/seen.py"], re.compile("slack|github|feishu", re.I))
     assert found == {("kb/seen.py", "slack"), ("kb/seen.py", "github")}
+
+
+def test_a_registered_package_that_declares_no_channel_is_named() -> None:
+    with pytest.raises(ValueError, match=r"channel package tests\.support: .* declares no CHANNEL"):
+        registry.declared(("server.channels.web", "tests.support"))
+    assert [c.name for c in registry.declared(("server.channels.web", "server.channels.mcp"))] == [
+        "web",
+        "widget",
+        "api",
+        "mcp",
+    ]

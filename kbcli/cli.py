@@ -3,14 +3,14 @@
 Each module of COMMANDS adds its subcommands with `add_parser(sub)`, and each subcommand's parser
 sets `run`, the function that `main` calls with the settings and the parsed arguments. A command
 is added by writing its module and naming it in COMMANDS, whose order is `kb --help`'s; a channel's
-own commands (`kb github`) come from its package (`Channel.commands`), after `kb sync`. Building
-the parser loads no numpy and no model: each command imports what it needs when it runs.
+own commands (`kb mcp`, `kb github`) come from its plugin's `add_parser` (server/channels/plugin.py),
+after `kb sync`. Building the parser loads no numpy and no model: each command imports what it
+needs when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from typing import Any, Protocol, Sequence
 
@@ -27,7 +27,6 @@ from . import (
     ingest,
     insights,
     learning,
-    mcp,
     search,
     serve,
     sync,
@@ -53,7 +52,6 @@ COMMANDS: tuple[Command, ...] = (
     evaluate,
     serve,
     admin_token,
-    mcp,
     export,
     sync,
     harvest,
@@ -64,8 +62,8 @@ COMMANDS: tuple[Command, ...] = (
 
 
 def all_commands() -> tuple[Command, ...]:
-    """COMMANDS, with the channels' own commands (`kb github`) after `kb sync`."""
-    channels = tuple(importlib.import_module(c.commands) for c in registry.CHANNELS if c.commands)
+    """COMMANDS, with the channels' own commands (`kb mcp`, `kb github`) after `kb sync`, in the registry's order."""
+    channels: tuple[Command, ...] = tuple(c.plugin for c in registry.CHANNELS if c.plugin is not None)
     after = COMMANDS.index(sync) + 1
     return COMMANDS[:after] + channels + COMMANDS[after:]
 

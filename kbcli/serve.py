@@ -18,10 +18,10 @@ from typing import Any, Iterator
 
 from kb.errors import KBError
 from server import admin_token
+from server.index_check import check_index
 from server.settings import ServerSettings
 
 from .arenas import fewer_arenas
-from .index_check import check_index
 
 __all__ = ["add_parser", "cmd_serve", "log_config", "stopped_by_signal", "uvicorn_options"]
 

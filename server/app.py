@@ -11,10 +11,8 @@ templates and the recorder of questions and votes (closed when the app stops).
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from contextlib import AsyncExitStack, asynccontextmanager
-from types import ModuleType
 from typing import AsyncIterator
 
 from fastapi import APIRouter, FastAPI, HTTPException
@@ -29,7 +27,7 @@ from kb.settings import Settings
 
 from . import surfaces
 from .accepting import settle_accepts
-from .channels import Channel, registry
+from .channels import Channel, ChannelPlugin, registry
 from .error_handler import install_error_handler
 from .harvesting import harvest_every
 from .metrics import Metrics, RequestMetrics, State
@@ -69,7 +67,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = resolved
     app.state.metrics = Metrics()
-    app.state.templates = create_templates()
+    app.state.templates = create_templates(
+        c.plugin.templates for c in registry.CHANNELS if c.plugin and c.plugin.templates
+    )
     app.state.sign_in_limit = ClientLimit(*SIGN_IN_LIMIT)
     app.state.vote_limit = ClientLimit(*VOTE_LIMIT)
     app.state.answer_vote_limit = ClientLimit(*ANSWER_VOTE_LIMIT)
@@ -79,7 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for router in ROUTERS:
         _docstrings_as_summaries(router)
         app.include_router(router)
-    app.state.channel_modules = _mount_channels(app, resolved)
+    app.state.channel_plugins = _mount_channels(app, resolved)
     install_error_handler(app)
     _add_middleware(app, resolved)
     return app
@@ -95,9 +95,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
             log.info("%s", channel.status(settings))
     surfaces.log_status(settings)
     stack = AsyncExitStack()
-    for module in app.state.channel_modules.values():
-        if hasattr(module, "start"):
-            await module.start(app, stack)
+    for plugin in app.state.channel_plugins:
+        await plugin.start(app, stack)
     tasks = _background(settings, app.state.reloader)
     tasks.append(asyncio.create_task(_settle(app)))
     try:
@@ -171,22 +170,22 @@ def _add_middleware(app: FastAPI, settings: ServerSettings) -> None:
     app.add_middleware(SecurityHeaders)
 
 
-def _mount_channels(app: FastAPI, settings: ServerSettings) -> dict[str, ModuleType]:
-    """Each channel that is on: its module imported, its routes included, its state installed. Each that is off:
-    its paths answer 404 saying which settings turn it on, and nothing of its own is imported."""
-    mounted = {}
+def _mount_channels(app: FastAPI, settings: ServerSettings) -> list[ChannelPlugin]:
+    """The plugins of the channels that are on: each one's state installed and its routes included. Each channel that
+    is off: its paths answer 404 saying which settings turn it on, and none of its routes are imported."""
+    mounted = []
     for channel in registry.CHANNELS:
-        if not channel.module:
+        if channel.plugin is None:
             continue
         if not channel.on(settings):
             _answer_off(app, channel)
             continue
-        module = mounted[channel.name] = importlib.import_module(channel.module)
-        if hasattr(module, "install"):
-            module.install(app, settings)
-        if hasattr(module, "router"):
-            _docstrings_as_summaries(module.router)
-            app.include_router(module.router)
+        mounted.append(channel.plugin)
+        channel.plugin.install(app, settings)
+        router = channel.plugin.router()
+        if router is not None:
+            _docstrings_as_summaries(router)
+            app.include_router(router)
     return mounted
 
 

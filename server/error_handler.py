@@ -2,7 +2,7 @@
 
 The API's and every channel's paths (and clients that ask for JSON rather than HTML) get
 `{"ok": false, "error": "...", "status": N}`, unless the channel whose prefix the path is under has a
-format of its own (`Channel.errors`, as datasette lets a plugin answer its own exceptions: an API's
+format of its own (its plugin's `error_body`, as datasette lets a plugin answer its own exceptions: an API's
 own error shape, a JSON-RPC error); pages get the error page in the reader's
 language, with a search box. `send_error` answers the
 same way from ASGI middleware (the rate limit, the request limits), and
@@ -11,7 +11,6 @@ same way from ASGI middleware (the rate limit, the request limits), and
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 from typing import Any
@@ -164,13 +163,13 @@ async def handle_error(request: Request, exc: Exception) -> Response:
 
 
 def _channel_error(path: str, status: int, message: str, exc: Exception) -> tuple[int, dict[str, Any]] | None:
-    """The error body of the channel whose prefix `path` is under, when it has a format of its own (`Channel.errors`:
-    a module whose `error_body(path, status, message, exc)` gives (status, body), or None to leave it to the app)."""
+    """The error body of the channel whose prefix `path` is under, when it has a format of its own (its plugin's
+    `error_body(path, status, message, exc)` gives (status, body), or None to leave it to the app)."""
     for channel in registry.CHANNELS:
-        if channel.errors and channel.prefix and path.startswith(channel.prefix):
-            own = importlib.import_module(channel.errors).error_body(path, status, message, exc)
+        if channel.plugin is not None and channel.prefix and path.startswith(channel.prefix):
+            own = channel.plugin.error_body(path, status, message, exc)
             if own is not None:
-                return own  # type: ignore[no-any-return]
+                return own
     return None
 
 

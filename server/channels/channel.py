@@ -7,11 +7,10 @@ channels reads that list: which routes the app mounts and which settings turn th
 errors are JSON and which the browser rate limit does not count (server/error_handler.py), the labels and
 chart colours of `/insights`, the start-up lines, and the docs' tests.
 
-A channel that is on has its `module` imported when the app is made: it holds `router` (a FastAPI
-`APIRouter`) and may hold `install(app, settings)` (state its routes need) and
-`async start(app, stack)` (what must run for the app's lifetime, entered on `stack`). A channel
-that is off imports nothing of its own, and its paths answer 404 with `off`, which names the
-settings to set.
+Its code is its `plugin` (server/channels/plugin.py: routes, their state, what runs for the app's
+lifetime, an error body, an /insights panel and its templates, `kb` subcommands), whose routes are
+imported only when it is on. A channel that is off imports none of them, and its paths answer 404
+with `off`, which names the settings to set.
 """
 
 from __future__ import annotations
@@ -19,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable
+
+from .plugin import ChannelPlugin
 
 __all__ = ["ASKS", "Channel"]
 
@@ -41,7 +42,8 @@ class Channel:
     # Its own settings: a frozen dataclass of `kb.settings.setting` fields named `<channel>_...` with a `check()` that
     # raises SettingsError; server/settings.py composes them into `ServerSettings` (None: it has none).
     settings_class: type | None = field(default=None, compare=False)
-    module: str = ""  # imported only when on: holds `router`, maybe `install` and `start` ("": no routes of its own)
+    # Its code (server/channels/plugin.py): routes, their state and tasks, error body, panel, commands (None: none).
+    plugin: ChannelPlugin | None = field(default=None, compare=False)
     prefix: str = ""  # the path its routes sit under (`/slack/`); "" when it has none of its own
     off: str = ""  # what its paths answer (404) while it is off: which settings to set
     platform: bool = False  # a platform's servers call it for everyone: not counted by the browser rate limit
@@ -52,13 +54,6 @@ class Channel:
     # message, a pasted error) or "issue" (a whole issue, title and body), each calibrated on its own kind of input.
     reads: str = "question"
     cross_site: bool = False  # other sites' pages call it with a bearer token: CORS for KB_ALLOWED_ORIGINS, with one
-    # A module whose `error_body(path, status, message, exc)` gives (status, JSON body) for an error on its paths, or
-    # None to leave it to the app's `{"ok": false, ...}` (imported when such an error is answered; "": the app's).
-    errors: str = ""
-    # A module whose `async panel(request, insights)` gives its /insights panel's context with its `template` (None:
-    # nothing to show); imported when the page is drawn ("": no panel).
-    panel: str = ""
-    commands: str = ""  # a module whose `add_parser(sub)` adds its `kb` subcommands ("": none)
     headers: tuple[str, ...] = ()  # request headers its cross-site callers send besides a token (CORS allows them)
     exposed: tuple[str, ...] = ()  # response headers those callers may read (CORS exposes them)
     chat_ids: str = ""  # the field of its settings that records its workspace and conversation ids with questions
@@ -75,8 +70,8 @@ class Channel:
                 raise ValueError(f"channel {self.name}: colour {colour!r} is not #rrggbb")
         if any(kind not in ASKS for kind in self.asks):
             raise ValueError(f"channel {self.name}: asks {self.asks!r}: each one of {', '.join(ASKS)}")
-        if self.settings and not (self.module and self.off):
-            raise ValueError(f"channel {self.name}: a channel turned on by settings needs a module and an off message")
+        if self.settings and (self.plugin is None or not self.off):
+            raise ValueError(f"channel {self.name}: a channel turned on by settings needs a plugin and an off message")
         named = (*self.settings, self.chat_ids) if self.chat_ids else self.settings
         declared = {f.name for f in fields(self.settings_class)} if self.settings_class else set(named)
         if any(name not in declared for name in named):

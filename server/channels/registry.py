@@ -29,10 +29,11 @@ def declared(packages: tuple[str, ...]) -> tuple[Channel, ...]:
     found: list[Channel] = []
     for name in packages:
         package = importlib.import_module(name)
-        channels = getattr(package, "CHANNELS", None) or ((package.CHANNEL,) if hasattr(package, "CHANNEL") else ())
-        if not channels or not all(isinstance(c, Channel) for c in channels):
+        channels = getattr(package, "CHANNELS", None) or (getattr(package, "CHANNEL", None),)
+        own = [c for c in channels if isinstance(c, Channel)]
+        if len(own) != len(channels):
             raise ValueError(f"channel package {name}: its __init__.py declares no CHANNEL (or CHANNELS) of `Channel`s")
-        found.extend(channels)
+        found.extend(own)
     return tuple(found)
 
 

@@ -1,4 +1,4 @@
-"""Pages: the Jinja environment (templates/), cache-busted static URLs, and `page()` to render one."""
+"""Pages: the Jinja environment (templates/, then the channels' own), cache-busted static URLs, and `page()` to render one."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import hashlib
 from functools import partial
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import jinja2
 from fastapi import Request
@@ -53,9 +53,12 @@ def state_words(t: Translator) -> dict[str, str]:
     return {key: t(key) for s in AnswerState if s.uncertain for key in (s.value, f"results_{s.value}")}
 
 
-def create_templates() -> Jinja2Templates:
+def create_templates(channels: Iterable[Path] = ()) -> Jinja2Templates:
+    """The pages' environment: a template is looked for in `templates/` first, then in each of the channels' own
+    template directories, in turn (their plugins' `templates`: GitHub's panel on /insights)."""
+    loaders = [jinja2.FileSystemLoader(TEMPLATES_DIR), *(jinja2.FileSystemLoader(d) for d in channels)]
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        loader=jinja2.ChoiceLoader(loaders),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,

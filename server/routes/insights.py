@@ -21,7 +21,6 @@ through server/link_deps.py.
 
 from __future__ import annotations
 
-import importlib
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -158,13 +157,14 @@ async def insights_page(
 
 
 async def _panels(request: Request, insights: Insights) -> list[dict[str, Any]]:
-    """The channels' own panels (`Channel.panel`), in the registry's order: each one's context, with its `template`."""
+    """The channels' own panels (their plugins' `panel`), in the registry's order: each one's context, with the
+    `template` that draws it."""
     panels = []
     for channel in registry.CHANNELS:
-        if channel.panel:
-            context = await importlib.import_module(channel.panel).panel(request, insights)
+        if channel.plugin is not None:
+            context = await channel.plugin.panel(request, insights)
             if context is not None:
-                panels.append(context)
+                panels.append({**context, "template": channel.plugin.panel_template})
     return panels
 
 

@@ -245,7 +245,7 @@ def test_every_command_has_help(tmp_path, command):
 
 def test_every_command_module_is_assembled_into_the_parser_in_its_place():
     """A module of kbcli/ that adds a command is in COMMANDS (one left out would be a command no one can run),
-    and `kb --help` lists the commands in COMMANDS' order, the channels' own (`kb github`) after `kb sync`."""
+    and `kb --help` lists the commands in COMMANDS' order, the channels' own (`kb mcp`, `kb github`) after `kb sync`."""
     import argparse
     import importlib
 
@@ -262,7 +262,8 @@ def test_every_command_module_is_assembled_into_the_parser_in_its_place():
     [subcommands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     assert list(subcommands.choices) == listed
     assert listed[:3] == ["ingest", "translate", "search"] and listed[-3:] == ["link", "links", "tune"]
-    assert listed[listed.index("sync") + 1] == "github"
+    after = listed.index("sync") + 1
+    assert listed[after : after + 2] == ["mcp", "github"]  # the channels' own, in the registry's order
 
 
 @pytest.mark.slow

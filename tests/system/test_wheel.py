@@ -33,6 +33,7 @@ PACKAGED = (
     "server/templates/base.html",
     "server/templates/static/widget.js",
     "server/templates/static/app.css",
+    "server/channels/github/templates/_insights_suggested.html",
     "kb/data/strings.toml",
     "kb/data/tags.toml",
     "kb/data/glossary.toml",

@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..channel import Channel
+from ..plugin import ChannelPlugin
 from .settings import DingTalkSettings
 
-__all__ = ["CHANNEL"]
+__all__ = ["CHANNEL", "DingTalkPlugin"]
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter, FastAPI
+
+    from ...settings import ServerSettings
+
+
+class DingTalkPlugin(ChannelPlugin):
+    """`/dingtalk/robot` (routes.py)."""
+
+    def router(self) -> APIRouter:
+        from .routes import router
+
+        return router
+
+    def install(self, app: FastAPI, settings: ServerSettings) -> None:
+        from .routes import install
+
+        install(app, settings)
 
 
 def _status(settings: DingTalkSettings) -> str:
@@ -23,7 +45,7 @@ CHANNEL = Channel(
     docs="docs/channels.md#dingtalk-the-faq-robot",
     asks=("chat",),
     settings=("dingtalk_app_key", "dingtalk_app_secret"),
-    module="server.channels.dingtalk.routes",
+    plugin=DingTalkPlugin(),
     prefix="/dingtalk/",
     off="the DingTalk robot is off: set KB_DINGTALK_APP_KEY and KB_DINGTALK_APP_SECRET",
     platform=True,

@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..channel import Channel
+from ..plugin import ChannelPlugin
 from .settings import FeishuSettings
 
-__all__ = ["CHANNEL"]
+__all__ = ["CHANNEL", "FeishuPlugin"]
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter, FastAPI
+
+    from ...settings import ServerSettings
+
+
+class FeishuPlugin(ChannelPlugin):
+    """`/feishu/events` (routes.py)."""
+
+    def router(self) -> APIRouter:
+        from .routes import router
+
+        return router
+
+    def install(self, app: FastAPI, settings: ServerSettings) -> None:
+        from .routes import install
+
+        install(app, settings)
 
 
 def _status(settings: FeishuSettings) -> str:
@@ -24,7 +46,7 @@ CHANNEL = Channel(
     docs="docs/channels.md#feishu-lark-the-faq-bot",
     asks=("chat",),
     settings=("feishu_app_id", "feishu_app_secret", "feishu_verification_token"),
-    module="server.channels.feishu.routes",
+    plugin=FeishuPlugin(),
     prefix="/feishu/",
     off="the Feishu bot is off: set KB_FEISHU_APP_ID, KB_FEISHU_APP_SECRET and KB_FEISHU_VERIFICATION_TOKEN",
     platform=True,

@@ -3,12 +3,58 @@ and `kb github answer` for a workflow run). Signatures, events, the comment, the
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from kb.channel_points import PUBLIC_COMMENT_PRECISION
 
 from ..channel import Channel
+from ..plugin import ChannelPlugin
 from .settings import GitHubSettings
 
-__all__ = ["CHANNEL"]
+__all__ = ["CHANNEL", "GitHubPlugin"]
+
+if TYPE_CHECKING:
+    from contextlib import AsyncExitStack
+
+    from fastapi import APIRouter, FastAPI, Request
+
+    from kb.insights.service import Insights
+
+    from ...settings import ServerSettings
+
+
+class GitHubPlugin(ChannelPlugin):
+    """`/github/webhook` and the suggested answers' routes (routes.py), their panel on /insights (panel.py), `kb github`
+    (command.py)."""
+
+    templates = Path(__file__).parent / "templates"
+    panel_template = "_insights_suggested.html"  # its suggested answers on /insights (panel.py)
+
+    def router(self) -> APIRouter:
+        from .routes import router
+
+        return router
+
+    def install(self, app: FastAPI, settings: ServerSettings) -> None:
+        from .routes import install
+
+        install(app, settings)
+
+    async def start(self, app: FastAPI, stack: AsyncExitStack) -> None:
+        from .routes import start
+
+        await start(app, stack)
+
+    async def panel(self, request: Request, insights: Insights) -> dict[str, Any] | None:
+        from .panel import panel
+
+        return await panel(request, insights)
+
+    def add_parser(self, sub: Any) -> None:
+        from .command import add_parser  # `kb github answer`
+
+        add_parser(sub)
 
 
 def _status(settings: GitHubSettings) -> str:
@@ -32,7 +78,7 @@ CHANNEL = Channel(
     docs="docs/channels.md#github-issues-and-discussions",
     asks=("search",),
     settings=("github_webhook_secret",),
-    module="server.channels.github.routes",
+    plugin=GitHubPlugin(),
     prefix="/github/",
     off="the GitHub bot is off: set KB_GITHUB_WEBHOOK_SECRET to the webhook's secret",
     platform=True,
@@ -40,7 +86,5 @@ CHANNEL = Channel(
     precision=PUBLIC_COMMENT_PRECISION,  # a comment on an issue is public: kb/channel_points.py
     reads="issue",  # an issue read whole: judged by the confidence fitted on whole issues
     settings_class=GitHubSettings,
-    commands="server.channels.github.command",  # `kb github answer`
-    panel="server.channels.github.panel",  # its suggested answers on /insights
     status=_status,
 )

@@ -1,4 +1,4 @@
-"""`kb github answer`, the GitHub channel's command (`Channel.commands`): what the GitHub bot says to one event, from the event's JSON as a workflow run has it.
+"""`kb github answer`, the GitHub channel's command (its plugin's `add_parser`): what the GitHub bot says to one event, from the event's JSON as a workflow run has it.
 
     kb github answer --event FILE [--event-name NAME] [--dry-run]
 

@@ -1,7 +1,7 @@
 """GitHub's panel on `/insights`: the answers suggest mode keeps for a maintainer to post or dismiss.
 
-`Channel.panel` names this module; the insights page asks it for its panel's context and includes
-its template, whether the bot is on (the panel says it has nothing waiting) or off with answers
+The channel's plugin (`GitHubPlugin.panel`) hands the insights page this panel's context, drawn with
+`templates/_insights_suggested.html` beside it, whether the bot is on (the panel says it has nothing waiting) or off with answers
 still kept from before.
 """
 
@@ -15,9 +15,8 @@ from kb.insights.service import Insights
 
 from .suggestions import KeptSuggestions
 
-__all__ = ["TEMPLATE", "panel", "SAID"]
+__all__ = ["panel", "SAID"]
 
-TEMPLATE = "_insights_suggested.html"
 # What a Post or Dismiss from the page came to, said beside its row (strings `suggested_said_<code>`).
 SAID = ("posted", "dismissed", "no_token", "no_base_url", "refused", "gone")
 
@@ -39,7 +38,6 @@ async def panel(request: Request, insights: Insights) -> dict[str, Any] | None:
     elif not settings.base_url:
         can_post = "no_base_url"
     return {
-        "template": TEMPLATE,
         "suggested": suggested,
         "posted": posted,
         "cannot_post": can_post,

@@ -1,7 +1,7 @@
 """The MCP server's errors as JSON-RPC errors at `/mcp`, which an MCP client shows as they are.
 
 The app's one handler (server/error_handler.py) asks the channel whose prefix a failed request's
-path is under for its error body (`Channel.errors` names this module).
+path is under for its error body (the channel's plugin hands it this module's).
 """
 
 from __future__ import annotations

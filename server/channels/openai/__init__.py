@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..channel import Channel
+from ..plugin import ChannelPlugin
 from .settings import OpenAISettings
 
-__all__ = ["CHANNEL"]
+__all__ = ["CHANNEL", "OpenAIPlugin"]
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter
+
+    from ..plugin import ErrorBody
+
+
+class OpenAIPlugin(ChannelPlugin):
+    """`/v1/` (routes.py), its errors in OpenAI's shape (errors.py)."""
+
+    def router(self) -> APIRouter:
+        from .routes import router
+
+        return router
+
+    def error_body(self, path: str, status: int, message: str, exc: Exception | None) -> ErrorBody:
+        from .errors import error_body
+
+        return error_body(path, status, message, exc)
 
 
 def _status(settings: OpenAISettings) -> str:
@@ -22,10 +44,9 @@ CHANNEL = Channel(
     colour_dark="#f9a8d4",
     docs="docs/channels.md#chat-front-ends-openai-compatible-api",
     asks=("chat",),
-    module="server.channels.openai.routes",
+    plugin=OpenAIPlugin(),
     prefix="/v1/",
     cross_site=True,
-    errors="server.channels.openai.errors",
     settings_class=OpenAISettings,
     status=_status,
 )

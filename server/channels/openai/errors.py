@@ -1,7 +1,7 @@
 """The OpenAI-compatible API's errors in OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`, on `/v1/`.
 
 The app's one handler (server/error_handler.py) asks the channel whose prefix a failed request's
-path is under for its error body (`Channel.errors` names this module); a request OpenAI would find
+path is under for its error body (the channel's plugin hands it this module's); a request OpenAI would find
 not valid is a 400 here too, where the app's own API answers 422.
 """
 

@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..channel import Channel
+from ..plugin import ChannelPlugin
 from .settings import SlackSettings
 
-__all__ = ["CHANNEL"]
+__all__ = ["CHANNEL", "SlackPlugin"]
+
+if TYPE_CHECKING:
+    from fastapi import APIRouter, FastAPI
+
+    from ...settings import ServerSettings
+
+
+class SlackPlugin(ChannelPlugin):
+    """`/slack/command` and `/slack/interactive` (routes.py)."""
+
+    def router(self) -> APIRouter:
+        from .routes import router
+
+        return router
+
+    def install(self, app: FastAPI, settings: ServerSettings) -> None:
+        from .routes import install
+
+        install(app, settings)
 
 
 def _status(settings: SlackSettings) -> str:
@@ -23,7 +45,7 @@ CHANNEL = Channel(
     docs="docs/channels.md#slack-the-faq-command",
     asks=("chat",),
     settings=("slack_signing_secret",),
-    module="server.channels.slack.routes",
+    plugin=SlackPlugin(),
     prefix="/slack/",
     off="the Slack routes are off: set KB_SLACK_SIGNING_SECRET to the Slack app's signing secret",
     platform=True,

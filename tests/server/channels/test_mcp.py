@@ -428,7 +428,7 @@ def test_the_printed_config_launches_kb_mcp(form: str, settings: Any, tmp_path: 
 
 
 def test_the_printed_config_names_the_running_kb() -> None:
-    from kbcli.mcp_config import config_text, launch_command
+    from server.channels.mcp.config import config_text, launch_command
 
     kb = Path(sys.executable).with_name("python")  # any executable file stands for an installed `kb` script
     assert launch_command(str(kb), sys.executable) == [str(kb), "mcp"]

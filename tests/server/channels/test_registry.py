@@ -98,7 +98,7 @@ def test_a_question_from_a_channel_the_registry_does_not_have_counts_as_other(se
 def test_a_channels_own_command_is_added_to_the_kb_command(
     settings: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`Channel.commands` names the module whose `add_parser` the `kb` parser calls: `kb ask` exists once the
+    """The channel's plugin's `add_parser` is called by the `kb` parser: `kb ask` exists once the
     test-only channel is registered, and finds the entry the search finds."""
     from kbcli.cli import build_parser, main
 
@@ -142,15 +142,12 @@ NAMED: dict[tuple[str, str], str] = {
     "github_deliveries and the GitHub rows of pending_answers): a migration is never rewritten",
     ("kb/insights/migrations.py", "slack"): "the migrations as they were applied to every database (the columns "
     "slack_team and slack_channel, renamed by migration 5): a migration is never rewritten",
-    ("kbcli/cli.py", "mcp"): "the `kb mcp` command is added from kbcli/, not from its channel's `commands`",
-    ("kbcli/mcp.py", "mcp"): "the `kb mcp` command (the MCP channel over standard input and output) lives in kbcli/",
-    ("kbcli/mcp_config.py", "mcp"): "`kb mcp --config`'s forms, beside the command",
 }
 
 
 def _packaged() -> list[str]:
     """The names of the channels that have a package of their own (the site's own three have none)."""
-    return [c.name for c in CHANNELS if c.module.startswith(f"server.channels.{c.name}.")]
+    return [c.name for c in CHANNELS if type(c.plugin).__module__ == f"server.channels.{c.name}"]
 
 
 def _core() -> list[str]:
@@ -231,3 +228,14 @@ def test_a_channel_named_in_a_string_or_in_sql_is_found(tmp_path: Path, monkeypa
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = named_channels(["kb/seen.py"], re.compile("slack|github|feishu", re.I))
     assert found == {("kb/seen.py", "slack"), ("kb/seen.py", "github")}
+
+
+def test_a_registered_package_that_declares_no_channel_is_named() -> None:
+    with pytest.raises(ValueError, match=r"channel package tests\.support: .* declares no CHANNEL"):
+        registry.declared(("server.channels.web", "tests.support"))
+    assert [c.name for c in registry.declared(("server.channels.web", "server.channels.mcp"))] == [
+        "web",
+        "widget",
+        "api",
+        "mcp",
+    ]

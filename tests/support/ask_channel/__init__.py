@@ -4,11 +4,29 @@ Discord example is the one added to a copy of `server/`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from fastapi import APIRouter
 
-from server.channels import Channel, registry
+from server.channels import Channel, ChannelPlugin, registry
 
-__all__ = ["CHANNEL", "registered"]
+__all__ = ["CHANNEL", "AskPlugin", "registered"]
+
+
+class AskPlugin(ChannelPlugin):
+    """Its route (routes.py), imported only when it is on, and `kb ask` (command.py)."""
+
+    def router(self) -> APIRouter:
+        from .routes import router
+
+        return router
+
+    def add_parser(self, sub: Any) -> None:
+        from .command import add_parser
+
+        add_parser(sub)
+
 
 CHANNEL = Channel(
     name="ask",
@@ -19,8 +37,7 @@ CHANNEL = Channel(
     docs="docs/adding-a-channel.md#a-small-example",
     asks=("search",),
     settings=("admin_token",),  # a setting the server already has, so that the test can turn it off
-    module="tests.support.ask_channel.routes",
-    commands="tests.support.ask_channel.command",  # `kb ask QUESTION`
+    plugin=AskPlugin(),  # its route, and `kb ask QUESTION`
     prefix="/ask/",
     off="the plain-text channel is off: set KB_ADMIN_TOKEN",
     platform=True,

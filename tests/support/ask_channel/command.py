@@ -1,4 +1,4 @@
-"""`kb ask QUESTION`: the id of the entry that answers; the test-only channel's own command, added to the `kb` parser through `Channel.commands`."""
+"""`kb ask QUESTION`: the id of the entry that answers; the test-only channel's own command, added to the `kb` parser by its plugin."""
 
 from __future__ import annotations
 

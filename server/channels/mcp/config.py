@@ -17,8 +17,6 @@ import shutil
 import sys
 from pathlib import Path
 
-import kbcli
-
 __all__ = ["FORMS", "NAME", "launch_command", "config_text"]
 
 FORMS = ("claude", "cursor", "claude-add", "codex")
@@ -42,7 +40,7 @@ def launch_env(command: list[str], data_dir: Path) -> dict[str, str]:
     `kbcli` is imported from (it may be a checkout the interpreter would not find by itself)."""
     env = {"KB_DATA_DIR": str(data_dir.absolute())}
     if "-m" in command:
-        env["PYTHONPATH"] = str(Path(kbcli.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])  # beside server/: kbcli/
     return env
 
 

@@ -2,8 +2,8 @@
 
     kb mcp [--print-config FORM]
 
-The tools are the server's MCP channel's (`server.channels.mcp.tools.create_mcp`); with
-`--print-config` it prints the configuration that launches it instead (`kbcli/mcp_config.py`).
+The tools are the MCP channel's own (`tools.create_mcp`), as `/mcp` serves them; with `--print-config` it prints
+the configuration that launches it instead (`config.py`). The channel's plugin adds it to the `kb` command.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from server.settings import ServerSettings
-
-from .index_check import check_index
-from .mcp_config import FORMS as MCP_CONFIG_FORMS
+from ...index_check import check_index
+from ...settings import ServerSettings
+from .config import FORMS as MCP_CONFIG_FORMS
 
 __all__ = ["add_parser", "cmd_mcp"]
 
@@ -40,7 +39,7 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
     With `--print-config FORM`, print the configuration that launches this `kb mcp` from an agent instead.
     """
     if args.print_config:
-        from kbcli.mcp_config import config_text
+        from .config import config_text
 
         print(config_text(args.print_config, settings.data_dir))
         return 0
@@ -50,8 +49,9 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
     from kb.events import Events
     from kb.insights import Recorder
     from kb.knowledge import KnowledgeBase
-    from server.channels.mcp.stdio import serve_stdio
-    from server.channels.mcp.tools import create_mcp
+
+    from .stdio import serve_stdio
+    from .tools import create_mcp
 
     check_index(settings)
     recorder = Recorder.open(settings)

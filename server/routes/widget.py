@@ -17,11 +17,12 @@ from ..deps import InsightsDep, SettingsDep, base_url
 from ..rendering.templates import STATIC_DIR, page
 from ..schemas import WidgetConfigOut
 
-__all__ = ["router", "SCRIPT_MAX_AGE", "FEEDBACK_PATH"]
+__all__ = ["router", "script_source", "SCRIPT_MAX_AGE", "FEEDBACK_PATH"]
 
 router = APIRouter(tags=["widget"])
 
 SCRIPT_FILE = STATIC_DIR / "widget.js"
+REPLY_FILE = STATIC_DIR / "reply.js"  # the reply's rendering, shared with the chat page
 SCRIPT_MAX_AGE = 3600  # seconds; host pages cannot version the URL, so keep it short and revalidate by ETag
 FEEDBACK_PATH = "/api/feedback"
 DEMO_ATTRIBUTES = 'data-lang="auto" data-title="Training FAQ"'  # the demo's widget and the line it offers to copy
@@ -37,8 +38,28 @@ class _Script:
 @lru_cache(maxsize=1)
 def _script() -> _Script:
     """The widget script, read and compressed once (on the first request, not at import)."""
-    raw = SCRIPT_FILE.read_bytes()
+    raw = script_source()
     return _Script(raw, gzip.compress(raw, 9, mtime=0), f'W/"{hashlib.sha1(raw).hexdigest()[:16]}"')
+
+
+def script_source() -> bytes:
+    """What `/widget.js` serves: the widget with the chat page's reply rendering, in one function so the
+    host page gets one script and no global but `KBWidget`. The rendering's comments (written for its
+    readers, not for other sites' visitors) are left out."""
+    reply = _without_comments(REPLY_FILE.read_bytes())
+    return b"(function () {\n" + reply + b"\n" + SCRIPT_FILE.read_bytes() + b"})();\n"
+
+
+def _without_comments(source: bytes) -> bytes:
+    """`source` without its `/* ... */` comments and the blank lines they leave (reply.js has none in strings)."""
+    kept = []
+    while (start := source.find(b"/*")) >= 0:
+        end = source.index(b"*/", start) + 2
+        kept.append(source[:start])
+        source = source[end:]
+    kept.append(source)
+    lines = b"".join(kept).split(b"\n")
+    return b"\n".join(line.rstrip() for line in lines if line.strip())
 
 
 def _accepts_gzip(accept_encoding: str) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Annotated
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from kb.errors import AnswerRefused, InsightsOff, InsightsUnreachable, shown
@@ -69,6 +69,28 @@ Line = Annotated[str, Form(max_length=MAX_FIELD)]
 Tags = Annotated[str, Form(max_length=MAX_FIELD)]
 Asked = Annotated[list[str], Form(max_length=ASKED_MAX)]
 Since = Annotated[str, Form(max_length=MAX_FIELD)]
+
+
+def _posted(
+    question_zh: Line = "",
+    answer_zh: Text = "",
+    question_en: Line = "",
+    answer_en: Text = "",
+    tags: Tags = "",
+    faq: Annotated[str, Form(max_length=200)] = "",
+) -> dict[str, str]:
+    """A written answer's fields as its form (a new answer's or an edit's) posted them."""
+    return {
+        "question_zh": question_zh,
+        "answer_zh": answer_zh,
+        "question_en": question_en,
+        "answer_en": answer_en,
+        "tags": tags,
+        "faq": faq,
+    }
+
+
+Posted = Annotated[dict[str, str], Depends(_posted)]
 
 
 def faqs_of(kb: KnowledgeBase) -> dict[str, tuple[str, dict[str, str]]]:
@@ -164,19 +186,12 @@ async def write_answer(
     written: WrittenDep,
     insights: InsightsDep,
     reloader: ReloaderDep,
-    question_zh: Line = "",
-    answer_zh: Text = "",
-    question_en: Line = "",
-    answer_en: Text = "",
-    tags: Tags = "",
-    faq: Annotated[str, Form(max_length=200)] = "",
+    form: Posted,
     asked: Asked = [],  # noqa: B006 (FastAPI copies it)
     since: Since = DEFAULT_SINCE,
     harvested: Annotated[str, Form(max_length=300)] = "",
 ) -> Response:
     """Save a new written answer, serve a build with it, and link the questions it answers to it."""
-    form = {"question_zh": question_zh, "answer_zh": answer_zh, "question_en": question_en, "answer_en": answer_en}
-    form |= {"tags": tags, "faq": faq}
     return await _save(request, kb, written, insights, reloader, None, form, asked, since, harvested)
 
 
@@ -219,18 +234,11 @@ async def edit_answer(
     written: WrittenDep,
     insights: InsightsDep,
     reloader: ReloaderDep,
-    question_zh: Line = "",
-    answer_zh: Text = "",
-    question_en: Line = "",
-    answer_en: Text = "",
-    tags: Tags = "",
-    faq: Annotated[str, Form(max_length=200)] = "",
+    form: Posted,
     since: Since = DEFAULT_SINCE,
     version: Annotated[str, Form(max_length=64)] = "",
 ) -> Response:
     """Save a written answer's new text over the version the form was opened on, and serve a build with it."""
-    form = {"question_zh": question_zh, "answer_zh": answer_zh, "question_en": question_en, "answer_en": answer_en}
-    form |= {"tags": tags, "faq": faq}
     answer = await written.get(answer_id)
     if answer is None and version:  # removed after the form was opened: the text comes back, to save as a new one
         return _form(request, kb, None, form, [], since, changed="written")

@@ -35,108 +35,69 @@
     return ul;
   }
 
-  /* Fill a bot bubble with a finished reply (the same markup as templates/_reply.html). */
+  function replySource(hit, titled) {
+    var source = el("div", "reply-source");
+    source.appendChild(el("span", "label", KB.strings.chat_source));
+    if (titled) source.appendChild(entryLink(hit));
+    source.appendChild(sourceLink(hit));
+    return source;
+  }
+
+  function entryLink(hit) {
+    var a = el("a", "", hit.question);
+    a.href = "/entries/" + encodeURIComponent(hit.id);
+    return a;
+  }
+
+  function labelled(label, hits) {
+    var box = el("div", "reply-related");
+    box.appendChild(el("span", "label", label));
+    box.appendChild(relatedList(hits));
+    return box;
+  }
+
+  var TEXT = { none: "chat_no_answer", fallback: "chat_mode_fallback" };
+  var ENTRIES = { related: "chat_related", others: "chat_others", nearest: "chat_suggestions" };
+
+  /* The blocks of a reply in the page's markup (the same as templates/_reply.html); reply.js orders them. */
+  function view(reply) {
+    var mode = el.bind(null, "p", "reply-mode");
+    return {
+      text: function (key, values) { return TEXT[key] ? KB.strings[TEXT[key]] : KB.format(key, values); },
+      notice: function (text, kind) { return el("p", kind === "elsewhere" ? "elsewhere" : ("notice " + kind).trim(), text); },
+      versionNote: function (hit) { return KB.versionNote(hit, reply.lang); },
+      answer: function (html) {
+        var answer = el("div", "prose answer");
+        answer.innerHTML = html;  /* rendered by the server with raw HTML disabled */
+        return answer;
+      },
+      likely: function (first) {
+        var box = el("div", "likely-answer");
+        box.setAttribute("data-likely", "");
+        var label = el("p", "likely-label", KB.strings.chat_not_certain + " · ");
+        label.appendChild(entryLink(first));
+        box.appendChild(label);
+        return box;
+      },
+      quoted: function (first) { return [replySource(first, false), mode(KB.strings.chat_mode_extractive)]; },
+      cited: function (best) {
+        return [replySource(best, true), mode(reply.mode === "llm" ? KB.strings.chat_mode_llm : KB.strings.chat_mode_extractive)];
+      },
+      closing: function () { return []; },
+      entries: function (kind, hits) { return labelled(KB.strings[ENTRIES[kind]], hits); },
+      seeAlso: KB.seeAlso
+    };
+  }
+
+  /* Fill a bot bubble with a finished reply. */
   function showReply(bubble, reply) {
-    bubble.textContent = "";
-    var sources = reply.sources || [];
-    /* the first entry may answer: its answer whole, set apart and marked not certain, then the others */
-    var likely = !reply.answered && reply.state !== "not_covered" && sources.length > 0;
-    if (reply.note) bubble.appendChild(el("p", "elsewhere", reply.note));
-    if (likely) bubble.appendChild(el("p", "notice", KB.format(reply.state, { confidence: reply.confidence.toFixed(2) })));
-    else if (!reply.answered && !reply.note) bubble.appendChild(el("p", "notice", KB.strings.chat_no_answer));
-    if (reply.mode === "fallback") bubble.appendChild(el("p", "notice warn", KB.strings.chat_mode_fallback));
-    /* HTML rendered by the server with raw HTML disabled. The extractive `answer` text also
-       lists the source and related entries; here the cards below show those. */
-    var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
-    if (likely) {
-      var first = sources[0];
-      var box = el("div", "likely-answer");
-      box.setAttribute("data-likely", "");
-      var label = el("p", "likely-label", KB.strings.chat_not_certain + " · ");
-      var title = el("a", "", first.question);
-      title.href = "/entries/" + encodeURIComponent(first.id);
-      label.appendChild(title);
-      box.appendChild(label);
-      if (first.note) box.appendChild(KB.versionNote(first, reply.lang));
-      var quoted = el("div", "prose answer");
-      quoted.innerHTML = first.answer_html;
-      box.appendChild(quoted);
-      var from = el("div", "reply-source");
-      from.appendChild(el("span", "label", KB.strings.chat_source));
-      from.appendChild(sourceLink(first));
-      box.appendChild(from);
-      box.appendChild(el("p", "reply-mode", KB.strings.chat_mode_extractive));
-      bubble.appendChild(box);
-    }
-    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(KB.versionNote(sources[0], reply.lang));
-    if (html) {
-      var answer = el("div", "prose answer");
-      answer.innerHTML = html;
-      bubble.appendChild(answer);
-    }
-    if (sources.length) {
-      if (reply.answered) {
-        var source = el("div", "reply-source");
-        source.appendChild(el("span", "label", KB.strings.chat_source));
-        var link = el("a", "", sources[0].question);
-        link.href = "/entries/" + encodeURIComponent(sources[0].id);
-        source.appendChild(link);
-        source.appendChild(sourceLink(sources[0]));
-        bubble.appendChild(source);
-        bubble.appendChild(el("p", "reply-mode",
-          reply.mode === "llm" ? KB.strings.chat_mode_llm : KB.strings.chat_mode_extractive));
-        if (sources.length > 1) {
-          var related = el("div", "reply-related");
-          related.appendChild(el("span", "label", KB.strings.chat_related));
-          related.appendChild(relatedList(sources.slice(1, 4)));
-          bubble.appendChild(related);
-        }
-      } else if (likely) {
-        if (sources.length > 1) {
-          var others = el("div", "reply-related");
-          others.appendChild(el("span", "label", KB.strings.chat_others));
-          others.appendChild(relatedList(sources.slice(1, 4)));
-          bubble.appendChild(others);
-        }
-      } else {
-        var nearest = el("div", "reply-related");
-        nearest.appendChild(el("span", "label", KB.strings.chat_suggestions));
-        nearest.appendChild(relatedList(sources.slice(0, 4)));
-        bubble.appendChild(nearest);
-      }
-    }
-    if (!reply.answered && reply.see_also && reply.see_also.length) bubble.appendChild(KB.seeAlso(reply.see_also));
+    KBReply.render(bubble, reply, view(reply));
     KB.enhance(bubble);
   }
 
   function showError(bubble, message) {
     bubble.textContent = "";
     bubble.appendChild(el("p", "notice warn", KB.format("chat_error", { error: message })));
-  }
-
-  /* Read a server-sent-event stream, calling onEvent(name, data) for each event. */
-  function readEvents(response, onEvent) {
-    var reader = response.body.getReader();
-    var decoder = new TextDecoder();
-    var buffer = "";
-    function pump() {
-      return reader.read().then(function (chunk) {
-        buffer += decoder.decode(chunk.value || new Uint8Array(), { stream: !chunk.done });
-        var parts = buffer.split("\n\n");
-        buffer = parts.pop();
-        parts.forEach(function (part) {
-          var name = "message";
-          var data = "";
-          part.split("\n").forEach(function (line) {
-            if (line.indexOf("event:") === 0) name = line.slice(6).trim();
-            else if (line.indexOf("data:") === 0) data += line.slice(5).trim();
-          });
-          if (data) onEvent(name, JSON.parse(data));
-        });
-        if (!chunk.done) return pump();
-      });
-    }
-    return pump();
   }
 
   function ask(message) {
@@ -155,39 +116,19 @@
     conversation.appendChild(botTurn);
     scrollDown();
 
-    var streamed = null;
-    var finished = false;
-    fetch("/api/chat?channel=web", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    KBReply.ask("/api/chat?channel=web", {
       /* answered in the question's language */
       body: JSON.stringify({ message: message, history: history, about: (aboutField && aboutField.value) || undefined })
-    }).then(function (response) {
-      if (!response.ok) {
-        return response.json().then(function (body) { throw new Error(body.error || response.statusText); });
+    }, {
+      delta: KBReply.stream(bubble, function () { return el("div", "prose answer streaming"); }),
+      done: function (data) {
+        showReply(bubble, data);
+        // The follow-up needs only the last turns; the server caps the history it takes.
+        history.push({ role: "user", content: message });
+        history.push({ role: "assistant", content: data.answer.slice(0, 4000) });
+        history = history.slice(-10);
+        historyField.value = JSON.stringify(history);
       }
-      return readEvents(response, function (name, data) {
-        if (name === "delta") {
-          if (!streamed) {
-            bubble.textContent = "";
-            streamed = el("div", "prose answer streaming");
-            bubble.appendChild(streamed);
-          }
-          streamed.textContent += data.text;
-        } else if (name === "done") {
-          finished = true;
-          showReply(bubble, data);
-          // The follow-up needs only the last turns; the server caps the history it takes.
-          history.push({ role: "user", content: message });
-          history.push({ role: "assistant", content: data.answer.slice(0, 4000) });
-          history = history.slice(-10);
-          historyField.value = JSON.stringify(history);
-        } else if (name === "error") {
-          throw new Error(data.error);
-        }
-      });
-    }).then(function () {
-      if (!finished) throw new Error("the answer stopped early");
     }).catch(function (error) {
       showError(bubble, error.message);
     }).then(function () {

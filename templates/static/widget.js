@@ -2,6 +2,7 @@
      <script src="https://faq.example.com/widget.js" data-lang="auto" data-title="Training FAQ" defer></script>
    A button opens a chat panel that asks the FAQ server's /api/chat. Everything is drawn inside
    the Shadow DOM of one <kb-faq-widget> element; the only global is window.KBWidget.
+   A reply is laid out by reply.js (KBReply), which the server serves inside this script.
    data-lang: auto (the page's language, then each answer's), zh or en, for the labels; answers follow the question.
    data-title, data-position (right or left), data-accent (a CSS colour),
    data-server (default: the origin this script was loaded from). */
@@ -271,30 +272,6 @@
     });
   }
 
-  /* Read a server-sent-event stream, calling onEvent(name, data) for each event. */
-  function readEvents(response, onEvent) {
-    var reader = response.body.getReader();
-    var decoder = new TextDecoder();
-    var buffer = "";
-    function pump() {
-      return reader.read().then(function (chunk) {
-        buffer += decoder.decode(chunk.value || new Uint8Array(), { stream: !chunk.done });
-        var parts = buffer.split("\n\n");
-        buffer = parts.pop();
-        parts.forEach(function (part) {
-          var name = "message", text = "";
-          part.split("\n").forEach(function (line) {
-            if (line.indexOf("event:") === 0) name = line.slice(6).trim();
-            else if (line.indexOf("data:") === 0) text += line.slice(5).trim();
-          });
-          if (text) onEvent(name, JSON.parse(text));
-        });
-        if (!chunk.done) return pump();
-      });
-    }
-    return pump();
-  }
-
   /* The source's title in the labels' language where it has one; its framework, else that title, beside an entry. */
   function sourceTitle(hit) {
     return (hit.source.titles && hit.source.titles[lang]) || hit.source.title;
@@ -386,41 +363,30 @@
     return said;
   }
 
+  /* The blocks of a reply in the widget's markup; reply.js orders them. */
+  function view(reply, message) {
+    var voted = function (hit) { return config.feedback ? votes(message, hit) : null; };
+    return {
+      text: function (key, values) { return S[key].replace("{confidence}", values && values.confidence); },
+      notice: function (text, kind) { return el("p", { class: ("note " + kind).trim(), text: text }); },
+      versionNote: versionNote,
+      answer: answerBlock,
+      likely: function (first) {
+        return el("div", { class: "likely" }, [
+          el("p", { class: "likely-label" }, [document.createTextNode(S.notCertain + " · "), link(first.permalink, first.question)])
+        ]);
+      },
+      quoted: function (first) { return [sourceLine(first), el("p", { class: "mode", text: S.quoted }), voted(first)]; },
+      cited: sourceLine,
+      closing: function (best) { return [reply.mode === "llm" ? el("p", { class: "mode", text: S.llm }) : null, voted(best)]; },
+      entries: function (kind, hits) { return entryList(S[kind], hits); },
+      seeAlso: seeAlso
+    };
+  }
+
   function showReply(bubble, reply, message) {
     useLanguage(reply.lang);
-    bubble.textContent = "";
-    var sources = reply.sources || [];
-    /* the first entry may answer: its answer whole, set apart and marked not certain, then the others */
-    var likely = !reply.answered && reply.state !== "not_covered" && sources.length > 0;
-    if (reply.note) bubble.appendChild(el("p", { class: "note elsewhere", text: reply.note }));
-    if (likely) bubble.appendChild(el("p", { class: "note", text: S[reply.state].replace("{confidence}", reply.confidence.toFixed(2)) }));
-    else if (!reply.answered && !reply.note) bubble.appendChild(el("p", { class: "note", text: S.none }));
-    if (reply.mode === "fallback") bubble.appendChild(el("p", { class: "note warn", text: S.fallback }));
-    var html = reply.mode === "llm" ? reply.answer_html : (reply.answered && sources.length ? sources[0].answer_html : "");
-    if (html && reply.mode !== "llm" && sources[0].note) bubble.appendChild(versionNote(sources[0]));
-    if (html) bubble.appendChild(answerBlock(html));
-    if (likely) {
-      var first = sources[0];
-      var box = el("div", { class: "likely" }, [
-        el("p", { class: "likely-label" }, [document.createTextNode(S.notCertain + " · "), link(first.permalink, first.question)])
-      ]);
-      if (first.note) box.appendChild(versionNote(first));
-      box.appendChild(answerBlock(first.answer_html));
-      box.appendChild(sourceLine(first));
-      box.appendChild(el("p", { class: "mode", text: S.quoted }));
-      if (config.feedback) box.appendChild(votes(message, first));
-      bubble.appendChild(box);
-      if (sources.length > 1) bubble.appendChild(entryList(S.others, sources.slice(1, 4)));
-    } else if (reply.answered && sources.length) {
-      var best = sources[0];
-      bubble.appendChild(sourceLine(best));
-      if (sources.length > 1) bubble.appendChild(entryList(S.related, sources.slice(1, 4)));
-      if (reply.mode === "llm") bubble.appendChild(el("p", { class: "mode", text: S.llm }));
-      if (config.feedback) bubble.appendChild(votes(message, best));
-    } else if (sources.length) {
-      bubble.appendChild(entryList(S.nearest, sources.slice(0, 4)));
-    }
-    if (!reply.answered && reply.see_also && reply.see_also.length) bubble.appendChild(seeAlso(reply.see_also));
+    KBReply.render(bubble, reply, view(reply, message));
   }
 
   function ask(message) {
@@ -432,30 +398,16 @@
     log.appendChild(question);
     log.appendChild(bubble);
     log.scrollTop = log.scrollHeight;
-    var streamed = null, finished = false;
-    fetch(server + "/api/chat?channel=widget", {
-      method: "POST", credentials: "omit",
-      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+    KBReply.ask(server + "/api/chat?channel=widget", {
+      credentials: "omit",
       body: JSON.stringify({ message: message, history: history.slice(-10) })
-    }).then(function (response) {
-      if (!response.ok) {
-        return response.json().then(function (body) { throw new Error(body.error || response.statusText); });
+    }, {
+      delta: KBReply.stream(bubble, function () { return el("div", { class: "answer" }); }),
+      done: function (body) {
+        keepSession(body.session);
+        showReply(bubble, body, message);
+        history.push({ role: "user", content: message }, { role: "assistant", content: body.answer.slice(0, 4000) });
       }
-      return readEvents(response, function (name, body) {
-        if (name === "delta") {
-          if (!streamed) { bubble.textContent = ""; streamed = el("div", { class: "answer" }); bubble.appendChild(streamed); }
-          streamed.textContent += body.text;
-        } else if (name === "done") {
-          finished = true;
-          keepSession(body.session);
-          showReply(bubble, body, message);
-          history.push({ role: "user", content: message }, { role: "assistant", content: body.answer.slice(0, 4000) });
-        } else if (name === "error") {
-          throw new Error(body.error);
-        }
-      });
-    }).then(function () {
-      if (!finished) throw new Error("the answer stopped early");
     }).catch(function (error) {
       var text = error instanceof TypeError ? (blocked ? S.blocked : S.offline) : S.error + error.message;
       if (error instanceof TypeError && blocked) console.error(blockedMessage());

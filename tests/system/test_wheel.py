@@ -32,6 +32,7 @@ PROJECT_FILES = ("pyproject.toml", "setup.py", "README.md", "kb", "ingest", "ser
 PACKAGED = (
     "server/templates/base.html",
     "server/templates/static/widget.js",
+    "server/templates/static/reply.js",
     "server/templates/static/app.css",
     "server/channels/github/templates/_insights_suggested.html",
     "kb/data/strings.toml",

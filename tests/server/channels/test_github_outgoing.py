@@ -305,12 +305,19 @@ def test_the_cost_stays_linear_up_to_the_comment_limit() -> None:
     """Each hostile shape at 65,536 characters takes at most about four times what it takes at 16,384."""
     slow = {}
     for name, unit in HOSTILE_SHAPES.items():
-        took = []
-        for size in (MAX_PUBLIC // 4, MAX_PUBLIC):
-            text = unit * (size // len(unit))
-            start = time.perf_counter()
-            public(text)
-            took.append(time.perf_counter() - start)
+        took = [_least(unit * (size // len(unit)), 1) for size in (MAX_PUBLIC // 4, MAX_PUBLIC)]
+        if took[1] > 8 * took[0] + 0.5:  # a noisy machine only ever adds time: the least of three runs decides
+            took[1] = min(took[1], _least(unit * (MAX_PUBLIC // len(unit)), 2))
         if took[1] > 8 * took[0] + 0.5:
             slow[name] = [round(t, 3) for t in took]
     assert slow == {}
+
+
+def _least(text: str, runs: int) -> float:
+    """The least of `runs` timings of `public(text)`, in seconds."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        public(text)
+        times.append(time.perf_counter() - start)
+    return min(times)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from .fixture_labels import CATEGORIES, CJK, ISSUE_URL, POSITIVE_AUTHORS, _repo_and_number
+
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
 HELDOUT = DATA / "harvest" / "heldout.json"
@@ -20,30 +22,7 @@ NOTE = DATA / "harvest" / "HELDOUT.md"
 OTHER_FIXTURES = ("threads.json", "tune_more.json", "unseen.json", "time_split.json")
 QUERY_SETS = ("real_tune.jsonl", "real_test.jsonl", "issues_tune.jsonl", "issues_test.jsonl")
 
-CATEGORIES = {
-    "resolved", "open", "no_answer", "stale", "stale_answered", "not_planned", "duplicate", "non_maintainer",
-    "self_resolved", "asker_is_maintainer", "maintainer_no_answer", "unresolved", "answer_missing", "not_a_question",
-    "closing_note", "contributor_answer", "feature_request", "release_request", "pr_link", "short_fix",
-    "new_problem", "user_answer_confirmed",
-}  # fmt: skip
 POSITIVE_CATEGORIES = {"resolved", "closing_note", "contributor_answer", "short_fix", "user_answer_confirmed"}
-POSITIVE_AUTHORS = {
-    "maintainer": {"OWNER", "MEMBER", "COLLABORATOR"},
-    "contributor": {"CONTRIBUTOR"},
-    "user": {"NONE"},
-}
-# Repositories renamed on GitHub: one thread can be stored under either name.
-OWNER_ALIASES = {"thudm": "zai-org", "volcengine": "verl-project"}
-REPO_ALIASES = {"llama-factory": "llamafactory"}
-ISSUE_URL = re.compile(r"https://github\.com/([^/\s\"]+)/([^/\s\"]+)/issues/(\d+)")
-CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def _repo_and_number(url: str) -> tuple[str, int]:
-    found = ISSUE_URL.fullmatch(url.strip().rstrip("/"))
-    assert found, f"not a GitHub issue URL: {url!r}"
-    owner, repo, number = found.group(1).lower(), found.group(2).lower(), int(found.group(3))
-    return f"{OWNER_ALIASES.get(owner, owner)}/{REPO_ALIASES.get(repo, repo)}", number
 
 
 def _urls_in(text: str) -> set[tuple[str, int]]:

@@ -7,10 +7,11 @@ hold whatever the rules become. See tests/data/harvest/UNSEEN.md for how the lab
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
+
+from .fixture_labels import CATEGORIES, CJK, ISSUE_URL, POSITIVE_AUTHORS, _repo_and_number
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
@@ -18,32 +19,8 @@ UNSEEN = DATA / "harvest" / "unseen.json"
 FIRST = DATA / "harvest" / "threads.json"
 QUERY_SETS = ("real_tune.jsonl", "real_test.jsonl", "issues_tune.jsonl", "issues_test.jsonl")
 
+
 # The first fixture's categories and the ones this fixture adds.
-CATEGORIES = {
-    "resolved", "open", "no_answer", "stale", "stale_answered", "not_planned", "duplicate", "non_maintainer",
-    "self_resolved", "asker_is_maintainer", "maintainer_no_answer", "unresolved", "answer_missing", "not_a_question",
-    "closing_note", "contributor_answer", "feature_request", "release_request", "pr_link", "short_fix",
-    "new_problem", "user_answer_confirmed",
-}  # fmt: skip
-POSITIVE_AUTHORS = {
-    "maintainer": {"OWNER", "MEMBER", "COLLABORATOR"},
-    "contributor": {"CONTRIBUTOR"},
-    "user": {"NONE"},
-}
-# Repositories renamed on GitHub: one thread can be stored under either name.
-OWNER_ALIASES = {"thudm": "zai-org", "volcengine": "verl-project"}
-REPO_ALIASES = {"llama-factory": "llamafactory"}
-ISSUE_URL = re.compile(r"https://github\.com/([^/]+)/([^/]+)/issues/(\d+)")
-CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def _repo_and_number(url: str) -> tuple[str, int]:
-    found = ISSUE_URL.fullmatch(url.strip().rstrip("/"))
-    assert found, f"not a GitHub issue URL: {url!r}"
-    owner, repo, number = found.group(1).lower(), found.group(2).lower(), int(found.group(3))
-    return f"{OWNER_ALIASES.get(owner, owner)}/{REPO_ALIASES.get(repo, repo)}", number
-
-
 def _threads() -> list[dict]:
     return json.loads(UNSEEN.read_text(encoding="utf-8"))
 

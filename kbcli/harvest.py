@@ -210,5 +210,5 @@ def _keep(settings: ServerSettings, done: Harvest) -> int:
 
     with InsightsBook.open(settings) as book:
         if settings.harvest_expire_days:
-            book.store.expire_drafts(time.time() - settings.harvest_expire_days * 86400)
-        return book.store.keep_drafts(done.drafts)
+            book.store.drafts.expire(time.time() - settings.harvest_expire_days * 86400)
+        return book.store.drafts.keep(done.drafts)

@@ -142,8 +142,8 @@ def cmd_link(settings: Settings, args: argparse.Namespace) -> int:
     embedder = open_embedder(settings.embed_model)
     vector = embedder.embed_query(searched_text(question) or question)  # what a search of it embeds
     with InsightsBook.open(settings) as book:
-        moved = _others(book.links(), question)
-        link = book.add_link(question, lang, args.entry, vector, embedder.model)
+        moved = _others(book.store.links.all(), question)
+        link = book.store.links.add(question, lang, args.entry, vector, embedder.model)
     print(f"linked #{link.id} [{link.lang}] {link.question!r} → {_target(link, entries)}")
     for old in moved:
         print(f"(it replaces link #{old.id} → {_target(old, entries)}; `kb links restore {old.id}` brings that back)")
@@ -158,7 +158,7 @@ def cmd_links_list(settings: Settings, args: argparse.Namespace) -> int:
     links: list[Link] = []
     if InsightsBook.exists(settings):
         with InsightsBook.open(settings, create=False) as book:
-            links = book.links(include_removed=args.all)
+            links = book.store.links.all(include_removed=args.all)
     entries = _entries_if_any(settings)
     if args.json:
         print(json.dumps([_link_json(link, entries) for link in links], ensure_ascii=False, indent=2))
@@ -211,10 +211,10 @@ def _changed(settings: Settings, link_id: int, change: str) -> tuple[Link | None
     if not InsightsBook.exists(settings):
         raise LinkNotFound(link_id)
     with InsightsBook.open(settings, create=False) as book:
-        before = book.link_of(link_id)
+        before = book.store.links.get(link_id)
         if before is None:
             raise LinkNotFound(link_id)
-        active = book.links()
+        active = book.store.links.all()
         # LinkNotFound too when the row went in between (only by hand)
         after = book.undo_link(link_id) if change == "remove" else book.restore_link(link_id)
     displaced = [] if change == "remove" or before.active else _others(active, after.question, but=link_id)
@@ -253,7 +253,7 @@ def cmd_links_export(settings: Settings, args: argparse.Namespace) -> int:
     links: list[Link] = []
     if InsightsBook.exists(settings):
         with InsightsBook.open(settings, create=False) as book:
-            links = book.links()
+            links = book.store.links.all()
     if not links:
         print("No links to export.")
         return 0

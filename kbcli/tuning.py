@@ -49,7 +49,7 @@ def cmd_tune(settings: Settings, args: argparse.Namespace) -> int:
     kb = KnowledgeBase.open(settings, refit=True)
     if not args.no_links and InsightsBook.exists(settings):
         with InsightsBook.open(settings, create=False) as book:
-            links = book.links()
+            links = book.store.links.all()
         kb = kb.taught(links)
     if not kb.entries:
         raise KBError("nothing to learn from: the index has no entries")

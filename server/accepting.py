@@ -56,7 +56,9 @@ async def settle_accepts(insights: Insights, written: Written, reloader: Reloade
         waiting = (await insights.harvested())[0] if insights.feedback_on else []
         for kept in waiting:
             found = _saved_for(kept, answers)
-            if found is not None and await insights.decide_draft(kept.draft.repo, kept.draft.number, "accepted", found):
+            if found is not None and await insights.run(
+                insights.drafts.decide, kept.draft.repo, kept.draft.number, "accepted", found
+            ):
                 log.warning("the draft %s was accepted as %s before a stop; marked so", kept.key, found)
     except (InsightsOff, InsightsUnreachable) as exc:
         log.warning("the drafts from the tracker could not be settled at start-up: %s", exc)
@@ -65,7 +67,7 @@ async def settle_accepts(insights: Insights, written: Written, reloader: Reloade
         return
     served = reloader.served.kb
     try:
-        accepted = {k.written_id: k for k in await insights.accepted_drafts()}
+        accepted = {k.written_id: k for k in await insights.run(insights.drafts.all, "accepted", 1000)}
     except (InsightsOff, InsightsUnreachable):
         return
     for answer_id in built:

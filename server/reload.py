@@ -87,7 +87,7 @@ class Reloader:
         self.links: list[Link] = []
         self.links_state: tuple[int, ...] | None = None
         if store is not None:
-            self.links_state, self.links = store.links_state(), store.links()
+            self.links_state, self.links = store.links.state(), store.links.all()
         self.judging = open_judge(settings)  # the second-stage judge, loaded once for every build
         # The harvested threads shown as "see also", shared by every build served; the drafts' fingerprint.
         self.see_also = SeeAlso()
@@ -125,10 +125,10 @@ class Reloader:
         if self.store is None:
             return False
         async with self._lock:
-            state = await self._in_thread(self.store.links_state)
+            state = await self._in_thread(self.store.links.state)
             if state == self.links_state:
                 return False
-            self.links = await self._in_thread(self.store.links)
+            self.links = await self._in_thread(self.store.links.all)
             self.links_state = state
             old = self.served
             self.served = await self._in_thread(self._serve, old.kb)
@@ -140,7 +140,7 @@ class Reloader:
         """Read the drafts into the "see also" index if they changed since last read; whether they had. Blocks."""
         if self.store is None:
             return False
-        state = self.store.drafts_state()
+        state = self.store.drafts.state()
         if state == self.drafts_state:
             return False
         cache = self.settings.cache_dir / "embeddings.sqlite"

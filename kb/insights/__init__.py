@@ -2,9 +2,10 @@
 
 - `store`, `migrations`, `records`: the database, its schema and the rows it holds; the
   store talks to a SQLite file (`sqlite_db`) or to PostgreSQL (`postgres_db`, with `sql`
-  translating the statements), and is composed of one part (`part`) for each thing it keeps:
-  `questions`, `votes`, `gaps` (the dismissed ones), `links`, `pending` (a channel's draft
-  answers waiting for a maintainer) and `harvested` (the drafts `kb harvest` made);
+  translating the statements), and is composed of one part (`part`) for each thing it keeps,
+  each an attribute of the store: `questions`, `votes`, `gaps` (the dismissed ones), `links`,
+  `pending` (a channel's draft answers waiting for a maintainer), `drafts` (those `kb harvest`
+  made, `harvested`), `claims` (on issues) and `deliveries` and `closes` (the GitHub webhook's);
 - `recorder`, `writer`: the listener to what is asked and voted (`kb.events`), and the
   thread that writes;
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry
@@ -13,11 +14,12 @@
 - `taught_links`, `teach`: the links that teach the knowledge base (a question tied to the
   entry that answers it, or marked not covered), and making, undoing and restoring them;
 - `link_files`: the links written into the FAQ folder's learned-question files, and read back;
-- `book`: `InsightsBook`, the report, dismissing and restoring gaps, and the links over one
-  store, called directly: the `kb` command's `insights`, `link` and `links` go through it;
-- `service`: `Insights`, the one object the /insights page, its CSV exports and the links'
-  admin API go through (the report, dismissing and restoring gaps, the links): the book's
-  calls in a worker thread, with the errors a server answers.
+- `book`: `InsightsBook`, one store opened, the report, and undoing and restoring links, called
+  directly: the `kb` command's `insights`, `link` and `links` go through it;
+- `offload`, `service`: `off_loop`, any part's method in a worker thread; `Insights`, the one
+  object the /insights page, its CSV exports and the links' admin API go through (the report,
+  dismissing and restoring gaps, the links, `Insights.run` for a part's method), with the errors
+  a server answers.
 
 Grouping needs numpy and the embedder, and recording needs the search's types: their names
 (`GapFinder`, `Gap`, `draft_entry`, `Recorder`, ...) load on first use, so that importing

@@ -1,10 +1,10 @@
 """The insights database as the report and the links use it, one call at a time and without threads.
 
 `InsightsBook` is what `Insights` (`service.py`) runs in a worker thread for the server, and
-what `kb insights`, `kb link` and `kb links` call directly: the report, dismissing and
-restoring gaps, the recent questions, and the links. Opening one opens the store and
-nothing else: no writer thread starts and no old rows are pruned (that is the recorder's
-work, `recorder.py`).
+what `kb insights`, `kb link` and `kb links` open: the store (`book.store`, whose parts the
+commands call directly), the report, and undoing or restoring a link. Opening one opens the
+store and nothing else: no writer thread starts and no old rows are pruned (that is the
+recorder's work, `recorder.py`).
 """
 
 from __future__ import annotations
@@ -15,13 +15,11 @@ from typing import TYPE_CHECKING, Mapping
 from ..errors import InsightsUnavailable, LinkNotFound
 from ..settings import Settings
 from .report import Report, gather
-from .store import InsightsStore, RecentQuestion, store_path
+from .store import InsightsStore, store_path
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ..knowledge import KnowledgeBase
-    from .groups import Gap, GapFinder
+    from .groups import GapFinder
     from .taught_links import Link
 
 __all__ = ["InsightsBook", "with_links"]
@@ -33,12 +31,12 @@ def with_links(kb: "KnowledgeBase", settings: Settings) -> "KnowledgeBase":
     if not InsightsBook.exists(settings):
         return kb
     with InsightsBook.open(settings, create=False) as book:
-        links = book.links()
+        links = book.store.links.all()
     return kb.taught(links) if links else kb
 
 
 class InsightsBook:
-    """The report, the gaps dismissed, the recent questions and the links, over one `InsightsStore`."""
+    """The report and the links undone or restored, over one `InsightsStore` (`store`)."""
 
     def __init__(self, store: InsightsStore):
         self.store = store
@@ -70,55 +68,18 @@ class InsightsBook:
     ) -> None:
         self.close()
 
-    # The report and its gaps
+    # The report
 
     def report(self, finder: GapFinder, window: float, entry_questions: Mapping[str, str], limit: int = 50) -> Report:
         """What was asked and voted in the last `window` seconds, at most `limit` rows a table; each entry
         named by `entry_questions[id]` where it has one (`report.gather`)."""
         return gather(self.store, finder, window, entry_questions, limit=limit)
 
-    def dismiss_gap(self, gap: Gap) -> None:
-        """Leave the gap's questions out of the gaps, now and after a restart."""
-        self.store.dismiss_gap([q.text for q in gap.questions])
-
-    def restore_gap(self, gap: Gap) -> None:
-        """Bring a dismissed gap's questions back."""
-        self.store.restore_gap([q.text for q in gap.questions])
-
-    def recent(self, limit: int, find: str = "") -> list[RecentQuestion]:
-        """The last `limit` questions asked, newest first; those holding `find` (case aside) when given."""
-        recent = self.store.recent_questions(limit)
-        wanted = find.strip().lower()
-        return [q for q in recent if wanted in q.text.lower()] if wanted else recent
-
     # The links
-
-    def links(self, include_removed: bool = False) -> list[Link]:
-        """The active links, oldest first (`include_removed`: the undone and replaced ones too)."""
-        return self.store.links(include_removed)
-
-    def link_of(self, link_id: int) -> Link | None:
-        """One link, active or not; None when there is none."""
-        return self.store.link(link_id)
-
-    def add_link(
-        self,
-        question: str,
-        lang: str,
-        entry: str | None,
-        vector: np.ndarray,
-        model: str,
-        origin: str = "asked",
-        url: str = "",
-        at: float | None = None,
-    ) -> Link:
-        """Link `question` to the entry with id `entry` (None: not covered by the FAQ), with its vector made
-        by `model`; an active link of the same question is replaced (`InsightsStore.add_link`)."""
-        return self.store.add_link(question, lang, entry, vector, model, origin, url, at)
 
     def undo_link(self, link_id: int) -> Link:
         """Undo a link (its row is kept: `restore_link` brings it back); LinkNotFound when there is none."""
-        link = self.store.remove_link(link_id)
+        link = self.store.links.remove(link_id)
         if link is None:
             raise LinkNotFound(link_id)
         return link
@@ -126,7 +87,7 @@ class InsightsBook:
     def restore_link(self, link_id: int) -> Link:
         """Make an undone link active again (replacing any other active link of its question);
         LinkNotFound when there is none."""
-        link = self.store.restore_link(link_id)
+        link = self.store.links.restore(link_id)
         if link is None:
             raise LinkNotFound(link_id)
         return link

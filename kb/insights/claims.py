@@ -4,28 +4,21 @@ Replicas sharing one database (PostgreSQL, or one SQLite file for the workers of
 issue: a claim is a row keyed by repository and issue number, held by one `holder` (a random id per claim) until
 `until` (Unix seconds, a short lease the holder renews while it works). A claim is taken in one transaction that
 first clears expired claims (a process that died does not hold an issue for ever) and then inserts the row unless
-another holds it; it is released by deleting the holder's own row. `InsightsStore` takes these methods from
-`IssueClaims`.
+another holds it; it is released by deleting the holder's own row. `InsightsStore` keeps them in `IssueClaims`,
+its part `store.claims`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from .part import StorePart
 
 __all__ = ["IssueClaims"]
 
 
-class IssueClaims:
-    """The store's methods for claims on issues; `self._db` is `InsightsStore`'s."""
+class IssueClaims(StorePart):
+    """The store's part for claims on issues (`store.claims`)."""
 
-    _db: Any
-
-    @property
-    def database_errors(self) -> tuple[type[BaseException], ...]:
-        """What the database raises when a statement fails (the claim could not be taken, renewed or released)."""
-        return tuple(self._db.errors)
-
-    def claim_issue(self, repo: str, number: int, holder: str, until: float, now: float) -> bool:
+    def claim(self, repo: str, number: int, holder: str, until: float, now: float) -> bool:
         """Whether `holder` now holds `repo`#`number` until `until`: no one else held it past `now` (in any process)."""
         with self._db.transaction() as db:
             db.execute("DELETE FROM issue_claims WHERE until < ?", (now,))
@@ -35,7 +28,7 @@ class IssueClaims:
             ).rowcount
         return int(taken) == 1
 
-    def renew_issue_claim(self, repo: str, number: int, holder: str, until: float) -> bool:
+    def renew(self, repo: str, number: int, holder: str, until: float) -> bool:
         """The lease of `holder`'s claim on `repo`#`number` moved to `until`; whether it still held it."""
         with self._db.transaction() as db:
             kept = db.execute(
@@ -44,7 +37,7 @@ class IssueClaims:
             ).rowcount
         return int(kept) == 1
 
-    def release_issue(self, repo: str, number: int, holder: str) -> None:
+    def release(self, repo: str, number: int, holder: str) -> None:
         """`holder`'s claim on `repo`#`number` given up (another's is left alone)."""
         with self._db.transaction() as db:
             db.execute(

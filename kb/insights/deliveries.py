@@ -11,7 +11,7 @@ issue (a redelivered close refreshes it). A worker takes a row in the way the cl
 once for a process of this machine that is no longer running; a harvest done deletes the row, one that failed is
 tried again later (`due`), at most a bounded number of times, then dropped with its last error. The queue holds at
 most a bounded number of rows: past it a close is refused (the webhook says so), never dropped in silence.
-`InsightsStore` takes these methods from `DeliveryQueue`.
+`InsightsStore` keeps them in two parts: `Deliveries` (`store.deliveries`) and `CloseQueue` (`store.closes`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from .part import StorePart
 
-__all__ = ["DeliveryQueue", "QueuedClose", "this_process", "holder_running"]
+__all__ = ["Deliveries", "CloseQueue", "QueuedClose", "this_process", "holder_running"]
 
 
 @dataclass(frozen=True)
@@ -58,10 +58,10 @@ def holder_running(holder: str) -> bool:
     return True
 
 
-class DeliveryQueue(StorePart):
-    """The store's part for the GitHub webhook's deliveries seen and closes waiting."""
+class Deliveries(StorePart):
+    """The store's part for the GitHub webhook's deliveries seen (`store.deliveries`)."""
 
-    def first_delivery(self, key: str, now: float, window: float) -> bool:
+    def first(self, key: str, now: float, window: float) -> bool:
         """Whether `key` is new within `window` seconds before `now` (and remember it), in any process."""
         with self._db.transaction() as db:
             db.execute("DELETE FROM github_deliveries WHERE seen_at < ?", (now - window,))
@@ -70,11 +70,15 @@ class DeliveryQueue(StorePart):
             ).rowcount
         return int(taken) == 1
 
-    def forget_deliveries(self, keys: list[str]) -> None:
+    def forget(self, keys: list[str]) -> None:
         """`keys` forgotten: their delivery was refused, and may be delivered again."""
         self._write(("DELETE FROM github_deliveries WHERE key = ?", [(k,) for k in keys]))
 
-    def queue_close(self, repo: str, number: int, issue: str, now: float, limit: int, due: float | None = None) -> bool:
+
+class CloseQueue(StorePart):
+    """The store's part for the closes waiting to be harvested (`store.closes`)."""
+
+    def queue(self, repo: str, number: int, issue: str, now: float, limit: int, due: float | None = None) -> bool:
         """Queue the close of `repo`#`number` (its issue as JSON), due at `due` (default `now`), or refresh its row;
         False (nothing queued) when `limit` rows are waiting already."""
         with self._db.transaction() as db:
@@ -90,7 +94,7 @@ class DeliveryQueue(StorePart):
             )
         return True
 
-    def take_close(
+    def take(
         self, holder: str, now: float, until: float, only: tuple[str, int] | None = None, before: float = 0.0
     ) -> QueuedClose | None:
         """The close due first that no running process holds (with `only`, that issue's, due or not; a close not yet
@@ -117,7 +121,7 @@ class DeliveryQueue(StorePart):
                 return QueuedClose(str(repo), int(number), str(issue), int(tries), holder)
         return None
 
-    def renew_close(self, close: QueuedClose, until: float) -> bool:
+    def renew(self, close: QueuedClose, until: float) -> bool:
         """The lease of a close taken moved to `until`; whether its holder still held it."""
         with self._db.transaction() as db:
             kept = db.execute(
@@ -126,7 +130,7 @@ class DeliveryQueue(StorePart):
             ).rowcount
         return int(kept) == 1
 
-    def close_done(self, close: QueuedClose) -> None:
+    def done(self, close: QueuedClose) -> None:
         """A close harvested (or found to need no harvest): its row deleted, unless it was queued again meanwhile."""
         with self._db.transaction() as db:
             db.execute(
@@ -134,7 +138,7 @@ class DeliveryQueue(StorePart):
                 (close.repo, close.number, close.holder, close.tries),
             )
 
-    def close_failed(self, close: QueuedClose, error: str, due: float, max_tries: int) -> bool:
+    def failed(self, close: QueuedClose, error: str, due: float, max_tries: int) -> bool:
         """A close whose harvest failed: tried again at `due`, or dropped once it has failed `max_tries` times;
         whether it was dropped."""
         with self._db.transaction() as db:
@@ -151,7 +155,7 @@ class DeliveryQueue(StorePart):
             )
         return False
 
-    def closes_waiting(self) -> int:
+    def waiting(self) -> int:
         """How many closes are queued."""
         rows: list[Any] = self._db.rows("SELECT count(*) FROM close_queue")
         return int(rows[0][0]) if rows else 0

@@ -51,7 +51,7 @@ def doubtful_answers(store: InsightsStore, finder: GapFinder, since: float, limi
     asked_again: dict[str, int] = defaultdict(int)
     low_margin: dict[str, int] = defaultdict(int)
     examples: dict[str, list[str]] = defaultdict(list)
-    pairs = store.asked_again(since, ASKED_AGAIN_WITHIN)
+    pairs = store.questions.asked_again(since, ASKED_AGAIN_WITHIN)
     if pairs:
         texts = [text for _, first, _, again, _ in pairs for text in (first, again)]
         langs = [lang for _, _, first_lang, _, again_lang in pairs for lang in (first_lang, again_lang)]
@@ -60,11 +60,11 @@ def doubtful_answers(store: InsightsStore, finder: GapFinder, since: float, limi
             if similar[2 * i, 2 * i + 1] >= REPHRASED:
                 asked_again[entry_id] += 1
                 examples[entry_id].append(f"{first} → {again}")
-    for entry_id, question in store.low_margins(since, LOW_MARGIN):
+    for entry_id, question in store.questions.low_margins(since, LOW_MARGIN):
         low_margin[entry_id] += 1
         examples[entry_id].append(question)
-    unhelpful = {v.entry_id: v.unhelpful for v in store.unhelpful(since, limit=10_000, comments=0)}
-    answered = {e.entry_id: e.hits for e in store.entry_hits(since, limit=10_000)}
+    unhelpful = {v.entry_id: v.unhelpful for v in store.votes.unhelpful(since, limit=10_000, comments=0)}
+    answered = {e.entry_id: e.hits for e in store.questions.entry_hits(since, limit=10_000)}
     found = [
         DoubtfulAnswer(
             entry_id,

@@ -15,9 +15,9 @@ __all__ = ["DismissedGaps"]
 
 
 class DismissedGaps(StorePart):
-    """The store's part for dismissed gaps."""
+    """The store's part for dismissed gaps (`store.gaps`)."""
 
-    def dismiss_gap(self, texts: Iterable[str], at: float | None = None) -> None:
+    def dismiss(self, texts: Iterable[str], at: float | None = None) -> None:
         """Hide the unanswered questions with these texts (case and spacing aside) from the gaps, for good."""
         when = time.time() if at is None else at
         self._write(
@@ -27,7 +27,7 @@ class DismissedGaps(StorePart):
             )
         )
 
-    def restore_gap(self, texts: Iterable[str]) -> None:
+    def restore(self, texts: Iterable[str]) -> None:
         self._write(("DELETE FROM dismissed_gaps WHERE text = ?", [(question_key(t),) for t in texts]))
 
     def dismissed(self) -> set[str]:

@@ -3,8 +3,8 @@
 A draft is kept per thread (repository and number) with its state: `new` (waiting on `/insights`),
 `accepted` (a written answer, or alternate questions of an entry, now), `dismissed`. Harvesting the
 same thread again refreshes a new draft and leaves a decided one alone, so a dismissed thread is
-not offered again. New drafts untouched for `KB_HARVEST_EXPIRE_DAYS` are deleted (`expire_drafts`).
-`InsightsStore` takes these methods from `HarvestedDrafts`, one of its parts (`kb/insights/part.py`).
+not offered again. New drafts untouched for `KB_HARVEST_EXPIRE_DAYS` are deleted (`store.drafts.expire`).
+`InsightsStore` keeps them in `HarvestedDrafts`, its part `store.drafts` (`kb/insights/part.py`).
 """
 
 from __future__ import annotations
@@ -79,9 +79,9 @@ def _kept(row: Sequence[Any]) -> KeptDraft:
 
 
 class HarvestedDrafts(StorePart):
-    """The store's part for harvested drafts."""
+    """The store's part for harvested drafts (`store.drafts`)."""
 
-    def keep_drafts(self, drafts: Iterable[Draft], at: float | None = None) -> int:
+    def keep(self, drafts: Iterable[Draft], at: float | None = None) -> int:
         """Keep `drafts`, each in place of its thread's new draft; a thread a maintainer decided is left as it is.
         How many were given."""
         when = time.time() if at is None else at
@@ -99,7 +99,7 @@ class HarvestedDrafts(StorePart):
         )
         return len(rows)
 
-    def drafts(self, status: str = "new", limit: int = 200) -> list[KeptDraft]:
+    def all(self, status: str = "new", limit: int = 200) -> list[KeptDraft]:
         """The drafts in `status`, the most asked first, then the most recently closed."""
         if status not in STATES:
             raise ValueError(f"unknown draft state {status!r}; expected one of {', '.join(STATES)}")
@@ -110,12 +110,12 @@ class HarvestedDrafts(StorePart):
         )
         return [_kept(row) for row in rows]
 
-    def harvested_draft(self, repo: str, number: int) -> KeptDraft | None:
+    def get(self, repo: str, number: int) -> KeptDraft | None:
         """The draft of `repo`#`number`, whatever its state; None when there is none."""
         rows = self._db.rows(f"SELECT {_COLUMNS} FROM harvested_drafts WHERE repo = ? AND number = ?", (repo, number))
         return _kept(rows[0]) if rows else None
 
-    def decide_draft(self, repo: str, number: int, status: str, written_id: str = "", at: float | None = None) -> bool:
+    def decide(self, repo: str, number: int, status: str, written_id: str = "", at: float | None = None) -> bool:
         """Mark the new draft of `repo`#`number` `accepted` (with the written answer it became) or `dismissed`;
         whether there was a new draft to decide (a second click finds none)."""
         if status not in ("accepted", "dismissed"):
@@ -129,7 +129,7 @@ class HarvestedDrafts(StorePart):
             ).rowcount
         return bool(changed)
 
-    def join_draft(self, repo: str, number: int, asked: Asked, at: float | None = None) -> bool:
+    def join(self, repo: str, number: int, asked: Asked, at: float | None = None) -> bool:
         """Add the thread `asked` to the new draft of `repo`#`number`, as one more thread asking it (in place of an
         earlier reading of the same thread); whether there was a new draft to join."""
         when = time.time() if at is None else at
@@ -149,7 +149,7 @@ class HarvestedDrafts(StorePart):
             )
         return True
 
-    def expire_drafts(self, before: float) -> int:
+    def expire(self, before: float) -> int:
         """Delete the new drafts harvested before `before` (Unix seconds); how many."""
         with self._db.transaction() as db:
             gone = db.execute(
@@ -157,12 +157,12 @@ class HarvestedDrafts(StorePart):
             ).rowcount
         return int(gone or 0)
 
-    def drafts_state(self) -> tuple[Any, ...]:
+    def state(self) -> tuple[Any, ...]:
         """A fingerprint of the drafts: it changes when one is harvested, refreshed, decided or expired."""
         rows = self._db.rows("SELECT count(*), max(harvested_at), max(decided_at) FROM harvested_drafts")
         return tuple(rows[0]) if rows else ()
 
-    def draft_counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int]:
         """How many drafts are in each state."""
         counts = dict(self._db.rows("SELECT status, count(*) FROM harvested_drafts GROUP BY status"))
         return {state: int(counts.get(state, 0)) for state in STATES}

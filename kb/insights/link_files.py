@@ -96,7 +96,7 @@ def import_learned(book: InsightsBook, learned: Sequence[LearnedQuestion], embed
     from ..embedding import open_embedder
     from ..search import searched_text
 
-    have = {(question_key(link.question), link.entry) for link in book.links(include_removed=True)}
+    have = {(question_key(link.question), link.entry) for link in book.store.links.all(include_removed=True)}
     missing = []
     for question in learned:
         if learned_key(question) not in have:
@@ -107,7 +107,7 @@ def import_learned(book: InsightsBook, learned: Sequence[LearnedQuestion], embed
         # What a search of each question embeds; embedded together, in batches.
         vectors = [embedder.query_vector(searched_text(q.question) or q.question) for q in missing]
         for question, vector in zip(missing, vectors):
-            book.add_link(
+            book.store.links.add(
                 question.question,
                 question.lang,
                 question.entry,

@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..text import question_key
-from .part import StorePart
+from .part import StorePart, Transaction
 from .records import LANGS, MAX_TEXT
 
 if TYPE_CHECKING:
@@ -24,11 +24,11 @@ __all__ = ["Links"]
 
 
 class Links(StorePart):
-    """The store's part for the taught links."""
+    """The store's part for the taught links (`store.links`)."""
 
     _LINK_COLUMNS = "id, made_at, question, lang, entry_id, origin, url, model, vector, removed_at"
 
-    def add_link(
+    def add(
         self,
         question: str,
         lang: str,
@@ -65,7 +65,7 @@ class Links(StorePart):
         return Link(int(link_id), when, text, lang, entry, origin, url, model, vector_of(data))
 
     @staticmethod
-    def _unlink(db: Any, question: str, at: float, keep: int | None = None) -> None:
+    def _unlink(db: Transaction, question: str, at: float, keep: int | None = None) -> None:
         """Remove the active links of `question` (by `question_key`), but `keep`, in the caller's transaction."""
         key = question_key(question)
         # Compared here, as `question_key` does (SQL's lower() may leave non-ASCII letters be), among the
@@ -80,14 +80,14 @@ class Links(StorePart):
         if ids:
             db.executemany("UPDATE links SET removed_at = ? WHERE id = ?", ids)
 
-    def remove_link(self, link_id: int, at: float | None = None) -> Link | None:
-        """Undo a link: it stops counting but its row is kept (`restore_link`); None when there is no such link."""
+    def remove(self, link_id: int, at: float | None = None) -> Link | None:
+        """Undo a link: it stops counting but its row is kept (`restore`); None when there is no such link."""
         when = time.time() if at is None else at
         with self._db.transaction(exclusive=True) as db:
             db.execute("UPDATE links SET removed_at = ? WHERE id = ? AND removed_at IS NULL", (when, link_id))
-        return self.link(link_id)
+        return self.get(link_id)
 
-    def restore_link(self, link_id: int) -> Link | None:
+    def restore(self, link_id: int) -> Link | None:
         """Make a removed link active again, removing any other active link of its question; None when there is none."""
         with self._db.transaction(exclusive=True) as db:
             row = db.execute("SELECT question, removed_at FROM links WHERE id = ?", (link_id,)).fetchone()
@@ -96,19 +96,19 @@ class Links(StorePart):
             if row[1] is not None:
                 self._unlink(db, row[0], time.time(), keep=link_id)
                 db.execute("UPDATE links SET removed_at = NULL WHERE id = ?", (link_id,))
-        return self.link(link_id)
+        return self.get(link_id)
 
-    def link(self, link_id: int) -> Link | None:
+    def get(self, link_id: int) -> Link | None:
         """One link, active or removed; None when there is none with this id."""
-        found = self._links(f"SELECT {self._LINK_COLUMNS} FROM links WHERE id = ?", (link_id,))
+        found = self._read(f"SELECT {self._LINK_COLUMNS} FROM links WHERE id = ?", (link_id,))
         return found[0] if found else None
 
-    def links(self, include_removed: bool = False) -> list[Link]:
+    def all(self, include_removed: bool = False) -> list[Link]:
         """The active links (and the removed ones too, with `include_removed`), oldest first."""
         where = "" if include_removed else " WHERE removed_at IS NULL"
-        return self._links(f"SELECT {self._LINK_COLUMNS} FROM links{where} ORDER BY id")
+        return self._read(f"SELECT {self._LINK_COLUMNS} FROM links{where} ORDER BY id")
 
-    def _links(self, sql: str, params: Sequence[Any] = ()) -> list[Link]:
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[Link]:
         from .taught_links import Link, vector_of
 
         return [
@@ -122,7 +122,7 @@ class Links(StorePart):
         rows = self._db.rows("SELECT question FROM links WHERE removed_at IS NULL AND entry_id IS NOT NULL")
         return {question_key(text) for (text,) in rows}
 
-    def links_state(self) -> tuple[int, int, int]:
+    def state(self) -> tuple[int, int, int]:
         """A fingerprint of the active links, cheap to read: (the highest id, how many are active, the sum of
         their ids). It changes whenever a link is added, removed or restored, so a server polls it and reloads
         the links only then."""

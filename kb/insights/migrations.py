@@ -10,7 +10,10 @@ list builds SQLite and PostgreSQL: the statements are SQLite's, translated for P
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .part import Transaction
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "version_of", "upgrade"]
 
@@ -190,13 +193,13 @@ MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def version_of(db: Any) -> int:
+def version_of(db: Transaction) -> int:
     """The file's schema version (0 for a new file)."""
     db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
     return int(db.execute("SELECT max(version) FROM schema_version").fetchone()[0] or 0)
 
 
-def upgrade(db: Any, version: int) -> None:
+def upgrade(db: Transaction, version: int) -> None:
     """Apply the migrations after `version`, in the caller's transaction."""
     for number in range(version + 1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[number - 1].split(";\n"):

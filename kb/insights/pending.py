@@ -32,9 +32,9 @@ _OPEN = "(state = 'waiting' OR claimed_at < ?)"  # on the list: waiting, or clai
 
 
 class PendingAnswers(StorePart):
-    """The store's part for the answers waiting for a maintainer, one a thread of a channel."""
+    """The store's part for the answers waiting for a maintainer (`store.pending`), one a thread of a channel."""
 
-    def keep_pending(self, answer: PendingAnswer) -> None:
+    def keep(self, answer: PendingAnswer) -> None:
         """Keep `answer` for its thread, waiting, in place of the one kept for it before (the thread edited)."""
         waiting = _row(answer)[:-2] + ("waiting", None)
         self._write(
@@ -46,7 +46,7 @@ class PendingAnswers(StorePart):
             )
         )
 
-    def pending(self, channel: str) -> list[PendingAnswer]:
+    def waiting(self, channel: str) -> list[PendingAnswer]:
         """`channel`'s answers waiting for a maintainer (a claim past its lease included), newest first."""
         rows = self._db.rows(
             f"SELECT {_COLUMNS} FROM pending_answers WHERE channel = ? AND {_OPEN} ORDER BY drafted_at DESC, thread",
@@ -54,17 +54,17 @@ class PendingAnswers(StorePart):
         )
         return [_answer(row) for row in rows]
 
-    def pending_answer(self, channel: str, thread: str) -> PendingAnswer | None:
+    def get(self, channel: str, thread: str) -> PendingAnswer | None:
         """The answer kept for `thread` of `channel`, waiting or claimed; None when there is none."""
         rows = self._db.rows(
             f"SELECT {_COLUMNS} FROM pending_answers WHERE channel = ? AND thread = ?", (channel, thread)
         )
         return _answer(rows[0]) if rows else None
 
-    def claim_pending(self, channel: str, thread: str) -> PendingAnswer | None:
+    def claim(self, channel: str, thread: str) -> PendingAnswer | None:
         """The waiting answer of `thread`, claimed for the one caller that gets it (None for the others, in any
-        process): what a Post or a Dismiss acts on, once. `settle_pending` or `release_pending` ends the claim."""
-        found, now = self.pending_answer(channel, thread), time.time()
+        process): what a Post or a Dismiss acts on, once. `settle` or `release` ends the claim."""
+        found, now = self.get(channel, thread), time.time()
         if found is None or not (found.state == "waiting" or (found.claimed_at or now) < now - CLAIM_LEASE):
             return None
         with self._db.transaction() as db:
@@ -77,7 +77,7 @@ class PendingAnswers(StorePart):
             return None
         return replace(found, state="claimed", claimed_at=now)
 
-    def release_pending(self, answer: PendingAnswer) -> None:
+    def release(self, answer: PendingAnswer) -> None:
         """A claimed answer back on the list (it could not be posted), unless a newer one was drafted since."""
         with self._db.transaction() as db:
             db.execute(
@@ -85,7 +85,7 @@ class PendingAnswers(StorePart):
                 (answer.channel, answer.thread, answer.drafted_at, answer.claimed_at),
             )
 
-    def settle_pending(self, answer: PendingAnswer) -> None:
+    def settle(self, answer: PendingAnswer) -> None:
         """A claimed answer done with (posted or dismissed): forgotten, unless a newer one was drafted since."""
         with self._db.transaction() as db:
             db.execute(
@@ -93,7 +93,7 @@ class PendingAnswers(StorePart):
                 (answer.channel, answer.thread, answer.drafted_at, answer.claimed_at),
             )
 
-    def drop_pending(self, channel: str, thread: str) -> bool:
+    def drop(self, channel: str, thread: str) -> bool:
         """Forget the answer kept for `thread` (the thread closed, or no longer answered); whether there was one."""
         with self._db.transaction() as db:
             gone = db.execute(

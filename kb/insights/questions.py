@@ -16,12 +16,12 @@ from .records import MAX_TEXT, AskedQuestion, DailyCount, EntryHits, Question
 
 __all__ = ["Questions", "RecentQuestion", "RECENT_ROWS_PER_QUESTION"]
 
-RECENT_ROWS_PER_QUESTION = 5  # rows `recent_questions` reads per question it returns (repeats are counted once)
+RECENT_ROWS_PER_QUESTION = 5  # rows `recent` reads per question it returns (repeats are counted once)
 
 
 @dataclass(frozen=True)
 class RecentQuestion:
-    """A question as it was last asked (`InsightsStore.recent_questions`)."""
+    """A question as it was last asked (`store.questions.recent`)."""
 
     text: str
     lang: str
@@ -36,9 +36,9 @@ class RecentQuestion:
 
 
 class Questions(StorePart):
-    """The store's part for the questions asked: recorded, then read for what happened since a time (Unix seconds)."""
+    """The store's part for the questions asked (`store.questions`): recorded, then read for what happened since a time (Unix seconds)."""
 
-    def add_questions(self, questions: Iterable[Question]) -> int:
+    def add(self, questions: Iterable[Question]) -> int:
         rows = [
             (
                 q.asked_at,
@@ -123,9 +123,10 @@ class Questions(StorePart):
         )
         return [DailyCount(*row) for row in rows]
 
-    def recent_questions(self, limit: int = 200) -> list[RecentQuestion]:
+    def recent(self, limit: int = 200, find: str = "") -> list[RecentQuestion]:
         """The last `limit` questions asked, newest first, each text once (case and surrounding spaces aside),
-        as asked the last time, with how often it was among the rows read (each at most `MAX_TEXT` characters)."""
+        as asked the last time, with how often it was among the rows read (each at most `MAX_TEXT` characters);
+        of those, the ones holding `find` (case aside) when given."""
         rows = self._db.rows(
             "SELECT substr(trim(text), 1, ?), lang, channel, answered, top_entry, asked_at FROM questions "
             "ORDER BY asked_at DESC, id DESC LIMIT ?",
@@ -138,4 +139,5 @@ class Questions(StorePart):
                 found[key] = found[key].again()
             elif len(found) < limit:
                 found[key] = RecentQuestion(text, lang, channel, bool(answered), top_entry, asked_at)
-        return list(found.values())
+        wanted = find.strip().lower()
+        return [q for q in found.values() if wanted in q.text.lower()] if wanted else list(found.values())

@@ -175,7 +175,7 @@ class Recorder(Writer):
             return
         assert self.store is not None
         try:
-            self.store.add_votes([vote])
+            self.store.votes.add([vote])
         except Exception as exc:  # sqlite3.Error, OSError, psycopg.Error
             self._warn(
                 f"vote:{type(exc).__name__}",

@@ -94,11 +94,11 @@ def gather(
     """What was asked and voted in the last `window` seconds (grouping embeds the unanswered questions)."""
     until = time.time() if now is None else now
     since = until - window
-    hidden = store.dismissed()
+    hidden = store.gaps.dismissed()
     # A question linked to an entry since (a written answer saved for it, or "Answered by…") is no gap any more;
     # one marked not covered still is.
-    linked = store.linked_to_entries()
-    groups = finder.group([q for q in store.unanswered(since) if question_key(q.text) not in linked])
+    linked = store.links.linked_to_entries()
+    groups = finder.group([q for q in store.questions.unanswered(since) if question_key(q.text) not in linked])
     dismissed = [g for g in groups if any(question_key(q.text) in hidden for q in g.questions)]
     return Report(
         since=since,
@@ -107,9 +107,9 @@ def gather(
         gaps=[g for g in groups if g not in dismissed][:limit],
         dismissed=dismissed[:limit],
         doubtful=doubtful_answers(store, finder, since, limit),
-        unhelpful=store.unhelpful(since, limit),
-        entries=store.entry_hits(since, limit),
-        daily=store.daily(since),
+        unhelpful=store.votes.unhelpful(since, limit),
+        entries=store.questions.entry_hits(since, limit),
+        daily=store.questions.daily(since),
         entry_questions=entry_questions,
     )
 

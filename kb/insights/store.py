@@ -9,9 +9,10 @@ transaction, keeping every row; one from a newer version is refused. Nothing her
 about HTTP: the server and the `kb insights` command both read and write through
 `InsightsStore`. What a row holds is described in `kb/insights/records.py`.
 
-`InsightsStore` opens the database and is composed of one part for each thing it keeps
-(`kb/insights/part.py` lists them); what spans several tables (the totals, pruning, an entry's
-new id, what a removed entry leaves behind) is written here.
+`InsightsStore` opens the database and is composed of one part for each thing it keeps, each an
+attribute (`store.questions`, `store.votes`, `store.links`, ...; `kb/insights/part.py` lists them);
+what spans several tables (the totals, pruning, an entry's new id, what a removed entry leaves
+behind) is written here.
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ import hashlib
 import hmac
 import secrets
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from ..errors import InsightsUnavailable
 from .claims import IssueClaims
-from .deliveries import DeliveryQueue
+from .deliveries import CloseQueue, Deliveries
 from .gaps import DismissedGaps
 from .harvested import HarvestedDrafts
 from .links import Links
 from .migrations import SCHEMA_VERSION, upgrade, version_of
+from .part import Database, write
 from .pending import PendingAnswers
 from .questions import Questions, RecentQuestion
 from .records import Totals
@@ -46,59 +48,88 @@ def store_path(data_dir: Path) -> Path:
     return data_dir / "insights.sqlite"
 
 
-def _database(postgres: bool) -> Any:
-    """The class that talks to one kind of database (psycopg is imported only for PostgreSQL)."""
-    if postgres:
-        from .postgres_db import PostgresDatabase
+def _opener(where: Path | str, busy_timeout: float) -> tuple[Callable[[], Database], tuple[type[BaseException], ...]]:
+    """How to open the database at `where`, and what opening it raises when it cannot (psycopg is imported only for
+    PostgreSQL)."""
+    if isinstance(where, Path):
+        return (lambda: SqliteDatabase(where, busy_timeout)), SqliteDatabase.errors
+    from .postgres_db import PostgresDatabase
 
-        return PostgresDatabase
-    return SqliteDatabase
+    return (lambda: PostgresDatabase(where, busy_timeout)), PostgresDatabase.errors
 
 
-class InsightsStore(
-    Questions, Votes, DismissedGaps, Links, PendingAnswers, HarvestedDrafts, IssueClaims, DeliveryQueue
-):
-    """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open."""
+class InsightsStore:
+    """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open.
+
+    Each thing it keeps is a part of its own: `questions`, `votes`, `gaps` (dismissed), `links`, `pending`
+    (answers waiting for a maintainer), `drafts` (harvested), `claims` (on issues), `deliveries` and `closes`."""
+
+    questions: Questions
+    votes: Votes
+    gaps: DismissedGaps
+    links: Links
+    pending: PendingAnswers
+    drafts: HarvestedDrafts
+    claims: IssueClaims
+    deliveries: Deliveries
+    closes: CloseQueue
 
     def __init__(self, where: Path | str, busy_timeout: float = BUSY_TIMEOUT):
         self.path: Path | None = None if is_database_url(where) else Path(where)
         self.location = redact(str(where)) if self.path is None else str(self.path)
-        self._db: Any = None
+        self._db: Database | None = None
         try:
-            database = _database(self.path is None)
+            opener, errors = _opener(self.path or str(where), busy_timeout)
         except ImportError as exc:
             raise InsightsUnavailable(self.location, f"needs psycopg ({exc}): pip install 'kb[pg]'") from None
         try:
-            self._db = database(self.path or str(where), busy_timeout)
+            self._db = db = opener()
             self._migrate()
             self._key = self._secret()
-        except database.errors as exc:
+        except errors as exc:
             self.close()
             raise InsightsUnavailable(self.location, f"cannot be opened ({type(exc).__name__}: {exc})") from None
         except BaseException:
             self.close()
             raise
+        self._parts(db)
+
+    def _parts(self, db: Database) -> None:
+        self.questions, self.votes, self.gaps = Questions(db), Votes(db), DismissedGaps(db)
+        self.links, self.pending, self.drafts = Links(db), PendingAnswers(db), HarvestedDrafts(db)
+        self.claims, self.deliveries, self.closes = IssueClaims(db), Deliveries(db), CloseQueue(db)
+
+    @property
+    def db(self) -> Database:
+        """The open database the parts share."""
+        assert self._db is not None, "the store was not opened"
+        return self._db
 
     @property
     def busy_timeout(self) -> float:
         """Seconds a write waits for a lock (SQLite) or a connection (PostgreSQL); a change applies to new connections."""
-        return float(self._db.busy_timeout)
+        return float(self.db.busy_timeout)
 
     @busy_timeout.setter
     def busy_timeout(self, seconds: float) -> None:
-        self._db.busy_timeout = seconds
+        self.db.busy_timeout = seconds
 
     @property
     def dialect(self) -> str:
         """`sqlite` or `postgres`."""
-        return str(self._db.dialect)
+        return str(self.db.dialect)
 
     def unreachable(self, exc: BaseException) -> bool:
         """Whether `exc` says the database server cannot be reached (it may come back), not that a write was wrong."""
-        return bool(self._db.unreachable(exc))
+        return bool(self.db.unreachable(exc))
+
+    @property
+    def database_errors(self) -> tuple[type[BaseException], ...]:
+        """What the database raises when a statement fails (a claim not taken, a delivery not remembered)."""
+        return tuple(self.db.errors)
 
     def _migrate(self) -> None:
-        with self._db.transaction(
+        with self.db.transaction(
             exclusive=True
         ) as db:  # one process upgrades; the others wait, then see the new version
             version = version_of(db)
@@ -109,12 +140,12 @@ class InsightsStore(
             upgrade(db, version)
 
     def _secret(self) -> bytes:
-        with self._db.transaction() as db:
+        with self.db.transaction() as db:
             db.execute("INSERT OR IGNORE INTO meta VALUES ('voter_key', ?)", (secrets.token_hex(32),))
-        return bytes.fromhex(self._db.rows("SELECT value FROM meta WHERE key = 'voter_key'")[0][0])
+        return bytes.fromhex(self.db.rows("SELECT value FROM meta WHERE key = 'voter_key'")[0][0])
 
     def schema_version(self) -> int:
-        return int(self._db.rows("SELECT max(version) FROM schema_version")[0][0])
+        return int(self.db.rows("SELECT max(version) FROM schema_version")[0][0])
 
     def pseudonym(self, identity: str) -> str:
         """A keyed hash of a session id or Slack user: the same for the same identity, and not reversible."""
@@ -124,16 +155,16 @@ class InsightsStore(
         """Delete questions and votes older than `before` (Unix seconds); (questions, votes) deleted.
 
         Links are kept, however old: they are what a maintainer taught the knowledge base."""
-        with self._db.transaction() as db:
+        with self.db.transaction() as db:
             questions = db.execute("DELETE FROM questions WHERE asked_at < ?", (before,)).rowcount
             votes = db.execute("DELETE FROM votes WHERE voted_at < ?", (before,)).rowcount
         return questions, votes
 
     def totals(self, since: float) -> Totals:
-        asked, answered = self._db.rows(
+        asked, answered = self.db.rows(
             "SELECT count(*), coalesce(sum(answered), 0) FROM questions WHERE asked_at >= ?", (since,)
         )[0]
-        helpful, unhelpful = self._db.rows(
+        helpful, unhelpful = self.db.rows(
             "SELECT coalesce(sum(helpful), 0), coalesce(sum(1 - helpful), 0) FROM votes WHERE voted_at >= ?", (since,)
         )[0]
         return Totals(asked, answered, helpful, unhelpful)
@@ -142,7 +173,8 @@ class InsightsStore(
         """Give the votes, answered questions and links of each old id (of an entry reworded upstream, `kb sync`)
         to its new id, in one transaction; a voter's vote already on the new id keeps that one."""
         rows = [(new, old) for old, new in moved.items()]
-        self._write(
+        write(
+            self.db,
             (
                 "UPDATE votes SET entry_id = ? WHERE entry_id = ? AND NOT EXISTS (SELECT 1 FROM votes AS v "
                 "WHERE v.voter = votes.voter AND v.question = votes.question AND v.entry_id = ?)",
@@ -159,14 +191,14 @@ class InsightsStore(
             return {}
         marks = ", ".join("?" * len(wanted))
         links = dict(
-            self._db.rows(
+            self.db.rows(
                 f"SELECT entry_id, count(*) FROM links WHERE removed_at IS NULL AND entry_id IN ({marks}) "
                 "GROUP BY entry_id",
                 wanted,
             )
         )
         votes = dict(
-            self._db.rows(f"SELECT entry_id, count(*) FROM votes WHERE entry_id IN ({marks}) GROUP BY entry_id", wanted)
+            self.db.rows(f"SELECT entry_id, count(*) FROM votes WHERE entry_id IN ({marks}) GROUP BY entry_id", wanted)
         )
         return {i: (int(links.get(i, 0)), int(votes.get(i, 0))) for i in wanted if links.get(i) or votes.get(i)}
 
@@ -174,8 +206,8 @@ class InsightsStore(
         """Rows in `questions` or `votes` (for tests and benchmarks)."""
         if table not in ("questions", "votes"):
             raise ValueError(f"no table {table!r}; expected questions or votes")
-        return int(self._db.rows(f"SELECT count(*) FROM {table}")[0][0])
+        return int(self.db.rows(f"SELECT count(*) FROM {table}")[0][0])
 
     def close(self) -> None:
         if self._db is not None:
-            self._db.close()
+            self.db.close()

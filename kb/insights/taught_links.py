@@ -1,6 +1,6 @@
 """The taught link: a question people asked, tied by a maintainer to the entry that answers it, or marked not covered.
 
-Links are kept in the insights database (`InsightsStore.add_link` and the methods beside it in
+Links are kept in the insights database (`store.links.add` and the methods beside it in
 `kb/insights/links.py`, table `links`), with the question's vector and the model that made it, so a server can
 search them without embedding anything. `kb links export` writes them into the FAQ
 folder's learned-question files (`kb.learning.questions`), where they are reviewed and

@@ -1,5 +1,5 @@
 """Teaching the knowledge base while it serves: link a question to the entry that answers it, or mark it
-not covered by the FAQ; undo a link, or bring it back.
+not covered by the FAQ (undoing a link, or bringing it back, is `InsightsBook`'s).
 
 A link's vector is the model's embedding of what a search embeds of the question
 (`kb.search.searched_text`: tracker noise taken out, a pasted stack trace reduced), so that
@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING
 from ..errors import QueryError, shown
 from ..learning.questions import ORIGINS
 from ..text import checked_query, detect_lang
+from .offload import off_loop
 from .taught_links import Link
 
 if TYPE_CHECKING:
     from ..knowledge import KnowledgeBase
     from .book import InsightsBook
 
-__all__ = ["learn", "unlearn", "relearn_link"]
+__all__ = ["learn"]
 
 
 async def learn(
@@ -52,15 +53,4 @@ async def learn(
     searched = searched_text(text) or text
     embedder = kb.searcher.embedder
     vector = await asyncio.wrap_future(embedder.query_vector(searched))
-    return await asyncio.to_thread(book.add_link, text, detect_lang(text), entry, vector, embedder.model, origin, url)
-
-
-async def unlearn(book: InsightsBook, link_id: int) -> Link:
-    """Undo link `link_id` (its row is kept: `relearn_link` brings it back); LinkNotFound when there is none."""
-    return await asyncio.to_thread(book.undo_link, link_id)
-
-
-async def relearn_link(book: InsightsBook, link_id: int) -> Link:
-    """Make the removed link `link_id` active again (replacing any other active link of its question);
-    LinkNotFound when there is none."""
-    return await asyncio.to_thread(book.restore_link, link_id)
+    return await off_loop(book.store.links.add, text, detect_lang(text), entry, vector, embedder.model, origin, url)

@@ -14,9 +14,9 @@ __all__ = ["Votes"]
 
 
 class Votes(StorePart):
-    """The store's part for votes: recorded, and the entries voted not helpful read back."""
+    """The store's part for votes (`store.votes`): recorded, and the entries voted not helpful read back."""
 
-    def add_votes(self, votes: Iterable[Vote]) -> int:
+    def add(self, votes: Iterable[Vote]) -> int:
         """Record votes: one per voter per entry, so a later vote (for whichever question) replaces the earlier.
 
         The same vote written by two servers at once (the same session on two replicas) stays one row.

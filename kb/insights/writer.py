@@ -228,8 +228,8 @@ class Writer:
         kept_questions += questions
         kept_votes += votes
         batches: list[tuple[str, list[Any], Callable[[list[Any]], int]]] = [
-            ("questions", kept_questions, store.add_questions),
-            ("votes", kept_votes, store.add_votes),
+            ("questions", kept_questions, store.questions.add),
+            ("votes", kept_votes, store.votes.add),
         ]
         for kind, records, write in batches:
             if not records:

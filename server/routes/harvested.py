@@ -50,7 +50,7 @@ def _back(since: str) -> RedirectResponse:
 
 
 async def _waiting(insights: InsightsDep, repo: str, number: int) -> KeptDraft:
-    kept = await insights.harvested_draft(repo, number)
+    kept = await insights.run(insights.drafts.get, repo, number)
     if kept is None:
         raise HTTPException(404, f"no draft from the tracker for {shown(repo)}#{number}")
     return kept
@@ -77,7 +77,7 @@ async def accept(
         # Linked first (linking again replaces a link), then decided: a stop in between leaves the draft waiting.
         for question, url in ((draft.question, draft.url), *((a.question, a.url) for a in draft.alternates)):
             await insights.link_from_tracker(kb, question, draft.entry_id, url)
-        await insights.decide_draft(repo, number, "accepted", draft.entry_id)
+        await insights.run(insights.drafts.decide, repo, number, "accepted", draft.entry_id)
         await served_at_once(reloader)
         await reloader.rethread()
         return _back(since)
@@ -88,7 +88,7 @@ async def accept(
     # Saved first (its id is the thread's: two clicks save one answer), then decided: of two clicks at once one
     # accepts it, and a stop before the build leaves the answer saved, which start-up builds (server/accepting.py).
     await written.keep(answer)
-    if not await insights.decide_draft(repo, number, "accepted", answer.id):
+    if not await insights.run(insights.drafts.decide, repo, number, "accepted", answer.id):
         await _undo(insights, written, repo, number, answer.id)
         return _back(since)
     await written.serve()
@@ -104,7 +104,7 @@ async def accept(
 async def _undo(insights: InsightsDep, written: WrittenDep, repo: str, number: int, answer_id: str) -> None:
     """The answer saved for a draft decided otherwise meanwhile (dismissed, or accepted as another answer) removed;
     left when the draft became this very answer (another click of the same Accept)."""
-    decided = await insights.harvested_draft(repo, number)
+    decided = await insights.run(insights.drafts.get, repo, number)
     if decided is None or decided.written_id != answer_id:
         await written.remove(answer_id)
 
@@ -121,7 +121,7 @@ async def dismiss(
 ) -> RedirectResponse:
     """Dismiss a draft: it leaves the page and "see also", and the thread is not offered again."""
     await _waiting(insights, repo, number)
-    await insights.decide_draft(repo, number, "dismissed")
+    await insights.run(insights.drafts.decide, repo, number, "dismissed")
     await reloader.rethread()
     return _back(since)
 

@@ -121,7 +121,7 @@ async def insights_page(
         return _sign_in_page(request, since, failed=False)
     lang = request_lang(request)
     report = await insights.report(kb, since, lang)
-    links, recent = await insights.links(True), await insights.recent(RECENT, find)
+    links, recent = await insights.run(insights.links.all, True), await insights.recent(RECENT, find)
     t = Translator(lang)
     context = {
         **_teach_context(kb, lang, links[::-1]),  # newest first

@@ -90,14 +90,14 @@ async def list_links(
     ] = False,
 ) -> LinksOut:
     """The links, oldest first (needs the bearer token)."""
-    links = await insights.links(include_removed)
+    links = await insights.run(insights.links.all, include_removed)
     return LinksOut(links=[link_out(link) for link in links])
 
 
 @router.get("/links/{link_id}", response_model=LinkOut, responses=_ERRORS)
 async def get_link(_limit: LinkLimitDep, _admin: BearerDep, insights: LinksDep, link_id: LinkId) -> LinkOut:
     """One link, active or not (needs the bearer token)."""
-    link = await insights.link_of(link_id)
+    link = await insights.run(insights.links.get, link_id)
     if link is None:
         raise LinkNotFound(link_id)
     return link_out(link)

@@ -262,7 +262,7 @@ async def _harvested(insights: InsightsDep, key: str) -> KeptDraft | None:
     repo, _, number = key.partition("#")
     if not repo or not number.isdigit():
         return None
-    return await insights.harvested_draft(repo, int(number))
+    return await insights.run(insights.drafts.get, repo, int(number))
 
 
 async def _found(written: WrittenDep, answer_id: str) -> WrittenAnswer:
@@ -317,7 +317,7 @@ async def _save(
         return _form(request, kb, changed.current, values, asked, since, changed="written", theirs=changed.current)
     if kept is not None and draft is not None:
         # Decided once the answer is saved: of two saves at once (two tabs) one accepts it; the other's is removed.
-        if not await insights.decide_draft(draft.repo, draft.number, "accepted", answer.id):
+        if not await insights.run(insights.drafts.decide, draft.repo, draft.number, "accepted", answer.id):
             if old is None:
                 await written.remove(answer.id)
             decided = await _harvested(insights, harvested) or kept

@@ -28,7 +28,7 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
     now = time.time()
-    store.add_questions(
+    store.questions.add(
         [
             Question(MAY, "en", "web", False, RESUME, 0.5, 12.0, asked_at=now - 300),
             Question(MAY, "en", "widget", False, RESUME, 0.5, 12.0, asked_at=now - 200),

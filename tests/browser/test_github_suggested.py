@@ -64,9 +64,9 @@ def suggested(live: tuple[str, Any], lang: str, number: int) -> None:
     assert httpx.post(f"{url}/github/webhook", content=payload, headers=headers).status_code == 202
     store: InsightsStore = app.state.recorder.store
     deadline = time.monotonic() + 30
-    while store.pending_answer("github", f"owner/repo#{number}") is None and time.monotonic() < deadline:
+    while store.pending.get("github", f"owner/repo#{number}") is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert store.pending_answer("github", f"owner/repo#{number}") is not None
+    assert store.pending.get("github", f"owner/repo#{number}") is not None
 
 
 @pytest.mark.parametrize(("lang", "number"), [("en", 1), ("zh", 2)])

@@ -53,7 +53,7 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
     data_dir = tmp_path_factory.mktemp("harvest-browser")
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts(
+    store.drafts.keep(
         Draft(
             repo="THUDM/slime",
             number=n,

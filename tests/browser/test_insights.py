@@ -176,7 +176,7 @@ def test_a_gap_is_dismissed_for_good_and_can_be_restored(
     (tmp_path / "index").symlink_to(settings.index_dir)
     seed(tmp_path, entry_ids, time.time())
     store = InsightsStore(store_path(tmp_path))
-    store.add_questions(
+    store.questions.add(
         [
             Question("what's the weather in Beijing", "en", "web", False, None, None, 10.0, asked_at=time.time() - 90),
             Question("北京天气怎么样", "zh", "widget", False, None, None, 10.0, asked_at=time.time() - 80),

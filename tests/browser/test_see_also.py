@@ -35,7 +35,7 @@ def sites(
     data_dir = tmp_path_factory.mktemp("see-also-browser")
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts(
+    store.drafts.keep(
         [
             Draft(
                 "THUDM/slime",

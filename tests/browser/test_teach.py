@@ -28,7 +28,7 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
     now = time.time()
-    store.add_questions(
+    store.questions.add(
         [
             Question(FLAT, "en", "web", False, None, 0.1, 12.0, asked_at=now - 300),
             Question("如何续训", "zh", "slack", True, "slime-b0ab398d", 0.5, 11.0, asked_at=now - 100),

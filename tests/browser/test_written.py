@@ -38,7 +38,7 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
     now = time.time()
-    store.add_questions(
+    store.questions.add(
         [Question(q, lang, "web", False, None, 0.1, 12.0, asked_at=now - 60) for lang, q in ASKED.items()]
     )
     store.close()

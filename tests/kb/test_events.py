@@ -99,6 +99,6 @@ def test_without_a_database_nothing_is_recorded_and_the_insights_say_why(kb: Kno
     with pytest.raises(InsightsOff, match="^nothing is recorded: the disk is read-only$"):
         asyncio.run(insights.report(kb, "7d"))
     with pytest.raises(InsightsOff, match=r"^links are off: .* \(the disk is read-only\)$"):
-        asyncio.run(insights.links())
+        asyncio.run(insights.run(insights.links.all))
     with pytest.raises(QueryError):  # the window is checked first
         asyncio.run(insights.report(kb, "forever"))

@@ -188,9 +188,9 @@ def test_a_new_process_reads_the_vectors_from_the_embedding_cache(kb: KnowledgeB
 def test_the_threads_held_are_the_drafts_waiting_and_those_accepted(tmp_path: Path) -> None:
     store = InsightsStore(store_path(tmp_path))
     try:
-        store.keep_drafts([DRAFTS[0], DRAFTS[1], DRAFTS[2]])
-        assert store.decide_draft("THUDM/slime", 3, "accepted", "written-1a2b3c4d")
-        assert store.decide_draft("THUDM/slime", 4, "dismissed")
+        store.drafts.keep([DRAFTS[0], DRAFTS[1], DRAFTS[2]])
+        assert store.drafts.decide("THUDM/slime", 3, "accepted", "written-1a2b3c4d")
+        assert store.drafts.decide("THUDM/slime", 4, "dismissed")
         held = {t.number: t.entry_id for group in stored_threads(store) for t, _ in group}
     finally:
         store.close()

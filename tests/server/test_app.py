@@ -65,16 +65,17 @@ def test_shutting_down_waits_for_a_read_the_watch_began(settings: Settings, monk
     thread, so the insights database closes only once the read has ended (closing a SQLite connection another thread
     is reading on crashes the process)."""
     from kb.insights import InsightsStore
+    from kb.insights.harvested import HarvestedDrafts
     from tests.support.servers import LoopbackServer
 
     happened: list[str] = []
     ours: list[InsightsStore] = []
     reading = threading.Event()
-    real_state, real_close = InsightsStore.drafts_state, InsightsStore.close
+    real_state, real_close = HarvestedDrafts.state, InsightsStore.close
 
-    def slow_state(self: InsightsStore) -> tuple[object, ...]:
+    def slow_state(self: HarvestedDrafts) -> tuple[object, ...]:
         # This app's store, read by the watch's worker thread (not start-up's read, nor another test's app).
-        if ours and self is ours[0] and threading.current_thread().name.startswith("asyncio"):
+        if ours and self is ours[0].drafts and threading.current_thread().name.startswith("asyncio"):
             reading.set()
             time.sleep(0.5)
             happened.append("read ended")
@@ -85,7 +86,7 @@ def test_shutting_down_waits_for_a_read_the_watch_began(settings: Settings, monk
             happened.append("database closed")
         real_close(self)
 
-    monkeypatch.setattr(InsightsStore, "drafts_state", slow_state)
+    monkeypatch.setattr(HarvestedDrafts, "state", slow_state)
     monkeypatch.setattr(InsightsStore, "close", close)
     app = create_app(settings.with_(reload_interval=0.05))
     with LoopbackServer(app):

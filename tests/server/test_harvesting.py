@@ -40,7 +40,7 @@ def test_the_server_harvests_its_repositories_every_interval(
         time.sleep(0.5)
         if store_path(data_dir).exists():
             store = InsightsStore(store_path(data_dir))
-            found = [k.draft.number for k in store.drafts()]
+            found = [k.draft.number for k in store.drafts.all()]
             store.close()
     assert found == [1]
     assert any(path.endswith("/repos/THUDM/slime/issues") for path, _ in api.calls)

@@ -209,7 +209,7 @@ def test_nul_bytes_never_reach_the_insights_database(settings: Settings) -> None
         }
         assert client.post("/api/feedback", json=vote).status_code == 202
         assert recorder.flush()
-        db = recorder.store._db
+        db = recorder.store.db
         questions = [text for (text,) in db.rows("SELECT text FROM questions WHERE text LIKE 'nul%'")]
         votes = db.rows("SELECT question, comment FROM votes WHERE question LIKE 'vote%'")
     assert questions == ["nul question about resume"]
@@ -226,7 +226,7 @@ def test_bidirectional_controls_never_reach_the_insights_page(settings: Settings
         recorder = client.app.state.recorder
         assert client.get("/api/search", params={"q": "\u202egniniart emuser od woh"}).status_code == 200
         assert recorder.flush()
-        [(text,)] = recorder.store._db.rows("SELECT text FROM questions WHERE text LIKE '%gniniart%'")
+        [(text,)] = recorder.store.db.rows("SELECT text FROM questions WHERE text LIKE '%gniniart%'")
         page = client.get("/insights", headers={"Authorization": "Bearer t0ken-for-this-test"}).text
     assert text == "gniniart emuser od woh" and "gniniart emuser od woh" in page
     assert not any(char in page for char in BIDI)

@@ -10,10 +10,10 @@ def assert_upgraded_store_counts_old_rows_and_takes_new_fields(store: InsightsSt
     same rows in PostgreSQL): it counts them, takes the new columns, and the same voter's new
     vote replaces the old one."""
     assert store.totals(0) == Totals(questions=2, answered=1, helpful=0, unhelpful=1)
-    store.add_questions([question("ray hangs", kind="chat", chat_workspace="T1", chat_conversation="C1")])
-    store.add_votes([Vote("slime-1", False, "OOM", "voter-a", "web", "outdated", "changed in v0.2")])
+    store.questions.add([question("ray hangs", kind="chat", chat_workspace="T1", chat_conversation="C1")])
+    store.votes.add([Vote("slime-1", False, "OOM", "voter-a", "web", "outdated", "changed in v0.2")])
     assert store.count("questions") == 3 and store.count("votes") == 1
-    assert store.unhelpful(0)[0].reasons == (("outdated", 1),)
+    assert store.votes.unhelpful(0)[0].reasons == (("outdated", 1),)
 
 
 DAY = 86400.0

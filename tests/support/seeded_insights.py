@@ -74,8 +74,8 @@ def seed(data_dir: Path, entry_ids: list[str], now: float) -> None:
             previous="how do I convert a Megatron checkpoint",
         ),
     ]
-    store.add_questions(questions)
-    store.add_votes(
+    store.questions.add(questions)
+    store.votes.add(
         [
             Vote(
                 RESUME,

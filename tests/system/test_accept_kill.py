@@ -96,7 +96,7 @@ def test_four_accepts_killed_mid_way_are_all_served_after_a_restart(settings: Se
     data_dir.mkdir()
     os.symlink(settings.index_dir.resolve(), data_dir / "index")
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts(drafts())
+    store.drafts.keep(drafts())
     store.close()
     log = tmp_path / "serve.log"
     process, url = start(data_dir, log)
@@ -172,7 +172,7 @@ def test_start_up_settles_an_answer_saved_before_its_draft_was_decided(
     other = Asked("slime 怎么固定 Megatron 的版本", THREAD.format(199), 199)
     waiting = replace(first, alternates=(other,))
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts([waiting])
+    store.drafts.keep([waiting])
     store.close()
     answer = answer_of(waiting, {})
     WrittenFile(data_dir / "written.jsonl").save(answer)

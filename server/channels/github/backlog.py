@@ -18,6 +18,7 @@ import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
+from kb.insights.offload import off_loop
 from trackers.github.replies import GitHubUnavailable
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ class IssueLocks:
         finally:
             renewing.cancel()
             try:
-                await asyncio.to_thread(store.release_issue, repo, number, holder)
+                await off_loop(store.claims.release, repo, number, holder)
             except store.database_errors as exc:  # the lease ends by itself
                 log.warning("GitHub %s#%s: the claim on the issue was not released (%s)", repo, number, exc)
 
@@ -119,7 +120,7 @@ class IssueLocks:
         gives_up = time.monotonic() + self.wait
         while True:
             now = time.time()
-            if await asyncio.to_thread(store.claim_issue, repo, number, holder, now + LEASE, now):
+            if await off_loop(store.claims.claim, repo, number, holder, now + LEASE, now):
                 return
             if time.monotonic() > gives_up:
                 raise GitHubUnavailable(
@@ -132,6 +133,6 @@ class IssueLocks:
         while True:
             await asyncio.sleep(RENEW)
             try:
-                await asyncio.to_thread(store.renew_issue_claim, repo, number, holder, time.time() + LEASE)
+                await off_loop(store.claims.renew, repo, number, holder, time.time() + LEASE)
             except store.database_errors as exc:
                 log.warning("GitHub %s#%s: the claim on the issue was not renewed (%s)", repo, number, exc)

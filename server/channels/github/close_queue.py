@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from kb.errors import KBError
 from kb.insights.deliveries import QueuedClose, this_process
+from kb.insights.offload import off_loop
 from trackers.github.replies import GitHubUnavailable
 
 from .events import Opened
@@ -76,15 +77,13 @@ class CloseQueue:
         assert self.store is not None
         store, now = self.store, time.time()
         issue = issue_json(asked)
-        return await asyncio.to_thread(
-            store.queue_close, asked.repo, asked.number, issue, now, self.size, now + self.grace
-        )
+        return await off_loop(store.closes.queue, asked.repo, asked.number, issue, now, self.size, now + self.grace)
 
     async def harvest_taken(self, asked: Opened, harvest: Harvest) -> str:
         """The close of `asked` harvested now, when no other process holds it; its row deleted when done."""
         assert self.store is not None
         store, now = self.store, time.time()
-        taken = await asyncio.to_thread(store.take_close, self.holder, now, now + LEASE, (asked.repo, asked.number))
+        taken = await off_loop(store.closes.take, self.holder, now, now + LEASE, (asked.repo, asked.number))
         if taken is None:
             return "harvested elsewhere: another process holds it"
         return await self._run(taken, harvest)
@@ -96,7 +95,7 @@ class CloseQueue:
         while True:
             try:
                 now = time.time()
-                taken = await asyncio.to_thread(store.take_close, self.holder, now, now + LEASE, None, self.started)
+                taken = await off_loop(store.closes.take, self.holder, now, now + LEASE, None, self.started)
             except store.database_errors as exc:
                 log.warning("GitHub: the queue of closes cannot be read: %s", exc)
                 taken = None
@@ -119,7 +118,7 @@ class CloseQueue:
             return await self._failed(taken, f"{type(exc).__name__}: {exc}")
         finally:
             renewing.cancel()
-        await asyncio.to_thread(store.close_done, taken)
+        await off_loop(store.closes.done, taken)
         return outcome
 
     async def _renew(self, taken: QueuedClose) -> None:
@@ -127,14 +126,14 @@ class CloseQueue:
         while True:
             await asyncio.sleep(LEASE / 3)
             try:
-                await asyncio.to_thread(self.store.renew_close, taken, time.time() + LEASE)
+                await off_loop(self.store.closes.renew, taken, time.time() + LEASE)
             except self.store.database_errors as exc:  # the lease may end: another process may take it then
                 log.warning("GitHub: the lease on %s#%s was not renewed: %s", taken.repo, taken.number, exc)
 
     async def _failed(self, taken: QueuedClose, error: str) -> str:
         assert self.store is not None
         due = time.time() + self.retry * 2**taken.tries
-        dropped = await asyncio.to_thread(self.store.close_failed, taken, error, due, self.tries)
+        dropped = await off_loop(self.store.closes.failed, taken, error, due, self.tries)
         if dropped:
             self.dropped += 1
             log.warning(

@@ -102,11 +102,11 @@ async def harvest_closed(
     # A draft waiting that asks the same (as `kb harvest` groups threads) takes the thread as one more asking it.
     lead = reloader.see_also.draft_asking(result.vector, kb.searcher.embedder.model, SAME_QUESTION)
     if lead is not None and lead.repo == made.repo and lead.number != made.number:
-        if await insights.join_draft(
-            lead.repo, lead.number, Asked(made.question, made.url, made.number, made.closed_at)
+        if await insights.run(
+            insights.drafts.join, lead.repo, lead.number, Asked(made.question, made.url, made.number, made.closed_at)
         ):
             await reloader.rethread()
             return f"harvested: it asks what #{lead.number} asked, and joined that draft"
-    await insights.keep_drafts([made])
+    await insights.run(insights.drafts.keep, [made])
     await reloader.rethread()
     return f"harvested: a draft from {made.signals.get('answer')} answer by {made.answer_author}"

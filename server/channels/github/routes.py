@@ -31,6 +31,7 @@ from starlette.concurrency import run_in_threadpool
 from kb.errors import KBError
 from kb.events import Events, Voted
 from kb.harvest.threads import MAX_COMMENTS
+from kb.insights.offload import off_loop
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
@@ -234,7 +235,7 @@ async def _first(request: Request, guard: Guard, key: str) -> bool:
     if store is None:
         return guard.delivered.first(key)
     try:
-        return bool(await asyncio.to_thread(store.first_delivery, _key(key), time.time(), REPLAY_WINDOW))
+        return bool(await off_loop(store.deliveries.first, _key(key), time.time(), REPLAY_WINDOW))
     except store.database_errors as exc:
         guard.refused.warning(log, "GitHub: deliveries checked in this process alone: %s", exc)
         return guard.delivered.first(key)
@@ -253,7 +254,7 @@ async def _queued(
             log, "GitHub: %s#%s refused: the queue of closes is full", event.asked.repo, event.asked.number
         )
         store = request.app.state.recorder.store
-        await asyncio.to_thread(store.forget_deliveries, [_key(k) for k in keys])
+        await off_loop(store.deliveries.forget, [_key(k) for k in keys])
         raise HTTPException(503, "the queue of closes waiting to be harvested is full; deliver it again later")
     return closes
 

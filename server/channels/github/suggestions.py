@@ -92,25 +92,25 @@ class KeptSuggestions:
 
     async def suggest(self, answer: SuggestedAnswer) -> None:
         """Keep `answer` for its issue, over the one suggested before (the issue edited)."""
-        await self.insights.keep_pending(to_pending(answer))
+        await self.insights.run(self.insights.pending.keep, to_pending(answer))
 
     async def suggestions(self) -> list[SuggestedAnswer]:
         """The suggested answers waiting for a maintainer, newest first."""
-        return [from_pending(p) for p in await self.insights.pending(CHANNEL)]
+        return [from_pending(p) for p in await self.insights.run(self.insights.pending.waiting, CHANNEL)]
 
     async def drop_suggestion(self, repo: str, number: int) -> bool:
         """Forget the answer suggested for `repo`#`number` (the issue closed, or no longer answered)."""
-        return await self.insights.drop_pending(CHANNEL, thread_of(repo, number))
+        return await self.insights.run(self.insights.pending.drop, CHANNEL, thread_of(repo, number))
 
     async def claim(self, repo: str, number: int) -> PendingAnswer | None:
         """The answer suggested for `repo`#`number`, for this caller alone to post or dismiss (None: gone already);
         `from_pending` reads it, `settle` or `release` ends the claim."""
-        return await self.insights.claim_pending(CHANNEL, thread_of(repo, number))
+        return await self.insights.run(self.insights.pending.claim, CHANNEL, thread_of(repo, number))
 
     async def settle(self, claimed: PendingAnswer) -> None:
         """A claimed answer posted or dismissed: it leaves the list."""
-        await self.insights.settle_pending(claimed)
+        await self.insights.run(self.insights.pending.settle, claimed)
 
     async def release(self, claimed: PendingAnswer) -> None:
         """A claimed answer that could not be posted: back on the list, unless its issue has a newer one."""
-        await self.insights.release_pending(claimed)
+        await self.insights.run(self.insights.pending.release, claimed)

@@ -57,7 +57,7 @@ def cmd_mcp(settings: ServerSettings, args: argparse.Namespace) -> int:
     recorder = Recorder.open(settings)
     try:
         kb = KnowledgeBase.open(settings)
-        links = recorder.store.links() if recorder.store is not None else []
+        links = recorder.store.links.all() if recorder.store is not None else []
         if links:
             kb = kb.taught(links)  # the links of the recorder's database, as the server teaches them
         if recorder.store is not None:  # its harvested drafts, for "see also", as the server reads them

@@ -25,22 +25,22 @@ def store(where: str | Path) -> Iterator[InsightsStore]:
 
 
 def test_one_holder_at_a_time_until_it_releases(store: InsightsStore) -> None:
-    assert store.claim_issue("Owner/Repo", 7, "first", until=130.0, now=100.0)
-    assert not store.claim_issue("owner/repo", 7, "second", until=131.0, now=101.0)  # the name's case aside
-    assert store.claim_issue("owner/repo", 8, "second", until=131.0, now=101.0)  # another issue is free
-    store.release_issue("owner/repo", 7, "second")  # not its claim: left alone
-    assert not store.claim_issue("owner/repo", 7, "third", until=132.0, now=102.0)
-    store.release_issue("owner/repo", 7, "first")
-    assert store.claim_issue("owner/repo", 7, "third", until=132.0, now=102.0)
+    assert store.claims.claim("Owner/Repo", 7, "first", until=130.0, now=100.0)
+    assert not store.claims.claim("owner/repo", 7, "second", until=131.0, now=101.0)  # the name's case aside
+    assert store.claims.claim("owner/repo", 8, "second", until=131.0, now=101.0)  # another issue is free
+    store.claims.release("owner/repo", 7, "second")  # not its claim: left alone
+    assert not store.claims.claim("owner/repo", 7, "third", until=132.0, now=102.0)
+    store.claims.release("owner/repo", 7, "first")
+    assert store.claims.claim("owner/repo", 7, "third", until=132.0, now=102.0)
 
 
 def test_a_lease_that_ends_frees_the_issue_and_a_renewed_one_keeps_it(store: InsightsStore) -> None:
-    assert store.claim_issue("owner/repo", 7, "gone", until=130.0, now=100.0)  # its process dies holding it
-    assert not store.claim_issue("owner/repo", 7, "next", until=159.0, now=129.0)
-    assert store.claim_issue("owner/repo", 7, "next", until=161.0, now=131.0)
-    assert not store.renew_issue_claim("owner/repo", 7, "gone", until=200.0)  # the lease was lost
-    assert store.renew_issue_claim("owner/repo", 7, "next", until=200.0)
-    assert not store.claim_issue("owner/repo", 7, "other", until=230.0, now=190.0)
+    assert store.claims.claim("owner/repo", 7, "gone", until=130.0, now=100.0)  # its process dies holding it
+    assert not store.claims.claim("owner/repo", 7, "next", until=159.0, now=129.0)
+    assert store.claims.claim("owner/repo", 7, "next", until=161.0, now=131.0)
+    assert not store.claims.renew("owner/repo", 7, "gone", until=200.0)  # the lease was lost
+    assert store.claims.renew("owner/repo", 7, "next", until=200.0)
+    assert not store.claims.claim("owner/repo", 7, "other", until=230.0, now=190.0)
 
 
 def test_of_many_connections_claiming_at_once_one_holds_the_issue(where: str | Path) -> None:
@@ -48,7 +48,7 @@ def test_of_many_connections_claiming_at_once_one_holds_the_issue(where: str | P
     try:
         with ThreadPoolExecutor(max_workers=6) as pool:
             taken = list(
-                pool.map(lambda n: stores[n].claim_issue("owner/repo", 9, f"holder-{n}", 130.0, 100.0), range(6))
+                pool.map(lambda n: stores[n].claims.claim("owner/repo", 9, f"holder-{n}", 130.0, 100.0), range(6))
             )
     finally:
         for store in stores:

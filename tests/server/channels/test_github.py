@@ -263,14 +263,14 @@ def test_a_maintainers_faq_link_teaches_the_issues_question_and_anyone_elses_doe
 ) -> None:
     client = bot()
     store = client.app.state.recorder.store
-    before = len(store.links())
+    before = len(store.links.all())
     deliver(client, "issue_comment", comment_event("/faq link slime-b0ab398d", number=6))  # not one of theirs
-    assert len(store.links()) == before
+    assert len(store.links.all()) == before
     deliver(client, "issue_comment", comment_event("/faq link slime-b0ab398d", number=6, association="MEMBER"))
-    [linked] = store.links()[before:]
+    [linked] = store.links.all()[before:]
     assert linked.entry == "slime-b0ab398d" and linked.question.startswith("An issue")
     deliver(client, "issue_comment", comment_event("/faq not-covered", number=6, association="OWNER"))
-    assert [link.entry for link in store.links() if link.question == linked.question] == [None]  # relinked
+    assert [link.entry for link in store.links.all() if link.question == linked.question] == [None]  # relinked
     assert github.calls == []  # teaching posts nothing
 
 

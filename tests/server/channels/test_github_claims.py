@@ -85,7 +85,7 @@ def test_a_claim_another_process_keeps_holding_is_given_up_with_a_clear_error(
     store = InsightsStore(store_path(tmp_path))
     try:
         now = time.time()
-        assert store.claim_issue("owner/repo", 32, "another-process", now + 60, now)
+        assert store.claims.claim("owner/repo", 32, "another-process", now + 60, now)
 
         async def run() -> str:
             api = GitHubAPI(github.url, "ghp-test-token", login=BOT, locks=IssueLocks(store, wait=0.5))

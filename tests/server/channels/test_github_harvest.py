@@ -80,7 +80,7 @@ def deliver(client: TestClient, payload: dict[str, Any]) -> Any:
 
 
 def kept(client: TestClient, number: int) -> Any:
-    return client.app.state.recorder.store.harvested_draft("THUDM/slime", number)
+    return client.app.state.recorder.store.drafts.get("THUDM/slime", number)
 
 
 def comments_read(github: GitHubStandIn, number: int) -> list[int]:

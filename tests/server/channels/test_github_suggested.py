@@ -72,7 +72,7 @@ def deliver(client: TestClient, event: str, payload: dict[str, Any]) -> Any:
 
 def suggestions(client: TestClient) -> list[SuggestedAnswer]:
     store: InsightsStore = client.app.state.recorder.store  # type: ignore[attr-defined]
-    return [from_pending(p) for p in store.pending(CHANNEL)]
+    return [from_pending(p) for p in store.pending.waiting(CHANNEL)]
 
 
 def sign_in(client: TestClient, lang: str = "en") -> str:
@@ -226,7 +226,7 @@ def test_the_suggestions_survive_a_restart(bot: Any, settings: Any, tmp_path: Pa
     client.__exit__(None, None, None)
     store = InsightsStore(store_path(tmp_path))
     try:
-        assert [s.entry_id for s in store.pending(CHANNEL)] == ["slime-b0ab398d"]
+        assert [s.entry_id for s in store.pending.waiting(CHANNEL)] == ["slime-b0ab398d"]
     finally:
         store.close()
 

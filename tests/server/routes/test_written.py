@@ -38,7 +38,7 @@ def write_settings(settings: Settings, tmp_path_factory: pytest.TempPathFactory)
     (data_dir / "index").symlink_to(settings.index_dir)
     now = time.time()
     store = InsightsStore(store_path(data_dir))
-    store.add_questions(
+    store.questions.add(
         [
             Question(NPU, "en", "web", False, None, 0.1, 12.0, asked_at=now - 300),
             Question(NPU_ZH, "zh", "slack", False, None, 0.1, 12.0, asked_at=now - 200),

@@ -19,6 +19,10 @@ POSITIVE_AUTHORS = {
 # Repositories renamed on GitHub: one thread can be stored under either name.
 OWNER_ALIASES = {"thudm": "zai-org", "volcengine": "verl-project"}
 REPO_ALIASES = {"llama-factory": "llamafactory"}
+MOVED = {
+    "microsoft/deepspeed": "deepspeedai/deepspeed", "openaccess-ai-collective/axolotl": "axolotl-ai-cloud/axolotl",
+    "pytorch/torchtune": "meta-pytorch/torchtune", "openllmai/openrlhf": "openrlhf/openrlhf",
+}  # fmt: skip
 ISSUE_URL = re.compile(r"https://github\.com/([^/\s\"]+)/([^/\s\"]+)/issues/(\d+)")
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -27,4 +31,5 @@ def _repo_and_number(url: str) -> tuple[str, int]:
     found = ISSUE_URL.fullmatch(url.strip().rstrip("/"))
     assert found, f"not a GitHub issue URL: {url!r}"
     owner, repo, number = found.group(1).lower(), found.group(2).lower(), int(found.group(3))
-    return f"{OWNER_ALIASES.get(owner, owner)}/{REPO_ALIASES.get(repo, repo)}", number
+    name = f"{OWNER_ALIASES.get(owner, owner)}/{REPO_ALIASES.get(repo, repo)}"
+    return MOVED.get(name, name), number

@@ -57,6 +57,8 @@ _STILL_FAILING = re.compile(
     r"|还是不行|还是有|仍然|依然|没用|不行",
     re.IGNORECASE,
 )
+# An answer pointing to something to use today.
+_USE = re.compile(r"\b(?:use|using)\b|使用|请用|可以用|参考", re.IGNORECASE)
 # A link to documentation or code: not to another thread, a pull request or a commit, nor to an image.
 _DOC_LINK = re.compile(
     r"https?://(?!github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:pull|issues|commit|discussions)/)"
@@ -104,10 +106,11 @@ def _without_closing_thanks(text: str) -> str:
         end -= len(word)
 
 
-def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = False) -> bool:
+def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = False, thanked: bool = False) -> bool:
     """Whether a maintainer's comment answers: it says enough (less is enough when a reply `confirmed` it or a label
-    says the thread was `solved`; a link to documentation alone is enough), is no closing note nor a pull request
-    named alone, and asks nothing back unless a reply confirmed it."""
+    says the thread was `solved`, anything when both the asker `thanked` it and a label says solved; a link to
+    documentation alone is enough), is no closing note nor a pull request named alone, and asks nothing back unless
+    a reply confirmed it."""
     words = notes.own_words(comment.body)
     minimum = rules.min_confirmed if confirmed or solved else rules.min_answer
     if notes.closing_note(words, minimum) or notes.names_pr_alone(comment.body, rules.min_answer):
@@ -115,8 +118,17 @@ def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = Fal
     if notes.checks_status(words):
         return False
     said = notes.size(notes.unclosed(words))
-    enough = said >= minimum or _DOC_LINK.search(comment.body[: notes.READ]) is not None
+    enough = said >= (1 if thanked and solved else minimum) or _DOC_LINK.search(comment.body[: notes.READ]) is not None
     return enough and (confirmed or not asks_back(comment))
+
+
+def _how_today(comment: Comment) -> bool:
+    """Whether an answer to a request says how to do it today: at length (what will come aside), or by pointing to
+    documentation or code to use ("please use <link to the script>")."""
+    words = notes.own_words(comment.body)
+    if notes.size(notes.unclosed(words)) >= REQUEST_ANSWER:
+        return True
+    return _DOC_LINK.search(comment.body[: notes.READ]) is not None and _USE.search(words) is not None
 
 
 def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[set[int], set[int]]:
@@ -130,6 +142,9 @@ def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[s
         mine = [p for p in pending if comments[p].author != comment.author]
         if _maintainer(comment, thread, rules) or comment.bot or not mine or not notes.confirms(comment.body):
             pending.append(i)
+            continue
+        if comment.author == thread.author and notes.solved_elsewhere(comment.body, comments[mine[-1]].body):
+            pending = []  # "solved it myself", "solved with #142": no answer here is confirmed
             continue
         if not notes.checks_status(notes.own_words(comments[mine[-1]].body)):
             confirmed.update(mine)  # not a "yes, solved" to "have you solved it?": that confirms no answer
@@ -148,6 +163,74 @@ def _still_failing(comments: list[Comment], after: int, thread: Thread, rules: R
         if not _maintainer(c, thread, rules) and _STILL_FAILING.search(notes.own_words(c.body)[:2000]) is not None:
             return True
     return False
+
+
+def _left_asking(comments: list[Comment], pick: int, thread: Thread, rules: Rules) -> bool:
+    """Whether the asker's last word after answer `pick` asks again ("kvcache 大概会占用多少显存？") and no maintainer
+    answered it (a closing note is no answer)."""
+    later = [j for j in range(pick + 1, len(comments)) if comments[j].author == thread.author]
+    if not later or notes.confirms(comments[later[-1]].body) or not notes.asks(comments[later[-1]].body):
+        return False
+    return not any(
+        _maintainer(c, thread, rules) and _answers(c, False, rules) for c in comments[later[-1] + 1 :]
+    )
+
+
+def _thanked(comments: list[Comment], before: list[int], thanks: Comment, thread: Thread, rules: Rules) -> Comment:
+    """The answer the asker's `thanks` confirms, among the confirmed answers `before` it: the last by someone it names
+    ("按照 JulyFinal 的方法解决了"), else the last maintainer's (before another user's), the one that says most of
+    that author's comments in a row."""
+    said = thanks.body[:2000].lower()
+    named = [a for a in before if _names(said, comments[a].author.lower())]
+    ours = [a for a in before if _maintainer(comments[a], thread, rules)]
+    pick = (named or ours or before)[-1]
+    run = [pick]
+    while run[0] - 1 in before and comments[run[0] - 1].author == comments[pick].author:
+        run.insert(0, run[0] - 1)
+    return comments[max(run, key=lambda a: notes.size(notes.own_words(comments[a].body)))]
+
+
+def _names(text: str, login: str) -> bool:
+    """Whether `text` (lower case) names `login` (lower case, three characters or more) as a word of its own."""
+    at = text.find(login) if len(login) >= 3 else -1
+    while at >= 0:
+        edges = (text[at - 1 : at] if at else " ", text[at + len(login) : at + len(login) + 1] or " ")
+        if not any(ch.isalnum() or ch in "-_" for ch in edges):
+            return True
+        at = text.find(login, at + 1)
+    return False
+
+
+def _to_the_asker(comments: list[Comment], answers: list[int], thread: Thread, rules: Rules) -> int:
+    """The answer to the asker's question: the last, leaving out the later ones written to another user who spoke in
+    the thread (naming them, not the asker) or quoting words that are not the asker's."""
+    others = {c.author.lower() for c in comments if not _maintainer(c, thread, rules) and c.author != thread.author}
+    asker_said = " ".join(notes.own_words(t) for t in [thread.body] + [c.body for c in comments if c.author == thread.author])
+    for a in reversed(answers[1:]):
+        body = comments[a].body
+        named = notes.mentions(body)
+        if thread.author.lower() not in named and named & others:
+            continue
+        quoted = notes.quoted(body)
+        if quoted and quoted not in asker_said:
+            continue
+        return a
+    return answers[0]
+
+
+def _endorsed(comments: list[Comment], thread: Thread, rules: Rules) -> Comment | None:
+    """Another user's answer the maintainers' last word says is right ("Thanks @x, that is correct. Closing"): the
+    comment just before it, by neither the asker nor a bot, that says enough and asks nothing."""
+    ours = [i for i, c in enumerate(comments) if _maintainer(c, thread, rules)]
+    if not ours or ours[-1] == 0:
+        return None
+    words = notes.own_words(comments[ours[-1]].body)
+    if not notes.endorses(words) or notes.size(notes.unclosed(words)) >= rules.min_answer:
+        return None
+    prev = comments[ours[-1] - 1]
+    if prev.bot or prev.author == thread.author or _maintainer(prev, thread, rules) or asks_back(prev):
+        return None
+    return prev if notes.size(notes.own_words(prev.body)) >= rules.min_answer else None
 
 
 def refusal(thread: Thread, rules: Rules) -> str:
@@ -217,27 +300,41 @@ def decide(thread: Thread, rules: Rules = Rules()) -> Choice | str:
         i
         for i, c in enumerate(comments)
         if (_maintainer(c, thread, rules) or (i in by_asker and _someone_else(c, thread) and not asks_back(c)))
-        and _answers(c, i in confirmed, rules, solved)
+        and _answers(c, i in confirmed, rules, solved, i in by_asker)
     ]
-    if notes.is_request(thread.title, thread.labels):  # answered at length only: how to do it today
-        answers = [i for i in answers if notes.size(notes.own_words(comments[i].body)) >= REQUEST_ANSWER]
+    if notes.is_request(thread.title, thread.labels, thread.body):  # answered at length only: how to do it today
+        if any(_maintainer(c, thread, rules) and notes.promises(notes.own_words(c.body)) for c in comments):
+            return "a request the maintainers say is coming"
+        answers = [i for i in answers if _how_today(comments[i])]
         signals["request"] = True
     if not answers:
+        endorsed = None if signals.get("request") else _endorsed(comments, thread, rules)
+        if endorsed is not None:
+            return Choice(thread, endorsed, signals | {"answer": "endorsed", "by": endorsed.association})
         return "a request with no answer of how to do it" if signals.get("request") else "no maintainer answer"
+    return _answer_of(thread, comments, answers, confirmed, rules, signals)
+
+
+def _answer_of(
+    thread: Thread, comments: list[Comment], answers: list[int], confirmed: set[int], rules: Rules, signals: dict
+) -> Choice | str:
+    """The answer among `answers`: the one the asker thanked, else the answer to the asker's question; or why none."""
     last = max([i for i, c in enumerate(comments) if _maintainer(c, thread, rules)] + answers)
     if notes.wont_fix(notes.own_words(comments[last].body)):
         return "the maintainers' last word: nothing will be done"
-    for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the maintainer answer before it
+    for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the answer it confirms
         if comments[i].author == thread.author and notes.confirms(comments[i].body):
             before = [a for a in answers if a < i and a in confirmed]
-            ours = [a for a in before if _maintainer(comments[a], thread, rules)]  # before another user's
             if before:
-                chosen = comments[(ours or before)[-1]]
+                chosen = _thanked(comments, before, comments[i], thread, rules)
                 return Choice(thread, chosen, signals | {"answer": "thanked", "by": chosen.association})
             break
     if asks_back(comments[last]) and last not in confirmed:
         return "the maintainers' last word asks back"
-    if _still_failing(comments, answers[-1], thread, rules):
+    pick = _to_the_asker(comments, answers, thread, rules)
+    if _still_failing(comments, pick, thread, rules):
         return "the answer did not help (a later comment says it still fails)"
-    chosen = comments[answers[-1]]
+    if _left_asking(comments, pick, thread, rules):
+        return "the asker's question after the answer went unanswered"
+    chosen = comments[pick]
     return Choice(thread, chosen, signals | {"answer": "last_before_close", "by": chosen.association})

@@ -94,7 +94,7 @@ _SHIPPED = re.compile(
 _THANKS = re.compile(
     r"\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it"
     r"|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\b"
-    r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害",
+    r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害|解决[^，。,.!?！？\s]{1,12}问题了|问题(?:已经?)?解决了",
     re.IGNORECASE,
 )
 # The asker, after an answer, reporting what still fails or a failure the answer led to.
@@ -102,6 +102,12 @@ _FAILURE = re.compile(
     r"\b(?:error|exception|fails?|failed|failure|crash(?:es|ed)?|hangs?|oom|out of memory|traceback|still|another"
     r"|new (?:issue|problem|error)|but now|now (?:i )?(?:get|got|see|have|meet))\b|\b(?:does|did|do)n'?t (?:work|help)\b"
     r"|\bnot work(?:ing)?\b|报错|错误|失败|还是|又出现|新的问题|另一个问题|不行|没用",
+    re.IGNORECASE,
+)
+# A later paragraph of the asker's thanks reporting a new failure.
+_FOLLOW_UP = re.compile(
+    r"\bfollow-?up\b|\bbut now\b|\bnow,? (?:the \w{1,20} |it |i )?(?:fails?|failed|crash(?:es|ed)?|throws?|hangs?|get|got)\b"
+    r"|\b(?:another|a new) (?:issue|problem|error|bug)\b|又出现|又报错|新的问题|另一个问题|现在又|但是现在",
     re.IGNORECASE,
 )
 _REQUEST_TITLE = re.compile(
@@ -228,10 +234,11 @@ def names_pr_alone(body: str, minimum: float) -> bool:
 def confirms(body: str) -> bool:
     """Whether the asker's reply confirms what it answers: its first paragraph thanks or says it works, and nothing
     failing follows that ("Ok, but it's not installed by default; after installing it, then it works" does;
-    "thanks, but now I get a CUDA error" does not)."""
-    first = own_words(body).split("\n\n", 1)[0][:2000]
+    "thanks, but now I get a CUDA error" does not), nor does a later paragraph report a new failure ("Thank you for
+    the fix! ... Anyway, a follow-up: now the update fails with ...")."""
+    first, _, rest = own_words(body)[:2000].partition("\n\n")
     found = list(_THANKS.finditer(first))
-    return bool(found) and _FAILURE.search(first[found[-1].end() :]) is None
+    return bool(found) and _FAILURE.search(first[found[-1].end() :]) is None and _FOLLOW_UP.search(rest) is None
 
 
 def new_problem(body: str) -> bool:

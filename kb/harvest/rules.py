@@ -59,6 +59,12 @@ _STILL_FAILING = re.compile(
 )
 # An answer pointing to something to use today.
 _USE = re.compile(r"\b(?:use|using)\b|使用|请用|可以用|参考", re.IGNORECASE)
+# Another user's bare "me too", all their comment says.
+_ME_TOO = re.compile(
+    r"(?:i have |i got |i had |i'?m having |i met |having )?(?:the )?same (?:problem|issue|error|thing|here)"
+    r"(?:,? too| here| as well)?[ .!,，。！~]{0,5}|me too[ .!~]{0,5}|\+1|我也(?:是|一样|遇到了?(?:同样的|这个|相同的)?(?:问题)?)[ 。！!~]{0,5}|同问|一样的问题",
+    re.IGNORECASE,
+)
 # A link to documentation or code: not to another thread, a pull request or a commit, nor to an image.
 _DOC_LINK = re.compile(
     r"https?://(?!github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:pull|issues|commit|discussions)/)"
@@ -160,7 +166,10 @@ def _still_failing(comments: list[Comment], after: int, thread: Thread, rules: R
     for c in comments[after + 1 :]:
         if c.author == thread.author and notes.new_problem(c.body):
             return True
-        if not _maintainer(c, thread, rules) and _STILL_FAILING.search(notes.own_words(c.body)[:2000]) is not None:
+        words = notes.own_words(c.body)[:2000]
+        if _maintainer(c, thread, rules) or (c.author != thread.author and _ME_TOO.fullmatch(words)):
+            continue  # another user's bare "same problem" says nothing of the answer
+        if _STILL_FAILING.search(words) is not None:
             return True
     return False
 
@@ -171,9 +180,7 @@ def _left_asking(comments: list[Comment], pick: int, thread: Thread, rules: Rule
     later = [j for j in range(pick + 1, len(comments)) if comments[j].author == thread.author]
     if not later or notes.confirms(comments[later[-1]].body) or not notes.asks(comments[later[-1]].body):
         return False
-    return not any(
-        _maintainer(c, thread, rules) and _answers(c, False, rules) for c in comments[later[-1] + 1 :]
-    )
+    return not any(_maintainer(c, thread, rules) and _answers(c, False, rules) for c in comments[later[-1] + 1 :])
 
 
 def _thanked(comments: list[Comment], before: list[int], thanks: Comment, thread: Thread, rules: Rules) -> Comment:
@@ -195,7 +202,7 @@ def _names(text: str, login: str) -> bool:
     at = text.find(login) if len(login) >= 3 else -1
     while at >= 0:
         edges = (text[at - 1 : at] if at else " ", text[at + len(login) : at + len(login) + 1] or " ")
-        if not any(ch.isalnum() or ch in "-_" for ch in edges):
+        if not any((ch.isascii() and ch.isalnum()) or ch in "-_" for ch in edges):
             return True
         at = text.find(login, at + 1)
     return False
@@ -205,7 +212,9 @@ def _to_the_asker(comments: list[Comment], answers: list[int], thread: Thread, r
     """The answer to the asker's question: the last, leaving out the later ones written to another user who spoke in
     the thread (naming them, not the asker) or quoting words that are not the asker's."""
     others = {c.author.lower() for c in comments if not _maintainer(c, thread, rules) and c.author != thread.author}
-    asker_said = " ".join(notes.own_words(t) for t in [thread.body] + [c.body for c in comments if c.author == thread.author])
+    asker_said = " ".join(
+        notes.own_words(t) for t in [thread.body] + [c.body for c in comments if c.author == thread.author]
+    )
     for a in reversed(answers[1:]):
         body = comments[a].body
         named = notes.mentions(body)
@@ -316,7 +325,12 @@ def decide(thread: Thread, rules: Rules = Rules()) -> Choice | str:
 
 
 def _answer_of(
-    thread: Thread, comments: list[Comment], answers: list[int], confirmed: set[int], rules: Rules, signals: dict
+    thread: Thread,
+    comments: list[Comment],
+    answers: list[int],
+    confirmed: set[int],
+    rules: Rules,
+    signals: dict[str, object],
 ) -> Choice | str:
     """The answer among `answers`: the one the asker thanked, else the answer to the asker's question; or why none."""
     last = max([i for i, c in enumerate(comments) if _maintainer(c, thread, rules)] + answers)

@@ -242,9 +242,10 @@ def confirms(body: str) -> bool:
 
 
 def new_problem(body: str) -> bool:
-    """Whether the asker's reply reports a failure: the first paragraph names one and does not confirm."""
-    first = own_words(body).split("\n\n", 1)[0][:2000]
-    return _FAILURE.search(first) is not None and not confirms(body)
+    """Whether the asker's reply reports a failure: the first paragraph names one, or a later one a new failure
+    ("a follow-up: now the update fails"), and it does not confirm."""
+    first, _, rest = own_words(body)[:2000].partition("\n\n")
+    return (_FAILURE.search(first) is not None or _FOLLOW_UP.search(rest) is not None) and not confirms(body)
 
 
 def asks(body: str) -> bool:

@@ -131,8 +131,9 @@ _QUESTION = re.compile(
 )
 # The asker saying the fix came from elsewhere: their own doing, or another thread.
 _ELSEWHERE = re.compile(
-    r"\b(?:by|for) myself\b|\bon my own\b|\b(?:solved|fixed|resolved) (?:it |this |the (?:problem|issue) )?myself\b|自己解决|自行解决|自己搞定|自己找到|自己弄好"
-    r"|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9}|#\d{1,9}\b",
+    r"\bby myself\b|\b(?:solved|fixed|resolved|figured out) (?:it |this |the (?:problem|issue) )?(?:myself|on my own)\b"
+    r"|自己解决|自行解决|自己搞定|自己找到|自己弄好"
+    r"|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9}|#\d{2,9}\b",
     re.IGNORECASE,
 )
 # A maintainer saying another's reply is right ("Thanks @x, that is correct. Closing", "他说得对").

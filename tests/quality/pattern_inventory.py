@@ -442,7 +442,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:by|for) myself\\b|\\bon my own\\b|\\b(?:solved|fixed|resolved) (?:it |this |the (?:problem|issue) )?myself\\b|自己解决|自行解决|自己搞定|自己找到|自己弄好|https://github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:issues|pull|discussions)/\\d{1,9}|#\\d{1,9}\\b",
+        "\\bby myself\\b|\\b(?:solved|fixed|resolved|figured out) (?:it |this |the (?:problem|issue) )?(?:myself|on my own)\\b|自己解决|自行解决|自己搞定|自己找到|自己弄好|https://github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:issues|pull|discussions)/\\d{1,9}|#\\d{2,9}\\b",
     ),
     Row(
         "kb/harvest/notes.py",

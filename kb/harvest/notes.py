@@ -1,5 +1,6 @@
 """What a comment says, as the harvest's rules read it: its size in either language, a closing note, a duplicate, a
-won't-fix, a pull request named alone, an asker's confirmation or new problem; and whether a thread is a request.
+won't-fix, a pull request named alone, an asker's confirmation, new problem, question or fix found elsewhere, a
+maintainer's word that another's reply is right; and whether a thread is a request.
 
 A comment's own words are its text without the lines it quotes, its links and its mentions (`own_words`). Its size
 counts a Han character as `HAN_WEIGHT` Latin ones: 15 Chinese characters say about what 40 English ones do, so one

@@ -4,26 +4,35 @@ A thread is chosen when:
 
 - it is an issue closed as completed (never `not_planned` or `duplicate`, nor open), or a Discussion
   with an accepted answer;
-- it asks how to do something, not for a feature or a release (its title or labels, `notes.is_request`), and
-  neither a label nor a maintainer nor its asker says it repeats another ("Duplicate of #12", "This is a duplicate
-  issue", a `duplicate` label: `notes.says_duplicate`, `notes.labelled_duplicate`);
+- it asks how to do something, not for a feature or a release (its title, labels or description,
+  `notes.is_request`: a request is taken only with an answer of how to do it today, never when the maintainers say
+  it is coming), and neither a label nor a maintainer nor its asker says it repeats another ("Duplicate of #12",
+  "This is a duplicate issue", "merging this issue into #41", a `duplicate` label: `notes.says_duplicate`,
+  `notes.labelled_duplicate`);
 - its answer is written by one of the repository's own people (author association OWNER, MEMBER or
   COLLABORATOR by default: `Rules.associations`, set by `KB_HARVEST_ASSOCIATIONS`), or is another user's answer
-  the asker confirmed, or a Discussion's accepted answer; never by a bot, never by the asker;
+  the asker confirmed or the maintainers' last word says is right ("that is correct. Closing"), or a Discussion's
+  accepted answer; never by a bot, never by the asker;
 - it has `Rules.label` when one is set (a "FAQ" label), and closed after `Rules.closed_after` when set.
 
 The answer is the accepted answer; else the comment a reply confirmed (the last one before the asker's "thanks, that
-worked", `notes.confirms`, a maintainer's before another user's; a reply that thanks and then reports a failure is a
-new problem; another user who had the problem may confirm it too); else the last maintainer comment before the
-close that says enough. A comment says enough when its own words, its sentences about closing or about what will
-come later aside, reach `Rules.min_answer` (`notes.size`: Latin characters, a Han character counting as 40/15 of
-one), or `Rules.min_confirmed` when a reply confirmed it or a label says the thread was solved (`notes.labelled_solved`:
-a one-line command), or when it links to documentation. Never the answer: a closing note whatever its length
+worked", `notes.confirms`: the one by whom the thanks names, else a maintainer's before another user's, the fullest of
+one author's comments in a row; a reply that thanks and then reports a failure is a new problem, one that says the
+fix came from elsewhere, "solved it myself", "solved with #142", confirms nothing; another user who had the problem
+may confirm it too); else the last maintainer comment before the close that says enough, leaving out later replies
+to other users (naming them, or quoting words not the asker's). A comment says enough when its own words, its
+sentences about closing or about what will come later or is under way aside, reach `Rules.min_answer`
+(`notes.size`: Latin characters, a Han character counting as 40/15 of one), or `Rules.min_confirmed` when a reply
+confirmed it or a label says the thread was solved (`notes.labelled_solved`: a one-line command; any words when
+both), or when it links to documentation. Never the answer: a closing note whatever its length
 (`notes.closing_note`: "Closing for lack of activity", "用户未回复，视为已解决"), a promise ("will be explained in the
-next report"), a pull request named alone ("This is now supported: <link>", `notes.names_pr_alone`), a question back
-to the asker or an invitation to send a fix ("let me know if it works", "could you submit a PR?") unless a reply
-confirms it. A thread whose last maintainer word says nothing will be done (`notes.wont_fix`), or whose asker
-reports a new failure after the answer, is not harvested. `Choice.signals` says which rule picked it.
+next report", "investigating"), a pull request named alone ("This is now supported: <link>", `notes.names_pr_alone`),
+a question back to the asker or an invitation to send a fix ("let me know if it works", "could you submit a PR?")
+unless a reply confirms it. A thread is not harvested whose last maintainer word says nothing will be done or sends
+the question elsewhere (`notes.wont_fix`: "won't fix", "not related to this repo", "在讨论区提出", "超纲"), whose
+asker reports a new failure after the answer or asks again with no answer after (`notes.asks`), or where someone
+says the answer did not help (another user's bare "same problem" is no such word). `Choice.signals` says which rule
+picked it.
 """
 
 from __future__ import annotations

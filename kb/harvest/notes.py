@@ -127,7 +127,8 @@ _STATUS = re.compile(
 # A question in a reply, by its words rather than its mark: "kvcache 大概会占用多少显存", "how do I set it then".
 _QUESTION = re.compile(
     r"多少|怎么|怎样|如何|为什么|为啥|什么原因|哪里|哪个|是否|有没有|能不能|可不可以"
-    r"|(?:^|[.!;,] )(?:how|why|what|which|where|when|is there|are there|can i|could i|should i|do i|does it)\b",
+    r"|(?:^|[.!;] )(?:how (?:do|does|can|should|to|much|many)|why (?:do|does|is|are)|is there|are there|can i|could i"
+    r"|should i|do i|does it)\b",
     re.IGNORECASE,
 )
 # The asker saying the fix came from elsewhere: their own doing, or another thread.

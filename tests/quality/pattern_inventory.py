@@ -438,7 +438,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "多少|怎么|怎样|如何|为什么|为啥|什么原因|哪里|哪个|是否|有没有|能不能|可不可以|(?:^|[.!;,] )(?:how|why|what|which|where|when|is there|are there|can i|could i|should i|do i|does it)\\b",
+        "多少|怎么|怎样|如何|为什么|为啥|什么原因|哪里|哪个|是否|有没有|能不能|可不可以|(?:^|[.!;] )(?:how (?:do|does|can|should|to|much|many)|why (?:do|does|is|are)|is there|are there|can i|could i|should i|do i|does it)\\b",
     ),
     Row(
         "kb/harvest/notes.py",

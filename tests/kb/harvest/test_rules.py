@@ -204,6 +204,8 @@ def test_an_askers_question_after_the_answer_left_unanswered_leaves_the_thread()
         more = "Set `--critic-load` to the same directory; the critic resumes from its own checkpoint there."
         answered = raw | {"comments": [*raw["comments"], comment("m", "MEMBER", more, day=4)]}
         assert chosen(answered) == more
+    remark = comment("asker", "NONE", "I see, which is what the docs say as well", day=3)
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), remark])) == ANSWER  # a remark asks nothing
 
 
 def test_an_asker_who_solved_it_elsewhere_confirms_no_answer() -> None:

@@ -229,7 +229,7 @@ def _to_the_asker(comments: list[Comment], answers: list[int], thread: Thread, r
         named = notes.mentions(body)
         if thread.author.lower() not in named and named & others:
             continue
-        quoted = notes.quoted(body)
+        quoted = notes.own_words(notes.quoted(body))  # its links and mentions aside, as the asker's words are
         if quoted and quoted not in asker_said:
             continue
         return a

@@ -270,3 +270,14 @@ def test_a_later_reply_to_another_user_does_not_replace_the_answer_to_the_asker(
     follow = comment("asker", "NONE", "It resumes, but from which rollout id exactly?", day=3)
     more = comment("m", "MEMBER", "From the rollout id saved with the checkpoint, printed when it loads.", day=4)
     assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), follow, more])) == more["body"]
+
+
+def test_a_later_answer_quoting_another_user_leaves_the_answer_quoting_the_asker_replaces_it() -> None:
+    other = comment("other", "NONE", "Why is the video pixel limit so much smaller than the image one?", day=3)
+    quoting = "> Why is the video pixel limit so much smaller than the image one?\n\nVideos are cut into frames first."
+    aside = comment("m", "MEMBER", quoting + " Each frame is then resized on its own.", day=4)
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), other, aside])) == ANSWER
+    asked = "How do I resume from the checkpoint of a run that crashed?"
+    own = comment("m", "MEMBER", f"> {asked}\n\nPass `--load` with the crashed run's `--save` directory, as is.", day=4)
+    raw = issue([comment("m", "MEMBER", ANSWER, day=2), own], body=asked)
+    assert chosen(raw) == own["body"]

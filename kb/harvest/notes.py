@@ -1,5 +1,6 @@
 """What a comment says, as the harvest's rules read it: its size in either language, a closing note, a duplicate, a
-won't-fix, a pull request named alone, an asker's confirmation or new problem; and whether a thread is a request.
+won't-fix, a pull request named alone, an asker's confirmation, new problem, question or fix found elsewhere, a
+maintainer's word that another's reply is right; and whether a thread is a request.
 
 A comment's own words are its text without the lines it quotes, its links and its mentions (`own_words`). Its size
 counts a Han character as `HAN_WEIGHT` Latin ones: 15 Chinese characters say about what 40 English ones do, so one
@@ -18,15 +19,21 @@ import re
 __all__ = [
     "HAN_WEIGHT",
     "own_words",
+    "mentions",
+    "quoted",
     "size",
     "sentences",
     "closing_note",
+    "promises",
     "unclosed",
     "says_duplicate",
     "wont_fix",
     "names_pr_alone",
     "confirms",
     "checks_status",
+    "asks",
+    "solved_elsewhere",
+    "endorses",
     "new_problem",
     "is_request",
     "labelled_duplicate",
@@ -58,13 +65,16 @@ _LATER = re.compile(
     r"\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\b"
     r"|\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\b"
     r"|\b(?:to-?do|todo) list\b|\bstay tuned\b|\bcoming soon\b|\bin (?:the|a) (?:next|future|later|coming) "
-    r"(?:release|version|update|report)\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中",
+    r"(?:release|version|update|report)\b|\binvestigating\b|\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?"
+    r"(?:looking into|working on|implement\w{0,6}|investigating)\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|正在(?:排查|调查|修复|开发|实现)",
     re.IGNORECASE,
 )
 _WONT_FIX = re.compile(
     r"\b(?:can|could) do nothing\b|\bnothing (?:we|i) can do\b|\bnothing (?:can|could) be done\b|\bwon'?t fix\b"
     r"|\bnot (?:going|planning) to (?:fix|support|add)\b|\bno plans? to (?:fix|support|add)\b|\bout of (?:the )?scope\b"
-    r"|不会修复|无法修复|暂不支持|不打算支持",
+    r"|\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\b"
+    r"|\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\b"
+    r"|不会修复|无法修复|暂不支持|不打算支持|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
     re.IGNORECASE,
 )
 _REF = r"(?:#\d{1,9}|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9})"
@@ -72,6 +82,8 @@ _DUPLICATE = re.compile(
     rf"(?<!not a )(?<!not )(?<!n't a )\bdup(?:e|licate)?d? (?:of|to) {_REF}|\bclos(?:e|ing|ed)\b[^.\n]{{0,40}}\b(?:in favou?r of|because of|as (?:a )?"
     rf"dup(?:e|licate)?(?: of)?) {_REF}|\bsame (?:issue|problem|question|bug) as {_REF}"
     r"|(?<!not )\b(?:is|as) a duplicate\b|\bduplicate (?:issue|question)\b"
+    rf"|\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\b(?:tracked|tracking|track (?:it|this)"
+    rf"|continue (?:the discussion |this )?)(?:in|at|on|under) <?{_REF}|(?:合并到|移步(?:到)?)\s{{0,3}}{_REF}"
     rf"|与\s{{0,3}}{_REF}\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\bduplicated?\s{{0,3}}$",
     re.IGNORECASE,
 )
@@ -83,7 +95,7 @@ _SHIPPED = re.compile(
 _THANKS = re.compile(
     r"\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it"
     r"|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\b"
-    r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害",
+    r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害|解决[^，。,.!?！？\s]{1,12}问题了|问题(?:已经?)?解决了",
     re.IGNORECASE,
 )
 # The asker, after an answer, reporting what still fails or a failure the answer led to.
@@ -91,6 +103,12 @@ _FAILURE = re.compile(
     r"\b(?:error|exception|fails?|failed|failure|crash(?:es|ed)?|hangs?|oom|out of memory|traceback|still|another"
     r"|new (?:issue|problem|error)|but now|now (?:i )?(?:get|got|see|have|meet))\b|\b(?:does|did|do)n'?t (?:work|help)\b"
     r"|\bnot work(?:ing)?\b|报错|错误|失败|还是|又出现|新的问题|另一个问题|不行|没用",
+    re.IGNORECASE,
+)
+# A later paragraph of the asker's thanks reporting a new failure.
+_FOLLOW_UP = re.compile(
+    r"\bfollow-?up\b|\bbut now\b|\bnow,? (?:the \w{1,20} |it |i )?(?:fails?|failed|crash(?:es|ed)?|throws?|hangs?|get|got)\b"
+    r"|\b(?:another|a new) (?:issue|problem|error|bug)\b|又出现|又报错|新的问题|另一个问题|现在又|但是现在",
     re.IGNORECASE,
 )
 _REQUEST_TITLE = re.compile(
@@ -106,6 +124,33 @@ _STATUS = re.compile(
     r"|是否(?:已经)?解决|还有问题吗|解决了吗|还存在吗",
     re.IGNORECASE,
 )
+# A question in a reply, by its words rather than its mark: "kvcache 大概会占用多少显存", "how do I set it then".
+_QUESTION = re.compile(
+    r"多少|怎么|怎样|如何|为什么|为啥|什么原因|哪里|哪个|是否|有没有|能不能|可不可以"
+    r"|(?:^|[.!;] )(?:how (?:do|does|can|should|to|much|many)|why (?:do|does|is|are)|is there|are there|can i|could i"
+    r"|should i|do i|does it)\b",
+    re.IGNORECASE,
+)
+# The asker saying the fix came from elsewhere: their own doing, or another thread.
+_ELSEWHERE = re.compile(
+    r"\bby myself\b|\b(?:solved|fixed|resolved|figured out) (?:it |this |the (?:problem|issue) )?(?:myself|on my own)\b"
+    r"|自己解决|自行解决|自己搞定|自己找到|自己弄好"
+    r"|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9}|#\d{2,9}\b",
+    re.IGNORECASE,
+)
+# A maintainer saying another's reply is right ("Thanks @x, that is correct. Closing", "他说得对").
+_ENDORSES = re.compile(
+    r"\b(?:that'?s|that is|this is|it'?s|is|are) (?:correct|right)\b|\bexactly\b"
+    r"|\bas (?:\w{1,30} )?(?:said|mentioned|suggested|pointed out)\b|说得对|说的对|是对的|正确|没错",
+    re.IGNORECASE,
+)
+# A thread's description asking for something that is not there yet ("Are there any plans for ...", "是否有计划支持").
+_REQUEST_BODY = re.compile(
+    r"\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\b|\bwill you (?:support|add)\b"
+    r"|\bplease (?:add|support)\b|\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\b"
+    r"|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|希望(?:能)?)(?:支持|增加|添加)",
+    re.IGNORECASE,
+)
 DUPLICATE_LABELS = ("duplicate", "duplicated", "重复")
 SOLVED_LABELS = ("solved", "resolved", "answered", "已解决")  # a maintainer's word that the thread was answered
 REQUEST_LABELS = ("feature request", "feature", "new-model", "new model", "rfc", "roadmap", "release")
@@ -118,6 +163,20 @@ def own_words(body: str) -> str:
     text = _MENTIONS.sub("", _LINKS.sub("", "\n".join(lines)))
     paragraphs = (" ".join(p.split()) for p in text.replace("\r", "").split("\n\n"))
     return "\n\n".join(p for p in paragraphs if p)
+
+
+def mentions(body: str) -> set[str]:
+    """The logins `body` mentions ("@name"), lower case."""
+    return {m.group()[1:].lower() for m in _MENTIONS.finditer(body[:READ])}
+
+
+def quoted(body: str) -> str:
+    """The first line `body` quotes ("> ..."), its spaces squeezed, when it says something (8 characters or more)."""
+    for line in body[:READ].split("\n"):
+        said = " ".join(line.lstrip(" >").split()) if line.lstrip().startswith(">") else ""
+        if len(said) >= 8:
+            return said
+    return ""
 
 
 def size(text: str) -> float:
@@ -139,6 +198,11 @@ def unclosed(words: str) -> str:
 
 def _set_aside(sentence: str) -> bool:
     return _CLOSING.search(sentence) is not None or _LATER.search(sentence) is not None
+
+
+def promises(words: str) -> bool:
+    """Whether a comment says something will come or is under way ("we will add it", "I'm implementing it today")."""
+    return any(_LATER.search(s) for s in sentences(words[:READ]))
 
 
 def closing_note(words: str, minimum: float) -> bool:
@@ -173,16 +237,38 @@ def names_pr_alone(body: str, minimum: float) -> bool:
 def confirms(body: str) -> bool:
     """Whether the asker's reply confirms what it answers: its first paragraph thanks or says it works, and nothing
     failing follows that ("Ok, but it's not installed by default; after installing it, then it works" does;
-    "thanks, but now I get a CUDA error" does not)."""
-    first = own_words(body).split("\n\n", 1)[0][:2000]
+    "thanks, but now I get a CUDA error" does not), nor does a later paragraph report a new failure ("Thank you for
+    the fix! ... Anyway, a follow-up: now the update fails with ...")."""
+    first, _, rest = own_words(body)[:2000].partition("\n\n")
     found = list(_THANKS.finditer(first))
-    return bool(found) and _FAILURE.search(first[found[-1].end() :]) is None
+    return bool(found) and _FAILURE.search(first[found[-1].end() :]) is None and _FOLLOW_UP.search(rest) is None
 
 
 def new_problem(body: str) -> bool:
-    """Whether the asker's reply reports a failure: the first paragraph names one and does not confirm."""
-    first = own_words(body).split("\n\n", 1)[0][:2000]
-    return _FAILURE.search(first) is not None and not confirms(body)
+    """Whether the asker's reply reports a failure: the first paragraph names one, or a later one a new failure
+    ("a follow-up: now the update fails"), and it does not confirm."""
+    first, _, rest = own_words(body)[:2000].partition("\n\n")
+    return (_FAILURE.search(first) is not None or _FOLLOW_UP.search(rest) is not None) and not confirms(body)
+
+
+def asks(body: str) -> bool:
+    """Whether a reply asks something: it ends in a question, or its words ask ("多少", "how do I ...")."""
+    words = own_words(body)[:2000].rstrip(" .。!！~")
+    return words.endswith(("?", "？", "吗", "呢", "嘛")) or _QUESTION.search(words) is not None
+
+
+def solved_elsewhere(body: str, answer: str) -> bool:
+    """Whether the asker's "solved" says the fix came from elsewhere than `answer`: by themselves ("solved it
+    myself", "自己解决了"), or by another thread or pull request that `answer` does not name ("solved with #142")."""
+    for found in _ELSEWHERE.finditer(body[:2000]):
+        if not found.group().startswith(("#", "http")) or found.group() not in answer[:READ]:
+            return True
+    return False
+
+
+def endorses(words: str) -> bool:
+    """Whether a maintainer's comment says an earlier reply is right ("that is correct", "as @x said", "没错")."""
+    return _ENDORSES.search(words[:READ]) is not None
 
 
 def checks_status(words: str) -> bool:
@@ -200,9 +286,10 @@ def labelled_solved(labels: tuple[str, ...]) -> bool:
     return any(label.lower() in SOLVED_LABELS for label in labels)
 
 
-def is_request(title: str, labels: tuple[str, ...]) -> bool:
+def is_request(title: str, labels: tuple[str, ...], body: str = "") -> bool:
     """Whether a thread asks for a feature or a release rather than how to do something: its title's tag
-    ("[Feature]", "[RFC]"), a release asked for ("Request for new release"), or a label saying so."""
+    ("[Feature]", "[RFC]"), a release asked for ("Request for new release"), a label saying so, or its description
+    asking for what is not there yet ("Are there any plans to support ...", "希望能支持")."""
     if any(label.lower() in REQUEST_LABELS for label in labels):
         return True
-    return _REQUEST_TITLE.search(title[:300]) is not None
+    return _REQUEST_TITLE.search(title[:300]) is not None or _REQUEST_BODY.search(body[:2000]) is not None

@@ -4,26 +4,35 @@ A thread is chosen when:
 
 - it is an issue closed as completed (never `not_planned` or `duplicate`, nor open), or a Discussion
   with an accepted answer;
-- it asks how to do something, not for a feature or a release (its title or labels, `notes.is_request`), and
-  neither a label nor a maintainer nor its asker says it repeats another ("Duplicate of #12", "This is a duplicate
-  issue", a `duplicate` label: `notes.says_duplicate`, `notes.labelled_duplicate`);
+- it asks how to do something, not for a feature or a release (its title, labels or description,
+  `notes.is_request`: a request is taken only with an answer of how to do it today, never when the maintainers say
+  it is coming), and neither a label nor a maintainer nor its asker says it repeats another ("Duplicate of #12",
+  "This is a duplicate issue", "merging this issue into #41", a `duplicate` label: `notes.says_duplicate`,
+  `notes.labelled_duplicate`);
 - its answer is written by one of the repository's own people (author association OWNER, MEMBER or
   COLLABORATOR by default: `Rules.associations`, set by `KB_HARVEST_ASSOCIATIONS`), or is another user's answer
-  the asker confirmed, or a Discussion's accepted answer; never by a bot, never by the asker;
+  the asker confirmed or the maintainers' last word says is right ("that is correct. Closing"), or a Discussion's
+  accepted answer; never by a bot, never by the asker;
 - it has `Rules.label` when one is set (a "FAQ" label), and closed after `Rules.closed_after` when set.
 
 The answer is the accepted answer; else the comment a reply confirmed (the last one before the asker's "thanks, that
-worked", `notes.confirms`, a maintainer's before another user's; a reply that thanks and then reports a failure is a
-new problem; another user who had the problem may confirm it too); else the last maintainer comment before the
-close that says enough. A comment says enough when its own words, its sentences about closing or about what will
-come later aside, reach `Rules.min_answer` (`notes.size`: Latin characters, a Han character counting as 40/15 of
-one), or `Rules.min_confirmed` when a reply confirmed it or a label says the thread was solved (`notes.labelled_solved`:
-a one-line command), or when it links to documentation. Never the answer: a closing note whatever its length
+worked", `notes.confirms`: the one by whom the thanks names, else a maintainer's before another user's, the fullest of
+one author's comments in a row; a reply that thanks and then reports a failure is a new problem, one that says the
+fix came from elsewhere, "solved it myself", "solved with #142", confirms nothing; another user who had the problem
+may confirm it too); else the last maintainer comment before the close that says enough, leaving out later replies
+to other users (naming them, or quoting words not the asker's). A comment says enough when its own words, its
+sentences about closing or about what will come later or is under way aside, reach `Rules.min_answer`
+(`notes.size`: Latin characters, a Han character counting as 40/15 of one), or `Rules.min_confirmed` when a reply
+confirmed it or a label says the thread was solved (`notes.labelled_solved`: a one-line command; any words when
+both), or when it links to documentation. Never the answer: a closing note whatever its length
 (`notes.closing_note`: "Closing for lack of activity", "用户未回复，视为已解决"), a promise ("will be explained in the
-next report"), a pull request named alone ("This is now supported: <link>", `notes.names_pr_alone`), a question back
-to the asker or an invitation to send a fix ("let me know if it works", "could you submit a PR?") unless a reply
-confirms it. A thread whose last maintainer word says nothing will be done (`notes.wont_fix`), or whose asker
-reports a new failure after the answer, is not harvested. `Choice.signals` says which rule picked it.
+next report", "investigating"), a pull request named alone ("This is now supported: <link>", `notes.names_pr_alone`),
+a question back to the asker or an invitation to send a fix ("let me know if it works", "could you submit a PR?")
+unless a reply confirms it. A thread is not harvested whose last maintainer word says nothing will be done or sends
+the question elsewhere (`notes.wont_fix`: "won't fix", "not related to this repo", "在讨论区提出", "超纲"), whose
+asker reports a new failure after the answer or asks again with no answer after (`notes.asks`), or where someone
+says the answer did not help (another user's bare "same problem" is no such word). `Choice.signals` says which rule
+picked it.
 """
 
 from __future__ import annotations
@@ -55,6 +64,14 @@ _STILL_FAILING = re.compile(
     r"\bstill\b.{0,40}\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)"
     r"|\bsame (?:problem|issue|error|thing)\b|\b(?:does|did)n'?t (?:work|help|fix)\b|\bnot work(?:ing)?\b"
     r"|还是不行|还是有|仍然|依然|没用|不行",
+    re.IGNORECASE,
+)
+# An answer pointing to something to use today.
+_USE = re.compile(r"\b(?:use|using)\b|使用|请用|可以用|参考", re.IGNORECASE)
+# Another user's bare "me too", all their comment says.
+_ME_TOO = re.compile(
+    r"(?:i have |i got |i had |i'?m having |i met |having )?(?:the )?same (?:problem|issue|error|thing|here)"
+    r"(?:,? too| here| as well)?[ .!,，。！~]{0,5}|me too[ .!~]{0,5}|\+1|我也(?:是|一样|遇到了?(?:同样的|这个|相同的)?(?:问题)?)[ 。！!~]{0,5}|同问|一样的问题",
     re.IGNORECASE,
 )
 # A link to documentation or code: not to another thread, a pull request or a commit, nor to an image.
@@ -104,10 +121,11 @@ def _without_closing_thanks(text: str) -> str:
         end -= len(word)
 
 
-def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = False) -> bool:
+def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = False, thanked: bool = False) -> bool:
     """Whether a maintainer's comment answers: it says enough (less is enough when a reply `confirmed` it or a label
-    says the thread was `solved`; a link to documentation alone is enough), is no closing note nor a pull request
-    named alone, and asks nothing back unless a reply confirmed it."""
+    says the thread was `solved`, anything when both the asker `thanked` it and a label says solved; a link to
+    documentation alone is enough), is no closing note nor a pull request named alone, and asks nothing back unless
+    a reply confirmed it."""
     words = notes.own_words(comment.body)
     minimum = rules.min_confirmed if confirmed or solved else rules.min_answer
     if notes.closing_note(words, minimum) or notes.names_pr_alone(comment.body, rules.min_answer):
@@ -115,8 +133,17 @@ def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = Fal
     if notes.checks_status(words):
         return False
     said = notes.size(notes.unclosed(words))
-    enough = said >= minimum or _DOC_LINK.search(comment.body[: notes.READ]) is not None
+    enough = said >= (1 if thanked and solved else minimum) or _DOC_LINK.search(comment.body[: notes.READ]) is not None
     return enough and (confirmed or not asks_back(comment))
+
+
+def _how_today(comment: Comment) -> bool:
+    """Whether an answer to a request says how to do it today: at length (what will come aside), or by pointing to
+    documentation or code to use ("please use <link to the script>")."""
+    words = notes.own_words(comment.body)
+    if notes.size(notes.unclosed(words)) >= REQUEST_ANSWER:
+        return True
+    return _DOC_LINK.search(comment.body[: notes.READ]) is not None and _USE.search(words) is not None
 
 
 def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[set[int], set[int]]:
@@ -130,6 +157,9 @@ def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[s
         mine = [p for p in pending if comments[p].author != comment.author]
         if _maintainer(comment, thread, rules) or comment.bot or not mine or not notes.confirms(comment.body):
             pending.append(i)
+            continue
+        if comment.author == thread.author and notes.solved_elsewhere(comment.body, comments[mine[-1]].body):
+            pending = []  # "solved it myself", "solved with #142": no answer here is confirmed
             continue
         if not notes.checks_status(notes.own_words(comments[mine[-1]].body)):
             confirmed.update(mine)  # not a "yes, solved" to "have you solved it?": that confirms no answer
@@ -145,9 +175,80 @@ def _still_failing(comments: list[Comment], after: int, thread: Thread, rules: R
     for c in comments[after + 1 :]:
         if c.author == thread.author and notes.new_problem(c.body):
             return True
-        if not _maintainer(c, thread, rules) and _STILL_FAILING.search(notes.own_words(c.body)[:2000]) is not None:
+        words = notes.own_words(c.body)[:2000]
+        if _maintainer(c, thread, rules) or (c.author != thread.author and _ME_TOO.fullmatch(words)):
+            continue  # another user's bare "same problem" says nothing of the answer
+        if _STILL_FAILING.search(words) is not None:
             return True
     return False
+
+
+def _left_asking(comments: list[Comment], pick: int, thread: Thread, rules: Rules) -> bool:
+    """Whether the asker's last word after answer `pick` asks again ("kvcache 大概会占用多少显存？") and no maintainer
+    answered it (a closing note is no answer)."""
+    later = [j for j in range(pick + 1, len(comments)) if comments[j].author == thread.author]
+    if not later or notes.confirms(comments[later[-1]].body) or not notes.asks(comments[later[-1]].body):
+        return False
+    return not any(_maintainer(c, thread, rules) and _answers(c, False, rules) for c in comments[later[-1] + 1 :])
+
+
+def _thanked(comments: list[Comment], before: list[int], thanks: Comment, thread: Thread, rules: Rules) -> Comment:
+    """The answer the asker's `thanks` confirms, among the confirmed answers `before` it: the last by someone it names
+    ("按照 JulyFinal 的方法解决了"), else the last maintainer's (before another user's), the one that says most of
+    that author's comments in a row."""
+    said = thanks.body[:2000].lower()
+    named = [a for a in before if _names(said, comments[a].author.lower())]
+    ours = [a for a in before if _maintainer(comments[a], thread, rules)]
+    pick = (named or ours or before)[-1]
+    run = [pick]
+    while run[0] - 1 in before and comments[run[0] - 1].author == comments[pick].author:
+        run.insert(0, run[0] - 1)
+    return comments[max(run, key=lambda a: notes.size(notes.own_words(comments[a].body)))]
+
+
+def _names(text: str, login: str) -> bool:
+    """Whether `text` (lower case) names `login` (lower case, three characters or more) as a word of its own."""
+    at = text.find(login) if len(login) >= 3 else -1
+    while at >= 0:
+        edges = (text[at - 1 : at] if at else " ", text[at + len(login) : at + len(login) + 1] or " ")
+        if not any((ch.isascii() and ch.isalnum()) or ch in "-_" for ch in edges):
+            return True
+        at = text.find(login, at + 1)
+    return False
+
+
+def _to_the_asker(comments: list[Comment], answers: list[int], thread: Thread, rules: Rules) -> int:
+    """The answer to the asker's question: the last, leaving out the later ones written to another user who spoke in
+    the thread (naming them, not the asker) or quoting words that are not the asker's."""
+    others = {c.author.lower() for c in comments if not _maintainer(c, thread, rules) and c.author != thread.author}
+    asker_said = " ".join(
+        notes.own_words(t) for t in [thread.body] + [c.body for c in comments if c.author == thread.author]
+    )
+    for a in reversed(answers[1:]):
+        body = comments[a].body
+        named = notes.mentions(body)
+        if thread.author.lower() not in named and named & others:
+            continue
+        quoted = notes.own_words(notes.quoted(body))  # its links and mentions aside, as the asker's words are
+        if quoted and quoted not in asker_said:
+            continue
+        return a
+    return answers[0]
+
+
+def _endorsed(comments: list[Comment], thread: Thread, rules: Rules) -> Comment | None:
+    """Another user's answer the maintainers' last word says is right ("Thanks @x, that is correct. Closing"): the
+    comment just before it, by neither the asker nor a bot, that says enough and asks nothing."""
+    ours = [i for i, c in enumerate(comments) if _maintainer(c, thread, rules)]
+    if not ours or ours[-1] == 0:
+        return None
+    words = notes.own_words(comments[ours[-1]].body)
+    if not notes.endorses(words) or notes.size(notes.unclosed(words)) >= rules.min_answer:
+        return None
+    prev = comments[ours[-1] - 1]
+    if prev.bot or prev.author == thread.author or _maintainer(prev, thread, rules) or asks_back(prev):
+        return None
+    return prev if notes.size(notes.own_words(prev.body)) >= rules.min_answer else None
 
 
 def refusal(thread: Thread, rules: Rules) -> str:
@@ -217,27 +318,46 @@ def decide(thread: Thread, rules: Rules = Rules()) -> Choice | str:
         i
         for i, c in enumerate(comments)
         if (_maintainer(c, thread, rules) or (i in by_asker and _someone_else(c, thread) and not asks_back(c)))
-        and _answers(c, i in confirmed, rules, solved)
+        and _answers(c, i in confirmed, rules, solved, i in by_asker)
     ]
-    if notes.is_request(thread.title, thread.labels):  # answered at length only: how to do it today
-        answers = [i for i in answers if notes.size(notes.own_words(comments[i].body)) >= REQUEST_ANSWER]
+    if notes.is_request(thread.title, thread.labels, thread.body):  # answered at length only: how to do it today
+        if any(_maintainer(c, thread, rules) and notes.promises(notes.own_words(c.body)) for c in comments):
+            return "a request the maintainers say is coming"
+        answers = [i for i in answers if _how_today(comments[i])]
         signals["request"] = True
     if not answers:
+        endorsed = None if signals.get("request") else _endorsed(comments, thread, rules)
+        if endorsed is not None:
+            return Choice(thread, endorsed, signals | {"answer": "endorsed", "by": endorsed.association})
         return "a request with no answer of how to do it" if signals.get("request") else "no maintainer answer"
+    return _answer_of(thread, comments, answers, confirmed, rules, signals)
+
+
+def _answer_of(
+    thread: Thread,
+    comments: list[Comment],
+    answers: list[int],
+    confirmed: set[int],
+    rules: Rules,
+    signals: dict[str, object],
+) -> Choice | str:
+    """The answer among `answers`: the one the asker thanked, else the answer to the asker's question; or why none."""
     last = max([i for i, c in enumerate(comments) if _maintainer(c, thread, rules)] + answers)
     if notes.wont_fix(notes.own_words(comments[last].body)):
         return "the maintainers' last word: nothing will be done"
-    for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the maintainer answer before it
+    for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the answer it confirms
         if comments[i].author == thread.author and notes.confirms(comments[i].body):
             before = [a for a in answers if a < i and a in confirmed]
-            ours = [a for a in before if _maintainer(comments[a], thread, rules)]  # before another user's
             if before:
-                chosen = comments[(ours or before)[-1]]
+                chosen = _thanked(comments, before, comments[i], thread, rules)
                 return Choice(thread, chosen, signals | {"answer": "thanked", "by": chosen.association})
             break
     if asks_back(comments[last]) and last not in confirmed:
         return "the maintainers' last word asks back"
-    if _still_failing(comments, answers[-1], thread, rules):
+    pick = _to_the_asker(comments, answers, thread, rules)
+    if _still_failing(comments, pick, thread, rules):
         return "the answer did not help (a later comment says it still fails)"
-    chosen = comments[answers[-1]]
+    if _left_asking(comments, pick, thread, rules):
+        return "the asker's question after the answer went unanswered"
+    chosen = comments[pick]
     return Choice(thread, chosen, signals | {"answer": "last_before_close", "by": chosen.association})

@@ -398,15 +398,15 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add)\\b|\\bno plans? to (?:fix|support|add)\\b|\\bout of (?:the )?scope\\b|不会修复|无法修复|暂不支持|不打算支持",
+        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|\\binvestigating\\b|\\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?(?:looking into|working on|implement\\w{0,6}|investigating)\\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|正在(?:排查|调查|修复|开发|实现)",
     ),
     Row(
         "kb/harvest/notes.py",
-        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|(?<!not )\\\\b(?:is|as) a duplicate\\\\b|\\\\bduplicate (?:issue|question)\\\\b|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
+        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add)\\b|\\bno plans? to (?:fix|support|add)\\b|\\bout of (?:the )?scope\\b|\\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\\b|\\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\\b|不会修复|无法修复|暂不支持|不打算支持|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中",
+        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|(?<!not )\\\\b(?:is|as) a duplicate\\\\b|\\\\bduplicate (?:issue|question)\\\\b|\\\\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\\\\b(?:tracked|tracking|track (?:it|this)|continue (?:the discussion |this )?)(?:in|at|on|under) <?{_REF}|(?:合并到|移步(?:到)?)\\\\s{{0,3}}{_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
     ),
     Row(
         "kb/harvest/notes.py",
@@ -418,11 +418,15 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害",
+        "\\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害|解决[^，。,.!?！？\\s]{1,12}问题了|问题(?:已经?)?解决了",
     ),
     Row(
         "kb/harvest/notes.py",
         "\\b(?:error|exception|fails?|failed|failure|crash(?:es|ed)?|hangs?|oom|out of memory|traceback|still|another|new (?:issue|problem|error)|but now|now (?:i )?(?:get|got|see|have|meet))\\b|\\b(?:does|did|do)n'?t (?:work|help)\\b|\\bnot work(?:ing)?\\b|报错|错误|失败|还是|又出现|新的问题|另一个问题|不行|没用",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\bfollow-?up\\b|\\bbut now\\b|\\bnow,? (?:the \\w{1,20} |it |i )?(?:fails?|failed|crash(?:es|ed)?|throws?|hangs?|get|got)\\b|\\b(?:another|a new) (?:issue|problem|error|bug)\\b|又出现|又报错|新的问题|另一个问题|现在又|但是现在",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -432,6 +436,22 @@ ROWS = [
         "kb/harvest/notes.py",
         "\\b(?:is|was) (?:this|it|that|the issue) (?:still|now|fixed|resolved|solved)\\b|\\bstill (?:an? )?(?:issue|problem)\\b|\\bhave you (?:resolved|solved|fixed)\\b|\\b(?:does|did) (?:it|this) still\\b|\\bany (?:update|progress)s?\\b|是否(?:已经)?解决|还有问题吗|解决了吗|还存在吗",
     ),
+    Row(
+        "kb/harvest/notes.py",
+        "多少|怎么|怎样|如何|为什么|为啥|什么原因|哪里|哪个|是否|有没有|能不能|可不可以|(?:^|[.!;] )(?:how (?:do|does|can|should|to|much|many)|why (?:do|does|is|are)|is there|are there|can i|could i|should i|do i|does it)\\b",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\bby myself\\b|\\b(?:solved|fixed|resolved|figured out) (?:it |this |the (?:problem|issue) )?(?:myself|on my own)\\b|自己解决|自行解决|自己搞定|自己找到|自己弄好|https://github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:issues|pull|discussions)/\\d{1,9}|#\\d{2,9}\\b",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:that'?s|that is|this is|it'?s|is|are) (?:correct|right)\\b|\\bexactly\\b|\\bas (?:\\w{1,30} )?(?:said|mentioned|suggested|pointed out)\\b|说得对|说的对|是对的|正确|没错",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\\b|\\bwill you (?:support|add)\\b|\\bplease (?:add|support)\\b|\\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\\b|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|希望(?:能)?)(?:支持|增加|添加)",
+    ),
     # kb/harvest/rules.py
     Row(
         "kb/harvest/rules.py",
@@ -440,6 +460,11 @@ ROWS = [
     Row(
         "kb/harvest/rules.py",
         "\\bstill\\b.{0,40}\\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)|\\bsame (?:problem|issue|error|thing)\\b|\\b(?:does|did)n'?t (?:work|help|fix)\\b|\\bnot work(?:ing)?\\b|还是不行|还是有|仍然|依然|没用|不行",
+    ),
+    Row("kb/harvest/rules.py", "\\b(?:use|using)\\b|使用|请用|可以用|参考"),
+    Row(
+        "kb/harvest/rules.py",
+        "(?:i have |i got |i had |i'?m having |i met |having )?(?:the )?same (?:problem|issue|error|thing|here)(?:,? too| here| as well)?[ .!,，。！~]{0,5}|me too[ .!~]{0,5}|\\+1|我也(?:是|一样|遇到了?(?:同样的|这个|相同的)?(?:问题)?)[ 。！!~]{0,5}|同问|一样的问题",
     ),
     Row(
         "kb/harvest/rules.py",

@@ -134,3 +134,150 @@ def test_a_duplicate_label_a_promise_or_an_invitation_to_send_a_fix_is_no_answer
 def test_a_chinese_note_closing_for_no_reply_does_not_displace_the_answer() -> None:
     note = "由于问题未复现且用户未回复，本issue视为已解决。如果问题还存在请重开该issue，感谢！"
     assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), comment("m", "MEMBER", note, day=4)])) == ANSWER
+
+
+def _why(raw: dict) -> str:
+    from kb.harvest.rules import decide
+
+    decided = decide(read_thread(raw))
+    return decided if isinstance(decided, str) else ""
+
+
+def test_a_last_word_sending_the_question_elsewhere_or_beyond_the_project_is_no_answer() -> None:
+    for said in (
+        "Thanks for the report. This is not related to the development of this repo, so I will leave it here.",
+        "Modelling questions like this one are better to ask in the discussions, where others share settings.",
+        "这不是本项目的bug，不属于我们的问题范围，可以去讨论区交流一下具体的训练经验。",
+        "推理部署的加速这块超出了我们的能力范围，建议换用专门的推理框架来部署模型。",
+    ):
+        raw = issue([comment("m", "MEMBER", said)])
+        assert chosen(raw) is None and _why(raw) == "the maintainers' last word: nothing will be done", said
+
+
+def test_a_thread_merged_into_another_is_a_duplicate() -> None:
+    for said in (
+        "We are merging this issue into #41 for better tracking. Please follow that one.",
+        "Let's continue the discussion in <https://github.com/o/r/issues/9>, which has the logs.",
+        "这个问题已合并到 #41 统一跟踪。",
+    ):
+        raw = issue([comment("m1", "MEMBER", ANSWER, day=2), comment("m2", "MEMBER", said, day=3)])
+        assert refusal(read_thread(raw), Rules()) == "a duplicate (the thread says so)", said
+
+
+def test_work_under_way_is_no_answer_even_when_thanked() -> None:
+    for said in ("Investigating, sorry for the trouble!", "We are looking into it.", "正在排查这个问题。"):
+        raw = issue([comment("m", "MEMBER", said, day=2), comment("asker", "NONE", "Thanks a lot!", day=3)])
+        assert chosen(raw) is None, said
+
+
+def test_a_request_the_maintainers_say_is_coming_is_left() -> None:
+    body = "Are there any plans to support LoRA for the critic model? It would save a lot of memory."
+    long = "Yes, that's right. " + ANSWER + " I'm implementing the critic part today, it needs a new loader."
+    raw = issue([comment("m", "MEMBER", long)], title="LoRA for the critic", body=body)
+    assert _why(raw) == "a request the maintainers say is coming"
+    asked = issue([comment("m", "MEMBER", ANSWER)], title="How to resume?", body="How do I resume training?")
+    assert chosen(asked) == ANSWER  # a question, not a request: the rule is not reached
+
+
+def test_a_request_answered_by_what_to_use_today_is_kept() -> None:
+    use = "Please use https://example.org/docs/convert.html to convert the checkpoint."
+    raw = issue([comment("m", "MEMBER", use)], title="[Feature Request] Save checkpoints in HF format")
+    assert chosen(raw) == use
+    see = "See https://example.org/docs/roadmap.html for the plan."
+    assert chosen(issue([comment("m", "MEMBER", see)], title="[Feature Request] Save checkpoints in HF format")) is None
+
+
+def test_thanks_followed_by_a_new_failure_in_a_later_paragraph_confirms_nothing() -> None:
+    later = "Thank you for the speedy fix!\n\nAnyway, a follow-up: now the update fails with a permission error."
+    raw = issue([comment("m", "MEMBER", ANSWER, day=2), comment("asker", "NONE", later, day=3)])
+    assert chosen(raw) is None
+    fine = "Thank you for the speedy fix!\n\nFor others: I also had to clear the cache once."
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), comment("asker", "NONE", fine, day=3)])) == ANSWER
+
+
+def test_an_askers_question_after_the_answer_left_unanswered_leaves_the_thread() -> None:
+    for again in ("那这个参数大概应该设成多少合适，和 batch size 有关系", "OK. How do I set it for the critic then?"):
+        raw = issue([comment("m", "MEMBER", ANSWER, day=2), comment("asker", "NONE", again, day=3)])
+        assert _why(raw) == "the asker's question after the answer went unanswered", again
+        closed = raw | {"comments": [*raw["comments"], comment("m", "MEMBER", "Closing, feel free to reopen.", day=4)]}
+        assert chosen(closed) is None
+        more = "Set `--critic-load` to the same directory; the critic resumes from its own checkpoint there."
+        answered = raw | {"comments": [*raw["comments"], comment("m", "MEMBER", more, day=4)]}
+        assert chosen(answered) == more
+    remark = comment("asker", "NONE", "I see, which is what the docs say as well", day=3)
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), remark])) == ANSWER  # a remark asks nothing
+
+
+def test_an_asker_who_solved_it_elsewhere_confirms_no_answer() -> None:
+    tryit = comment("m", "MEMBER", "Could you try the latest main branch and restart the workers?", day=2)
+    for said in (
+        "I solved it myself by downgrading torch, thanks.",
+        "Solved it following #142, thanks",
+        "自己解决了，谢谢",
+    ):
+        assert chosen(issue([tryit, comment("asker", "NONE", said, day=3)])) is None, said
+    fixed = comment("m", "MEMBER", "Fixed in #142: upgrade to 0.3.1 and pass --no-cache the first time.", day=2)
+    assert chosen(issue([fixed, comment("asker", "NONE", "Thanks, #142 fixed it", day=3)])) == fixed["body"]
+
+
+def test_another_users_answer_a_maintainer_says_is_right_is_the_answer() -> None:
+    helper = comment("helper", "NONE", "Set num_generations to 7 in the yaml: the batch must divide by it.", day=2)
+    endorse = comment("m", "MEMBER", "Thanks @helper, that is correct. Closing", day=3)
+    raw = issue([helper, endorse])
+    choice = choose(read_thread(raw))
+    assert choice is not None and choice.answer.body == helper["body"] and choice.signals["answer"] == "endorsed"
+    assert chosen(issue([helper, comment("m", "MEMBER", "Closing, feel free to reopen.", day=3)])) is None
+    asker = comment("asker", "NONE", helper["body"], day=2)
+    assert chosen(issue([asker, endorse])) is None  # the asker's own finding is no answer
+
+
+def test_the_thanks_names_whose_answer_it_was() -> None:
+    hint = comment("m", "MEMBER", "Could you upgrade transformers to 4.30 and try again?", day=2)
+    fix = comment("helper2", "NONE", "Load without device='cuda' and call model.cuda() after loading it.", day=3)
+    raw = issue([hint, fix, comment("asker", "NONE", "按照 helper2 的方法解决了，谢谢", day=4)])
+    assert chosen(raw) == fix["body"]
+    plain = issue([hint, fix, comment("asker", "NONE", "解决了，谢谢", day=4)])
+    assert chosen(plain) == hint["body"]  # a maintainer's before another user's
+
+
+def test_of_one_maintainers_comments_in_a_row_the_thanked_answer_is_the_fuller() -> None:
+    first = comment("m", "MEMBER", ANSWER + " A larger batch needs more GPUs too.", day=2)
+    addendum = comment("m", "MEMBER", "It's set [here](https://example.org/f.py#L9), fyi.", day=2)
+    raw = issue([first, addendum, comment("asker", "NONE", "My bad, appreciate it!", day=3)])
+    assert chosen(raw) == first["body"]
+
+
+def test_a_one_word_answer_is_kept_when_thanked_and_labelled_solved() -> None:
+    raw = issue([comment("m", "MEMBER", "yaml", day=2), comment("asker", "NONE", "感谢！", day=3)])
+    assert chosen(raw) is None
+    assert chosen(raw | {"labels": [{"name": "solved"}]}) == "yaml"
+
+
+def test_another_users_bare_me_too_does_not_undo_the_answer() -> None:
+    for said, kept in (
+        ("Same problem here", True),
+        ("我也遇到了同样的问题", True),
+        ("I tried it, still the same error.", False),
+    ):
+        raw = issue([comment("m", "MEMBER", ANSWER, day=2), comment("other", "NONE", said, day=3)])
+        assert (chosen(raw) == ANSWER) is kept, said
+
+
+def test_a_later_reply_to_another_user_does_not_replace_the_answer_to_the_asker() -> None:
+    other = comment("other", "NONE", "Does this also work on V100 cards?", day=3)
+    aside = comment("m", "MEMBER", "@other On V100 you also need to turn off flash attention in the config.", day=4)
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), other, aside])) == ANSWER
+    follow = comment("asker", "NONE", "It resumes, but from which rollout id exactly?", day=3)
+    more = comment("m", "MEMBER", "From the rollout id saved with the checkpoint, printed when it loads.", day=4)
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), follow, more])) == more["body"]
+
+
+def test_a_later_answer_quoting_another_user_leaves_the_answer_quoting_the_asker_replaces_it() -> None:
+    other = comment("other", "NONE", "Why is the video pixel limit so much smaller than the image one?", day=3)
+    quoting = "> Why is the video pixel limit so much smaller than the image one?\n\nVideos are cut into frames first."
+    aside = comment("m", "MEMBER", quoting + " Each frame is then resized on its own.", day=4)
+    assert chosen(issue([comment("m", "MEMBER", ANSWER, day=2), other, aside])) == ANSWER
+    asked = "How do I resume from the checkpoint of a run that crashed?"
+    own = comment("m", "MEMBER", f"> {asked}\n\nPass `--load` with the crashed run's `--save` directory, as is.", day=4)
+    raw = issue([comment("m", "MEMBER", ANSWER, day=2), own], body=asked)
+    assert chosen(raw) == own["body"]

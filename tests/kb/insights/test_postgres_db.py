@@ -118,7 +118,7 @@ def test_a_database_from_a_newer_version_is_refused_untouched(postgres: Any, dat
     postgres.execute(
         "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (12)", name
     )
-    with pytest.raises(InsightsUnavailable, match=r"schema version 11 is newer than this kb's 10"):
+    with pytest.raises(InsightsUnavailable, match=r"schema version 12 is newer than this kb's 11"):
         InsightsStore(database_url)
     assert postgres.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'", name) == [
         ("schema_version",)

@@ -257,7 +257,7 @@ def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> Non
             "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (12);"
         )
     with pytest.raises(
-        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 11 is newer than this kb's 10"
+        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 12 is newer than this kb's 11"
     ):
         InsightsStore(path)
     with sqlite3.connect(path) as db:

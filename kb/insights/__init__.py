@@ -5,7 +5,7 @@
   translating the statements), and is composed of one part (`part`) for each thing it keeps,
   each an attribute of the store: `questions`, `votes`, `gaps` (the dismissed ones), `links`,
   `pending` (a channel's draft answers waiting for a maintainer), `drafts` (those `kb harvest`
-  made, `harvested`), `claims` (on issues) and `deliveries` and `closes` (the GitHub webhook's);
+  made, `harvested`), `claims` (on threads) and `deliveries` and `closes` (the GitHub webhook's);
 - `recorder`, `writer`: the listener to what is asked and voted (`kb.events`), and the
   thread that writes;
 - `groups`, `drafts`, `doubts`: unanswered questions grouped by meaning, a draft FAQ entry

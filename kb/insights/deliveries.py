@@ -6,7 +6,7 @@ its signed body) taken in one statement that inserts it unless it is there, afte
 window are cleared: of two processes given one delivery, one acts on it (one `/faq` comment, one answer).
 
 **Closes waiting** (`close_queue`): an issue GitHub says closed, queued before the webhook answers 202, one row per
-issue (a redelivered close refreshes it). A worker takes a row in the way the claims on issues are taken
+issue (a redelivered close refreshes it). A worker takes a row in the way the claims on threads are taken
 (`claims.py`): a `holder` and a lease (`until`), so a process that dies frees its rows when the lease ends, or at
 once for a process of this machine that is no longer running; a harvest done deletes the row, one that failed is
 tried again later (`due`), at most a bounded number of times, then dropped with its last error. The queue holds at

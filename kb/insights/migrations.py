@@ -189,6 +189,20 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX close_queue_due ON close_queue (due)
     """,
+    # 11: claims on any channel's threads, keyed as the pending answers are, by channel and thread (claims.py). The
+    # claims on issues of version 8 are copied, each under the channel `github` and its thread `owner/name#number`
+    """
+    CREATE TABLE claims (
+        channel TEXT NOT NULL,
+        thread TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        until REAL NOT NULL,
+        PRIMARY KEY (channel, thread)
+    );
+    INSERT INTO claims (channel, thread, holder, until)
+    SELECT 'github', repo || '#' || number, holder, until FROM issue_claims;
+    DROP TABLE issue_claims
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

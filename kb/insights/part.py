@@ -4,7 +4,7 @@
 an attribute of the store: `store.questions` (`questions.py`), `store.votes` (`votes.py`),
 `store.gaps`, the dismissed ones (`gaps.py`), `store.links`, the taught links (`links.py`),
 `store.pending`, the answers waiting for a maintainer (`pending.py`), `store.drafts`, the harvested
-drafts (`harvested.py`), `store.claims`, the claims on issues (`claims.py`), and `store.deliveries`
+drafts (`harvested.py`), `store.claims`, the claims on threads (`claims.py`), and `store.deliveries`
 and `store.closes`, what the GitHub webhook keeps (`deliveries.py`). Each part reads and writes its
 own tables through the `Database` the store opens (a SQLite file or PostgreSQL: `sqlite_db.py`,
 `postgres_db.py`), which both kinds satisfy.

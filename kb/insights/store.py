@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from ..errors import InsightsUnavailable
-from .claims import IssueClaims
+from .claims import Claims
 from .deliveries import CloseQueue, Deliveries
 from .gaps import DismissedGaps
 from .harvested import HarvestedDrafts
@@ -62,7 +62,7 @@ class InsightsStore:
     """The insights database: a SQLite file at a path, or PostgreSQL at a `postgresql://` URL; created or upgraded on open.
 
     Each thing it keeps is a part of its own: `questions`, `votes`, `gaps` (dismissed), `links`, `pending`
-    (answers waiting for a maintainer), `drafts` (harvested), `claims` (on issues), `deliveries` and `closes`."""
+    (answers waiting for a maintainer), `drafts` (harvested), `claims` (on threads), `deliveries` and `closes`."""
 
     questions: Questions
     votes: Votes
@@ -70,7 +70,7 @@ class InsightsStore:
     links: Links
     pending: PendingAnswers
     drafts: HarvestedDrafts
-    claims: IssueClaims
+    claims: Claims
     deliveries: Deliveries
     closes: CloseQueue
 
@@ -97,7 +97,7 @@ class InsightsStore:
     def _parts(self, db: Database) -> None:
         self.questions, self.votes, self.gaps = Questions(db), Votes(db), DismissedGaps(db)
         self.links, self.pending, self.drafts = Links(db), PendingAnswers(db), HarvestedDrafts(db)
-        self.claims, self.deliveries, self.closes = IssueClaims(db), Deliveries(db), CloseQueue(db)
+        self.claims, self.deliveries, self.closes = Claims(db), Deliveries(db), CloseQueue(db)
 
     @property
     def db(self) -> Database:

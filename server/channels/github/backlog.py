@@ -6,7 +6,8 @@ so that a slow or rate-limiting GitHub never piles up work without end. `IssueLo
 an issue's one bot comment (find it, then update or create it) take turns, so that two deliveries, or two clicks
 of Post, on one issue at once write one comment: within this process by a lock per issue, and across the processes
 sharing the insights database (replicas on one PostgreSQL, workers on one SQLite file) by a claim on the issue in
-that database (kb/insights/claims.py), held with a short lease renewed while the comment is written. Without a
+that database (kb/insights/claims.py: the issue as this channel's thread `owner/name#number`, the name
+lower-cased since GitHub's ignore case), held with a short lease renewed while the comment is written. Without a
 database, or while it cannot be reached, the lock alone holds (with a log line)."""
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from kb.insights.offload import off_loop
 from trackers.github.replies import GitHubUnavailable
+
+from .suggestions import CHANNEL, thread_of
 
 if TYPE_CHECKING:
     from kb.insights.store import InsightsStore
@@ -72,11 +75,11 @@ class IssueLocks:
 
     @asynccontextmanager
     async def held(self, repo: str, number: int) -> AsyncIterator[None]:
-        key = f"{repo.lower()}#{number}"
+        key = thread_of(repo.lower(), number)
         lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
         self._locks[key] = (lock, users + 1)
         try:
-            async with lock, self._claimed(repo, number):
+            async with lock, self._claimed(repo, number, key):
                 yield
         finally:
             lock, users = self._locks[key]
@@ -86,7 +89,7 @@ class IssueLocks:
                 self._locks[key] = (lock, users - 1)
 
     @asynccontextmanager
-    async def _claimed(self, repo: str, number: int) -> AsyncIterator[None]:
+    async def _claimed(self, repo: str, number: int, thread: str) -> AsyncIterator[None]:
         """The issue claimed in the shared database for as long as the block runs (renewed meanwhile), then freed;
         GitHubUnavailable when another process has held it for `wait` seconds."""
         store = self.store
@@ -95,7 +98,7 @@ class IssueLocks:
             return
         holder = secrets.token_hex(8)
         try:
-            await self._claim(store, repo, number, holder)
+            await self._claim(store, repo, number, thread, holder)
         except store.database_errors as exc:
             log.warning(
                 "GitHub %s#%s: the issue was not claimed in %s (%s); writing its comment all the same",
@@ -106,21 +109,21 @@ class IssueLocks:
             )
             yield
             return
-        renewing = asyncio.create_task(self._renew(store, repo, number, holder))
+        renewing = asyncio.create_task(self._renew(store, repo, number, thread, holder))
         try:
             yield
         finally:
             renewing.cancel()
             try:
-                await off_loop(store.claims.release, repo, number, holder)
+                await off_loop(store.claims.release, CHANNEL, thread, holder)
             except store.database_errors as exc:  # the lease ends by itself
                 log.warning("GitHub %s#%s: the claim on the issue was not released (%s)", repo, number, exc)
 
-    async def _claim(self, store: InsightsStore, repo: str, number: int, holder: str) -> None:
+    async def _claim(self, store: InsightsStore, repo: str, number: int, thread: str, holder: str) -> None:
         gives_up = time.monotonic() + self.wait
         while True:
             now = time.time()
-            if await off_loop(store.claims.claim, repo, number, holder, now + LEASE, now):
+            if await off_loop(store.claims.claim, CHANNEL, thread, holder, now + LEASE, now):
                 return
             if time.monotonic() > gives_up:
                 raise GitHubUnavailable(
@@ -129,10 +132,10 @@ class IssueLocks:
                 )
             await asyncio.sleep(POLL)
 
-    async def _renew(self, store: InsightsStore, repo: str, number: int, holder: str) -> None:
+    async def _renew(self, store: InsightsStore, repo: str, number: int, thread: str, holder: str) -> None:
         while True:
             await asyncio.sleep(RENEW)
             try:
-                await off_loop(store.claims.renew, repo, number, holder, time.time() + LEASE)
+                await off_loop(store.claims.renew, CHANNEL, thread, holder, time.time() + LEASE)
             except store.database_errors as exc:
                 log.warning("GitHub %s#%s: the claim on the issue was not renewed (%s)", repo, number, exc)

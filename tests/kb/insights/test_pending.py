@@ -186,7 +186,7 @@ def test_a_version_8_sqlite_file_keeps_every_suggested_answer_as_a_pending_answe
         )
     store = InsightsStore(path)
     try:
-        assert store.schema_version() == SCHEMA_VERSION == 10
+        assert store.schema_version() == SCHEMA_VERSION == 11
         assert store.pending.waiting("github") == UPGRADED
     finally:
         store.close()
@@ -208,7 +208,7 @@ def test_a_version_8_postgresql_database_keeps_every_suggested_answer_as_a_pendi
     postgres.execute(V8_ROWS, name)
     store = InsightsStore(database_url)
     try:
-        assert store.schema_version() == 10
+        assert store.schema_version() == 11
         assert store.pending.waiting("github") == UPGRADED
     finally:
         store.close()

@@ -45,7 +45,7 @@ def columns(postgres: Any, url: str, table: str) -> list[tuple[str, str]]:
 
 def test_a_new_database_has_the_current_schema_with_8_byte_times(postgres: Any, database_url: str) -> None:
     store = InsightsStore(database_url)
-    assert store.dialect == "postgres" and store.schema_version() == SCHEMA_VERSION == 10
+    assert store.dialect == "postgres" and store.schema_version() == SCHEMA_VERSION == 11
     assert store.path is None and store.location == database_url
     assert columns(postgres, database_url, "questions") == [
         ("id", "bigint"),
@@ -102,7 +102,7 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
         name,
     )
     store = InsightsStore(database_url)
-    assert store.schema_version() == 10
+    assert store.schema_version() == 11
     assert postgres.execute("SELECT id, text, kind, chat_workspace FROM questions ORDER BY id", name) == [
         (1, "如何续训", "search", None),
         (2, "OOM", "search", None),
@@ -110,15 +110,15 @@ def test_a_version_1_database_is_upgraded_keeping_every_row(postgres: Any, datab
     assert_upgraded_store_counts_old_rows_and_takes_new_fields(store)
     store.close()
     InsightsStore(database_url).close()  # opening again changes nothing
-    assert postgres.execute("SELECT version FROM schema_version", name) == [(10,)]
+    assert postgres.execute("SELECT version FROM schema_version", name) == [(11,)]
 
 
 def test_a_database_from_a_newer_version_is_refused_untouched(postgres: Any, database_url: str) -> None:
     name = database_url.rpartition("/")[2]
     postgres.execute(
-        "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (11)", name
+        "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (12)", name
     )
-    with pytest.raises(InsightsUnavailable, match=r"schema version 11 is newer than this kb's 10"):
+    with pytest.raises(InsightsUnavailable, match=r"schema version 12 is newer than this kb's 11"):
         InsightsStore(database_url)
     assert postgres.execute("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'", name) == [
         ("schema_version",)

@@ -86,7 +86,7 @@ def columns(path: Path, name: str) -> list[str]:
 def test_a_new_file_has_the_current_schema_in_wal_mode(sqlite_store: InsightsStore) -> None:
     store = sqlite_store
     assert store.path.name == "insights.sqlite"
-    assert store.schema_version() == SCHEMA_VERSION == 10
+    assert store.schema_version() == SCHEMA_VERSION == 11
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert columns(store.path, "questions") == [
@@ -213,7 +213,7 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:  # a file as the first release wrote it, made by hand
         db.executescript(V1_SCHEMA)
     store = InsightsStore(path)
-    assert store.schema_version() == 10
+    assert store.schema_version() == 11
     assert "kind" in columns(path, "questions") and "chat_conversation" in columns(path, "questions")
     assert "reason" in columns(path, "votes") and "comment" in columns(path, "votes")
     with sqlite3.connect(path) as db:
@@ -229,7 +229,7 @@ def test_a_version_1_file_is_upgraded_keeping_every_row(tmp_path: Path) -> None:
     store.close()
     InsightsStore(path).close()  # opening again changes nothing
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT version FROM schema_version").fetchall() == [(10,)]
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(11,)]
 
 
 def test_a_version_4_file_keeps_its_slack_ids_under_the_team_chat_columns(tmp_path: Path) -> None:
@@ -242,7 +242,7 @@ def test_a_version_4_file_keeps_its_slack_ids_under_the_team_chat_columns(tmp_pa
             "VALUES (1750000000, 'OOM', 'en', 'slack', 0, 3.0, 'T1', 'C1');"
         )
     store = InsightsStore(path)
-    assert store.schema_version() == 10
+    assert store.schema_version() == 11
     store.close()
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT text, chat_workspace, chat_conversation FROM questions").fetchall() == [
@@ -254,10 +254,10 @@ def test_a_file_from_a_newer_version_is_refused_untouched(tmp_path: Path) -> Non
     path = store_path(tmp_path)
     with sqlite3.connect(path) as db:
         db.executescript(
-            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (11);"
+            "CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (12);"
         )
     with pytest.raises(
-        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 11 is newer than this kb's 10"
+        InsightsUnavailable, match=r"insights database .*insights.sqlite: schema version 12 is newer than this kb's 11"
     ):
         InsightsStore(path)
     with sqlite3.connect(path) as db:

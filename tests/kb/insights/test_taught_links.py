@@ -199,7 +199,7 @@ def test_links_survive_reopening_and_are_never_pruned(where: Path | str) -> None
 
 def test_a_new_file_has_the_links_table(tmp_path: Path) -> None:
     store = InsightsStore(store_path(tmp_path))
-    assert store.schema_version() == SCHEMA_VERSION == 10
+    assert store.schema_version() == SCHEMA_VERSION == 11
     store.close()
     with sqlite3.connect(store_path(tmp_path)) as db:
         assert [(row[1], row[2], row[3]) for row in db.execute("PRAGMA table_info(links)")] == [
@@ -229,7 +229,7 @@ def test_a_version_3_file_gains_the_links_table_keeping_its_rows(tmp_path: Path)
             "VALUES (1750000000, 'OOM', 'en', 'web', 0, 3.0);"
         )
     store = InsightsStore(path)
-    assert store.schema_version() == 10 and store.count("questions") == 1 and store.links.all() == []
+    assert store.schema_version() == 11 and store.count("questions") == 1 and store.links.all() == []
     store.links.add("OOM", "en", None, vector(1), "m")
     assert len(store.links.all()) == 1
     store.close()

@@ -85,12 +85,12 @@ def test_a_claim_another_process_keeps_holding_is_given_up_with_a_clear_error(
     store = InsightsStore(store_path(tmp_path))
     try:
         now = time.time()
-        assert store.claims.claim("owner/repo", 32, "another-process", now + 60, now)
+        assert store.claims.claim("github", "owner/repo#32", "another-process", now + 60, now)  # as the bot names it
 
         async def run() -> str:
             api = GitHubAPI(github.url, "ghp-test-token", login=BOT, locks=IssueLocks(store, wait=0.5))
             try:
-                await api.upsert_issue_comment("owner/repo", 32, "an answer", "<!-- kb-faq-bot -->")
+                await api.upsert_issue_comment("Owner/Repo", 32, "an answer", "<!-- kb-faq-bot -->")  # case aside
             except GitHubUnavailable as exc:
                 return str(exc)
             finally:
@@ -101,6 +101,6 @@ def test_a_claim_another_process_keeps_holding_is_given_up_with_a_clear_error(
     finally:
         store.close()
     assert said == (
-        "owner/repo#32: another server process has been writing the bot's comment for over 0.5 s; not written here"
+        "Owner/Repo#32: another server process has been writing the bot's comment for over 0.5 s; not written here"
     )
     assert github.calls == []  # nothing asked of GitHub while another writes

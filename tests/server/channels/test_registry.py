@@ -139,7 +139,7 @@ NAMED: dict[tuple[str, str], str] = {
     ("kb/insights/deliveries.py", "github"): "the table github_deliveries, as migration 10 created it: renaming a "
     "table is a migration of its own",
     ("kb/insights/migrations.py", "github"): "the migrations as they were applied to every database (tables "
-    "github_deliveries and the GitHub rows of pending_answers): a migration is never rewritten",
+    "github_deliveries, and the GitHub rows of pending_answers and of claims): a migration is never rewritten",
     ("kb/insights/migrations.py", "slack"): "the migrations as they were applied to every database (the columns "
     "slack_team and slack_channel, renamed by migration 5): a migration is never rewritten",
 }

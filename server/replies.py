@@ -2,7 +2,7 @@
 
 A question asked in a chat is searched through the library's front door (`kb.asking`), so it
 is recorded with its channel (and, where a setting asks, its conversation), and answered in
-the language it was asked in: one language per reply (`Asked`). `kb.answer.reply_to` decides what
+the language it was asked in: one language per reply (`BotQuestion`). `kb.answer.reply_to` decides what
 the reply holds: the best entry's answer, its source and related entries; or, when the FAQ has
 no confident answer, a line saying so (or that the FAQ of the framework the question names
 does not cover it) and the nearest entries. Each platform writes a `Reply` in its own markup
@@ -30,7 +30,7 @@ from .permalinks import permalinks
 from .rendering.strings import Translator
 
 __all__ = [
-    "Asked",
+    "BotQuestion",
     "generated",
     "asks_for_help",
     "help_lang",
@@ -59,7 +59,7 @@ def help_lang(text: str) -> str | None:
     return ("zh" if words in ("帮助", "用法") else "en") if words else None
 
 
-class Asked:
+class BotQuestion:
     """A question asked in a team chat, searched as soon as it is made, in the language it was asked in.
 
     The search is published as a chat turn when it is done, whether or not the reply waited for it

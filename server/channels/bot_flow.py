@@ -9,7 +9,7 @@ flow is the same for every bot:
 2. a message with no text (a picture, a file) is told that only text is answered; an empty one or a
    help word gets how to use the bot (`asks_for_help`);
 3. a chat over its limit (`Guard.chats`, `CHAT_LIMIT`) is told when to ask again;
-4. the question is searched (`Asked`: recorded with its channel and conversation, published as a chat
+4. the question is searched (`BotQuestion`: recorded with its channel and conversation, published as a chat
    turn) and answered with the entries when the search is done within `within` seconds; else "still
    looking" at once, and the entries follow through `send`;
 5. with an LLM configured and a way to send, the generated answer (the LLM's) follows, or a line saying it could not be generated.
@@ -37,7 +37,7 @@ from kb.text import detect_lang
 
 from ..delivery_ids import Guard
 from ..rendering.strings import Translator
-from ..replies import Asked, asks_for_help, generated, help_lang
+from ..replies import BotQuestion, asks_for_help, generated, help_lang
 
 __all__ = ["BotMessage", "Renderer", "BotFlow", "Send"]
 
@@ -103,9 +103,9 @@ class BotFlow:
             return self.render.notice(t("bot_busy", limit=self.guard.chats.limit, retry=waiting))
         return None
 
-    def ask(self, chat: Chat, events: Events, message: BotMessage) -> Asked:
+    def ask(self, chat: Chat, events: Events, message: BotMessage) -> BotQuestion:
         """The message's search, started."""
-        return Asked(chat, events, message.text, self.channel, message.chat)
+        return BotQuestion(chat, events, message.text, self.channel, message.chat)
 
     async def respond(
         self,
@@ -142,7 +142,7 @@ class BotFlow:
             return
         await self._late(self.ask(chat, events, message), root, send)
 
-    async def _late(self, asked: Asked, root: str, send: Send | None) -> None:
+    async def _late(self, asked: BotQuestion, root: str, send: Send | None) -> None:
         """The entries sent once the search is done, then the generated answer, if any."""
         assert send is not None  # only a bot that can send answers late
         later = BackgroundTasks()
@@ -155,14 +155,16 @@ class BotFlow:
         await run_in_threadpool(send, reply)
         await later()
 
-    def _entries(self, asked: Asked, turn: Turn, root: str, send: Send | None, background: BackgroundTasks) -> Any:
+    def _entries(
+        self, asked: BotQuestion, turn: Turn, root: str, send: Send | None, background: BackgroundTasks
+    ) -> Any:
         """The entries found; with an LLM and a way to send, its generated answer is scheduled to follow them."""
         pending = send is not None and asked.chat.writes(turn)
         if send is not None and pending:
             background.add_task(self._write, asked, turn, root, send)
         return self.render.answer(asked.reply(turn, pending), asked.text, root)
 
-    def _write(self, asked: Asked, turn: Turn, root: str, send: Send) -> None:
+    def _write(self, asked: BotQuestion, turn: Turn, root: str, send: Send) -> None:
         """Background task: the LLM's answer from the entries already sent, or a line saying it could not write one."""
         reply = generated(asked.chat, turn, root, self.label)
         if reply is None:

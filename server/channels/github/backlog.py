@@ -19,7 +19,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from kb.insights.offload import off_loop
-from trackers.github.replies import GitHubUnavailable
+from trackers.github.responses import GitHubUnavailable
 
 if TYPE_CHECKING:
     from kb.insights.store import InsightsStore

@@ -24,20 +24,21 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Sequence
 
 from fastapi import BackgroundTasks, Response
 from starlette.concurrency import run_in_threadpool
 
 from kb.answer import Reply
-from kb.chat import Chat, ChatReply, Turn
+from kb.chat import Chat, Turn
 from kb.errors import QueryError
 from kb.events import Events
+from kb.hits import Hit
 from kb.text import detect_lang
 
-from ..delivery_ids import Guard
 from ..rendering.strings import Translator
-from ..replies import BotQuestion, asks_for_help, generated, help_lang
+from .delivery_ids import Guard
+from .replies import BotQuestion, asks_for_help, generated, help_lang
 
 __all__ = ["BotMessage", "Renderer", "BotFlow", "Send"]
 
@@ -62,20 +63,18 @@ class BotMessage:
         return detect_lang(self.text)
 
 
-class Renderer(Protocol):
-    """A platform's markup for each reply the flow gives (a Block Kit message, a Feishu card, DingTalk Markdown)."""
+@dataclass(frozen=True)
+class Renderer:
+    """A platform's markup for each reply the flow gives (a Block Kit message, a Feishu card, DingTalk Markdown): its
+    four writers. `question` is the message's text and `root` this server's address, for the writer that uses them."""
 
-    def answer(self, reply: Reply, question: str, root: str) -> Any:
-        """The entries: the best one's answer, its source and related entries, or a notice and the nearest."""
-
-    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Any:
-        """The answer an LLM wrote from the entries, with the entries it cites."""
-
-    def help(self, lang: str | None) -> Any:
-        """How to use the bot (in both languages for None)."""
-
-    def notice(self, text: str) -> Any:
-        """A short line, shown as written: busy, still looking, a question's error, a failure."""
+    # (reply, question, root): the entries: the best one's answer, its source and related entries, or a notice and
+    # the nearest
+    answer: Callable[[Reply, str, str], Any]
+    # (markdown, hits, lang, question, root): the answer an LLM wrote from the entries, with the entries it cites
+    generated: Callable[[str, Sequence[Hit], str, str, str], Any]
+    help: Callable[[str | None], Any]  # how to use the bot (in both languages for None)
+    notice: Callable[[str], Any]  # a short line, shown as written: busy, still looking, a question's error, a failure
 
 
 @dataclass
@@ -170,4 +169,4 @@ class BotFlow:
         if reply is None:
             send(self.render.notice(Translator(turn.lang)("bot_llm_failed")))
             return
-        send(self.render.generated(reply, turn.lang, asked.text, root))
+        send(self.render.generated(reply.answer, reply.sources, turn.lang, asked.text, root))

@@ -26,14 +26,15 @@ from kb.errors import QueryError
 from kb.events import Events
 from kb.text import detect_lang
 
-from .permalinks import permalinks
-from .rendering.strings import Translator
+from ..permalinks import permalinks
+from ..rendering.strings import LANGS, Translator
 
 __all__ = [
     "BotQuestion",
     "generated",
     "asks_for_help",
     "help_lang",
+    "help_texts",
     "shorten",
     "HELP_WORDS",
     "RELATED_SHOWN",
@@ -57,6 +58,11 @@ def help_lang(text: str) -> str | None:
     """The language to show help in for a message that asks for it; None (both languages) when it says nothing."""
     words = text.strip()
     return ("zh" if words in ("帮助", "用法") else "en") if words else None
+
+
+def help_texts(lang: str | None, key: str = "bot_help") -> list[str]:
+    """How to use the bot (the string `key`) in `lang`; in both languages, English first, when it is not known."""
+    return [Translator(code)(key) for code in ([lang] if lang in LANGS else ["en", "zh"])]
 
 
 class BotQuestion:

@@ -40,7 +40,7 @@ POINTS = {"default 0.8": 0.8, "MCP 0.85": 0.85, "Slack, GitHub comment 0.9": 0.9
 
 
 @dataclass
-class Asked:
+class MeasuredQuestion:
     query: EvalQuery
     result: SearchResult  # searched at the default point
     right: bool  # its first hit answers it
@@ -59,7 +59,7 @@ def _kind(query: EvalQuery) -> str:
     return KINDS.get(query.id, "")
 
 
-def asked(kb: KnowledgeBase, name: str) -> list[Asked]:
+def measure(kb: KnowledgeBase, name: str) -> list[MeasuredQuestion]:
     import json
 
     path = DATA / f"{name}.jsonl"
@@ -71,17 +71,17 @@ def asked(kb: KnowledgeBase, name: str) -> list[Asked]:
     for query in load_queries(path):
         result = kb.search_blocking(query.q, DEPTH)
         right = query.answerable and bool(result.hits) and is_expected(result.hits[0].entry, query.expect)
-        found.append(Asked(query, result, right))
+        found.append(MeasuredQuestion(query, result, right))
     return found
 
 
-def states(rows: Sequence[Asked], threshold: float) -> dict[str, Any]:
+def states(rows: Sequence[MeasuredQuestion], threshold: float) -> dict[str, Any]:
     """Of the answerable questions: answered, "may answer" with the right entry first, declined; of the
     out-of-scope ones: answered, "may answer", not covered."""
     answerable = [r for r in rows if r.query.answerable]
     outside = [r for r in rows if not r.query.answerable]
 
-    def said(r: Asked) -> AnswerState:
+    def said(r: MeasuredQuestion) -> AnswerState:
         return r.result.at(threshold).state
 
     a = [said(r) for r in answerable]
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     w = kb.searcher.weights
     print(f"floor {w.floor:.3f}; thresholds: " + ", ".join(f"{p}: {w.threshold(p):.3f}" for p in POINTS.values()))
     started = time.perf_counter()
-    by_set = {name: asked(kb, name) for name in SETS}
+    by_set = {name: measure(kb, name) for name in SETS}
     print(f"({time.perf_counter() - started:.0f} s to search every set)")
     per_set(by_set, w)
     per_population(by_set)
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     timing(kb, [r.query.q for r in by_set["holdout"] + by_set["real_test"]])
 
 
-def per_set(by_set: dict[str, list[Asked]], w: Any) -> None:
+def per_set(by_set: dict[str, list[MeasuredQuestion]], w: Any) -> None:
     """Each set's states at each operating point, and a mixed stream's at precision 0.9."""
     print("\n## Per query set, at each operating point\n")
     print(
@@ -186,12 +186,12 @@ def per_set(by_set: dict[str, list[Asked]], w: Any) -> None:
     )
 
 
-def per_population(by_set: dict[str, list[Asked]]) -> None:
+def per_population(by_set: dict[str, list[MeasuredQuestion]]) -> None:
     """The confidence's AUROC, coverage at precision 0.9, calibration error and reliability per population."""
     print("\n## The confidence per population (searched as served; real_test never fitted on)\n")
     print("| population | questions | right first | AUROC | coverage at precision 0.9 | calibration error |")
     print("|---|---|---|---|---|---|")
-    pops: dict[str, list[Asked]] = {}
+    pops: dict[str, list[MeasuredQuestion]] = {}
     for name in ("dev", "holdout", "real_test"):
         for r in by_set[name]:
             pops.setdefault(f"{r.population} ({name if name == 'real_test' else 'dev+holdout'})", []).append(r)

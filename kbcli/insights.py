@@ -59,7 +59,7 @@ def _entry_questions(settings: Settings) -> dict[str, str]:
 
 def cmd_insights(settings: Settings, args: argparse.Namespace) -> int:
     from kb.embedding import open_embedder
-    from kb.insights.drafts import draft_entry
+    from kb.insights.gap_drafts import draft_entry
     from kb.insights.groups import GapFinder
 
     window = parse_since(args.since)

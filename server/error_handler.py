@@ -34,8 +34,8 @@ from kb.errors import (
     SettingsError,
 )
 
+from .bots.delivery_ids import guard_of
 from .channels import registry
-from .delivery_ids import guard_of
 from .deps import app_settings
 from .exceptions import ServerError
 from .headers import SECURITY_HEADERS

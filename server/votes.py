@@ -4,26 +4,21 @@ acknowledges them.
 A page's or the widget's vote is limited per client address: every vote request, before anything
 in it is looked at (`VOTE_LIMIT`, the route's dependency), and those on one answer
 (`ANSWER_VOTE_LIMIT`, here); a chat platform's comes from the platform's servers for everyone, so
-the same two limits count per voter (the platform's user) instead, both here.
+the same two limits count per voter (the platform's user) instead, both here. A chat bot's vote
+goes through `server.bots.votes.bot_vote`, which says to the voter what became of it.
 """
 
 from __future__ import annotations
 
-import logging
-
 from fastapi import HTTPException, Request
 
 from kb import asking
-from kb.errors import InsightsOff, InsightsUnavailable
 from kb.events import Voted
 from kb.insights.service import Insights
 
 from .ratelimit import ClientLimit
-from .rendering.strings import Translator
 
-log = logging.getLogger("kb.server")
-
-__all__ = ["take_vote", "bot_vote"]
+__all__ = ["take_vote"]
 
 
 async def take_vote(request: Request, insights: Insights, voted: Voted, voter: str = "") -> None:
@@ -44,24 +39,3 @@ async def take_vote(request: Request, insights: Insights, voted: Voted, voter: s
                     {"Retry-After": str(retry)},
                 )
     await asking.vote(insights, voted)
-
-
-async def bot_vote(request: Request, insights: Insights, voted: Voted, lang: str) -> tuple[bool, str]:
-    """A chat platform's vote (its voter the platform's user) taken as every channel's is: what to tell the voter,
-    in their language: (True, thanks) when it is written, else (False, why it is not)."""
-    t = Translator(lang)
-    try:
-        await take_vote(request, insights, voted, voter=voted.voter)
-    except HTTPException as exc:  # over a limit
-        log.info("%s vote on %s not taken: %s", voted.channel, voted.entry_id, exc.detail)
-        return False, t("bot_vote_limit", retry=(exc.headers or {}).get("Retry-After", "60"))
-    except (InsightsOff, InsightsUnavailable) as exc:
-        log.warning("%s vote on %s not recorded: %s", voted.channel, voted.entry_id, exc)
-        return False, t("bot_vote_failed")
-    log.info(
-        "%s feedback: %s on entry %s",
-        voted.channel.capitalize(),
-        "helpful" if voted.helpful else "not helpful",
-        voted.entry_id,
-    )
-    return True, t("bot_thanks")

@@ -7,13 +7,13 @@ and groups the drafts (`drafts`); `run` does one harvest. The drafts wait in the
 maintainer on `/insights`, who accepts one as a written answer (`kb.written`), edits or dismisses it.
 """
 
-from .drafts import Asked, Draft, draft_of, group, match_entries, question_of_thread, same_framework
+from .drafts import Draft, ThreadQuestion, draft_of, group, match_entries, question_of_thread, same_framework
 from .rules import MEMBERS, Choice, Rules, choose, decide, refusal
 from .run import Harvest, harvest, last_harvest, remember_harvest
 from .threads import MAX_TEXT, Comment, HarvestError, Thread, from_rest, read_thread, read_threads
 
 __all__ = [
-    "Asked",
+    "ThreadQuestion",
     "Choice",
     "Comment",
     "Draft",

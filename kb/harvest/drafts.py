@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Draft",
-    "Asked",
+    "ThreadQuestion",
     "draft_of",
     "group",
     "match_entries",
@@ -44,7 +44,7 @@ _PR = re.compile(r"https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/pull/\d{1,9}"
 
 
 @dataclass(frozen=True)
-class Asked:
+class ThreadQuestion:
     """A thread a draft answers: its question and where it was asked."""
 
     question: str
@@ -65,7 +65,7 @@ class Draft:
     answer: str
     signals: dict[str, Any]
     closed_at: float | None = None
-    alternates: tuple[Asked, ...] = ()  # the other threads asking the same
+    alternates: tuple[ThreadQuestion, ...] = ()  # the other threads asking the same
     entry_id: str = ""  # an entry that already answers it: offered as an alternate question for it
     answer_author: str = ""
     answer_url: str = ""
@@ -166,7 +166,8 @@ def group(drafts: Sequence[Draft], vectors: Any = None, same: float = SAME_QUEST
     grouped = []
     for lead in leaders:
         asked = tuple(
-            Asked(drafts[j].question, drafts[j].url, drafts[j].number, drafts[j].closed_at) for j in members[lead]
+            ThreadQuestion(drafts[j].question, drafts[j].url, drafts[j].number, drafts[j].closed_at)
+            for j in members[lead]
         )
         grouped.append(replace(drafts[lead], alternates=asked))
     return _rank(grouped)

@@ -42,7 +42,6 @@ from .records import (
     MAX_TEXT,
     PENDING_STATES,
     REASONS,
-    AskedQuestion,
     Channel,
     Comment,
     DailyCount,
@@ -50,6 +49,7 @@ from .records import (
     EntryVotes,
     PendingAnswer,
     Question,
+    QuestionCount,
     Reason,
     Totals,
     Vote,
@@ -59,9 +59,9 @@ from .store import InsightsStore, store_path
 
 if TYPE_CHECKING:
     # `X as X`: exported, as the names in __all__ are.
-    from .drafts import LAYOUTS as LAYOUTS
-    from .drafts import draft_entries as draft_entries
-    from .drafts import draft_entry as draft_entry
+    from .gap_drafts import LAYOUTS as LAYOUTS
+    from .gap_drafts import draft_entries as draft_entries
+    from .gap_drafts import draft_entry as draft_entry
     from .groups import CROSS_LANGUAGE as CROSS_LANGUAGE
     from .groups import THRESHOLD as THRESHOLD
     from .groups import Gap as Gap
@@ -75,9 +75,9 @@ _LATER = {
     "GapFinder": "groups",
     "THRESHOLD": "groups",
     "CROSS_LANGUAGE": "groups",
-    "draft_entry": "drafts",
-    "draft_entries": "drafts",
-    "LAYOUTS": "drafts",
+    "draft_entry": "gap_drafts",
+    "draft_entries": "gap_drafts",
+    "LAYOUTS": "gap_drafts",
     "Recorder": "recorder",
     "related_typing": "recorder",
     "LIVE_QUIET": "recorder",
@@ -91,7 +91,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Question",
     "Vote",
-    "AskedQuestion",
+    "QuestionCount",
     "Comment",
     "EntryVotes",
     "EntryHits",

@@ -1,4 +1,4 @@
-"""Gaps in the FAQ: unanswered questions grouped by meaning (a draft entry for each is `kb/insights/drafts.py`).
+"""Gaps in the FAQ: unanswered questions grouped by meaning (a draft entry for each is `kb/insights/gap_drafts.py`).
 
 Questions are compared by embedding similarity, two ways, and the higher counts: their
 plain query vectors (the ones search computed, reused from the embedder's query cache),
@@ -23,7 +23,7 @@ import numpy as np
 from ..embedding import Embedder
 from ..glossary import Glossary, load_glossary
 from ..lru import LRU
-from .records import AskedQuestion
+from .records import QuestionCount
 
 __all__ = ["Gap", "GapFinder", "THRESHOLD", "CROSS_LANGUAGE", "EXAMPLES"]
 
@@ -44,7 +44,7 @@ class Gap:
 
     label: str  # the most asked wording
     count: int  # questions in the group, repeats included
-    questions: tuple[AskedQuestion, ...]
+    questions: tuple[QuestionCount, ...]
     langs: tuple[str, ...]
     channels: tuple[str, ...]
     first_asked: float
@@ -92,7 +92,7 @@ class GapFinder:
         similarity: np.ndarray = np.maximum(glossed @ glossed.T, plain @ plain.T + across)
         return similarity
 
-    def group(self, questions: Sequence[AskedQuestion]) -> list[Gap]:
+    def group(self, questions: Sequence[QuestionCount]) -> list[Gap]:
         """Groups of questions, biggest first (then the most recently asked)."""
         if not questions:
             return []
@@ -113,7 +113,7 @@ class GapFinder:
         return sorted(gaps, key=lambda g: (-g.count, -g.last_asked, g.label))
 
 
-def _gap(questions: list[AskedQuestion]) -> Gap:
+def _gap(questions: list[QuestionCount]) -> Gap:
     return Gap(
         label=questions[0].text.strip(),
         count=sum(q.count for q in questions),

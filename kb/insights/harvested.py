@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from .part import StorePart
 
 if TYPE_CHECKING:
-    from ..harvest.drafts import Asked, Draft
+    from ..harvest.drafts import Draft, ThreadQuestion
 
 __all__ = ["HarvestedDrafts", "STATES", "KeptDraft"]
 
@@ -42,7 +42,7 @@ class KeptDraft:
         return f"{self.draft.repo}#{self.draft.number}"
 
 
-def _alternate(asked: Asked) -> dict[str, Any]:
+def _alternate(asked: ThreadQuestion) -> dict[str, Any]:
     """One of a draft's other threads as its row's `alternates` JSON holds it."""
     return {"question": asked.question, "url": asked.url, "number": asked.number, "closed_at": asked.closed_at}
 
@@ -67,11 +67,13 @@ def _row(draft: Draft, at: float) -> tuple[Any, ...]:
 
 
 def _kept(row: Sequence[Any]) -> KeptDraft:
-    from ..harvest.drafts import Asked, Draft
+    from ..harvest.drafts import Draft, ThreadQuestion
 
     (repo, number, kind, url, question, answer, signals, alternates, _asked, entry_id, author, closed_at,
      harvested_at, status, decided_at, written_id) = row  # fmt: skip
-    asked = tuple(Asked(a["question"], a["url"], int(a["number"]), a.get("closed_at")) for a in json.loads(alternates))
+    asked = tuple(
+        ThreadQuestion(a["question"], a["url"], int(a["number"]), a.get("closed_at")) for a in json.loads(alternates)
+    )
     draft = Draft(
         repo, int(number), url, kind, question, answer, json.loads(signals), closed_at, asked, entry_id, author
     )
@@ -129,7 +131,7 @@ class HarvestedDrafts(StorePart):
             ).rowcount
         return bool(changed)
 
-    def join(self, repo: str, number: int, asked: Asked, at: float | None = None) -> bool:
+    def join(self, repo: str, number: int, asked: ThreadQuestion, at: float | None = None) -> bool:
         """Add the thread `asked` to the new draft of `repo`#`number`, as one more thread asking it (in place of an
         earlier reading of the same thread); whether there was a new draft to join."""
         when = time.time() if at is None else at

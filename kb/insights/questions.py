@@ -12,7 +12,7 @@ from typing import Iterable
 
 from ..text import question_key
 from .part import StorePart
-from .records import MAX_TEXT, AskedQuestion, DailyCount, EntryHits, Question
+from .records import MAX_TEXT, DailyCount, EntryHits, Question, QuestionCount
 
 __all__ = ["Questions", "RecentQuestion", "RECENT_ROWS_PER_QUESTION"]
 
@@ -66,7 +66,7 @@ class Questions(StorePart):
         )
         return len(rows)
 
-    def unanswered(self, since: float, limit: int = 2000) -> list[AskedQuestion]:
+    def unanswered(self, since: float, limit: int = 2000) -> list[QuestionCount]:
         """Questions the FAQ had no confident answer for, most asked first (each at most `MAX_TEXT` characters)."""
         rows = self._db.rows(
             "SELECT min(substr(trim(text), 1, ?)), min(lang), count(*) AS n, min(asked_at), max(asked_at), "
@@ -76,7 +76,7 @@ class Questions(StorePart):
             (MAX_TEXT, since, limit),
         )
         return [
-            AskedQuestion(text, lang, n, first, last, tuple(sorted(channels.split(","))))
+            QuestionCount(text, lang, n, first, last, tuple(sorted(channels.split(","))))
             for text, lang, n, first, last, channels in rows
         ]
 

@@ -16,7 +16,7 @@ from typing import Any, Literal, Mapping, get_args
 __all__ = [
     "Question",
     "Vote",
-    "AskedQuestion",
+    "QuestionCount",
     "Comment",
     "EntryVotes",
     "EntryHits",
@@ -79,7 +79,7 @@ class Vote:
 
 
 @dataclass(frozen=True)
-class AskedQuestion:
+class QuestionCount:
     """A question text (case and spacing aside) and how often it was asked."""
 
     text: str

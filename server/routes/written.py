@@ -67,7 +67,7 @@ MAX_FIELD = 10_000  # characters of a form field that is not a text of the answe
 Text = Annotated[str, Form(max_length=10 * MAX_ANSWER)]
 Line = Annotated[str, Form(max_length=MAX_FIELD)]
 Tags = Annotated[str, Form(max_length=MAX_FIELD)]
-Asked = Annotated[list[str], Form(max_length=ASKED_MAX)]
+AskedWordings = Annotated[list[str], Form(max_length=ASKED_MAX)]
 Since = Annotated[str, Form(max_length=MAX_FIELD)]
 
 
@@ -187,7 +187,7 @@ async def write_answer(
     insights: InsightsDep,
     reloader: ReloaderDep,
     form: Posted,
-    asked: Asked = [],  # noqa: B006 (FastAPI copies it)
+    asked: AskedWordings = [],  # noqa: B006 (FastAPI copies it)
     since: Since = DEFAULT_SINCE,
     harvested: Annotated[str, Form(max_length=300)] = "",
 ) -> Response:

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
-from kb.harvest import Asked, Draft
+from kb.harvest import Draft, ThreadQuestion
 from kb.insights import InsightsStore, store_path
 from kb.settings import Settings
 from server import create_app
@@ -63,7 +63,7 @@ def live(settings: Settings, tmp_path_factory: pytest.TempPathFactory, serve: Ca
             answer=a,
             signals={"answer": "thanked", "by": "MEMBER"},
             closed_at=1_760_000_000.0 + n,
-            alternates=(Asked(alt, THREAD.format(n + 100), n + 100),),
+            alternates=(ThreadQuestion(alt, THREAD.format(n + 100), n + 100),),
             answer_author="zhuzilin",
         )  # fmt: skip
         for n, q, a, alt in DRAFTS.values()

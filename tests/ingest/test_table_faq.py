@@ -359,14 +359,14 @@ def test_an_accepted_drafts_written_answer_reads_without_a_warning_its_link_the_
     `kb ingest` and `kb sync` with no warning about its own field, the entry's link marked as the tracker thread."""
     from ingest.sources import written_source
     from ingest.table_faq import parse_table
-    from kb.harvest import Asked, Draft
+    from kb.harvest import Draft, ThreadQuestion
     from kb.harvest.accepted import answer_of
     from kb.written import WrittenFile, entry_of
 
     thread = "https://github.com/THUDM/slime/issues/7"
     draft = Draft(
         "THUDM/slime", 7, thread, "issue", "How do I run slime on Ascend NPUs?", "Use `--device npu`.", {},
-        alternates=(Asked("slime on NPU", "https://github.com/THUDM/slime/issues/9", 9),),
+        alternates=(ThreadQuestion("slime on NPU", "https://github.com/THUDM/slime/issues/9", 9),),
     )  # fmt: skip
     path = tmp_path / "written.jsonl"
     written = WrittenFile(path)

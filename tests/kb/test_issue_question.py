@@ -12,7 +12,7 @@ from ingest.markdown_faq import parse_source
 from kb import issue_question
 from kb.entries import Source
 from kb.insights import Gap, draft_entry
-from kb.insights.records import AskedQuestion
+from kb.insights.records import QuestionCount
 from kb.issue_question import BODY_CHARS, QUESTION_CHARS, question_of
 from kb.search import searched_text
 
@@ -154,7 +154,7 @@ def test_any_body_github_accepts_is_read_in_linear_time(shape: str) -> None:
 
 def test_a_draft_from_an_issues_question_is_headed_by_its_title() -> None:
     question = question_of(TITLE, ISSUE_FORM)
-    gap = Gap(question, 1, (AskedQuestion(question, "en", 1, 0.0, 0.0, ("github",)),), ("en",), ("github",), 0.0, 0.0)
+    gap = Gap(question, 1, (QuestionCount(question, "en", 1, 0.0, 0.0, ("github",)),), ("en",), ("github",), 0.0, 0.0)
     draft = draft_entry(gap)
     assert draft.startswith(f"## {TITLE}?\n\n<!-- Asked once")
     assert f"     - {TITLE} When I resume training" in draft and draft.count("-->") == 1
@@ -162,7 +162,7 @@ def test_a_draft_from_an_issues_question_is_headed_by_its_title() -> None:
 
 def test_a_draft_entry_pasted_is_read_as_one_entry_named_by_the_title(tmp_path: Path) -> None:
     question = question_of(TITLE, ISSUE_FORM + "\nA wording with --> in it")
-    gap = Gap(question, 1, (AskedQuestion(question, "en", 1, 0.0, 0.0, ("github",)),), ("en",), ("github",), 0.0, 0.0)
+    gap = Gap(question, 1, (QuestionCount(question, "en", 1, 0.0, 0.0, ("github",)),), ("en",), ("github",), 0.0, 0.0)
     document = tmp_path / "faq.md"
     document.write_text(f"# FAQ\n\n{draft_entry(gap)}", encoding="utf-8")
     source = Source("t", "faq.md", "FAQ", "slime", "en", "v1", "https://example.com/faq.md")

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kb.harvest import Asked, Draft
+from kb.harvest import Draft, ThreadQuestion
 from kb.hits import SearchResult
 from kb.insights import InsightsStore, store_path
 from kb.knowledge import KnowledgeBase
@@ -24,7 +24,7 @@ URL = "https://github.com/THUDM/slime/issues/{}"
 NPU = "How to run slime on Huawei Ascend NPU cards?"
 
 
-def draft(number: int, question: str, answer: str, asked: tuple[Asked, ...] = (), url: str = "") -> Draft:
+def draft(number: int, question: str, answer: str, asked: tuple[ThreadQuestion, ...] = (), url: str = "") -> Draft:
     return Draft("THUDM/slime", number, url or URL.format(number), "issue", question, answer, {}, alternates=asked)
 
 
@@ -34,7 +34,11 @@ DRAFTS = [
         1,
         "How do I run slime on Huawei Ascend NPUs?\n\nWe have 910B NPU cards and want to train with slime on them.",
         NPU_ANSWER,
-        (Asked("does slime support ascend npu\n\nCan slime run on Huawei NPU cards at all?", URL.format(2), 2),),
+        (
+            ThreadQuestion(
+                "does slime support ascend npu\n\nCan slime run on Huawei NPU cards at all?", URL.format(2), 2
+            ),
+        ),
     ),  # fmt: skip
     draft(
         3,

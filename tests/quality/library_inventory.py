@@ -230,9 +230,9 @@ ROWS = [
     Row("kbcli/calibrate.py", "json.loads", "the calibration in use, written by `kb calibrate`"),
     Row("kbcli/harvest.py", "json.loads", "`kb harvest --from`'s file of threads", _json, SYNC_FILE, REQUEST_BODY),
     Row(
-        "trackers/github/replies.py",
+        "trackers/github/responses.py",
         "json.loads",
-        "GitHub's API replies: the bot's calls, and the pages `kb harvest --repo` reads",
+        "GitHub's API responses: the bot's calls, and the pages `kb harvest --repo` reads",
         _json,
         REQUEST_BODY,
     ),

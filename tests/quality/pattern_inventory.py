@@ -352,8 +352,8 @@ ROWS = [
     Row("server/rendering/markdown.py", "\\S+"),
     Row("server/rendering/markdown.py", "\\s+"),
     Row("server/rendering/markdown.py", "```[^\\n]*|`|\\*\\*|__|!?\\[([^\\[\\]\\n]*)\\]\\([^()\\n]*\\)"),
-    # server/replies.py
-    Row("server/replies.py", "^[ \\t]*```"),
+    # server/bots/replies.py
+    Row("server/bots/replies.py", "^[ \\t]*```"),
     # server/routes/docs.py
     Row(
         "server/routes/docs.py",

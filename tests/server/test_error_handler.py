@@ -10,9 +10,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from kb.errors import EntryNotFound, KBError, QueryError, SettingsError
+from server.bots.delivery_ids import DeliveryIds, Guard, keep_guard
 from server.channels.slack.payload import BadSlackPayload
 from server.channels.slack.signature import BadSlackSignature
-from server.delivery_ids import DeliveryIds, Guard, keep_guard
 from server.error_handler import STATUS, describe, install_error_handler, status_of
 from server.exceptions import ServerError
 from server.ratelimit import LogBudget

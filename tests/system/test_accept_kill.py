@@ -20,7 +20,7 @@ from typing import Any, Callable
 import httpx
 import pytest
 
-from kb.harvest import Asked, Draft
+from kb.harvest import Draft, ThreadQuestion
 from kb.harvest.accepted import answer_of
 from kb.insights import InsightsStore, store_path
 from kb.settings import Settings
@@ -169,7 +169,7 @@ def test_start_up_settles_an_answer_saved_before_its_draft_was_decided(
     data_dir.mkdir()
     os.symlink(settings.index_dir.resolve(), data_dir / "index")
     [first, *_] = drafts()
-    other = Asked("slime 怎么固定 Megatron 的版本", THREAD.format(199), 199)
+    other = ThreadQuestion("slime 怎么固定 Megatron 的版本", THREAD.format(199), 199)
     waiting = replace(first, alternates=(other,))
     store = InsightsStore(store_path(data_dir))
     store.drafts.keep([waiting])

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from kb.harvest.threads import HarvestError, Thread, read_thread
 
-from .replies import text_at
+from .responses import text_at
 from .rest import MAX_PAGES, graphql_path
 from .session import Reader, Session
 

@@ -10,7 +10,7 @@ sync `send`, the GitHub bot's async `send_async`) only send what they are given 
 - a rate limit (403 or 429 with `Retry-After`; `X-RateLimit-Remaining: 0` until `X-RateLimit-Reset`; a 429 with
   neither, a minute, as GitHub asks) is waited out when it ends within `MAX_WAIT` seconds and within the deadline, for
   at most `ATTEMPTS` tries; else `GitHubUnavailable` at once, saying how long and, when GitHub says, which limit;
-- a reply's body is read chunk by chunk and refused past `MAX_ANSWER_BYTES`;
+- a reply's body is read chunk by chunk and refused past `MAX_RESPONSE_BYTES`;
 - a list is paged by its `Link: rel="next"` header (`Listing`): it ends at its first empty page whatever the header
   says, at its `limit` of items, and past `MAX_PAGES` pages it is refused.
 """
@@ -26,7 +26,7 @@ from typing import Any, Callable, Mapping
 
 import httpx
 
-from .replies import Capped, GitHubUnavailable, json_of, listed
+from .responses import Capped, GitHubUnavailable, json_of, listed
 
 __all__ = [
     "ATTEMPTS",
@@ -175,7 +175,7 @@ class Call:
         return Unreachable(said) if unreachable else GitHubUnavailable(said)
 
     def capped(self) -> Capped:
-        """An empty body, read into chunk by chunk: refused past MAX_ANSWER_BYTES."""
+        """An empty body, read into chunk by chunk: refused past MAX_RESPONSE_BYTES."""
         return Capped(self.what)
 
     def read(self, status: int, said: Mapping[str, str], body: bytes) -> Wait | Reply:

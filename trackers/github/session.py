@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from kb.harvest.threads import HarvestError, Thread, ThreadRefused
 
-from .replies import GitHubUnavailable
+from .responses import GitHubUnavailable
 from .rest import PER_PAGE, Call, Deadline, DeadlinePassed, Listing, Reply, Unreachable
 from .send import connections, send
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...delivery_ids import DeliveryIds, Guard
+from ...bots.delivery_ids import DeliveryIds, Guard
+from ...bots.flow import BotFlow, Renderer
 from ...settings import ServerSettings
-from ..bot_flow import BotFlow
 from . import CHANNEL
-from .markdown import DingTalkReplies
+from .markdown import answer_message, generated_message, help_message, notice_message
 from .signature import MAX_AGE_MS
 from .webhook import SessionWebhook
 
@@ -25,7 +25,12 @@ class DingTalkBot:
     flow: BotFlow = field(init=False)  # the chat bots' flow, in its Markdown
 
     def __post_init__(self) -> None:
-        self.flow = BotFlow("dingtalk", "DingTalk", self.guard, DingTalkReplies())
+        self.flow = BotFlow(
+            "dingtalk",
+            "DingTalk",
+            self.guard,
+            Renderer(answer_message, generated_message, help_message, notice_message),
+        )
 
     @classmethod
     def of(cls, settings: ServerSettings) -> "DingTalkBot | None":

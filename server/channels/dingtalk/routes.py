@@ -1,7 +1,7 @@
 """`POST /dingtalk/robot`: the DingTalk robot (HTTP mode): a question in a direct message or an @-mention in a group.
 
 The robot reads a message into a `BotMessage` and answers it as every chat bot does
-(server/channels/bot_flow.py, `respond`). DingTalk posts each message to the robot signed (`DingTalkMessageDep` checks the signature
+(server/bots/flow.py, `respond`). DingTalk posts each message to the robot signed (`DingTalkMessageDep` checks the signature
 and reads the body) and takes the answer from the response, as Markdown. Retrieval is quick
 enough for that; a search that overruns `ACK_SECONDS` (a machine under load) is answered
 "still looking" at once and followed up through the message's `sessionWebhook`, as is the
@@ -17,11 +17,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, HTTPException, Request
 
-from ...delivery_ids import keep_guard
+from ...bots.delivery_ids import keep_bot, kept
+from ...bots.flow import BotMessage
 from ...deps import ChatDep, EventsDep, base_url
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
-from ..bot_flow import BotMessage
 from .bot import DingTalkBot
 from .payload import RobotMessage, robot_message
 from .signature import verify
@@ -41,18 +41,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The robot its routes answer with."""
-    app.state.dingtalk = bot = DingTalkBot.of(settings)
-    if bot is not None:
-        keep_guard(app, "dingtalk", bot.guard)
+    keep_bot(app, "dingtalk", DingTalkBot.of(settings))
 
 
-async def get_dingtalk(request: Request) -> DingTalkBot:
-    """The DingTalk robot the app was made with."""
-    bot: DingTalkBot = request.app.state.dingtalk
-    return bot
-
-
-DingTalkDep = Annotated[DingTalkBot, Depends(get_dingtalk)]
+DingTalkDep = Annotated[DingTalkBot, Depends(kept("dingtalk"))]
 
 
 async def get_dingtalk_message(request: Request, bot: DingTalkDep) -> RobotMessage:

@@ -5,7 +5,7 @@
 message is refused when either header is missing, the timestamp is more than an hour from
 now (DingTalk's own rule), or the signature does not match; the comparison takes the same
 time whichever byte differs. The signature covers the timestamp, not the body: a message
-replayed within the hour is caught by its `msgId` (server/delivery_ids.py).
+replayed within the hour is caught by its `msgId` (server/bots/delivery_ids.py).
 """
 
 from __future__ import annotations

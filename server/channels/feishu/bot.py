@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...delivery_ids import DeliveryIds, Guard
+from ...bots.delivery_ids import DeliveryIds, Guard
+from ...bots.flow import BotFlow, Renderer
 from ...settings import ServerSettings
-from ..bot_flow import BotFlow
 from . import CHANNEL
-from .card import FeishuCards
+from .card import answer_card, generated_card, help_card, notice_card
 from .client import FeishuClient
 from .events import MAX_AGE_SECONDS, FeishuEvents
 
@@ -28,7 +28,9 @@ class FeishuBot:
     flow: BotFlow = field(init=False)  # the chat bots' flow, in cards
 
     def __post_init__(self) -> None:
-        self.flow = BotFlow("feishu", "Feishu", self.guard, FeishuCards())
+        self.flow = BotFlow(
+            "feishu", "Feishu", self.guard, Renderer(answer_card, generated_card, help_card, notice_card)
+        )
 
     @classmethod
     def of(cls, settings: ServerSettings) -> "FeishuBot | None":

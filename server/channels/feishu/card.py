@@ -1,6 +1,6 @@
 """The Feishu bot's replies as interactive cards (card JSON 2.0): an answer, a generated answer (the LLM's), help, a notice.
 
-An answer card holds the reply's Markdown parts (server/markdown_replies.py), each a rich-text
+An answer card holds the reply's Markdown parts (server/bots/markdown.py), each a rich-text
 (`markdown`) block, and two buttons, Helpful and Not helpful, whose callback value names the
 entry, the vote, the reply's language and the question (`vote_value`; `button_vote` reads it
 back). Feishu's Markdown reads some HTML tags (`<at id=all></at>` mentions everyone,
@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from kb.answer import Reply
-from kb.chat import ChatReply
 from kb.hits import Hit
 
-from ...markdown_replies import Parts, generated_parts, parts_of
+from ...bots.markdown import Parts, generated_parts, parts_of
+from ...bots.replies import help_texts
 from ...rendering.strings import LANGS, Translator
 
 __all__ = [
-    "FeishuCards",
     "answer_card",
     "generated_card",
     "notice_card",
@@ -154,26 +153,9 @@ def generated_card(markdown: str, hits: Sequence[Hit], lang: str, question: str,
 
 def help_card(lang: str | None = None) -> Card:
     """How to ask the bot; in both languages when the asker's is not known."""
-    langs = [lang] if lang in LANGS else ["en", "zh"]
-    return _card([_markdown(card_markdown(Translator(code)("bot_help"))) for code in langs])
+    return _card([_markdown(card_markdown(text)) for text in help_texts(lang)])
 
 
 def notice_card(text: str) -> Card:
     """A short reply (an error, a limit), `text` shown as written."""
     return _card([_markdown(card_markdown(text))])
-
-
-class FeishuCards:
-    """The chat bots' flow (server/channels/bot_flow.py) in Feishu's cards."""
-
-    def answer(self, reply: Reply, question: str, root: str) -> Card:
-        return answer_card(reply, question, root)
-
-    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Card:
-        return generated_card(reply.answer, reply.sources, lang, question, root)
-
-    def help(self, lang: str | None) -> Card:
-        return help_card(lang)
-
-    def notice(self, text: str) -> Card:
-        return notice_card(text)

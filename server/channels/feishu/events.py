@@ -9,7 +9,7 @@ the Verification Token every request carries and the signature, and hands over t
 
 What it does not do is done here. It accepts a signature of any age, so a signed request whose
 timestamp is more than `MAX_AGE_SECONDS` from now is refused before it is read (a replay; one
-replayed sooner has an event id already seen: server/delivery_ids.py). It answers a refusal with
+replayed sooner has an event id already seen: server/bots/delivery_ids.py). It answers a refusal with
 HTTP 500 (which Feishu would retry) and logs a traceback each time (which a flood of forged
 requests would turn into a flood of tracebacks): its refusal is raised here as `BadFeishuRequest`
 instead, the route answers 401 and logs one line within a budget, and the SDK's own line is

@@ -3,7 +3,7 @@
 Feishu posts every event and card callback to this one URL (server/channels/feishu/events.py reads and
 verifies them). It waits 3 seconds for an event's answer and sends the event again without
 one, so a question is acknowledged at once and answered in the background (the chat bots' flow,
-server/channels/bot_flow.py, `answer_later`): its reply is a
+server/bots/flow.py, `answer_later`): its reply is a
 card sent through the open platform's API (server/channels/feishu/client.py) as a reply to the
 question, and with an LLM a second card with the generated answer follows. An event is
 answered once: another delivery of an event id (Feishu's retry, or a replay) is acknowledged
@@ -22,12 +22,12 @@ from fastapi import APIRouter, BackgroundTasks, Depends, FastAPI, Request
 from kb.events import Voted
 from kb.insights.service import Insights
 
-from ...delivery_ids import keep_guard
+from ...bots.delivery_ids import keep_bot, kept
+from ...bots.flow import BotMessage
+from ...bots.votes import bot_vote
 from ...deps import ChatDep, EventsDep, InsightsDep, base_url
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
-from ...votes import bot_vote
-from ..bot_flow import BotMessage
 from .bot import FeishuBot
 from .card import button_vote
 from .events import Challenge, Other, Press
@@ -43,18 +43,10 @@ _TAKEN = {"msg": "ok"}
 
 def install(app: FastAPI, settings: ServerSettings) -> None:
     """The bot its routes answer with (lark-oapi is imported with it, only when the bot is on)."""
-    app.state.feishu = bot = FeishuBot.of(settings)
-    if bot is not None:
-        keep_guard(app, "feishu", bot.guard)
+    keep_bot(app, "feishu", FeishuBot.of(settings))
 
 
-async def get_feishu(request: Request) -> FeishuBot:
-    """The Feishu bot the app was made with."""
-    bot: FeishuBot = request.app.state.feishu
-    return bot
-
-
-FeishuDep = Annotated[FeishuBot, Depends(get_feishu)]
+FeishuDep = Annotated[FeishuBot, Depends(kept("feishu"))]
 
 
 async def _vote(request: Request, press: Press, insights: Insights) -> dict[str, Any]:

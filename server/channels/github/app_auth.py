@@ -14,7 +14,7 @@ from typing import Any, Callable
 import httpx
 import jwt
 
-from trackers.github.replies import GitHubUnavailable, json_of, object_of, text_at
+from trackers.github.responses import GitHubUnavailable, json_of, object_of, text_at
 
 from .client import DEADLINE
 

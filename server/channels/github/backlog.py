@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, AsyncIterator, Awaitable, Callable
 
 from kb.insights.offload import off_loop
-from trackers.github.replies import GitHubUnavailable
+from trackers.github.responses import GitHubUnavailable
 
 from .suggestions import CHANNEL, thread_of
 

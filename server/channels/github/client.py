@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import httpx
 
-from trackers.github.replies import GitHubUnavailable, id_at, listed, object_of, text_at
+from trackers.github.responses import GitHubUnavailable, id_at, listed, object_of, text_at
 from trackers.github.rest import MAX_WAIT, PER_PAGE, Call, Deadline, Listing, Reply, graphql_path
 from trackers.github.send import async_connections, send_async
 

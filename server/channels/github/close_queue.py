@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 from kb.errors import KBError
 from kb.insights.deliveries import QueuedClose, this_process
 from kb.insights.offload import off_loop
-from trackers.github.replies import GitHubUnavailable
+from trackers.github.responses import GitHubUnavailable
 
 from .events import Opened
 

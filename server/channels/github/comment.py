@@ -13,9 +13,9 @@ from kb.asking import Found
 from kb.hits import Hit
 from kb.issue_question import question_of
 
+from ...bots.replies import NEAREST_SHOWN, shorten
 from ...permalinks import permalink
 from ...rendering.strings import Translator
-from ...replies import NEAREST_SHOWN, shorten
 from .outgoing import public
 
 __all__ = ["MARKER", "entry_of", "question_of", "answer_comment", "not_covered_comment", "ANSWER_CHARS"]

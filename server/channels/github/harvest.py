@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from kb.harvest import Asked, Draft, Rules, decide, draft_of, from_rest
+from kb.harvest import Draft, Rules, ThreadQuestion, decide, draft_of, from_rest
 from kb.harvest.condense import condense
 from kb.harvest.drafts import SAME_QUESTION, same_framework
 from kb.harvest.threads import ThreadRefused
@@ -103,7 +103,10 @@ async def harvest_closed(
     lead = reloader.see_also.draft_asking(result.vector, kb.searcher.embedder.model, SAME_QUESTION)
     if lead is not None and lead.repo == made.repo and lead.number != made.number:
         if await insights.run(
-            insights.drafts.join, lead.repo, lead.number, Asked(made.question, made.url, made.number, made.closed_at)
+            insights.drafts.join,
+            lead.repo,
+            lead.number,
+            ThreadQuestion(made.question, made.url, made.number, made.closed_at),
         ):
             await reloader.rethread()
             return f"harvested: it asks what #{lead.number} asked, and joined that draft"

@@ -35,7 +35,7 @@ from kb.insights.offload import off_loop
 from kb.insights.service import Insights
 from kb.knowledge import KnowledgeBase
 
-from ...delivery_ids import DeliveryIds, Guard, keep_guard
+from ...bots.delivery_ids import DeliveryIds, Guard, keep_guard, kept
 from ...deps import EventsDep, KBDep, get_insights
 from ...link_deps import served_at_once
 from ...schemas import ErrorOut
@@ -113,12 +113,7 @@ async def _queued_harvest(app: FastAPI, asked: Opened, _taken: object) -> str:
     return await harvest_closed(asked, thread, reloader.served.kb, insights, reloader, app.state.settings)
 
 
-async def get_guard(request: Request) -> Guard:
-    guard: Guard = request.app.state.github
-    return guard
-
-
-GuardDep = Annotated[Guard, Depends(get_guard)]
+GuardDep = Annotated[Guard, Depends(kept("github"))]
 
 
 def teacher(request: Request, kb: KnowledgeBase) -> Teach:

@@ -13,19 +13,17 @@ import re
 from typing import Any, Sequence
 
 from kb.answer import Reply, reply_to, source_line
-from kb.chat import ChatReply
 from kb.entries import Entry
 from kb.hits import Hit
 from kb.provenance import original_label
 
+from ...bots.replies import RELATED_SHOWN, help_texts
 from ...rendering.strings import LANGS, Translator
-from ...replies import RELATED_SHOWN
 from .mrkdwn import escape, link, to_mrkdwn, trim
 
 __all__ = [
     "answer_message",
     "reply_message",
-    "SlackReplies",
     "generated_message",
     "shared_message",
     "help_message",
@@ -132,15 +130,15 @@ def answer_message(
 ) -> Message:
     """The reply to a question: the best entry's answer, its source, related entries and buttons.
 
-    Without a confident answer: a short notice and the nearest entries (`server.replies.reply_to` decides). `pending` adds a line
+    Without a confident answer: a short notice and the nearest entries (`kb.answer.reply_to` decides). `pending` adds a line
     saying a generated answer follows (when an LLM is configured). `note` says the framework
     the question names has no answer in its FAQ (`kb.answer.elsewhere_note`).
     """
-    return reply_message(reply_to(hits, answered, lang, note, pending, RELATED_SHOWN), root)
+    return reply_message(reply_to(hits, answered, lang, note, pending, RELATED_SHOWN), "", root)
 
 
-def reply_message(reply: Reply, root: str) -> Message:
-    """The reply to a question as `answer_message` writes it, from the reply itself."""
+def reply_message(reply: Reply, question: str, root: str) -> Message:
+    """The reply to `question` as `answer_message` writes it, from the reply itself (the buttons name the entry only)."""
     t = Translator(reply.lang)
     best = reply.best
     if best is None:
@@ -161,7 +159,7 @@ def reply_message(reply: Reply, root: str) -> Message:
     return _message(f"{said}{best.question}\n{_short(best.answer, FALLBACK_LIMIT)}", blocks)
 
 
-def generated_message(markdown: str, hits: Sequence[Hit], lang: str, root: str) -> Message:
+def generated_message(markdown: str, hits: Sequence[Hit], lang: str, question: str, root: str) -> Message:
     """The answer an LLM wrote from the entries (citations already linked), with the entries it cites."""
     t = Translator(lang)
     best = hits[0].entry
@@ -187,27 +185,10 @@ def shared_message(entry: Entry, related: Sequence[Hit], lang: str, root: str, u
 
 def help_message(lang: str | None = None) -> Message:
     """How to use `/faq`; in both languages when the asker's language is not known."""
-    langs = [lang] if lang in LANGS else ["en", "zh"]
-    texts = [Translator(code)("slack_help") for code in langs]
+    texts = help_texts(lang, "slack_help")
     return _message("\n\n".join(texts), [_section(escape(text)) for text in texts])
 
 
 def notice_message(text: str) -> Message:
     """A short ephemeral reply (an error, a thank-you), `text` shown as written."""
     return _message(text, [_section(escape(text))])
-
-
-class SlackReplies:
-    """The chat bots' flow (server/channels/bot_flow.py) in Block Kit."""
-
-    def answer(self, reply: Reply, question: str, root: str) -> Message:
-        return reply_message(reply, root)
-
-    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Message:
-        return generated_message(reply.answer, reply.sources, lang, root)
-
-    def help(self, lang: str | None) -> Message:
-        return help_message(lang)
-
-    def notice(self, text: str) -> Message:
-        return notice_message(text)

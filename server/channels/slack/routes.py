@@ -5,7 +5,7 @@ within Slack's 3-second limit: retrieval is enough for the reply itself; a writt
 answer, a shared answer and a thank-you go to the request's `response_url` afterwards,
 as background tasks that run once the response has been sent. A search that overruns
 `ACK_SECONDS` (a machine under load) is acknowledged at once and answered the same way.
-The command is answered by the chat bots' one flow (server/channels/bot_flow.py, `respond`).
+The command is answered by the chat bots' one flow (server/bots/flow.py, `respond`).
 As every chat bot, a command is answered once (its `trigger_id` sent again is not) and each
 channel asks at most `CHAT_LIMIT` questions a minute.
 """
@@ -24,20 +24,22 @@ from fastapi.responses import JSONResponse
 from kb.errors import EntryNotFound
 from kb.events import Voted
 
-from ...delivery_ids import DeliveryIds, Guard, keep_guard
+from ...bots.delivery_ids import DeliveryIds, Guard, keep_guard
+from ...bots.flow import BotFlow, BotMessage, Renderer
+from ...bots.votes import bot_vote
 from ...deps import ChatDep, EventsDep, InsightsDep, KBDep, SettingsDep, base_url
 from ...outbound import Outbound
 from ...ratelimit import LogBudget
 from ...rendering.strings import Translator
 from ...schemas import ErrorOut
 from ...settings import ServerSettings
-from ...votes import bot_vote
-from ..bot_flow import BotFlow, BotMessage
 from .blocks import (
     RELATED_SHOWN,
-    SlackReplies,
     actions_lang,
+    generated_message,
+    help_message,
     notice_message,
+    reply_message,
     shared_message,
 )
 from .payload import block_actions
@@ -57,7 +59,8 @@ def install(app: FastAPI, settings: ServerSettings) -> None:
     """What the routes keep between requests, as every chat bot does (`Guard`): the commands' trigger ids (one
     sent again is not answered again), each channel's limit, the budget of log lines for refused requests."""
     app.state.slack = keep_guard(app, "slack", Guard(DeliveryIds(2 * MAX_AGE_SECONDS)))
-    app.state.slack_flow = BotFlow("slack", "Slack", app.state.slack, SlackReplies())
+    markup = Renderer(reply_message, generated_message, help_message, notice_message)
+    app.state.slack_flow = BotFlow("slack", "Slack", app.state.slack, markup)
     app.state.slack_response_urls = ResponseUrls(settings.slack_response_base)
 
 

@@ -8,7 +8,7 @@ from typing import Iterator
 
 import pytest
 
-from kb.harvest import Asked, Draft
+from kb.harvest import Draft, ThreadQuestion
 from kb.insights import InsightsStore, store_path
 from kb.insights.migrations import SCHEMA_VERSION
 
@@ -17,7 +17,8 @@ T0 = 1_750_000_000.123456
 
 def draft(number: int, asked: int = 1, closed_at: float = T0, answer: str = "Pass --load.") -> Draft:
     alternates = tuple(
-        Asked(f"again {i}", f"https://github.com/o/r/issues/{1000 + i}", 1000 + i, closed_at) for i in range(asked - 1)
+        ThreadQuestion(f"again {i}", f"https://github.com/o/r/issues/{1000 + i}", 1000 + i, closed_at)
+        for i in range(asked - 1)
     )
     return Draft(
         repo="o/r", number=number, url=f"https://github.com/o/r/issues/{number}", kind="issue",
@@ -74,7 +75,7 @@ def test_untouched_drafts_expire_and_decided_ones_stay(store: InsightsStore) -> 
 
 def test_a_thread_joins_a_new_draft_once_and_never_a_decided_one(store: InsightsStore) -> None:
     store.drafts.keep([draft(1, asked=2), draft(2)], at=T0)
-    joining = Asked("How can I resume?", "https://github.com/o/r/issues/7", 7, T0 + 5)
+    joining = ThreadQuestion("How can I resume?", "https://github.com/o/r/issues/7", 7, T0 + 5)
     assert store.drafts.join("o/r", 1, joining, at=T0 + 6)
     assert store.drafts.join("o/r", 1, joining, at=T0 + 7)  # heard again: still one thread
     kept = store.drafts.get("o/r", 1)

@@ -28,7 +28,6 @@ from kb.insights import (
     LAYOUTS,
     SCHEMA_VERSION,
     TABLES,
-    AskedQuestion,
     Comment,
     DailyCount,
     EntryHits,
@@ -37,6 +36,7 @@ from kb.insights import (
     GapFinder,
     InsightsStore,
     InsightsUnavailable,
+    QuestionCount,
     Totals,
     Vote,
     draft_entry,
@@ -140,8 +140,8 @@ def test_questions_and_votes_come_back_as_the_tables(store: InsightsStore) -> No
     )
     assert store.totals(T0) == Totals(questions=6, answered=3, helpful=2, unhelpful=1)
     assert store.questions.unanswered(T0) == [
-        AskedQuestion("如何续训", "zh", 2, T0, T0 + 60, ("slack", "web")),
-        AskedQuestion("How do I bake bread?", "en", 1, T0 + DAY, T0 + DAY, ("web",)),
+        QuestionCount("如何续训", "zh", 2, T0, T0 + 60, ("slack", "web")),
+        QuestionCount("How do I bake bread?", "en", 1, T0 + DAY, T0 + DAY, ("web",)),
     ]
     assert store.votes.unhelpful(T0) == [
         EntryVotes(
@@ -353,8 +353,8 @@ def test_records_queued_one_by_one_are_written_in_batches_without_waking_the_wri
     assert woke < records / 10, f"the writer woke {woke} times for {records} records"
 
 
-def asked(text: str, lang: str, count: int = 1, at: float = T0) -> AskedQuestion:
-    return AskedQuestion(text, lang, count, at, at, ("web",))
+def asked(text: str, lang: str, count: int = 1, at: float = T0) -> QuestionCount:
+    return QuestionCount(text, lang, count, at, at, ("web",))
 
 
 def test_grouping_puts_the_same_question_in_two_languages_together_and_oom_apart(finder: GapFinder) -> None:
@@ -632,7 +632,7 @@ def test_a_bad_since_says_what_it_wants(text: str) -> None:
         "kb.insights.records",
         "kb.insights.migrations",
         "kb.insights.groups",
-        "kb.insights.drafts",
+        "kb.insights.gap_drafts",
         "kb.insights.doubts",
         "kb.insights.report",
         "kbcli.insights",

@@ -145,9 +145,9 @@ def expected_card(hits: list[dict[str, Any]], lang: str, question: str) -> dict[
         "server.channels.feishu.events",
         "server.channels.feishu.bot",
         "server.channels.feishu.routes",
-        "server.replies",
-        "server.markdown_replies",
-        "server.delivery_ids",
+        "server.bots.replies",
+        "server.bots.markdown",
+        "server.bots.delivery_ids",
     ],
 )
 def test_exported_members_exist(module: str) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator
 import httpx
 import pytest
 
-from kb.harvest import Asked, Draft
+from kb.harvest import Draft, ThreadQuestion
 from kb.insights import InsightsStore, store_path
 from kb.settings import Settings
 from kb.written import WrittenFile
@@ -30,7 +30,7 @@ THREAD = "https://github.com/THUDM/slime/issues/{}"
 NPU_ANSWER = "Use the `mindspeed` backend image and pass `--device npu`; see the Ascend guide.\n\n```bash\nslime train --device npu\n```"
 
 
-def draft(number: int, question: str, answer: str, asked: tuple[Asked, ...] = (), entry_id: str = "") -> Draft:
+def draft(number: int, question: str, answer: str, asked: tuple[ThreadQuestion, ...] = (), entry_id: str = "") -> Draft:
     return Draft(
         repo="THUDM/slime", number=number, url=THREAD.format(number), kind="issue", question=question, answer=answer,
         signals={"answer": "thanked", "by": "MEMBER"}, closed_at=1_760_000_000.0 + number, alternates=asked,
@@ -44,8 +44,8 @@ DRAFTS = [
         "How do I run slime on Huawei Ascend NPUs?\n\nWe have 910B cards; can slime train on them?",
         NPU_ANSWER,
         (
-            Asked("slime 能在昇腾 NPU 上训练吗", THREAD.format(12), 12),
-            Asked("does slime support ascend npu", THREAD.format(13), 13),
+            ThreadQuestion("slime 能在昇腾 NPU 上训练吗", THREAD.format(12), 12),
+            ThreadQuestion("does slime support ascend npu", THREAD.format(13), 13),
         ),
     ),  # fmt: skip
     draft(21, "Where does slime write its wandb logs?", "Set `--wandb-dir`; the default is the save directory."),
@@ -56,7 +56,7 @@ DRAFTS = [
         41,
         "How to continue from a checkpoint",
         "Pass `--load`.",
-        (Asked("resume from ckpt", THREAD.format(42), 42),),
+        (ThreadQuestion("resume from ckpt", THREAD.format(42), 42),),
         entry_id="slime-b0ab398d",
     ),
 ]

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from kb.entries import Entry
-from kb.harvest import Asked, Draft
+from kb.harvest import Draft, ThreadQuestion
 from kb.hyperlinks import tracker_link, web_link
 from kb.insights import InsightsStore, store_path
 from kb.settings import Settings
@@ -41,7 +41,7 @@ def draft(number: int, url: str) -> Draft:
         repo="THUDM/slime", number=number, url=url, kind="issue", question=QUESTIONS[number],
         answer=f"See the slime docs, section {number}.", signals={"answer": "thanked", "by": "MEMBER"},
         closed_at=1_760_000_000.0 + number, answer_author="zhuzilin",
-        alternates=(Asked(f"slime question {number} in other words", "javascript:alert(2)", number + 100),),
+        alternates=(ThreadQuestion(f"slime question {number} in other words", "javascript:alert(2)", number + 100),),
     )  # fmt: skip
 
 

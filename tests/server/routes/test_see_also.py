@@ -22,7 +22,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from kb.harvest import Asked, Draft
+from kb.harvest import Draft, ThreadQuestion
 from kb.insights import InsightsStore, store_path
 from kb.see_also import MAX_SHOWN
 from kb.settings import Settings
@@ -37,7 +37,7 @@ API_KEY = "see-also-api-key"
 NOT_COVERED = "How to run slime on NPU"
 
 
-def draft(number: int, question: str, asked: tuple[Asked, ...] = (), url: str = "") -> Draft:
+def draft(number: int, question: str, asked: tuple[ThreadQuestion, ...] = (), url: str = "") -> Draft:
     answer = "Use the `mindspeed` image and `--device npu` to run slime on NPU."
     if "wandb" in question:
         answer = "slime writes the wandb logs under `./wandb`, in the project `--wandb-project` names."
@@ -53,8 +53,8 @@ DRAFTS = [
         11,
         "How do I run slime on Huawei Ascend NPUs?\n\nWe have 910B cards; can slime train on them?",
         (
-            Asked("slime 能在昇腾 NPU 上训练吗", THREAD.format(12), 12),
-            Asked("does slime support ascend npu", THREAD.format(13), 13),
+            ThreadQuestion("slime 能在昇腾 NPU 上训练吗", THREAD.format(12), 12),
+            ThreadQuestion("does slime support ascend npu", THREAD.format(13), 13),
         ),
     ),  # fmt: skip
     draft(21, "Where does slime write its wandb logs?\n\nI set `--use-wandb` but find no wandb run or logs."),

@@ -16,7 +16,7 @@ from kb.harvest.threads import HarvestError
 from server.channels.github.client import GitHubAPI
 from tests.support.github import BOT, GitHubStandIn
 from tests.support.github_issues import IssuesStandIn
-from trackers.github.replies import GitHubUnavailable
+from trackers.github.responses import GitHubUnavailable
 from trackers.github.rest import Call, Deadline, DeadlinePassed, Listing, rate_limit_wait
 from trackers.github.send import async_connections, connections, send, send_async
 from trackers.github.session import Session

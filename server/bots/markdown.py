@@ -1,4 +1,4 @@
-"""Chat replies (server/replies.py) written as Markdown, for the platforms whose messages are Markdown: Feishu, DingTalk.
+"""Chat replies (server/bots/replies.py) written as Markdown, for the platforms whose messages are Markdown: Feishu, DingTalk.
 
 A reply is a few parts, each a Markdown block: the notice (for one that "may answer", that it is not
 certain), the entry's question linked to its page here, its answer (cut to a platform's limit, with a
@@ -16,8 +16,8 @@ from kb.answer import Reply, source_line
 from kb.hits import Hit
 from kb.provenance import original_label
 
-from .permalinks import permalink
-from .rendering.strings import Translator
+from ..permalinks import permalink
+from ..rendering.strings import Translator
 from .replies import shorten
 
 __all__ = ["Parts", "parts_of", "generated_parts", "entry_list", "link", "ANSWER_LIMIT"]

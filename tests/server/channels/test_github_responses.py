@@ -1,4 +1,4 @@
-"""Malformed answers from GitHub's API, from a stand-in (a real HTTP server on a loopback port: GitHub itself cannot
+"""Malformed responses from GitHub's API, from a stand-in (a real HTTP server on a loopback port: GitHub itself cannot
 run here) that answers each call with what a broken proxy or a hostile server might: each becomes one
 `GitHubUnavailable` naming the call and what was wrong, and a 300 MB answer is not read whole."""
 
@@ -18,7 +18,7 @@ from server.app import create_app
 from server.channels.github.client import GitHubAPI, GitHubUnavailable
 from tests.support.github import SECRET, delivery, issue_event
 from tests.support.servers import own_data
-from trackers.github.replies import MAX_ANSWER_BYTES
+from trackers.github.responses import MAX_RESPONSE_BYTES
 
 HTML = b"<!doctype html><html><body><h1>502 Bad Gateway</h1></body></html>"
 ANSWERS: dict[str, tuple[bytes, str]] = {  # what the stand-in answers, by name
@@ -133,7 +133,7 @@ def test_a_300_mb_answer_is_refused_once_past_the_cap(stand_in: Malformed, api: 
     started = time.perf_counter()
     with pytest.raises(GitHubUnavailable, match="the answer is over 16 MiB; not read"):
         CALLS["reactions"](api)
-    assert stand_in.sent < HUGE / 4 and MAX_ANSWER_BYTES == 16 * 1024 * 1024
+    assert stand_in.sent < HUGE / 4 and MAX_RESPONSE_BYTES == 16 * 1024 * 1024
     assert time.perf_counter() - started < 30
 
 

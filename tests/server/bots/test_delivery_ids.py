@@ -1,8 +1,8 @@
-"""The message ids a chat bot remembers (server/delivery_ids.py): one delivered twice is answered once, for a while."""
+"""The message ids a chat bot remembers (server/bots/delivery_ids.py): one delivered twice is answered once, for a while."""
 
 from __future__ import annotations
 
-from server.delivery_ids import DeliveryIds
+from server.bots.delivery_ids import DeliveryIds
 from tests.support.clock import Clock
 
 

@@ -9,7 +9,7 @@ flow is the same for every bot:
 2. a message with no text (a picture, a file) is told that only text is answered; an empty one or a
    help word gets how to use the bot (`asks_for_help`);
 3. a chat over its limit (`Guard.chats`, `CHAT_LIMIT`) is told when to ask again;
-4. the question is searched (`Asked`: recorded with its channel and conversation, published as a chat
+4. the question is searched (`BotQuestion`: recorded with its channel and conversation, published as a chat
    turn) and answered with the entries when the search is done within `within` seconds; else "still
    looking" at once, and the entries follow through `send`;
 5. with an LLM configured and a way to send, the generated answer (the LLM's) follows, or a line saying it could not be generated.
@@ -24,20 +24,21 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Sequence
 
 from fastapi import BackgroundTasks, Response
 from starlette.concurrency import run_in_threadpool
 
 from kb.answer import Reply
-from kb.chat import Chat, ChatReply, Turn
+from kb.chat import Chat, Turn
 from kb.errors import QueryError
 from kb.events import Events
+from kb.hits import Hit
 from kb.text import detect_lang
 
-from ..delivery_ids import Guard
 from ..rendering.strings import Translator
-from ..replies import Asked, asks_for_help, generated, help_lang
+from .delivery_ids import Guard
+from .replies import BotQuestion, asks_for_help, generated, help_lang
 
 __all__ = ["BotMessage", "Renderer", "BotFlow", "Send"]
 
@@ -62,20 +63,18 @@ class BotMessage:
         return detect_lang(self.text)
 
 
-class Renderer(Protocol):
-    """A platform's markup for each reply the flow gives (a Block Kit message, a Feishu card, DingTalk Markdown)."""
+@dataclass(frozen=True)
+class Renderer:
+    """A platform's markup for each reply the flow gives (a Block Kit message, a Feishu card, DingTalk Markdown): its
+    four writers. `question` is the message's text and `root` this server's address, for the writer that uses them."""
 
-    def answer(self, reply: Reply, question: str, root: str) -> Any:
-        """The entries: the best one's answer, its source and related entries, or a notice and the nearest."""
-
-    def generated(self, reply: ChatReply, lang: str, question: str, root: str) -> Any:
-        """The answer an LLM wrote from the entries, with the entries it cites."""
-
-    def help(self, lang: str | None) -> Any:
-        """How to use the bot (in both languages for None)."""
-
-    def notice(self, text: str) -> Any:
-        """A short line, shown as written: busy, still looking, a question's error, a failure."""
+    # (reply, question, root): the entries: the best one's answer, its source and related entries, or a notice and
+    # the nearest
+    answer: Callable[[Reply, str, str], Any]
+    # (markdown, hits, lang, question, root): the answer an LLM wrote from the entries, with the entries it cites
+    generated: Callable[[str, Sequence[Hit], str, str, str], Any]
+    help: Callable[[str | None], Any]  # how to use the bot (in both languages for None)
+    notice: Callable[[str], Any]  # a short line, shown as written: busy, still looking, a question's error, a failure
 
 
 @dataclass
@@ -103,9 +102,9 @@ class BotFlow:
             return self.render.notice(t("bot_busy", limit=self.guard.chats.limit, retry=waiting))
         return None
 
-    def ask(self, chat: Chat, events: Events, message: BotMessage) -> Asked:
+    def ask(self, chat: Chat, events: Events, message: BotMessage) -> BotQuestion:
         """The message's search, started."""
-        return Asked(chat, events, message.text, self.channel, message.chat)
+        return BotQuestion(chat, events, message.text, self.channel, message.chat)
 
     async def respond(
         self,
@@ -142,7 +141,7 @@ class BotFlow:
             return
         await self._late(self.ask(chat, events, message), root, send)
 
-    async def _late(self, asked: Asked, root: str, send: Send | None) -> None:
+    async def _late(self, asked: BotQuestion, root: str, send: Send | None) -> None:
         """The entries sent once the search is done, then the generated answer, if any."""
         assert send is not None  # only a bot that can send answers late
         later = BackgroundTasks()
@@ -155,17 +154,19 @@ class BotFlow:
         await run_in_threadpool(send, reply)
         await later()
 
-    def _entries(self, asked: Asked, turn: Turn, root: str, send: Send | None, background: BackgroundTasks) -> Any:
+    def _entries(
+        self, asked: BotQuestion, turn: Turn, root: str, send: Send | None, background: BackgroundTasks
+    ) -> Any:
         """The entries found; with an LLM and a way to send, its generated answer is scheduled to follow them."""
         pending = send is not None and asked.chat.writes(turn)
         if send is not None and pending:
             background.add_task(self._write, asked, turn, root, send)
         return self.render.answer(asked.reply(turn, pending), asked.text, root)
 
-    def _write(self, asked: Asked, turn: Turn, root: str, send: Send) -> None:
+    def _write(self, asked: BotQuestion, turn: Turn, root: str, send: Send) -> None:
         """Background task: the LLM's answer from the entries already sent, or a line saying it could not write one."""
         reply = generated(asked.chat, turn, root, self.label)
         if reply is None:
             send(self.render.notice(Translator(turn.lang)("bot_llm_failed")))
             return
-        send(self.render.generated(reply, turn.lang, asked.text, root))
+        send(self.render.generated(reply.answer, reply.sources, turn.lang, asked.text, root))

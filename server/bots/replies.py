@@ -2,7 +2,7 @@
 
 A question asked in a chat is searched through the library's front door (`kb.asking`), so it
 is recorded with its channel (and, where a setting asks, its conversation), and answered in
-the language it was asked in: one language per reply (`Asked`). `kb.answer.reply_to` decides what
+the language it was asked in: one language per reply (`BotQuestion`). `kb.answer.reply_to` decides what
 the reply holds: the best entry's answer, its source and related entries; or, when the FAQ has
 no confident answer, a line saying so (or that the FAQ of the framework the question names
 does not cover it) and the nearest entries. Each platform writes a `Reply` in its own markup
@@ -26,14 +26,15 @@ from kb.errors import QueryError
 from kb.events import Events
 from kb.text import detect_lang
 
-from .permalinks import permalinks
-from .rendering.strings import Translator
+from ..permalinks import permalinks
+from ..rendering.strings import LANGS, Translator
 
 __all__ = [
-    "Asked",
+    "BotQuestion",
     "generated",
     "asks_for_help",
     "help_lang",
+    "help_texts",
     "shorten",
     "HELP_WORDS",
     "RELATED_SHOWN",
@@ -59,7 +60,12 @@ def help_lang(text: str) -> str | None:
     return ("zh" if words in ("帮助", "用法") else "en") if words else None
 
 
-class Asked:
+def help_texts(lang: str | None, key: str = "bot_help") -> list[str]:
+    """How to use the bot (the string `key`) in `lang`; in both languages, English first, when it is not known."""
+    return [Translator(code)(key) for code in ([lang] if lang in LANGS else ["en", "zh"])]
+
+
+class BotQuestion:
     """A question asked in a team chat, searched as soon as it is made, in the language it was asked in.
 
     The search is published as a chat turn when it is done, whether or not the reply waited for it

@@ -1,4 +1,4 @@
-"""GitHub's API replies, read with care: the body capped at `MAX_ANSWER_BYTES`, its JSON parsed and its shape checked;
+"""GitHub's API responses, read with care: the body capped at `MAX_RESPONSE_BYTES`, its JSON parsed and its shape checked;
 `GitHubUnavailable` naming the call and what was wrong, never a traceback, when a reply cannot be used (an HTML
 page from a proxy, a list where an object was expected, a number too long for Python to read, 300 MB of anything).
 
@@ -12,10 +12,10 @@ from typing import Any
 
 from kb.errors import KBError
 
-__all__ = ["GitHubUnavailable", "Capped", "json_of", "listed", "object_of", "text_at", "id_at", "MAX_ANSWER_BYTES"]
+__all__ = ["GitHubUnavailable", "Capped", "json_of", "listed", "object_of", "text_at", "id_at", "MAX_RESPONSE_BYTES"]
 
 # 100 comments a page of at most 65,536 characters each, as JSON, fit in 16 MiB; no reply the bot reads is larger.
-MAX_ANSWER_BYTES = 16 * 1024 * 1024
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 
 
 class GitHubUnavailable(KBError):
@@ -26,7 +26,7 @@ class GitHubUnavailable(KBError):
 class Capped:
     """A reply's body read chunk by chunk, refused once it passes `limit` bytes (`what`: the call, for the error)."""
 
-    def __init__(self, what: str, limit: int = MAX_ANSWER_BYTES) -> None:
+    def __init__(self, what: str, limit: int = MAX_RESPONSE_BYTES) -> None:
         self.what, self.limit = what, limit
         self.chunks: list[bytes] = []
         self.size = 0

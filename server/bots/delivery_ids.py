@@ -10,8 +10,9 @@ kept of each is a fixed-size hash, whatever the length of the id a request names
 Each server process remembers its own: behind a load balancer, a retry that reaches
 another replica is answered there too.
 
-A channel's `install` keeps its `Guard` on the app (`keep_guard`), where the one error handler finds
-it (`guard_of`) to log a request the channel refused within that channel's budget.
+A channel's `install` keeps its `Guard` on the app (`keep_guard`, or `keep_bot` for a bot that holds one), where
+the one error handler finds it (`guard_of`) to log a request the channel refused within that channel's budget; its
+routes take what it kept through `kept(name)`, a dependency.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, Protocol, TypeVar
 
-from .ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
+from fastapi import Request
 
-__all__ = ["DeliveryIds", "Guard", "MAX_IDS", "keep_guard", "guard_of"]
+from ..ratelimit import CHAT_LIMIT, ClientLimit, LogBudget
+
+__all__ = ["DeliveryIds", "Guard", "MAX_IDS", "keep_guard", "guard_of", "keep_bot", "kept"]
 
 MAX_IDS = 100_000
 
@@ -82,3 +85,27 @@ def guard_of(app: Any, channel: str) -> Guard | None:
     """The `Guard` `channel` keeps on the app, or None (the channel is off)."""
     guards: dict[str, Guard] = getattr(app.state, "guards", {})
     return guards.get(channel)
+
+
+class _Guarded(Protocol):
+    guard: Guard
+
+
+B = TypeVar("B", bound=_Guarded)
+
+
+def keep_bot(app: Any, channel: str, bot: B | None) -> B | None:
+    """Keep `bot` on the app as `channel`'s (None: the channel is off), and its `Guard` with `keep_guard`; `bot` back."""
+    setattr(app.state, channel, bot)
+    if bot is not None:
+        keep_guard(app, channel, bot.guard)
+    return bot
+
+
+def kept(name: str) -> Callable[[Request], Awaitable[Any]]:
+    """A route's dependency: what `install` kept on the app as `name` (a bot, a `Guard`)."""
+
+    async def get(request: Request) -> Any:
+        return getattr(request.app.state, name)
+
+    return get

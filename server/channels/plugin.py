@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
     from kb.insights.service import Insights
 
-    from ..settings import ServerSettings
-
 __all__ = ["ChannelPlugin", "ErrorBody"]
 
 ErrorBody = tuple[int, dict[str, Any]]  # (status, JSON body) of an error in a channel's own format
@@ -44,8 +42,9 @@ class ChannelPlugin:
         """Its routes, included in the app when it is on (None: it has none, or mounts its own app in `install`)."""
         return None
 
-    def install(self, app: FastAPI, settings: ServerSettings) -> None:
-        """Keep on `app.state` what its routes need, when it is on."""
+    def install(self, app: FastAPI, settings: Any) -> None:
+        """Keep on `app.state` what its routes need, when it is on. `settings` is the server's `ServerSettings`,
+        which composes every registered channel's own (so the contract names it and does not import it)."""
 
     async def start(self, app: FastAPI, stack: AsyncExitStack) -> None:
         """Start what must run for the app's lifetime, entered on `stack` (closed when the app stops)."""

@@ -71,9 +71,10 @@ def client(settings: Settings) -> Iterator[TestClient]:
         yield client
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def serve() -> Iterator[Callable[..., LoopbackServer]]:
-    """`serve(app, **options)` starts a real uvicorn on a loopback port; all are stopped at the end."""
+    """`serve(app, **options)` starts a real uvicorn on a loopback port; all are stopped at the end of the test
+    module, so servers (their threads, writers and pollers) do not pile up over the session and slow the later ones."""
     started: list[LoopbackServer] = []
 
     def start(app: Any, **options: Any) -> LoopbackServer:

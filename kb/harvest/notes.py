@@ -24,6 +24,7 @@ __all__ = [
     "size",
     "sentences",
     "closing_note",
+    "announces_fix",
     "promises",
     "unclosed",
     "says_duplicate",
@@ -33,6 +34,7 @@ __all__ = [
     "checks_status",
     "asks",
     "solved_elsewhere",
+    "answers_self",
     "endorses",
     "new_problem",
     "is_request",
@@ -45,6 +47,7 @@ READ = 5_000  # characters of a comment read
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LINKS = re.compile(r"https?://\S{1,500}")
 _MENTIONS = re.compile(r"@[\w-]{1,39}")
+_CLAUSE_END = re.compile(r"[，：:]")  # within a sentence: "脚本有问题，已修复：然后按照 README 重新测试能跑通"
 _SENTENCE_END = re.compile(r"(?:[.!?;](?:\s|$)|[。！？；\n])+")  # a period inside a link or a version is none
 # A sentence about closing the thread, or the courtesies around a close.
 _CLOSING = re.compile(
@@ -66,15 +69,25 @@ _LATER = re.compile(
     r"|\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\b"
     r"|\b(?:to-?do|todo) list\b|\bstay tuned\b|\bcoming soon\b|\bin (?:the|a) (?:next|future|later|coming) "
     r"(?:release|version|update|report)\b|\binvestigating\b|\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?"
-    r"(?:looking into|working on|implement\w{0,6}|investigating)\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|正在(?:排查|调查|修复|开发|实现)",
+    r"(?:looking into|working on|implement\w{0,6}|investigating)\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
+    re.IGNORECASE,
+)
+# A sentence saying a fix or support has shipped, or that the problem went away ("just pushed new changes to fix it",
+# "the error no longer persists", "已在 ee7dfe7 修复", "支持了"): news of a change, not what a user does about it.
+_FIXED_NOTE = re.compile(
+    r"\bpushed (?:a |the |new |some )?(?:fix|fixes|changes|commits?|update)\b|\bno longer (?:persists|occurs|happens"
+    r"|reproduces|appears|exists|an issue|a problem)\b|\b(?:should|must) (?:be )?(?:fixed|work|resolved) now\b"
+    r"|\bhopefully (?:it |this )?(?:works|is fixed|fixed)\b|\b(?:is|has been|was|got) (?:now |already )?(?:fixed|supported)\b"
+    r"|已(?:经)?(?:在.{0,60})?(?:修复|支持)|(?:都|已经?)?支持了|修复了|不再(?:出现|复现)",
     re.IGNORECASE,
 )
 _WONT_FIX = re.compile(
     r"\b(?:can|could) do nothing\b|\bnothing (?:we|i) can do\b|\bnothing (?:can|could) be done\b|\bwon'?t fix\b"
-    r"|\bnot (?:going|planning) to (?:fix|support|add)\b|\bno plans? to (?:fix|support|add)\b|\bout of (?:the )?scope\b"
+    r"|\bnot (?:going|planning) to (?:fix|support|add|share|release)\b|\bno plans? (?:to|for)\b|\bdo(?:n'?t| not) plan to\b"
+    r"|\bout of (?:the )?scope\b"
     r"|\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\b"
     r"|\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\b"
-    r"|不会修复|无法修复|暂不支持|不打算支持|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
+    r"|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
     re.IGNORECASE,
 )
 _REF = r"(?:#\d{1,9}|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9})"
@@ -84,6 +97,7 @@ _DUPLICATE = re.compile(
     r"|(?<!not )\b(?:is|as) a duplicate\b|\bduplicate (?:issue|question)\b"
     rf"|\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\b(?:tracked|tracking|track (?:it|this)"
     rf"|continue (?:the discussion |this )?)(?:in|at|on|under) <?{_REF}|(?:合并到|移步(?:到)?)\s{{0,3}}{_REF}"
+    rf"|\b(?:discussed|answered|addressed|covered|tracked) (?:here|in|at|under)\s{{0,3}}:?\s{{0,3}}<?{_REF}"
     rf"|与\s{{0,3}}{_REF}\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\bduplicated?\s{{0,3}}$",
     re.IGNORECASE,
 )
@@ -138,6 +152,12 @@ _ELSEWHERE = re.compile(
     r"|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9}|#\d{2,9}\b",
     re.IGNORECASE,
 )
+# The asker giving the answer himself after the maintainers' ("我自己来回答一下", "answering my own question").
+_OWN_ANSWER = re.compile(
+    r"\banswer(?:ing)? my own question\b|\bi (?:found|figured out|worked out) (?:the|a) (?:solution|fix|way|cause)\b"
+    r"|\bi (?:solved|fixed) it (?:by|with)\b|(?:我)?自己(?:来)?回答|自问自答|(?:我)?(?:自己)?找到了?(?:解决)?(?:办法|方法|原因)",
+    re.IGNORECASE,
+)
 # A maintainer saying another's reply is right ("Thanks @x, that is correct. Closing", "他说得对").
 _ENDORSES = re.compile(
     r"\b(?:that'?s|that is|this is|it'?s|is|are) (?:correct|right)\b|\bexactly\b"
@@ -148,7 +168,8 @@ _ENDORSES = re.compile(
 _REQUEST_BODY = re.compile(
     r"\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\b|\bwill you (?:support|add)\b"
     r"|\bplease (?:add|support)\b|\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\b"
-    r"|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|希望(?:能)?)(?:支持|增加|添加)",
+    r"|\bwhen (?:will|can|would) (?:\S{1,30} ){1,6}be (?:supported|added|available|released)\b"
+    r"|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|[希期]望(?:能够?|可以)?)(?:支持|增加|添加)|什么时候.{0,8}支持",
     re.IGNORECASE,
 )
 DUPLICATE_LABELS = ("duplicate", "duplicated", "重复")
@@ -214,6 +235,17 @@ def closing_note(words: str, minimum: float) -> bool:
     return size(unclosed(words)) < minimum
 
 
+def announces_fix(words: str, minimum: float) -> bool:
+    """Whether `words` (a comment's own words) bring news of a fix and little else: "Apologies - just pushed new
+    changes to fix it! Hopefully it works now!", "Upon testing with the current release, the error no longer
+    persists. Closing", "支持了 llm和lvlm都支持了". Their sentences (and Chinese clauses) of news, closing and what will
+    come aside, they say less than `minimum`: nothing a user does about it."""
+    said = [part for s in sentences(words[:READ]) for part in _CLAUSE_END.split(s)]
+    if not any(_FIXED_NOTE.search(s) for s in said):
+        return False
+    return size(" ".join(s for s in said if not _FIXED_NOTE.search(s) and not _set_aside(s))) < minimum
+
+
 def wont_fix(words: str) -> bool:
     """Whether a comment says nothing will be done ("Closing since we can do nothing about it", "won't fix")."""
     return _WONT_FIX.search(words[:READ]) is not None
@@ -264,6 +296,12 @@ def solved_elsewhere(body: str, answer: str) -> bool:
         if not found.group().startswith(("#", "http")) or found.group() not in answer[:READ]:
             return True
     return False
+
+
+def answers_self(body: str) -> bool:
+    """Whether the asker's reply gives the answer himself ("我自己来回答一下，加载模型时指定bf16…", "I solved it by
+    ..."): the thread's answer is then his, not the maintainers'."""
+    return _OWN_ANSWER.search(own_words(body)[:2000]) is not None
 
 
 def endorses(words: str) -> bool:

@@ -27,10 +27,13 @@ confirmed it or a label says the thread was solved (`notes.labelled_solved`: a o
 both), or when it links to documentation. Never the answer: a closing note whatever its length
 (`notes.closing_note`: "Closing for lack of activity", "用户未回复，视为已解决"), a promise ("will be explained in the
 next report", "investigating"), a pull request named alone ("This is now supported: <link>", `notes.names_pr_alone`),
+news of a fix no reply confirmed and nothing a user does about it ("just pushed new changes to fix it", "the error no
+longer persists", "已在 <commit> 修复", `notes.announces_fix`),
 a question back to the asker or an invitation to send a fix ("let me know if it works", "could you submit a PR?")
 unless a reply confirms it. A thread is not harvested whose last maintainer word says nothing will be done or sends
 the question elsewhere (`notes.wont_fix`: "won't fix", "not related to this repo", "在讨论区提出", "超纲"), whose
-asker reports a new failure after the answer or asks again with no answer after (`notes.asks`), or where someone
+asker reports a new failure after the answer, asks again with no answer after (`notes.asks`) or gives the answer
+himself ("我自己来回答一下", `notes.answers_self`), or where someone
 says the answer did not help (another user's bare "same problem" is no such word). `Choice.signals` says which rule
 picked it.
 """
@@ -130,7 +133,7 @@ def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = Fal
     minimum = rules.min_confirmed if confirmed or solved else rules.min_answer
     if notes.closing_note(words, minimum) or notes.names_pr_alone(comment.body, rules.min_answer):
         return False
-    if notes.checks_status(words):
+    if notes.checks_status(words) or (not confirmed and notes.announces_fix(words, minimum)):
         return False
     said = notes.size(notes.unclosed(words))
     enough = said >= (1 if thanked and solved else minimum) or _DOC_LINK.search(comment.body[: notes.READ]) is not None
@@ -359,5 +362,7 @@ def _answer_of(
         return "the answer did not help (a later comment says it still fails)"
     if _left_asking(comments, pick, thread, rules):
         return "the asker's question after the answer went unanswered"
+    if any(c.author == thread.author and notes.answers_self(c.body) for c in comments[pick + 1 :]):
+        return "the asker answered it himself after the maintainers"
     chosen = comments[pick]
     return Choice(thread, chosen, signals | {"answer": "last_before_close", "by": chosen.association})

@@ -391,6 +391,7 @@ ROWS = [
     Row("kb/harvest/notes.py", "[\\u3400-\\u9fff\\uf900-\\ufaff]"),
     Row("kb/harvest/notes.py", "https?://\\S{1,500}"),
     Row("kb/harvest/notes.py", "@[\\w-]{1,39}"),
+    Row("kb/harvest/notes.py", "[，：:]"),
     Row("kb/harvest/notes.py", "(?:[.!?;](?:\\s|$)|[。！？；\\n])+"),
     Row(
         "kb/harvest/notes.py",
@@ -398,15 +399,19 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|\\binvestigating\\b|\\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?(?:looking into|working on|implement\\w{0,6}|investigating)\\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|正在(?:排查|调查|修复|开发|实现)",
+        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|\\binvestigating\\b|\\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?(?:looking into|working on|implement\\w{0,6}|investigating)\\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add)\\b|\\bno plans? to (?:fix|support|add)\\b|\\bout of (?:the )?scope\\b|\\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\\b|\\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\\b|不会修复|无法修复|暂不支持|不打算支持|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
+        "\\bpushed (?:a |the |new |some )?(?:fix|fixes|changes|commits?|update)\\b|\\bno longer (?:persists|occurs|happens|reproduces|appears|exists|an issue|a problem)\\b|\\b(?:should|must) (?:be )?(?:fixed|work|resolved) now\\b|\\bhopefully (?:it |this )?(?:works|is fixed|fixed)\\b|\\b(?:is|has been|was|got) (?:now |already )?(?:fixed|supported)\\b|已(?:经)?(?:在.{0,60})?(?:修复|支持)|(?:都|已经?)?支持了|修复了|不再(?:出现|复现)",
     ),
     Row(
         "kb/harvest/notes.py",
-        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|(?<!not )\\\\b(?:is|as) a duplicate\\\\b|\\\\bduplicate (?:issue|question)\\\\b|\\\\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\\\\b(?:tracked|tracking|track (?:it|this)|continue (?:the discussion |this )?)(?:in|at|on|under) <?{_REF}|(?:合并到|移步(?:到)?)\\\\s{{0,3}}{_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
+        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add|share|release)\\b|\\bno plans? (?:to|for)\\b|\\bdo(?:n'?t| not) plan to\\b|\\bout of (?:the )?scope\\b|\\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\\b|\\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\\b|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|(?<!not )\\\\b(?:is|as) a duplicate\\\\b|\\\\bduplicate (?:issue|question)\\\\b|\\\\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\\\\b(?:tracked|tracking|track (?:it|this)|continue (?:the discussion |this )?)(?:in|at|on|under) <?{_REF}|(?:合并到|移步(?:到)?)\\\\s{{0,3}}{_REF}|\\\\b(?:discussed|answered|addressed|covered|tracked) (?:here|in|at|under)\\\\s{{0,3}}:?\\\\s{{0,3}}<?{_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
     ),
     Row(
         "kb/harvest/notes.py",
@@ -446,11 +451,15 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
+        "\\banswer(?:ing)? my own question\\b|\\bi (?:found|figured out|worked out) (?:the|a) (?:solution|fix|way|cause)\\b|\\bi (?:solved|fixed) it (?:by|with)\\b|(?:我)?自己(?:来)?回答|自问自答|(?:我)?(?:自己)?找到了?(?:解决)?(?:办法|方法|原因)",
+    ),
+    Row(
+        "kb/harvest/notes.py",
         "\\b(?:that'?s|that is|this is|it'?s|is|are) (?:correct|right)\\b|\\bexactly\\b|\\bas (?:\\w{1,30} )?(?:said|mentioned|suggested|pointed out)\\b|说得对|说的对|是对的|正确|没错",
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\\b|\\bwill you (?:support|add)\\b|\\bplease (?:add|support)\\b|\\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\\b|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|希望(?:能)?)(?:支持|增加|添加)",
+        "\\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\\b|\\bwill you (?:support|add)\\b|\\bplease (?:add|support)\\b|\\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\\b|\\bwhen (?:will|can|would) (?:\\S{1,30} ){1,6}be (?:supported|added|available|released)\\b|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|[希期]望(?:能够?|可以)?)(?:支持|增加|添加)|什么时候.{0,8}支持",
     ),
     # kb/harvest/rules.py
     Row(

@@ -281,3 +281,54 @@ def test_a_later_answer_quoting_another_user_leaves_the_answer_quoting_the_asker
     own = comment("m", "MEMBER", f"> {asked}\n\nPass `--load` with the crashed run's `--save` directory, as is.", day=4)
     raw = issue([comment("m", "MEMBER", ANSWER, day=2), own], body=asked)
     assert chosen(raw) == own["body"]
+
+
+def test_news_of_a_fix_is_no_answer_unless_the_asker_confirms_it() -> None:
+    for said in (
+        "Apologies - just pushed new changes to fix it! Hopefully it works now!",
+        "Upon testing with the current release, the error no longer persists. Closing this issue.",
+        "已在 ee7dfe7957d12fedaba0fd7bcba3aa3efbfb1c5d 修复",
+        "支持了 llm和lvlm都支持了",
+    ):
+        assert chosen(issue([comment("m", "MEMBER", said)])) is None, said
+        confirmed = issue(
+            [comment("m", "MEMBER", said, day=2), comment("asker", "NONE", "Thanks, it works now!", day=3)]
+        )
+        assert chosen(confirmed) == said, said
+    how = "This is fixed in 0.4.2: upgrade with `pip install -U slime`, then pass `--load` again to resume."
+    assert chosen(issue([comment("m", "MEMBER", how)])) == how  # the news with what to do
+
+
+def test_a_maintainer_declining_or_pointing_to_where_it_is_discussed_leaves_the_thread() -> None:
+    declined = "抱歉，我们这边暂时没有对外公开推理相关部分代码的计划，如果有遇到具体问题可以再看下。"
+    assert chosen(issue([comment("m", "MEMBER", declined)])) is None
+    elsewhere = (
+        "Thank you for your interest in our work! This issue is discussed here: https://github.com/o/r/issues/88."
+    )
+    raw = issue([comment("m", "OWNER", elsewhere)])
+    assert refusal(read_thread(raw), Rules()) == "a duplicate (the thread says so)"
+
+
+def test_requests_in_either_language_need_an_answer_of_how_to_do_it_today() -> None:
+    for body in (
+        "从代码看还没有支持多轮对话sft，这个大概什么时候能进行支持？",
+        "有长文本RLHF的需求，期望能够支持，谢谢！",
+        "When will multi-turn SFT be supported in the trainer?",
+    ):
+        raw = issue(
+            [comment("m", "MEMBER", "这个可以在 llama_sft.py 里进一步自定义开发，参考现有的数据处理即可。")], body=body
+        )
+        assert _why(raw) == "a request with no answer of how to do it", body
+
+
+def test_a_chinese_promise_of_a_fix_is_no_answer() -> None:
+    said = "感谢提醒，现在的代码落后于README一个版本，我们会进行修复"
+    assert chosen(issue([comment("m", "MEMBER", said)])) is None
+
+
+def test_an_asker_who_answers_himself_after_the_maintainers_leaves_the_thread() -> None:
+    ours = "除了Zero3和gradient checkpoint，目前确实没有比较好的减少显存或内存的方法，7b模型最好要更多的显存。"
+    own = comment("asker", "NONE", "我自己来回答一下，在加载模型的时候指定bf16可以减少一半的内存占用", day=3)
+    raw = issue([comment("m", "MEMBER", ours, day=2), own])
+    assert _why(raw) == "the asker answered it himself after the maintainers"
+    assert chosen(issue([comment("m", "MEMBER", ours, day=2)])) == ours

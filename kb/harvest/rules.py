@@ -47,8 +47,22 @@ from ..associations import ASSOCIATIONS, MEMBERS, associations_of
 from . import notes
 from .threads import Comment, Thread
 
-__all__ = ["Rules", "Choice", "choose", "decide", "refusal", "MEMBERS", "ASSOCIATIONS", "associations_of", "asks_back"]
+__all__ = [
+    "ANSWER_KINDS",
+    "Rules",
+    "Choice",
+    "choose",
+    "decide",
+    "refusal",
+    "MEMBERS",
+    "ASSOCIATIONS",
+    "associations_of",
+    "asks_back",
+]
 
+# How a draft's answer was chosen (`Choice.signals["answer"]`), each named on /insights: a Discussion's accepted
+# answer, the one the asker thanked, another user's the maintainers said is right, the maintainers' last word.
+ANSWER_KINDS = ("accepted", "thanked", "endorsed", "last_before_close")
 MIN_ANSWER = 40  # Latin characters a comment says (quotes, links, mentions and closing aside) to be an answer
 REQUEST_ANSWER = 120  # Latin characters of an answer to a feature or release request: how to do it today
 MIN_CONFIRMED = 12  # ... when the asker confirmed it worked: a one-line command, a short Chinese fix

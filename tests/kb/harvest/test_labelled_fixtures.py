@@ -1,8 +1,8 @@
 """The labelled fixtures of tracker threads measured as held-out sets (tests/data/harvest/heldout.json, then
-fresh.json): what a reader can check in each file.
+fresh.json, then blind.json): what a reader can check in each file.
 
 Nothing here runs the harvest or reads its rules: the checks are on the threads and their labels alone, so they
-hold whatever the rules become. See tests/data/harvest/HELDOUT.md and FRESH.md for how the labels were set.
+hold whatever the rules become. See tests/data/harvest/HELDOUT.md, FRESH.md and BLIND.md for how the labels were set.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from .fixture_labels import CATEGORIES, CJK, ISSUE_URL, POSITIVE_AUTHORS, _repo_
 ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "tests" / "data"
 # Each file and the note that says how it was labelled and what was measured on it.
-LABELLED = {"heldout.json": "HELDOUT.md", "fresh.json": "FRESH.md"}
-HELD_OUT_NOW = "fresh.json"  # the one no rule has been written on; heldout.json is on the training side since
+LABELLED = {"heldout.json": "HELDOUT.md", "fresh.json": "FRESH.md", "blind.json": "BLIND.md"}
+HELD_OUT_NOW = "blind.json"  # the one no rule has been written on; heldout.json and fresh.json are on the training side
 OTHER_FIXTURES = ("threads.json", "tune_more.json", "unseen.json", "time_split.json")
 QUERY_SETS = ("real_tune.jsonl", "real_test.jsonl", "issues_tune.jsonl", "issues_test.jsonl", "whole_issues.jsonl")
 
@@ -133,7 +133,13 @@ def test_an_open_thread_is_never_a_positive(name: str) -> None:
     ],
 )  # fmt: skip
 def test_the_hard_cases_are_there_in_numbers(name: str, category: str, least: int) -> None:
+    least = FEWER.get((name, category), least)
     assert sum(item["fixture"]["category"] == category for item in _threads(name)) >= least
+
+
+# A hard case a file holds fewer of, as its note says: blind.json's searchers found no closed thread of an asker
+# answering a fix with a new failure (BLIND.md).
+FEWER = {("blind.json", "new_problem"): 0}
 
 
 @each_file

@@ -332,3 +332,21 @@ def test_an_asker_who_answers_himself_after_the_maintainers_leaves_the_thread() 
     raw = issue([comment("m", "MEMBER", ours, day=2), own])
     assert _why(raw) == "the asker answered it himself after the maintainers"
     assert chosen(issue([comment("m", "MEMBER", ours, day=2)])) == ours
+
+
+def test_every_answer_chosen_is_of_a_kind_the_page_names() -> None:
+    """`/insights` names each kind of `ANSWER_KINDS` (tests/server/routes/test_harvested.py); the rules make no other."""
+    import json
+    from pathlib import Path
+
+    from kb.harvest import read_threads
+    from kb.harvest.rules import ANSWER_KINDS
+
+    kinds = set()
+    for name in ("threads.json", "tune_more.json", "unseen.json", "heldout.json", "fresh.json"):
+        path = Path(__file__).resolve().parents[2] / "data" / "harvest" / name
+        for thread in read_threads(json.loads(path.read_text(encoding="utf-8")), name):
+            choice = choose(thread)
+            if choice is not None:
+                kinds.add(choice.signals["answer"])
+    assert kinds <= set(ANSWER_KINDS) and {"thanked", "endorsed", "last_before_close"} <= kinds

@@ -263,3 +263,36 @@ def test_a_draft_the_llm_condensed_is_marked_so(settings: Settings, tmp_path_fac
             rows = page.split('data-harvested="')[1:]
             assert [row.split('"', 1)[0] for row in rows if "data-condensed" in row] == ["THUDM/slime#61"]
             assert words in page
+
+
+def test_each_draft_says_how_its_answer_was_chosen(
+    settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every kind of choice the harvest's rules make is named on the page, in both languages."""
+    from fastapi.testclient import TestClient
+
+    from kb.harvest.rules import ANSWER_KINDS
+
+    data_dir = tmp_path_factory.mktemp("harvest-kinds")
+    (data_dir / "index").symlink_to(settings.index_dir)
+    store = InsightsStore(store_path(data_dir))
+    store.drafts.keep(
+        [draft(70 + i, f"Question {kind} about slime?", "Pass `--load`.") for i, kind in enumerate(ANSWER_KINDS)]
+    )
+    with store.db.transaction() as db:
+        for i, kind in enumerate(ANSWER_KINDS):
+            db.execute(
+                "UPDATE harvested_drafts SET signals = ? WHERE number = ?", (json.dumps({"answer": kind}), 70 + i)
+            )
+    store.close()
+    words = {
+        "en": ("the accepted answer", "the one the asker thanked", "the one the maintainers said is right", "the last maintainer answer before the close"),
+        "zh": ("已采纳的回答", "提问者致谢的回答", "维护者认可的回答", "关闭前维护者的最后回答"),
+    }  # fmt: skip
+    with TestClient(create_app(settings.with_(data_dir=data_dir, admin_token=TOKEN))) as client:
+        for lang, said in words.items():
+            response = client.get("/insights", headers={**BEARER, "Accept-Language": lang})
+            assert response.status_code == 200
+            rows = {row.split('"', 1)[0]: row for row in section(response.text).split('data-harvested="')[1:]}
+            for i, how in enumerate(said):
+                assert how in rows[f"THUDM/slime#{70 + i}"], (lang, ANSWER_KINDS[i])

@@ -5,7 +5,8 @@
    `heldout.json`, 107 threads, `fresh.json`, 122 threads, and `blind.json`, 134 threads; `--fixtures` names
    others, comma-separated), each reported apart: precision and
    recall of the threads chosen against those labelled resolved by an answer fit to be an FAQ entry (targets 0.9
-   and 0.7), and the share of the chosen ones whose answer is the labelled comment (target 0.9). Every miss is
+   and 0.7), and the share of the chosen ones whose answer is the labelled comment (target 0.9); and the
+   precision and recall of `KB_HARVEST_EVIDENCE=confirmed` (only answers someone confirmed). Every miss is
    printed with why, so the figures can be read. The first five files were used to write the rules (`unseen.json`,
    `heldout.json` and `fresh.json` each after its one held-out measurement): their figures are not held-out ones.
    `blind.json` never was: its figures are the held-out ones.
@@ -122,13 +123,15 @@ def time_split(raw: list[dict], kb: object, verbose: bool = True) -> dict[str, d
     return counts
 
 
-def choice_figures(raw: list[dict], verbose: bool = True, name: str = str(FIXTURE)) -> dict[str, float]:
+def choice_figures(
+    raw: list[dict], verbose: bool = True, name: str = str(FIXTURE), rules: Rules = Rules()
+) -> dict[str, float]:
     """Precision and recall of the threads chosen, and the share of chosen ones with the labelled answer."""
     threads = read_threads(raw, name)
     tp = fp = fn = right = 0
     for item, thread in zip(raw, threads):
         label = item["fixture"]
-        chosen = choose(thread, Rules())
+        chosen = choose(thread, rules)
         if chosen is not None and label["harvest"]:
             tp += 1
             index = (
@@ -326,7 +329,9 @@ def _split_rows(raw: list[dict], quick: bool = False) -> list[Row]:
 def _choice_rows(path: Path) -> list[Row]:
     """The choice's figures on one labelled file, its misses printed."""
     print(f"{path.name}:")
-    f = choice_figures(json.loads(path.read_text(encoding="utf-8")), name=str(path))
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    f = choice_figures(raw, name=str(path))
+    c = choice_figures(raw, verbose=False, name=str(path), rules=Rules(confirmed_only=True))
     said = f"{path.name}, {f['chosen']:.0f} chosen of {f['threads']:.0f}"
     return [
         Row(f"threads chosen: precision ({said})", f"{f['precision']:.3f}", ">= 0.9", f["precision"] >= 0.9),
@@ -341,6 +346,12 @@ def _choice_rows(path: Path) -> list[Row]:
             f"{f['answer_right']:.3f}",
             ">= 0.9",
             f["answer_right"] >= 0.9,
+        ),
+        Row(
+            f"only confirmed answers (KB_HARVEST_EVIDENCE=confirmed): precision / recall ({path.name}, {c['chosen']:.0f} chosen)",
+            f"{c['precision']:.3f} / {c['recall']:.3f}",
+            "",
+            None,
         ),
     ]
 

@@ -115,6 +115,13 @@ class Settings:
         "left out by default: on the tuning threads 7 of the 9 contributors' answers taken were right, under the 0.9 the "
         "drafts aim at; one the asker confirmed is taken either way; see [Insights](insights.md#drafts-from-the-tracker))",
     )
+    harvest_evidence: str = setting(
+        "any",
+        "which answers `kb harvest` and the tracker bot's harvest on close draft: `any` (an answer someone confirmed, "
+        "or else the maintainers' last word before the close) or `confirmed` (only an answer the asker thanked, a "
+        "Discussion's accepted answer or one the maintainers said is right: fewer drafts, more of them right; see "
+        "[Insights](insights.md#drafts-from-the-tracker))",
+    )
     insights_queue_size: int = setting(
         10_000,
         "questions and votes kept in memory while the insights database cannot be written (a lock, a full disk); "
@@ -156,7 +163,8 @@ class Settings:
         if not 0 < self.answer_precision <= 1:
             raise SettingsError("KB_ANSWER_PRECISION", str(self.answer_precision), "a number above 0, at most 1")
         self.channel_precisions  # parsed now, so a malformed value fails at start-up
-        self.harvest_association_list  # and this one
+        self.harvest_association_list  # and these
+        self.harvest_confirmed_only
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise SettingsError(
                 "KB_DATABASE_URL", _without_password(self.database_url), "a postgresql:// URL, or empty"
@@ -195,6 +203,14 @@ class Settings:
             return associations_of(self.harvest_associations)
         except ValueError as exc:
             raise SettingsError("KB_HARVEST_ASSOCIATIONS", self.harvest_associations, str(exc)) from None
+
+    @property
+    def harvest_confirmed_only(self) -> bool:
+        """KB_HARVEST_EVIDENCE: whether only confirmed answers are drafted; SettingsError for another word."""
+        value = self.harvest_evidence.strip().lower()
+        if value not in ("any", "confirmed"):
+            raise SettingsError("KB_HARVEST_EVIDENCE", self.harvest_evidence, "`any` or `confirmed`")
+        return value == "confirmed"
 
     @property
     def judge(self) -> str:

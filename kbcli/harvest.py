@@ -89,6 +89,11 @@ def add_parser(sub: Any) -> None:
         help="whose answers count: author associations, comma-separated (default KB_HARVEST_ASSOCIATIONS)",
     )
     p.add_argument(
+        "--confirmed",
+        action="store_true",
+        help="only answers someone confirmed: the asker's thanks, an accepted answer (default KB_HARVEST_EVIDENCE)",
+    )
+    p.add_argument(
         "--limit", type=_positive, default=10_000, help="at most this many threads read (of the file, or of the API)"
     )
     p.add_argument(
@@ -180,7 +185,8 @@ def cmd_harvest(settings: ServerSettings, args: argparse.Namespace) -> int:
     from .progress import progress_lines
 
     associations = args.associations or settings.harvest_association_list
-    rules = Rules(associations=associations, label=args.label, closed_after=args.closed_after)
+    confirmed = args.confirmed or settings.harvest_confirmed_only
+    rules = Rules(associations=associations, label=args.label, closed_after=args.closed_after, confirmed_only=confirmed)
     started = time.time()
     threads = _threads(settings, args)
     llm, kb = _llm(settings), _knowledge(settings)

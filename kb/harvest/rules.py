@@ -35,7 +35,8 @@ the question elsewhere (`notes.wont_fix`: "won't fix", "not related to this repo
 asker reports a new failure after the answer, asks again with no answer after (`notes.asks`) or gives the answer
 himself ("我自己来回答一下", `notes.answers_self`), or where someone
 says the answer did not help (another user's bare "same problem" is no such word). `Choice.signals` says which rule
-picked it.
+picked it. With `Rules.confirmed_only` (`KB_HARVEST_EVIDENCE=confirmed`) only an answer someone confirmed is taken
+(the asker's thanks, an accepted answer, the maintainers' "that is correct"), never the last word alone.
 """
 
 from __future__ import annotations
@@ -107,6 +108,9 @@ class Rules:
     closed_after: float | None = None  # Unix seconds: only threads closed since
     min_answer: int = MIN_ANSWER
     min_confirmed: int = MIN_CONFIRMED
+    # Only answers someone confirmed (the asker's thanks, an accepted answer, the maintainers' "that is correct"):
+    # never the maintainers' last word alone (`KB_HARVEST_EVIDENCE=confirmed`).
+    confirmed_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -378,5 +382,7 @@ def _answer_of(
         return "the asker's question after the answer went unanswered"
     if any(c.author == thread.author and notes.answers_self(c.body) for c in comments[pick + 1 :]):
         return "the asker answered it himself after the maintainers"
+    if rules.confirmed_only:
+        return "nobody confirmed the answer (only confirmed answers are taken)"
     chosen = comments[pick]
     return Choice(thread, chosen, signals | {"answer": "last_before_close", "by": chosen.association})

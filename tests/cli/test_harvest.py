@@ -222,3 +222,26 @@ def test_repo_harvests_with_the_github_channel_not_registered(tmp_path: Path, se
         assert [json.loads(line)["number"] for line in done.stdout.splitlines()] == [1]
         assert said["bot"] is False and said["loaded"] == ["server.channels.github.settings"]  # its declaration's
         assert set(api.tokens) == {f"Bearer {token}"}
+
+
+def test_confirmed_drafts_only_answers_someone_confirmed_by_flag_or_setting(tmp_path: Path) -> None:
+    every = kb("harvest", "--from", str(FIXTURE), "--dry-run", "--json", data_dir=tmp_path / "data")
+    kinds = [json.loads(line)["signals"]["answer"] for line in every.stdout.splitlines()]
+    assert "last_before_close" in kinds and "thanked" in kinds
+    flag = kb("harvest", "--from", str(FIXTURE), "--confirmed", "--dry-run", "--json", data_dir=tmp_path / "data")
+    setting = kb(
+        "harvest",
+        "--from",
+        str(FIXTURE),
+        "--dry-run",
+        "--json",
+        data_dir=tmp_path / "data",
+        KB_HARVEST_EVIDENCE="confirmed",
+    )
+    for done in (flag, setting):
+        assert done.returncode == 0, done.stderr
+        confirmed = [json.loads(line)["signals"]["answer"] for line in done.stdout.splitlines()]
+        assert confirmed and set(confirmed) <= {"thanked", "accepted", "endorsed"}
+        assert len(confirmed) == sum(kind != "last_before_close" for kind in kinds)
+    wrong = kb("harvest", "--from", str(FIXTURE), "--dry-run", data_dir=tmp_path / "data", KB_HARVEST_EVIDENCE="sure")
+    assert wrong.returncode != 0 and "KB_HARVEST_EVIDENCE" in wrong.stderr and "sure" in wrong.stderr

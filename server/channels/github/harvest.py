@@ -92,7 +92,7 @@ async def harvest_closed(
     if thread is None:
         return "not harvested: no GitHub token to read its comments with (KB_GITHUB_TOKEN or a GitHub App)"
     comments = await thread.comments()
-    rules = Rules(associations=settings.harvest_association_list)
+    rules = Rules(associations=settings.harvest_association_list, confirmed_only=settings.harvest_confirmed_only)
     made = await asyncio.to_thread(draft_of_closed, asked, comments, rules, reloader.llm)
     if isinstance(made, str):
         return f"not harvested: {made}"

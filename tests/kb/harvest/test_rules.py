@@ -350,3 +350,11 @@ def test_every_answer_chosen_is_of_a_kind_the_page_names() -> None:
             if choice is not None:
                 kinds.add(choice.signals["answer"])
     assert kinds <= set(ANSWER_KINDS) and {"thanked", "endorsed", "last_before_close"} <= kinds
+
+
+def test_only_confirmed_answers_when_the_rules_ask_for_them() -> None:
+    strict = Rules(confirmed_only=True)
+    last_word = issue([comment("m", "MEMBER", ANSWER)])
+    assert chosen(last_word) == ANSWER and chosen(last_word, strict) is None
+    thanked = issue([comment("m", "MEMBER", ANSWER, day=2), comment("asker", "NONE", "Thanks, that worked!", day=3)])
+    assert chosen(thanked, strict) == ANSWER

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from .filters import Subset
-from .text import tokenize
+from .text import is_cjk, tokenize
 
 if TYPE_CHECKING:
     from .entries import Entry
@@ -244,8 +244,14 @@ class LexicalIndex:
             if len(self._stats) >= TERMS_KEPT:
                 self._stats.clear()
             df = self.both.df(term)
-            found = self._stats[term] = (df, self.both.idf(term) if term in self.both else self._rare)
+            found = self._stats[term] = (df, self.both.idf(term) if term in self.both else self._unseen(term))
         return found
+
+    def _unseen(self, term: str) -> float:
+        """The weight of a word no entry holds: the most a word can weigh (the question asks what the corpus lacks),
+        but nothing for a single Chinese character (让, 报, 存: what jieba leaves of a phrase it has no word for, as
+        a single Latin letter is dropped from a query)."""
+        return 0.0 if len(term) == 1 and is_cjk(term) else self._rare
 
     def _idf(self, term: str) -> float:
         return self._term(term)[1]

@@ -27,6 +27,19 @@ def test_coverage_is_the_idf_weighted_share_of_the_query():
     assert 0.3 < coverage[1] < 0.7
 
 
+def test_a_single_chinese_character_no_entry_has_weighs_nothing_a_word_no_entry_has_weighs_most():
+    """jieba leaves single characters of phrases it has no word for ("让", "报"): like a single Latin letter, they
+    say nothing of the question's subject; a whole word the corpus lacks ("抢占") still counts against every entry."""
+    lexical = index()
+    alone = lexical.coverage(QueryTerms(((("续训", 1.0),),)))
+    with_char = lexical.coverage(QueryTerms(((("续训", 1.0),), (("让", 1.0),))))
+    with_word = lexical.coverage(QueryTerms(((("续训", 1.0),), (("抢占", 1.0),))))
+    assert alone[0] == with_char[0] == 1.0
+    assert with_word[0] < 0.5
+    held = lexical.coverage(QueryTerms(((("模型", 1.0),), (("为", 1.0),))))  # a single character an entry has counts
+    assert 0.0 < held[0] < 1.0 and 0.0 < held[2] < 1.0
+
+
 def test_question_field_counts_separately():
     lexical = index()
     question = lexical.coverage(QueryTerms(((("续训", 1.0),),)), lexical.question)

@@ -69,7 +69,7 @@ _LATER = re.compile(
     r"|\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\b"
     r"|\b(?:to-?do|todo) list\b|\bstay tuned\b|\bcoming soon\b|\bin (?:the|a) (?:next|future|later|coming) "
     r"(?:release|version|update|report)\b|\binvestigating\b|\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?"
-    r"(?:looking into|working on|implement\w{0,6}|investigating)\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
+    r"(?:looking into|working on|implement\w{0,6}|investigating)\b|\b(?:we|i) (?:have not|haven't|havent) (?:yet )?(?:tried|tested|compared|checked)\b|\bnote to self\b|\b(?:in|on) (?:our|the) (?:plan|roadmap|to-?do)\b|\b(?:we|i)(?:'re| are| am|'m) working with\b|加到需求列表|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
     re.IGNORECASE,
 )
 # A sentence saying a fix or support has shipped, or that the problem went away ("just pushed new changes to fix it",
@@ -128,7 +128,10 @@ _FOLLOW_UP = re.compile(
 _REQUEST_TITLE = re.compile(
     r"^\s{0,5}[\[【(]?\s{0,3}(?:feature(?: request)?|feat|rfc|roadmap|proposal|model request|new model|功能请求|需求"
     r"|新功能)\s{0,3}[\]】):：]|\b(?:new|next|stable) (?:release|version)\b|\brelease request\b"
-    r"|\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\b|\btag a (?:new )?(?:stable )?release\b|发布新版本|发新版",
+    r"|\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\b|\btag a (?:new )?(?:stable )?release\b|发布新版本|发新版"
+    r"|\breleas(?:e|ing) (?:the |your |of )?(?:final |trained |pretrained |full )?(?:model )?(?:weights|checkpoints?|models?"
+    r"|code|datasets?)\b|\b(?:model |weights? |checkpoints? |code )release\b|(?:啥|什么)时候(?:发布|开源)|何时(?:发布|开源)"
+    r"|是否(?:会)?开源",
     re.IGNORECASE,
 )
 # A maintainer asking whether it is still a problem: never an answer, and the asker's "yes, solved" to it confirms none.
@@ -169,7 +172,7 @@ _REQUEST_BODY = re.compile(
     r"\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\b|\bwill you (?:support|add)\b"
     r"|\bplease (?:add|support)\b|\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\b"
     r"|\bwhen (?:will|can|would) (?:\S{1,30} ){1,6}be (?:supported|added|available|released)\b"
-    r"|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|[希期]望(?:能够?|可以)?)(?:支持|增加|添加)|什么时候.{0,8}支持",
+    r"|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|[希期]望(?:能够?|可以)?)(?:支持|增加|添加)|[希期]望(?:能够?|可以)?提供|什么时候.{0,8}支持",
     re.IGNORECASE,
 )
 DUPLICATE_LABELS = ("duplicate", "duplicated", "重复")

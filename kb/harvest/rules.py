@@ -72,7 +72,8 @@ _ASKS = re.compile(
     r"\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\b"
     r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下"
     r"|\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\b"
-    r"|\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\s?(?:pr|PR)",
+    r"|\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\s?(?:pr|PR)"
+    r"|\bprs? (?:are|is) welcome\b",
     re.IGNORECASE,
 )
 _THANKS_WORDS = ("thank you", "thanks you", "thanks", "thank", "thx", "谢谢", "感谢")  # a comment's closing thanks
@@ -380,8 +381,8 @@ def _answer_of(
         return "the answer did not help (a later comment says it still fails)"
     if _left_asking(comments, pick, thread, rules):
         return "the asker's question after the answer went unanswered"
-    if any(c.author == thread.author and notes.answers_self(c.body) for c in comments[pick + 1 :]):
-        return "the asker answered it himself after the maintainers"
+    if any(c.author == thread.author and notes.answers_self(c.body) for c in comments):
+        return "the asker answered it himself"
     if rules.confirmed_only:
         return "nobody confirmed the answer (only confirmed answers are taken)"
     chosen = comments[pick]

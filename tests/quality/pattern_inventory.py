@@ -399,7 +399,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|\\binvestigating\\b|\\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?(?:looking into|working on|implement\\w{0,6}|investigating)\\b|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
+        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|\\binvestigating\\b|\\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?(?:looking into|working on|implement\\w{0,6}|investigating)\\b|\\b(?:we|i) (?:have not|haven't|havent) (?:yet )?(?:tried|tested|compared|checked)\\b|\\bnote to self\\b|\\b(?:in|on) (?:our|the) (?:plan|roadmap|to-?do)\\b|\\b(?:we|i)(?:'re| are| am|'m) working with\\b|加到需求列表|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -435,7 +435,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "^\\s{0,5}[\\[【(]?\\s{0,3}(?:feature(?: request)?|feat|rfc|roadmap|proposal|model request|new model|功能请求|需求|新功能)\\s{0,3}[\\]】):：]|\\b(?:new|next|stable) (?:release|version)\\b|\\brelease request\\b|\\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\\b|\\btag a (?:new )?(?:stable )?release\\b|发布新版本|发新版",
+        "^\\s{0,5}[\\[【(]?\\s{0,3}(?:feature(?: request)?|feat|rfc|roadmap|proposal|model request|new model|功能请求|需求|新功能)\\s{0,3}[\\]】):：]|\\b(?:new|next|stable) (?:release|version)\\b|\\brelease request\\b|\\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\\b|\\btag a (?:new )?(?:stable )?release\\b|发布新版本|发新版|\\breleas(?:e|ing) (?:the |your |of )?(?:final |trained |pretrained |full )?(?:model )?(?:weights|checkpoints?|models?|code|datasets?)\\b|\\b(?:model |weights? |checkpoints? |code )release\\b|(?:啥|什么)时候(?:发布|开源)|何时(?:发布|开源)|是否(?:会)?开源",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -459,12 +459,12 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\\b|\\bwill you (?:support|add)\\b|\\bplease (?:add|support)\\b|\\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\\b|\\bwhen (?:will|can|would) (?:\\S{1,30} ){1,6}be (?:supported|added|available|released)\\b|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|[希期]望(?:能够?|可以)?)(?:支持|增加|添加)|什么时候.{0,8}支持",
+        "\\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\\b|\\bwill you (?:support|add)\\b|\\bplease (?:add|support)\\b|\\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\\b|\\bwhen (?:will|can|would) (?:\\S{1,30} ){1,6}be (?:supported|added|available|released)\\b|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|[希期]望(?:能够?|可以)?)(?:支持|增加|添加)|[希期]望(?:能够?|可以)?提供|什么时候.{0,8}支持",
     ),
     # kb/harvest/rules.py
     Row(
         "kb/harvest/rules.py",
-        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)",
+        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)|\\bprs? (?:are|is) welcome\\b",
     ),
     Row(
         "kb/harvest/rules.py",

@@ -1,6 +1,6 @@
-"""What a comment says, as the harvest's rules read it: its size in either language, a closing note, a duplicate, a
-won't-fix, a pull request named alone, an asker's confirmation, new problem, question or fix found elsewhere, a
-maintainer's word that another's reply is right; and whether a thread is a request.
+"""What a comment says, as the harvest's rules read it: its size in either language, a closing note, news of a fix,
+a duplicate, a won't-fix, a pull request named alone, an asker's confirmation, new problem, question, own answer or
+fix found elsewhere, a maintainer's word that another's reply is right; and whether a thread is a request.
 
 A comment's own words are its text without the lines it quotes, its links and its mentions (`own_words`). Its size
 counts a Han character as `HAN_WEIGHT` Latin ones: 15 Chinese characters say about what 40 English ones do, so one
@@ -155,7 +155,7 @@ _ELSEWHERE = re.compile(
     r"|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9}|#\d{2,9}\b",
     re.IGNORECASE,
 )
-# The asker giving the answer himself after the maintainers' ("我自己来回答一下", "answering my own question").
+# The asker giving the answer himself ("我自己来回答一下", "answering my own question").
 _OWN_ANSWER = re.compile(
     r"\banswer(?:ing)? my own question\b|\bi (?:found|figured out|worked out) (?:the|a) (?:solution|fix|way|cause)\b"
     r"|\bi (?:solved|fixed) it (?:by|with)\b|(?:我)?自己(?:来)?回答|自问自答|(?:我)?(?:自己)?找到了?(?:解决)?(?:办法|方法|原因)",

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from kb.harvest import Rules, choose, read_thread
-from kb.harvest.rules import refusal
+import json
+
+from kb.harvest import Rules, choose, read_thread, read_threads
+from kb.harvest.rules import ANSWER_KINDS, refusal
+from tests.support.paths import DATA
 
 from .threads_data import ANSWER, comment, issue
 
@@ -336,16 +339,10 @@ def test_an_asker_who_answers_himself_after_the_maintainers_leaves_the_thread() 
 
 def test_every_answer_chosen_is_of_a_kind_the_page_names() -> None:
     """`/insights` names each kind of `ANSWER_KINDS` (tests/server/routes/test_harvested.py); the rules make no other."""
-    import json
-    from pathlib import Path
-
-    from kb.harvest import read_threads
-    from kb.harvest.rules import ANSWER_KINDS
-
     kinds = set()
-    for name in ("threads.json", "tune_more.json", "unseen.json", "heldout.json", "fresh.json"):
-        path = Path(__file__).resolve().parents[2] / "data" / "harvest" / name
-        for thread in read_threads(json.loads(path.read_text(encoding="utf-8")), name):
+    for name in ("threads.json", "tune_more.json", "unseen.json", "heldout.json", "fresh.json", "blind.json"):
+        raw = json.loads((DATA / "harvest" / name).read_text(encoding="utf-8"))
+        for thread in read_threads(raw, name):
             choice = choose(thread)
             if choice is not None:
                 kinds.add(choice.signals["answer"])

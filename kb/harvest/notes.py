@@ -39,6 +39,8 @@ __all__ = [
     "new_problem",
     "is_request",
     "labelled_duplicate",
+    "closes_in_bulk",
+    "says_solved",
     "labelled_solved",
 ]
 
@@ -87,12 +89,26 @@ _WONT_FIX = re.compile(
     r"|\bout of (?:the )?scope\b"
     r"|\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\b"
     r"|\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\b"
-    r"|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
+    r"|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区"
+    r"|(?:到|去|在)\s{0,3}(?:这里|那里|那边|上游|官方)?\s{0,3}提\s{0,3}(?:个|一个)?\s{0,3}issues?"
+    r"|\b(?:open|raise|file|report|post) (?:an |the |this |it |a new )?(?:issue )?(?:in|on|at|to|with) (?:the )?(?:\S{1,40} )?"
+    r"(?:repo|repository|upstream|tracker)\b",
+    re.IGNORECASE,
+)
+# A note sent to many threads at once ("We're closing all old Windows issues", "批量关闭").
+_BULK_CLOSE = re.compile(
+    r"\bclos(?:e|ing) (?:all|every|many|these|a (?:lot|number) of) (?:the |of the )?(?:old|older|open|stale|inactive"
+    r"|outdated|remaining|existing|previous)?\s?(?:\w{1,20} )?(?:issues|tickets|threads)\b|批量关闭|统一关闭",
+    re.IGNORECASE,
+)
+# The asker saying it is solved ("问题已解决", "figured it out"), whoever solved it.
+_SOLVED = re.compile(
+    r"\b(?:solved|resolved|fixed it|figured (?:it )?out|works now|it works)\b|解决了|已解决|搞定|跑通了",
     re.IGNORECASE,
 )
 _REF = r"(?:#\d{1,9}|https://github\.com/[\w.-]{1,100}/[\w.-]{1,100}/(?:issues|pull|discussions)/\d{1,9})"
 _DUPLICATE = re.compile(
-    rf"(?<!not a )(?<!not )(?<!n't a )\bdup(?:e|licate)?d? (?:of|to) {_REF}|\bclos(?:e|ing|ed)\b[^.\n]{{0,40}}\b(?:in favou?r of|because of|as (?:a )?"
+    rf"(?<!not a )(?<!not )(?<!n't a )\bdup(?:e|licate)?d? (?:of|to) {_REF}|\bduplication of\s{{0,3}}(?:#\d|https?://)|\bclos(?:e|ing|ed)\b[^.\n]{{0,40}}\b(?:in favou?r of|because of|as (?:a )?"
     rf"dup(?:e|licate)?(?: of)?) {_REF}|\bsame (?:issue|problem|question|bug) as {_REF}"
     r"|(?<!not )\b(?:is|as) a duplicate\b|\bduplicate (?:issue|question)\b"
     rf"|\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\b(?:tracked|tracking|track (?:it|this)"
@@ -110,6 +126,12 @@ _THANKS = re.compile(
     r"\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it"
     r"|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\b"
     r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害|解决[^，。,.!?！？\s]{1,12}问题了|问题(?:已经?)?解决了",
+    re.IGNORECASE,
+)
+# The asker still trying what was suggested, or about to ("I'll try it", "我看下", "正在尝试用源码编译").
+_TRYING = re.compile(
+    r"\b(?:i'?ll|i will|will|let me|going to|gonna) (?:try|test|check|look)\b|\b(?:i'?m|i am) (?:trying|testing|checking)\b"
+    r"|我(?:先|再)?(?:看下|看看|试试|试一下|去试|再试|研究一下)|正在(?:尝试|试)|稍后(?:试|尝试)",
     re.IGNORECASE,
 )
 # The asker, after an answer, reporting what still fails or a failure the answer led to.
@@ -254,6 +276,17 @@ def wont_fix(words: str) -> bool:
     return _WONT_FIX.search(words[:READ]) is not None
 
 
+def closes_in_bulk(words: str) -> bool:
+    """Whether a comment is a note closing many threads at once ("We're closing all old Windows issues")."""
+    return _BULK_CLOSE.search(words[:READ]) is not None
+
+
+def says_solved(body: str) -> bool:
+    """Whether a reply says the problem is solved ("问题已解决", "I figured it out"), not asking anything."""
+    words = own_words(body)[:2000]
+    return _SOLVED.search(words) is not None and not asks(body)
+
+
 def says_duplicate(body: str) -> bool:
     """Whether a comment says its thread repeats another ("Duplicate of #12", "Closing in favor of #6537",
     "与 #3 重复"), read sentence by sentence."""
@@ -270,13 +303,15 @@ def names_pr_alone(body: str, minimum: float) -> bool:
 
 
 def confirms(body: str) -> bool:
-    """Whether the asker's reply confirms what it answers: its first paragraph thanks or says it works, and nothing
-    failing follows that ("Ok, but it's not installed by default; after installing it, then it works" does;
+    """Whether the asker's reply confirms what it answers: its first paragraph thanks or says it works, is not
+    still trying ("多谢，我看下"), and nothing failing follows that ("Ok, but it's not installed by default; after installing it, then it works" does;
     "thanks, but now I get a CUDA error" does not), nor does a later paragraph report a new failure ("Thank you for
     the fix! ... Anyway, a follow-up: now the update fails with ...")."""
     first, _, rest = own_words(body)[:2000].partition("\n\n")
     found = list(_THANKS.finditer(first))
-    return bool(found) and _FAILURE.search(first[found[-1].end() :]) is None and _FOLLOW_UP.search(rest) is None
+    if not found or _TRYING.search(first) is not None:
+        return False
+    return _FAILURE.search(first[found[-1].end() :]) is None and _FOLLOW_UP.search(rest) is None
 
 
 def new_problem(body: str) -> bool:

@@ -70,7 +70,7 @@ MIN_CONFIRMED = 12  # ... when the asker confirmed it worked: a one-line command
 # A maintainer asking back (for a repro, a log, a new ticket) has not answered yet.
 _ASKS = re.compile(
     r"\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\b"
-    r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下"
+    r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下|提供一?下(?!载)"
     r"|\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\b"
     r"|\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\s?(?:pr|PR)"
     r"|\bprs? (?:are|is) welcome\b",
@@ -289,6 +289,8 @@ def refusal(thread: Thread, rules: Rules) -> str:
         return "a duplicate (the thread says so)"
     if notes.labelled_duplicate(thread.labels):
         return "a duplicate (its label says so)"
+    if any(c.author == thread.author and c.association in rules.associations and not c.bot for c in thread.comments):
+        return "opened by the maintainers"
     return ""
 
 
@@ -334,6 +336,9 @@ def decide(thread: Thread, rules: Rules = Rules()) -> Choice | str:
             return "the accepted answer is a bot's or empty"
         return Choice(thread, thread.accepted, signals | {"answer": "accepted", "by": thread.accepted.association})
     comments = [c for c in thread.comments if thread.closed_at is None or (c.created_at or 0) <= thread.closed_at + 60]
+    first = next((i for i, c in enumerate(comments) if _someone_else(c, thread)), len(comments))
+    if any(notes.says_solved(c.body) for c in comments[:first] if not c.bot):
+        return "the asker solved it before anyone answered"
     confirmed, by_asker = _confirmed(comments, thread, rules)
     solved = notes.labelled_solved(thread.labels)
     answers = [
@@ -367,6 +372,8 @@ def _answer_of(
     last = max([i for i, c in enumerate(comments) if _maintainer(c, thread, rules)] + answers)
     if notes.wont_fix(notes.own_words(comments[last].body)):
         return "the maintainers' last word: nothing will be done"
+    if notes.closes_in_bulk(notes.own_words(comments[last].body)):
+        return "the maintainers' last word closes many threads at once"
     for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the answer it confirms
         if comments[i].author == thread.author and notes.confirms(comments[i].body):
             before = [a for a in answers if a < i and a in confirmed]

@@ -407,11 +407,19 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add|share|release)\\b|\\bno plans? (?:to|for)\\b|\\bdo(?:n'?t| not) plan to\\b|\\bout of (?:the )?scope\\b|\\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\\b|\\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\\b|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区",
+        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add|share|release)\\b|\\bno plans? (?:to|for)\\b|\\bdo(?:n'?t| not) plan to\\b|\\bout of (?:the )?scope\\b|\\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\\b|\\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\\b|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区|(?:到|去|在)\\s{0,3}(?:这里|那里|那边|上游|官方)?\\s{0,3}提\\s{0,3}(?:个|一个)?\\s{0,3}issues?|\\b(?:open|raise|file|report|post) (?:an |the |this |it |a new )?(?:issue )?(?:in|on|at|to|with) (?:the )?(?:\\S{1,40} )?(?:repo|repository|upstream|tracker)\\b",
     ),
     Row(
         "kb/harvest/notes.py",
-        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|(?<!not )\\\\b(?:is|as) a duplicate\\\\b|\\\\bduplicate (?:issue|question)\\\\b|\\\\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\\\\b(?:tracked|tracking|track (?:it|this)|continue (?:the discussion |this )?)(?:in|at|on|under) <?{_REF}|(?:合并到|移步(?:到)?)\\\\s{{0,3}}{_REF}|\\\\b(?:discussed|answered|addressed|covered|tracked) (?:here|in|at|under)\\\\s{{0,3}}:?\\\\s{{0,3}}<?{_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
+        "\\bclos(?:e|ing) (?:all|every|many|these|a (?:lot|number) of) (?:the |of the )?(?:old|older|open|stale|inactive|outdated|remaining|existing|previous)?\\s?(?:\\w{1,20} )?(?:issues|tickets|threads)\\b|批量关闭|统一关闭",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:solved|resolved|fixed it|figured (?:it )?out|works now|it works)\\b|解决了|已解决|搞定|跑通了",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        'f"(?<!not a )(?<!not )(?<!n\'t a )\\\\bdup(?:e|licate)?d? (?:of|to) {_REF}|\\\\bduplication of\\\\s{{0,3}}(?:#\\\\d|https?://)|\\\\bclos(?:e|ing|ed)\\\\b[^.\\\\n]{{0,40}}\\\\b(?:in favou?r of|because of|as (?:a )?dup(?:e|licate)?(?: of)?) {_REF}|\\\\bsame (?:issue|problem|question|bug) as {_REF}|(?<!not )\\\\b(?:is|as) a duplicate\\\\b|\\\\bduplicate (?:issue|question)\\\\b|\\\\bmerg(?:e|ed|ing) (?:this|it)(?: issue| thread)? (?:with|into) <?{_REF}|\\\\b(?:tracked|tracking|track (?:it|this)|continue (?:the discussion |this )?)(?:in|at|on|under) <?{_REF}|(?:合并到|移步(?:到)?)\\\\s{{0,3}}{_REF}|\\\\b(?:discussed|answered|addressed|covered|tracked) (?:here|in|at|under)\\\\s{{0,3}}:?\\\\s{{0,3}}<?{_REF}|与\\\\s{{0,3}}{_REF}\\\\s{{0,3}}重复|重复(?:了)?(?:的)?(?:问题|issue)|\\\\bduplicated?\\\\s{{0,3}}$"',
     ),
     Row(
         "kb/harvest/notes.py",
@@ -424,6 +432,10 @@ ROWS = [
     Row(
         "kb/harvest/notes.py",
         "\\b(?:thanks?|thx|ty|works? (?:now|for me|well|fine)|it works|(?:then|and) it works|solved|resolved|fixed it|that did it|got it|gotcha|appreciate|that'?s what i (?:want|need)(?:ed)?)\\b|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害|解决[^，。,.!?！？\\s]{1,12}问题了|问题(?:已经?)?解决了",
+    ),
+    Row(
+        "kb/harvest/notes.py",
+        "\\b(?:i'?ll|i will|will|let me|going to|gonna) (?:try|test|check|look)\\b|\\b(?:i'?m|i am) (?:trying|testing|checking)\\b|我(?:先|再)?(?:看下|看看|试试|试一下|去试|再试|研究一下)|正在(?:尝试|试)|稍后(?:试|尝试)",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -464,7 +476,7 @@ ROWS = [
     # kb/harvest/rules.py
     Row(
         "kb/harvest/rules.py",
-        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)|\\bprs? (?:are|is) welcome\\b",
+        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|提供一?下(?!载)|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)|\\bprs? (?:are|is) welcome\\b",
     ),
     Row(
         "kb/harvest/rules.py",

@@ -303,13 +303,14 @@ def names_pr_alone(body: str, minimum: float) -> bool:
 
 
 def confirms(body: str) -> bool:
-    """Whether the asker's reply confirms what it answers: its first paragraph thanks or says it works, is not
-    still trying ("多谢，我看下"), and nothing failing follows that ("Ok, but it's not installed by default; after installing it, then it works" does;
-    "thanks, but now I get a CUDA error" does not), nor does a later paragraph report a new failure ("Thank you for
-    the fix! ... Anyway, a follow-up: now the update fails with ...")."""
+    """Whether the asker's reply confirms what it answers: its first paragraph thanks or says it works, is not still
+    trying ("多谢，我看下") unless it says it is solved, and nothing failing follows that ("Ok, but it's not installed by
+    default; after installing it, then it works" does; "thanks, but now I get a CUDA error" does not), nor does a
+    later paragraph report a new failure ("Thank you for the fix! ... Anyway, a follow-up: now the update fails
+    with ...")."""
     first, _, rest = own_words(body)[:2000].partition("\n\n")
     found = list(_THANKS.finditer(first))
-    if not found or _TRYING.search(first) is not None:
+    if not found or (_TRYING.search(first) is not None and _SOLVED.search(first) is None):
         return False
     return _FAILURE.search(first[found[-1].end() :]) is None and _FOLLOW_UP.search(rest) is None
 

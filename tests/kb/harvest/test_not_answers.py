@@ -25,6 +25,7 @@ def test_thanks_from_an_asker_still_trying_confirms_nothing() -> None:
     ):
         assert not notes.confirms(said), said
     assert notes.confirms("Thanks, that worked!") and notes.confirms("谢谢，解决了！")
+    assert notes.confirms("Thanks, I built the latest code. Issue is resolved. Will try the new version.")
     trying = issue([comment("m", "MEMBER", ANSWER, day=2), comment("asker", "NONE", "Thanks, I'll try it.", day=3)])
     choice = choose(read_thread(trying))
     assert choice is not None and choice.signals["answer"] == "last_before_close"

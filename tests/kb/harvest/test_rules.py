@@ -340,7 +340,8 @@ def test_an_asker_who_answers_himself_after_the_maintainers_leaves_the_thread() 
 def test_every_answer_chosen_is_of_a_kind_the_page_names() -> None:
     """`/insights` names each kind of `ANSWER_KINDS` (tests/server/routes/test_harvested.py); the rules make no other."""
     kinds = set()
-    for name in ("threads.json", "tune_more.json", "unseen.json", "heldout.json", "fresh.json", "blind.json"):
+    names = ("threads.json", "tune_more.json", "unseen.json", "heldout.json", "fresh.json", "blind.json", "sealed.json")
+    for name in (*names, "untouched.json"):
         raw = json.loads((DATA / "harvest" / name).read_text(encoding="utf-8"))
         for thread in read_threads(raw, name):
             choice = choose(thread)

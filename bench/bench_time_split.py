@@ -16,8 +16,8 @@ it (a higher number) are left out of what it could be shown: they did not exist 
 earlier thread that answers them, those the FAQ does not answer (the states "see also" is shown in), those shown
 such a thread; and of all the out-of-scope questions, those shown a thread that does not answer them. Targets
 (issue #66): at least a fifth of the questions with an earlier thread get it; a wrong thread at most once in 25.
-The thresholds are kb/see_also.py's, chosen on the tune side by bench/bench_see_also.py; the test side is only
-reported.
+The thresholds are kb/see_also.py's (a question's, a whole issue's), chosen on the tune side by
+bench/bench_see_also.py; the test side is only reported.
 
     .venv/bin/python bench/bench_time_split.py
 """
@@ -40,7 +40,7 @@ from common import Row, main, ready_settings  # noqa: E402
 from kb.evaluate import EvalQuery, load_queries  # noqa: E402
 from kb.harvest import Draft, Rules, harvest, question_of_thread, read_threads  # noqa: E402
 from kb.harvest.clean import clean_answer  # noqa: E402
-from kb.see_also import MIN_BODY, MIN_SCORE, SHOWN_STATES, Found, SeeAlso, threads_of  # noqa: E402
+from kb.see_also import SHOWN_STATES, Found, SeeAlso, threads_of  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 LABELS = DATA / "harvest" / "earlier_answers.json"
@@ -93,7 +93,7 @@ def counts(kb: object, index: SeeAlso, questions: list[tuple[EvalQuery, str]], a
         threads = []
         if result.state in SHOWN_STATES:
             ranked = index.ranked(result, kb.searcher, query.url)  # type: ignore[attr-defined]
-            threads = shown(visible(ranked, query.url), MIN_SCORE, MIN_BODY)
+            threads = shown(visible(ranked, query.url), *index.thresholds(result))
         c["out"] += 1
         c["wrong"] += any(f.thread.url not in right for f in threads)
         if right:

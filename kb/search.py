@@ -308,6 +308,7 @@ class Searcher:
             judged=weights.judged,
             point=answer.threshold(self.precision),
             floor=answer.floor,
+            reads=plan.reads,
         )
 
     def features(

@@ -9,16 +9,18 @@ weights). A search whose state is `likely` or `not_covered` ranks the threads wi
 question (`SearchResult.vector`), so "see also" embeds nothing per question. A thread is shown when:
 
 - its score reaches `MIN_SCORE`, and its text outside its title (the body's question and the answer) holds at
-  least `MIN_BODY` of the question's words: a short title alone is not evidence enough;
+  least `MIN_BODY` of the question's words: a short title alone is not evidence enough (for a whole issue, as a
+  tracker's bot reads it, `ISSUE_MIN_SCORE` and `ISSUE_MIN_BODY`: its many words each weigh less);
 - it is not the question's own thread: not its link (`own_url`, where the channel knows it), and neither its title
   nor its whole question near-identical to the question (the same words, or the title's vector at `OWN_COSINE`);
 - it is not the thread of an accepted entry already among the question's entries.
 
 At most `MAX_SHOWN` threads are shown, best first, one a draft: the draft's own thread (the one holding the answer),
-whichever of its threads the question was found by. `MIN_SCORE` and `MIN_BODY` are chosen on the tune side only
-(bench/bench_see_also.py: the questions of real_tune.jsonl and the whole issues of issues_tune.jsonl, the
-out-of-scope ones shown a wrong thread at most once in 50, the in-scope ones shown their entry as a thread as
-often as that allows); the same benchmark reports real_test's and issues_test's. The vectors (the passages', and the titles' that
+whichever of its threads the question was found by. The thresholds are chosen on the tune side only, each kind of
+input on its own (bench/bench_see_also.py: the questions of real_tune.jsonl for `MIN_SCORE` and `MIN_BODY`, the whole
+issues of issues_tune.jsonl for `ISSUE_MIN_SCORE` and `ISSUE_MIN_BODY`; the out-of-scope ones shown a wrong thread at
+most once in 50, the in-scope ones shown their entry as a thread as often as that allows); the same benchmark
+reports real_test's and issues_test's. The vectors (the passages', and the titles' that
 `draft_asking` compares) are kept in the data directory's embedding cache (`$KB_DATA_DIR/cache/embeddings.sqlite`:
 the passages under the model's name, as the entries', the titles under the model's name and `#query`, where
 `kb harvest` leaves those it embedded): a server starting, or a second replica, embeds none of them again. The
@@ -56,13 +58,19 @@ __all__ = [
     "MAX_SHOWN",
     "MIN_SCORE",
     "MIN_BODY",
+    "ISSUE_MIN_SCORE",
+    "ISSUE_MIN_BODY",
     "OWN_COSINE",
     "MAX_THREADS",
 ]
 
 MAX_SHOWN = 3  # threads shown below a question, at most
-MIN_SCORE = 12.0  # the ranking's score (`kb.thread_search`) a thread must reach
-MIN_BODY = 0.2  # the share of the question's words a thread must hold outside its title
+MIN_SCORE = 14.0  # the ranking's score (`kb.thread_search`) a thread must reach
+MIN_BODY = 0.1  # the share of the question's words a thread must hold outside its title
+# The same for a whole issue, as a tracker's bot reads it: its many words are each a smaller share of its question,
+# so a thread that answers it scores lower than for a question typed in a few words.
+ISSUE_MIN_SCORE = 9.0
+ISSUE_MIN_BODY = 0.1
 OWN_COSINE = 0.995  # a thread whose title's vector is this near the question's is the question's own thread
 MAX_THREADS = 5000  # threads held, at most (the newest drafts first)
 MAX_TITLE = 300  # characters of a thread's title shown
@@ -211,9 +219,17 @@ def _empty() -> _Index:
 class SeeAlso:
     """The resolved threads a question may be shown below its entries: shared by every build served, swapped whole."""
 
-    def __init__(self, min_score: float = MIN_SCORE, min_body: float = MIN_BODY) -> None:
+    def __init__(
+        self,
+        min_score: float = MIN_SCORE,
+        min_body: float = MIN_BODY,
+        issue_min_score: float = ISSUE_MIN_SCORE,
+        issue_min_body: float = ISSUE_MIN_BODY,
+    ) -> None:
         self.min_score = min_score
         self.min_body = min_body
+        self.issue_min_score = issue_min_score
+        self.issue_min_body = issue_min_body
         self._index = _empty()
         self._known: dict[tuple[bool, str], np.ndarray] = {}  # each text embedded once, across loads
         self._lock = threading.Lock()
@@ -293,14 +309,22 @@ class SeeAlso:
             return ()
         shown: list[Resolved] = []
         seen: set[int] = set()
-        for found in self.ranked(result, searcher, own_url, self.min_score, self.min_body):
-            if found.score < self.min_score or len(shown) == MAX_SHOWN:
+        least, body = self.thresholds(result)
+        for found in self.ranked(result, searcher, own_url, least, body):
+            if found.score < least or len(shown) == MAX_SHOWN:
                 break
-            if found.group in seen or found.body < self.min_body:
+            if found.group in seen or found.body < body:
                 continue
             seen.add(found.group)
             shown.append(found.thread)
         return tuple(shown)
+
+    def thresholds(self, result: SearchResult) -> tuple[float, float]:
+        """The score and the share of the question's words beyond its title a thread needs to be shown below
+        `result`: a whole issue's own when the search read one."""
+        if result.reads == "issue":
+            return self.issue_min_score, self.issue_min_body
+        return self.min_score, self.min_body
 
     def ranked(
         self, result: SearchResult, searcher: Searcher, own_url: str = "", least: float = -np.inf, body: float = 0.0

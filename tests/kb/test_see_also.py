@@ -164,6 +164,15 @@ def test_nothing_under_the_threshold_without_a_vector_or_of_another_model(kb: Kn
     assert SeeAlso().near(result, kb.searcher) == ()
 
 
+def test_a_whole_issue_is_held_to_its_own_thresholds(kb: KnowledgeBase) -> None:
+    """A whole issue's many words each weigh less: a search that read one is shown threads at the issue thresholds."""
+    issue = replace(asked(kb, NPU), reads="issue")
+    assert kb.search_blocking(NPU, reads="issue").reads == "issue" and asked(kb, NPU).reads == "question"
+    strict_questions = loaded(kb, SeeAlso(min_score=1e9))
+    assert strict_questions.near(issue, kb.searcher) and not strict_questions.near(asked(kb, NPU), kb.searcher)
+    assert loaded(kb, SeeAlso(issue_min_score=1e9)).near(issue, kb.searcher) == ()
+
+
 def test_each_text_is_embedded_once_and_a_decided_draft_forgotten(kb: KnowledgeBase) -> None:
     embedder = kb.searcher.embedder
     index = loaded(kb)

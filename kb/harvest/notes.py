@@ -282,9 +282,10 @@ def closes_in_bulk(words: str) -> bool:
 
 
 def says_solved(body: str) -> bool:
-    """Whether a reply says the problem is solved ("问题已解决", "I figured it out"), not asking anything."""
+    """Whether a reply says the problem is solved ("问题已解决", "I figured it out"), asking nothing and reporting no
+    new failure ("solved that, but now I get ...")."""
     words = own_words(body)[:2000]
-    return _SOLVED.search(words) is not None and not asks(body)
+    return _SOLVED.search(words) is not None and not asks(body) and not new_problem(body)
 
 
 def says_duplicate(body: str) -> bool:

@@ -45,6 +45,8 @@ def test_an_asker_who_solved_it_before_anyone_answered_leaves_the_thread() -> No
     how = comment("other", "NONE", "麻烦请问是如何解决的呢", day=3)
     raw = issue([solved, how, comment("m", "MEMBER", ANSWER, day=4)])
     assert _why(raw) == "the asker solved it before anyone answered"
+    moved_on = comment("asker", "NONE", "I solved the import error, but now I get a CUDA error on launch.", day=2)
+    assert choose(read_thread(issue([moved_on, comment("m", "MEMBER", ANSWER, day=3)]))) is not None
     more = comment("asker", "NONE", "More detail: it fails on the second node only. Thanks in advance!", day=2)
     assert choose(read_thread(issue([more, comment("m", "MEMBER", ANSWER, day=3)]))) is not None
 

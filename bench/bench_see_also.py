@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import Row, main, ready_settings  # noqa: E402
 
 from kb.evaluate import EvalQuery, load_queries  # noqa: E402
-from kb.harvest import Draft, Rules, harvest, question_of_thread, read_threads  # noqa: E402
+from kb.harvest import Draft, Rules, Thread, harvest, question_of_thread, read_threads  # noqa: E402
 from kb.harvest.clean import clean_answer  # noqa: E402
 from kb.hits import SearchResult  # noqa: E402
 from kb.see_also import (  # noqa: E402
@@ -69,6 +69,15 @@ CHOSEN = 50  # the rate the thresholds are chosen at, on the tune side
 ENTRY = "https://github.com/faq/entries/issues/{}"  # an entry as a thread (`corpora`)
 
 
+def labelled_draft(thread: Thread, at: int) -> Draft | None:
+    """`thread` as a draft whose answer is its comment `at` (None when the thread or the answer says nothing)."""
+    answer = clean_answer(thread.comments[at].body)
+    question = question_of_thread(thread)
+    if not (answer and question):
+        return None
+    return Draft(thread.repo, thread.number, thread.url, thread.kind, question, answer, {})
+
+
 def corpora(kb: object) -> dict[str, list[list[tuple[Resolved, ThreadText]]]]:
     """The corpora, as `SeeAlso.load` takes them: `drafts`, `kb harvest`'s of the fixture; `threads`, every thread of it
     with a comment, with the FAQ's entries as threads besides (each its question and answer; its link `ENTRY`)."""
@@ -80,10 +89,9 @@ def corpora(kb: object) -> dict[str, list[list[tuple[Resolved, ThreadText]]]]:
         if not thread.comments:
             continue
         at = item["fixture"].get("answer")
-        answer = clean_answer(thread.comments[at if isinstance(at, int) else -1].body)
-        question = question_of_thread(thread)
-        if answer and question:
-            every.append(Draft(thread.repo, thread.number, thread.url, thread.kind, question, answer, {}))
+        made = labelled_draft(thread, at if isinstance(at, int) else -1)
+        if made is not None:
+            every.append(made)
     entries = [
         [(Resolved(e.question[:300], ENTRY.format(e.id), "faq/entries", i), ThreadText(e.question, "", e.answer))]
         for i, e in enumerate(kb.entries)  # type: ignore[attr-defined]

@@ -34,12 +34,11 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_harvest import FIXTURES, _repo_number  # noqa: E402
-from bench_see_also import shown  # noqa: E402
+from bench_see_also import labelled_draft, shown  # noqa: E402
 from common import Row, main, ready_settings  # noqa: E402
 
 from kb.evaluate import EvalQuery, load_queries  # noqa: E402
-from kb.harvest import Draft, Rules, harvest, question_of_thread, read_threads  # noqa: E402
-from kb.harvest.clean import clean_answer  # noqa: E402
+from kb.harvest import Draft, Rules, harvest, read_threads  # noqa: E402
 from kb.see_also import SHOWN_STATES, Found, SeeAlso, threads_of  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
@@ -61,12 +60,9 @@ def corpora(kb: object) -> dict[str, list]:
         threads = read_threads(raw, str(path))
         drafts += harvest(threads, Rules(), kb).drafts  # type: ignore[arg-type]
         for item, thread in zip(raw, threads):
-            if not item["fixture"]["harvest"]:
-                continue
-            answer = clean_answer(thread.comments[item["fixture"]["answer"]].body)
-            question = question_of_thread(thread)
-            if answer and question:
-                labelled.append(Draft(thread.repo, thread.number, thread.url, thread.kind, question, answer, {}))
+            made = labelled_draft(thread, item["fixture"]["answer"]) if item["fixture"]["harvest"] else None
+            if made is not None:
+                labelled.append(made)
     return {"harvested": threads_of(drafts), "labelled": threads_of(labelled)}
 
 
@@ -75,7 +71,8 @@ def asked(side: str, answers: dict[str, list[str]]) -> list[tuple[EvalQuery, str
     the id of the question it is)."""
     typed, whole = (load_queries(path) for path in SIDES[side])
     out = [(q, q.id) for q in typed if q.id in answers]
-    of = {json.loads(line)["id"]: json.loads(line).get("of", "") for line in SIDES[side][1].read_text("utf-8").splitlines() if line.strip()}  # fmt: skip
+    rows = [json.loads(line) for line in SIDES[side][1].read_text("utf-8").splitlines() if line.strip()]
+    of = {row["id"]: row.get("of", "") for row in rows}
     return out + [(q, of[q.id]) for q in whole if of.get(q.id) in answers]
 
 

@@ -61,9 +61,8 @@ class SearchResult:
     # The model's vector of what was searched (before any query adapter), for what is compared beside the
     # entries without embedding the question again ("see also": kb.see_also); None when not kept.
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)
-    reads: str = (
-        "question"  # what was searched (`kb.plan.READS`): a question, or a whole issue as a tracker's bot reads it
-    )
+    # What was searched (`kb.plan.READS`): a question, or a whole issue as a tracker's bot reads it.
+    reads: str = "question"
 
     @property
     def verdict(self) -> Verdict:

@@ -34,7 +34,10 @@ unless a reply confirms it. A thread is not harvested whose last maintainer word
 the question elsewhere (`notes.wont_fix`: "won't fix", "not related to this repo", "在讨论区提出", "超纲"), whose
 asker reports a new failure after the answer, asks again with no answer after (`notes.asks`) or gives the answer
 himself ("我自己来回答一下", `notes.answers_self`), or where someone
-says the answer did not help (another user's bare "same problem" is no such word). `Choice.signals` says which rule
+says the answer did not help (another user's bare "same problem" is no such word); nor one the repository's people
+opened, one whose asker said it was solved before anyone else spoke (`notes.says_solved`), or one whose last
+maintainer word closes many threads at once (`notes.closes_in_bulk`). An asker's thanks while still trying ("多谢，我看下")
+confirms nothing (`notes.confirms`). `Choice.signals` says which rule
 picked it. With `Rules.confirmed_only` (`KB_HARVEST_EVIDENCE=confirmed`) only an answer someone confirmed is taken
 (the asker's thanks, an accepted answer, the maintainers' "that is correct"), never the last word alone.
 """
@@ -289,7 +292,7 @@ def refusal(thread: Thread, rules: Rules) -> str:
         return "a duplicate (the thread says so)"
     if notes.labelled_duplicate(thread.labels):
         return "a duplicate (its label says so)"
-    if any(c.author == thread.author and c.association in rules.associations and not c.bot for c in thread.comments):
+    if any(c.author == thread.author and c.association in MEMBERS and not c.bot for c in thread.comments):
         return "opened by the maintainers"
     return ""
 
@@ -370,9 +373,10 @@ def _answer_of(
 ) -> Choice | str:
     """The answer among `answers`: the one the asker thanked, else the answer to the asker's question; or why none."""
     last = max([i for i, c in enumerate(comments) if _maintainer(c, thread, rules)] + answers)
-    if notes.wont_fix(notes.own_words(comments[last].body)):
+    last_words = notes.own_words(comments[last].body)
+    if notes.wont_fix(last_words):
         return "the maintainers' last word: nothing will be done"
-    if notes.closes_in_bulk(notes.own_words(comments[last].body)):
+    if notes.closes_in_bulk(last_words):
         return "the maintainers' last word closes many threads at once"
     for i in range(len(comments) - 1, 0, -1):  # the asker's last confirmation, and the answer it confirms
         if comments[i].author == thread.author and notes.confirms(comments[i].body):

@@ -42,6 +42,8 @@ __all__ = [
     "closes_in_bulk",
     "says_solved",
     "labelled_solved",
+    "denies",
+    "only_asks",
 ]
 
 HAN_WEIGHT = 40 / 15  # Latin characters one Han character counts as: 15 of them say what 40 Latin ones do
@@ -71,7 +73,8 @@ _LATER = re.compile(
     r"|\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\b"
     r"|\b(?:to-?do|todo) list\b|\bstay tuned\b|\bcoming soon\b|\bin (?:the|a) (?:next|future|later|coming) "
     r"(?:release|version|update|report)\b|\binvestigating\b|\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?"
-    r"(?:looking into|working on|implement\w{0,6}|investigating)\b|\b(?:we|i) (?:have not|haven't|havent) (?:yet )?(?:tried|tested|compared|checked)\b|\bnote to self\b|\b(?:in|on) (?:our|the) (?:plan|roadmap|to-?do)\b|\b(?:we|i)(?:'re| are| am|'m) working with\b|加到需求列表|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
+    r"(?:looking into|working on|implement\w{0,6}|investigating)\b|\bin the next (?:few |couple of )?(?:days?|weeks?|months?)\b"
+    r"|\bhop(?:e|ing) to (?:get|have|release|add|publish|put)\b|\b(?:we|i) (?:have not|haven't|havent) (?:yet )?(?:tried|tested|compared|checked)\b|\bnote to self\b|\b(?:in|on) (?:our|the) (?:plan|roadmap|to-?do)\b|\b(?:we|i)(?:'re| are| am|'m) working with\b|加到需求列表|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
     re.IGNORECASE,
 )
 # A sentence saying a fix or support has shipped, or that the problem went away ("just pushed new changes to fix it",
@@ -90,7 +93,7 @@ _WONT_FIX = re.compile(
     r"|\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\b"
     r"|\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\b"
     r"|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区"
-    r"|(?:到|去|在)\s{0,3}(?:这里|那里|那边|上游|官方)?\s{0,3}提\s{0,3}(?:个|一个)?\s{0,3}issues?"
+    r"|(?:到|去|在)\s{0,3}(?:这里|那里|那边|上游|官方)?\s{0,3}提\s{0,3}(?:个|一个)?\s{0,3}issues?|移步.{0,30}?(?:反馈|提问|询问|咨询|提\s{0,3}issue)"
     r"|\b(?:open|raise|file|report|post) (?:an |the |this |it |a new )?(?:issue )?(?:in|on|at|to|with) (?:the )?(?:\S{1,40} )?"
     r"(?:repo|repository|upstream|tracker)\b",
     re.IGNORECASE,
@@ -128,6 +131,13 @@ _THANKS = re.compile(
     r"|谢谢|感谢|多谢|解决了|可以了|好了|成功了|明白了|懂了|搞定|跑通了|厉害|解决[^，。,.!?！？\s]{1,12}问题了|问题(?:已经?)?解决了",
     re.IGNORECASE,
 )
+# A reply opening by saying the answer missed ("应该不是", "不是这个问题", "No, that's not it"): it confirms nothing.
+_DENIES = re.compile(
+    r"(?:no(?! problem| worries)\b|nope\b|not (?:that|this|the (?:issue|problem|cause|reason))\b"
+    r"|that'?s not (?:it|the (?:issue|problem|cause|reason))\b|(?:应该|好像|似乎)?(?:不是|并不是)(?:这个|那个)?(?:问题|原因)?"
+    r"|(?:加了|改了|试了|换了)(?:也|还是)一样)",
+    re.IGNORECASE,
+)
 # The asker still trying what was suggested, or about to ("I'll try it", "我看下", "正在尝试用源码编译").
 _TRYING = re.compile(
     r"\b(?:i'?ll|i will|will|let me|going to|gonna) (?:try|test|check|look)\b|\b(?:i'?m|i am) (?:trying|testing|checking)\b"
@@ -153,7 +163,7 @@ _REQUEST_TITLE = re.compile(
     r"|\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\b|\btag a (?:new )?(?:stable )?release\b|发布新版本|发新版"
     r"|\breleas(?:e|ing) (?:the |your |of )?(?:final |trained |pretrained |full )?(?:model )?(?:weights|checkpoints?|models?"
     r"|code|datasets?)\b|\b(?:model |weights? |checkpoints? |code )release\b|(?:啥|什么)时候(?:发布|开源)|何时(?:发布|开源)"
-    r"|是否(?:会)?开源",
+    r"|是否(?:会)?开源|\b(?:time-?line|eta)\b.{0,30}?\b(?:release|code|weights?|checkpoints?|models?)\b",
     re.IGNORECASE,
 )
 # A maintainer asking whether it is still a problem: never an answer, and the asker's "yes, solved" to it confirms none.
@@ -310,6 +320,8 @@ def confirms(body: str) -> bool:
     later paragraph report a new failure ("Thank you for the fix! ... Anyway, a follow-up: now the update fails
     with ...")."""
     first, _, rest = own_words(body)[:2000].partition("\n\n")
+    if denies(first):
+        return False
     found = list(_THANKS.finditer(first))
     if not found or (_TRYING.search(first) is not None and _SOLVED.search(first) is None):
         return False
@@ -320,7 +332,20 @@ def new_problem(body: str) -> bool:
     """Whether the asker's reply reports a failure: the first paragraph names one, or a later one a new failure
     ("a follow-up: now the update fails"), and it does not confirm."""
     first, _, rest = own_words(body)[:2000].partition("\n\n")
-    return (_FAILURE.search(first) is not None or _FOLLOW_UP.search(rest) is not None) and not confirms(body)
+    failing = _FAILURE.search(first) is not None or _FOLLOW_UP.search(rest) is not None or denies(first)
+    return failing and not confirms(body)
+
+
+def denies(words: str) -> bool:
+    """Whether a reply's words open by saying the answer missed ("应该不是 因为…", "不是这个问题。加了也一样。")."""
+    return _DENIES.match(words.lstrip(" ,，.。:：!！")) is not None
+
+
+def only_asks(words: str) -> bool:
+    """Whether a comment's own words are one question asking for something ("怎么合并的？", "Which version do you
+    use?"): it answers nothing, confirmed or not. A suggestion put as a question ("试试调大 save_steps 呢？") is not one."""
+    said = sentences(words[:2000])
+    return len(said) == 1 and words.rstrip(" ~").endswith(("?", "？")) and _QUESTION.search(said[0]) is not None
 
 
 def asks(body: str) -> bool:

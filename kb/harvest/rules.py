@@ -76,7 +76,7 @@ _ASKS = re.compile(
     r"|\bplease (?:share|provide|post|paste|send|open a new)\b|能否提供|请提供|麻烦提供|可以提供一下|提供一?下(?!载)"
     r"|\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\b"
     r"|\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\s?(?:pr|PR)"
-    r"|\bprs? (?:are|is) welcome\b",
+    r"|\bprs? (?:are|is) welcome\b|\bif you could (?:share|provide|post|paste|send|give)\b|请(?:按照?.{0,20}?)?补充|麻烦(?:再)?补充",
     re.IGNORECASE,
 )
 _THANKS_WORDS = ("thank you", "thanks you", "thanks", "thank", "thx", "谢谢", "感谢")  # a comment's closing thanks
@@ -84,7 +84,7 @@ _CLOSING = " \t\r\n!！.。~"  # what may stand between and after them
 # Someone, after the answer, saying it did not help.
 _STILL_FAILING = re.compile(
     r"\bstill\b.{0,40}\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)"
-    r"|\bsame (?:problem|issue|error|thing)\b|\b(?:does|did)n'?t (?:work|help|fix)\b|\bnot work(?:ing)?\b"
+    r"|\bsame (?:problem|issue|error|thing)\b|\b(?:does|did)(?:n'?t| not) (?:work|help|fix|solve)\b|\bnot work(?:ing)?\b"
     r"|还是不行|还是有|仍然|依然|没用|不行",
     re.IGNORECASE,
 )
@@ -153,6 +153,8 @@ def _answers(comment: Comment, confirmed: bool, rules: Rules, solved: bool = Fal
     a reply confirmed it."""
     words = notes.own_words(comment.body)
     minimum = rules.min_confirmed if confirmed or solved else rules.min_answer
+    if notes.only_asks(words):
+        return False
     if notes.closing_note(words, minimum) or notes.names_pr_alone(comment.body, rules.min_answer):
         return False
     if notes.checks_status(words) or (not confirmed and notes.announces_fix(words, minimum)):
@@ -178,6 +180,7 @@ def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[s
     confirmed: set[int] = set()
     by_asker: set[int] = set()
     pending: list[int] = []
+    speakers = {c.author.lower() for c in comments} | {thread.author.lower()}
     for i, comment in enumerate(comments):
         mine = [p for p in pending if comments[p].author != comment.author]
         if _maintainer(comment, thread, rules) or comment.bot or not mine or not notes.confirms(comment.body):
@@ -186,12 +189,22 @@ def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[s
         if comment.author == thread.author and notes.solved_elsewhere(comment.body, comments[mine[-1]].body):
             pending = []  # "solved it myself", "solved with #142": no answer here is confirmed
             continue
+        if _thanks_elsewhere(comment, speakers):
+            pending = []  # "@SkyAerope 谢谢你的方案": thanks to someone whose words are not in the thread
+            continue
         if not notes.checks_status(notes.own_words(comments[mine[-1]].body)):
             confirmed.update(mine)  # not a "yes, solved" to "have you solved it?": that confirms no answer
             if comment.author == thread.author:
                 by_asker.update(mine)
         pending = []
     return confirmed, by_asker
+
+
+def _thanks_elsewhere(comment: Comment, speakers: set[str]) -> bool:
+    """Whether a confirmation names people (outside the lines it quotes) none of whom spoke in the thread."""
+    own = "\n".join(line for line in comment.body[: notes.READ].split("\n") if not line.lstrip().startswith(">"))
+    named = notes.mentions(own)
+    return bool(named) and not named & speakers
 
 
 def _still_failing(comments: list[Comment], after: int, thread: Thread, rules: Rules) -> bool:

@@ -399,7 +399,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|\\binvestigating\\b|\\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?(?:looking into|working on|implement\\w{0,6}|investigating)\\b|\\b(?:we|i) (?:have not|haven't|havent) (?:yet )?(?:tried|tested|compared|checked)\\b|\\bnote to self\\b|\\b(?:in|on) (?:our|the) (?:plan|roadmap|to-?do)\\b|\\b(?:we|i)(?:'re| are| am|'m) working with\\b|加到需求列表|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
+        "\\b(?:will|'ll) be (?:added|supported|released|explained|implemented|fixed|open-?sourced|published|available)\\b|\\b(?:we|i)(?: will|'ll) (?:add|support|release|explain|implement|fix|open-?source|publish|look into|consider)\\b|\\b(?:to-?do|todo) list\\b|\\bstay tuned\\b|\\bcoming soon\\b|\\bin (?:the|a) (?:next|future|later|coming) (?:release|version|update|report)\\b|\\binvestigating\\b|\\b(?:i'?m|i am|we'?re|we are) (?:now |still |currently )?(?:looking into|working on|implement\\w{0,6}|investigating)\\b|\\bin the next (?:few |couple of )?(?:days?|weeks?|months?)\\b|\\bhop(?:e|ing) to (?:get|have|release|add|publish|put)\\b|\\b(?:we|i) (?:have not|haven't|havent) (?:yet )?(?:tried|tested|compared|checked)\\b|\\bnote to self\\b|\\b(?:in|on) (?:our|the) (?:plan|roadmap|to-?do)\\b|\\b(?:we|i)(?:'re| are| am|'m) working with\\b|加到需求列表|后续(?:会|将)|之后(?:会|将)|即将|敬请期待|计划中|(?:我们|我)(?:会|将)(?:尽快)?(?:进行)?(?:修复|支持|添加|更新|实现|开源|发布)|正在(?:排查|调查|修复|开发|实现)",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -407,7 +407,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add|share|release)\\b|\\bno plans? (?:to|for)\\b|\\bdo(?:n'?t| not) plan to\\b|\\bout of (?:the )?scope\\b|\\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\\b|\\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\\b|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区|(?:到|去|在)\\s{0,3}(?:这里|那里|那边|上游|官方)?\\s{0,3}提\\s{0,3}(?:个|一个)?\\s{0,3}issues?|\\b(?:open|raise|file|report|post) (?:an |the |this |it |a new )?(?:issue )?(?:in|on|at|to|with) (?:the )?(?:\\S{1,40} )?(?:repo|repository|upstream|tracker)\\b",
+        "\\b(?:can|could) do nothing\\b|\\bnothing (?:we|i) can do\\b|\\bnothing (?:can|could) be done\\b|\\bwon'?t fix\\b|\\bnot (?:going|planning) to (?:fix|support|add|share|release)\\b|\\bno plans? (?:to|for)\\b|\\bdo(?:n'?t| not) plan to\\b|\\bout of (?:the )?scope\\b|\\b(?:not related to|unrelated to) (?:the development of )?(?:this|the|our) (?:repo|repository|project|codebase|library)\\b|\\b(?:ask|post|raise|open) (?:it |this |that )?(?:in|on) (?:the |our )?(?:discussions?|forum)\\b|不会修复|无法修复|暂不支持|不打算支持|(?:暂时|目前)?没有.{0,20}计划|超纲|超出(?:了)?(?:我们|我)?的?(?:能力|范围)|不属于.{0,6}(?:bug|范围)|(?:在|去|到)讨论区|(?:到|去|在)\\s{0,3}(?:这里|那里|那边|上游|官方)?\\s{0,3}提\\s{0,3}(?:个|一个)?\\s{0,3}issues?|移步.{0,30}?(?:反馈|提问|询问|咨询|提\\s{0,3}issue)|\\b(?:open|raise|file|report|post) (?:an |the |this |it |a new )?(?:issue )?(?:in|on|at|to|with) (?:the )?(?:\\S{1,40} )?(?:repo|repository|upstream|tracker)\\b",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -435,6 +435,10 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
+        "(?:no(?! problem| worries)\\b|nope\\b|not (?:that|this|the (?:issue|problem|cause|reason))\\b|that'?s not (?:it|the (?:issue|problem|cause|reason))\\b|(?:应该|好像|似乎)?(?:不是|并不是)(?:这个|那个)?(?:问题|原因)?|(?:加了|改了|试了|换了)(?:也|还是)一样)",
+    ),
+    Row(
+        "kb/harvest/notes.py",
         "\\b(?:i'?ll|i will|will|let me|going to|gonna) (?:try|test|check|look)\\b|\\b(?:i'?m|i am) (?:trying|testing|checking)\\b|我(?:先|再)?(?:看下|看看|试试|试一下|去试|再试|研究一下)|正在(?:尝试|试)|稍后(?:试|尝试)",
     ),
     Row(
@@ -447,7 +451,7 @@ ROWS = [
     ),
     Row(
         "kb/harvest/notes.py",
-        "^\\s{0,5}[\\[【(]?\\s{0,3}(?:feature(?: request)?|feat|rfc|roadmap|proposal|model request|new model|功能请求|需求|新功能)\\s{0,3}[\\]】):：]|\\b(?:new|next|stable) (?:release|version)\\b|\\brelease request\\b|\\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\\b|\\btag a (?:new )?(?:stable )?release\\b|发布新版本|发新版|\\breleas(?:e|ing) (?:the |your |of )?(?:final |trained |pretrained |full )?(?:model )?(?:weights|checkpoints?|models?|code|datasets?)\\b|\\b(?:model |weights? |checkpoints? |code )release\\b|(?:啥|什么)时候(?:发布|开源)|何时(?:发布|开源)|是否(?:会)?开源",
+        "^\\s{0,5}[\\[【(]?\\s{0,3}(?:feature(?: request)?|feat|rfc|roadmap|proposal|model request|new model|功能请求|需求|新功能)\\s{0,3}[\\]】):：]|\\b(?:new|next|stable) (?:release|version)\\b|\\brelease request\\b|\\brequest (?:for )?(?:a )?(?:new )?(?:stable )?release\\b|\\btag a (?:new )?(?:stable )?release\\b|发布新版本|发新版|\\breleas(?:e|ing) (?:the |your |of )?(?:final |trained |pretrained |full )?(?:model )?(?:weights|checkpoints?|models?|code|datasets?)\\b|\\b(?:model |weights? |checkpoints? |code )release\\b|(?:啥|什么)时候(?:发布|开源)|何时(?:发布|开源)|是否(?:会)?开源|\\b(?:time-?line|eta)\\b.{0,30}?\\b(?:release|code|weights?|checkpoints?|models?)\\b",
     ),
     Row(
         "kb/harvest/notes.py",
@@ -476,11 +480,11 @@ ROWS = [
     # kb/harvest/rules.py
     Row(
         "kb/harvest/rules.py",
-        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|提供一?下(?!载)|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)|\\bprs? (?:are|is) welcome\\b",
+        "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|提供一?下(?!载)|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)|\\bprs? (?:are|is) welcome\\b|\\bif you could (?:share|provide|post|paste|send|give)\\b|请(?:按照?.{0,20}?)?补充|麻烦(?:再)?补充",
     ),
     Row(
         "kb/harvest/rules.py",
-        "\\bstill\\b.{0,40}\\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)|\\bsame (?:problem|issue|error|thing)\\b|\\b(?:does|did)n'?t (?:work|help|fix)\\b|\\bnot work(?:ing)?\\b|还是不行|还是有|仍然|依然|没用|不行",
+        "\\bstill\\b.{0,40}\\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)|\\bsame (?:problem|issue|error|thing)\\b|\\b(?:does|did)(?:n'?t| not) (?:work|help|fix|solve)\\b|\\bnot work(?:ing)?\\b|还是不行|还是有|仍然|依然|没用|不行",
     ),
     Row("kb/harvest/rules.py", "\\b(?:use|using)\\b|使用|请用|可以用|参考"),
     Row(

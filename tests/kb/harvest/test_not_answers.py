@@ -1,6 +1,7 @@
 """Replies the harvest takes for no answer: thanks from an asker still trying, a thread the maintainers opened, an
 asker who solved it before anyone answered, a note closing many threads at once, a duplicate said in words, a
-question sent to another tracker, and a maintainer asking for more."""
+question sent to another tracker, a maintainer asking for more or only asking, a reply that says the answer missed,
+and thanks to someone who never spoke in the thread."""
 
 from __future__ import annotations
 
@@ -75,3 +76,63 @@ def test_a_maintainer_asking_for_code_to_run_has_not_answered() -> None:
     assert not asks_back(
         Comment("m", "MEMBER", "我们提供下载链接，模型权重在 ModelScope 上，按 README 的步骤加载即可。")
     )
+
+
+def test_a_reply_that_says_the_answer_missed_confirms_nothing() -> None:
+    for said in ("应该不是 因为第一次重命名成功了", "不是这个问题。加了也一样。", "No, that's not it, same error."):
+        assert notes.denies(notes.own_words(said)) and not notes.confirms(said) and notes.new_problem(said), said
+    assert notes.confirms("No problem, thanks! It works now.") and not notes.denies("No problem, thanks!")
+    missed = issue(
+        [comment("m", "MEMBER", ANSWER, day=2), comment("asker", "NONE", "不是这个问题。加了也一样。", day=3)]
+    )
+    assert _why(missed) == "the answer did not help (a later comment says it still fails)"
+    other = comment("other", "NONE", "pip install --upgrade didn't solve this problem, how did you solve it?", day=3)
+    assert _why(issue([comment("m", "MEMBER", ANSWER, day=2), other])) == (
+        "the answer did not help (a later comment says it still fails)"
+    )
+
+
+def test_a_lone_question_answers_nothing_even_when_the_asker_replies_with_thanks() -> None:
+    assert notes.only_asks("怎么合并的？") and notes.only_asks("How do you launch the merge?")
+    assert not notes.only_asks("试试把 save_steps 调大一些呢？")  # a suggestion put as a question
+    assert not notes.only_asks("Why does it fail? Because `--load` is missing: pass the directory `--save` wrote.")
+    own_fix = comment("asker", "NONE", "改成只训练 qkv 模块就解决了，谢谢", day=3)
+    assert _why(issue([comment("owner", "OWNER", "怎么合并的？", day=2), own_fix])) == "no maintainer answer"
+    tried = issue(
+        [
+            comment("m", "MEMBER", "试试把 save_steps 调大一些呢？", day=2),
+            comment("asker", "NONE", "谢谢，可以了", day=3),
+        ]
+    )
+    choice = choose(read_thread(tried))
+    assert choice is not None and choice.signals["answer"] == "thanked"
+
+
+def test_thanks_to_someone_who_never_spoke_in_the_thread_confirms_nothing() -> None:
+    guess = comment("other", "NONE", "Same here, the tutorial's pinned versions are all out of date by now.", day=2)
+    thanks = comment("asker", "NONE", "@someone-else 谢谢你的方案，已经解决了", day=3)
+    assert _why(issue([guess, thanks])) == "no maintainer answer"
+    named = comment("asker", "NONE", "@other 谢谢你的方案，已经解决了", day=3)
+    helpful = comment(
+        "other", "NONE", "Pin transformers to 4.45.0 and accelerate to 0.33.0; the tutorial predates both."
+    )
+    choice = choose(read_thread(issue([helpful, named])))
+    assert choice is not None and choice.signals["answer"] == "thanked"
+
+
+def test_a_maintainer_asking_for_details_or_sending_the_asker_elsewhere_has_not_answered() -> None:
+    for asked in (
+        "请按照issue模版补充运行环境信息，以便我们更快确定问题",
+        "Hi, it would be better if you could share the detailed environment and package versions.",
+    ):
+        assert asks_back(Comment("m", "MEMBER", asked)), asked
+    redirect = "这部分量化代码的兼容性有问题，请移步上游仓库反馈"
+    assert _why(issue([comment("m", "MEMBER", redirect)])) == "the maintainers' last word: nothing will be done"
+
+
+def test_a_timeline_asked_for_and_promised_is_a_request_not_an_answer() -> None:
+    promised = (
+        "Thanks! I'm hoping to get model weights and inference code up in the next week, and the rest after that."
+    )
+    raw = issue([comment("owner", "OWNER", promised)], title="Estimated timeline for code and weights?")
+    assert _why(raw) == "a request the maintainers say is coming"

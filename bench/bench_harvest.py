@@ -3,14 +3,14 @@
 1. The choice, on each labelled file of real threads (`FIXTURES`: `tests/data/harvest/threads.json`, 150 threads,
    `tune_more.json`, 57 more of the same trackers, `unseen.json`, 114 threads of 34 other repositories, and
    `heldout.json`, 107 threads, `fresh.json`, 122 threads, `blind.json`, 134 threads, `sealed.json`, 142
-   threads, and `untouched.json`, 126 threads; `--fixtures` names others, comma-separated), each reported apart:
-   precision and
-   recall of the threads chosen against those labelled resolved by an answer fit to be an FAQ entry (targets 0.9
-   and 0.7), and the share of the chosen ones whose answer is the labelled comment (target 0.9); and the
+   threads, `untouched.json`, 126 threads, and `unread.json`, 126 threads; `--fixtures` names others,
+   comma-separated), each reported apart: precision and recall of the threads chosen against those labelled
+   resolved by an answer fit to be an FAQ entry (targets 0.9 and 0.7), and the share of the chosen ones whose answer is the labelled comment (target 0.9); and the
    precision and recall of `KB_HARVEST_EVIDENCE=confirmed` (only answers someone confirmed). Every miss is
-   printed with why, so the figures can be read. Every file was used to write the rules (`unseen.json`,
-   `heldout.json`, `fresh.json`, `blind.json`, `sealed.json` and `untouched.json` each after its one held-out
-   measurement, which its note in tests/data/harvest/ keeps): the figures printed are not held-out ones.
+   printed with why, so the figures can be read. Every file but `unread.json` was used to write the rules
+   (`unseen.json`, `heldout.json`, `fresh.json`, `blind.json`, `sealed.json` and `untouched.json` each after its
+   one held-out measurement, which its note in tests/data/harvest/ keeps): their figures are not held-out ones;
+   `unread.json`'s are, until a rule is changed on it.
    The fixture is split by repository: the held-out part is the threads of the seed frameworks' own trackers
    and their rollout engine's (`HELD_OUT`: THUDM/slime, alibaba/*, sgl-project/*), the tune part the others
    (Megatron-LM, DeepSpeed, vLLM, ...); each part's figures are reported apart. The rules were written while
@@ -69,6 +69,7 @@ FIXTURES = tuple(
         "blind.json",
         "sealed.json",
         "untouched.json",
+        "unread.json",
     )
 )
 LABELS = ROOT / "tests" / "data" / "harvest" / "time_split.json"

@@ -1,9 +1,9 @@
 """The labelled fixtures of tracker threads measured as held-out sets (tests/data/harvest/heldout.json, then
-fresh.json, blind.json, sealed.json and untouched.json): what a reader can check in each file.
+fresh.json, blind.json, sealed.json, untouched.json and unread.json): what a reader can check in each file.
 
 Nothing here runs the harvest or reads its rules: the checks are on the threads and their labels alone, so they
 hold whatever the rules become. See tests/data/harvest/HELDOUT.md, FRESH.md, BLIND.md,
-SEALED.md and UNTOUCHED.md for how the labels were set.
+SEALED.md, UNTOUCHED.md and UNREAD.md for how the labels were set.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ LABELLED = {
     "blind.json": "BLIND.md",
     "sealed.json": "SEALED.md",
     "untouched.json": "UNTOUCHED.md",
+    "unread.json": "UNREAD.md",
 }
 OTHER_FIXTURES = ("threads.json", "tune_more.json", "unseen.json", "time_split.json")
 QUERY_SETS = ("real_tune.jsonl", "real_test.jsonl", "issues_tune.jsonl", "issues_test.jsonl", "whole_issues.jsonl")

@@ -170,7 +170,7 @@ def print_result(result: SearchResult, hl: str, brief: bool = False) -> None:
             if hits:
                 print("\nOther entries:")
     elif not result.answered:
-        opening = "" if note else "The FAQ has no answer to this. "
+        opening = "" if note else "The FAQ has no confident answer to this. "
         print(f"{opening}Nearest entries, which may not answer it:" if hits else "No entries matched.")
     elif not brief:
         _print_answer(hits[0], hl)

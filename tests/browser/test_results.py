@@ -25,7 +25,7 @@ def test_no_answer_says_so_and_offers_three_nearest(tab: Callable[..., Page], ar
     t.goto("/")
     type_query(t.page, "asdfqwerzxcv")
     t.page.wait_for_selector("[data-no-answer]:not([hidden])")
-    assert t.page.locator(".no-answer-title").inner_text() == "The FAQ has no answer to this."
+    assert t.page.locator(".no-answer-title").inner_text() == "The FAQ has no confident answer to this."
     assert t.page.locator(".no-answer-nearest").inner_text() == "Nearest entries, which may not answer it:"
     assert 1 <= visible_cards(t.page) <= 3
     assert t.page.locator("[data-status]").inner_text() == ""

@@ -333,7 +333,7 @@ def test_links_are_percent_encoded_for_terminals(settings):
 def test_no_answer_offers_three_nearest(settings):
     run = kb("search", "asdfqwerzxcv", "-k", "10", data_dir=settings.data_dir)
     lines = run.stdout.splitlines()
-    assert lines[0] == "The FAQ has no answer to this. Nearest entries, which may not answer it:"
+    assert lines[0] == "The FAQ has no confident answer to this. Nearest entries, which may not answer it:"
     assert [line[:3] for line in lines if line[:1].isdigit()] == ["1. ", "2. ", "3. "]
 
 

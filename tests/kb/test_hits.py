@@ -73,9 +73,9 @@ def test_the_api_says_how_many_hits_deserve_showing(client: TestClient) -> None:
 def test_the_search_page_shows_no_answer_plainly_with_three_nearest(client: TestClient) -> None:
     page = client.get("/search", params={"q": "asdfqwerzxcv"}, headers={"Accept-Language": "en"}).text
     assert page.count('class="result"') == 3
-    assert "The FAQ has no answer to this." in page and "Nearest entries, which may not answer it" in page
+    assert "The FAQ has no confident answer to this." in page and "Nearest entries, which may not answer it" in page
     page = client.get("/search", params={"q": "asdfqwerzxcv"}, headers={"Accept-Language": "zh"}).text
-    assert "FAQ 里没有这个问题的答案。" in page and "最接近的条目" in page
+    assert "FAQ 里没有把握回答这个问题。" in page and "最接近的条目" in page
 
 
 def test_the_search_page_shows_the_entries_close_to_an_answer(client: TestClient) -> None:

@@ -144,4 +144,4 @@ def test_kb_search_prints_the_note_first(settings: Settings) -> None:
     lines = run_kb("search", ROLL_RESUME, data_dir=settings.data_dir, KB_ANSWER_PRECISION=str(ANSWER_ALL))
     assert lines.stdout.splitlines()[0] == NOT_COVERED
     nothing = run_kb("search", ROLL_PIZZA, data_dir=settings.data_dir).stdout.splitlines()
-    assert nothing[0] == "The FAQ has no answer to this. Nearest entries, which may not answer it:"
+    assert nothing[0] == "The FAQ has no confident answer to this. Nearest entries, which may not answer it:"

@@ -129,7 +129,7 @@ def test_suggest_mode_posts_nothing_and_mention_mode_answers_only_commands(bot: 
 def test_a_faq_command_the_faq_cannot_answer_says_so_plainly(bot: Any, github: GitHubStandIn) -> None:
     deliver(bot(mode="suggest", precision=""), "issue_comment", comment_event("/faq what is the best pizza in Naples?"))
     [answer] = github.on("owner/repo#1")
-    assert answer.splitlines()[1] == "The FAQ does not cover this. The nearest entries:"
+    assert answer.splitlines()[1] == "The FAQ has no confident answer to this. The nearest entries:"
 
 
 def test_a_faq_command_the_first_entry_may_answer_says_so_never_that_the_faq_does_not_cover_it(

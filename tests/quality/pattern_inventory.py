@@ -477,20 +477,21 @@ ROWS = [
         "kb/harvest/notes.py",
         "\\b(?:are there|is there|do you have|any) (?:any )?plans? (?:to|for|on)\\b|\\bwill you (?:support|add)\\b|\\bplease (?:add|support)\\b|\\bwould be (?:nice|great) (?:to|if you could) (?:add|support)\\b|\\bwhen (?:will|can|would) (?:\\S{1,30} ){1,6}be (?:supported|added|available|released)\\b|(?:是否|有没有)(?:有)?计划|(?:能否|可否|能不能|是否可以|[希期]望(?:能够?|可以)?)(?:支持|增加|添加)|[希期]望(?:能够?|可以)?提供|什么时候.{0,8}支持",
     ),
-    # kb/harvest/rules.py
+    # kb/harvest/replies.py
     Row(
-        "kb/harvest/rules.py",
+        "kb/harvest/replies.py",
         "\\b(?:can|could|would) you(?: please)? (?:share|provide|post|open|paste|send|give|try|check|tell)\\b|\\bplease (?:share|provide|post|paste|send|open a new)\\b|能否提供|请提供|麻烦提供|可以提供一下|提供一?下(?!载)|\\blet (?:me|us) know (?:if|whether) (?:it|this|that) (?:works?|worked|helps?|helped|fix(?:es|ed)?|solves?|solved)\\b|\\b(?:submit|open|send|make|create) (?:a |an )?(?:pr|mr|pull request|merge request)\\b|欢迎.{0,6}(?:pr|PR)|提(?:个|一个)?\\s?(?:pr|PR)|\\bprs? (?:are|is) welcome\\b|\\bif you could (?:share|provide|post|paste|send|give)\\b|请(?:按照?.{0,20}?)?补充|麻烦(?:再)?补充",
     ),
     Row(
-        "kb/harvest/rules.py",
+        "kb/harvest/replies.py",
         "\\bstill\\b.{0,40}\\b(?:not|doesn'?t|don'?t|fails?|error|wrong|same|broken|hangs?|crash)|\\bsame (?:problem|issue|error|thing)\\b|\\b(?:does|did)(?:n'?t| not) (?:work|help|fix|solve)\\b|\\bnot work(?:ing)?\\b|还是不行|还是有|仍然|依然|没用|不行",
     ),
-    Row("kb/harvest/rules.py", "\\b(?:use|using)\\b|使用|请用|可以用|参考"),
     Row(
-        "kb/harvest/rules.py",
+        "kb/harvest/replies.py",
         "(?:i have |i got |i had |i'?m having |i met |having )?(?:the )?same (?:problem|issue|error|thing|here)(?:,? too| here| as well)?[ .!,，。！~]{0,5}|me too[ .!~]{0,5}|\\+1|我也(?:是|一样|遇到了?(?:同样的|这个|相同的)?(?:问题)?)[ 。！!~]{0,5}|同问|一样的问题",
     ),
+    # kb/harvest/rules.py
+    Row("kb/harvest/rules.py", "\\b(?:use|using)\\b|使用|请用|可以用|参考"),
     Row(
         "kb/harvest/rules.py",
         "https?://(?!github\\.com/[\\w.-]{1,100}/[\\w.-]{1,100}/(?:pull|issues|commit|discussions)/)(?!(?:private-)?user-images\\.githubusercontent\\.com|github\\.com/user-attachments/)\\S{1,500}",

@@ -93,7 +93,7 @@ def test_search_faq_says_when_the_faq_has_no_answer(server: Any) -> None:
         over_http(server.url, lambda c: c.call_tool("search_faq", {"query": "what is the best pizza in Naples, ROLL?"}))
     )
     assert result["answered"] is False and result["state"] == "not_covered"
-    assert "no answer" in result["message"] and "do not make an answer up" in result["message"]
+    assert "no confident answer" in result["message"] and "do not make an answer up" in result["message"]
     assert result["note"] == ""  # the nearest entries are ROLL's own: no claim that ROLL's FAQ lacks it
     assert len(result["hits"]) <= 3  # the nearest, offered as what they are
 

@@ -19,6 +19,7 @@ import re
 __all__ = [
     "HAN_WEIGHT",
     "own_words",
+    "unquoted",
     "mentions",
     "quoted",
     "size",
@@ -215,10 +216,14 @@ REQUEST_LABELS = ("feature request", "feature", "new-model", "new model", "rfc",
 def own_words(body: str) -> str:
     """`body` without the lines it quotes, its links and its mentions, each line's spaces squeezed (its first
     `READ` characters); each paragraph on one line, paragraphs apart by a blank line."""
-    lines = (ln for ln in body[:READ].split("\n") if not ln.lstrip().startswith(">"))
-    text = _MENTIONS.sub("", _LINKS.sub("", "\n".join(lines)))
+    text = _MENTIONS.sub("", _LINKS.sub("", unquoted(body)))
     paragraphs = (" ".join(p.split()) for p in text.replace("\r", "").split("\n\n"))
     return "\n\n".join(p for p in paragraphs if p)
+
+
+def unquoted(body: str) -> str:
+    """`body`'s first `READ` characters without the lines it quotes ("> ...")."""
+    return "\n".join(line for line in body[:READ].split("\n") if not line.lstrip().startswith(">"))
 
 
 def mentions(body: str) -> set[str]:
@@ -292,8 +297,7 @@ def closes_in_bulk(words: str) -> bool:
 
 
 def says_solved(body: str) -> bool:
-    """Whether a reply says the problem is solved ("问题已解决", "I figured it out"), asking nothing and reporting no
-    new failure ("solved that, but now I get ...")."""
+    """Whether a reply says the problem is solved ("问题已解决", "I figured it out"), asking nothing, no new failure."""
     words = own_words(body)[:2000]
     return _SOLVED.search(words) is not None and not asks(body) and not new_problem(body)
 
@@ -320,10 +324,8 @@ def confirms(body: str) -> bool:
     later paragraph report a new failure ("Thank you for the fix! ... Anyway, a follow-up: now the update fails
     with ...")."""
     first, _, rest = own_words(body)[:2000].partition("\n\n")
-    if denies(first):
-        return False
     found = list(_THANKS.finditer(first))
-    if not found or (_TRYING.search(first) is not None and _SOLVED.search(first) is None):
+    if denies(first) or not found or (_TRYING.search(first) is not None and _SOLVED.search(first) is None):
         return False
     return _FAILURE.search(first[found[-1].end() :]) is None and _FOLLOW_UP.search(rest) is None
 
@@ -342,8 +344,8 @@ def denies(words: str) -> bool:
 
 
 def only_asks(words: str) -> bool:
-    """Whether a comment's own words are one question asking for something ("怎么合并的？", "Which version do you
-    use?"): it answers nothing, confirmed or not. A suggestion put as a question ("试试调大 save_steps 呢？") is not one."""
+    """Whether a comment's own words are one question asking for something ("怎么合并的？", "How do you launch
+    it?"): it answers nothing, confirmed or not. A suggestion put as a question ("试试调大 save_steps 呢？") is not one."""
     said = sentences(words[:2000])
     return len(said) == 1 and words.rstrip(" ~").endswith(("?", "？")) and _QUESTION.search(said[0]) is not None
 

@@ -159,8 +159,7 @@ def _confirmed(comments: list[Comment], thread: Thread, rules: Rules) -> tuple[s
 
 def _thanks_elsewhere(comment: Comment, speakers: set[str]) -> bool:
     """Whether a confirmation names people (outside the lines it quotes) none of whom spoke in the thread."""
-    own = "\n".join(line for line in comment.body[: notes.READ].split("\n") if not line.lstrip().startswith(">"))
-    named = notes.mentions(own)
+    named = notes.mentions(notes.unquoted(comment.body))
     return bool(named) and not named & speakers
 
 
